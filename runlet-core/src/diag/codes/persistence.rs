@@ -1,0 +1,6 @@
+//! Codes for persistence, replay and compatibility (RL7xxx).
+//! Add a code here together with its catalogue entry in `docs/diagnostics/`.
+
+declare_codes! {
+    range PERSISTENCE;
+}

@@ -1,0 +1,6 @@
+//! Codes for syntax and structure (RL1xxx).
+//! Add a code here together with its catalogue entry in `docs/diagnostics/`.
+
+declare_codes! {
+    range SYNTAX;
+}

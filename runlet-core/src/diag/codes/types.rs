@@ -1,0 +1,6 @@
+//! Codes for names, schemas, types and conversions (RL2xxx).
+//! Add a code here together with its catalogue entry in `docs/diagnostics/`.
+
+declare_codes! {
+    range TYPES;
+}

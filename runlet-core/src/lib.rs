@@ -1,0 +1,5 @@
+//! Runlet: a small orchestration language whose effects are host-registered tool calls, and the
+//! runtime that plans, schedules, journals and observes its runs.
+#![forbid(unsafe_code)]
+
+pub mod diag;
