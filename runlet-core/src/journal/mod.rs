@@ -4,11 +4,13 @@
 mod envelope;
 mod error;
 mod memory;
+mod sqlite;
 pub mod suite;
 
 pub use envelope::{ENVELOPE_VERSION, Envelope, EnvelopeError};
 pub use error::{JournalError, JournalErrorKind};
 pub use memory::MemoryJournal;
+pub use sqlite::{Durability, SqliteJournal};
 
 use std::sync::Arc;
 
