@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::error::ValueError;
 use super::format::scalar_text;
 use super::model::{List, Object, Value};
+use super::sensitivity::Segment;
 use crate::diag::codes;
 
 /// `target[index]`: a List element, a one-scalar String, a byte as an Integer in `0..=255`, or
@@ -15,20 +16,30 @@ use crate::diag::codes;
 /// `RL5205 INDEX_OUT_OF_BOUNDS` (details: `index`, `normalized`, `length`) or
 /// `RL5206 KEY_NOT_FOUND` (details: `key`, `closest`). Never an implicit null.
 pub fn index(target: &Value, index: &Value) -> Result<Value, ValueError> {
+    located(target, index).map(|(value, _)| value)
+}
+
+/// [`index`] together with the segment it selected (the normalized position or the key), so
+/// labels can follow the projection.
+pub(super) fn located(target: &Value, index: &Value) -> Result<(Value, Segment), ValueError> {
     match (target, index) {
-        (Value::List(list), Value::Int(i)) => Ok(list_element(list, *i)?.clone()),
+        (Value::List(list), Value::Int(i)) => {
+            let position = normalize(*i, list.len())?;
+            Ok((list.items()[position].clone(), Segment::Index(position)))
+        }
         (Value::String(text), Value::Int(i)) => {
-            let length = text.chars().count();
-            let position = normalize(*i, length)?;
-            // `position < length`, so the scalar exists.
+            let position = normalize(*i, text.chars().count())?;
+            // `position` is below the scalar count, so the scalar exists.
             let scalar = text.chars().nth(position).map(String::from).unwrap_or_default();
-            Ok(Value::string(scalar))
+            Ok((Value::string(scalar), Segment::Index(position)))
         }
         (Value::Bytes(bytes), Value::Int(i)) => {
             let position = normalize(*i, bytes.len())?;
-            Ok(Value::Int(i64::from(bytes[position])))
+            Ok((Value::Int(i64::from(bytes[position])), Segment::Index(position)))
         }
-        (Value::Object(object), Value::String(key)) => Ok(object_value(object, key)?.clone()),
+        (Value::Object(object), Value::String(key)) => {
+            Ok((object_value(object, key)?.clone(), Segment::Key(key.clone())))
+        }
         _ => Err(ValueError::new(
             codes::NOT_INDEXABLE,
             format!("a {} cannot be indexed by a {}", target.kind(), index.kind()),
@@ -50,10 +61,6 @@ pub fn member(target: &Value, name: &str) -> Result<Value, ValueError> {
         .with_detail("index", "String")
         .with_detail("key", name)),
     }
-}
-
-fn list_element(list: &List, i: i64) -> Result<&Value, ValueError> {
-    Ok(&list.items()[normalize(i, list.len())?])
 }
 
 fn object_value<'a>(object: &'a Object, key: &str) -> Result<&'a Value, ValueError> {
