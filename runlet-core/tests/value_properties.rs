@@ -15,7 +15,10 @@ fn number() -> impl Strategy<Value = Number> {
 }
 
 fn key() -> impl Strategy<Value = String> {
-    prop_oneof![prop::sample::select(vec!["a", "b", "é", "😀", "", "$bytes"]).prop_map(String::from), ".{0,6}"]
+    prop_oneof![
+        prop::sample::select(vec!["a", "b", "é", "😀", "", "$bytes"]).prop_map(String::from),
+        ".{0,6}"
+    ]
 }
 
 fn scalar(with_bytes: bool) -> BoxedStrategy<Value> {
@@ -38,7 +41,8 @@ fn value_tree(with_bytes: bool) -> BoxedStrategy<Value> {
     scalar(with_bytes)
         .prop_recursive(4, 48, 6, |inner| {
             prop_oneof![
-                prop::collection::vec(inner.clone(), 0..6).prop_map(|items| Value::List(List::new(items).expect("shallow"))),
+                prop::collection::vec(inner.clone(), 0..6)
+                    .prop_map(|items| Value::List(List::new(items).expect("shallow"))),
                 prop::collection::vec((key(), inner), 0..6).prop_map(|pairs| {
                     let pairs = pairs.into_iter().map(|(k, v)| (k.into(), v)).collect();
                     Value::Object(Object::from_pairs(pairs).expect("shallow"))

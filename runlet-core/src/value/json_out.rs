@@ -50,15 +50,13 @@ impl Failure {
                 )
                 .with_detail("path", path)
             }
-            Failure::TooLarge(current) => {
-                ValueError::new(
-                    codes::CONVERSION_BYTES_EXCEEDED,
-                    format!("the canonical text grew past the conversion limit of {max_bytes} bytes"),
-                )
-                .with_detail("limit", "conversion_bytes")
-                .with_detail("current", current as i64)
-                .with_detail("cap", i64::try_from(max_bytes).unwrap_or(i64::MAX))
-            }
+            Failure::TooLarge(current) => ValueError::new(
+                codes::CONVERSION_BYTES_EXCEEDED,
+                format!("the canonical text grew past the conversion limit of {max_bytes} bytes"),
+            )
+            .with_detail("limit", "conversion_bytes")
+            .with_detail("current", current as i64)
+            .with_detail("cap", i64::try_from(max_bytes).unwrap_or(i64::MAX)),
         }
     }
 }
@@ -190,7 +188,8 @@ mod tests {
 
     #[test]
     fn composites_are_compact_with_sorted_keys() {
-        let inner = List::new(vec![Value::Null, Value::number(1e21).expect("finite"), (-3).into()]).expect("shallow");
+        let inner =
+            List::new(vec![Value::Null, Value::number(1e21).expect("finite"), (-3).into()]).expect("shallow");
         let object = Object::from_pairs(vec![
             ("b".into(), inner.into()),
             ("a".into(), Value::number(0.5).expect("finite")),
@@ -218,7 +217,8 @@ mod tests {
         let mut out = String::from("prefix");
         assert!(write_presentation_json(&value, &mut out, text.len()).is_ok());
         assert_eq!(out, format!("prefix{text}"));
-        let error = write_presentation_json(&value, &mut String::new(), text.len() - 1).expect_err("one byte over");
+        let error =
+            write_presentation_json(&value, &mut String::new(), text.len() - 1).expect_err("one byte over");
         assert_eq!(error.code(), codes::CONVERSION_BYTES_EXCEEDED);
         assert_eq!(error.details().get("cap"), Some(&Value::Int(text.len() as i64 - 1)));
     }

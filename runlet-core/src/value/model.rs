@@ -17,7 +17,7 @@ pub const MAX_DEPTH: usize = 256;
 ///
 /// `==` on `Value` is *identity*: two values are equal exactly when their RCVE encodings are
 /// equal, so `Int(1) != Number(1.0)`. The language's `==` operator, which compares numbers by
-/// value, is [`super::ops::equals`].
+/// value, is [`super::equals`].
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub enum Value {
     Null,
@@ -294,7 +294,10 @@ impl Object {
     /// RCVE decoder and the JSON reader report violations with their own errors).
     pub(super) fn from_sorted_unique(entries: Vec<(Arc<str>, Value)>) -> Result<Object, ValueError> {
         let inner = entries.iter().map(|(_, v)| v.depth()).max().unwrap_or(0);
-        Ok(Object(Arc::new(ObjectData { depth: composite_depth(inner)?, entries: entries.into_boxed_slice() })))
+        Ok(Object(Arc::new(ObjectData {
+            depth: composite_depth(inner)?,
+            entries: entries.into_boxed_slice(),
+        })))
     }
 
     pub fn empty() -> Object {
@@ -391,7 +394,8 @@ mod tests {
 
     #[test]
     fn keys_are_sorted_by_utf8_bytes_and_last_wins() {
-        let o = object(&[("é", 1.into()), ("z", 2.into()), ("a", 3.into()), ("z", 4.into()), ("Z", 5.into())]);
+        let o =
+            object(&[("é", 1.into()), ("z", 2.into()), ("a", 3.into()), ("z", 4.into()), ("Z", 5.into())]);
         assert_eq!(o.keys().collect::<Vec<_>>(), ["Z", "a", "z", "é"]);
         assert_eq!(o.get("z"), Some(&Value::Int(4)));
         assert_eq!(o.get("missing"), None);

@@ -110,7 +110,10 @@ impl<'a> Reader<'a> {
     }
 
     fn byte(&mut self) -> Result<u8, DecodeError> {
-        let byte = *self.bytes.get(self.pos).ok_or(DecodeError { kind: DecodeErrorKind::Truncated, offset: self.pos })?;
+        let byte = *self
+            .bytes
+            .get(self.pos)
+            .ok_or(DecodeError { kind: DecodeErrorKind::Truncated, offset: self.pos })?;
         self.pos += 1;
         Ok(byte)
     }
@@ -180,10 +183,10 @@ impl<'a> Reader<'a> {
                 Value::Int(((zigzag >> 1) as i64) ^ -((zigzag & 1) as i64))
             }
             TAG_NUMBER => {
-                let body: [u8; 8] = self.take(8)?.try_into().map_err(|_| DecodeError {
-                    kind: DecodeErrorKind::Truncated,
-                    offset: start,
-                })?;
+                let body: [u8; 8] = self
+                    .take(8)?
+                    .try_into()
+                    .map_err(|_| DecodeError { kind: DecodeErrorKind::Truncated, offset: start })?;
                 let bits = u64::from_be_bytes(body);
                 if bits == (-0.0f64).to_bits() {
                     return self.fail(DecodeErrorKind::NegativeZero, start);
@@ -218,7 +221,9 @@ impl<'a> Reader<'a> {
                     if let Some((previous, _)) = entries.last() {
                         match previous.as_bytes().cmp(key.as_bytes()) {
                             std::cmp::Ordering::Less => {}
-                            std::cmp::Ordering::Equal => return self.fail(DecodeErrorKind::DuplicateKey, key_start),
+                            std::cmp::Ordering::Equal => {
+                                return self.fail(DecodeErrorKind::DuplicateKey, key_start);
+                            }
                             std::cmp::Ordering::Greater => {
                                 return self.fail(DecodeErrorKind::UnsortedKeys, key_start);
                             }
@@ -265,7 +270,10 @@ mod tests {
     fn round_trips_a_mixed_value() {
         let object = Object::from_pairs(vec![
             ("b".into(), Value::bytes(vec![0, 255])),
-            ("a".into(), Value::from(List::new(vec![Value::Null, true.into(), (-7).into()]).expect("shallow"))),
+            (
+                "a".into(),
+                Value::from(List::new(vec![Value::Null, true.into(), (-7).into()]).expect("shallow")),
+            ),
             ("ü".into(), Value::number(0.1).expect("finite")),
         ])
         .expect("shallow");
@@ -299,10 +307,7 @@ mod tests {
 
     #[test]
     fn offsets_point_at_the_offending_item() {
-        assert_eq!(fails("30020012"), DecodeError {
-            kind: DecodeErrorKind::UnknownTag(0x12),
-            offset: 3
-        });
+        assert_eq!(fails("30020012"), DecodeError { kind: DecodeErrorKind::UnknownTag(0x12), offset: 3 });
         assert_eq!(fails("0000"), DecodeError { kind: DecodeErrorKind::TrailingBytes, offset: 1 });
     }
 
