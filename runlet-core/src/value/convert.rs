@@ -227,8 +227,13 @@ impl Converter<'_> {
         let mut best: Option<(Value, Labels, Rank)> = None;
         let mut ambiguous = false;
         let mut specific_failures = Vec::new();
+        let path_len = self.path.len();
+        let here = Value::string(path_text(&self.path));
         for &variant in variants {
-            match self.convert(value, labels, variant, hops - 1) {
+            let attempt = self.convert(value, labels, variant, hops - 1);
+            // A failed attempt returns early from inside the value; drop its path segments.
+            self.path.truncate(path_len);
+            match attempt {
                 Ok(candidate) => match &best {
                     Some(current) if candidate.2 > current.2 => {}
                     Some(current) if candidate.2 == current.2 => {
@@ -242,7 +247,14 @@ impl Converter<'_> {
                         best = Some(candidate);
                     }
                 },
-                Err(error) if error.code() != codes::UNSUPPORTED_CONVERSION => specific_failures.push(error),
+                // A variant whose kind does not match at all says nothing; a failure further
+                // inside (or of another kind) says what is wrong with a plausible variant.
+                Err(error)
+                    if error.code() != codes::UNSUPPORTED_CONVERSION
+                        || error.details().get("path") != Some(&here) =>
+                {
+                    specific_failures.push(error)
+                }
                 Err(_) => {}
             }
         }
@@ -448,6 +460,24 @@ mod tests {
         assert_eq!(run("x".into(), none, &shapes), Err(codes::UNSUPPORTED_CONVERSION));
         let widen_fails = shapes.add(Shape::Union(vec![bytes, number]));
         assert_eq!(run(i64::MAX.into(), widen_fails, &shapes), Err(codes::INEXACT_INTEGER_WIDENING));
+        let int_list = shapes.add(Shape::List(integer));
+        let list_or_string = shapes.add(Shape::Union(vec![int_list, bytes]));
+        let error = convert(
+            &list(vec![1.into(), "x".into()]),
+            &Labels::public(),
+            list_or_string,
+            &shapes,
+            &ConversionLimits::default(),
+        )
+        .expect_err("neither variant");
+        assert_eq!(error.details().get("path"), Some(&"$[1]".into()));
+        let error =
+            convert(&"x".into(), &Labels::public(), list_or_string, &shapes, &ConversionLimits::default())
+                .expect_err("neither variant");
+        assert_eq!(
+            (error.code(), error.details().get("to")),
+            (codes::UNSUPPORTED_CONVERSION, Some(&"List | Bytes".into()))
+        );
         let looping = shapes.declare();
         shapes.define(looping, Shape::Union(vec![looping]), Sensitivity::Public);
         assert_eq!(run(1.into(), looping, &shapes), Err(codes::UNSUPPORTED_CONVERSION));
