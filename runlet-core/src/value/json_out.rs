@@ -8,6 +8,12 @@ use super::sensitivity::{Segment, path_text};
 use crate::diag::codes;
 
 /// The canonical presentation JSON text of `value`.
+///
+/// Presentation JSON is for people and hosts; RCVE is the lossless form. Reading the text back
+/// gives an equal value (by [`super::equals`]) except for an integral Number of magnitude 2^53 or
+/// more below 1e21: ECMAScript prints its shortest digits without `.` or exponent (for example
+/// `90071992549999790` for the Number 90071992549999792), which a reader takes as an Integer
+/// that may be out of range or not exactly the Number's value.
 pub fn to_presentation_json(value: &Value) -> Result<String, ValueError> {
     let mut out = String::new();
     write_presentation_json(value, &mut out, usize::MAX)?;
