@@ -148,6 +148,8 @@ proptest! {
         for (k, v) in b.entries() {
             prop_assert_eq!(right_wins.get(k), Some(v));
         }
+        let deepest = right_wins.entries().iter().map(|(_, v)| v.depth()).max().unwrap_or(0);
+        prop_assert_eq!(right_wins.depth(), 1 + deepest);
     }
 
     #[test]

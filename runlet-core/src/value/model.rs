@@ -359,7 +359,9 @@ impl Object {
         }
         merged.extend_from_slice(&left[i..]);
         merged.extend_from_slice(&right[j..]);
-        let depth = if merged.is_empty() { 1 } else { self.0.depth.max(other.0.depth) };
+        // Overwritten entries may have been the deepest, so the depth is taken from what is kept;
+        // it cannot exceed either side's, so it is within the cap.
+        let depth = 1 + merged.iter().map(|(_, v)| v.depth() as u32).max().unwrap_or(0);
         Object(Arc::new(ObjectData { depth, entries: merged.into_boxed_slice() }))
     }
 }
@@ -407,6 +409,9 @@ mod tests {
         let right = object(&[("b", 20.into()), ("c", 30.into())]);
         assert_eq!(left.merge(&right), object(&[("a", 1.into()), ("b", 20.into()), ("c", 30.into())]));
         assert_eq!(Object::empty().merge(&Object::empty()).depth(), 1);
+        let deep = object(&[("a", List::new(vec![List::empty().into()]).expect("shallow").into())]);
+        assert_eq!(deep.depth(), 3);
+        assert_eq!(deep.merge(&object(&[("a", 1.into())])).depth(), 1);
     }
 
     #[test]
