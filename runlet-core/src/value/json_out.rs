@@ -114,13 +114,28 @@ impl Writer<'_> {
     }
 }
 
+/// The bytes a JSON string must escape: `"`, `\\` and U+0000–U+001F.
+static NEEDS_ESCAPE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut control = 0;
+    while control < 0x20 {
+        table[control] = true;
+        control += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
 /// Appends `text` as a JSON string with the RFC 8785 escapes: `\"`, `\\`, `\b`, `\t`, `\n`,
 /// `\f`, `\r`, lowercase `\u00xx` for the other controls, everything else verbatim.
 pub fn push_json_string(out: &mut String, text: &str) {
     out.push('"');
-    let bytes = text.as_bytes();
     let mut run_start = 0;
-    for (i, &byte) in bytes.iter().enumerate() {
+    for (i, &byte) in text.as_bytes().iter().enumerate() {
+        if !NEEDS_ESCAPE[usize::from(byte)] {
+            continue;
+        }
         let escape: &str = match byte {
             b'"' => "\\\"",
             b'\\' => "\\\\",
@@ -129,8 +144,7 @@ pub fn push_json_string(out: &mut String, text: &str) {
             0x0a => "\\n",
             0x0c => "\\f",
             0x0d => "\\r",
-            0x00..=0x1f => "",
-            _ => continue,
+            _ => "",
         };
         // Every byte matched above is ASCII, so `i` is a character boundary.
         out.push_str(&text[run_start..i]);
