@@ -98,6 +98,11 @@ pub fn decode_with_depth(bytes: &[u8], max_depth: usize) -> Result<Value, Decode
     Ok(value)
 }
 
+/// At most this many elements are reserved from a declared count before they are decoded. A count
+/// is only a claim: nested composites could each claim the whole remaining input, so beyond this
+/// the vectors grow with the elements actually present.
+const PREALLOCATED_ITEMS: usize = 64;
+
 struct Reader<'a> {
     bytes: &'a [u8],
     pos: usize,
@@ -203,7 +208,7 @@ impl<'a> Reader<'a> {
             }
             TAG_LIST => {
                 let count = self.enter(depth, start)?;
-                let mut items = Vec::with_capacity(count);
+                let mut items = Vec::with_capacity(count.min(PREALLOCATED_ITEMS));
                 for _ in 0..count {
                     items.push(self.value(depth + 1)?);
                 }
@@ -211,7 +216,7 @@ impl<'a> Reader<'a> {
             }
             TAG_OBJECT => {
                 let count = self.enter(depth, start)?;
-                let mut entries: Vec<(Arc<str>, Value)> = Vec::with_capacity(count);
+                let mut entries: Vec<(Arc<str>, Value)> = Vec::with_capacity(count.min(PREALLOCATED_ITEMS));
                 for _ in 0..count {
                     let key_start = self.pos;
                     if self.byte()? != TAG_STRING {
