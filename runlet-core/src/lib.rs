@@ -4,3 +4,4 @@
 
 pub mod diag;
 pub mod journal;
+pub mod value;
