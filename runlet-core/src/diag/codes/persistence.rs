@@ -3,7 +3,6 @@
 
 declare_codes! {
     range PERSISTENCE;
-<<<<<<< HEAD
     JOURNAL_RUN_EXISTS = 7001,
     JOURNAL_UNKNOWN_RUN = 7002,
     JOURNAL_SEQUENCE_CONFLICT = 7003,
@@ -11,8 +10,6 @@ declare_codes! {
     JOURNAL_STORAGE = 7005,
     JOURNAL_CORRUPT_RECORD = 7006,
     JOURNAL_UNSUPPORTED_VERSION = 7007,
-=======
     /// Stored bytes are not a canonical RCVE v1 value.
     INVALID_RCVE = 7201,
->>>>>>> value
 }
