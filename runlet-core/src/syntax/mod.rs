@@ -1,5 +1,5 @@
 //! The syntax front end (spec §2.1–2.2, §8.3): lexer, parser with error recovery, the AST with
-//! spans and structural checks.
+//! spans, structural checks, and stable syntax paths.
 //!
 //! Newline significance is resolved in the parser, not the lexer. The lexer marks each token with
 //! [`token::Token::line_break_before`]; whether a `{` opens a block (where line breaks end
@@ -21,6 +21,7 @@ mod check;
 mod escape;
 pub mod lexer;
 mod parser;
+pub mod path;
 mod sink;
 pub mod token;
 

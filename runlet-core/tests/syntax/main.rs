@@ -3,4 +3,8 @@
 mod catalogue;
 mod corpus;
 mod dump;
+mod newlines;
+mod paths;
+mod reserved;
 mod support;
+mod tokens;

@@ -151,15 +151,13 @@ impl Parser<'_> {
         let bound = StmtInfo { unbound: None };
         let next = self.nth(1).kind;
         match self.kind() {
-            TokenKind::Keyword(Keyword::Return) => (Stmt::Return(self.return_stmt()), bound),
-            TokenKind::Keyword(Keyword::Skip) if next != TokenKind::Eq => {
-                (Stmt::Skip(self.skip_stmt(kind)), bound)
-            }
             TokenKind::Ident if next == TokenKind::Eq => (Stmt::Let(self.let_stmt()), bound),
             TokenKind::Keyword(keyword) if next == TokenKind::Eq => {
                 self.report_reserved_binding(keyword);
                 (Stmt::Let(self.let_stmt()), bound)
             }
+            TokenKind::Keyword(Keyword::Return) => (Stmt::Return(self.return_stmt()), bound),
+            TokenKind::Keyword(Keyword::Skip) => (Stmt::Skip(self.skip_stmt(kind)), bound),
             _ => {
                 if let Some(stmt) = self.foreign_statement() {
                     return (stmt, bound);
@@ -447,6 +445,7 @@ impl Parser<'_> {
             TokenKind::LParen
                 | TokenKind::LBracket
                 | TokenKind::Plus
+                | TokenKind::Minus
                 | TokenKind::Star
                 | TokenKind::Slash
                 | TokenKind::Percent
