@@ -98,6 +98,7 @@ pub struct Expr {
     pub span: Span,
 }
 
+/// The block-bodied constructs are boxed so that an `Expr` stays small (it is moved a lot).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExprKind {
     Null,
@@ -136,12 +137,12 @@ pub enum ExprKind {
         callee: Box<Expr>,
         args: Vec<Expr>,
     },
-    If(IfExpr),
-    For(ForExpr),
-    Fold(FoldExpr),
+    If(Box<IfExpr>),
+    For(Box<ForExpr>),
+    Fold(Box<FoldExpr>),
     /// `fail(code, message[, details])`; the arguments as written (arity is checked by the parser).
     Fail(Vec<Expr>),
-    Boundary(BoundaryExpr),
+    Boundary(Box<BoundaryExpr>),
     /// Placeholder for text that could not be parsed; always accompanied by an error.
     Error,
 }

@@ -22,7 +22,7 @@ impl Parser<'_> {
             ElseBranch::If { span, .. } => *span,
             ElseBranch::Block(block) => block.span,
         });
-        Expr { span: keyword.to(end), kind: ExprKind::If(if_expr) }
+        Expr { span: keyword.to(end), kind: ExprKind::If(Box::new(if_expr)) }
     }
 
     /// `if condition { … } [else …]`, starting at `if`.
@@ -104,7 +104,10 @@ impl Parser<'_> {
         let limit = self.at_keyword(Keyword::Limit).then(|| self.integer_clause(Keyword::Limit));
         let body = self.block(BlockKind::ForBody, keyword);
         self.leave(1);
-        Expr { span: keyword.to(body.span), kind: ExprKind::For(ForExpr { item, iterable, limit, body }) }
+        Expr {
+            span: keyword.to(body.span),
+            kind: ExprKind::For(Box::new(ForExpr { item, iterable, limit, body })),
+        }
     }
 
     pub(super) fn fold_expr(&mut self) -> Expr {
@@ -137,7 +140,7 @@ impl Parser<'_> {
         self.leave(1);
         Expr {
             span: keyword.to(body.span),
-            kind: ExprKind::Fold(FoldExpr { acc, init, item, iterable, body }),
+            kind: ExprKind::Fold(Box::new(FoldExpr { acc, init, item, iterable, body })),
         }
     }
 
@@ -151,7 +154,10 @@ impl Parser<'_> {
         let body = self.block(BlockKind::BoundaryBody, keyword);
         let catch = self.catch_clause(body.span);
         self.leave(1);
-        Expr { span: keyword.to(catch.span), kind: ExprKind::Boundary(BoundaryExpr { retry, body, catch }) }
+        Expr {
+            span: keyword.to(catch.span),
+            kind: ExprKind::Boundary(Box::new(BoundaryExpr { retry, body, catch })),
+        }
     }
 
     fn catch_clause(&mut self, body: Span) -> CatchClause {

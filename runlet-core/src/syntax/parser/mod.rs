@@ -183,7 +183,11 @@ impl<'s> Parser<'s> {
     // ---- diagnostics ----
 
     /// Records a diagnostic (within the diagnostic budget); returns its index when recorded.
+    /// After the nesting limit, nothing more is reported: the rest is consequence.
     fn push(&mut self, diagnostic: Diagnostic) -> Option<usize> {
+        if self.aborted {
+            return None;
+        }
         self.sink.push(diagnostic)
     }
 

@@ -300,14 +300,8 @@ impl Parser<'_> {
     /// `return` (the missing-return repair covers that one).
     fn report_unbound(&mut self, stmts: &[Stmt], infos: &mut [StmtInfo]) {
         let has_return = stmts.iter().any(|s| matches!(s, Stmt::Return(_)));
-        let declared: Vec<&str> = stmts
-            .iter()
-            .filter_map(|s| match s {
-                Stmt::Let(l) => Some(l.name.name.as_str()),
-                _ => None,
-            })
-            .collect();
-        let mut taken: Vec<String> = declared.iter().map(|s| (*s).to_owned()).collect();
+        // The names a binding fix must avoid; collected only when some statement needs one.
+        let mut taken: Option<Vec<String>> = None;
         let last = stmts.len().saturating_sub(1);
         for (index, (stmt, info)) in stmts.iter().zip(infos.iter_mut()).enumerate() {
             let (Stmt::Expr(expr_stmt), Some(unbound)) = (stmt, info.unbound.take()) else { continue };
@@ -316,7 +310,16 @@ impl Parser<'_> {
                 continue;
             }
             let followed_by_more = index < last;
-            let diagnostic = unbound.into_diagnostic(&expr_stmt.expr, &mut taken, followed_by_more);
+            let taken = taken.get_or_insert_with(|| {
+                stmts
+                    .iter()
+                    .filter_map(|s| match s {
+                        Stmt::Let(l) => Some(l.name.name.clone()),
+                        _ => None,
+                    })
+                    .collect()
+            });
+            let diagnostic = unbound.into_diagnostic(&expr_stmt.expr, taken, followed_by_more);
             self.push(diagnostic);
         }
         self.pending_final_unbound = infos.last_mut().and_then(|i| i.unbound.take());
