@@ -232,7 +232,8 @@ impl Parser<'_> {
         }
         self.bump();
         let token = self.peek();
-        if !matches!(token.kind, TokenKind::Ident | TokenKind::Keyword(_)) {
+        let on_next_line = token.line_break_before && self.lines_significant;
+        if !matches!(token.kind, TokenKind::Ident | TokenKind::Keyword(_)) || on_next_line {
             self.expected("a field name after `.`");
             return self.error_expr(object.span.to(dot.span));
         }

@@ -267,6 +267,19 @@ impl Parser<'_> {
             TokenKind::Semicolon => {
                 self.bump();
             }
+            TokenKind::RParen | TokenKind::RBracket if !self.at_line_start() => {
+                let stray = self.bump().span;
+                let text = self.text(stray);
+                self.push(
+                    Diagnostic::error(
+                        codes::UNMATCHED_CLOSING_DELIMITER,
+                        stray,
+                        format!("unmatched `{text}`"),
+                    )
+                    .with_fix(Fix::machine("remove it", stray, "")),
+                );
+                self.statement_end();
+            }
             TokenKind::RBrace | TokenKind::Eof => {}
             _ if self.at_line_start() => {}
             _ if self.looks_like_statement_start() => {
@@ -501,6 +514,22 @@ impl Parser<'_> {
         );
         self.bump();
         self.skip_indented_block(header_start);
+        // The clauses that continue the construct: `else:`, `elif …:`, `except …:`, `finally:`.
+        let header_indent = self.indent_of(header_start);
+        loop {
+            let token = self.peek();
+            let continues = token.kind == TokenKind::Keyword(Keyword::Else)
+                || (token.kind == TokenKind::Ident
+                    && matches!(self.text(token.span), "elif" | "except" | "finally"));
+            if !(continues && self.indent_of(token.span.start) == header_indent) {
+                return;
+            }
+            while !self.at_eof() && !self.at(TokenKind::Colon) && !self.nth(1).line_break_before {
+                self.bump();
+            }
+            self.bump();
+            self.skip_indented_block(header_start);
+        }
     }
 }
 
