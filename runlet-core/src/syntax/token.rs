@@ -357,10 +357,6 @@ impl TokenKind {
             _ => return None,
         })
     }
-
-    pub fn is_keyword(self, keyword: Keyword) -> bool {
-        self == TokenKind::Keyword(keyword)
-    }
 }
 
 /// One significant token. Whitespace, newlines and comments are not tokens: newlines show up as

@@ -36,8 +36,6 @@ pub(super) struct Parser<'s> {
     /// An unexpected-token error was reported in the current statement: further errors of that
     /// kind are suppressed until the statement is resynchronised.
     recovering: bool,
-    /// What kind of block the parser is directly inside (for `skip` and the return rules).
-    block: stmt::BlockKind,
     /// Blocks without `return` found inside the statement being parsed; the statement decides
     /// whether to report each one or fold it into its own diagnostic (see `stmt`).
     missing_returns: Vec<MissingReturn>,
@@ -71,7 +69,6 @@ impl<'s> Parser<'s> {
             max_depth: options.max_nesting_depth,
             aborted: false,
             recovering: false,
-            block: stmt::BlockKind::Program,
             missing_returns: Vec::new(),
             reserved_bindings: Vec::new(),
             pending_final_unbound: None,

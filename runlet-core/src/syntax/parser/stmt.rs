@@ -42,12 +42,6 @@ impl BlockKind {
     }
 }
 
-/// What the block check needs to know about one statement beyond its syntax.
-struct StmtInfo {
-    /// For an expression statement that still needs its diagnostic.
-    unbound: Option<Unbound>,
-}
-
 impl Parser<'_> {
     pub(super) fn program(&mut self) -> Program {
         let stmts = self.statements(BlockKind::Program);
@@ -67,7 +61,6 @@ impl Parser<'_> {
         if !self.enter() {
             return Block { stmts: Vec::new(), span: open.span };
         }
-        let saved_block = std::mem::replace(&mut self.block, kind);
         let saved_recovering = std::mem::replace(&mut self.recovering, false);
         let saved_start = self.statement_start;
         let stmts = self.with_lines(true, |p| p.statements(kind));
@@ -75,7 +68,6 @@ impl Parser<'_> {
         if close.is_none() {
             self.report_unclosed_block(open.span);
         }
-        self.block = saved_block;
         self.recovering = saved_recovering || close.is_none();
         self.statement_start = saved_start;
         self.leave(1);
@@ -109,7 +101,7 @@ impl Parser<'_> {
     /// Statements up to the closing `}` (or the end, for the program), with recovery.
     fn statements(&mut self, kind: BlockKind) -> Vec<Stmt> {
         let mut stmts = Vec::new();
-        let mut infos = Vec::new();
+        let mut unbound = Vec::new();
         let mut last_errored = false;
         loop {
             while self.eat(TokenKind::Semicolon).is_some() {}
@@ -129,7 +121,7 @@ impl Parser<'_> {
             self.recovering = false;
             let before = self.pos;
             self.statement_start = before;
-            let (stmt, info) = self.statement(kind);
+            let (stmt, needs_binding) = self.statement(kind);
             last_errored = self.recovering;
             if self.recovering {
                 self.synchronize();
@@ -140,15 +132,17 @@ impl Parser<'_> {
                 self.bump();
             }
             stmts.push(stmt);
-            infos.push(info);
+            unbound.push(needs_binding);
         }
-        self.report_unbound(&stmts, &mut infos);
+        self.report_unbound(&stmts, unbound);
         self.last_statement_errored = last_errored;
         stmts
     }
 
-    fn statement(&mut self, kind: BlockKind) -> (Stmt, StmtInfo) {
-        let bound = StmtInfo { unbound: None };
+    /// One statement, and for an expression statement that still needs its diagnostic, what
+    /// that diagnostic needs (reported by `report_unbound` once the block is complete).
+    fn statement(&mut self, kind: BlockKind) -> (Stmt, Option<Unbound>) {
+        let bound = None;
         let next = self.nth(1).kind;
         match self.kind() {
             TokenKind::Ident if next == TokenKind::Eq => (Stmt::Let(self.let_stmt()), bound),
@@ -177,7 +171,7 @@ impl Parser<'_> {
                 } else {
                     Some(Unbound { construct: Construct::of(&expr), inner })
                 };
-                (Stmt::Expr(ExprStmt { expr, span }), StmtInfo { unbound })
+                (Stmt::Expr(ExprStmt { expr, span }), unbound)
             }
         }
     }
@@ -202,10 +196,7 @@ impl Parser<'_> {
                     .with_help("return `null` when there is nothing to return")
                     .with_fix(Fix::machine("return `null`", Span::at(keyword.end), " null")),
             );
-            return ReturnStmt {
-                value: Expr { kind: crate::syntax::ast::ExprKind::Null, span: keyword },
-                span: keyword,
-            };
+            return ReturnStmt { value: Expr { kind: ExprKind::Null, span: keyword }, span: keyword };
         }
         let value = self.reported_expression();
         ReturnStmt { span: keyword.to(value.span), value }
@@ -311,17 +302,14 @@ impl Parser<'_> {
 
     /// Reports every expression statement of a block except a final one in a block without
     /// `return` (the missing-return repair covers that one).
-    fn report_unbound(&mut self, stmts: &[Stmt], infos: &mut [StmtInfo]) {
+    fn report_unbound(&mut self, stmts: &[Stmt], mut unbound: Vec<Option<Unbound>>) {
         let has_return = stmts.iter().any(|s| matches!(s, Stmt::Return(_)));
         // The names a binding fix must avoid; collected only when some statement needs one.
         let mut taken: Option<Vec<String>> = None;
         let last = stmts.len().saturating_sub(1);
-        for (index, (stmt, info)) in stmts.iter().zip(infos.iter_mut()).enumerate() {
-            let (Stmt::Expr(expr_stmt), Some(unbound)) = (stmt, info.unbound.take()) else { continue };
-            if index == last && !has_return {
-                info.unbound = Some(unbound);
-                continue;
-            }
+        let final_unbound = if has_return { None } else { unbound.last_mut().and_then(Option::take) };
+        for (index, (stmt, needs_binding)) in stmts.iter().zip(unbound).enumerate() {
+            let (Stmt::Expr(expr_stmt), Some(needs_binding)) = (stmt, needs_binding) else { continue };
             let followed_by_more = index < last;
             let taken = taken.get_or_insert_with(|| {
                 stmts
@@ -332,10 +320,10 @@ impl Parser<'_> {
                     })
                     .collect()
             });
-            let diagnostic = unbound.into_diagnostic(&expr_stmt.expr, taken, followed_by_more);
+            let diagnostic = needs_binding.into_diagnostic(&expr_stmt.expr, taken, followed_by_more);
             self.push(diagnostic);
         }
-        self.pending_final_unbound = infos.last_mut().and_then(|i| i.unbound.take());
+        self.pending_final_unbound = final_unbound;
     }
 
     /// The return rules of one block: exactly one `return`, and it comes last.
