@@ -161,7 +161,7 @@ impl Parser<'_> {
     }
 
     /// `unary = ( "not" | "-" )* , postfix`, iteratively (each operator counts as one level).
-    fn unary(&mut self) -> Expr {
+    pub(super) fn unary(&mut self) -> Expr {
         let mut ops = Vec::new();
         loop {
             let token = self.peek();

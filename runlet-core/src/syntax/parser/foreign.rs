@@ -23,9 +23,12 @@ impl Parser<'_> {
         }
         let word = self.text(token.span);
         let next = self.nth(1);
+        if next.line_break_before {
+            return None;
+        }
         let declares = matches!(next.kind, TokenKind::Ident | TokenKind::Keyword(_))
             && self.nth(2).kind == TokenKind::Eq;
-        if DECLARATION_WORDS.contains(&word) && declares && !next.line_break_before {
+        if DECLARATION_WORDS.contains(&word) && declares {
             self.bump();
             self.push(
                 Diagnostic::error(
@@ -151,18 +154,13 @@ impl Parser<'_> {
                         "",
                     )),
             );
-            return Some(self.expression_operand());
+            return Some(self.unary());
         }
         let arrow = matches!(next.kind, TokenKind::Foreign(ForeignToken::FatArrow | ForeignToken::ThinArrow));
         if word == "lambda" || arrow || (word == "function" && next.kind == TokenKind::LParen) {
             return Some(self.lambda(token.span));
         }
         None
-    }
-
-    /// The operand after a removed `await`: a full postfix expression.
-    fn expression_operand(&mut self) -> Expr {
-        self.binary(BinaryOp::Mul.precedence() + 1)
     }
 
     /// `(a, b) => …`: a lambda that starts with a parameter list.

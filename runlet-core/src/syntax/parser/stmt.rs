@@ -163,7 +163,7 @@ impl Parser<'_> {
                 let start = self.peek().span;
                 let mark = self.missing_returns.len();
                 let expr = self.expression();
-                let inner = self.missing_returns.split_off(mark);
+                let inner = self.missing_returns.drain(mark..).collect::<Vec<_>>();
                 let span = start.to(expr.span);
                 let unbound = if self.recovering {
                     self.report_missing_returns(inner);
@@ -208,7 +208,7 @@ impl Parser<'_> {
             self.bump();
             let mark = self.missing_returns.len();
             let condition = self.binary(0);
-            let inner = self.missing_returns.split_off(mark);
+            let inner = self.missing_returns.drain(mark..).collect::<Vec<_>>();
             self.report_missing_returns(inner);
             condition
         });
@@ -240,7 +240,7 @@ impl Parser<'_> {
     fn reported_expression(&mut self) -> Expr {
         let mark = self.missing_returns.len();
         let expr = self.expression();
-        let inner = self.missing_returns.split_off(mark);
+        let inner = self.missing_returns.drain(mark..).collect::<Vec<_>>();
         self.report_missing_returns(inner);
         expr
     }
