@@ -12,6 +12,7 @@ const GRAMMAR: &str = include_str!("../../../docs/grammar.ebnf");
 const PARSER_SOURCES: &[&str] = &[
     include_str!("../../src/syntax/parser/stmt.rs"),
     include_str!("../../src/syntax/parser/expr.rs"),
+    include_str!("../../src/syntax/parser/collections.rs"),
     include_str!("../../src/syntax/parser/control.rs"),
 ];
 const TERMINALS: &[&str] = &["IDENT", "INTEGER", "NUMBER", "STRING", "FIELD_NAME"];

@@ -1,5 +1,5 @@
 //! The parser's state: the token cursor, the newline context, nesting and diagnostic budgets, and
-//! statement-level recovery. Statements are parsed in `stmt`, expressions in `expr` and `control`.
+//! statement-level recovery. The grammar lives in `stmt`, `expr`, `collections` and `control`.
 //!
 //! Newline significance lives here. `lines_significant` is true inside blocks and at top level and
 //! false inside open `()`, `[]` and expression objects; a line break before a token ends the
@@ -8,9 +8,11 @@
 //! clause that the parser asks for unconditionally, and a line break before a prefix position
 //! never ends anything.
 
+mod collections;
 mod control;
 mod expr;
 mod foreign;
+mod lines;
 mod repair;
 mod stmt;
 
