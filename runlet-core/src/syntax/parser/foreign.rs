@@ -1,6 +1,5 @@
-//! Shapes that models carry over from other languages (`const x =`, `await`, lambdas, `def`,
-//! `x += 1`, `a ? b : c`, `x not in xs`, `.map(x => …)`, list comprehensions, `try`/`while`, keyword
-//! arguments): each is consumed whole and gets one diagnostic naming the Runlet form.
+//! Shapes carried over from other languages (`const x =`, `await`, lambdas, `def`, `x += 1`, `?:`,
+//! `not in`, `.map(…)`, comprehensions, `try`, `while`): each consumed whole, with one diagnostic.
 
 use super::Parser;
 use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
