@@ -19,6 +19,7 @@
 pub mod ast;
 mod check;
 mod escape;
+mod foreign_string;
 pub mod lexer;
 mod parser;
 pub mod path;

@@ -5,6 +5,7 @@ use super::Parser;
 use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
 use crate::syntax::ast::{BinaryOp, Expr, ExprKind, FieldName, Ident, UnaryOp};
 use crate::syntax::escape::decode_string;
+use crate::syntax::foreign_string;
 use crate::syntax::token::{ForeignToken, Keyword, TokenKind};
 
 impl Parser<'_> {
@@ -299,15 +300,9 @@ impl Parser<'_> {
                 self.bump();
                 literal(ExprKind::String(decode_string(self.text(span)).0))
             }
-            TokenKind::Foreign(ForeignToken::TemplateString) => {
+            TokenKind::Foreign(foreign) if foreign.is_string() => {
                 self.bump();
-                let text = self.text(span);
-                literal(ExprKind::String(text[1..text.len() - 1].to_owned()))
-            }
-            TokenKind::Foreign(ForeignToken::SingleQuotedString) => {
-                self.bump();
-                let text = self.text(span);
-                literal(ExprKind::String(text[1..text.len() - 1].replace("\\'", "'")))
+                literal(ExprKind::String(foreign_string::value(foreign, self.text(span))))
             }
             TokenKind::Ident => self.identifier_primary(),
             TokenKind::LParen => self.parenthesized(),

@@ -26,7 +26,7 @@ impl Parser<'_> {
             return None;
         }
         let declares = matches!(next.kind, TokenKind::Ident | TokenKind::Keyword(_))
-            && self.nth(2).kind == TokenKind::Eq;
+            && matches!(self.nth(2).kind, TokenKind::Eq | TokenKind::Colon);
         if DECLARATION_WORDS.contains(&word) && declares {
             self.bump();
             self.push(
@@ -45,6 +45,10 @@ impl Parser<'_> {
             if let TokenKind::Keyword(keyword) = next.kind {
                 self.report_reserved_binding(keyword);
             }
+            self.report_type_annotation();
+            return Some(Stmt::Let(self.let_stmt()));
+        }
+        if self.report_type_annotation() {
             return Some(Stmt::Let(self.let_stmt()));
         }
         if let TokenKind::Foreign(
@@ -85,6 +89,45 @@ impl Parser<'_> {
         let span = start.to(Span::at(self.prev_end()));
         self.push(Diagnostic::error(code, span, message).with_help(help));
         Some(Stmt::Expr(crate::syntax::ast::ExprStmt { expr: self.error_expr(span), span }))
+    }
+
+    /// Reports `name: Type =` at the cursor (the caller then parses the binding).
+    fn report_type_annotation(&mut self) -> bool {
+        let Some(end) = self.type_annotation_end() else { return false };
+        let annotation = Span::new(self.peek().span.end, end);
+        self.push(
+            Diagnostic::error(codes::TYPE_ANNOTATION, annotation, "Runlet has no type annotations")
+                .with_help("types come from tool schemas and are never written: `name = value`")
+                .with_fix(Fix::machine("remove the annotation", annotation, "")),
+        );
+        true
+    }
+
+    /// `name: Type =` at the cursor: the end of `Type` (simple, dotted, generic or list types).
+    fn type_annotation_end(&self) -> Option<u32> {
+        if self.nth(1).kind != TokenKind::Colon {
+            return None;
+        }
+        let mut n = 2;
+        loop {
+            let token = self.nth(n);
+            if token.line_break_before {
+                return None;
+            }
+            match token.kind {
+                TokenKind::Eq if n > 2 => return Some(self.nth(n - 1).span.end),
+                TokenKind::Ident
+                | TokenKind::Keyword(Keyword::Null)
+                | TokenKind::Dot
+                | TokenKind::Comma
+                | TokenKind::Lt
+                | TokenKind::Gt
+                | TokenKind::LBracket
+                | TokenKind::RBracket
+                | TokenKind::Foreign(ForeignToken::Question) => n += 1,
+                _ => return None,
+            }
+        }
     }
 
     /// Skips a header and its braced body (and trailing `else`/`catch`/`finally` clauses), or a

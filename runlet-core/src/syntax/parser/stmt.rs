@@ -3,7 +3,7 @@
 
 use super::Parser;
 use super::repair::{Construct, Unbound};
-use crate::diag::{Code, Diagnostic, Fix, Span, codes};
+use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix, Span, codes};
 use crate::syntax::ast::{
     Block, Expr, ExprKind, ExprStmt, Ident, LetStmt, Program, ReturnStmt, SkipStmt, Stmt,
 };
@@ -176,11 +176,19 @@ impl Parser<'_> {
         }
     }
 
-    /// `name = value` (the name may be a reserved word already reported by the caller).
+    /// `name = value` (the name may be a reserved word, or followed by a type annotation, both
+    /// already reported by the caller: everything up to the `=` is skipped).
     pub(super) fn let_stmt(&mut self) -> LetStmt {
         let name_token = self.bump();
         let name = Ident { name: self.text(name_token.span).to_owned(), span: name_token.span };
-        self.bump();
+        while !self.at(TokenKind::Eq) && !self.at_eof() && !self.at_line_start() {
+            self.bump();
+        }
+        if self.eat(TokenKind::Eq).is_none() {
+            self.expected("`=`");
+            let value = self.error_expr(Span::at(self.prev_end()));
+            return LetStmt { span: name.span, name, value };
+        }
         let value = self.reported_expression();
         let span = name.span.to(value.span);
         LetStmt { name, value, span }
@@ -239,10 +247,36 @@ impl Parser<'_> {
     /// returned, so nothing folds them into a statement-level repair).
     fn reported_expression(&mut self) -> Expr {
         let mark = self.missing_returns.len();
-        let expr = self.expression();
+        let mut expr = self.expression();
+        if self.at(TokenKind::Comma) && !self.at_line_end() {
+            expr = self.tuple(expr);
+        }
         let inner = self.missing_returns.drain(mark..).collect::<Vec<_>>();
         self.report_missing_returns(inner);
         expr
+    }
+
+    /// `value = a, b` or `return a, b`: Python's tuple, read and repaired as the list `[a, b]`.
+    fn tuple(&mut self, first: Expr) -> Expr {
+        let mut items = vec![first];
+        while self.at(TokenKind::Comma) && !self.at_line_end() {
+            self.bump();
+            items.push(self.expression());
+        }
+        let span = items[0].span.to(items[items.len() - 1].span);
+        self.push(
+            Diagnostic::error(codes::TUPLE, span, "Runlet has no tuples; group the values in a list")
+                .with_help("write `[a, b]`, or an object `{ a, b }` to name the values")
+                .with_fix(Fix::new(
+                    "make it a list",
+                    Applicability::MachineApplicable,
+                    vec![
+                        Edit { span: Span::at(span.start), replacement: "[".into() },
+                        Edit { span: Span::at(span.end), replacement: "]".into() },
+                    ],
+                )),
+        );
+        Expr { span, kind: ExprKind::List(items) }
     }
 
     /// After a statement: `;`, `}`, the end, or a line break. Two statements on one line get a
