@@ -3,6 +3,10 @@
 
 use crate::diag::Span;
 
+/// The text of names, keys and literals: a string stored inline when short (as nearly all names
+/// are), so that parsing does not allocate per identifier. It dereferences to `str`.
+pub type Text = compact_str::CompactString;
+
 /// A whole program: statements at top level. In a program without errors the last statement is
 /// the one [`Stmt::Return`] and every other statement is a [`Stmt::Let`].
 #[derive(Debug, Clone, PartialEq)]
@@ -81,14 +85,14 @@ pub struct ExprStmt {
 /// A name: a binding, a reference, a loop variable or a registry root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ident {
-    pub name: String,
+    pub name: Text,
     pub span: Span,
 }
 
 /// A property name after `.` or an unquoted object key: an identifier or any reserved word.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldName {
-    pub name: String,
+    pub name: Text,
     pub span: Span,
 }
 
@@ -104,11 +108,11 @@ pub enum ExprKind {
     Null,
     Bool(bool),
     /// An unsigned integer literal: its decimal digits, exactly as written (arbitrary precision).
-    Integer(String),
+    Integer(Text),
     /// A decimal float literal such as `1.25` or `6e4`, exactly as written.
-    Number(String),
+    Number(Text),
     /// A string literal, decoded.
-    String(String),
+    String(Text),
     Ident(Ident),
     List(Vec<Expr>),
     Object(Vec<ObjectItem>),
@@ -234,7 +238,7 @@ pub enum ObjectItem {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectKey {
     /// The key's text (decoded when quoted).
-    pub name: String,
+    pub name: Text,
     pub quoted: bool,
     pub span: Span,
 }
@@ -295,7 +299,7 @@ pub struct CatchClause {
 /// `limit N` or `retry N`: the integer literal's digits and the span of the whole clause.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IntegerClause {
-    pub digits: String,
+    pub digits: Text,
     pub value_span: Span,
     pub span: Span,
 }

@@ -3,7 +3,7 @@
 
 use logos::Logos;
 
-use super::escape::{EscapeProblem, decode_string};
+use super::escape::{EscapeProblem, decode_string, needs_decoding};
 use super::foreign_string;
 use super::sink::Sink;
 use super::token::{ForeignToken, Keyword, RawToken, Token, TokenKind, Trivia, TriviaKind};
@@ -153,6 +153,9 @@ fn classify(raw: RawToken, text: &str, span: Span, diagnostics: &mut Sink) -> To
 }
 
 fn report_escapes(text: &str, span: Span, diagnostics: &mut Sink) {
+    if !needs_decoding(text) {
+        return;
+    }
     for error in decode_string(text).1 {
         let at = Span::new(span.start + error.start as u32, span.start + error.end as u32);
         let (message, help) = match error.problem {

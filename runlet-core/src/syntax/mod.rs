@@ -26,7 +26,7 @@ pub mod path;
 mod sink;
 pub mod token;
 
-pub use escape::{decode_string, quote_string};
+pub use escape::{decode_string, quote_string, string_value};
 
 use crate::diag::{Diagnostic, Span, codes};
 use ast::Program;

@@ -3,8 +3,8 @@
 
 use super::Parser;
 use crate::diag::{Diagnostic, Fix, Span, codes};
-use crate::syntax::ast::{Expr, ExprKind, Ident, ObjectItem, ObjectKey};
-use crate::syntax::escape::decode_string;
+use crate::syntax::ast::{Expr, ExprKind, Ident, ObjectItem, ObjectKey, Text};
+use crate::syntax::escape::string_value;
 use crate::syntax::token::{Keyword, TokenKind};
 
 impl Parser<'_> {
@@ -55,7 +55,7 @@ impl Parser<'_> {
                 if token.kind == TokenKind::Ident && matches!(next, TokenKind::Comma | TokenKind::RBrace) {
                     self.bump();
                     return Some(ObjectItem::Shorthand(Ident {
-                        name: self.text(token.span).to_owned(),
+                        name: Text::from(self.text(token.span)),
                         span: token.span,
                     }));
                 }
@@ -66,9 +66,9 @@ impl Parser<'_> {
                 }
                 self.bump();
                 let name = if quoted {
-                    decode_string(self.text(token.span)).0
+                    string_value(self.text(token.span))
                 } else {
-                    self.text(token.span).to_owned()
+                    Text::from(self.text(token.span))
                 };
                 let key = ObjectKey { name, quoted, span: token.span };
                 self.object_colon()?;
@@ -102,7 +102,7 @@ impl Parser<'_> {
     fn reserved_shorthand(&mut self, keyword: Keyword) -> Option<ObjectItem> {
         if self.use_of_reserved_binding(keyword, true) {
             let span = self.bump().span;
-            return Some(ObjectItem::Shorthand(Ident { name: keyword.as_str().to_owned(), span }));
+            return Some(ObjectItem::Shorthand(Ident { name: Text::from(keyword.as_str()), span }));
         }
         let span = self.bump().span;
         self.report_unexpected(

@@ -6,7 +6,7 @@ use super::stmt::BlockKind;
 use crate::diag::{Applicability, Diagnostic, Fix, Span, codes};
 use crate::syntax::ast::{
     Block, BoundaryExpr, CatchClause, ElseBranch, Expr, ExprKind, FoldExpr, ForExpr, Ident, IfExpr,
-    IntegerClause,
+    IntegerClause, Text,
 };
 use crate::syntax::token::{Keyword, TokenKind};
 
@@ -175,7 +175,7 @@ impl Parser<'_> {
                         )),
                 );
             }
-            let binding = Ident { name: String::new(), span: missing };
+            let binding = Ident { name: Text::default(), span: missing };
             return CatchClause { binding, body: Block { stmts: Vec::new(), span: missing }, span: missing };
         }
         if token.line_break_before {
@@ -243,16 +243,16 @@ impl Parser<'_> {
         match token.kind {
             TokenKind::Ident => {
                 self.bump();
-                Ident { name: self.text(token.span).to_owned(), span: token.span }
+                Ident { name: Text::from(self.text(token.span)), span: token.span }
             }
             TokenKind::Keyword(keyword) if !matches!(keyword, Keyword::In | Keyword::For) => {
                 self.report_reserved_binding(keyword);
                 self.bump();
-                Ident { name: keyword.as_str().to_owned(), span: token.span }
+                Ident { name: Text::from(keyword.as_str()), span: token.span }
             }
             _ => {
                 self.expected("a name");
-                Ident { name: String::new(), span: Span::at(self.prev_end()) }
+                Ident { name: Text::default(), span: Span::at(self.prev_end()) }
             }
         }
     }
@@ -284,7 +284,7 @@ impl Parser<'_> {
         let token = self.peek();
         if token.kind == TokenKind::Integer && !token.line_break_before {
             self.bump();
-            let digits = self.text(token.span).to_owned();
+            let digits = Text::from(self.text(token.span));
             if keyword == Keyword::Limit && digits.bytes().all(|b| b == b'0') {
                 self.push(
                     Diagnostic::error(codes::INVALID_COUNT, token.span, "`limit` must be at least 1")
@@ -308,6 +308,6 @@ impl Parser<'_> {
         }
         self.push(diagnostic);
         let end = if simple_operand { token.span } else { start };
-        IntegerClause { digits: String::new(), value_span: end, span: start.to(end) }
+        IntegerClause { digits: Text::default(), value_span: end, span: start.to(end) }
     }
 }

@@ -3,8 +3,8 @@
 
 use super::Parser;
 use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
-use crate::syntax::ast::{BinaryOp, Expr, ExprKind, FieldName, Ident, UnaryOp};
-use crate::syntax::escape::decode_string;
+use crate::syntax::ast::{BinaryOp, Expr, ExprKind, FieldName, Ident, Text, UnaryOp};
+use crate::syntax::escape::string_value;
 use crate::syntax::foreign_string;
 use crate::syntax::token::{ForeignToken, Keyword, TokenKind};
 
@@ -239,7 +239,7 @@ impl Parser<'_> {
             return self.error_expr(object.span.to(dot.span));
         }
         self.bump();
-        let name = FieldName { name: self.text(token.span).to_owned(), span: token.span };
+        let name = FieldName { name: Text::from(self.text(token.span)), span: token.span };
         if self.at(TokenKind::LParen) && self.collection_method_with_lambda(&name) {
             return self.error_expr(object.span.to(Span::at(self.prev_end())));
         }
@@ -290,19 +290,19 @@ impl Parser<'_> {
             }
             TokenKind::Integer => {
                 self.bump();
-                literal(ExprKind::Integer(self.text(span).to_owned()))
+                literal(ExprKind::Integer(Text::from(self.text(span))))
             }
             TokenKind::Number => {
                 self.bump();
-                literal(ExprKind::Number(self.text(span).to_owned()))
+                literal(ExprKind::Number(Text::from(self.text(span))))
             }
             TokenKind::String => {
                 self.bump();
-                literal(ExprKind::String(decode_string(self.text(span)).0))
+                literal(ExprKind::String(string_value(self.text(span))))
             }
             TokenKind::Foreign(foreign) if foreign.is_string() => {
                 self.bump();
-                literal(ExprKind::String(foreign_string::value(foreign, self.text(span))))
+                literal(ExprKind::String(foreign_string::value(foreign, self.text(span)).into()))
             }
             TokenKind::Ident => self.identifier_primary(),
             TokenKind::LParen => self.parenthesized(),
@@ -315,7 +315,7 @@ impl Parser<'_> {
             TokenKind::Keyword(Keyword::Fail) => self.fail_expr(),
             TokenKind::Keyword(keyword) if self.use_of_reserved_binding(keyword, false) => {
                 self.bump();
-                literal(ExprKind::Ident(Ident { name: keyword.as_str().to_owned(), span }))
+                literal(ExprKind::Ident(Ident { name: Text::from(keyword.as_str()), span }))
             }
             TokenKind::Keyword(keyword) if !(token.line_break_before && self.pos > self.statement_start) => {
                 let message =
@@ -342,7 +342,7 @@ impl Parser<'_> {
             return expr;
         }
         self.bump();
-        let ident = Ident { name: self.text(token.span).to_owned(), span: token.span };
+        let ident = Ident { name: Text::from(self.text(token.span)), span: token.span };
         Expr { span: token.span, kind: ExprKind::Ident(ident) }
     }
 

@@ -161,7 +161,7 @@ impl Parser<'_> {
     fn compound_assignment(&mut self, op: ForeignToken) -> Stmt {
         let name = self.bump();
         let operator = self.bump();
-        let name_text = self.text(name.span).to_owned();
+        let name_text = self.text(name.span);
         let value = if matches!(op, ForeignToken::PlusPlus | ForeignToken::MinusMinus) {
             None
         } else {

@@ -82,7 +82,7 @@ impl Construct {
                 _ => None,
             },
             ExprKind::For(f) => Some(format!("{}_results", f.item.name)),
-            ExprKind::Fold(f) => Some(f.acc.name.clone()),
+            ExprKind::Fold(f) => Some(f.acc.name.to_string()),
             ExprKind::If(_) => Some("branch_result".to_owned()),
             ExprKind::Boundary(_) => Some("boundary_result".to_owned()),
             _ => None,
@@ -121,7 +121,7 @@ impl Parser<'_> {
                 stmts
                     .iter()
                     .filter_map(|s| match s {
-                        Stmt::Let(l) => Some(l.name.name.clone()),
+                        Stmt::Let(l) => Some(l.name.name.to_string()),
                         _ => None,
                     })
                     .collect()
