@@ -116,9 +116,8 @@ impl Parser<'_> {
         None
     }
 
-    /// `( arguments? )` of a call, after the `(`; returns the arguments and the end offset.
-    pub(super) fn call_arguments(&mut self) -> (Vec<Expr>, u32) {
-        let open = self.tokens[self.pos - 1].span;
+    /// `arguments? )` of a call whose `(` is at `open`; returns the arguments and the end offset.
+    pub(super) fn call_arguments(&mut self, open: Span) -> (Vec<Expr>, u32) {
         let mut args = Vec::new();
         let mut keyword_args = Vec::new();
         let end = self.with_lines(false, |p| {

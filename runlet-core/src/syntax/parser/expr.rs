@@ -257,8 +257,8 @@ impl Parser<'_> {
     }
 
     fn call(&mut self, callee: Expr) -> Expr {
-        self.bump();
-        let (args, end) = self.call_arguments();
+        let open = self.bump().span;
+        let (args, end) = self.call_arguments(open);
         Expr { span: callee.span.to(Span::at(end)), kind: ExprKind::Call { callee: Box::new(callee), args } }
     }
 
