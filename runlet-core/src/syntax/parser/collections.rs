@@ -88,10 +88,11 @@ impl Parser<'_> {
             return Some(());
         }
         if self.at(TokenKind::Eq) {
+            let key_end = self.prev_end();
             let eq = self.bump().span;
             self.push(
                 Diagnostic::error(codes::UNEXPECTED_TOKEN, eq, "object fields are written `key: value`")
-                    .with_fix(Fix::machine("write `:`", eq, ":")),
+                    .with_fix(Fix::machine("write `:`", Span::new(key_end, eq.end), ":")),
             );
             return Some(());
         }
@@ -144,11 +145,12 @@ impl Parser<'_> {
     /// starts. Returns the end offset of the group.
     pub(super) fn delimited(&mut self, open: Span, close: TokenKind, mut item: impl FnMut(&mut Self)) -> u32 {
         let close_text = close.punctuation().unwrap_or("?");
+        let mut group = Group { close, closed_at: None };
         loop {
             if let Some(token) = self.eat(close) {
                 return token.span.end;
             }
-            if self.at_eof() || self.aborted || self.group_ends_here(close) {
+            if self.at_eof() || self.aborted || self.group_ends_here(&mut group) {
                 return self.report_unclosed(open, close_text);
             }
             let before = self.pos;
@@ -159,7 +161,7 @@ impl Parser<'_> {
             if let Some(token) = self.eat(close) {
                 return token.span.end;
             }
-            if self.at_eof() || self.group_ends_here(close) {
+            if self.at_eof() || self.group_ends_here(&mut group) {
                 return self.report_unclosed(open, close_text);
             }
             if self.can_start_item() && !self.recovering && self.pos > before {
@@ -175,19 +177,48 @@ impl Parser<'_> {
                 continue;
             }
             self.expected(&format!("`,` or `{close_text}`"));
-            self.skip_to_item_end(close);
+            self.skip_to_item_end(&mut group);
         }
     }
 
-    /// A token that cannot belong to the group and starts the next statement on a new line, or a
-    /// `}` that closes a surrounding block: the group was never closed.
-    fn group_ends_here(&self, close: TokenKind) -> bool {
+    /// True when the group was never closed: a closing token of another kind starts the line,
+    /// or the line starts like a statement (`name =`, `return`) and no closing token follows
+    /// before the next `return` (a `name = value` line can also be a mistyped object field).
+    fn group_ends_here(&self, group: &mut Group) -> bool {
         let token = self.peek();
-        let statement_start = token.line_break_before
-            && (self.looks_like_statement_start() || token.kind == TokenKind::Keyword(Keyword::Return));
-        let foreign_close = matches!(token.kind, TokenKind::RBrace | TokenKind::RParen | TokenKind::RBracket)
-            && token.kind != close;
-        statement_start || (foreign_close && token.line_break_before)
+        if !token.line_break_before {
+            return false;
+        }
+        let other_close = matches!(token.kind, TokenKind::RBrace | TokenKind::RParen | TokenKind::RBracket)
+            && token.kind != group.close;
+        if other_close {
+            return true;
+        }
+        let statement_start =
+            self.looks_like_statement_start() || token.kind == TokenKind::Keyword(Keyword::Return);
+        if !statement_start || group.closed_at.is_some_and(|at| at > self.pos) {
+            return false;
+        }
+        group.closed_at = self.find_close(group.close);
+        group.closed_at.is_none()
+    }
+
+    /// The index of the token closing the current group, scanning forward; `None` when a `return`
+    /// or another group's closing token comes first at this level.
+    fn find_close(&self, close: TokenKind) -> Option<usize> {
+        let mut balance = 0u32;
+        for (index, token) in self.tokens.iter().enumerate().skip(self.pos) {
+            match token.kind {
+                TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => balance += 1,
+                kind if kind == close && balance == 0 => return Some(index),
+                TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace => {
+                    balance = balance.checked_sub(1)?;
+                }
+                TokenKind::Keyword(Keyword::Return) | TokenKind::Eof if balance == 0 => return None,
+                _ => {}
+            }
+        }
+        None
     }
 
     fn report_unclosed(&mut self, open: Span, close_text: &str) -> u32 {
@@ -233,10 +264,10 @@ impl Parser<'_> {
     }
 
     /// Skips to the next `,` (consumed) or to `close` (left), keeping nested groups balanced.
-    fn skip_to_item_end(&mut self, close: TokenKind) {
+    fn skip_to_item_end(&mut self, group: &mut Group) {
         loop {
             let kind = self.kind();
-            if kind == close || kind == TokenKind::Eof || self.group_ends_here(close) {
+            if kind == group.close || kind == TokenKind::Eof || self.group_ends_here(group) {
                 return;
             }
             match kind {
@@ -251,4 +282,10 @@ impl Parser<'_> {
             }
         }
     }
+}
+
+/// The group `delimited` is parsing: its closing token, and where a forward scan found it.
+struct Group {
+    close: TokenKind,
+    closed_at: Option<usize>,
 }
