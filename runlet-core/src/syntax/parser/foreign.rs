@@ -459,11 +459,13 @@ impl Parser<'_> {
             && let Some(last) = args.last()
         {
             let mut edits = vec![Edit { span: Span::at(first_name.start), replacement: "{ ".into() }];
-            edits.extend(
-                keyword_args
-                    .iter()
-                    .map(|(name, eq)| Edit { span: Span::new(name.end, eq.end), replacement: ":".into() }),
-            );
+            edits.extend(keyword_args.iter().map(|(name, eq)| {
+                let spaced = self.source[eq.end as usize..].starts_with([' ', '\t', '\n']);
+                Edit {
+                    span: Span::new(name.end, eq.end),
+                    replacement: if spaced { ":" } else { ": " }.into(),
+                }
+            }));
             edits.push(Edit { span: Span::at(last.span.end), replacement: " }".into() });
             diagnostic =
                 diagnostic.with_fix(Fix::new("pass an object", Applicability::MachineApplicable, edits));
