@@ -460,7 +460,7 @@ impl Parser<'_> {
         {
             let mut edits = vec![Edit { span: Span::at(first_name.start), replacement: "{ ".into() }];
             edits.extend(keyword_args.iter().map(|(name, eq)| {
-                let spaced = self.source[eq.end as usize..].starts_with([' ', '\t', '\n']);
+                let spaced = self.text(Span::new(eq.end, eq.end + 1)).starts_with([' ', '\t', '\n']);
                 Edit {
                     span: Span::new(name.end, eq.end),
                     replacement: if spaced { ":" } else { ": " }.into(),

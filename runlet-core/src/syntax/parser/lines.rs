@@ -9,7 +9,8 @@ use crate::syntax::token::{Keyword, TokenKind};
 impl Parser<'_> {
     /// The offset where the line holding `offset` ends.
     pub(super) fn line_end(&self, offset: u32) -> u32 {
-        self.source[offset as usize..].find('\n').map_or(self.source.len(), |i| offset as usize + i) as u32
+        let rest = self.source.get(offset as usize..).unwrap_or_default();
+        rest.find('\n').map_or(self.source.len(), |i| offset as usize + i) as u32
     }
 
     /// `{` (or `else`, `catch`, `.`) that must stay on the previous line: one diagnostic whose fix

@@ -121,8 +121,9 @@ impl<'s> Parser<'s> {
         self.at(kind).then(|| self.bump())
     }
 
+    /// The source text of `span` (empty if the span does not fit, which no token span does).
     fn text(&self, span: Span) -> &'s str {
-        &self.source[span.range()]
+        self.source.get(span.range()).unwrap_or_default()
     }
 
     /// The end of the last consumed token (where an insertion after it goes).
@@ -274,8 +275,9 @@ impl<'s> Parser<'s> {
 
     /// The indentation (in bytes of leading whitespace) of the line holding `offset`.
     fn indent_of(&self, offset: u32) -> usize {
-        let line_start = self.source[..offset as usize].rfind('\n').map_or(0, |i| i + 1);
-        self.source[line_start..].bytes().take_while(|b| *b == b' ' || *b == b'\t').count()
+        let before = self.source.get(..offset as usize).unwrap_or_default();
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        self.source.as_bytes()[line_start..].iter().take_while(|b| **b == b' ' || **b == b'\t').count()
     }
 
     /// After a Python-style `header:` line, skips the lines indented deeper than the header.

@@ -188,7 +188,7 @@ impl Parser<'_> {
         .with_help(
             "Runlet has no early return: move the `return` to the end, or choose the value with `if … else`",
         );
-        let gap = &self.source[ret.end as usize..next.start as usize];
+        let gap = self.text(Span::new(ret.end, next.start));
         if gap.trim().is_empty() {
             let indent = " ".repeat(self.indent_of(last.start));
             let moved = format!("\n{indent}{}", self.text(ret));
