@@ -10,6 +10,15 @@
 //! else`); a line break before `(` or `[` never continues an expression (not even inside
 //! brackets); `{` stays on its header's line; `} else` and `} catch err {` stay on one line.
 //!
+//! Recovery reports one diagnostic per mistake: after an unexpected token the rest of the
+//! statement is skipped to a line break, `;` or `}` at delimiter balance zero; constructs from other
+//! languages are consumed whole; a statement-form `if`/`for`/`fold`/`boundary` gets one diagnostic
+//! whose fix also adds the `return`s its blocks lack. Fixes are insertion-only where the repair is
+//! an insertion (missing `return`, binding a statement, separators), so that `heal` can apply them.
+//!
+//! For formatting, [`Parse`] keeps every significant token and every comment ([`token::Trivia`],
+//! with whether it stands on its own line) with byte spans next to the tree.
+//!
 //! ```
 //! let parse = runlet::syntax::parse("x = 1\nreturn x + 1\n");
 //! assert!(parse.diagnostics.is_empty());
