@@ -47,7 +47,11 @@ use token::{Token, Trivia};
 pub struct ParseOptions {
     /// Largest accepted source, in bytes (`RL4001` beyond it).
     pub max_source_bytes: usize,
-    /// Deepest accepted nesting of brackets, blocks and operators (`RL4002` beyond it).
+    /// Deepest accepted nesting of brackets, blocks and operators (`RL4002` beyond it). Each
+    /// level of the tree counts: a chain of N binary, unary or postfix operators is N levels,
+    /// because it is a tree of that depth, so bounding it bounds every recursive pass over the tree.
+    /// The parser recurses once per level: the default fits a 2 MiB thread stack with room to
+    /// spare, and much larger values need a correspondingly larger stack.
     pub max_nesting_depth: u32,
     /// Most diagnostics reported; the rest are summarised by one `RL4003` note.
     pub max_diagnostics: usize,
