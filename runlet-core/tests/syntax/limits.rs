@@ -84,3 +84,32 @@ fn diagnostics_are_capped_with_one_note() {
     assert_eq!((last.code, last.severity), (codes::TOO_MANY_DIAGNOSTICS, Severity::Note));
     assert!(diagnostics[..5].iter().all(|d| d.code == codes::UNEXPECTED_CHARACTER));
 }
+
+/// Every shape nested right up to the default limit parses on an ordinary test thread's stack:
+/// the limit, not the stack, is what stops deep input.
+#[test]
+fn the_deepest_accepted_programs_fit_the_default_stack() {
+    let shapes: [(&str, &str); 8] = [
+        ("(", ")"),
+        ("[", "]"),
+        ("{a: ", "}"),
+        ("f(", ")"),
+        ("- ", ""),
+        ("if c { return ", " }"),
+        ("for a in b { return ", " }"),
+        ("boundary { return ", " } catch e { return 0 }"),
+    ];
+    for (open, close) in shapes {
+        let mut levels = 1;
+        loop {
+            let source = format!("x = {}1{}\nreturn x\n", open.repeat(levels), close.repeat(levels));
+            let reported = codes_of(&source);
+            if reported == [codes::NESTING_TOO_DEEP] {
+                break;
+            }
+            assert_eq!(reported, [], "{source}");
+            levels += 1;
+        }
+        assert!(levels > 20, "`{open}` nests only {levels} levels");
+    }
+}
