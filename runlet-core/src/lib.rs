@@ -4,4 +4,5 @@
 
 pub mod diag;
 pub mod journal;
+pub mod syntax;
 pub mod value;

@@ -9,4 +9,10 @@ declare_codes! {
     CONVERSION_BYTES_EXCEEDED = 4302,
     /// A value would nest deeper than the implementation ceiling for any value.
     VALUE_TOO_DEEP = 4303,
+    /// The source is larger than the configured maximum.
+    SOURCE_TOO_LARGE = 4001,
+    /// Brackets, blocks or operators nest deeper than the configured maximum.
+    NESTING_TOO_DEEP = 4002,
+    /// More diagnostics than the configured maximum; the rest are not reported.
+    TOO_MANY_DIAGNOSTICS = 4003,
 }
