@@ -4,3 +4,4 @@
 
 pub mod diag;
 pub mod schema;
+pub mod value;

@@ -43,4 +43,8 @@ declare_codes! {
     UNKNOWN_TOOL_ANNOTATION = 8019,
     /// A tool lists the same error code twice.
     DUPLICATE_ERROR_CODE = 8020,
+    /// JSON supplied by the host is not valid portable JSON.
+    INVALID_HOST_JSON = 8101,
+    /// The host supplied an unusable digest key.
+    INVALID_DIGEST_KEY = 8102,
 }

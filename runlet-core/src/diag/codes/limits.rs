@@ -3,4 +3,10 @@
 
 declare_codes! {
     range LIMITS;
+    /// A value to convert nests deeper than the conversion depth limit.
+    CONVERSION_DEPTH_EXCEEDED = 4301,
+    /// Canonical text produced by a conversion is longer than the conversion byte limit.
+    CONVERSION_BYTES_EXCEEDED = 4302,
+    /// A value would nest deeper than the implementation ceiling for any value.
+    VALUE_TOO_DEEP = 4303,
 }

@@ -3,4 +3,6 @@
 
 declare_codes! {
     range PERSISTENCE;
+    /// Stored bytes are not a canonical RCVE v1 value.
+    INVALID_RCVE = 7201,
 }
