@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::fingerprint::{Fingerprint, fingerprint};
-use super::model::{DefId, LengthRange, ObjectSchema, Property, Schema, SchemaId, SchemaKind, Sensitivity};
+use super::model::{DefId, LengthRange, ObjectSchema, Property, Schema, SchemaId, SchemaKind};
+use crate::value::Sensitivity;
 
 /// Interned schemas. Equal ids are equal schemas; union variants are ordered by fingerprint, so the
 /// same schemas built in any order get the same ids and the same canonical form.

@@ -44,7 +44,7 @@ pub fn constant_text(constant: &Constant) -> String {
         Constant::Null => "null".into(),
         Constant::Boolean(b) => b.to_string(),
         Constant::Integer(i) => i.to_string(),
-        Constant::Number(n) => serde_json::Number::from_f64(n.get()).map_or_else(String::new, |n| n.to_string()),
+        Constant::Number(n) => n.to_string(),
         Constant::String(s) => serde_json::Value::from(&**s).to_string(),
     }
 }

@@ -4,7 +4,8 @@
 use std::fmt::{self, Write};
 
 use super::arena::SchemaArena;
-use super::model::{Finite, IntegerRange, LengthRange, NumberRange, SchemaId, SchemaKind, Sensitivity};
+use super::model::{IntegerRange, LengthRange, NumberRange, SchemaId, SchemaKind};
+use crate::value::Sensitivity;
 
 /// Displays one schema; see [`SchemaArena::display`].
 #[derive(Debug, Clone, Copy)]
@@ -97,7 +98,7 @@ impl fmt::Display for SchemaDisplay<'_> {
         match schema.sensitivity {
             Sensitivity::Public => Ok(()),
             _ if !self.annotated => Ok(()),
-            label => write!(f, " @{}", label.as_str()),
+            label => write!(f, " @{}", label.name()),
         }
     }
 }
@@ -134,10 +135,10 @@ fn integer(f: &mut fmt::Formatter<'_>, range: IntegerRange) -> fmt::Result {
 
 fn number(f: &mut fmt::Formatter<'_>, range: NumberRange) -> fmt::Result {
     match range.constant() {
-        Some(value) => write!(f, "{}", value.get()),
+        Some(value) => write!(f, "{value}"),
         None => {
             f.write_str("Number")?;
-            bounds(f, range.min.map(Finite::get), range.max.map(Finite::get))
+            bounds(f, range.min, range.max)
         }
     }
 }

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use super::model::{DefId, LengthRange, Schema, SchemaId, SchemaKind, Sensitivity};
+use super::model::{DefId, LengthRange, Schema, SchemaId, SchemaKind};
+use crate::value::Sensitivity;
 
 /// The first 128 bits of a node's structural SHA-256.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

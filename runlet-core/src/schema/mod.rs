@@ -4,6 +4,7 @@
 mod arena;
 mod call_shape;
 mod descriptor;
+mod digest;
 mod discriminator;
 mod display;
 mod docs;
@@ -33,8 +34,8 @@ pub use issue::{RegistryError, RegistryIssue};
 pub use json_path::{JsonPath, PathSegment};
 pub use locate::locate;
 pub use model::{
-    Constant, DefId, Finite, IntegerRange, LengthRange, ListSchema, NumberRange, ObjectSchema, Property, Schema,
-    SchemaId, SchemaKind, Sensitivity, StringSchema, UnionSchema,
+    Constant, DefId, IntegerRange, LengthRange, ListSchema, NumberRange, ObjectSchema, Property, Schema,
+    SchemaId, SchemaKind, StringSchema, UnionSchema,
 };
 pub use names::{NameError, QualifiedName, RESERVED_WORDS, is_identifier, is_reserved};
 pub use namespace::{Callable, Namespace, ToolId};

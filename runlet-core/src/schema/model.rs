@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use crate::value::{Number, Sensitivity};
+
 /// An interned schema node. Equal ids mean structurally equal schemas within one arena.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SchemaId(pub(super) u32);
@@ -12,32 +14,8 @@ pub struct SchemaId(pub(super) u32);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DefId(pub(super) u32);
 
-/// How carefully values at a schema path must be handled (spec §6.2). Ordered from least to
-/// most restrictive, so `max` combines labels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub enum Sensitivity {
-    #[default]
-    Public,
-    Sensitive,
-    Secret,
-}
-
-impl Sensitivity {
-    /// The spelling used by `x-runlet-sensitivity`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Sensitivity::Public => "public",
-            Sensitivity::Sensitive => "sensitive",
-            Sensitivity::Secret => "secret",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Sensitivity> {
-        [Sensitivity::Public, Sensitivity::Sensitive, Sensitivity::Secret].into_iter().find(|s| s.as_str() == text)
-    }
-}
-
-/// One schema node: its kind plus the sensitivity label declared at this path.
+/// One schema node: its kind plus the sensitivity label declared at this path (spec §6.2; the
+/// label of a value path is the strongest label on it or any ancestor).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Schema {
     pub kind: SchemaKind,
@@ -84,27 +62,13 @@ impl IntegerRange {
 /// Inclusive number bounds; `min == max` is a constant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct NumberRange {
-    pub min: Option<Finite>,
-    pub max: Option<Finite>,
+    pub min: Option<Number>,
+    pub max: Option<Number>,
 }
 
 impl NumberRange {
-    pub fn constant(self) -> Option<Finite> {
+    pub fn constant(self) -> Option<Number> {
         self.min.filter(|&min| Some(min) == self.max)
-    }
-}
-
-/// A finite binary64 with `-0.0` folded into `0.0`, so it can be compared and hashed by bits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Finite(u64);
-
-impl Finite {
-    pub fn new(value: f64) -> Option<Finite> {
-        value.is_finite().then(|| Finite(if value == 0.0 { 0.0f64 } else { value }.to_bits()))
-    }
-
-    pub fn get(self) -> f64 {
-        f64::from_bits(self.0)
     }
 }
 
@@ -194,7 +158,7 @@ pub enum Constant {
     Null,
     Boolean(bool),
     Integer(i64),
-    Number(Finite),
+    Number(Number),
     String(Arc<str>),
 }
 

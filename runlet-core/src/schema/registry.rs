@@ -4,12 +4,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde_json::Value;
 
 use crate::diag::codes;
+use crate::value::{Digest, Value, sha256};
 
 use super::arena::SchemaArena;
 use super::descriptor::{ExecutionClass, ExecutionOrigin, ToolDescriptor};
+use super::digest::canonical_form;
 use super::docs::SchemaDocs;
 use super::import::{Document, Findings, ImportOptions, import_document};
 use super::issue::{RegistryError, RegistryIssue};
@@ -53,6 +54,7 @@ pub struct Registry {
     namespace: Namespace,
     inputs: BTreeMap<String, HostInput>,
     unsafe_tools: UnsafeToolPolicy,
+    digest: Digest,
 }
 
 /// A registry that loaded, with the warnings found on the way.
@@ -108,6 +110,18 @@ impl Registry {
         &self.inputs
     }
 
+    /// SHA-256 over the RCVE bytes of [`Registry::canonical_form`]: part of a run's identity,
+    /// equal for registries that differ only in key order, tool order or free text.
+    pub fn digest(&self) -> &Digest {
+        &self.digest
+    }
+
+    /// The normalized descriptors as one canonical value (the layout is described at
+    /// `schema::digest`), for pinning in run headers.
+    pub fn canonical_form(&self) -> Value {
+        canonical_form(&self.schemas, &self.tools, &self.inputs)
+    }
+
     pub fn unsafe_tool_policy(&self) -> UnsafeToolPolicy {
         self.unsafe_tools
     }
@@ -146,14 +160,14 @@ impl RegistryBuilder {
 
     /// Adds one tool entry (registry file format, INTERFACES.md §2); `path` is where it is in
     /// the host's document, for findings.
-    pub fn add_tool_json(&mut self, json: &Value, path: JsonPath) {
+    pub fn add_tool_json(&mut self, json: &serde_json::Value, path: JsonPath) {
         if let Some(tool) = read_tool(&mut self.arena, &self.options.import, json, &path, &mut self.issues) {
             self.tools.push((tool, path));
         }
     }
 
     /// Adds a host input named `name` whose schema is `schema` (JSON Schema), found at `path`.
-    pub fn add_input_json(&mut self, name: &str, schema: &Value, path: JsonPath) {
+    pub fn add_input_json(&mut self, name: &str, schema: &serde_json::Value, path: JsonPath) {
         if !is_identifier(name) || is_reserved(name) {
             let message = format!("the host input name `{name}` is not an identifier a program can use");
             self.issues.push(RegistryIssue::error(codes::INVALID_HOST_INPUT, path.clone(), message));
@@ -188,12 +202,17 @@ impl RegistryBuilder {
         if self.issues.iter().any(RegistryIssue::is_error) {
             return Err(RegistryError { issues: self.issues });
         }
+        let tools: Vec<ToolDescriptor> = self.tools.into_iter().map(|(tool, _)| tool).collect();
+        let inputs: BTreeMap<String, HostInput> =
+            self.inputs.into_iter().map(|(name, (input, _))| (name, input)).collect();
+        let digest = sha256(&canonical_form(&self.arena, &tools, &inputs));
         let registry = Registry {
             schemas: Arc::new(self.arena),
-            tools: self.tools.into_iter().map(|(tool, _)| tool).collect(),
+            tools,
             namespace,
-            inputs: self.inputs.into_iter().map(|(name, (input, _))| (name, input)).collect(),
+            inputs,
             unsafe_tools: self.options.unsafe_tools,
+            digest,
         };
         Ok(LoadedRegistry { registry, warnings: self.issues })
     }

@@ -136,12 +136,21 @@ fn read_hints(fields: &mut Fields<'_, '_>) -> Hints {
 }
 
 fn read_execution(fields: &mut Fields<'_, '_>, hints: &Hints) -> (ExecutionClass, ExecutionOrigin) {
-    let Some(text) = fields.string("execution") else {
-        return match (hints.read_only, hints.idempotent) {
-            (true, _) => (ExecutionClass::Pure, ExecutionOrigin::ReadOnlyHint),
-            (false, true) => (ExecutionClass::Idempotent, ExecutionOrigin::IdempotentHint),
-            (false, false) => (ExecutionClass::Unsafe, ExecutionOrigin::Default),
-        };
+    let text = match fields.get("execution") {
+        Some(Value::String(text)) => text,
+        // MCP's `execution` object (`taskSupport`) is protocol metadata Runlet does not use.
+        None | Some(Value::Object(_)) => {
+            return match (hints.read_only, hints.idempotent) {
+                (true, _) => (ExecutionClass::Pure, ExecutionOrigin::ReadOnlyHint),
+                (false, true) => (ExecutionClass::Idempotent, ExecutionOrigin::IdempotentHint),
+                (false, false) => (ExecutionClass::Unsafe, ExecutionOrigin::Default),
+            };
+        }
+        Some(_) => {
+            let message = "`execution` must be an execution class such as \"pure\" (or MCP's execution object)";
+            fields.issues.push(RegistryIssue::error(codes::REGISTRY_BAD_FIELD, fields.path.key("execution"), message));
+            return (ExecutionClass::Unsafe, ExecutionOrigin::Declared);
+        }
     };
     if let Some(class) = ExecutionClass::parse(text) {
         return (class, ExecutionOrigin::Declared);

@@ -1,12 +1,14 @@
-//! Union normalization: nested unions flattened, `Any` absorbing, constant booleans and strings
-//! merged, duplicates removed, canonical order, discriminator inference and the variant cap.
+//! Union normalization: flattening, `Any` absorbing, merging constant booleans and strings, no
+//! duplicates, canonical order (kind, bounds, fingerprint), discriminators and the variant cap.
 
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::arena::SchemaArena;
 use super::discriminator::{self, DiscriminatorError};
-use super::model::{LengthRange, Schema, SchemaId, SchemaKind, Sensitivity, StringSchema, UnionSchema};
+use super::model::{LengthRange, Schema, SchemaId, SchemaKind, StringSchema, UnionSchema};
+use crate::value::Sensitivity;
 
 /// The result of building a union under a variant cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,7 +111,10 @@ impl SchemaArena {
             return Variants::Any(self.strongest(&flat));
         }
         let mut variants = self.merge_constants(flat);
-        variants.sort_by_key(|&v| (rank(self.kind(v)), self.fingerprint(v)));
+        variants.sort_by(|&a, &b| {
+            let (x, y) = (self.kind(a), self.kind(b));
+            rank(x).cmp(&rank(y)).then_with(|| numeric_order(x, y)).then_with(|| self.fingerprint(a).cmp(&self.fingerprint(b)))
+        });
         variants.dedup();
         Variants::Some(variants)
     }
@@ -149,6 +154,15 @@ impl SchemaArena {
             kept.push(self.intern(Schema { kind: SchemaKind::String(string), sensitivity }));
         }
         kept
+    }
+}
+
+/// Integers and numbers by their bounds, so constants read in ascending order.
+fn numeric_order(x: &SchemaKind, y: &SchemaKind) -> Ordering {
+    match (x, y) {
+        (SchemaKind::Integer(a), SchemaKind::Integer(b)) => (a.min, a.max).cmp(&(b.min, b.max)),
+        (SchemaKind::Number(a), SchemaKind::Number(b)) => (a.min, a.max).cmp(&(b.min, b.max)),
+        _ => Ordering::Equal,
     }
 }
 

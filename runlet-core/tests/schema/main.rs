@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use runlet::schema::{CallSchema, DefId, Registry, RegistryOptions, SchemaArena, SchemaId, SchemaKind};
+use runlet::schema::{CallSchema, DefId, Registry, RegistryOptions, SchemaArena, SchemaDoc, SchemaId, SchemaKind};
 
 /// The text of a file under `tests/schema/`.
 pub fn read(relative: &str) -> String {
@@ -38,11 +38,14 @@ pub fn describe(text: &str, options: &RegistryOptions) -> String {
             writeln!(out, "  error {} retryable={} {:?}", error.code, error.retryable, error.description).unwrap();
         }
         for (path, doc) in &tool.docs {
-            writeln!(out, "  doc {path}: {doc:?}").unwrap();
+            writeln!(out, "  doc {path}: {}", describe_doc(doc)).unwrap();
         }
     }
     for (name, input) in registry.inputs() {
         writeln!(out, "input {name}: {}", arena.display_annotated(input.schema)).unwrap();
+        for (path, doc) in &input.docs {
+            writeln!(out, "  doc {path:?}: {}", describe_doc(doc)).unwrap();
+        }
         used.push(input.schema);
     }
     for def in definitions(arena, &used) {
@@ -51,10 +54,28 @@ pub fn describe(text: &str, options: &RegistryOptions) -> String {
         writeln!(out, "definition {} ({}) = {body}", definition.name, definition.key).unwrap();
     }
     writeln!(out, "roots: {}", registry.roots().collect::<Vec<_>>().join(", ")).unwrap();
+    writeln!(out, "digest: {}", registry.digest()).unwrap();
     for warning in &loaded.warnings {
         writeln!(out, "{warning}").unwrap();
     }
     out
+}
+
+/// The set fields of a documentation record.
+fn describe_doc(doc: &SchemaDoc) -> String {
+    let mut parts = Vec::new();
+    parts.extend(doc.title.as_ref().map(|t| format!("title {t:?}")));
+    parts.extend(doc.description.as_ref().map(|d| format!("description {d:?}")));
+    if !doc.examples.is_empty() {
+        parts.push(format!("examples [{}]", doc.examples.join(", ")));
+    }
+    parts.extend(doc.default.as_ref().map(|d| format!("default {d}")));
+    for (flag, name) in [(doc.deprecated, "deprecated"), (doc.read_only, "read-only"), (doc.write_only, "write-only")] {
+        if flag {
+            parts.push(name.to_owned());
+        }
+    }
+    parts.join("; ")
 }
 
 fn describe_call(out: &mut String, arena: &SchemaArena, call: &CallSchema, used: &mut Vec<SchemaId>) {

@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use super::super::json_path::JsonPath;
-use super::super::model::{Finite, IntegerRange, NumberRange, Schema, SchemaId, SchemaKind, StringSchema};
+use super::super::model::{IntegerRange, LengthRange, NumberRange, Schema, SchemaId, SchemaKind, StringSchema};
+use crate::value::Number;
 use super::keywords::{Keywords, Mapped};
 use super::Importer;
 use super::typed::JsonType;
@@ -13,7 +14,7 @@ use super::typed::JsonType;
 struct Facets {
     types: Option<Vec<JsonType>>,
     range: NumberRange,
-    length: super::super::model::LengthRange,
+    length: LengthRange,
     format: Option<std::sync::Arc<str>>,
 }
 
@@ -63,7 +64,7 @@ impl<'a> Importer<'a, '_> {
             Value::Null if allows(JsonType::Null) => SchemaKind::Null,
             Value::Bool(b) if allows(JsonType::Boolean) => SchemaKind::Boolean(Some(*b)),
             Value::Number(n) => {
-                let f = n.as_f64().and_then(Finite::new)?;
+                let f = n.as_f64().and_then(Number::new)?;
                 let below = facets.range.min.is_some_and(|min| f.get() < min.get());
                 let above = facets.range.max.is_some_and(|max| f.get() > max.get());
                 if below || above {

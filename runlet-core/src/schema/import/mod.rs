@@ -17,7 +17,8 @@ use super::arena::SchemaArena;
 use super::docs::{SchemaDoc, SchemaDocs};
 use super::issue::RegistryIssue;
 use super::json_path::JsonPath;
-use super::model::{DefId, SchemaId, Sensitivity};
+use super::model::{DefId, SchemaId};
+use crate::value::Sensitivity;
 use super::union::Normalized;
 use keywords::{Annotation, Keywords, Mapped};
 

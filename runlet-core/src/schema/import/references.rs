@@ -70,6 +70,9 @@ impl<'a> Importer<'a, '_> {
             self.invalid(path.clone(), "`$defs` must be an object of named schemas");
             return;
         };
+        // Sorted, so which definitions become references never depends on key order.
+        let mut definitions: Vec<(&String, &'a Value)> = definitions.iter().collect();
+        definitions.sort_by_key(|(name, _)| *name);
         for (name, json) in definitions {
             if let Some(relative) = path.key(name).strip_prefix(self.document.path) {
                 self.target(json, relative);

@@ -4,14 +4,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use serde_json::{Number, Value};
+use serde_json::{Number as JsonNumber, Value};
 
 use crate::diag::codes;
+use crate::value::Number;
 
 use super::super::issue::RegistryIssue;
 use super::super::json_path::JsonPath;
 use super::super::model::{
-    Finite, IntegerRange, LengthRange, ListSchema, NumberRange, ObjectSchema, Property, Schema, SchemaId, SchemaKind,
+    IntegerRange, LengthRange, ListSchema, NumberRange, ObjectSchema, Property, Schema, SchemaId, SchemaKind,
     StringSchema,
 };
 use super::keywords::{Family, Keywords, Mapped};
@@ -200,7 +201,7 @@ impl<'a> Importer<'a, '_> {
         format
     }
 
-    fn number_facet(&mut self, keywords: &Keywords<'_>, path: &JsonPath, key: &str, mapped: Mapped) -> Option<Number> {
+    fn number_facet(&mut self, keywords: &Keywords<'_>, path: &JsonPath, key: &str, mapped: Mapped) -> Option<JsonNumber> {
         let value = keywords.get(mapped)?;
         let number = value.as_number().cloned();
         if number.is_none() {
@@ -236,7 +237,7 @@ impl<'a> Importer<'a, '_> {
     }
 
     pub(super) fn number_range(&mut self, keywords: &Keywords<'_>, path: &JsonPath) -> NumberRange {
-        let finite = |n: Option<Number>| n.and_then(|n| n.as_f64()).and_then(Finite::new);
+        let finite = |n: Option<JsonNumber>| n.and_then(|n| n.as_f64()).and_then(Number::new);
         let min = finite(self.number_facet(keywords, path, "minimum", Mapped::Minimum));
         let max = finite(self.number_facet(keywords, path, "maximum", Mapped::Maximum));
         if min.zip(max).is_some_and(|(lower, upper)| lower.get() > upper.get()) {
@@ -300,6 +301,9 @@ impl<'a> Importer<'a, '_> {
             None => {}
             Some(None) => self.invalid(path.key("properties"), "`properties` must be an object of schemas"),
             Some(Some(declared)) => {
+                // Sorted, so which definitions become references never depends on key order.
+                let mut declared: Vec<(&String, &'a Value)> = declared.iter().collect();
+                declared.sort_by_key(|(name, _)| *name);
                 for (name, json) in declared {
                     let at = path.key("properties").key(name);
                     let schema = self.schema(json, &at, Place::Property);
@@ -369,7 +373,7 @@ impl<'a> Importer<'a, '_> {
 }
 
 /// Rounds `number` into the 64-bit integers with `round` (ceil for minimums, floor for maximums).
-fn integer_bound(number: &Number, round: fn(f64) -> f64) -> IntegerBound {
+fn integer_bound(number: &JsonNumber, round: fn(f64) -> f64) -> IntegerBound {
     const TWO_TO_63: f64 = 9_223_372_036_854_775_808.0;
     if let Some(i) = number.as_i64() {
         return IntegerBound::At(i);
