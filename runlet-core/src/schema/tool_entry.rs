@@ -155,8 +155,11 @@ fn read_execution(fields: &mut Fields<'_, '_>, hints: &Hints) -> (ExecutionClass
     if let Some(class) = ExecutionClass::parse(text) {
         return (class, ExecutionOrigin::Declared);
     }
-    let mut nearest: Vec<(usize, &str)> =
-        ExecutionClass::ALL.iter().map(|c| (strsim::damerau_levenshtein(c.as_str(), text), c.as_str())).collect();
+    let mut nearest: Vec<(usize, &str)> = ExecutionClass::ALL
+        .iter()
+        .map(|c| (strsim::damerau_levenshtein(c.as_str(), text), c.as_str()))
+        .filter(|(distance, _)| *distance <= 3)
+        .collect();
     nearest.sort();
     let message = format!("`{text}` is not an execution class");
     let issue = RegistryIssue::error(codes::INVALID_EXECUTION_CLASS, fields.path.key("execution"), message)

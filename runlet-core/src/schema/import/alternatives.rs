@@ -94,10 +94,14 @@ impl<'a> Importer<'a, '_> {
                 None
             }
         };
-        match object.get("propertyName").and_then(Value::as_str) {
-            Some(name) => Some((name.to_owned(), mapping)),
+        match object.get("propertyName") {
+            Some(Value::String(name)) => Some((name.clone(), mapping)),
+            Some(_) => {
+                self.invalid(path.key("propertyName"), "`propertyName` must be a string");
+                None
+            }
             None => {
-                self.invalid(path.key("propertyName"), "`discriminator` needs `propertyName`, a string");
+                self.invalid(path.clone(), "`discriminator` needs `propertyName`");
                 None
             }
         }
