@@ -12,10 +12,14 @@ fn mixed_value() -> Value {
         .map(|i| {
             let tags = List::new((0..4).map(|t| Value::from(format!("tag-{}", (i + t) % 37))).collect())
                 .expect("shallow");
-            let scores = List::new((0..3).map(|s| Value::number((i * 3 + s) as f64 / 7.0).expect("finite")).collect())
-                .expect("shallow");
-            let nested = Object::from_pairs(vec![("count".into(), Value::Int(i * 31)), ("scores".into(), scores.into())])
-                .expect("shallow");
+            let scores =
+                List::new((0..3).map(|s| Value::number((i * 3 + s) as f64 / 7.0).expect("finite")).collect())
+                    .expect("shallow");
+            let nested = Object::from_pairs(vec![
+                ("count".into(), Value::Int(i * 31)),
+                ("scores".into(), scores.into()),
+            ])
+            .expect("shallow");
             let fields: Vec<(std::sync::Arc<str>, Value)> = vec![
                 ("id".into(), Value::Int(i * 1_000_003)),
                 ("name".into(), Value::from(format!("customer {i} — Zoë \"quoted\"\n"))),

@@ -1,6 +1,8 @@
 //! Property tests for canonical values: RCVE round trip and injectivity, presentation JSON
 //! parse-back, operator laws, total (panic-free) readers and operators, and label monotonicity.
 
+mod value_support;
+
 use proptest::prelude::*;
 use runlet::value::{
     self, BinaryOp, Labelled, Labels, List, Number, Object, Segment, Sensitivity, UnaryOp, Value,
@@ -11,11 +13,15 @@ fn number() -> impl Strategy<Value = Number> {
         proptest::num::f64::ANY.prop_filter_map("finite", Number::new),
         prop::sample::select(vec![0.0, -0.0, 0.1, 1e21, 5e-324, f64::MAX, f64::MIN, 1.0, -1.5])
             .prop_filter_map("finite", Number::new),
+        (-(1i64 << 60)..(1i64 << 60)).prop_filter_map("finite", |i| Number::new(i as f64)),
     ]
 }
 
 fn key() -> impl Strategy<Value = String> {
-    prop_oneof![prop::sample::select(vec!["a", "b", "é", "😀", "", "$bytes"]).prop_map(String::from), ".{0,6}"]
+    prop_oneof![
+        prop::sample::select(vec!["a", "b", "é", "😀", "", "$bytes"]).prop_map(String::from),
+        ".{0,6}"
+    ]
 }
 
 fn scalar(with_bytes: bool) -> BoxedStrategy<Value> {
@@ -38,7 +44,8 @@ fn value_tree(with_bytes: bool) -> BoxedStrategy<Value> {
     scalar(with_bytes)
         .prop_recursive(4, 48, 6, |inner| {
             prop_oneof![
-                prop::collection::vec(inner.clone(), 0..6).prop_map(|items| Value::List(List::new(items).expect("shallow"))),
+                prop::collection::vec(inner.clone(), 0..6)
+                    .prop_map(|items| Value::List(List::new(items).expect("shallow"))),
                 prop::collection::vec((key(), inner), 0..6).prop_map(|pairs| {
                     let pairs = pairs.into_iter().map(|(k, v)| (k.into(), v)).collect();
                     Value::Object(Object::from_pairs(pairs).expect("shallow"))
@@ -111,15 +118,6 @@ fn binary_op() -> impl Strategy<Value = BinaryOp> {
     ])
 }
 
-fn has_huge_integral_number(value: &Value) -> bool {
-    match value {
-        Value::Number(n) => n.get().abs() >= 9_223_372_036_854_775_808.0 && n.get().abs() < 1e21,
-        Value::List(list) => list.iter().any(has_huge_integral_number),
-        Value::Object(object) => object.entries().iter().any(|(_, v)| has_huge_integral_number(v)),
-        _ => false,
-    }
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
@@ -137,7 +135,7 @@ proptest! {
     #[test]
     fn presentation_json_parses_back_without_bytes(v in value_tree(false)) {
         let json = value::to_presentation_json(&v).expect("no bytes inside");
-        prop_assume!(!has_huge_integral_number(&v));
+        prop_assume!(!value_support::has_large_integral_number(&v));
         let parsed = value::parse_json(&json).expect("presentation JSON is valid host JSON");
         prop_assert!(value::equals(&parsed, &v), "{} parsed as {:?}", json, parsed);
         prop_assert_eq!(value::to_presentation_json(&parsed).expect("no bytes inside"), json);
@@ -150,6 +148,8 @@ proptest! {
         for (k, v) in b.entries() {
             prop_assert_eq!(right_wins.get(k), Some(v));
         }
+        let deepest = right_wins.entries().iter().map(|(_, v)| v.depth()).max().unwrap_or(0);
+        prop_assert_eq!(right_wins.depth(), 1 + deepest);
     }
 
     #[test]

@@ -80,7 +80,9 @@ fn widened_pair(op: BinaryOp, left: &Value, right: &Value) -> Result<(f64, f64),
 fn widen(value: &Value) -> Option<Result<f64, ValueError>> {
     match value {
         Value::Number(n) => Some(Ok(n.get())),
-        Value::Int(i) => Some(Number::from_i64_exact(*i).map(Number::get).ok_or_else(|| inexact_widening(*i))),
+        Value::Int(i) => {
+            Some(Number::from_i64_exact(*i).map(Number::get).ok_or_else(|| inexact_widening(*i)))
+        }
         _ => None,
     }
 }

@@ -75,7 +75,10 @@ mod tests {
         assert!(!equals(&((1i64 << 53) + 1).into(), &num(9007199254740992.0)));
         assert!(equals(&list(vec![1.into(), "a".into()]), &list(vec![num(1.0), "a".into()])));
         assert!(!equals(&list(vec![1.into(), 2.into()]), &list(vec![2.into(), 1.into()])));
-        assert!(equals(&object(vec![("a", 1.into()), ("b", 2.into())]), &object(vec![("b", num(2.0)), ("a", 1.into())])));
+        assert!(equals(
+            &object(vec![("a", 1.into()), ("b", 2.into())]),
+            &object(vec![("b", num(2.0)), ("a", 1.into())])
+        ));
         assert!(!equals(&object(vec![("a", 1.into())]), &object(vec![("a", 1.into()), ("b", 2.into())])));
         assert!(!equals(&1.into(), &"1".into()));
         assert!(!equals(&Value::Null, &false.into()));
@@ -84,14 +87,18 @@ mod tests {
 
     #[test]
     fn strings_order_by_scalar_values() {
-        let lt = |a: &str, b: &str| order(BinaryOp::Lt, &a.into(), &b.into()).expect("strings") == Ordering::Less;
+        let lt =
+            |a: &str, b: &str| order(BinaryOp::Lt, &a.into(), &b.into()).expect("strings") == Ordering::Less;
         assert!(lt("Z", "a"));
         assert!(lt("a", "ab"));
         assert!(lt("\u{ffff}", "\u{10000}"));
         assert!(lt("é", "😀"));
         assert!(!lt("b", "a"));
         assert_eq!(order(BinaryOp::Lt, &num(2.5), &2.into()), Ok(Ordering::Greater));
-        assert_eq!(order(BinaryOp::Lt, &list(vec![]), &list(vec![])).map_err(|e| e.code()), Err(codes::OPERAND_KIND_MISMATCH));
+        assert_eq!(
+            order(BinaryOp::Lt, &list(vec![]), &list(vec![])).map_err(|e| e.code()),
+            Err(codes::OPERAND_KIND_MISMATCH)
+        );
     }
 
     #[test]
@@ -102,7 +109,10 @@ mod tests {
         assert_eq!(contains(&"b".into(), &object(vec![("a", Value::Null)])), Ok(false));
         assert_eq!(contains(&"é😀".into(), &"caf é😀!".into()), Ok(true));
         assert_eq!(contains(&"".into(), &"".into()), Ok(true));
-        assert_eq!(contains(&1.into(), &object(vec![])).map_err(|e| e.code()), Err(codes::OPERAND_KIND_MISMATCH));
+        assert_eq!(
+            contains(&1.into(), &object(vec![])).map_err(|e| e.code()),
+            Err(codes::OPERAND_KIND_MISMATCH)
+        );
         assert_eq!(contains(&"a".into(), &1.into()).map_err(|e| e.code()), Err(codes::OPERAND_KIND_MISMATCH));
     }
 }

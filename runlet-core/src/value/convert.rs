@@ -120,7 +120,9 @@ impl Converter<'_> {
                 self.entries(object, &labels, |_| Some(*values), |_, _| true)
             }
             (Shape::Object(shape), Value::Object(object)) => self.object(object, &labels, shape),
-            (Shape::Union(variants), _) if union_hops > 0 => self.union(value, &labels, target, variants, union_hops),
+            (Shape::Union(variants), _) if union_hops > 0 => {
+                self.union(value, &labels, target, variants, union_hops)
+            }
             _ => Err(self.unsupported(value, target)),
         }
     }
@@ -132,7 +134,8 @@ impl Converter<'_> {
         for (i, item) in list.iter().enumerate() {
             let segment = Segment::Index(i);
             self.path.push(segment.clone());
-            let (value, item_labels, item_rank) = self.convert(item, &labels.child(&segment), items, self.shapes.len())?;
+            let (value, item_labels, item_rank) =
+                self.convert(item, &labels.child(&segment), items, self.shapes.len())?;
             self.path.pop();
             rank = rank.max(item_rank);
             converted.push(value);
@@ -146,7 +149,8 @@ impl Converter<'_> {
     }
 
     fn object(&mut self, object: &Object, labels: &Labels, shape: &ObjectShape) -> Step {
-        if let Some(missing) = shape.properties().iter().find(|p| p.required && !object.contains_key(&p.name)) {
+        if let Some(missing) = shape.properties().iter().find(|p| p.required && !object.contains_key(&p.name))
+        {
             let mut path = self.path.clone();
             path.push(Segment::Key(missing.name.clone()));
             return Err(ValueError::new(
@@ -212,12 +216,24 @@ impl Converter<'_> {
     }
 
     /// The best-ranked variant that accepts the value; equally ranked variants must agree.
-    fn union(&mut self, value: &Value, labels: &Labels, target: ShapeId, variants: &[ShapeId], hops: usize) -> Step {
+    fn union(
+        &mut self,
+        value: &Value,
+        labels: &Labels,
+        target: ShapeId,
+        variants: &[ShapeId],
+        hops: usize,
+    ) -> Step {
         let mut best: Option<(Value, Labels, Rank)> = None;
         let mut ambiguous = false;
         let mut specific_failures = Vec::new();
+        let path_len = self.path.len();
+        let here = Value::string(path_text(&self.path));
         for &variant in variants {
-            match self.convert(value, labels, variant, hops - 1) {
+            let attempt = self.convert(value, labels, variant, hops - 1);
+            // A failed attempt returns early from inside the value; drop its path segments.
+            self.path.truncate(path_len);
+            match attempt {
                 Ok(candidate) => match &best {
                     Some(current) if candidate.2 > current.2 => {}
                     Some(current) if candidate.2 == current.2 => {
@@ -231,7 +247,14 @@ impl Converter<'_> {
                         best = Some(candidate);
                     }
                 },
-                Err(error) if error.code() != codes::UNSUPPORTED_CONVERSION => specific_failures.push(error),
+                // A variant whose kind does not match at all says nothing; a failure further
+                // inside (or of another kind) says what is wrong with a plausible variant.
+                Err(error)
+                    if error.code() != codes::UNSUPPORTED_CONVERSION
+                        || error.details().get("path") != Some(&here) =>
+                {
+                    specific_failures.push(error)
+                }
                 Err(_) => {}
             }
         }
@@ -260,10 +283,13 @@ impl Converter<'_> {
             Value::Bytes(_) => "; Bytes need an explicit encoding",
             _ => "",
         };
-        ValueError::new(codes::UNSUPPORTED_CONVERSION, format!("cannot convert {} to {to}{hint}", value.kind()))
-            .with_detail("from", value.kind().name())
-            .with_detail("to", to)
-            .with_detail("path", path_text(&self.path))
+        ValueError::new(
+            codes::UNSUPPORTED_CONVERSION,
+            format!("cannot convert {} to {to}{hint}", value.kind()),
+        )
+        .with_detail("from", value.kind().name())
+        .with_detail("to", to)
+        .with_detail("path", path_text(&self.path))
     }
 }
 
@@ -325,7 +351,10 @@ mod tests {
         let mut shapes = Shapes::new();
         let string = shapes.add(Shape::String);
         let value = object(vec![("b", list(vec![1.into(), Value::Null])), ("a", num(0.5))]);
-        assert_eq!(run(value.clone(), string, &shapes), Ok((r#"{"a":0.5,"b":[1,null]}"#.into(), Rank::Formatting)));
+        assert_eq!(
+            run(value.clone(), string, &shapes),
+            Ok((r#"{"a":0.5,"b":[1,null]}"#.into(), Rank::Formatting))
+        );
         let tight = ConversionLimits { max_bytes: 10, ..ConversionLimits::default() };
         let error = convert(&value, &Labels::public(), string, &shapes, &tight).expect_err("too long");
         assert_eq!(error.code(), codes::CONVERSION_BYTES_EXCEEDED);
@@ -349,11 +378,23 @@ mod tests {
         let exact = list(vec![num(1.5)]);
         let (converted, rank) = run(exact.clone(), numbers, &shapes).expect("exact");
         assert_eq!((&converted, rank), (&exact, Rank::Exact));
-        assert_eq!(run(list(vec![1.into(), num(2.5)]), numbers, &shapes), Ok((list(vec![num(1.0), num(2.5)]), Rank::Structural)));
-        let error = convert(&list(vec![1.into(), "x".into()]), &Labels::public(), numbers, &shapes, &ConversionLimits::default())
-            .expect_err("string element");
+        assert_eq!(
+            run(list(vec![1.into(), num(2.5)]), numbers, &shapes),
+            Ok((list(vec![num(1.0), num(2.5)]), Rank::Structural))
+        );
+        let error = convert(
+            &list(vec![1.into(), "x".into()]),
+            &Labels::public(),
+            numbers,
+            &shapes,
+            &ConversionLimits::default(),
+        )
+        .expect_err("string element");
         assert_eq!(error.details().get("path"), Some(&"$[1]".into()));
-        assert_eq!(run(object(vec![("a", 1.into())]), number_map, &shapes), Ok((object(vec![("a", num(1.0))]), Rank::Structural)));
+        assert_eq!(
+            run(object(vec![("a", 1.into())]), number_map, &shapes),
+            Ok((object(vec![("a", num(1.0))]), Rank::Structural))
+        );
         assert_eq!(run(list(vec![]), number_map, &shapes), Err(codes::UNSUPPORTED_CONVERSION));
     }
 
@@ -364,17 +405,35 @@ mod tests {
         let null = shapes.add(Shape::Null);
         let nullable = shapes.add(Shape::Union(vec![string, null]));
         let target = shapes.add(Shape::Object(ObjectShape::new(
-            vec![property("id", string, true), property("note", string, false), property("tag", nullable, false)],
+            vec![
+                property("id", string, true),
+                property("note", string, false),
+                property("tag", nullable, false),
+            ],
             None,
         )));
         assert_eq!(
-            run(object(vec![("id", "x".into()), ("note", Value::Null), ("tag", Value::Null)]), target, &shapes),
+            run(
+                object(vec![("id", "x".into()), ("note", Value::Null), ("tag", Value::Null)]),
+                target,
+                &shapes
+            ),
             Ok((object(vec![("id", "x".into()), ("tag", Value::Null)]), Rank::Structural))
         );
-        assert_eq!(run(object(vec![("note", "n".into())]), target, &shapes), Err(codes::MISSING_REQUIRED_PROPERTY));
-        assert_eq!(run(object(vec![("id", "x".into()), ("extra", 1.into())]), target, &shapes), Err(codes::UNEXPECTED_PROPERTY));
-        assert_eq!(run(object(vec![("id", Value::Null)]), target, &shapes), Err(codes::UNSUPPORTED_CONVERSION));
-        let open = shapes.add(Shape::Object(ObjectShape::new(vec![property("id", string, true)], Some(string))));
+        assert_eq!(
+            run(object(vec![("note", "n".into())]), target, &shapes),
+            Err(codes::MISSING_REQUIRED_PROPERTY)
+        );
+        assert_eq!(
+            run(object(vec![("id", "x".into()), ("extra", 1.into())]), target, &shapes),
+            Err(codes::UNEXPECTED_PROPERTY)
+        );
+        assert_eq!(
+            run(object(vec![("id", Value::Null)]), target, &shapes),
+            Err(codes::UNSUPPORTED_CONVERSION)
+        );
+        let open =
+            shapes.add(Shape::Object(ObjectShape::new(vec![property("id", string, true)], Some(string))));
         assert_eq!(
             run(object(vec![("id", "x".into()), ("n", 2.into())]), open, &shapes),
             Ok((object(vec![("id", "x".into()), ("n", "2".into())]), Rank::Formatting))
@@ -401,6 +460,24 @@ mod tests {
         assert_eq!(run("x".into(), none, &shapes), Err(codes::UNSUPPORTED_CONVERSION));
         let widen_fails = shapes.add(Shape::Union(vec![bytes, number]));
         assert_eq!(run(i64::MAX.into(), widen_fails, &shapes), Err(codes::INEXACT_INTEGER_WIDENING));
+        let int_list = shapes.add(Shape::List(integer));
+        let list_or_string = shapes.add(Shape::Union(vec![int_list, bytes]));
+        let error = convert(
+            &list(vec![1.into(), "x".into()]),
+            &Labels::public(),
+            list_or_string,
+            &shapes,
+            &ConversionLimits::default(),
+        )
+        .expect_err("neither variant");
+        assert_eq!(error.details().get("path"), Some(&"$[1]".into()));
+        let error =
+            convert(&"x".into(), &Labels::public(), list_or_string, &shapes, &ConversionLimits::default())
+                .expect_err("neither variant");
+        assert_eq!(
+            (error.code(), error.details().get("to")),
+            (codes::UNSUPPORTED_CONVERSION, Some(&"List | Bytes".into()))
+        );
         let looping = shapes.declare();
         shapes.define(looping, Shape::Union(vec![looping]), Sensitivity::Public);
         assert_eq!(run(1.into(), looping, &shapes), Err(codes::UNSUPPORTED_CONVERSION));
@@ -418,13 +495,16 @@ mod tests {
         )));
         let value = object(vec![("token", "t".into()), ("n", 1.into())]);
         let labels = Labels::at_path(&[Segment::Key("n".into())], Sensitivity::Sensitive);
-        let converted = convert(&value, &labels, target, &shapes, &ConversionLimits::default()).expect("converts");
+        let converted =
+            convert(&value, &labels, target, &shapes, &ConversionLimits::default()).expect("converts");
         assert_eq!(converted.labels.level_at(&[Segment::Key("token".into())]), Sensitivity::Secret);
         assert_eq!(converted.labels.level_at(&[Segment::Key("n".into())]), Sensitivity::Sensitive);
         assert_eq!(converted.labels.level(), Sensitivity::Public);
-        let formatted = convert(&value, &labels, string, &shapes, &ConversionLimits::default()).expect("formats");
+        let formatted =
+            convert(&value, &labels, string, &shapes, &ConversionLimits::default()).expect("formats");
         assert_eq!(formatted.labels, Labels::uniform(Sensitivity::Sensitive));
-        let error = convert(&value, &labels, number, &shapes, &ConversionLimits::default()).expect_err("object");
+        let error =
+            convert(&value, &labels, number, &shapes, &ConversionLimits::default()).expect_err("object");
         assert_eq!(error.sensitivity(), Sensitivity::Sensitive);
     }
 }

@@ -96,7 +96,8 @@ const HMAC_BLOCK: usize = 64;
 /// Key ids are 1 to 64 characters from `A-Z a-z 0-9 . _ -`, so `hmac-sha256:<id>:<hex>` is
 /// unambiguous.
 fn is_valid_key_id(id: &str) -> bool {
-    (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    (1..=64).contains(&id.len())
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
 impl DigestKey {
@@ -235,7 +236,10 @@ mod tests {
             assert!(bad.parse::<Digest>().is_err(), "{bad}");
         }
         assert!(format!("{key:?}").contains("run-7.v2") && !format!("{key:?}").contains("secret"));
-        assert_eq!(DigestKey::new("bad:id", b"x").map(|_| ()).map_err(|e| e.code()), Err(codes::INVALID_DIGEST_KEY));
+        assert_eq!(
+            DigestKey::new("bad:id", b"x").map(|_| ()).map_err(|e| e.code()),
+            Err(codes::INVALID_DIGEST_KEY)
+        );
         assert!(DigestKey::new("ok", b"").is_err());
     }
 

@@ -24,7 +24,12 @@ pub struct ValueError {
 
 impl ValueError {
     pub fn new(code: Code, message: impl Into<String>) -> ValueError {
-        ValueError { code, message: message.into(), details: Object::empty(), sensitivity: Sensitivity::Public }
+        ValueError {
+            code,
+            message: message.into(),
+            details: Object::empty(),
+            sensitivity: Sensitivity::Public,
+        }
     }
 
     /// Adds (or replaces) one entry of the details object. Details are shallow (scalars and

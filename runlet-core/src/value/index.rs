@@ -133,7 +133,9 @@ mod tests {
     }
 
     fn object(keys: &[&str]) -> Value {
-        Object::from_pairs(keys.iter().map(|k| (Arc::from(*k), Value::from(*k))).collect()).expect("shallow").into()
+        Object::from_pairs(keys.iter().map(|k| (Arc::from(*k), Value::from(*k))).collect())
+            .expect("shallow")
+            .into()
     }
 
     fn code(result: Result<Value, ValueError>) -> Code {
@@ -187,7 +189,10 @@ mod tests {
         assert_eq!(code(index(&list(vec![1.into()]), &"0".into())), codes::NOT_INDEXABLE);
         assert_eq!(code(index(&object(&["a"]), &0.into())), codes::NOT_INDEXABLE);
         assert_eq!(code(index(&1.into(), &0.into())), codes::NOT_INDEXABLE);
-        assert_eq!(code(index(&list(vec![1.into()]), &Value::number(0.0).expect("finite"))), codes::NOT_INDEXABLE);
+        assert_eq!(
+            code(index(&list(vec![1.into()]), &Value::number(0.0).expect("finite"))),
+            codes::NOT_INDEXABLE
+        );
         assert_eq!(code(member(&list(vec![]), "a")), codes::NOT_INDEXABLE);
     }
 

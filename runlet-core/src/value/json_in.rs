@@ -308,7 +308,8 @@ impl Parser<'_> {
     }
 
     fn hex4(&mut self) -> Step<u32> {
-        let digits = self.bytes.get(self.pos..self.pos + 4).ok_or((JsonErrorKind::UnexpectedEnd, self.pos))?;
+        let digits =
+            self.bytes.get(self.pos..self.pos + 4).ok_or((JsonErrorKind::UnexpectedEnd, self.pos))?;
         let mut unit = 0;
         for &digit in digits {
             let nibble = (digit as char).to_digit(16).ok_or((JsonErrorKind::InvalidEscape, self.pos))?;
@@ -358,7 +359,10 @@ impl Parser<'_> {
         }
         let literal = &self.text[start..self.pos];
         if integral {
-            return literal.parse::<i64>().map(Value::Int).map_err(|_| (JsonErrorKind::IntegerOutOfRange, start));
+            return literal
+                .parse::<i64>()
+                .map(Value::Int)
+                .map_err(|_| (JsonErrorKind::IntegerOutOfRange, start));
         }
         // Rust's float parsing is correctly rounded; magnitudes below the smallest subnormal
         // round to zero (and `-0` to `0`), magnitudes above the largest finite fail.
@@ -417,7 +421,10 @@ mod tests {
 
     #[test]
     fn objects_reject_duplicates_and_sort_keys() {
-        assert_eq!(canonical(r#" { "b" : [ 1 , 2.5 ] , "a" : { } , "é" : null } "#), r#"{"a":{},"b":[1,2.5],"é":null}"#);
+        assert_eq!(
+            canonical(r#" { "b" : [ 1 , 2.5 ] , "a" : { } , "é" : null } "#),
+            r#"{"a":{},"b":[1,2.5],"é":null}"#
+        );
         let error = parse_json("{\"a\": 1,\n \"b\": 2, \"a\": 3}").expect_err("duplicate");
         assert_eq!(error.kind, JsonErrorKind::DuplicateKey("a".into()));
         assert_eq!((error.offset, error.line, error.column), (18, 2, 10));

@@ -8,6 +8,12 @@ use super::sensitivity::{Segment, path_text};
 use crate::diag::codes;
 
 /// The canonical presentation JSON text of `value`.
+///
+/// Presentation JSON is for people and hosts; RCVE is the lossless form. Reading the text back
+/// gives an equal value (by [`super::equals`]) except for an integral Number of magnitude 2^53 or
+/// more below 1e21: ECMAScript prints its shortest digits without `.` or exponent (for example
+/// `90071992549999790` for the Number 90071992549999792), which a reader takes as an Integer
+/// that may be out of range or not exactly the Number's value.
 pub fn to_presentation_json(value: &Value) -> Result<String, ValueError> {
     let mut out = String::new();
     write_presentation_json(value, &mut out, usize::MAX)?;
@@ -50,15 +56,13 @@ impl Failure {
                 )
                 .with_detail("path", path)
             }
-            Failure::TooLarge(current) => {
-                ValueError::new(
-                    codes::CONVERSION_BYTES_EXCEEDED,
-                    format!("the canonical text grew past the conversion limit of {max_bytes} bytes"),
-                )
-                .with_detail("limit", "conversion_bytes")
-                .with_detail("current", current as i64)
-                .with_detail("cap", i64::try_from(max_bytes).unwrap_or(i64::MAX))
-            }
+            Failure::TooLarge(current) => ValueError::new(
+                codes::CONVERSION_BYTES_EXCEEDED,
+                format!("the canonical text grew past the conversion limit of {max_bytes} bytes"),
+            )
+            .with_detail("limit", "conversion_bytes")
+            .with_detail("current", current as i64)
+            .with_detail("cap", i64::try_from(max_bytes).unwrap_or(i64::MAX)),
         }
     }
 }
@@ -110,13 +114,28 @@ impl Writer<'_> {
     }
 }
 
+/// The bytes a JSON string must escape: `"`, `\\` and U+0000–U+001F.
+static NEEDS_ESCAPE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut control = 0;
+    while control < 0x20 {
+        table[control] = true;
+        control += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
 /// Appends `text` as a JSON string with the RFC 8785 escapes: `\"`, `\\`, `\b`, `\t`, `\n`,
 /// `\f`, `\r`, lowercase `\u00xx` for the other controls, everything else verbatim.
 pub fn push_json_string(out: &mut String, text: &str) {
     out.push('"');
-    let bytes = text.as_bytes();
     let mut run_start = 0;
-    for (i, &byte) in bytes.iter().enumerate() {
+    for (i, &byte) in text.as_bytes().iter().enumerate() {
+        if !NEEDS_ESCAPE[usize::from(byte)] {
+            continue;
+        }
         let escape: &str = match byte {
             b'"' => "\\\"",
             b'\\' => "\\\\",
@@ -125,8 +144,7 @@ pub fn push_json_string(out: &mut String, text: &str) {
             0x0a => "\\n",
             0x0c => "\\f",
             0x0d => "\\r",
-            0x00..=0x1f => "",
-            _ => continue,
+            _ => "",
         };
         // Every byte matched above is ASCII, so `i` is a character boundary.
         out.push_str(&text[run_start..i]);
@@ -190,7 +208,8 @@ mod tests {
 
     #[test]
     fn composites_are_compact_with_sorted_keys() {
-        let inner = List::new(vec![Value::Null, Value::number(1e21).expect("finite"), (-3).into()]).expect("shallow");
+        let inner =
+            List::new(vec![Value::Null, Value::number(1e21).expect("finite"), (-3).into()]).expect("shallow");
         let object = Object::from_pairs(vec![
             ("b".into(), inner.into()),
             ("a".into(), Value::number(0.5).expect("finite")),
@@ -218,7 +237,8 @@ mod tests {
         let mut out = String::from("prefix");
         assert!(write_presentation_json(&value, &mut out, text.len()).is_ok());
         assert_eq!(out, format!("prefix{text}"));
-        let error = write_presentation_json(&value, &mut String::new(), text.len() - 1).expect_err("one byte over");
+        let error =
+            write_presentation_json(&value, &mut String::new(), text.len() - 1).expect_err("one byte over");
         assert_eq!(error.code(), codes::CONVERSION_BYTES_EXCEEDED);
         assert_eq!(error.details().get("cap"), Some(&Value::Int(text.len() as i64 - 1)));
     }

@@ -65,7 +65,10 @@ impl Labelled {
     pub fn list(items: Vec<Labelled>) -> Result<Labelled, ValueError> {
         let (values, labels): (Vec<Value>, Vec<Labels>) = items.into_iter().map(Labelled::into_parts).unzip();
         let children = labels.into_iter().enumerate().map(|(i, l)| (Segment::Index(i), l));
-        Ok(Labelled { value: List::new(values)?.into(), labels: Labels::composite(Sensitivity::Public, children) })
+        Ok(Labelled {
+            value: List::new(values)?.into(),
+            labels: Labels::composite(Sensitivity::Public, children),
+        })
     }
 
     /// An object literal: each key is a String, or a scalar computed key converted to its
@@ -109,12 +112,19 @@ impl Labelled {
                     Segment::Index(i) => (Segment::Index(offset + i), labels.clone()),
                     key => (key.clone(), labels.clone()),
                 });
-                Labels::composite(root, self.labels.children().map(|(s, l)| (s.clone(), l.clone())).chain(shifted))
+                Labels::composite(
+                    root,
+                    self.labels.children().map(|(s, l)| (s.clone(), l.clone())).chain(shifted),
+                )
             }
             (BinaryOp::Add, Value::Object(_), Value::Object(right_object)) => {
-                let overwritten = |segment: &Segment| matches!(segment, Segment::Key(k) if right_object.contains_key(k));
+                let overwritten =
+                    |segment: &Segment| matches!(segment, Segment::Key(k) if right_object.contains_key(k));
                 let kept = self.labels.children().filter(|(segment, _)| !overwritten(segment));
-                Labels::composite(root, kept.chain(right.labels.children()).map(|(s, l)| (s.clone(), l.clone())))
+                Labels::composite(
+                    root,
+                    kept.chain(right.labels.children()).map(|(s, l)| (s.clone(), l.clone())),
+                )
             }
             _ => Labels::uniform(level),
         };
@@ -134,7 +144,12 @@ impl Labelled {
     }
 
     /// Converts to `target` (see [`convert`]), keeping labels on their paths.
-    pub fn convert(&self, target: ShapeId, shapes: &Shapes, limits: &ConversionLimits) -> Result<(Labelled, Rank), ValueError> {
+    pub fn convert(
+        &self,
+        target: ShapeId,
+        shapes: &Shapes,
+        limits: &ConversionLimits,
+    ) -> Result<(Labelled, Rank), ValueError> {
         let converted = convert(&self.value, &self.labels, target, shapes, limits)?;
         Ok((Labelled { value: converted.value, labels: converted.labels }, converted.rank))
     }
@@ -169,7 +184,10 @@ fn redact(value: &Value, labels: &Labels, allowed: Sensitivity) -> Value {
     // and depth are unchanged, so the constructors cannot fail.
     match value {
         Value::List(list) => {
-            let items = list.iter().enumerate().map(|(i, item)| redact(item, &labels.child(&Segment::Index(i)), allowed));
+            let items = list
+                .iter()
+                .enumerate()
+                .map(|(i, item)| redact(item, &labels.child(&Segment::Index(i)), allowed));
             List::new(items.collect()).map_or_else(|_| value.clone(), Value::List)
         }
         Value::Object(object) => {
@@ -219,7 +237,9 @@ mod tests {
 
     #[test]
     fn operators_take_the_strongest_label() {
-        let sum = public(1).binary(BinaryOp::Add, &Labelled::uniform(2.into(), Sensitivity::Sensitive)).expect("adds");
+        let sum = public(1)
+            .binary(BinaryOp::Add, &Labelled::uniform(2.into(), Sensitivity::Sensitive))
+            .expect("adds");
         assert_eq!(sum.labels(), &Labels::uniform(Sensitivity::Sensitive));
         let text = public("id: ").binary(BinaryOp::Add, &secret(7)).expect("formats");
         assert_eq!(text.value(), &Value::from("id: 7"));
@@ -235,7 +255,10 @@ mod tests {
     #[test]
     fn merge_and_concat_keep_per_element_labels() {
         let defaults = record(vec![("host", public("h")), ("token", secret("old"))]);
-        let overrides = record(vec![("token", public("new")), ("port", Labelled::uniform(1.into(), Sensitivity::Sensitive))]);
+        let overrides = record(vec![
+            ("token", public("new")),
+            ("port", Labelled::uniform(1.into(), Sensitivity::Sensitive)),
+        ]);
         let merged = defaults.binary(BinaryOp::Add, &overrides).expect("merges");
         assert_eq!(merged.labels().level_at(&[key("token")]), Sensitivity::Public);
         assert_eq!(merged.labels().level_at(&[key("port")]), Sensitivity::Sensitive);
@@ -246,8 +269,12 @@ mod tests {
         let left = Labelled::list(vec![secret(1), public(2)]).expect("shallow");
         let right = Labelled::list(vec![public(3), secret(4)]).expect("shallow");
         let joined = left.binary(BinaryOp::Add, &right).expect("concatenates");
-        let levels: Vec<Sensitivity> = (0..4).map(|i| joined.labels().level_at(&[Segment::Index(i)])).collect();
-        assert_eq!(levels, [Sensitivity::Secret, Sensitivity::Public, Sensitivity::Public, Sensitivity::Secret]);
+        let levels: Vec<Sensitivity> =
+            (0..4).map(|i| joined.labels().level_at(&[Segment::Index(i)])).collect();
+        assert_eq!(
+            levels,
+            [Sensitivity::Secret, Sensitivity::Public, Sensitivity::Public, Sensitivity::Secret]
+        );
         let whole_secret = secret(List::new(vec![1.into()]).expect("shallow"));
         let joined = whole_secret.binary(BinaryOp::Add, &right).expect("concatenates");
         assert_eq!(joined.labels(), &Labels::uniform(Sensitivity::Secret));
@@ -256,9 +283,13 @@ mod tests {
     #[test]
     fn computed_keys_label_the_whole_object() {
         let keyed = Labelled::object(vec![(secret(42), public(true))]).expect("shallow");
-        assert_eq!(keyed.value(), &Value::Object(Object::from_pairs(vec![("42".into(), true.into())]).expect("shallow")));
+        assert_eq!(
+            keyed.value(),
+            &Value::Object(Object::from_pairs(vec![("42".into(), true.into())]).expect("shallow"))
+        );
         assert_eq!(keyed.labels().level(), Sensitivity::Secret);
-        let last_wins = Labelled::object(vec![(public("a"), secret(1)), (public("a"), public(2))]).expect("shallow");
+        let last_wins =
+            Labelled::object(vec![(public("a"), secret(1)), (public("a"), public(2))]).expect("shallow");
         assert_eq!(last_wins.labels(), &Labels::public());
         let error = Labelled::object(vec![(secret(Value::Null), public(1))]).expect_err("null key");
         assert_eq!((error.code(), error.sensitivity()), (codes::INVALID_COMPUTED_KEY, Sensitivity::Secret));
@@ -266,7 +297,10 @@ mod tests {
 
     #[test]
     fn formatting_and_digests_follow_labels() {
-        let user = record(vec![("name", public("Ada")), ("token", Labelled::uniform("t".into(), Sensitivity::Sensitive))]);
+        let user = record(vec![
+            ("name", public("Ada")),
+            ("token", Labelled::uniform("t".into(), Sensitivity::Sensitive)),
+        ]);
         let text = user.presentation_json().expect("representable");
         assert_eq!(text.value(), &Value::from(r#"{"name":"Ada","token":"t"}"#));
         assert_eq!(text.labels(), &Labels::uniform(Sensitivity::Sensitive));
@@ -283,9 +317,18 @@ mod tests {
             ("token", secret("t-1")),
         ]);
         let shown = |allowed| to_presentation_json(&user.redacted(allowed)).expect("representable");
-        assert_eq!(shown(Sensitivity::Public), r#"{"email":"<redacted:sensitive>","name":"Ada","token":"<redacted:secret>"}"#);
-        assert_eq!(shown(Sensitivity::Sensitive), r#"{"email":"a@example.com","name":"Ada","token":"<redacted:secret>"}"#);
+        assert_eq!(
+            shown(Sensitivity::Public),
+            r#"{"email":"<redacted:sensitive>","name":"Ada","token":"<redacted:secret>"}"#
+        );
+        assert_eq!(
+            shown(Sensitivity::Sensitive),
+            r#"{"email":"a@example.com","name":"Ada","token":"<redacted:secret>"}"#
+        );
         assert_eq!(user.redacted(Sensitivity::Secret), user.value().clone());
-        assert_eq!(secret(Value::bytes(vec![1])).redacted(Sensitivity::Public), Value::from("<redacted:secret>"));
+        assert_eq!(
+            secret(Value::bytes(vec![1])).redacted(Sensitivity::Public),
+            Value::from("<redacted:secret>")
+        );
     }
 }

@@ -4,6 +4,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use triomphe::ThinArc;
+
 use super::error::ValueError;
 use super::number::Number;
 use crate::diag::codes;
@@ -17,7 +19,7 @@ pub const MAX_DEPTH: usize = 256;
 ///
 /// `==` on `Value` is *identity*: two values are equal exactly when their RCVE encodings are
 /// equal, so `Int(1) != Number(1.0)`. The language's `==` operator, which compares numbers by
-/// value, is [`super::ops::equals`].
+/// value, is [`super::equals`].
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub enum Value {
     Null,
@@ -185,56 +187,53 @@ fn composite_depth(inner: usize) -> Result<u32, ValueError> {
     Ok(depth as u32)
 }
 
-/// An ordered, shared list of values.
+/// An ordered, shared list of values. One allocation holds the depth and the elements, behind
+/// a thin pointer, so reaching an element is a single indirection.
 #[derive(Clone)]
-pub struct List(Arc<ListData>);
-
-struct ListData {
-    depth: u32,
-    items: Box<[Value]>,
-}
+pub struct List(ThinArc<u32, Value>);
 
 impl List {
     /// A list of `items`; fails only when the result would be deeper than [`MAX_DEPTH`].
     pub fn new(items: Vec<Value>) -> Result<List, ValueError> {
         let inner = items.iter().map(Value::depth).max().unwrap_or(0);
-        Ok(List(Arc::new(ListData { depth: composite_depth(inner)?, items: items.into_boxed_slice() })))
+        Ok(List(ThinArc::from_header_and_iter(composite_depth(inner)?, items.into_iter())))
     }
 
     pub fn empty() -> List {
-        List(Arc::new(ListData { depth: 1, items: Box::new([]) }))
+        List(ThinArc::from_header_and_iter(1, std::iter::empty()))
     }
 
     pub fn items(&self) -> &[Value] {
-        &self.0.items
+        &self.0.slice
     }
 
     pub fn len(&self) -> usize {
-        self.0.items.len()
+        self.items().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.items.is_empty()
+        self.items().is_empty()
     }
 
     pub fn depth(&self) -> usize {
-        self.0.depth as usize
+        self.0.header.header as usize
     }
 
     pub fn iter(&self) -> std::slice::Iter<'_, Value> {
-        self.0.items.iter()
+        self.items().iter()
     }
 
     /// `self` followed by `other`. Concatenation cannot deepen a list, so it cannot fail.
     pub fn concat(&self, other: &List) -> List {
+        let depth = self.0.header.header.max(other.0.header.header);
         let items: Vec<Value> = self.iter().chain(other.iter()).cloned().collect();
-        List(Arc::new(ListData { depth: self.0.depth.max(other.0.depth), items: items.into_boxed_slice() }))
+        List(ThinArc::from_header_and_iter(depth, items.into_iter()))
     }
 }
 
 impl PartialEq for List {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || self.0.items == other.0.items
+        std::ptr::eq(self.items(), other.items()) || self.items() == other.items()
     }
 }
 
@@ -242,7 +241,7 @@ impl Eq for List {}
 
 impl std::hash::Hash for List {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.0.items.hash(state);
+        self.items().hash(state);
     }
 }
 
@@ -263,14 +262,9 @@ impl<'a> IntoIterator for &'a List {
 
 /// A shared string-keyed collection (an Object or a Map) whose keys are unique and kept sorted
 /// by their raw UTF-8 bytes, which is the order RCVE and presentation JSON need. Rust's `str`
-/// ordering is exactly that byte order.
+/// ordering is exactly that byte order. Like [`List`], one allocation behind a thin pointer.
 #[derive(Clone)]
-pub struct Object(Arc<ObjectData>);
-
-struct ObjectData {
-    depth: u32,
-    entries: Box<[(Arc<str>, Value)]>,
-}
+pub struct Object(ThinArc<u32, (Arc<str>, Value)>);
 
 impl Object {
     /// An object of `pairs`. When a key repeats, the last pair wins, as for computed keys in
@@ -294,11 +288,11 @@ impl Object {
     /// RCVE decoder and the JSON reader report violations with their own errors).
     pub(super) fn from_sorted_unique(entries: Vec<(Arc<str>, Value)>) -> Result<Object, ValueError> {
         let inner = entries.iter().map(|(_, v)| v.depth()).max().unwrap_or(0);
-        Ok(Object(Arc::new(ObjectData { depth: composite_depth(inner)?, entries: entries.into_boxed_slice() })))
+        Ok(Object(ThinArc::from_header_and_iter(composite_depth(inner)?, entries.into_iter())))
     }
 
     pub fn empty() -> Object {
-        Object(Arc::new(ObjectData { depth: 1, entries: Box::new([]) }))
+        Object(ThinArc::from_header_and_iter(1, std::iter::empty()))
     }
 
     /// The value under `key` (binary search over the sorted keys).
@@ -312,7 +306,7 @@ impl Object {
 
     /// The entries in key order.
     pub fn entries(&self) -> &[(Arc<str>, Value)] {
-        &self.0.entries
+        &self.0.slice
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &str> {
@@ -320,15 +314,15 @@ impl Object {
     }
 
     pub fn len(&self) -> usize {
-        self.0.entries.len()
+        self.entries().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.entries.is_empty()
+        self.entries().is_empty()
     }
 
     pub fn depth(&self) -> usize {
-        self.0.depth as usize
+        self.0.header.header as usize
     }
 
     /// Shallow right-biased merge: every key of both sides, `other`'s value winning on
@@ -356,14 +350,16 @@ impl Object {
         }
         merged.extend_from_slice(&left[i..]);
         merged.extend_from_slice(&right[j..]);
-        let depth = if merged.is_empty() { 1 } else { self.0.depth.max(other.0.depth) };
-        Object(Arc::new(ObjectData { depth, entries: merged.into_boxed_slice() }))
+        // Overwritten entries may have been the deepest, so the depth is taken from what is kept;
+        // it cannot exceed either side's, so it is within the cap.
+        let depth = 1 + merged.iter().map(|(_, v)| v.depth() as u32).max().unwrap_or(0);
+        Object(ThinArc::from_header_and_iter(depth, merged.into_iter()))
     }
 }
 
 impl PartialEq for Object {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || self.0.entries == other.0.entries
+        std::ptr::eq(self.entries(), other.entries()) || self.entries() == other.entries()
     }
 }
 
@@ -371,7 +367,7 @@ impl Eq for Object {}
 
 impl std::hash::Hash for Object {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.0.entries.hash(state);
+        self.entries().hash(state);
     }
 }
 
@@ -391,7 +387,8 @@ mod tests {
 
     #[test]
     fn keys_are_sorted_by_utf8_bytes_and_last_wins() {
-        let o = object(&[("é", 1.into()), ("z", 2.into()), ("a", 3.into()), ("z", 4.into()), ("Z", 5.into())]);
+        let o =
+            object(&[("é", 1.into()), ("z", 2.into()), ("a", 3.into()), ("z", 4.into()), ("Z", 5.into())]);
         assert_eq!(o.keys().collect::<Vec<_>>(), ["Z", "a", "z", "é"]);
         assert_eq!(o.get("z"), Some(&Value::Int(4)));
         assert_eq!(o.get("missing"), None);
@@ -403,6 +400,9 @@ mod tests {
         let right = object(&[("b", 20.into()), ("c", 30.into())]);
         assert_eq!(left.merge(&right), object(&[("a", 1.into()), ("b", 20.into()), ("c", 30.into())]));
         assert_eq!(Object::empty().merge(&Object::empty()).depth(), 1);
+        let deep = object(&[("a", List::new(vec![List::empty().into()]).expect("shallow").into())]);
+        assert_eq!(deep.depth(), 3);
+        assert_eq!(deep.merge(&object(&[("a", 1.into())])).depth(), 1);
     }
 
     #[test]

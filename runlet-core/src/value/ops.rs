@@ -104,11 +104,17 @@ pub fn binary(op: BinaryOp, left: &Value, right: &Value) -> Result<Value, ValueE
         BinaryOp::Ge => Ok(Value::Bool(compare::order(op, left, right)?.is_ge())),
         BinaryOp::In => Ok(Value::Bool(compare::contains(left, right)?)),
         BinaryOp::And => {
-            let (l, r) = (expect_bool(left, "the left operand of `and`")?, expect_bool(right, "the right operand of `and`")?);
+            let (l, r) = (
+                expect_bool(left, "the left operand of `and`")?,
+                expect_bool(right, "the right operand of `and`")?,
+            );
             Ok(Value::Bool(l && r))
         }
         BinaryOp::Or => {
-            let (l, r) = (expect_bool(left, "the left operand of `or`")?, expect_bool(right, "the right operand of `or`")?);
+            let (l, r) = (
+                expect_bool(left, "the left operand of `or`")?,
+                expect_bool(right, "the right operand of `or`")?,
+            );
             Ok(Value::Bool(l || r))
         }
     }
@@ -121,7 +127,10 @@ pub fn expect_bool(value: &Value, what: &str) -> Result<bool, ValueError> {
         Value::Bool(b) => Ok(*b),
         other => Err(ValueError::new(
             codes::NOT_BOOLEAN,
-            format!("{what} must be a Boolean, not {}; Runlet has no truthiness, so compare explicitly", other.kind()),
+            format!(
+                "{what} must be a Boolean, not {}; Runlet has no truthiness, so compare explicitly",
+                other.kind()
+            ),
         )
         .with_detail("actual", other.kind().name())),
     }
@@ -140,7 +149,11 @@ fn add(left: &Value, right: &Value) -> Result<Value, ValueError> {
         }
         (Value::String(l), scalar) => {
             let mut text = l.to_string();
-            if push_scalar_text(&mut text, scalar) { Ok(Value::string(text)) } else { Err(mismatch(BinaryOp::Add, left, right)) }
+            if push_scalar_text(&mut text, scalar) {
+                Ok(Value::string(text))
+            } else {
+                Err(mismatch(BinaryOp::Add, left, right))
+            }
         }
         (scalar, Value::String(r)) => {
             let mut text = String::new();
@@ -163,10 +176,13 @@ pub(super) fn mismatch(op: BinaryOp, left: &Value, right: &Value) -> ValueError 
 }
 
 fn kinds_mismatch(symbol: &str, left: Kind, right: Kind) -> ValueError {
-    ValueError::new(codes::OPERAND_KIND_MISMATCH, format!("operator `{symbol}` does not accept {left} and {right}"))
-        .with_detail("operator", symbol)
-        .with_detail("left", left.name())
-        .with_detail("right", right.name())
+    ValueError::new(
+        codes::OPERAND_KIND_MISMATCH,
+        format!("operator `{symbol}` does not accept {left} and {right}"),
+    )
+    .with_detail("operator", symbol)
+    .with_detail("left", left.name())
+    .with_detail("right", right.name())
 }
 
 #[cfg(test)]
@@ -194,10 +210,14 @@ mod tests {
         assert_eq!(binary(BinaryOp::Add, &num(1e21).clone(), &" x".into()), Ok("1e+21 x".into()));
         assert_eq!(binary(BinaryOp::Add, &"ok: ".into(), &true.into()), Ok("ok: true".into()));
         assert_eq!(binary(BinaryOp::Add, &"a".into(), &"b".into()), Ok("ab".into()));
-        assert_eq!(binary(BinaryOp::Add, &list(vec![1.into()]), &list(vec!["a".into()])), Ok(list(vec![1.into(), "a".into()])));
+        assert_eq!(
+            binary(BinaryOp::Add, &list(vec![1.into()]), &list(vec!["a".into()])),
+            Ok(list(vec![1.into(), "a".into()]))
+        );
         let l = Object::from_pairs(vec![("a".into(), 1.into()), ("b".into(), 2.into())]).expect("shallow");
         let r = Object::from_pairs(vec![("b".into(), 3.into())]).expect("shallow");
-        let merged = Object::from_pairs(vec![("a".into(), 1.into()), ("b".into(), 3.into())]).expect("shallow");
+        let merged =
+            Object::from_pairs(vec![("a".into(), 1.into()), ("b".into(), 3.into())]).expect("shallow");
         assert_eq!(binary(BinaryOp::Add, &l.into(), &r.into()), Ok(merged.into()));
         assert_eq!(code(binary(BinaryOp::Add, &"a".into(), &Value::Null)), codes::OPERAND_KIND_MISMATCH);
         assert_eq!(code(binary(BinaryOp::Add, &"a".into(), &list(vec![]))), codes::OPERAND_KIND_MISMATCH);

@@ -29,7 +29,9 @@ impl Sensitivity {
     }
 
     pub fn parse(name: &str) -> Option<Sensitivity> {
-        [Sensitivity::Public, Sensitivity::Sensitive, Sensitivity::Secret].into_iter().find(|s| s.name() == name)
+        [Sensitivity::Public, Sensitivity::Sensitive, Sensitivity::Secret]
+            .into_iter()
+            .find(|s| s.name() == name)
     }
 }
 
@@ -90,9 +92,9 @@ impl Labels {
 
     /// `level` on `path` and everything below it; public elsewhere.
     pub fn at_path(path: &[Segment], level: Sensitivity) -> Labels {
-        path.iter()
-            .rev()
-            .fold(Labels::uniform(level), |inner, segment| Labels::composite(Sensitivity::Public, [(segment.clone(), inner)]))
+        path.iter().rev().fold(Labels::uniform(level), |inner, segment| {
+            Labels::composite(Sensitivity::Public, [(segment.clone(), inner)])
+        })
     }
 
     /// A composite's labels: `level` on the whole, and each element's labels below its segment.
@@ -167,7 +169,10 @@ impl Labels {
         let level = self.level.max(other.level);
         let segments: std::collections::BTreeSet<&Segment> =
             self.children().chain(other.children()).map(|(s, _)| s).collect();
-        Labels::composite(level, segments.into_iter().map(|s| (s.clone(), self.child(s).join(&other.child(s)))))
+        Labels::composite(
+            level,
+            segments.into_iter().map(|s| (s.clone(), self.child(s).join(&other.child(s)))),
+        )
     }
 
     /// Every stored labelled path and its label, depth first, in segment order. Paths whose
@@ -217,7 +222,10 @@ mod tests {
         let labels = Labels::at_path(&[key("a")], Sensitivity::Sensitive)
             .join(&Labels::at_path(&[key("b")], Sensitivity::Secret));
         let raised = labels.raised(Sensitivity::Sensitive);
-        assert_eq!(raised.paths(), vec![(vec![], Sensitivity::Sensitive), (vec![key("b")], Sensitivity::Secret)]);
+        assert_eq!(
+            raised.paths(),
+            vec![(vec![], Sensitivity::Sensitive), (vec![key("b")], Sensitivity::Secret)]
+        );
         assert_eq!(labels.raised(Sensitivity::Secret), Labels::uniform(Sensitivity::Secret));
     }
 

@@ -98,6 +98,11 @@ pub fn decode_with_depth(bytes: &[u8], max_depth: usize) -> Result<Value, Decode
     Ok(value)
 }
 
+/// At most this many elements are reserved from a declared count before they are decoded. A count
+/// is only a claim: nested composites could each claim the whole remaining input, so beyond this
+/// the vectors grow with the elements actually present.
+const PREALLOCATED_ITEMS: usize = 64;
+
 struct Reader<'a> {
     bytes: &'a [u8],
     pos: usize,
@@ -110,7 +115,10 @@ impl<'a> Reader<'a> {
     }
 
     fn byte(&mut self) -> Result<u8, DecodeError> {
-        let byte = *self.bytes.get(self.pos).ok_or(DecodeError { kind: DecodeErrorKind::Truncated, offset: self.pos })?;
+        let byte = *self
+            .bytes
+            .get(self.pos)
+            .ok_or(DecodeError { kind: DecodeErrorKind::Truncated, offset: self.pos })?;
         self.pos += 1;
         Ok(byte)
     }
@@ -180,10 +188,10 @@ impl<'a> Reader<'a> {
                 Value::Int(((zigzag >> 1) as i64) ^ -((zigzag & 1) as i64))
             }
             TAG_NUMBER => {
-                let body: [u8; 8] = self.take(8)?.try_into().map_err(|_| DecodeError {
-                    kind: DecodeErrorKind::Truncated,
-                    offset: start,
-                })?;
+                let body: [u8; 8] = self
+                    .take(8)?
+                    .try_into()
+                    .map_err(|_| DecodeError { kind: DecodeErrorKind::Truncated, offset: start })?;
                 let bits = u64::from_be_bytes(body);
                 if bits == (-0.0f64).to_bits() {
                     return self.fail(DecodeErrorKind::NegativeZero, start);
@@ -200,7 +208,7 @@ impl<'a> Reader<'a> {
             }
             TAG_LIST => {
                 let count = self.enter(depth, start)?;
-                let mut items = Vec::with_capacity(count);
+                let mut items = Vec::with_capacity(count.min(PREALLOCATED_ITEMS));
                 for _ in 0..count {
                     items.push(self.value(depth + 1)?);
                 }
@@ -208,7 +216,7 @@ impl<'a> Reader<'a> {
             }
             TAG_OBJECT => {
                 let count = self.enter(depth, start)?;
-                let mut entries: Vec<(Arc<str>, Value)> = Vec::with_capacity(count);
+                let mut entries: Vec<(Arc<str>, Value)> = Vec::with_capacity(count.min(PREALLOCATED_ITEMS));
                 for _ in 0..count {
                     let key_start = self.pos;
                     if self.byte()? != TAG_STRING {
@@ -218,7 +226,9 @@ impl<'a> Reader<'a> {
                     if let Some((previous, _)) = entries.last() {
                         match previous.as_bytes().cmp(key.as_bytes()) {
                             std::cmp::Ordering::Less => {}
-                            std::cmp::Ordering::Equal => return self.fail(DecodeErrorKind::DuplicateKey, key_start),
+                            std::cmp::Ordering::Equal => {
+                                return self.fail(DecodeErrorKind::DuplicateKey, key_start);
+                            }
                             std::cmp::Ordering::Greater => {
                                 return self.fail(DecodeErrorKind::UnsortedKeys, key_start);
                             }
@@ -265,7 +275,10 @@ mod tests {
     fn round_trips_a_mixed_value() {
         let object = Object::from_pairs(vec![
             ("b".into(), Value::bytes(vec![0, 255])),
-            ("a".into(), Value::from(List::new(vec![Value::Null, true.into(), (-7).into()]).expect("shallow"))),
+            (
+                "a".into(),
+                Value::from(List::new(vec![Value::Null, true.into(), (-7).into()]).expect("shallow")),
+            ),
             ("ü".into(), Value::number(0.1).expect("finite")),
         ])
         .expect("shallow");
@@ -299,10 +312,7 @@ mod tests {
 
     #[test]
     fn offsets_point_at_the_offending_item() {
-        assert_eq!(fails("30020012"), DecodeError {
-            kind: DecodeErrorKind::UnknownTag(0x12),
-            offset: 3
-        });
+        assert_eq!(fails("30020012"), DecodeError { kind: DecodeErrorKind::UnknownTag(0x12), offset: 3 });
         assert_eq!(fails("0000"), DecodeError { kind: DecodeErrorKind::TrailingBytes, offset: 1 });
     }
 
