@@ -196,6 +196,8 @@ fn normal_object(object: ObjectSchema) -> SchemaKind {
     }
     match (properties.is_empty(), object.additional) {
         (true, Some(values)) => SchemaKind::Map(values),
-        _ => SchemaKind::Object(ObjectSchema { properties: properties.into(), additional: object.additional }),
+        _ => {
+            SchemaKind::Object(ObjectSchema { properties: properties.into(), additional: object.additional })
+        }
     }
 }

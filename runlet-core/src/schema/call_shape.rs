@@ -3,7 +3,9 @@
 
 use super::arena::SchemaArena;
 use super::descriptor::CallSchema;
-use super::model::{IntegerRange, LengthRange, NumberRange, ObjectSchema, SchemaId, SchemaKind, StringSchema};
+use super::model::{
+    IntegerRange, LengthRange, NumberRange, ObjectSchema, SchemaId, SchemaKind, StringSchema,
+};
 
 /// How deep the overlap test follows nested schemas before assuming an overlap.
 const MAX_DEPTH: usize = 32;
@@ -45,18 +47,23 @@ fn may_share_value(arena: &SchemaArena, a: SchemaId, b: SchemaId, depth: usize) 
         (SchemaKind::Null, SchemaKind::Null) | (SchemaKind::Bytes, SchemaKind::Bytes) => true,
         (SchemaKind::Map(_), SchemaKind::Map(_)) => true,
         (SchemaKind::Boolean(x), SchemaKind::Boolean(y)) => x.is_none() || y.is_none() || x == y,
-        (SchemaKind::Integer(x), SchemaKind::Integer(y)) => intervals_meet(integer_bounds(*x), integer_bounds(*y)),
+        (SchemaKind::Integer(x), SchemaKind::Integer(y)) => {
+            intervals_meet(integer_bounds(*x), integer_bounds(*y))
+        }
         (SchemaKind::Integer(i), SchemaKind::Number(n)) | (SchemaKind::Number(n), SchemaKind::Integer(i)) => {
             intervals_meet(integer_as_number_bounds(*i), number_bounds(*n))
         }
-        (SchemaKind::Number(x), SchemaKind::Number(y)) => intervals_meet(number_bounds(*x), number_bounds(*y)),
+        (SchemaKind::Number(x), SchemaKind::Number(y)) => {
+            intervals_meet(number_bounds(*x), number_bounds(*y))
+        }
         (SchemaKind::String(x), SchemaKind::String(y)) => strings_meet(x, y),
         (SchemaKind::List(x), SchemaKind::List(y)) => {
             let empty = x.length.contains(0) && y.length.contains(0);
             empty || (lengths_meet(x.length, y.length) && deeper(x.items, y.items))
         }
         (SchemaKind::Object(x), SchemaKind::Object(y)) => objects_meet(x, y, &deeper),
-        (SchemaKind::Object(object), SchemaKind::Map(values)) | (SchemaKind::Map(values), SchemaKind::Object(object)) => {
+        (SchemaKind::Object(object), SchemaKind::Map(values))
+        | (SchemaKind::Map(values), SchemaKind::Object(object)) => {
             object.properties.iter().filter(|p| p.required).all(|p| deeper(p.schema, *values))
         }
         _ => false,
@@ -110,7 +117,9 @@ fn strings_meet(x: &StringSchema, y: &StringSchema) -> bool {
     };
     match (&x.values, &y.values) {
         (Some(values), _) => values.iter().any(|v| fits(v, y) && x.length.contains(v.chars().count() as u64)),
-        (None, Some(values)) => values.iter().any(|v| fits(v, x) && y.length.contains(v.chars().count() as u64)),
+        (None, Some(values)) => {
+            values.iter().any(|v| fits(v, x) && y.length.contains(v.chars().count() as u64))
+        }
         (None, None) => lengths_meet(x.length, y.length),
     }
 }

@@ -84,7 +84,9 @@ impl Table<'_> {
         let errors = tool
             .errors
             .iter()
-            .map(|e| object([("code", Value::from(e.code.as_str())), ("retryable", Value::Bool(e.retryable))]))
+            .map(|e| {
+                object([("code", Value::from(e.code.as_str())), ("retryable", Value::Bool(e.retryable))])
+            })
             .collect();
         object([
             ("errors", list(errors)),
@@ -124,7 +126,10 @@ impl Table<'_> {
             SchemaKind::String(string) => {
                 fields.extend(string.format.as_ref().map(|f| ("format", Value::String(f.clone()))));
                 fields.extend(
-                    string.values.as_ref().map(|v| ("values", list(v.iter().map(|s| Value::String(s.clone())).collect()))),
+                    string
+                        .values
+                        .as_ref()
+                        .map(|v| ("values", list(v.iter().map(|s| Value::String(s.clone())).collect()))),
                 );
                 length_fields(&mut fields, string.length);
                 "string"
@@ -161,7 +166,9 @@ impl Table<'_> {
             SchemaKind::Union(union) => {
                 let variants = union.variants.iter().map(|&v| self.schema(v)).collect();
                 fields.push(("variants", list(variants)));
-                fields.extend(union.discriminator.as_ref().map(|d| ("discriminator", Value::String(d.clone()))));
+                fields.extend(
+                    union.discriminator.as_ref().map(|d| ("discriminator", Value::String(d.clone()))),
+                );
                 "union"
             }
             SchemaKind::Ref(def) => {

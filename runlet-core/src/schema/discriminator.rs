@@ -13,10 +13,18 @@ use super::model::{Constant, ObjectSchema, SchemaId, SchemaKind};
 pub enum DiscriminatorError {
     /// A variant is `Any`, so nothing can tell it apart.
     AnyVariant,
-    NotAnObject { variant: SchemaId },
-    NotRequired { variant: SchemaId },
-    NotConstant { variant: SchemaId },
-    SharedValue { value: Constant },
+    NotAnObject {
+        variant: SchemaId,
+    },
+    NotRequired {
+        variant: SchemaId,
+    },
+    NotConstant {
+        variant: SchemaId,
+    },
+    SharedValue {
+        value: Constant,
+    },
     /// A variant is a definition whose body is still being built.
     Unresolved,
 }
@@ -33,7 +41,9 @@ impl fmt::Display for DiscriminatorError {
             DiscriminatorError::SharedValue { value } => {
                 write!(f, "two variants share the value {}", constant_text(value))
             }
-            DiscriminatorError::Unresolved => f.write_str("a variant is a recursive reference still being defined"),
+            DiscriminatorError::Unresolved => {
+                f.write_str("a variant is a recursive reference still being defined")
+            }
         }
     }
 }
@@ -73,7 +83,11 @@ pub fn infer(arena: &SchemaArena, variants: &[SchemaId]) -> Option<Arc<str>> {
 }
 
 /// The constant `property` has in `variant` (an object, perhaps through a reference).
-pub fn value_of(arena: &SchemaArena, variant: SchemaId, property: &str) -> Result<Constant, DiscriminatorError> {
+pub fn value_of(
+    arena: &SchemaArena,
+    variant: SchemaId,
+    property: &str,
+) -> Result<Constant, DiscriminatorError> {
     let object = object_of(arena, variant)?;
     discriminant(arena, variant, object, property)
 }

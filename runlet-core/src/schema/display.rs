@@ -65,7 +65,12 @@ impl fmt::Display for SchemaDisplay<'_> {
                 for (i, property) in object.properties.iter().enumerate() {
                     f.write_str(if i == 0 { " " } else { ", " })?;
                     let optional = if property.required { "" } else { "?" };
-                    write!(f, "{}{optional}: {}", property_name(&property.name), self.child(property.schema))?;
+                    write!(
+                        f,
+                        "{}{optional}: {}",
+                        property_name(&property.name),
+                        self.child(property.schema)
+                    )?;
                     if self.annotated && property.deprecated {
                         f.write_str(" @deprecated")?;
                     }
@@ -111,7 +116,8 @@ impl SchemaDisplay<'_> {
     /// `Any` that this notation shows without a label.
     fn is_plain_any(&self, id: SchemaId) -> bool {
         let schema = self.arena.get(id);
-        matches!(schema.kind, SchemaKind::Any) && (!self.annotated || schema.sensitivity == Sensitivity::Public)
+        matches!(schema.kind, SchemaKind::Any)
+            && (!self.annotated || schema.sensitivity == Sensitivity::Public)
     }
 }
 

@@ -28,7 +28,11 @@ impl<'a, 'i> Fields<'a, 'i> {
         match json.as_object() {
             Some(object) => Some(Fields { object, path: path.clone(), issues }),
             None => {
-                issues.push(RegistryIssue::error(codes::REGISTRY_BAD_FIELD, path.clone(), format!("{what} must be a JSON object")));
+                issues.push(RegistryIssue::error(
+                    codes::REGISTRY_BAD_FIELD,
+                    path.clone(),
+                    format!("{what} must be a JSON object"),
+                ));
                 None
             }
         }
@@ -46,7 +50,10 @@ impl<'a, 'i> Fields<'a, 'i> {
             let message = format!("{what} has no field `{key}`");
             let mut issue = RegistryIssue::error(codes::REGISTRY_UNKNOWN_FIELD, self.path.key(key), message)
                 .with_candidates(nearest.into_iter().take(1).map(|(_, k)| k));
-            issue.help.push(format!("the fields of {what} are {}", known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")));
+            issue.help.push(format!(
+                "the fields of {what} are {}",
+                known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+            ));
             self.issues.push(issue);
         }
     }

@@ -24,11 +24,11 @@ pub struct RegistryIssue {
 }
 
 impl RegistryIssue {
-    pub fn error(code: Code, path: JsonPath, message: impl Into<String>) -> RegistryIssue {
+    pub fn error(code: Code, path: impl Into<JsonPath>, message: impl Into<String>) -> RegistryIssue {
         RegistryIssue {
             code,
             severity: Severity::Error,
-            path,
+            path: path.into(),
             message: message.into(),
             help: Vec::new(),
             candidates: Vec::new(),
@@ -36,7 +36,7 @@ impl RegistryIssue {
         }
     }
 
-    pub fn warning(code: Code, path: JsonPath, message: impl Into<String>) -> RegistryIssue {
+    pub fn warning(code: Code, path: impl Into<JsonPath>, message: impl Into<String>) -> RegistryIssue {
         RegistryIssue { severity: Severity::Warning, ..RegistryIssue::error(code, path, message) }
     }
 
@@ -45,7 +45,10 @@ impl RegistryIssue {
         self
     }
 
-    pub fn with_candidates<S: Into<String>>(mut self, candidates: impl IntoIterator<Item = S>) -> RegistryIssue {
+    pub fn with_candidates<S: Into<String>>(
+        mut self,
+        candidates: impl IntoIterator<Item = S>,
+    ) -> RegistryIssue {
         self.candidates.extend(candidates.into_iter().map(Into::into));
         self
     }

@@ -87,6 +87,48 @@ impl JsonPath {
     }
 }
 
+/// A location being walked: a base path plus borrowed steps, so descending allocates nothing;
+/// it becomes a [`JsonPath`] only when something is reported there.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum At<'a> {
+    Path(&'a JsonPath),
+    Key(&'a At<'a>, &'a str),
+    Index(&'a At<'a>, usize),
+}
+
+impl<'a> At<'a> {
+    pub(crate) fn key<'b>(&'b self, key: &'b str) -> At<'b> {
+        At::Key(self, key)
+    }
+
+    pub(crate) fn index(&self, index: usize) -> At<'_> {
+        At::Index(self, index)
+    }
+}
+
+impl From<At<'_>> for JsonPath {
+    fn from(at: At<'_>) -> JsonPath {
+        let mut steps = Vec::new();
+        let mut cursor = at;
+        let base = loop {
+            match cursor {
+                At::Path(base) => break base,
+                At::Key(parent, key) => {
+                    steps.push(PathSegment::Key(key.to_owned()));
+                    cursor = *parent;
+                }
+                At::Index(parent, index) => {
+                    steps.push(PathSegment::Index(index));
+                    cursor = *parent;
+                }
+            }
+        };
+        let mut path = base.clone();
+        path.0.extend(steps.into_iter().rev());
+        path
+    }
+}
+
 /// An RFC 6901 array index: `0` or digits without a leading zero.
 pub fn array_index(text: &str) -> Option<usize> {
     let canonical = text == "0" || (!text.starts_with('0') && text.bytes().all(|b| b.is_ascii_digit()));

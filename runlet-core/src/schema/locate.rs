@@ -125,7 +125,10 @@ impl Scanner<'_> {
             }
             _ => {
                 let start = self.pos;
-                while self.peek().is_some_and(|b| !matches!(b, b',' | b'}' | b']') && !b.is_ascii_whitespace()) {
+                while self
+                    .peek()
+                    .is_some_and(|b| !matches!(b, b',' | b'}' | b']') && !b.is_ascii_whitespace())
+                {
                     self.pos += 1;
                 }
                 (self.pos > start).then_some(())
@@ -145,7 +148,8 @@ mod tests {
 
     #[test]
     fn finds_members_and_items() {
-        let source = r#"{ "tools": [ {"name": "a"}, { "name" : "b\"c", "x": [1, {"y": null}] } ], "k~/": 2 }"#;
+        let source =
+            r#"{ "tools": [ {"name": "a"}, { "name" : "b\"c", "x": [1, {"y": null}] } ], "k~/": 2 }"#;
         assert_eq!(text_at(source, "/tools/1/name").as_deref(), Some(r#""name" : "b\"c""#));
         assert_eq!(text_at(source, "/tools/1/x/1").as_deref(), Some(r#"{"y": null}"#));
         assert_eq!(text_at(source, "/tools/1/x/1/y").as_deref(), Some(r#""y": null"#));

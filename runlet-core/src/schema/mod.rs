@@ -11,6 +11,7 @@ mod docs;
 mod fields;
 mod fingerprint;
 mod import;
+mod infer;
 mod issue;
 mod json_path;
 mod locate;
@@ -21,6 +22,7 @@ mod registry;
 mod registry_file;
 mod tool_entry;
 mod union;
+mod validate;
 
 pub use arena::{Definition, SchemaArena};
 pub use call_shape::accepts_empty_object;
@@ -30,6 +32,7 @@ pub use display::SchemaDisplay;
 pub use docs::{SchemaDoc, SchemaDocs};
 pub use fingerprint::Fingerprint;
 pub use import::{ImportOptions, UnsupportedKeywords};
+pub use infer::{InferenceLoss, Inferred};
 pub use issue::{RegistryError, RegistryIssue};
 pub use json_path::{JsonPath, PathSegment};
 pub use locate::locate;
@@ -41,3 +44,4 @@ pub use names::{NameError, QualifiedName, RESERVED_WORDS, is_identifier, is_rese
 pub use namespace::{Callable, Namespace, ToolId};
 pub use registry::{HostInput, LoadedRegistry, Registry, RegistryBuilder, RegistryOptions, UnsafeToolPolicy};
 pub use union::{Normalized, PrecisionLoss};
+pub use validate::{ValidationError, validate};

@@ -17,7 +17,8 @@ pub fn is_reserved(word: &str) -> bool {
 /// A Unicode XID identifier (a leading `_` is allowed), as the lexer reads them.
 pub fn is_identifier(text: &str) -> bool {
     let mut chars = text.chars();
-    chars.next().is_some_and(|c| c == '_' || unicode_ident::is_xid_start(c)) && chars.all(unicode_ident::is_xid_continue)
+    chars.next().is_some_and(|c| c == '_' || unicode_ident::is_xid_start(c))
+        && chars.all(unicode_ident::is_xid_continue)
 }
 
 /// A registry path such as `crm.customer`: one or more identifiers joined by dots, whose first
@@ -67,8 +68,10 @@ impl QualifiedName {
             .split('.')
             .filter(|s| !s.is_empty())
             .map(|segment| {
-                let mut fixed: String =
-                    segment.chars().map(|c| if unicode_ident::is_xid_continue(c) { c } else { '_' }).collect();
+                let mut fixed: String = segment
+                    .chars()
+                    .map(|c| if unicode_ident::is_xid_continue(c) { c } else { '_' })
+                    .collect();
                 if !is_identifier(&fixed) {
                     fixed.insert(0, '_');
                 }

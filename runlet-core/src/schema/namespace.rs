@@ -30,7 +30,8 @@ pub struct Callable {
 
 impl Namespace {
     pub(super) fn insert<'a>(&mut self, segments: impl IntoIterator<Item = &'a str>, tool: ToolId) {
-        let node = segments.into_iter().fold(self, |node, segment| node.members.entry(segment.into()).or_default());
+        let node =
+            segments.into_iter().fold(self, |node, segment| node.members.entry(segment.into()).or_default());
         node.tool = Some(tool);
     }
 
@@ -77,10 +78,16 @@ mod tests {
         root.insert(["crm", "orders", "list"], ToolId(2));
         let callable = |path: &[&str]| root.longest_callable(path);
         assert_eq!(callable(&["crm", "customer", "name"]), Some(Callable { tool: ToolId(0), segments: 2 }));
-        assert_eq!(callable(&["crm", "customer", "email", "x"]), Some(Callable { tool: ToolId(1), segments: 3 }));
+        assert_eq!(
+            callable(&["crm", "customer", "email", "x"]),
+            Some(Callable { tool: ToolId(1), segments: 3 })
+        );
         assert_eq!(callable(&["crm", "orders"]), None);
         assert_eq!(callable(&["crm"]), None);
-        assert_eq!(root.get(&["crm"]).map(|n| n.members().collect::<Vec<_>>()), Some(vec!["customer", "orders"]));
+        assert_eq!(
+            root.get(&["crm"]).map(|n| n.members().collect::<Vec<_>>()),
+            Some(vec!["customer", "orders"])
+        );
         assert_eq!(root.members().collect::<Vec<_>>(), ["crm"]);
     }
 }

@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-
 use crate::diag::codes;
 use crate::value::{Digest, Value, sha256};
 
@@ -128,7 +127,8 @@ impl Registry {
 
     /// Whether calls of `tool` must be inside a `boundary` under the host's policy.
     pub fn requires_boundary(&self, tool: ToolId) -> bool {
-        self.unsafe_tools == UnsafeToolPolicy::RequireBoundary && self.tool(tool).execution == ExecutionClass::Unsafe
+        self.unsafe_tools == UnsafeToolPolicy::RequireBoundary
+            && self.tool(tool).execution == ExecutionClass::Unsafe
     }
 }
 

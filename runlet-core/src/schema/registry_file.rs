@@ -63,7 +63,11 @@ fn top_level<'a>(json: &'a Value, issues: &mut Vec<RegistryIssue>) -> Result<Top
     fields.reject_unknown(FILE_FIELDS, "a registry file");
     fields.string("nextCursor");
     if fields.get("tools").is_none() {
-        fields.issues.push(RegistryIssue::error(codes::REGISTRY_BAD_FIELD, root.clone(), "a registry file needs `tools`"));
+        fields.issues.push(RegistryIssue::error(
+            codes::REGISTRY_BAD_FIELD,
+            root.clone(),
+            "a registry file needs `tools`",
+        ));
     }
     Ok((fields.array("tools"), fields.object("inputs")))
 }

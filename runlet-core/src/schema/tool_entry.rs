@@ -7,7 +7,9 @@ use crate::diag::codes;
 
 use super::arena::SchemaArena;
 use super::call_shape;
-use super::descriptor::{CallSchema, ErrorDescriptor, ExecutionClass, ExecutionOrigin, Param, ToolDescriptor};
+use super::descriptor::{
+    CallSchema, ErrorDescriptor, ExecutionClass, ExecutionOrigin, Param, ToolDescriptor,
+};
 use super::docs::SchemaDocs;
 use super::fields::Fields;
 use super::import::{Document, Findings, ImportOptions, import_document};
@@ -35,7 +37,8 @@ const TOOL_FIELDS: &[&str] = &[
 const PARAM_FIELDS: &[&str] = &["name", "schema", "optional", "description"];
 const ERROR_FIELDS: &[&str] = &["code", "retryable", "description"];
 /// MCP tool annotations: hints; `readOnlyHint` and `idempotentHint` choose the execution class.
-const ANNOTATION_FIELDS: &[&str] = &["title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
+const ANNOTATION_FIELDS: &[&str] =
+    &["title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
 
 /// What the MCP annotations say.
 #[derive(Debug, Default)]
@@ -123,7 +126,11 @@ fn read_hints(fields: &mut Fields<'_, '_>) -> Hints {
     };
     for key in annotations.keys().filter(|k| !ANNOTATION_FIELDS.contains(&k.as_str())) {
         let message = format!("the tool annotation `{key}` is not known to Runlet and has no effect");
-        annotations.issues.push(RegistryIssue::warning(codes::UNKNOWN_TOOL_ANNOTATION, path.key(key), message));
+        annotations.issues.push(RegistryIssue::warning(
+            codes::UNKNOWN_TOOL_ANNOTATION,
+            path.key(key),
+            message,
+        ));
     }
     // Validated for their type though they do not change anything Runlet does.
     annotations.boolean("destructiveHint");
@@ -147,8 +154,13 @@ fn read_execution(fields: &mut Fields<'_, '_>, hints: &Hints) -> (ExecutionClass
             };
         }
         Some(_) => {
-            let message = "`execution` must be an execution class such as \"pure\" (or MCP's execution object)";
-            fields.issues.push(RegistryIssue::error(codes::REGISTRY_BAD_FIELD, fields.path.key("execution"), message));
+            let message =
+                "`execution` must be an execution class such as \"pure\" (or MCP's execution object)";
+            fields.issues.push(RegistryIssue::error(
+                codes::REGISTRY_BAD_FIELD,
+                fields.path.key("execution"),
+                message,
+            ));
             return (ExecutionClass::Unsafe, ExecutionOrigin::Declared);
         }
     };
@@ -192,9 +204,11 @@ impl ToolReader<'_, '_> {
         let path = self.tool_path.key("inputSchema");
         let schema = self.import(json, "inputSchema", &path);
         if !is_object_schema(self.arena, schema) {
-            let message = format!("`inputSchema` must describe an object, not {}", self.arena.display(schema));
-            let issue = RegistryIssue::error(codes::INPUT_SCHEMA_NOT_OBJECT, path, message)
-                .with_help("write `\"type\": \"object\"` with `properties`, or give positional `params` instead");
+            let message =
+                format!("`inputSchema` must describe an object, not {}", self.arena.display(schema));
+            let issue = RegistryIssue::error(codes::INPUT_SCHEMA_NOT_OBJECT, path, message).with_help(
+                "write `\"type\": \"object\"` with `properties`, or give positional `params` instead",
+            );
             self.issues.push(issue);
         }
         schema
@@ -203,7 +217,11 @@ impl ToolReader<'_, '_> {
     fn params(&mut self, json: &Value) -> Option<Vec<Param>> {
         let path = self.tool_path.key("params");
         let Some(items) = json.as_array() else {
-            let issue = RegistryIssue::error(codes::REGISTRY_BAD_FIELD, path, "`params` must be an array of parameters");
+            let issue = RegistryIssue::error(
+                codes::REGISTRY_BAD_FIELD,
+                path,
+                "`params` must be an array of parameters",
+            );
             self.issues.push(issue);
             return None;
         };
@@ -225,7 +243,8 @@ impl ToolReader<'_, '_> {
         let optional = fields.boolean("optional").unwrap_or(false);
         let description = fields.string("description").map(str::to_owned);
         if fields.get("schema").is_none() {
-            let issue = RegistryIssue::error(codes::REGISTRY_BAD_FIELD, path.clone(), "a parameter needs `schema`");
+            let issue =
+                RegistryIssue::error(codes::REGISTRY_BAD_FIELD, path.clone(), "a parameter needs `schema`");
             fields.issues.push(issue);
         }
         let schema = match json.get("schema") {
@@ -243,7 +262,8 @@ impl ToolReader<'_, '_> {
             Some((path.key("name"), format!("two parameters are named `{name}`"), None))
         } else {
             earlier.iter().find(|p| p.optional && !param.optional).map(|optional| {
-                let message = format!("required parameter `{name}` follows optional parameter `{}`", optional.name);
+                let message =
+                    format!("required parameter `{name}` follows optional parameter `{}`", optional.name);
                 (path.clone(), message, Some("put optional parameters after the required ones"))
             })
         };
@@ -272,7 +292,11 @@ impl ToolReader<'_, '_> {
             let Some(code) = code else { continue };
             if errors.iter().any(|e| e.code == code) {
                 let message = format!("the error code `{code}` is listed twice");
-                fields.issues.push(RegistryIssue::error(codes::DUPLICATE_ERROR_CODE, at.key("code"), message));
+                fields.issues.push(RegistryIssue::error(
+                    codes::DUPLICATE_ERROR_CODE,
+                    at.key("code"),
+                    message,
+                ));
                 continue;
             }
             errors.push(ErrorDescriptor { code: code.to_owned(), retryable, description });

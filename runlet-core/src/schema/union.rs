@@ -64,7 +64,10 @@ impl SchemaArena {
             Variants::Any(sensitivity) => self.exact(Schema { kind: SchemaKind::Any, sensitivity }).schema,
             Variants::Some(variants) => {
                 let kept = discriminator.filter(|name| {
-                    matches!(discriminator::check(self, &variants, name), Ok(()) | Err(DiscriminatorError::Unresolved))
+                    matches!(
+                        discriminator::check(self, &variants, name),
+                        Ok(()) | Err(DiscriminatorError::Unresolved)
+                    )
                 });
                 self.capped(variants, usize::MAX, kept).schema
             }
@@ -75,14 +78,22 @@ impl SchemaArena {
         Normalized { schema: self.insert(schema), widened: None }
     }
 
-    fn capped(&mut self, variants: Vec<SchemaId>, max_variants: usize, discriminator: Option<&str>) -> Normalized {
+    fn capped(
+        &mut self,
+        variants: Vec<SchemaId>,
+        max_variants: usize,
+        discriminator: Option<&str>,
+    ) -> Normalized {
         match variants.as_slice() {
             [] => self.exact(Schema::public(SchemaKind::Any)),
             [only] => Normalized { schema: *only, widened: None },
             _ if variants.len() > max_variants => {
                 let sensitivity = self.strongest(&variants);
                 let widened = PrecisionLoss { variants: variants.len(), limit: max_variants };
-                Normalized { widened: Some(widened), ..self.exact(Schema { kind: SchemaKind::Any, sensitivity }) }
+                Normalized {
+                    widened: Some(widened),
+                    ..self.exact(Schema { kind: SchemaKind::Any, sensitivity })
+                }
             }
             _ => {
                 let discriminator: Option<Arc<str>> = match discriminator {
@@ -113,7 +124,10 @@ impl SchemaArena {
         let mut variants = self.merge_constants(flat);
         variants.sort_by(|&a, &b| {
             let (x, y) = (self.kind(a), self.kind(b));
-            rank(x).cmp(&rank(y)).then_with(|| numeric_order(x, y)).then_with(|| self.fingerprint(a).cmp(&self.fingerprint(b)))
+            rank(x)
+                .cmp(&rank(y))
+                .then_with(|| numeric_order(x, y))
+                .then_with(|| self.fingerprint(a).cmp(&self.fingerprint(b)))
         });
         variants.dedup();
         Variants::Some(variants)

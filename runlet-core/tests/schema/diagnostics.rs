@@ -96,7 +96,10 @@ fn unknown_annotations() {
 
 #[test]
 fn unsafe_prohibited() {
-    golden_with("unsafe_prohibited", &RegistryOptions { unsafe_tools: UnsafeToolPolicy::Prohibit, ..Default::default() });
+    golden_with(
+        "unsafe_prohibited",
+        &RegistryOptions { unsafe_tools: UnsafeToolPolicy::Prohibit, ..Default::default() },
+    );
 }
 
 #[test]
@@ -125,14 +128,20 @@ fn every_registry_code_has_a_golden_case() {
         "bad_inputs",
         "unknown_annotations",
     ] {
-        seen.extend(issues(&read(&format!("bad/{case}.json")), &RegistryOptions::default()).iter().map(|i| i.code));
+        seen.extend(
+            issues(&read(&format!("bad/{case}.json")), &RegistryOptions::default()).iter().map(|i| i.code),
+        );
     }
     let prohibit = RegistryOptions { unsafe_tools: UnsafeToolPolicy::Prohibit, ..Default::default() };
     seen.extend(issues(&read("bad/unsafe_prohibited.json"), &prohibit).iter().map(|i| i.code));
-    let shallow = RegistryOptions { import: ImportOptions { max_depth: 4, ..Default::default() }, ..Default::default() };
+    let shallow = RegistryOptions {
+        import: ImportOptions { max_depth: 4, ..Default::default() },
+        ..Default::default()
+    };
     seen.extend(issues(&read("bad/too_deep.json"), &shallow).iter().map(|i| i.code));
     let shown_by_fixtures = [codes::SCHEMA_KEYWORD_DROPPED, codes::UNION_WIDENED_TO_ANY];
     let registry_codes = codes::HOST.iter().filter(|c| c.number() < 8100 && !shown_by_fixtures.contains(c));
-    let missing: Vec<String> = registry_codes.filter(|c| !seen.contains(c)).map(|c| format!("{c} {}", c.name())).collect();
+    let missing: Vec<String> =
+        registry_codes.filter(|c| !seen.contains(c)).map(|c| format!("{c} {}", c.name())).collect();
     assert!(missing.is_empty(), "registry codes without a golden case: {missing:?}");
 }

@@ -51,13 +51,24 @@ fn vocabulary() {
 /// A host that allows dropping constraints loads schemas using them, with a warning each.
 #[test]
 fn dropped_constraints() {
-    let import = ImportOptions { unsupported_keywords: UnsupportedKeywords::DropConstraints, ..ImportOptions::default() };
-    snapshot("dropped_constraints", "fixtures/dropped_constraints.json", &RegistryOptions { import, ..RegistryOptions::default() });
+    let import = ImportOptions {
+        unsupported_keywords: UnsupportedKeywords::DropConstraints,
+        ..ImportOptions::default()
+    };
+    snapshot(
+        "dropped_constraints",
+        "fixtures/dropped_constraints.json",
+        &RegistryOptions { import, ..RegistryOptions::default() },
+    );
 }
 
 /// A union over the configured variant limit widens to any value with a warning.
 #[test]
 fn union_widened_to_any() {
     let import = ImportOptions { max_union_variants: 3, ..ImportOptions::default() };
-    snapshot("union_widened", "fixtures/union_widened.json", &RegistryOptions { import, ..RegistryOptions::default() });
+    snapshot(
+        "union_widened",
+        "fixtures/union_widened.json",
+        &RegistryOptions { import, ..RegistryOptions::default() },
+    );
 }

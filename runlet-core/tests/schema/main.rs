@@ -1,15 +1,20 @@
 //! Tests of the schema module: normalized-schema snapshots of registry fixtures, golden registry
 //! diagnostics, and properties of normalization, digests and loading.
 
+mod catalogue;
 mod diagnostics;
 mod fixtures;
+mod lookup;
 mod properties;
+mod validation;
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use runlet::schema::{CallSchema, DefId, Registry, RegistryOptions, SchemaArena, SchemaDoc, SchemaId, SchemaKind};
+use runlet::schema::{
+    CallSchema, DefId, Registry, RegistryOptions, SchemaArena, SchemaDoc, SchemaId, SchemaKind,
+};
 
 /// The text of a file under `tests/schema/`.
 pub fn read(relative: &str) -> String {
@@ -22,20 +27,29 @@ pub fn read(relative: &str) -> String {
 pub fn describe(text: &str, options: &RegistryOptions) -> String {
     let loaded = match Registry::from_json_str(text, options) {
         Ok(loaded) => loaded,
-        Err(error) => panic!("registry did not load:\n{}", error.issues.iter().map(|i| format!("{i}\n")).collect::<String>()),
+        Err(error) => panic!(
+            "registry did not load:\n{}",
+            error.issues.iter().map(|i| format!("{i}\n")).collect::<String>()
+        ),
     };
     let registry = &loaded.registry;
     let arena = registry.schemas();
     let mut out = String::new();
     let mut used = Vec::new();
     for (_, tool) in registry.tools() {
-        writeln!(out, "tool {} [{} from {:?}, schema_version {}]", tool.name, tool.execution, tool.execution_origin, tool.schema_version).unwrap();
+        writeln!(
+            out,
+            "tool {} [{} from {:?}, schema_version {}]",
+            tool.name, tool.execution, tool.execution_origin, tool.schema_version
+        )
+        .unwrap();
         writeln!(out, "  summary: {:?}", tool.summary()).unwrap();
         describe_call(&mut out, arena, &tool.input, &mut used);
         writeln!(out, "  output: {}", arena.display_annotated(tool.output)).unwrap();
         used.push(tool.output);
         for error in &tool.errors {
-            writeln!(out, "  error {} retryable={} {:?}", error.code, error.retryable, error.description).unwrap();
+            writeln!(out, "  error {} retryable={} {:?}", error.code, error.retryable, error.description)
+                .unwrap();
         }
         for (path, doc) in &tool.docs {
             writeln!(out, "  doc {path}: {}", describe_doc(doc)).unwrap();
@@ -70,7 +84,9 @@ fn describe_doc(doc: &SchemaDoc) -> String {
         parts.push(format!("examples [{}]", doc.examples.join(", ")));
     }
     parts.extend(doc.default.as_ref().map(|d| format!("default {d}")));
-    for (flag, name) in [(doc.deprecated, "deprecated"), (doc.read_only, "read-only"), (doc.write_only, "write-only")] {
+    for (flag, name) in
+        [(doc.deprecated, "deprecated"), (doc.read_only, "read-only"), (doc.write_only, "write-only")]
+    {
         if flag {
             parts.push(name.to_owned());
         }
@@ -84,7 +100,12 @@ fn describe_call(out: &mut String, arena: &SchemaArena, call: &CallSchema, used:
             .iter()
             .map(|p| {
                 used.push(p.schema);
-                format!("{}{}: {}", p.name, if p.optional { "?" } else { "" }, arena.display_annotated(p.schema))
+                format!(
+                    "{}{}: {}",
+                    p.name,
+                    if p.optional { "?" } else { "" },
+                    arena.display_annotated(p.schema)
+                )
             })
             .collect();
         writeln!(out, "  call: ({})", params.join(", ")).unwrap();

@@ -13,15 +13,24 @@ fn schema() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(json!({ "type": "string" })),
         Just(json!({ "type": "string", "format": "email", "x-runlet-sensitivity": "secret" })),
-        (0i64..5, 5i64..9).prop_map(|(min, max)| json!({ "type": "integer", "minimum": min, "maximum": max })),
+        (0i64..5, 5i64..9)
+            .prop_map(|(min, max)| json!({ "type": "integer", "minimum": min, "maximum": max })),
         Just(json!({ "type": "number" })),
         Just(json!({ "type": "boolean" })),
         Just(json!({ "type": "null" })),
         Just(json!({ "x-runlet-type": "bytes" })),
         Just(json!({})),
-        prop_oneof![Just(json!(true)), Just(json!(false)), Just(json!(1)), Just(json!("a")), Just(json!("b")), Just(json!(null))]
-            .prop_map(|c| json!({ "const": c })),
-        proptest::collection::vec(prop_oneof![Just("x"), Just("y"), Just("z")], 1..3).prop_map(|e| json!({ "enum": e })),
+        prop_oneof![
+            Just(json!(true)),
+            Just(json!(false)),
+            Just(json!(1)),
+            Just(json!("a")),
+            Just(json!("b")),
+            Just(json!(null))
+        ]
+        .prop_map(|c| json!({ "const": c })),
+        proptest::collection::vec(prop_oneof![Just("x"), Just("y"), Just("z")], 1..3)
+            .prop_map(|e| json!({ "enum": e })),
     ];
     leaf.prop_recursive(4, 32, 4, |inner| {
         let name = prop_oneof![Just("a"), Just("b"), Just("kind"), Just("id")];
@@ -50,11 +59,8 @@ fn schema() -> impl Strategy<Value = Value> {
 fn registry(outputs: Vec<Value>, classes: Vec<usize>) -> Value {
     let classes_named = ["pure", "idempotent", "recoverable", "at_most_once", "unsafe"];
     let all = json!({ "name": "all.union", "params": [], "outputSchema": { "anyOf": outputs.clone() }, "execution": "pure" });
-    let mut tools: Vec<Value> = std::iter::once(all).chain(outputs
-        .into_iter()
-        .zip(classes)
-        .enumerate()
-        .map(|(i, (output, class))| {
+    let mut tools: Vec<Value> = std::iter::once(all)
+        .chain(outputs.into_iter().zip(classes).enumerate().map(|(i, (output, class))| {
             json!({
                 "name": format!("ns{}.tool{i}", i % 3),
                 "description": format!("tool {i}"),
@@ -239,26 +245,69 @@ fn arbitrary_json() -> impl Strategy<Value = Value> {
         any::<i64>().prop_map(Value::from),
         (-1e20f64..1e20).prop_map(Value::from),
         prop_oneof![
-            Just("object"), Just("array"), Just("string"), Just("integer"), Just("number"), Just("null"),
-            Just("#"), Just("#/$defs/a"), Just("#/properties/a"), Just("bytes"), Just("secret"), Just("pure"),
-            Just("a"), Just("a.b"), Just("kind"), Just(""),
+            Just("object"),
+            Just("array"),
+            Just("string"),
+            Just("integer"),
+            Just("number"),
+            Just("null"),
+            Just("#"),
+            Just("#/$defs/a"),
+            Just("#/properties/a"),
+            Just("bytes"),
+            Just("secret"),
+            Just("pure"),
+            Just("a"),
+            Just("a.b"),
+            Just("kind"),
+            Just(""),
         ]
         .prop_map(Value::from),
     ];
     leaf.prop_recursive(6, 64, 6, |inner| {
         let key = prop_oneof![
-            Just("tools"), Just("name"), Just("params"), Just("schema"), Just("inputSchema"), Just("outputSchema"),
-            Just("type"), Just("properties"), Just("required"), Just("items"), Just("anyOf"), Just("oneOf"),
-            Just("enum"), Just("const"), Just("$ref"), Just("$defs"), Just("a"), Just("kind"), Just("minimum"),
-            Just("maximum"), Just("minLength"), Just("additionalProperties"), Just("discriminator"),
-            Just("propertyName"), Just("mapping"), Just("x-runlet-type"), Just("x-runlet-aliases"),
-            Just("x-runlet-sensitivity"), Just("execution"), Just("annotations"), Just("readOnlyHint"),
-            Just("errors"), Just("code"), Just("inputs"), Just("optional"), Just("pattern"),
+            Just("tools"),
+            Just("name"),
+            Just("params"),
+            Just("schema"),
+            Just("inputSchema"),
+            Just("outputSchema"),
+            Just("type"),
+            Just("properties"),
+            Just("required"),
+            Just("items"),
+            Just("anyOf"),
+            Just("oneOf"),
+            Just("enum"),
+            Just("const"),
+            Just("$ref"),
+            Just("$defs"),
+            Just("a"),
+            Just("kind"),
+            Just("minimum"),
+            Just("maximum"),
+            Just("minLength"),
+            Just("additionalProperties"),
+            Just("discriminator"),
+            Just("propertyName"),
+            Just("mapping"),
+            Just("x-runlet-type"),
+            Just("x-runlet-aliases"),
+            Just("x-runlet-sensitivity"),
+            Just("execution"),
+            Just("annotations"),
+            Just("readOnlyHint"),
+            Just("errors"),
+            Just("code"),
+            Just("inputs"),
+            Just("optional"),
+            Just("pattern"),
         ];
         prop_oneof![
             proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
-            proptest::collection::vec((key, inner), 0..6)
-                .prop_map(|members| Value::Object(members.into_iter().map(|(k, v)| (k.to_owned(), v)).collect::<Map<_, _>>())),
+            proptest::collection::vec((key, inner), 0..6).prop_map(|members| Value::Object(
+                members.into_iter().map(|(k, v)| (k.to_owned(), v)).collect::<Map<_, _>>()
+            )),
         ]
     })
 }

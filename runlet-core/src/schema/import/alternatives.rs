@@ -7,13 +7,13 @@ use crate::diag::codes;
 
 use super::super::discriminator::{self, DiscriminatorError};
 use super::super::issue::RegistryIssue;
-use super::super::json_path::JsonPath;
+use super::super::json_path::At;
 use super::super::model::{Constant, Schema, SchemaId, SchemaKind, UnionSchema};
 use super::keywords::{Keywords, Mapped};
 use super::{Importer, Place};
 
 impl<'a> Importer<'a, '_> {
-    pub(super) fn alternatives(&mut self, keywords: &Keywords<'a>, path: &JsonPath) -> SchemaId {
+    pub(super) fn alternatives(&mut self, keywords: &Keywords<'a>, path: &At<'_>) -> SchemaId {
         let (key, list) = match (keywords.get(Mapped::AnyOf), keywords.get(Mapped::OneOf)) {
             (Some(any_of), one_of) => {
                 if one_of.is_some() {
@@ -35,32 +35,46 @@ impl<'a> Importer<'a, '_> {
             self.invalid(path.key(key), format!("`{key}` must be a non-empty array of schemas"));
             return self.arena.any();
         };
-        let variants: Vec<SchemaId> =
-            items.iter().enumerate().map(|(i, v)| self.schema(v, &path.key(key).index(i), Place::Other)).collect();
+        let variants: Vec<SchemaId> = items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| self.schema(v, &path.key(key).index(i), Place::Other))
+            .collect();
         let max = self.options.max_union_variants;
-        let named = keywords.get(Mapped::Discriminator).and_then(|d| self.discriminator(d, &path.key("discriminator")));
+        let named = keywords
+            .get(Mapped::Discriminator)
+            .and_then(|d| self.discriminator(d, &path.key("discriminator")));
         let Some((property, mapping)) = named else {
             let normalized = self.arena.union(&variants, max);
             return self.widened(normalized, path);
         };
-        let at = path.key("discriminator").key("propertyName");
+        let discriminator_at = path.key("discriminator");
+        let at = discriminator_at.key("propertyName");
         let id = match self.arena.discriminated_union(&variants, &property, max) {
             Ok(normalized) => self.widened(normalized, path),
             Err(DiscriminatorError::Unresolved) => {
-                let union = UnionSchema { variants: variants.into(), discriminator: Some(property.as_str().into()) };
+                let union =
+                    UnionSchema { variants: variants.into(), discriminator: Some(property.as_str().into()) };
                 let id = self.arena.intern(Schema::public(SchemaKind::Union(union)));
-                self.pending_discriminators.push((id, property.clone(), at));
+                self.pending_discriminators.push((id, property.clone(), at.into()));
                 return id;
             }
             Err(error) => {
-                let message = format!("`{property}` does not discriminate these variants: {}", self.describe(&error));
+                let message =
+                    format!("`{property}` does not discriminate these variants: {}", self.describe(&error));
                 self.report(RegistryIssue::error(codes::INVALID_DISCRIMINATOR, at, message));
                 let normalized = self.arena.union(&variants, max);
                 self.widened(normalized, path)
             }
         };
         if let Some(mapping) = mapping {
-            self.check_mapping(mapping, items, &variants, &property, &path.key("discriminator").key("mapping"));
+            self.check_mapping(
+                mapping,
+                items,
+                &variants,
+                &property,
+                &path.key("discriminator").key("mapping"),
+            );
         }
         id
     }
@@ -70,15 +84,21 @@ impl<'a> Importer<'a, '_> {
         match error {
             DiscriminatorError::NotAnObject { variant }
             | DiscriminatorError::NotRequired { variant }
-            | DiscriminatorError::NotConstant { variant } => format!("{error}: {}", self.arena.display(*variant)),
+            | DiscriminatorError::NotConstant { variant } => {
+                format!("{error}: {}", self.arena.display(*variant))
+            }
             _ => error.to_string(),
         }
     }
 
     /// `discriminator`: the property name and the optional `mapping`.
-    fn discriminator(&mut self, value: &'a Value, path: &JsonPath) -> Option<(String, Option<&'a Map<String, Value>>)> {
+    fn discriminator(
+        &mut self,
+        value: &'a Value,
+        path: &At<'_>,
+    ) -> Option<(String, Option<&'a Map<String, Value>>)> {
         let Some(object) = value.as_object() else {
-            self.invalid(path.clone(), "`discriminator` must be an object with `propertyName`");
+            self.invalid(*path, "`discriminator` must be an object with `propertyName`");
             return None;
         };
         for key in object.keys().filter(|k| !matches!(k.as_str(), "propertyName" | "mapping")) {
@@ -101,7 +121,7 @@ impl<'a> Importer<'a, '_> {
                 None
             }
             None => {
-                self.invalid(path.clone(), "`discriminator` needs `propertyName`");
+                self.invalid(*path, "`discriminator` needs `propertyName`");
                 None
             }
         }
@@ -114,7 +134,7 @@ impl<'a> Importer<'a, '_> {
         items: &[Value],
         variants: &[SchemaId],
         property: &str,
-        path: &JsonPath,
+        path: &At<'_>,
     ) {
         for (value, target) in mapping {
             let index = items.iter().position(|item| item.get("$ref").is_some_and(|r| r == target));

@@ -40,6 +40,32 @@ pub(super) enum Family {
 }
 
 impl Mapped {
+    /// Every mapped keyword, in declaration order (`ALL[m as usize] == m`).
+    const ALL: [Mapped; 22] = [
+        Mapped::Type,
+        Mapped::Properties,
+        Mapped::Required,
+        Mapped::AdditionalProperties,
+        Mapped::Items,
+        Mapped::Enum,
+        Mapped::Const,
+        Mapped::Minimum,
+        Mapped::Maximum,
+        Mapped::MinLength,
+        Mapped::MaxLength,
+        Mapped::MinItems,
+        Mapped::MaxItems,
+        Mapped::Format,
+        Mapped::AnyOf,
+        Mapped::OneOf,
+        Mapped::Discriminator,
+        Mapped::Ref,
+        Mapped::Defs,
+        Mapped::RunletType,
+        Mapped::RunletSensitivity,
+        Mapped::RunletAliases,
+    ];
+
     pub(super) fn family(self) -> Option<Family> {
         match self {
             Mapped::Minimum | Mapped::Maximum => Some(Family::Number),
@@ -87,7 +113,8 @@ pub(super) enum Keyword {
     Unsupported(Unsupported),
 }
 
-const GENERIC_HELP: &str = "Runlet's schema vocabulary cannot express this keyword (the supported subset is in docs/registry.md)";
+const GENERIC_HELP: &str =
+    "Runlet's schema vocabulary cannot express this keyword (the supported subset is in docs/registry.md)";
 
 pub(super) fn classify(key: &str) -> Keyword {
     use Keyword::{Annotation as A, Mapped as M};
@@ -124,20 +151,28 @@ pub(super) fn classify(key: &str) -> Keyword {
         "writeOnly" => A(Annotation::WriteOnly),
         "$comment" => A(Annotation::Comment),
         "$schema" => A(Annotation::Dialect),
-        "exclusiveMinimum" | "exclusiveMaximum" => {
-            unsupported(true, "Runlet bounds are inclusive: use `minimum`/`maximum` with the nearest included value")
+        "exclusiveMinimum" | "exclusiveMaximum" => unsupported(
+            true,
+            "Runlet bounds are inclusive: use `minimum`/`maximum` with the nearest included value",
+        ),
+        "pattern" => {
+            unsupported(true, "Runlet does not check regular expressions; the tool must validate the pattern")
         }
-        "pattern" => unsupported(true, "Runlet does not check regular expressions; the tool must validate the pattern"),
         "multipleOf" | "uniqueItems" | "minProperties" | "maxProperties" | "propertyNames" | "contains"
-        | "minContains" | "maxContains" | "dependentRequired" | "dependentSchemas" | "dependencies" | "if"
-        | "then" | "else" | "not" | "contentEncoding" | "contentMediaType" | "contentSchema" => {
+        | "minContains" | "maxContains" | "dependentRequired" | "dependentSchemas" | "dependencies"
+        | "if" | "then" | "else" | "not" | "contentEncoding" | "contentMediaType" | "contentSchema" => {
             unsupported(true, GENERIC_HELP)
         }
         "allOf" => unsupported(true, "merge the subschemas into one schema"),
         "example" => unsupported(true, "write `examples`, an array of examples"),
-        "nullable" => unsupported(false, "write `\"type\": [\"…\", \"null\"]` or an `anyOf` with `{\"type\": \"null\"}`"),
+        "nullable" => unsupported(
+            false,
+            "write `\"type\": [\"…\", \"null\"]` or an `anyOf` with `{\"type\": \"null\"}`",
+        ),
         "definitions" => unsupported(false, "rename `definitions` to `$defs` and refer to `#/$defs/…`"),
-        "patternProperties" => unsupported(false, "describe the other properties with `additionalProperties`"),
+        "patternProperties" => {
+            unsupported(false, "describe the other properties with `additionalProperties`")
+        }
         "prefixItems" | "additionalItems" => {
             unsupported(false, "tuples are not in Runlet's vocabulary: use a list or an object")
         }
@@ -145,7 +180,9 @@ pub(super) fn classify(key: &str) -> Keyword {
             unsupported(false, "use `additionalProperties` or `items` on the schema itself")
         }
         "$id" | "$anchor" | "$dynamicRef" | "$dynamicAnchor" | "$recursiveRef" | "$recursiveAnchor"
-        | "$vocabulary" => unsupported(false, "refer to definitions with local references such as `#/$defs/Name`"),
+        | "$vocabulary" => {
+            unsupported(false, "refer to definitions with local references such as `#/$defs/Name`")
+        }
         _ if key.starts_with("x-runlet-") => unsupported(
             false,
             "the Runlet extensions are `x-runlet-type`, `x-runlet-sensitivity` and `x-runlet-aliases`",
@@ -157,8 +194,8 @@ pub(super) fn classify(key: &str) -> Keyword {
 /// The keywords of one schema object, sorted into what the importer reads.
 #[derive(Debug, Default)]
 pub(super) struct Keywords<'a> {
-    /// Mapped keywords with their spelling, for messages.
-    pub mapped: Vec<(Mapped, &'a str, &'a Value)>,
+    /// Mapped keywords with their spelling (for messages), by `Mapped as usize`.
+    mapped: [Option<(&'a str, &'a Value)>; Mapped::ALL.len()],
     pub annotations: Vec<(Annotation, &'a str, &'a Value)>,
     pub unsupported: Vec<(&'a str, Unsupported)>,
 }
@@ -168,7 +205,7 @@ impl<'a> Keywords<'a> {
         let mut keywords = Keywords::default();
         for (key, value) in object {
             match classify(key) {
-                Keyword::Mapped(m) => keywords.mapped.push((m, key, value)),
+                Keyword::Mapped(m) => keywords.mapped[m as usize] = Some((key, value)),
                 Keyword::Annotation(a) => keywords.annotations.push((a, key, value)),
                 Keyword::Unsupported(u) => keywords.unsupported.push((key, u)),
             }
@@ -177,6 +214,26 @@ impl<'a> Keywords<'a> {
     }
 
     pub(super) fn get(&self, keyword: Mapped) -> Option<&'a Value> {
-        self.mapped.iter().find(|(m, _, _)| *m == keyword).map(|(_, _, v)| *v)
+        self.mapped[keyword as usize].map(|(_, value)| value)
+    }
+
+    /// The mapped keywords present, with their spelling.
+    pub(super) fn mapped(&self) -> impl Iterator<Item = (Mapped, &'a str, &'a Value)> + '_ {
+        Mapped::ALL
+            .iter()
+            .zip(&self.mapped)
+            .filter_map(|(&m, present)| present.map(|(key, value)| (m, key, value)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mapped_keywords_index_their_table() {
+        for (i, mapped) in Mapped::ALL.iter().enumerate() {
+            assert_eq!(*mapped as usize, i);
+        }
     }
 }

@@ -3,12 +3,14 @@
 
 use serde_json::Value;
 
-use super::super::json_path::JsonPath;
-use super::super::model::{IntegerRange, LengthRange, NumberRange, Schema, SchemaId, SchemaKind, StringSchema};
-use crate::value::Number;
-use super::keywords::{Keywords, Mapped};
+use super::super::json_path::At;
+use super::super::model::{
+    IntegerRange, LengthRange, NumberRange, Schema, SchemaId, SchemaKind, StringSchema,
+};
 use super::Importer;
+use super::keywords::{Keywords, Mapped};
 use super::typed::JsonType;
+use crate::value::Number;
 
 /// The sibling facets every literal must satisfy.
 struct Facets {
@@ -19,7 +21,7 @@ struct Facets {
 }
 
 impl<'a> Importer<'a, '_> {
-    pub(super) fn literals(&mut self, keywords: &Keywords<'a>, path: &JsonPath) -> SchemaId {
+    pub(super) fn literals(&mut self, keywords: &Keywords<'a>, path: &At<'_>) -> SchemaId {
         let allowed = |m: Mapped| {
             use Mapped::*;
             matches!(m, Type | Enum | Const | Format | MinLength | MaxLength | Minimum | Maximum)
@@ -27,18 +29,19 @@ impl<'a> Importer<'a, '_> {
         let anchor = if keywords.get(Mapped::Enum).is_some() { "enum" } else { "const" };
         let help = move |key: &str| format!("`{anchor}` fixes the values: remove `{key}`");
         self.check_siblings(keywords, path, anchor, allowed, help);
-        let values: Vec<(JsonPath, &Value)> = match (keywords.get(Mapped::Enum), keywords.get(Mapped::Const)) {
+        let (enum_at, const_at) = (path.key("enum"), path.key("const"));
+        let values: Vec<(At<'_>, &Value)> = match (keywords.get(Mapped::Enum), keywords.get(Mapped::Const)) {
             (Some(Value::Array(items)), constant) if !items.is_empty() => {
                 if constant.is_some() {
                     self.invalid(path.key("const"), "give either `enum` or `const`, not both");
                 }
-                items.iter().enumerate().map(|(i, v)| (path.key("enum").index(i), v)).collect()
+                items.iter().enumerate().map(|(i, v)| (enum_at.index(i), v)).collect()
             }
             (Some(_), _) => {
                 self.invalid(path.key("enum"), "`enum` must be a non-empty array of values");
                 return self.arena.any();
             }
-            (None, constant) => constant.map(|v| (path.key("const"), v)).into_iter().collect(),
+            (None, constant) => constant.map(|v| (const_at, v)).into_iter().collect(),
         };
         let types = match keywords.get(Mapped::Type) {
             Some(value) => match self.type_names(value, &path.key("type")) {
@@ -50,15 +53,21 @@ impl<'a> Importer<'a, '_> {
         let facets = Facets {
             types,
             range: self.number_range(keywords, path),
-            length: self.length(keywords, path, ("minLength", Mapped::MinLength), ("maxLength", Mapped::MaxLength)),
+            length: self.length(
+                keywords,
+                path,
+                ("minLength", Mapped::MinLength),
+                ("maxLength", Mapped::MaxLength),
+            ),
             format: self.format(keywords, path),
         };
-        let ids: Vec<SchemaId> = values.into_iter().filter_map(|(at, value)| self.literal(value, at, &facets)).collect();
+        let ids: Vec<SchemaId> =
+            values.into_iter().filter_map(|(at, value)| self.literal(value, at, &facets)).collect();
         let normalized = self.arena.union(&ids, self.options.max_union_variants);
         self.widened(normalized, path)
     }
 
-    fn literal(&mut self, value: &Value, at: JsonPath, facets: &Facets) -> Option<SchemaId> {
+    fn literal(&mut self, value: &Value, at: At<'_>, facets: &Facets) -> Option<SchemaId> {
         let allows = |t: JsonType| facets.types.as_ref().is_none_or(|types| types.contains(&t));
         let kind = match value {
             Value::Null if allows(JsonType::Null) => SchemaKind::Null,
@@ -73,8 +82,12 @@ impl<'a> Importer<'a, '_> {
                 }
                 let integer = n.as_i64().or_else(|| whole(f.get()));
                 match integer {
-                    Some(i) if allows(JsonType::Integer) => SchemaKind::Integer(IntegerRange { min: Some(i), max: Some(i) }),
-                    _ if allows(JsonType::Number) => SchemaKind::Number(NumberRange { min: Some(f), max: Some(f) }),
+                    Some(i) if allows(JsonType::Integer) => {
+                        SchemaKind::Integer(IntegerRange { min: Some(i), max: Some(i) })
+                    }
+                    _ if allows(JsonType::Number) => {
+                        SchemaKind::Number(NumberRange { min: Some(f), max: Some(f) })
+                    }
                     _ => return self.mismatch(value, at),
                 }
             }
@@ -84,7 +97,11 @@ impl<'a> Importer<'a, '_> {
                     return None;
                 }
                 let format = facets.format.clone();
-                SchemaKind::String(StringSchema { format, values: Some([s.as_str().into()].into()), ..Default::default() })
+                SchemaKind::String(StringSchema {
+                    format,
+                    values: Some([s.as_str().into()].into()),
+                    ..Default::default()
+                })
             }
             Value::Array(_) | Value::Object(_) => {
                 self.invalid(at, "enumerated values must be null, booleans, numbers or strings");
@@ -95,7 +112,7 @@ impl<'a> Importer<'a, '_> {
         Some(self.arena.intern(Schema::public(kind)))
     }
 
-    fn mismatch(&mut self, value: &Value, at: JsonPath) -> Option<SchemaId> {
+    fn mismatch(&mut self, value: &Value, at: At<'_>) -> Option<SchemaId> {
         self.invalid(at, format!("{value} is not of a type that `type` allows"));
         None
     }

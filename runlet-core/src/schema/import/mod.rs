@@ -16,10 +16,10 @@ use crate::diag::codes;
 use super::arena::SchemaArena;
 use super::docs::{SchemaDoc, SchemaDocs};
 use super::issue::RegistryIssue;
-use super::json_path::JsonPath;
+use super::json_path::{At, JsonPath};
 use super::model::{DefId, SchemaId};
-use crate::value::Sensitivity;
 use super::union::Normalized;
+use crate::value::Sensitivity;
 use keywords::{Annotation, Keywords, Mapped};
 
 /// What to do with a schema keyword outside the supported subset.
@@ -46,7 +46,11 @@ pub struct ImportOptions {
 
 impl Default for ImportOptions {
     fn default() -> ImportOptions {
-        ImportOptions { unsupported_keywords: UnsupportedKeywords::Reject, max_union_variants: 64, max_depth: 64 }
+        ImportOptions {
+            unsupported_keywords: UnsupportedKeywords::Reject,
+            max_union_variants: 64,
+            max_depth: 64,
+        }
     }
 }
 
@@ -128,19 +132,19 @@ impl<'a> Importer<'a, '_> {
         }
     }
 
-    fn invalid(&mut self, path: JsonPath, message: impl Into<String>) {
+    fn invalid(&mut self, path: impl Into<JsonPath>, message: impl Into<String>) {
         self.report(RegistryIssue::error(codes::INVALID_SCHEMA, path, message));
     }
 
     /// Reports a union widened to `Any` and returns the schema.
-    fn widened(&mut self, normalized: Normalized, path: &JsonPath) -> SchemaId {
+    fn widened(&mut self, normalized: Normalized, path: &At<'_>) -> SchemaId {
         if let Some(loss) = normalized.widened {
             let message = format!(
                 "this union has {} distinct variants, more than the limit of {}, and is treated as any value",
                 loss.variants, loss.limit
             );
             self.report(
-                RegistryIssue::warning(codes::UNION_WIDENED_TO_ANY, path.clone(), message)
+                RegistryIssue::warning(codes::UNION_WIDENED_TO_ANY, *path, message)
                     .with_help("split the schema or raise the registry's union variant limit"),
             );
         }
@@ -152,22 +156,22 @@ impl<'a> Importer<'a, '_> {
         self.document.path.join(relative)
     }
 
-    fn schema(&mut self, json: &'a Value, path: &JsonPath, place: Place) -> SchemaId {
+    fn schema(&mut self, json: &'a Value, path: &At<'_>, place: Place) -> SchemaId {
         if self.depth >= self.options.max_depth {
             let message = format!("schemas nest more than {} levels deep here", self.options.max_depth);
-            self.report(RegistryIssue::error(codes::SCHEMA_TOO_DEEP, path.clone(), message));
+            self.report(RegistryIssue::error(codes::SCHEMA_TOO_DEEP, *path, message));
             return self.arena.any();
         }
         self.depth += 1;
         let id = match json {
             Value::Bool(true) => self.arena.any(),
             Value::Bool(false) => {
-                self.invalid(path.clone(), "the schema `false` accepts no value");
+                self.invalid(*path, "the schema `false` accepts no value");
                 self.arena.any()
             }
             Value::Object(object) => self.object_schema(object, path, place),
             _ => {
-                self.invalid(path.clone(), "a schema must be a JSON object (or `true`)");
+                self.invalid(*path, "a schema must be a JSON object (or `true`)");
                 self.arena.any()
             }
         };
@@ -175,7 +179,7 @@ impl<'a> Importer<'a, '_> {
         id
     }
 
-    fn object_schema(&mut self, object: &'a Map<String, Value>, path: &JsonPath, place: Place) -> SchemaId {
+    fn object_schema(&mut self, object: &'a Map<String, Value>, path: &At<'_>, place: Place) -> SchemaId {
         let keywords = Keywords::sort(object);
         self.report_unsupported(&keywords, path);
         self.record_docs(&keywords, path);
@@ -198,7 +202,7 @@ impl<'a> Importer<'a, '_> {
         self.arena.with_sensitivity(id, sensitivity)
     }
 
-    fn report_unsupported(&mut self, keywords: &Keywords<'_>, path: &JsonPath) {
+    fn report_unsupported(&mut self, keywords: &Keywords<'_>, path: &At<'_>) {
         for &(key, unsupported) in &keywords.unsupported {
             let at = path.key(key);
             let issue = match (self.options.unsupported_keywords, unsupported.droppable) {
@@ -217,15 +221,18 @@ impl<'a> Importer<'a, '_> {
         }
     }
 
-    fn record_docs(&mut self, keywords: &Keywords<'_>, path: &JsonPath) {
+    fn record_docs(&mut self, keywords: &Keywords<'_>, path: &At<'_>) {
         let mut doc = SchemaDoc::default();
         for &(annotation, key, value) in &keywords.annotations {
             let ok = match annotation {
                 Annotation::Title => value.as_str().map(|t| doc.title = Some(t.to_owned())).is_some(),
-                Annotation::Description => value.as_str().map(|d| doc.description = Some(d.to_owned())).is_some(),
-                Annotation::Examples => {
-                    value.as_array().map(|e| doc.examples = e.iter().map(Value::to_string).collect()).is_some()
+                Annotation::Description => {
+                    value.as_str().map(|d| doc.description = Some(d.to_owned())).is_some()
                 }
+                Annotation::Examples => value
+                    .as_array()
+                    .map(|e| doc.examples = e.iter().map(Value::to_string).collect())
+                    .is_some(),
                 Annotation::Default => {
                     doc.default = Some(value.to_string());
                     true
@@ -239,22 +246,26 @@ impl<'a> Importer<'a, '_> {
                 self.invalid(path.key(key), format!("`{key}` must be {}", annotation.expected()));
             }
         }
-        let key = path.strip_prefix(self.findings.docs_base).unwrap_or_else(|| path.clone());
         if !doc.is_empty() {
+            let path = JsonPath::from(*path);
+            let key = path.strip_prefix(self.findings.docs_base).unwrap_or(path);
             self.findings.docs.insert(key.to_string(), doc);
         }
     }
 
-    fn sensitivity(&mut self, keywords: &Keywords<'_>, path: &JsonPath) -> Sensitivity {
+    fn sensitivity(&mut self, keywords: &Keywords<'_>, path: &At<'_>) -> Sensitivity {
         let Some(value) = keywords.get(Mapped::RunletSensitivity) else {
             return Sensitivity::Public;
         };
         match value.as_str().and_then(Sensitivity::parse) {
             Some(sensitivity) => sensitivity,
             None => {
-                let message = format!("`x-runlet-sensitivity` must be \"public\", \"sensitive\" or \"secret\", not {value}");
-                let issue = RegistryIssue::error(codes::INVALID_SCHEMA, path.key("x-runlet-sensitivity"), message)
-                    .with_candidates(["public", "sensitive", "secret"]);
+                let message = format!(
+                    "`x-runlet-sensitivity` must be \"public\", \"sensitive\" or \"secret\", not {value}"
+                );
+                let issue =
+                    RegistryIssue::error(codes::INVALID_SCHEMA, path.key("x-runlet-sensitivity"), message)
+                        .with_candidates(["public", "sensitive", "secret"]);
                 self.report(issue);
                 Sensitivity::Public
             }
@@ -265,13 +276,13 @@ impl<'a> Importer<'a, '_> {
     fn check_siblings(
         &mut self,
         keywords: &Keywords<'_>,
-        path: &JsonPath,
+        path: &At<'_>,
         anchor: &str,
         allowed: impl Fn(Mapped) -> bool,
         help: impl Fn(&str) -> String,
     ) {
         let code = if anchor == "$ref" { codes::BAD_SCHEMA_REF } else { codes::UNSUPPORTED_SCHEMA_KEYWORD };
-        for &(mapped, key, _) in &keywords.mapped {
+        for (mapped, key, _) in keywords.mapped() {
             if !mapped.is_structural_only() && !allowed(mapped) {
                 let message = format!("`{key}` beside `{anchor}` is not supported");
                 self.report(RegistryIssue::error(code, path.key(key), message).with_help(help(key)));
@@ -296,7 +307,9 @@ impl<'a> Importer<'a, '_> {
 impl Annotation {
     fn expected(self) -> &'static str {
         match self {
-            Annotation::Title | Annotation::Description | Annotation::Comment | Annotation::Dialect => "a string",
+            Annotation::Title | Annotation::Description | Annotation::Comment | Annotation::Dialect => {
+                "a string"
+            }
             Annotation::Examples => "an array",
             Annotation::Default => "a value",
             Annotation::Deprecated | Annotation::ReadOnly | Annotation::WriteOnly => "true or false",

@@ -9,14 +9,19 @@ use crate::diag::codes;
 
 use super::super::arena::SchemaArena;
 use super::super::issue::RegistryIssue;
-use super::super::json_path::{JsonPath, PathSegment};
+use super::super::json_path::{At, JsonPath, PathSegment};
 use super::super::model::{DefId, Schema, SchemaId, SchemaKind};
 use super::keywords::{Keywords, Mapped};
 use super::{Importer, Place, Target};
 
 impl<'a> Importer<'a, '_> {
     /// The schema a `$ref` names.
-    pub(super) fn reference(&mut self, reference: &'a Value, keywords: &Keywords<'a>, path: &JsonPath) -> SchemaId {
+    pub(super) fn reference(
+        &mut self,
+        reference: &'a Value,
+        keywords: &Keywords<'a>,
+        path: &At<'_>,
+    ) -> SchemaId {
         let help = |key: &str| format!("move `{key}` into the schema that `$ref` names");
         self.check_siblings(keywords, path, "$ref", |m| m == Mapped::Ref, help);
         let at = path.key("$ref");
@@ -26,23 +31,32 @@ impl<'a> Importer<'a, '_> {
         };
         let Some(fragment) = text.strip_prefix('#') else {
             let help = "copy the referenced schema into `$defs` and refer to it as `#/$defs/Name`";
-            self.bad_reference(at, format!("`{text}` is not in this schema: only `#…` references are supported"), Some(help));
+            self.bad_reference(
+                at,
+                format!("`{text}` is not in this schema: only `#…` references are supported"),
+                Some(help),
+            );
             return self.arena.any();
         };
-        let Some(target) = percent_decode(fragment).and_then(|pointer| JsonPath::from_pointer(&pointer)) else {
+        let Some(target) = percent_decode(fragment).and_then(|pointer| JsonPath::from_pointer(&pointer))
+        else {
             self.bad_reference(at, format!("`{text}` is not a JSON pointer such as `#/$defs/Name`"), None);
             return self.arena.any();
         };
         let Some(json) = target.resolve(self.document.json) else {
-            let issue = RegistryIssue::error(codes::BAD_SCHEMA_REF, at, format!("`{text}` points at nothing in this schema"))
-                .with_candidates(self.nearest_definitions(&target));
+            let issue = RegistryIssue::error(
+                codes::BAD_SCHEMA_REF,
+                at,
+                format!("`{text}` points at nothing in this schema"),
+            )
+            .with_candidates(self.nearest_definitions(&target));
             self.report(issue);
             return self.arena.any();
         };
         self.target(json, target)
     }
 
-    fn bad_reference(&mut self, path: JsonPath, message: String, help: Option<&str>) {
+    fn bad_reference(&mut self, path: At<'_>, message: String, help: Option<&str>) {
         let mut issue = RegistryIssue::error(codes::BAD_SCHEMA_REF, path, message);
         issue.help.extend(help.map(str::to_owned));
         self.report(issue);
@@ -61,20 +75,24 @@ impl<'a> Importer<'a, '_> {
         let mut names: Vec<(usize, &String)> =
             definitions.keys().map(|name| (strsim::damerau_levenshtein(name, &wanted), name)).collect();
         names.sort();
-        names.into_iter().take(3).map(|(_, name)| format!("#{}", JsonPath::root().key("$defs").key(name))).collect()
+        names
+            .into_iter()
+            .take(3)
+            .map(|(_, name)| format!("#{}", JsonPath::root().key("$defs").key(name)))
+            .collect()
     }
 
     /// Imports every definition of a `$defs` object, used or not, so each is checked.
-    pub(super) fn definitions(&mut self, definitions: &'a Value, path: &JsonPath) {
+    pub(super) fn definitions(&mut self, definitions: &'a Value, path: &At<'_>) {
         let Some(definitions) = definitions.as_object() else {
-            self.invalid(path.clone(), "`$defs` must be an object of named schemas");
+            self.invalid(*path, "`$defs` must be an object of named schemas");
             return;
         };
         // Sorted, so which definitions become references never depends on key order.
         let mut definitions: Vec<(&String, &'a Value)> = definitions.iter().collect();
         definitions.sort_by_key(|(name, _)| *name);
         for (name, json) in definitions {
-            if let Some(relative) = path.key(name).strip_prefix(self.document.path) {
+            if let Some(relative) = JsonPath::from(path.key(name)).strip_prefix(self.document.path) {
                 self.target(json, relative);
             }
         }
@@ -98,11 +116,12 @@ impl<'a> Importer<'a, '_> {
         }
         self.targets.insert(relative.clone(), Target::InProgress(None));
         let path = self.absolute(&relative);
-        let mut id = self.schema(json, &path, Place::Other);
+        let mut id = self.schema(json, &At::Path(&path), Place::Other);
         if let Some(Target::InProgress(Some(def))) = self.targets.get(&relative).copied() {
             if reaches_unguarded(self.arena, id, def) {
                 let message = "this schema refers to itself without a list, object or map in between";
-                let help = "a recursive schema must nest itself inside a property, a list item or a map value";
+                let help =
+                    "a recursive schema must nest itself inside a property, a list item or a map value";
                 self.report(RegistryIssue::error(codes::BAD_SCHEMA_REF, path, message).with_help(help));
                 id = self.arena.any();
             }

@@ -10,7 +10,7 @@ use crate::diag::codes;
 use crate::value::Number;
 
 use super::super::issue::RegistryIssue;
-use super::super::json_path::JsonPath;
+use super::super::json_path::At;
 use super::super::model::{
     IntegerRange, LengthRange, ListSchema, NumberRange, ObjectSchema, Property, Schema, SchemaId, SchemaKind,
     StringSchema,
@@ -80,7 +80,7 @@ enum IntegerBound {
 }
 
 impl<'a> Importer<'a, '_> {
-    pub(super) fn typed(&mut self, keywords: &Keywords<'a>, path: &JsonPath) -> SchemaId {
+    pub(super) fn typed(&mut self, keywords: &Keywords<'a>, path: &At<'_>) -> SchemaId {
         let bytes = self.is_bytes(keywords, path);
         let types = match keywords.get(Mapped::Type) {
             Some(value) => self.type_names(value, &path.key("type")),
@@ -96,14 +96,16 @@ impl<'a> Importer<'a, '_> {
     }
 
     /// The `type` keyword's names, sorted and distinct; `None` after reporting a bad one.
-    pub(super) fn type_names(&mut self, value: &Value, path: &JsonPath) -> Option<Vec<JsonType>> {
-        let names: Vec<(JsonPath, &Value)> = match value {
-            Value::Array(items) if !items.is_empty() => items.iter().enumerate().map(|(i, v)| (path.index(i), v)).collect(),
+    pub(super) fn type_names(&mut self, value: &Value, path: &At<'_>) -> Option<Vec<JsonType>> {
+        let names: Vec<(At<'_>, &Value)> = match value {
+            Value::Array(items) if !items.is_empty() => {
+                items.iter().enumerate().map(|(i, v)| (path.index(i), v)).collect()
+            }
             Value::Array(_) => {
-                self.invalid(path.clone(), "`type` must name at least one type");
+                self.invalid(*path, "`type` must name at least one type");
                 return None;
             }
-            single => vec![(path.clone(), single)],
+            single => vec![(*path, single)],
         };
         let mut types = BTreeSet::new();
         for (at, name) in names {
@@ -118,7 +120,9 @@ impl<'a> Importer<'a, '_> {
                         TYPES.iter().map(|(n, _)| (strsim::damerau_levenshtein(n, wanted), *n)).collect();
                     candidates.sort();
                     let candidates = candidates.into_iter().take(2).map(|(_, n)| n);
-                    self.report(RegistryIssue::error(codes::INVALID_SCHEMA, at, message).with_candidates(candidates));
+                    self.report(
+                        RegistryIssue::error(codes::INVALID_SCHEMA, at, message).with_candidates(candidates),
+                    );
                     return None;
                 }
             }
@@ -127,9 +131,14 @@ impl<'a> Importer<'a, '_> {
     }
 
     /// Without `type`: the one kind of value the facets present constrain (none: any value).
-    fn types_from_facets(&mut self, keywords: &Keywords<'_>, path: &JsonPath, bytes: bool) -> Option<Vec<JsonType>> {
+    fn types_from_facets(
+        &mut self,
+        keywords: &Keywords<'_>,
+        path: &At<'_>,
+        bytes: bool,
+    ) -> Option<Vec<JsonType>> {
         let families: BTreeMap<Family, &str> =
-            keywords.mapped.iter().filter_map(|(m, key, _)| Some((m.family()?, *key))).collect();
+            keywords.mapped().filter_map(|(m, key, _)| Some((m.family()?, key))).collect();
         match (families.len(), bytes) {
             (0, true) => Some(vec![JsonType::String]),
             (0, false) => Some(Vec::new()),
@@ -138,7 +147,7 @@ impl<'a> Importer<'a, '_> {
                 let keys: Vec<String> = families.values().map(|k| format!("`{k}`")).collect();
                 let message =
                     format!("without `type`, {} constrain different kinds of values", keys.join(" and "));
-                let issue = RegistryIssue::error(codes::INVALID_SCHEMA, path.clone(), message)
+                let issue = RegistryIssue::error(codes::INVALID_SCHEMA, *path, message)
                     .with_help("add `type` naming the kinds of values the schema accepts");
                 self.report(issue);
                 None
@@ -146,24 +155,34 @@ impl<'a> Importer<'a, '_> {
         }
     }
 
-    fn check_facet_families(&mut self, keywords: &Keywords<'_>, path: &JsonPath, types: &[JsonType], bytes: bool) {
-        for &(mapped, key, _) in &keywords.mapped {
+    fn check_facet_families(
+        &mut self,
+        keywords: &Keywords<'_>,
+        path: &At<'_>,
+        types: &[JsonType],
+        bytes: bool,
+    ) {
+        for (mapped, key, _) in keywords.mapped() {
             let Some(family) = mapped.family() else { continue };
             if bytes && family == Family::String {
                 self.invalid(path.key(key), format!("`{key}` does not apply to bytes"));
             } else if !types.iter().any(|t| t.family() == Some(family)) {
-                let message = format!("`{key}` constrains {}, which `type` does not allow here", family.described());
+                let message =
+                    format!("`{key}` constrains {}, which `type` does not allow here", family.described());
                 self.invalid(path.key(key), message);
             }
         }
     }
 
-    fn is_bytes(&mut self, keywords: &Keywords<'_>, path: &JsonPath) -> bool {
+    fn is_bytes(&mut self, keywords: &Keywords<'_>, path: &At<'_>) -> bool {
         let Some(value) = keywords.get(Mapped::RunletType) else { return false };
         if value.as_str() == Some("bytes") {
             let string_only = keywords.get(Mapped::Type).is_none_or(|t| t.as_str() == Some("string"));
             if !string_only {
-                self.invalid(path.key("type"), "bytes travel as strings: `type` must be \"string\" or absent");
+                self.invalid(
+                    path.key("type"),
+                    "bytes travel as strings: `type` must be \"string\" or absent",
+                );
             }
             return true;
         }
@@ -174,7 +193,13 @@ impl<'a> Importer<'a, '_> {
         false
     }
 
-    fn of_type(&mut self, json_type: JsonType, keywords: &Keywords<'a>, path: &JsonPath, bytes: bool) -> SchemaId {
+    fn of_type(
+        &mut self,
+        json_type: JsonType,
+        keywords: &Keywords<'a>,
+        path: &At<'_>,
+        bytes: bool,
+    ) -> SchemaId {
         let kind = match json_type {
             JsonType::Null => SchemaKind::Null,
             JsonType::Boolean => SchemaKind::Boolean(None),
@@ -184,7 +209,12 @@ impl<'a> Importer<'a, '_> {
             JsonType::String => SchemaKind::String(StringSchema {
                 format: self.format(keywords, path),
                 values: None,
-                length: self.length(keywords, path, ("minLength", Mapped::MinLength), ("maxLength", Mapped::MaxLength)),
+                length: self.length(
+                    keywords,
+                    path,
+                    ("minLength", Mapped::MinLength),
+                    ("maxLength", Mapped::MaxLength),
+                ),
             }),
             JsonType::Array => return self.list(keywords, path),
             JsonType::Object => return self.object(keywords, path),
@@ -192,7 +222,7 @@ impl<'a> Importer<'a, '_> {
         self.arena.intern(Schema::public(kind))
     }
 
-    pub(super) fn format(&mut self, keywords: &Keywords<'_>, path: &JsonPath) -> Option<Arc<str>> {
+    pub(super) fn format(&mut self, keywords: &Keywords<'_>, path: &At<'_>) -> Option<Arc<str>> {
         let value = keywords.get(Mapped::Format)?;
         let format = value.as_str().map(Arc::from);
         if format.is_none() {
@@ -201,7 +231,13 @@ impl<'a> Importer<'a, '_> {
         format
     }
 
-    fn number_facet(&mut self, keywords: &Keywords<'_>, path: &JsonPath, key: &str, mapped: Mapped) -> Option<JsonNumber> {
+    fn number_facet(
+        &mut self,
+        keywords: &Keywords<'_>,
+        path: &At<'_>,
+        key: &str,
+        mapped: Mapped,
+    ) -> Option<JsonNumber> {
         let value = keywords.get(mapped)?;
         let number = value.as_number().cloned();
         if number.is_none() {
@@ -210,7 +246,7 @@ impl<'a> Importer<'a, '_> {
         number
     }
 
-    pub(super) fn integer_range(&mut self, keywords: &Keywords<'_>, path: &JsonPath) -> IntegerRange {
+    pub(super) fn integer_range(&mut self, keywords: &Keywords<'_>, path: &At<'_>) -> IntegerRange {
         let min = self.number_facet(keywords, path, "minimum", Mapped::Minimum);
         let max = self.number_facet(keywords, path, "maximum", Mapped::Maximum);
         let lower = match min.as_ref().map(|n| integer_bound(n, f64::ceil)) {
@@ -230,18 +266,18 @@ impl<'a> Importer<'a, '_> {
             }
         };
         if lower.zip(upper).is_some_and(|(lower, upper)| lower > upper) {
-            self.invalid(path.clone(), "no integer lies between `minimum` and `maximum`");
+            self.invalid(*path, "no integer lies between `minimum` and `maximum`");
             return IntegerRange::default();
         }
         IntegerRange { min: lower, max: upper }
     }
 
-    pub(super) fn number_range(&mut self, keywords: &Keywords<'_>, path: &JsonPath) -> NumberRange {
+    pub(super) fn number_range(&mut self, keywords: &Keywords<'_>, path: &At<'_>) -> NumberRange {
         let finite = |n: Option<JsonNumber>| n.and_then(|n| n.as_f64()).and_then(Number::new);
         let min = finite(self.number_facet(keywords, path, "minimum", Mapped::Minimum));
         let max = finite(self.number_facet(keywords, path, "maximum", Mapped::Maximum));
         if min.zip(max).is_some_and(|(lower, upper)| lower.get() > upper.get()) {
-            self.invalid(path.clone(), "`minimum` is greater than `maximum`");
+            self.invalid(*path, "`minimum` is greater than `maximum`");
             return NumberRange::default();
         }
         NumberRange { min, max }
@@ -250,47 +286,49 @@ impl<'a> Importer<'a, '_> {
     pub(super) fn length(
         &mut self,
         keywords: &Keywords<'_>,
-        path: &JsonPath,
+        path: &At<'_>,
         (min_key, min): (&str, Mapped),
         (max_key, max): (&str, Mapped),
     ) -> LengthRange {
         let min = keywords.get(min).and_then(|v| self.count(v, &path.key(min_key)));
         let max = keywords.get(max).and_then(|v| self.count(v, &path.key(max_key)));
         if min.zip(max).is_some_and(|(lower, upper)| lower > upper) {
-            self.invalid(path.clone(), format!("`{min_key}` is greater than `{max_key}`"));
+            self.invalid(*path, format!("`{min_key}` is greater than `{max_key}`"));
             return LengthRange::default();
         }
         LengthRange::new(min, max)
     }
 
-    fn count(&mut self, value: &Value, path: &JsonPath) -> Option<u64> {
+    fn count(&mut self, value: &Value, path: &At<'_>) -> Option<u64> {
         let count = value.as_u64().or_else(|| {
             let f = value.as_f64()?;
             (f >= 0.0 && f.fract() == 0.0 && f < u64::MAX as f64).then_some(f as u64)
         });
         if count.is_none() {
-            self.invalid(path.clone(), "a length bound must be a non-negative integer");
+            self.invalid(*path, "a length bound must be a non-negative integer");
         }
         count
     }
 
-    fn list(&mut self, keywords: &Keywords<'a>, path: &JsonPath) -> SchemaId {
+    fn list(&mut self, keywords: &Keywords<'a>, path: &At<'_>) -> SchemaId {
         let items = match keywords.get(Mapped::Items) {
             None => self.arena.any(),
             Some(Value::Array(_)) => {
                 let message = "tuple-form `items` (an array of schemas) is not supported";
-                let issue = RegistryIssue::error(codes::UNSUPPORTED_SCHEMA_KEYWORD, path.key("items"), message)
-                    .with_help("tuples are not in Runlet's vocabulary: use a list or an object");
+                let issue =
+                    RegistryIssue::error(codes::UNSUPPORTED_SCHEMA_KEYWORD, path.key("items"), message)
+                        .with_help("tuples are not in Runlet's vocabulary: use a list or an object");
                 self.report(issue);
                 self.arena.any()
             }
             Some(items) => self.schema(items, &path.key("items"), Place::Other),
         };
-        let length = self.length(keywords, path, ("minItems", Mapped::MinItems), ("maxItems", Mapped::MaxItems));
+        let length =
+            self.length(keywords, path, ("minItems", Mapped::MinItems), ("maxItems", Mapped::MaxItems));
         self.arena.intern(Schema::public(SchemaKind::List(ListSchema { items, length })))
     }
 
-    fn object(&mut self, keywords: &Keywords<'a>, path: &JsonPath) -> SchemaId {
+    fn object(&mut self, keywords: &Keywords<'a>, path: &At<'_>) -> SchemaId {
         let additional = match keywords.get(Mapped::AdditionalProperties) {
             None | Some(Value::Bool(true)) => Some(self.arena.any()),
             Some(Value::Bool(false)) => None,
@@ -304,29 +342,38 @@ impl<'a> Importer<'a, '_> {
                 // Sorted, so which definitions become references never depends on key order.
                 let mut declared: Vec<(&String, &'a Value)> = declared.iter().collect();
                 declared.sort_by_key(|(name, _)| *name);
+                let properties_at = path.key("properties");
                 for (name, json) in declared {
-                    let at = path.key("properties").key(name);
+                    let at = properties_at.key(name);
                     let schema = self.schema(json, &at, Place::Property);
                     let aliases = self.aliases(json, &at);
                     let deprecated = json.get("deprecated").and_then(Value::as_bool).unwrap_or(false);
-                    properties.push(Property { deprecated, aliases, ..Property::new(name.as_str(), schema, false) });
+                    properties.push(Property {
+                        deprecated,
+                        aliases,
+                        ..Property::new(name.as_str(), schema, false)
+                    });
                 }
             }
         }
         self.mark_required(keywords, path, &mut properties, additional);
         self.check_aliases(&properties, path);
-        self.arena.intern(Schema::public(SchemaKind::Object(ObjectSchema { properties: properties.into(), additional })))
+        self.arena.intern(Schema::public(SchemaKind::Object(ObjectSchema {
+            properties: properties.into(),
+            additional,
+        })))
     }
 
     fn mark_required(
         &mut self,
         keywords: &Keywords<'_>,
-        path: &JsonPath,
+        path: &At<'_>,
         properties: &mut Vec<Property>,
         additional: Option<SchemaId>,
     ) {
         let Some(required) = keywords.get(Mapped::Required) else { return };
-        let names: Option<Vec<&str>> = required.as_array().and_then(|r| r.iter().map(Value::as_str).collect());
+        let names: Option<Vec<&str>> =
+            required.as_array().and_then(|r| r.iter().map(Value::as_str).collect());
         let Some(names) = names else {
             self.invalid(path.key("required"), "`required` must be an array of property names");
             return;
@@ -345,26 +392,33 @@ impl<'a> Importer<'a, '_> {
         }
     }
 
-    fn aliases(&mut self, json: &Value, path: &JsonPath) -> Arc<[Arc<str>]> {
+    fn aliases(&mut self, json: &Value, path: &At<'_>) -> Arc<[Arc<str>]> {
         let Some(value) = json.get("x-runlet-aliases") else { return Arc::from([]) };
         let names: Option<Vec<Arc<str>>> = value
             .as_array()
             .and_then(|a| a.iter().map(|v| v.as_str().filter(|s| !s.is_empty()).map(Arc::from)).collect());
         names.map(Arc::from).unwrap_or_else(|| {
-            self.invalid(path.key("x-runlet-aliases"), "`x-runlet-aliases` must be an array of non-empty names");
+            self.invalid(
+                path.key("x-runlet-aliases"),
+                "`x-runlet-aliases` must be an array of non-empty names",
+            );
             Arc::from([])
         })
     }
 
     /// An alias must not be another property's name nor be shared by two properties.
-    fn check_aliases(&mut self, properties: &[Property], path: &JsonPath) {
+    fn check_aliases(&mut self, properties: &[Property], path: &At<'_>) {
         let mut owners: BTreeMap<&str, &str> = BTreeMap::new();
+        let properties_at = path.key("properties");
         for property in properties {
+            let property_at = properties_at.key(&property.name);
             for alias in property.aliases.iter() {
-                let at = path.key("properties").key(&property.name).key("x-runlet-aliases");
+                let at = property_at.key("x-runlet-aliases");
                 if properties.iter().any(|p| p.name == *alias) {
                     self.invalid(at, format!("alias `{alias}` is the name of a property"));
-                } else if let Some(owner) = owners.insert(alias, &property.name).filter(|o| *o != &*property.name) {
+                } else if let Some(owner) =
+                    owners.insert(alias, &property.name).filter(|o| *o != &*property.name)
+                {
                     self.invalid(at, format!("alias `{alias}` also names property `{owner}`"));
                 }
             }
