@@ -3,7 +3,7 @@
 
 use std::hint::black_box;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
 use runlet::schema::{Registry, RegistryOptions};
@@ -85,6 +85,7 @@ fn bench(c: &mut Criterion) {
     assert!(Registry::from_json_str(&text, &options).is_ok(), "the generated registry loads");
     let mut group = c.benchmark_group("registry_1000_tools");
     group.sample_size(30);
+    group.throughput(Throughput::Bytes(text.len() as u64));
     group.bench_function("serde_json_value_baseline", |b| {
         b.iter(|| serde_json::from_str::<Value>(black_box(&text)).map(|v| v.is_object()))
     });
@@ -92,6 +93,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| Registry::from_json_str(black_box(&text), &options).map(|l| l.registry.digest().clone()))
     });
     let registry = Registry::from_json_str(&text, &options).expect("loads").registry;
+    group.throughput(Throughput::Elements(registry.tools().count() as u64));
     group.bench_function("digest_only", |b| {
         b.iter(|| runlet::value::sha256(&black_box(&registry).canonical_form()))
     });

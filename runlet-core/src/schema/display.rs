@@ -5,6 +5,7 @@ use std::fmt::{self, Write};
 
 use super::arena::SchemaArena;
 use super::model::{IntegerRange, LengthRange, NumberRange, SchemaId, SchemaKind};
+use super::names::is_identifier;
 use crate::value::Sensitivity;
 
 /// Displays one schema; see [`SchemaArena::display`].
@@ -123,10 +124,7 @@ impl SchemaDisplay<'_> {
 
 /// A property name as written in source: bare when it is an identifier, else quoted.
 fn property_name(name: &str) -> String {
-    let mut chars = name.chars();
-    let identifier = chars.next().is_some_and(|c| c == '_' || unicode_ident::is_xid_start(c))
-        && chars.all(unicode_ident::is_xid_continue);
-    if identifier { name.to_owned() } else { serde_json::Value::from(name).to_string() }
+    if is_identifier(name) { name.to_owned() } else { serde_json::Value::from(name).to_string() }
 }
 
 fn integer(f: &mut fmt::Formatter<'_>, range: IntegerRange) -> fmt::Result {
