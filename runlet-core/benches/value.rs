@@ -2,6 +2,7 @@
 //! `serde_json::to_vec` of the same data as the baseline (figures in BENCHMARKS.md).
 
 use std::hint::black_box;
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use runlet::value::{self, List, Object, Value};
@@ -35,6 +36,31 @@ fn mixed_value() -> Value {
     Value::List(List::new(records).expect("shallow"))
 }
 
+/// Medians over rounds that each run every operation once, so that load changes on a shared
+/// machine hit all of them alike; printed with their ratio to the baseline.
+fn interleaved_medians(operations: &[(&str, &dyn Fn())]) {
+    const ROUNDS: usize = 301;
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::with_capacity(ROUNDS); operations.len()];
+    for _ in 0..ROUNDS {
+        for (i, (_, operation)) in operations.iter().enumerate() {
+            let start = Instant::now();
+            operation();
+            samples[i].push(start.elapsed());
+        }
+    }
+    let medians: Vec<Duration> = samples
+        .iter_mut()
+        .map(|s| {
+            s.sort();
+            s[ROUNDS / 2]
+        })
+        .collect();
+    for ((name, _), median) in operations.iter().zip(&medians) {
+        let ratio = median.as_secs_f64() / medians[0].as_secs_f64();
+        eprintln!("interleaved median {name}: {median:?} ({ratio:.2}x baseline)");
+    }
+}
+
 fn benches(c: &mut Criterion) {
     let value = mixed_value();
     let json = value::to_serde_json(&value).expect("no bytes");
@@ -44,6 +70,13 @@ fn benches(c: &mut Criterion) {
         value::rcve::encode(&value).len(),
         serde_json::to_vec(&json).expect("serializes").len()
     );
+
+    interleaved_medians(&[
+        ("serde_json_to_vec (baseline)", &|| drop(black_box(serde_json::to_vec(black_box(&json))))),
+        ("rcve_encode_sha256", &|| drop(black_box(value::sha256(black_box(&value))))),
+        ("rcve_encode", &|| drop(black_box(value::rcve::encode(black_box(&value))))),
+        ("presentation_json", &|| drop(black_box(value::to_presentation_json(black_box(&value))))),
+    ]);
 
     let mut group = c.benchmark_group("value_1mib");
     group.throughput(Throughput::Bytes(size as u64));

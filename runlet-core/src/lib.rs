@@ -3,5 +3,6 @@
 #![forbid(unsafe_code)]
 
 pub mod diag;
+pub mod journal;
 pub mod schema;
 pub mod value;

@@ -5,7 +5,8 @@ mod value_support;
 
 use proptest::prelude::*;
 use runlet::value::{
-    self, BinaryOp, Labelled, Labels, List, Number, Object, Segment, Sensitivity, UnaryOp, Value,
+    self, BinaryOp, ConversionLimits, Labelled, Labels, List, Number, Object, Segment, Sensitivity, Shape,
+    Shapes, UnaryOp, Value,
 };
 
 fn number() -> impl Strategy<Value = Number> {
@@ -251,6 +252,26 @@ proptest! {
         let redacted = target.redacted(Sensitivity::Public);
         if target.max_sensitivity() == Sensitivity::Public {
             prop_assert_eq!(&redacted, target.value());
+        }
+    }
+
+    #[test]
+    fn sensitivity_never_decreases_through_conversions(target in labelled(), label in sensitivity()) {
+        let mut shapes = Shapes::new();
+        let any = shapes.add(Shape::Any);
+        let labelled_any = shapes.add_labelled(Shape::Any, label);
+        let string = shapes.add(Shape::String);
+        let limits = ConversionLimits::default();
+        let (same, _) = target.convert(any, &shapes, &limits).expect("Any accepts every value");
+        prop_assert_eq!(&same, &target);
+        let (raised, _) = target.convert(labelled_any, &shapes, &limits).expect("Any accepts every value");
+        prop_assert_eq!(raised.labels(), &target.labels().raised(label));
+        match target.convert(string, &shapes, &limits) {
+            Ok((text, _)) if !matches!(target.value(), Value::String(_)) => {
+                prop_assert_eq!(text.labels(), &Labels::uniform(target.max_sensitivity()));
+            }
+            Ok((text, _)) => prop_assert_eq!(&text, &target),
+            Err(error) => prop_assert_eq!(error.sensitivity(), target.max_sensitivity()),
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Helpers shared by the value test files.
+//! Helpers shared by the value test files: which values cannot be expected to read back from
+//! their presentation JSON.
 
 use runlet::value::Value;
 
