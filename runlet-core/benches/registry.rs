@@ -83,6 +83,7 @@ fn bench(c: &mut Criterion) {
     let text = registry_text(1000);
     let options = RegistryOptions::default();
     assert!(Registry::from_json_str(&text, &options).is_ok(), "the generated registry loads");
+    eprintln!("generated registry: 1000 tools, {} bytes of JSON", text.len());
     let mut group = c.benchmark_group("registry_1000_tools");
     group.sample_size(30);
     group.throughput(Throughput::Bytes(text.len() as u64));

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::value::{Number, Segment, Value, path_text};
+use crate::value::{Number, Object, Segment, Value, path_text};
 
 use super::arena::SchemaArena;
 use super::discriminator;
@@ -62,8 +62,8 @@ impl Validator<'_> {
                 }
                 true
             }
-            (SchemaKind::Object(object), Value::Object(_)) => {
-                return self.check_object(schema, object, value, path);
+            (SchemaKind::Object(object), Value::Object(entries)) => {
+                return self.check_object(schema, object, entries, path);
             }
             (SchemaKind::Map(values), Value::Object(entries)) => {
                 for (key, item) in entries.entries() {
@@ -91,10 +91,9 @@ impl Validator<'_> {
         &self,
         schema: SchemaId,
         object: &ObjectSchema,
-        value: &Value,
+        entries: &Object,
         path: &mut Vec<Segment>,
     ) -> Result<(), ValidationError> {
-        let Value::Object(entries) = value else { return Err(self.mismatch(schema, &describe(value), path)) };
         if let Some(missing) = object.properties.iter().find(|p| p.required && !entries.contains_key(&p.name))
         {
             return Err(self.mismatch(schema, &format!("Object without `{}`", missing.name), path));
