@@ -4,5 +4,6 @@
 
 pub mod diag;
 pub mod journal;
+pub mod schema;
 pub mod syntax;
 pub mod value;

@@ -3,6 +3,46 @@
 
 declare_codes! {
     range HOST;
+    /// The registry file is not valid JSON.
+    REGISTRY_NOT_JSON = 8001,
+    /// A registry field is missing or has the wrong JSON type.
+    REGISTRY_BAD_FIELD = 8002,
+    /// A registry, tool, parameter or error object has a field the format does not define.
+    REGISTRY_UNKNOWN_FIELD = 8003,
+    /// A tool name is not a dotted path of identifiers, or its root is a reserved word.
+    INVALID_TOOL_NAME = 8004,
+    /// Two tools have the same name.
+    DUPLICATE_TOOL = 8005,
+    /// `execution` is not one of the five execution classes.
+    INVALID_EXECUTION_CLASS = 8006,
+    /// A tool gives `params` and `inputSchema` whose call shapes can accept the same call.
+    OVERLAPPING_CALL_SHAPES = 8007,
+    /// A schema uses a JSON Schema keyword outside Runlet's subset.
+    UNSUPPORTED_SCHEMA_KEYWORD = 8008,
+    /// An unsupported constraint keyword was dropped (warning; the host allowed it).
+    SCHEMA_KEYWORD_DROPPED = 8009,
+    /// A supported schema keyword has an invalid value or contradicts its siblings.
+    INVALID_SCHEMA = 8010,
+    /// A `$ref` is not local, points at nothing, or recurses without a list, object or map.
+    BAD_SCHEMA_REF = 8011,
+    /// A named discriminator does not tell a union's variants apart.
+    INVALID_DISCRIMINATOR = 8012,
+    /// A union has more variants than the configured maximum and is treated as any value (warning).
+    UNION_WIDENED_TO_ANY = 8013,
+    /// Schemas nest (counting references) deeper than the configured maximum.
+    SCHEMA_TOO_DEEP = 8014,
+    /// A positional parameter list is malformed (duplicate names, a required after an optional).
+    INVALID_PARAMS = 8015,
+    /// `inputSchema` does not describe an object.
+    INPUT_SCHEMA_NOT_OBJECT = 8016,
+    /// The host prohibits `unsafe` tools and the registry has one.
+    UNSAFE_TOOL_PROHIBITED = 8017,
+    /// A host input name is not an identifier, is reserved, or is a registry root.
+    INVALID_HOST_INPUT = 8018,
+    /// A tool's MCP `annotations` has a hint Runlet does not know (warning).
+    UNKNOWN_TOOL_ANNOTATION = 8019,
+    /// A tool lists the same error code twice.
+    DUPLICATE_ERROR_CODE = 8020,
     /// JSON supplied by the host is not valid portable JSON.
     INVALID_HOST_JSON = 8101,
     /// The host supplied an unusable digest key.

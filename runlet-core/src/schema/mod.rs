@@ -1,0 +1,47 @@
+//! Schemas and the registry (spec §3.1, §2.3): the portable schema vocabulary, interned and
+//! normalized; JSON Schema import; tool descriptors; the frozen `Registry` the analyzer reads.
+
+mod arena;
+mod call_shape;
+mod descriptor;
+mod digest;
+mod discriminator;
+mod display;
+mod docs;
+mod fields;
+mod fingerprint;
+mod import;
+mod infer;
+mod issue;
+mod json_path;
+mod locate;
+mod model;
+mod names;
+mod namespace;
+mod registry;
+mod registry_file;
+mod tool_entry;
+mod union;
+mod validate;
+
+pub use arena::{Definition, SchemaArena};
+pub use call_shape::accepts_empty_object;
+pub use descriptor::{CallSchema, ErrorDescriptor, ExecutionClass, ExecutionOrigin, Param, ToolDescriptor};
+pub use discriminator::{DiscriminatorError, constant_text, value_of as discriminant_value};
+pub use display::SchemaDisplay;
+pub use docs::{SchemaDoc, SchemaDocs};
+pub use fingerprint::Fingerprint;
+pub use import::{ImportOptions, UnsupportedKeywords};
+pub use infer::{InferenceLoss, Inferred};
+pub use issue::{RegistryError, RegistryIssue};
+pub use json_path::{JsonPath, PathSegment};
+pub use locate::locate;
+pub use model::{
+    Constant, DefId, IntegerRange, LengthRange, ListSchema, NumberRange, ObjectSchema, Property, Schema,
+    SchemaId, SchemaKind, StringSchema, UnionSchema,
+};
+pub use names::{NameError, QualifiedName, RESERVED_WORDS, is_identifier, is_reserved};
+pub use namespace::{Callable, Namespace, ToolId};
+pub use registry::{HostInput, LoadedRegistry, Registry, RegistryBuilder, RegistryOptions, UnsafeToolPolicy};
+pub use union::{Normalized, PrecisionLoss};
+pub use validate::{ValidationError, validate};

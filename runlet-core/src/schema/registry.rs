@@ -1,0 +1,262 @@
+//! The frozen registry (spec §3.1, §2.3): tools by name in nested namespaces, host input schemas,
+//! the unsafe-tool policy of §5.4, built once by [`RegistryBuilder`] and immutable afterwards.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::diag::codes;
+use crate::value::{Digest, Value, sha256};
+
+use super::arena::SchemaArena;
+use super::descriptor::{ExecutionClass, ExecutionOrigin, ToolDescriptor};
+use super::digest::canonical_form;
+use super::docs::SchemaDocs;
+use super::import::{Document, Findings, ImportOptions, import_document};
+use super::issue::{RegistryError, RegistryIssue};
+use super::json_path::JsonPath;
+use super::model::SchemaId;
+use super::names::{is_identifier, is_reserved};
+use super::namespace::{Callable, Namespace, ToolId};
+use super::tool_entry::read_tool;
+
+/// What the host allows of tools whose execution class is `unsafe` (spec §5.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UnsafeToolPolicy {
+    #[default]
+    Allow,
+    /// Unsafe calls must sit inside a `boundary`; the analyzer enforces it.
+    RequireBoundary,
+    /// The registry is rejected if it has an unsafe tool (`RL8017`).
+    Prohibit,
+}
+
+/// How a registry is loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RegistryOptions {
+    pub import: ImportOptions,
+    pub unsafe_tools: UnsafeToolPolicy,
+}
+
+/// A named value the host supplies to a program, with its schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostInput {
+    pub schema: SchemaId,
+    /// Documentation by JSON pointer relative to the input's schema (`""` for the schema itself).
+    pub docs: SchemaDocs,
+}
+
+/// An immutable set of tools and host inputs with their schemas. `Send + Sync`; share it.
+#[derive(Debug)]
+pub struct Registry {
+    schemas: Arc<SchemaArena>,
+    tools: Vec<ToolDescriptor>,
+    namespace: Namespace,
+    inputs: BTreeMap<String, HostInput>,
+    unsafe_tools: UnsafeToolPolicy,
+    digest: Digest,
+}
+
+/// A registry that loaded, with the warnings found on the way.
+#[derive(Debug)]
+pub struct LoadedRegistry {
+    pub registry: Registry,
+    pub warnings: Vec<RegistryIssue>,
+}
+
+impl Registry {
+    /// The arena every schema id of this registry refers to. Later stages layer their own
+    /// schemas on it with [`SchemaArena::layered_on`].
+    pub fn schemas(&self) -> &Arc<SchemaArena> {
+        &self.schemas
+    }
+
+    /// Every tool in name order, with its id.
+    pub fn tools(&self) -> impl Iterator<Item = (ToolId, &ToolDescriptor)> {
+        self.tools.iter().enumerate().map(|(i, tool)| (ToolId(i as u32), tool))
+    }
+
+    pub fn tool(&self, id: ToolId) -> &ToolDescriptor {
+        &self.tools[id.index()]
+    }
+
+    /// The tool with the full dotted name `name`.
+    pub fn tool_named(&self, name: &str) -> Option<ToolId> {
+        self.namespace.get(&name.split('.').collect::<Vec<_>>())?.tool()
+    }
+
+    /// The longest prefix of a dotted path that names a tool (spec §2.3); the segments after it
+    /// are member projections on the tool's result.
+    pub fn resolve_callable<S: AsRef<str>>(&self, segments: &[S]) -> Option<Callable> {
+        self.namespace.longest_callable(segments)
+    }
+
+    /// The namespace at `segments` (the top level for none), for listing members as candidates.
+    pub fn namespace<S: AsRef<str>>(&self, segments: &[S]) -> Option<&Namespace> {
+        self.namespace.get(segments)
+    }
+
+    /// The first segments of all tool names, sorted: reserved as binding names in every scope.
+    pub fn roots(&self) -> impl Iterator<Item = &str> {
+        self.namespace.members()
+    }
+
+    pub fn is_root(&self, name: &str) -> bool {
+        self.namespace.get(&[name]).is_some()
+    }
+
+    /// The host inputs whose schemas the registry declares, by name.
+    pub fn inputs(&self) -> &BTreeMap<String, HostInput> {
+        &self.inputs
+    }
+
+    /// SHA-256 over the RCVE bytes of [`Registry::canonical_form`]: part of a run's identity,
+    /// equal for registries that differ only in key order, tool order or free text.
+    pub fn digest(&self) -> &Digest {
+        &self.digest
+    }
+
+    /// The normalized descriptors as one canonical value (the layout is described at
+    /// `schema::digest`), for pinning in run headers.
+    pub fn canonical_form(&self) -> Value {
+        canonical_form(&self.schemas, &self.tools, &self.inputs)
+    }
+
+    pub fn unsafe_tool_policy(&self) -> UnsafeToolPolicy {
+        self.unsafe_tools
+    }
+
+    /// Whether calls of `tool` must be inside a `boundary` under the host's policy.
+    pub fn requires_boundary(&self, tool: ToolId) -> bool {
+        self.unsafe_tools == UnsafeToolPolicy::RequireBoundary
+            && self.tool(tool).execution == ExecutionClass::Unsafe
+    }
+}
+
+/// Collects tools and host inputs, then checks and freezes them into a [`Registry`].
+#[derive(Debug)]
+pub struct RegistryBuilder {
+    arena: SchemaArena,
+    options: RegistryOptions,
+    tools: Vec<(ToolDescriptor, JsonPath)>,
+    inputs: BTreeMap<String, (HostInput, JsonPath)>,
+    issues: Vec<RegistryIssue>,
+}
+
+impl RegistryBuilder {
+    pub fn new(options: RegistryOptions) -> RegistryBuilder {
+        RegistryBuilder {
+            arena: SchemaArena::new(),
+            options,
+            tools: Vec::new(),
+            inputs: BTreeMap::new(),
+            issues: Vec::new(),
+        }
+    }
+
+    /// Adds findings made outside the builder (such as about the file around the tools).
+    pub fn extend_issues(&mut self, issues: impl IntoIterator<Item = RegistryIssue>) {
+        self.issues.extend(issues);
+    }
+
+    /// Adds one tool entry (registry file format, INTERFACES.md §2); `path` is where it is in
+    /// the host's document, for findings.
+    pub fn add_tool_json(&mut self, json: &serde_json::Value, path: JsonPath) {
+        if let Some(tool) = read_tool(&mut self.arena, &self.options.import, json, &path, &mut self.issues) {
+            self.tools.push((tool, path));
+        }
+    }
+
+    /// Adds a host input named `name` whose schema is `schema` (JSON Schema), found at `path`.
+    pub fn add_input_json(&mut self, name: &str, schema: &serde_json::Value, path: JsonPath) {
+        if !is_identifier(name) || is_reserved(name) {
+            let message = format!("the host input name `{name}` is not an identifier a program can use");
+            self.issues.push(RegistryIssue::error(codes::INVALID_HOST_INPUT, path.clone(), message));
+        }
+        let mut docs = SchemaDocs::new();
+        let document_name = format!("inputs/{name}");
+        let document = Document { json: schema, path: &path, name: &document_name };
+        let findings = Findings { issues: &mut self.issues, docs: &mut docs, docs_base: &path };
+        let schema = import_document(&mut self.arena, &self.options.import, document, findings);
+        self.inputs.insert(name.to_owned(), (HostInput { schema, docs }, path));
+    }
+
+    /// Checks names across the whole registry and freezes it; any error fails the build with
+    /// every finding.
+    pub fn build(mut self) -> Result<LoadedRegistry, RegistryError> {
+        self.check_duplicates();
+        self.check_unsafe_tools();
+        let mut namespace = Namespace::default();
+        self.tools.sort_by(|(a, _), (b, _)| a.name.cmp(&b.name));
+        self.tools.dedup_by(|(a, _), (b, _)| a.name == b.name);
+        for (i, (tool, _)) in self.tools.iter().enumerate() {
+            namespace.insert(tool.name.segments(), ToolId(i as u32));
+        }
+        for (name, (_, path)) in &self.inputs {
+            if namespace.get(&[name]).is_some() {
+                let message = format!("the host input `{name}` has the name of a registry root");
+                let issue = RegistryIssue::error(codes::INVALID_HOST_INPUT, path.clone(), message)
+                    .with_help("registry roots are reserved in every scope: rename the input");
+                self.issues.push(issue);
+            }
+        }
+        if self.issues.iter().any(RegistryIssue::is_error) {
+            return Err(RegistryError { issues: self.issues });
+        }
+        let tools: Vec<ToolDescriptor> = self.tools.into_iter().map(|(tool, _)| tool).collect();
+        let inputs: BTreeMap<String, HostInput> =
+            self.inputs.into_iter().map(|(name, (input, _))| (name, input)).collect();
+        let digest = sha256(&canonical_form(&self.arena, &tools, &inputs));
+        let registry = Registry {
+            schemas: Arc::new(self.arena),
+            tools,
+            namespace,
+            inputs,
+            unsafe_tools: self.options.unsafe_tools,
+            digest,
+        };
+        Ok(LoadedRegistry { registry, warnings: self.issues })
+    }
+
+    fn check_duplicates(&mut self) {
+        let mut first: BTreeMap<&str, &JsonPath> = BTreeMap::new();
+        for (tool, path) in &self.tools {
+            match first.get(tool.name.as_str()) {
+                Some(earlier) => {
+                    let message = format!("a tool named `{}` is already registered at {earlier}", tool.name);
+                    self.issues.push(RegistryIssue::error(codes::DUPLICATE_TOOL, path.key("name"), message));
+                }
+                None => {
+                    first.insert(tool.name.as_str(), path);
+                }
+            }
+        }
+    }
+
+    fn check_unsafe_tools(&mut self) {
+        if self.options.unsafe_tools != UnsafeToolPolicy::Prohibit {
+            return;
+        }
+        for (tool, path) in self.tools.iter().filter(|(t, _)| t.execution == ExecutionClass::Unsafe) {
+            let (at, why) = match tool.execution_origin {
+                ExecutionOrigin::Declared => (path.key("execution"), "it declares `execution: \"unsafe\"`"),
+                _ => (path.clone(), "it declares no `execution` and no MCP `readOnlyHint`/`idempotentHint`"),
+            };
+            let message = format!("`{}` is unsafe and this host prohibits unsafe tools: {why}", tool.name);
+            let issue = RegistryIssue::error(codes::UNSAFE_TOOL_PROHIBITED, at, message).with_help(
+                "declare the tool's real guarantee with `execution` (`pure`, `idempotent`, `recoverable` or `at_most_once`), or leave the tool out",
+            );
+            self.issues.push(issue);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_is_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Registry>();
+    }
+}

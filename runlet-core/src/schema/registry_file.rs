@@ -1,0 +1,83 @@
+//! The registry file (INTERFACES.md §2): a superset of an MCP `tools/list` result with `tools`
+//! and optional `inputs`, parsed into a [`Registry`] with findings that point into the text.
+
+use serde_json::{Map, Value};
+
+use crate::diag::{Span, codes};
+
+use super::fields::Fields;
+use super::issue::{RegistryError, RegistryIssue};
+use super::json_path::JsonPath;
+use super::registry::{LoadedRegistry, Registry, RegistryBuilder, RegistryOptions};
+
+/// Top-level fields. `nextCursor` and `_meta` are MCP's and are accepted and not used.
+const FILE_FIELDS: &[&str] = &["tools", "inputs", "nextCursor", "_meta"];
+
+impl Registry {
+    /// Loads a registry file's text. Findings carry JSON paths; turn them into diagnostics
+    /// about `text` with [`RegistryIssue::to_diagnostic`].
+    pub fn from_json_str(text: &str, options: &RegistryOptions) -> Result<LoadedRegistry, RegistryError> {
+        match serde_json::from_str::<Value>(text) {
+            Ok(json) => Registry::from_json(&json, options),
+            Err(error) => {
+                let message = format!("the registry file is not valid JSON: {error}");
+                let issue = RegistryIssue::error(codes::REGISTRY_NOT_JSON, JsonPath::root(), message)
+                    .at(error_offset(text, error.line(), error.column()));
+                Err(RegistryError { issues: vec![issue] })
+            }
+        }
+    }
+
+    /// Loads a parsed registry file.
+    pub fn from_json(json: &Value, options: &RegistryOptions) -> Result<LoadedRegistry, RegistryError> {
+        let mut issues = Vec::new();
+        let (tools, inputs) = top_level(json, &mut issues)?;
+        let mut builder = RegistryBuilder::new(*options);
+        builder.extend_issues(issues);
+        for (i, tool) in tools.into_iter().flatten().enumerate() {
+            builder.add_tool_json(tool, JsonPath::root().key("tools").index(i));
+        }
+        for (name, schema) in inputs.into_iter().flatten() {
+            builder.add_input_json(name, schema, JsonPath::root().key("inputs").key(name));
+        }
+        builder.build()
+    }
+}
+
+/// The `tools` array and `inputs` object of a registry file.
+type TopLevel<'a> = (Option<&'a Vec<Value>>, Option<&'a Map<String, Value>>);
+
+/// The top-level fields, reporting what is wrong around them; a pasted JSON-RPC response is an
+/// error of its own.
+fn top_level<'a>(json: &'a Value, issues: &mut Vec<RegistryIssue>) -> Result<TopLevel<'a>, RegistryError> {
+    let root = JsonPath::root();
+    let Some(mut fields) = Fields::of(json, &root, issues, "a registry file") else {
+        return Ok((None, None));
+    };
+    if fields.get("tools").is_none() && json.pointer("/result/tools").is_some() {
+        let message = "this is a JSON-RPC response: the registry is its `result` object";
+        let issue = RegistryIssue::error(codes::REGISTRY_BAD_FIELD, root.clone(), message)
+            .with_help("save the value of `result` as the registry file");
+        return Err(RegistryError { issues: vec![issue] });
+    }
+    fields.reject_unknown(FILE_FIELDS, "a registry file");
+    fields.string("nextCursor");
+    if fields.get("tools").is_none() {
+        fields.issues.push(RegistryIssue::error(
+            codes::REGISTRY_BAD_FIELD,
+            root.clone(),
+            "a registry file needs `tools`",
+        ));
+    }
+    Ok((fields.array("tools"), fields.object("inputs")))
+}
+
+/// The byte offset of serde_json's 1-based line and byte column in `text`.
+fn error_offset(text: &str, line: usize, column: usize) -> Span {
+    let line_start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
+    let mut offset = (line_start + column.saturating_sub(1)).min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    Span::at(offset as u32)
+}

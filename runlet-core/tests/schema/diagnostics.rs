@@ -1,0 +1,147 @@
+//! Golden diagnostics for registries with problems: each case under `bad/` rendered as the text
+//! diagnostics a host shows, pointing into the registry file.
+
+use std::collections::BTreeSet;
+
+use runlet::diag::{Code, codes, render_text};
+use runlet::schema::{ImportOptions, Registry, RegistryIssue, RegistryOptions, UnsafeToolPolicy};
+
+use crate::read;
+
+fn issues(source: &str, options: &RegistryOptions) -> Vec<RegistryIssue> {
+    match Registry::from_json_str(source, options) {
+        Ok(loaded) => loaded.warnings,
+        Err(error) => error.issues,
+    }
+}
+
+/// Renders the findings of `bad/{case}.json` and returns the codes they carry.
+fn golden_with(case: &str, options: &RegistryOptions) -> BTreeSet<Code> {
+    let source = read(&format!("bad/{case}.json"));
+    let issues = issues(&source, options);
+    assert!(!issues.is_empty(), "{case} has no findings");
+    let diagnostics: Vec<_> = issues.iter().map(|i| i.to_diagnostic(&source)).collect();
+    insta::assert_snapshot!(case, render_text(&source, &format!("{case}.json"), &diagnostics));
+    issues.iter().map(|i| i.code).collect()
+}
+
+fn golden(case: &str) -> BTreeSet<Code> {
+    golden_with(case, &RegistryOptions::default())
+}
+
+#[test]
+fn unsupported_keywords() {
+    golden("unsupported_keywords");
+}
+
+#[test]
+fn not_json() {
+    golden("not_json");
+}
+
+#[test]
+fn jsonrpc_envelope() {
+    golden("jsonrpc_envelope");
+}
+
+#[test]
+fn bad_fields() {
+    golden("bad_fields");
+}
+
+#[test]
+fn bad_tool_names() {
+    golden("bad_tool_names");
+}
+
+#[test]
+fn bad_execution() {
+    golden("bad_execution");
+}
+
+#[test]
+fn overlapping_shapes() {
+    golden("overlapping_shapes");
+}
+
+#[test]
+fn bad_schemas() {
+    golden("bad_schemas");
+}
+
+#[test]
+fn bad_refs() {
+    golden("bad_refs");
+}
+
+#[test]
+fn bad_discriminators() {
+    golden("bad_discriminators");
+}
+
+#[test]
+fn bad_params() {
+    golden("bad_params");
+}
+
+#[test]
+fn bad_inputs() {
+    golden("bad_inputs");
+}
+
+#[test]
+fn unknown_annotations() {
+    golden("unknown_annotations");
+}
+
+#[test]
+fn unsafe_prohibited() {
+    golden_with(
+        "unsafe_prohibited",
+        &RegistryOptions { unsafe_tools: UnsafeToolPolicy::Prohibit, ..Default::default() },
+    );
+}
+
+#[test]
+fn too_deep() {
+    let import = ImportOptions { max_depth: 4, ..ImportOptions::default() };
+    golden_with("too_deep", &RegistryOptions { import, ..Default::default() });
+}
+
+/// Every registry code is shown by at least one golden case (the widening and dropped-keyword
+/// warnings by the fixture snapshots).
+#[test]
+fn every_registry_code_has_a_golden_case() {
+    let mut seen: BTreeSet<Code> = BTreeSet::new();
+    for case in [
+        "unsupported_keywords",
+        "not_json",
+        "jsonrpc_envelope",
+        "bad_fields",
+        "bad_tool_names",
+        "bad_execution",
+        "overlapping_shapes",
+        "bad_schemas",
+        "bad_refs",
+        "bad_discriminators",
+        "bad_params",
+        "bad_inputs",
+        "unknown_annotations",
+    ] {
+        seen.extend(
+            issues(&read(&format!("bad/{case}.json")), &RegistryOptions::default()).iter().map(|i| i.code),
+        );
+    }
+    let prohibit = RegistryOptions { unsafe_tools: UnsafeToolPolicy::Prohibit, ..Default::default() };
+    seen.extend(issues(&read("bad/unsafe_prohibited.json"), &prohibit).iter().map(|i| i.code));
+    let shallow = RegistryOptions {
+        import: ImportOptions { max_depth: 4, ..Default::default() },
+        ..Default::default()
+    };
+    seen.extend(issues(&read("bad/too_deep.json"), &shallow).iter().map(|i| i.code));
+    let shown_by_fixtures = [codes::SCHEMA_KEYWORD_DROPPED, codes::UNION_WIDENED_TO_ANY];
+    let registry_codes = codes::HOST.iter().filter(|c| c.number() < 8100 && !shown_by_fixtures.contains(c));
+    let missing: Vec<String> =
+        registry_codes.filter(|c| !seen.contains(c)).map(|c| format!("{c} {}", c.name())).collect();
+    assert!(missing.is_empty(), "registry codes without a golden case: {missing:?}");
+}

@@ -1,0 +1,134 @@
+//! Validation of runtime values against registry schemas: tool outputs and inputs of the
+//! example and fixture registries, with the first mismatch's path, expected schema and kind.
+
+use runlet::schema::{Registry, RegistryOptions, SchemaId, validate};
+use runlet::value::parse_json;
+
+use crate::read;
+
+fn registry(relative: &str) -> Registry {
+    Registry::from_json_str(&read(relative), &RegistryOptions::default()).expect("fixture loads").registry
+}
+
+fn output(registry: &Registry, tool: &str) -> SchemaId {
+    let id = registry.tool_named(tool).unwrap_or_else(|| panic!("no tool {tool}"));
+    registry.tool(id).output
+}
+
+/// `Ok` or the error's display for `json` against `schema`.
+fn check(registry: &Registry, schema: SchemaId, json: &str) -> Result<(), String> {
+    let value = parse_json(json).expect("valid JSON");
+    validate(registry.schemas(), schema, &value).map_err(|e| e.to_string())
+}
+
+#[test]
+fn objects_check_required_closed_and_enumerated_properties() {
+    let registry = registry("../../../examples/appendix-a/registry.json");
+    let customer = output(&registry, "crm.customer");
+    let valid = r#"{"id": "c-42", "name": "Ada", "email": "ada@example.com", "tier": "pro", "created_at": "2024-01-02T03:04:05Z", "secondary_email": null}"#;
+    assert_eq!(check(&registry, customer, valid), Ok(()));
+    let missing = r#"{"id": "c-42", "name": "Ada", "tier": "pro", "created_at": "x"}"#;
+    assert!(check(&registry, customer, missing).unwrap_err().ends_with("found Object without `email`"));
+    let extra =
+        r#"{"id": "c-42", "name": "Ada", "email": "a", "tier": "pro", "created_at": "x", "vip": true}"#;
+    assert!(check(&registry, customer, extra).unwrap_err().ends_with("found Object with `vip`"));
+    let tier = r#"{"id": "c-42", "name": "Ada", "email": "a", "tier": "gold", "created_at": "x"}"#;
+    assert_eq!(
+        check(&registry, customer, tier),
+        Err(r#"at $["tier"]: expected "enterprise" | "free" | "pro", found String of length 4"#.into())
+    );
+}
+
+#[test]
+fn numbers_accept_exact_integers_within_bounds() {
+    let registry = registry("../../../examples/appendix-a/registry.json");
+    let score = output(&registry, "fraud.score");
+    assert_eq!(check(&registry, score, "0.25"), Ok(()));
+    assert_eq!(check(&registry, score, "1"), Ok(()));
+    assert_eq!(check(&registry, score, "2"), Err("at $: expected Number[0..=1], found Integer".into()));
+    assert_eq!(
+        check(&registry, score, r#""0.5""#),
+        Err("at $: expected Number[0..=1], found String of length 3".into())
+    );
+}
+
+#[test]
+fn nested_lists_report_the_full_path() {
+    let registry = registry("../../../examples/appendix-a/registry.json");
+    let orders = output(&registry, "shop.orders");
+    let order = |quantity: &str| {
+        format!(
+            r#"[{{"id": "o-1", "status": "completed", "total": 10, "currency": "EUR", "placed_at": "x",
+                "lines": [{{"sku": "a", "quantity": 1, "unit_price": 5}}, {{"sku": "b", "quantity": {quantity}, "unit_price": 5}}]}}]"#
+        )
+    };
+    assert_eq!(check(&registry, orders, &order("2")), Ok(()));
+    assert_eq!(
+        check(&registry, orders, &order("0")),
+        Err(r#"at $[0]["lines"][1]["quantity"]: expected Integer[1..], found Integer"#.into())
+    );
+    assert_eq!(
+        check(&registry, orders, &order("1.5")),
+        Err(r#"at $[0]["lines"][1]["quantity"]: expected Integer[1..], found Number"#.into())
+    );
+}
+
+#[test]
+fn recursive_schemas_validate_at_any_depth() {
+    let registry = registry("fixtures/recursive.json");
+    let tree = output(&registry, "docs.tree");
+    let deep =
+        r#"{"title": "a", "children": [{"title": "b", "children": [{"title": "c", "children": []}]}]}"#;
+    assert_eq!(check(&registry, tree, deep), Ok(()));
+    let bad = r#"{"title": "a", "children": [{"title": "b", "children": [{"title": 3, "children": []}]}]}"#;
+    assert_eq!(
+        check(&registry, tree, bad),
+        Err(r#"at $["children"][0]["children"][0]["title"]: expected String, found Integer"#.into())
+    );
+    let json = output(&registry, "json.parse");
+    assert_eq!(check(&registry, json, r#"{"a": [1, {"b": null}, "x", true]}"#), Ok(()));
+}
+
+#[test]
+fn discriminated_unions_check_the_selected_variant() {
+    let registry = registry("fixtures/discriminated.json");
+    let charge = output(&registry, "pay.charge");
+    assert_eq!(check(&registry, charge, r#"{"status": "succeeded", "charge_id": "ch_1"}"#), Ok(()));
+    assert_eq!(
+        check(&registry, charge, r#"{"status": "declined"}"#),
+        Err(r#"at $: expected { reason: String, status: "declined", .. }, found Object without `reason`"#
+            .into())
+    );
+    assert!(
+        check(&registry, charge, r#"{"status": "lost"}"#)
+            .unwrap_err()
+            .ends_with("found Object whose `status` matches no variant")
+    );
+    assert!(
+        check(&registry, charge, r#"{"charge_id": "x"}"#)
+            .unwrap_err()
+            .ends_with("found Object without a constant `status`")
+    );
+    let values = output(&registry, "mixed.values");
+    let row = r#"{"level": "low", "flag": false, "code": 2.5, "same": 1, "reordered": "x", "absorbs": "y", "anything": [1]}"#;
+    assert_eq!(check(&registry, values, row), Ok(()));
+    let wrong_code = row.replace("2.5", "4");
+    assert_eq!(
+        check(&registry, values, &wrong_code),
+        Err(r#"at $["code"]: expected Null | 1 | 3 | 2.5 | "n/a", found Integer"#.into())
+    );
+}
+
+#[test]
+fn maps_and_inputs() {
+    let registry = registry("fixtures/vocabulary.json");
+    let composites = output(&registry, "vocab.composites");
+    assert_eq!(check(&registry, composites, r#"{"a": [1, 2.5], "b": []}"#), Ok(()));
+    assert_eq!(
+        check(&registry, composites, r#"{"a": [1, "x"]}"#),
+        Err(r#"at $["a"][1]: expected Number, found String of length 1"#.into())
+    );
+    let options = registry.inputs()["options"].schema;
+    assert_eq!(check(&registry, options, r#"{"verbose": true}"#), Ok(()));
+    assert!(check(&registry, options, r#"{"verbose": "yes"}"#).is_err());
+}
