@@ -3,4 +3,5 @@
 #![forbid(unsafe_code)]
 
 pub mod diag;
+pub mod journal;
 pub mod syntax;

@@ -1,0 +1,41 @@
+//! Errors a journal store reports, each with a stable RL7xxx code so hosts and the engine can
+//! tell a sequence conflict from a missing run or a storage failure.
+
+use crate::diag::{Code, codes};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JournalErrorKind {
+    /// `create_run` for an id that already exists.
+    RunExists,
+    /// The run id is unknown to this journal.
+    UnknownRun,
+    /// `append` whose `expected_seq` is not the journal's last sequence number.
+    SequenceConflict { expected: u64, actual: u64 },
+    /// A record or snapshot that breaks the journal's rules (gap, bad snapshot position).
+    InvalidRecord,
+    /// The underlying storage failed.
+    Storage,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct JournalError {
+    pub kind: JournalErrorKind,
+    pub message: String,
+}
+
+impl JournalError {
+    pub fn new(kind: JournalErrorKind, message: impl Into<String>) -> Self {
+        JournalError { kind, message: message.into() }
+    }
+
+    pub fn code(&self) -> Code {
+        match self.kind {
+            JournalErrorKind::RunExists => codes::JOURNAL_RUN_EXISTS,
+            JournalErrorKind::UnknownRun => codes::JOURNAL_UNKNOWN_RUN,
+            JournalErrorKind::SequenceConflict { .. } => codes::JOURNAL_SEQUENCE_CONFLICT,
+            JournalErrorKind::InvalidRecord => codes::JOURNAL_INVALID_RECORD,
+            JournalErrorKind::Storage => codes::JOURNAL_STORAGE,
+        }
+    }
+}

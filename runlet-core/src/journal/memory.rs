@@ -1,0 +1,108 @@
+//! An in-memory journal: the default store for runs that need no durability, and the reference
+//! implementation the shared journal suite is checked against first.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use parking_lot::Mutex;
+
+use super::{Journal, JournalError, JournalErrorKind, Record, RunHeader, RunId, Snapshot, check_contiguous};
+
+#[derive(Debug)]
+struct RunLog {
+    header: RunHeader,
+    records: Vec<Record>,
+    snapshot: Option<Snapshot>,
+}
+
+/// A journal kept in process memory. Appends are atomic under one lock per journal.
+#[derive(Debug, Default)]
+pub struct MemoryJournal {
+    runs: Mutex<BTreeMap<RunId, RunLog>>,
+}
+
+impl MemoryJournal {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+fn unknown(run: &RunId) -> JournalError {
+    JournalError::new(JournalErrorKind::UnknownRun, format!("run `{run}` is not in this journal"))
+}
+
+#[async_trait]
+impl Journal for MemoryJournal {
+    async fn create_run(&self, header: &RunHeader) -> Result<(), JournalError> {
+        let mut runs = self.runs.lock();
+        if runs.contains_key(&header.run_id) {
+            return Err(JournalError::new(
+                JournalErrorKind::RunExists,
+                format!("run `{}` already exists in this journal", header.run_id),
+            ));
+        }
+        runs.insert(
+            header.run_id.clone(),
+            RunLog { header: header.clone(), records: Vec::new(), snapshot: None },
+        );
+        Ok(())
+    }
+
+    async fn header(&self, run: &RunId) -> Result<RunHeader, JournalError> {
+        self.runs.lock().get(run).map(|log| log.header.clone()).ok_or_else(|| unknown(run))
+    }
+
+    async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError> {
+        let mut runs = self.runs.lock();
+        let log = runs.get_mut(run).ok_or_else(|| unknown(run))?;
+        let actual = log.records.len() as u64;
+        if actual != expected_seq {
+            return Err(JournalError::new(
+                JournalErrorKind::SequenceConflict { expected: expected_seq, actual },
+                format!("append to run `{run}` expected last sequence {expected_seq}, journal has {actual}"),
+            ));
+        }
+        check_contiguous(expected_seq, records)?;
+        log.records.extend_from_slice(records);
+        Ok(log.records.len() as u64)
+    }
+
+    async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError> {
+        let runs = self.runs.lock();
+        let log = runs.get(run).ok_or_else(|| unknown(run))?;
+        let start = usize::try_from(after).unwrap_or(usize::MAX).min(log.records.len());
+        Ok(log.records[start..].iter().take(limit).cloned().collect())
+    }
+
+    async fn load_snapshot(&self, run: &RunId) -> Result<Option<Snapshot>, JournalError> {
+        let runs = self.runs.lock();
+        Ok(runs.get(run).ok_or_else(|| unknown(run))?.snapshot.clone())
+    }
+
+    async fn store_snapshot(&self, run: &RunId, snapshot: Snapshot) -> Result<(), JournalError> {
+        let mut runs = self.runs.lock();
+        let log = runs.get_mut(run).ok_or_else(|| unknown(run))?;
+        if snapshot.upto_seq > log.records.len() as u64 {
+            return Err(JournalError::new(
+                JournalErrorKind::InvalidRecord,
+                format!(
+                    "snapshot of run `{run}` covers sequence {} but the journal ends at {}",
+                    snapshot.upto_seq,
+                    log.records.len()
+                ),
+            ));
+        }
+        log.snapshot = Some(snapshot);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn passes_the_shared_journal_suite() {
+        super::super::suite::check(&MemoryJournal::new()).await;
+    }
+}

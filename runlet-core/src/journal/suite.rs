@@ -1,0 +1,132 @@
+//! The shared journal conformance suite: the checks every `Journal` implementation must pass —
+//! the in-memory store, SQLite, and host journals behind the C vtable. Panics on a violation.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{Journal, JournalErrorKind, Record, RunHeader, RunId, Snapshot};
+
+/// Runs every check against `journal`, each on run ids that no other check uses.
+pub async fn check(journal: &dyn Journal) {
+    headers_round_trip_and_are_unique(journal).await;
+    unknown_runs_are_reported(journal).await;
+    appends_continue_and_reads_page(journal).await;
+    conflicting_and_gapped_appends_write_nothing(journal).await;
+    record_bytes_are_kept_exactly(journal).await;
+    snapshots_cover_only_existing_records(journal).await;
+    runs_are_independent(journal).await;
+}
+
+static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
+
+fn fresh_run(label: &str) -> RunHeader {
+    let n = NEXT_RUN.fetch_add(1, Ordering::Relaxed);
+    let pid = std::process::id();
+    RunHeader {
+        run_id: RunId::new(format!("suite-{label}-{pid}-{n}")),
+        language_version: 1,
+        runtime_version: "0.0.0-suite".into(),
+        source_digest: "sha256:source".into(),
+        registry_digest: "sha256:registry".into(),
+        inputs_digest: "sha256:inputs".into(),
+        config_digest: "sha256:config".into(),
+        value_encoding_version: 1,
+        event_encoding_version: 1,
+    }
+}
+
+async fn created(journal: &dyn Journal, label: &str) -> RunId {
+    let header = fresh_run(label);
+    journal.create_run(&header).await.expect("create_run of a fresh run id");
+    header.run_id
+}
+
+fn records(first_seq: u64, count: u64) -> Vec<Record> {
+    (first_seq..first_seq + count)
+        .map(|seq| Record { seq, bytes: Arc::from(format!("record {seq}").into_bytes()) })
+        .collect()
+}
+
+fn kind_of<T>(result: Result<T, super::JournalError>) -> JournalErrorKind {
+    match result {
+        Ok(_) => panic!("expected a journal error, got success"),
+        Err(err) => err.kind,
+    }
+}
+
+async fn headers_round_trip_and_are_unique(journal: &dyn Journal) {
+    let header = fresh_run("header");
+    journal.create_run(&header).await.expect("create_run");
+    assert_eq!(journal.header(&header.run_id).await.expect("header"), header);
+    assert_eq!(kind_of(journal.create_run(&header).await), JournalErrorKind::RunExists);
+}
+
+async fn unknown_runs_are_reported(journal: &dyn Journal) {
+    let run = fresh_run("never-created").run_id;
+    assert_eq!(kind_of(journal.header(&run).await), JournalErrorKind::UnknownRun);
+    assert_eq!(kind_of(journal.append(&run, 0, &records(1, 1)).await), JournalErrorKind::UnknownRun);
+    assert_eq!(kind_of(journal.read(&run, 0, 10).await), JournalErrorKind::UnknownRun);
+    assert_eq!(kind_of(journal.load_snapshot(&run).await), JournalErrorKind::UnknownRun);
+}
+
+async fn appends_continue_and_reads_page(journal: &dyn Journal) {
+    let run = created(journal, "append").await;
+    assert_eq!(journal.append(&run, 0, &[]).await.expect("empty append"), 0);
+    assert_eq!(journal.append(&run, 0, &records(1, 3)).await.expect("first batch"), 3);
+    assert_eq!(journal.append(&run, 3, &records(4, 2)).await.expect("second batch"), 5);
+    assert_eq!(journal.read(&run, 0, 100).await.expect("read all"), records(1, 5));
+    assert_eq!(journal.read(&run, 2, 2).await.expect("read a page"), records(3, 2));
+    assert!(journal.read(&run, 5, 10).await.expect("read at end").is_empty());
+    assert!(journal.read(&run, 50, 10).await.expect("read past end").is_empty());
+    assert!(journal.read(&run, 0, 0).await.expect("read nothing").is_empty());
+}
+
+async fn conflicting_and_gapped_appends_write_nothing(journal: &dyn Journal) {
+    let run = created(journal, "conflict").await;
+    journal.append(&run, 0, &records(1, 2)).await.expect("append");
+    assert_eq!(
+        kind_of(journal.append(&run, 1, &records(2, 1)).await),
+        JournalErrorKind::SequenceConflict { expected: 1, actual: 2 }
+    );
+    let mut gapped = records(3, 2);
+    gapped[1].seq = 9;
+    assert_eq!(kind_of(journal.append(&run, 2, &gapped).await), JournalErrorKind::InvalidRecord);
+    assert_eq!(kind_of(journal.append(&run, 2, &records(4, 1)).await), JournalErrorKind::InvalidRecord);
+    assert_eq!(journal.read(&run, 0, 100).await.expect("read"), records(1, 2), "a failed append wrote");
+}
+
+async fn record_bytes_are_kept_exactly(journal: &dyn Journal) {
+    let run = created(journal, "bytes").await;
+    let all_octets: Vec<u8> = (0..=255).collect();
+    let batch = vec![
+        Record { seq: 1, bytes: Arc::from(Vec::new()) },
+        Record { seq: 2, bytes: Arc::from(all_octets) },
+        Record { seq: 3, bytes: Arc::from(vec![0u8; 1 << 20]) },
+    ];
+    journal.append(&run, 0, &batch).await.expect("append");
+    assert_eq!(journal.read(&run, 0, 10).await.expect("read"), batch);
+}
+
+async fn snapshots_cover_only_existing_records(journal: &dyn Journal) {
+    let run = created(journal, "snapshot").await;
+    assert_eq!(journal.load_snapshot(&run).await.expect("no snapshot yet"), None);
+    journal.append(&run, 0, &records(1, 4)).await.expect("append");
+    let first = Snapshot { upto_seq: 2, bytes: Arc::from(&b"state at 2"[..]) };
+    journal.store_snapshot(&run, first.clone()).await.expect("store");
+    assert_eq!(journal.load_snapshot(&run).await.expect("load"), Some(first));
+    let latest = Snapshot { upto_seq: 4, bytes: Arc::from(&b"state at 4"[..]) };
+    journal.store_snapshot(&run, latest.clone()).await.expect("store newer");
+    assert_eq!(journal.load_snapshot(&run).await.expect("load newer"), Some(latest.clone()));
+    let beyond = Snapshot { upto_seq: 5, bytes: Arc::from(&b"too far"[..]) };
+    assert_eq!(kind_of(journal.store_snapshot(&run, beyond).await), JournalErrorKind::InvalidRecord);
+    assert_eq!(journal.load_snapshot(&run).await.expect("load after rejection"), Some(latest));
+}
+
+async fn runs_are_independent(journal: &dyn Journal) {
+    let a = created(journal, "independent-a").await;
+    let b = created(journal, "independent-b").await;
+    journal.append(&a, 0, &records(1, 3)).await.expect("append a");
+    journal.append(&b, 0, &records(1, 1)).await.expect("append b");
+    assert_eq!(journal.read(&a, 0, 10).await.expect("read a").len(), 3);
+    assert_eq!(journal.read(&b, 0, 10).await.expect("read b"), records(1, 1));
+}
