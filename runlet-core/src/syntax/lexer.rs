@@ -3,7 +3,8 @@
 
 use logos::Logos;
 
-use super::escape::{EscapeProblem, decode_string};
+use super::escape::{EscapeProblem, decode_string, quote_string};
+use super::sink::Sink;
 use super::token::{ForeignToken, Keyword, RawToken, Token, TokenKind, Trivia, TriviaKind};
 use crate::diag::{Diagnostic, Fix, Span, codes};
 
@@ -15,9 +16,17 @@ pub struct Lexed {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Lexes `source`. Offsets are `u32`; the caller bounds the source size before calling.
+/// Lexes `source` (at most `u32::MAX` bytes: [`super::parse_with`] bounds the size first).
 pub fn lex(source: &str) -> Lexed {
-    let mut out = Lexed { tokens: Vec::with_capacity(source.len() / 4 + 1), ..Lexed::default() };
+    let mut sink = Sink::new(usize::MAX);
+    let (tokens, trivia) = lex_into(source, &mut sink);
+    Lexed { tokens, trivia, diagnostics: sink.finish() }
+}
+
+/// Lexes `source`, reporting into `sink`.
+pub(crate) fn lex_into(source: &str, sink: &mut Sink) -> (Vec<Token>, Vec<Trivia>) {
+    let mut out =
+        Out { tokens: Vec::with_capacity(source.len() / 4 + 1), trivia: Vec::new(), diagnostics: sink };
     let mut lexer = RawToken::lexer(source);
     let mut line_break = true;
     // True until the first token or comment of the current line has been seen.
@@ -48,7 +57,7 @@ pub fn lex(source: &str) -> Lexed {
                 }
                 continue;
             }
-            Ok(raw) => classify(raw, text, span, &mut out.diagnostics),
+            Ok(raw) => classify(raw, text, span, out.diagnostics),
             Err(()) => {
                 out.diagnostics.push(unexpected_character(span, text));
                 TokenKind::Unknown
@@ -60,10 +69,16 @@ pub fn lex(source: &str) -> Lexed {
     }
     let end = source.len() as u32;
     out.tokens.push(Token { kind: TokenKind::Eof, span: Span::at(end), line_break_before: line_break });
-    out
+    (out.tokens, out.trivia)
 }
 
-fn classify(raw: RawToken, text: &str, span: Span, diagnostics: &mut Vec<Diagnostic>) -> TokenKind {
+struct Out<'a> {
+    tokens: Vec<Token>,
+    trivia: Vec<Trivia>,
+    diagnostics: &'a mut Sink,
+}
+
+fn classify(raw: RawToken, text: &str, span: Span, diagnostics: &mut Sink) -> TokenKind {
     match raw {
         RawToken::Word => Keyword::from_word(text).map_or(TokenKind::Ident, TokenKind::Keyword),
         RawToken::Integer => TokenKind::Integer,
@@ -87,6 +102,10 @@ fn classify(raw: RawToken, text: &str, span: Span, diagnostics: &mut Vec<Diagnos
         RawToken::SingleQuotedString => {
             diagnostics.push(single_quoted(span, text));
             TokenKind::Foreign(ForeignToken::SingleQuotedString)
+        }
+        RawToken::TemplateString => {
+            diagnostics.push(template_string(span, text));
+            TokenKind::Foreign(ForeignToken::TemplateString)
         }
         RawToken::LParen => TokenKind::LParen,
         RawToken::RParen => TokenKind::RParen,
@@ -132,7 +151,7 @@ fn classify(raw: RawToken, text: &str, span: Span, diagnostics: &mut Vec<Diagnos
     }
 }
 
-fn report_escapes(text: &str, span: Span, diagnostics: &mut Vec<Diagnostic>) {
+fn report_escapes(text: &str, span: Span, diagnostics: &mut Sink) {
     for error in decode_string(text).1 {
         let at = Span::new(span.start + error.start as u32, span.start + error.end as u32);
         let (message, help) = match error.problem {
@@ -206,8 +225,42 @@ fn single_quoted(span: Span, text: &str) -> Diagnostic {
         }
     }
     converted.push('"');
-    Diagnostic::error(codes::SINGLE_QUOTED_STRING, span, "strings use double quotes in Runlet")
+    Diagnostic::error(codes::FOREIGN_STRING, span, "strings use double quotes in Runlet")
         .with_fix(Fix::machine(format!("write {converted}"), span, converted))
+}
+
+/// A backtick template: its text pieces become double-quoted strings joined with `+` to the
+/// `${…}` expressions (whose values must then be strings, so that fix needs review).
+fn template_string(span: Span, text: &str) -> Diagnostic {
+    let inner = &text[1..text.len() - 1];
+    let mut parts = Vec::new();
+    let mut rest = inner;
+    let mut interpolated = false;
+    while let Some(open) = rest.find("${") {
+        let Some(close) = rest[open..].find('}') else { break };
+        if open > 0 {
+            parts.push(quote_string(&rest[..open]));
+        }
+        parts.push(rest[open + 2..open + close].trim().to_owned());
+        interpolated = true;
+        rest = &rest[open + close + 1..];
+    }
+    if !rest.is_empty() || parts.is_empty() {
+        parts.push(quote_string(rest));
+    }
+    let rewritten = parts.join(" + ");
+    let fix = if interpolated {
+        Fix::suggest(format!("write {rewritten}"), span, rewritten)
+    } else {
+        Fix::machine(format!("write {rewritten}"), span, rewritten)
+    };
+    Diagnostic::error(
+        codes::FOREIGN_STRING,
+        span,
+        "Runlet has no template strings; strings use double quotes",
+    )
+    .with_help("join text and values with `+`: `\"hello \" + name`")
+    .with_fix(fix)
 }
 
 fn block_comment(span: Span, text: &str) -> Diagnostic {

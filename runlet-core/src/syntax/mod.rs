@@ -1,13 +1,99 @@
 //! The syntax front end (spec §2.1–2.2, §8.3): lexer, parser with error recovery, the AST with
-//! spans, and stable syntax paths.
+//! spans, structural checks, and stable syntax paths.
 //!
-//! Newline significance is resolved in the parser, not the lexer. The lexer only marks each token
-//! with [`token::Token::line_break_before`]; whether a `{` opens a block or an expression object
-//! depends on grammar context the lexer cannot see, so the parser keeps the delimiter context.
+//! Newline significance is resolved in the parser, not the lexer. The lexer marks each token with
+//! [`token::Token::line_break_before`]; whether a `{` opens a block (where line breaks end
+//! statements) or an expression object (where they do not) depends on grammar context that only
+//! the parser has, so the parser keeps that context (see `parser`). The rules, from spec §2.1:
+//! a line break ends a simple statement unless it is inside open `()`, `[]` or an expression
+//! object, or follows a continuation token (`= , : + - * / % == != < <= > >= and or not in if
+//! else`); a line break before `(` or `[` never continues an expression (not even inside
+//! brackets); `{` stays on its header's line; `} else` and `} catch err {` stay on one line.
+//!
+//! ```
+//! let parse = runlet::syntax::parse("x = 1\nreturn x + 1\n");
+//! assert!(parse.diagnostics.is_empty());
+//! assert_eq!(parse.program.stmts.len(), 2);
+//! ```
 
 pub mod ast;
+mod check;
 mod escape;
 pub mod lexer;
+mod parser;
+pub mod path;
+mod sink;
 pub mod token;
 
 pub use escape::{decode_string, quote_string};
+
+use crate::diag::{Diagnostic, Span, codes};
+use ast::Program;
+use sink::Sink;
+use token::{Token, Trivia};
+
+/// The bounds the front end enforces on untrusted source (spec §8.2, §10).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseOptions {
+    /// Largest accepted source, in bytes (`RL4001` beyond it).
+    pub max_source_bytes: usize,
+    /// Deepest accepted nesting of brackets, blocks and operators (`RL4002` beyond it).
+    pub max_nesting_depth: u32,
+    /// Most diagnostics reported; the rest are summarised by one `RL4003` note.
+    pub max_diagnostics: usize,
+}
+
+impl Default for ParseOptions {
+    fn default() -> Self {
+        ParseOptions { max_source_bytes: 1 << 20, max_nesting_depth: 128, max_diagnostics: 100 }
+    }
+}
+
+/// The result of parsing: a best-effort AST (complete when there are no errors), every
+/// diagnostic ordered by position, and the tokens and comments a formatter needs.
+#[derive(Debug, Clone)]
+pub struct Parse {
+    pub program: Program,
+    pub diagnostics: Vec<Diagnostic>,
+    /// The significant tokens, ending with `Eof`.
+    pub tokens: Vec<Token>,
+    /// The comments, in source order.
+    pub trivia: Vec<Trivia>,
+}
+
+impl Parse {
+    /// True when any diagnostic is an error (warnings and notes do not count).
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Parses `source` with the default [`ParseOptions`].
+pub fn parse(source: &str) -> Parse {
+    parse_with(source, &ParseOptions::default())
+}
+
+/// Parses `source`. Never panics; any input yields a `Parse`.
+pub fn parse_with(source: &str, options: &ParseOptions) -> Parse {
+    let limit = options.max_source_bytes.min(u32::MAX as usize);
+    if source.len() > limit {
+        let diagnostic = Diagnostic::error(
+            codes::SOURCE_TOO_LARGE,
+            Span::at(0),
+            format!("the source is {} bytes; the limit is {limit}", source.len()),
+        )
+        .with_help("split the work into smaller programs")
+        .with_note("the limit is `max_source_bytes` in the parse options");
+        return Parse {
+            program: Program { stmts: Vec::new(), span: Span::at(0) },
+            diagnostics: vec![diagnostic],
+            tokens: vec![Token { kind: token::TokenKind::Eof, span: Span::at(0), line_break_before: true }],
+            trivia: Vec::new(),
+        };
+    }
+    let mut sink = Sink::new(options.max_diagnostics);
+    let (tokens, trivia) = lexer::lex_into(source, &mut sink);
+    let program = parser::Parser::new(source, &tokens, options, &mut sink).parse_program();
+    check::check(&program, &mut sink);
+    Parse { program, diagnostics: sink.finish(), tokens, trivia }
+}

@@ -33,6 +33,8 @@ pub(crate) enum RawToken {
     UnterminatedString,
     #[regex(r"'([^'\\\n]|\\[^\n])*'")]
     SingleQuotedString,
+    #[regex(r"`[^`]*`")]
+    TemplateString,
     #[token("(")]
     LParen,
     #[token(")")]
@@ -281,6 +283,7 @@ pub enum ForeignToken {
     QuestionQuestion,
     QuestionDot,
     SingleQuotedString,
+    TemplateString,
 }
 
 impl ForeignToken {
@@ -303,6 +306,7 @@ impl ForeignToken {
             ForeignToken::QuestionQuestion => "??",
             ForeignToken::QuestionDot => "?.",
             ForeignToken::SingleQuotedString => "'…'",
+            ForeignToken::TemplateString => "`…`",
         }
     }
 }
@@ -317,6 +321,7 @@ impl TokenKind {
             TokenKind::Number => "a number".into(),
             TokenKind::String => "a string".into(),
             TokenKind::Foreign(ForeignToken::SingleQuotedString) => "a single-quoted string".into(),
+            TokenKind::Foreign(ForeignToken::TemplateString) => "a template string".into(),
             TokenKind::Foreign(f) => format!("`{}`", f.as_str()),
             TokenKind::Unknown => "unreadable text".into(),
             TokenKind::Eof => "the end of the program".into(),

@@ -3,4 +3,6 @@
 
 declare_codes! {
     range TYPES;
+    /// The same static key twice in one object literal.
+    DUPLICATE_OBJECT_KEY = 2203,
 }

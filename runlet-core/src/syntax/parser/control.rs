@@ -1,0 +1,307 @@
+//! The block-bodied expressions: `if`/`else if`/`else`, `for … in … limit N`, `fold`, `boundary
+//! retry N … catch err`, and `fail(…)`, with their header diagnostics.
+
+use super::Parser;
+use super::stmt::BlockKind;
+use crate::diag::{Applicability, Diagnostic, Fix, Span, codes};
+use crate::syntax::ast::{
+    Block, BoundaryExpr, CatchClause, ElseBranch, Expr, ExprKind, FoldExpr, ForExpr, Ident, IfExpr,
+    IntegerClause,
+};
+use crate::syntax::token::{Keyword, TokenKind};
+
+impl Parser<'_> {
+    pub(super) fn if_expr(&mut self) -> Expr {
+        let keyword = self.peek().span;
+        if !self.enter() {
+            return self.error_expr(keyword);
+        }
+        let if_expr = self.if_chain();
+        self.leave(1);
+        let end = if_expr.else_branch.as_deref().map_or(if_expr.then_block.span, |e| match e {
+            ElseBranch::If { span, .. } => *span,
+            ElseBranch::Block(block) => block.span,
+        });
+        Expr { span: keyword.to(end), kind: ExprKind::If(if_expr) }
+    }
+
+    /// `if condition { … } [else …]`, starting at `if`.
+    fn if_chain(&mut self) -> IfExpr {
+        let keyword = self.bump().span;
+        let condition = Box::new(self.expression());
+        let then_block = self.block(BlockKind::IfBranch, keyword);
+        let else_branch = self.else_branch().map(Box::new);
+        IfExpr { condition, then_block, else_branch }
+    }
+
+    fn else_branch(&mut self) -> Option<ElseBranch> {
+        let token = self.peek();
+        let is_elif =
+            token.kind == TokenKind::Ident && matches!(self.text(token.span), "elif" | "elsif" | "elseif");
+        if is_elif {
+            let gap = Span::new(self.prev_end(), token.span.end);
+            let fix = if self.text(Span::new(gap.start, token.span.start)).trim().is_empty() {
+                Fix::machine("write `else if`", gap, " else if")
+            } else {
+                Fix::machine("write `else if`", token.span, "else if")
+            };
+            self.push(
+                Diagnostic::error(
+                    codes::ELIF,
+                    token.span,
+                    format!("Runlet spells `{}` as `else if`", self.text(token.span)),
+                )
+                .with_fix(fix),
+            );
+            return Some(self.else_if(token.span));
+        }
+        if token.kind != TokenKind::Keyword(Keyword::Else) {
+            return None;
+        }
+        if token.line_break_before {
+            self.report_line_break(token.span, "`else` must be on the same line as the `}` before it");
+        }
+        self.bump();
+        match self.kind() {
+            TokenKind::Keyword(Keyword::If) => Some(self.else_if(token.span)),
+            _ => Some(ElseBranch::Block(self.block(BlockKind::IfBranch, token.span))),
+        }
+    }
+
+    /// The `if …` after `else` (or after a reported `elif`, which stands for `else if`).
+    fn else_if(&mut self, else_span: Span) -> ElseBranch {
+        let start = self.peek().span;
+        if !self.enter() {
+            return ElseBranch::Block(Block { stmts: Vec::new(), span: else_span });
+        }
+        let if_expr = if self.at_keyword(Keyword::If) {
+            self.if_chain()
+        } else {
+            // `elif condition { … }`: the `elif` stands for both keywords.
+            self.bump();
+            let condition = Box::new(self.expression());
+            let then_block = self.block(BlockKind::IfBranch, start);
+            let else_branch = self.else_branch().map(Box::new);
+            IfExpr { condition, then_block, else_branch }
+        };
+        self.leave(1);
+        let end = Span::at(self.prev_end());
+        ElseBranch::If { if_expr, span: start.to(end) }
+    }
+
+    pub(super) fn for_expr(&mut self) -> Expr {
+        let keyword = self.peek().span;
+        if !self.enter() {
+            return self.error_expr(keyword);
+        }
+        self.bump();
+        if self.at(TokenKind::LParen) {
+            return self.foreign_for_header(keyword);
+        }
+        let item = self.binding_name();
+        self.expect_in();
+        let iterable = Box::new(self.expression());
+        let limit = self.at_keyword(Keyword::Limit).then(|| self.integer_clause(Keyword::Limit));
+        let body = self.block(BlockKind::ForBody, keyword);
+        self.leave(1);
+        Expr { span: keyword.to(body.span), kind: ExprKind::For(ForExpr { item, iterable, limit, body }) }
+    }
+
+    pub(super) fn fold_expr(&mut self) -> Expr {
+        let keyword = self.peek().span;
+        if !self.enter() {
+            return self.error_expr(keyword);
+        }
+        self.bump();
+        let acc = self.binding_name();
+        if self.eat(TokenKind::Eq).is_none() {
+            self.expected("`=` and the accumulator's initial value");
+        }
+        let init = Box::new(self.expression());
+        if self.eat(TokenKind::Keyword(Keyword::For)).is_none() {
+            self.expected("`for` after the initial value");
+        }
+        let item = self.binding_name();
+        self.expect_in();
+        let iterable = Box::new(self.expression());
+        if self.at_keyword(Keyword::Limit) {
+            let from = self.prev_end();
+            let clause = self.integer_clause(Keyword::Limit);
+            self.push(
+                Diagnostic::error(codes::FOLD_WITH_LIMIT, clause.span, "`fold` takes no `limit`")
+                    .with_help("fold iterations run one after another by definition; use `for` for bounded concurrency")
+                    .with_fix(Fix::machine("remove the `limit`", Span::new(from, clause.span.end), "")),
+            );
+        }
+        let body = self.block(BlockKind::FoldBody, keyword);
+        self.leave(1);
+        Expr {
+            span: keyword.to(body.span),
+            kind: ExprKind::Fold(FoldExpr { acc, init, item, iterable, body }),
+        }
+    }
+
+    pub(super) fn boundary_expr(&mut self) -> Expr {
+        let keyword = self.peek().span;
+        if !self.enter() {
+            return self.error_expr(keyword);
+        }
+        self.bump();
+        let retry = self.at_keyword(Keyword::Retry).then(|| self.integer_clause(Keyword::Retry));
+        let body = self.block(BlockKind::BoundaryBody, keyword);
+        let catch = self.catch_clause(body.span);
+        self.leave(1);
+        Expr { span: keyword.to(catch.span), kind: ExprKind::Boundary(BoundaryExpr { retry, body, catch }) }
+    }
+
+    fn catch_clause(&mut self, body: Span) -> CatchClause {
+        let token = self.peek();
+        if token.kind != TokenKind::Keyword(Keyword::Catch) {
+            let missing = Span::at(self.prev_end());
+            if !self.recovering {
+                self.push(
+                    Diagnostic::error(codes::MISSING_CATCH, body, "a `boundary` needs a `catch` clause")
+                        .with_help("write `} catch err { return … }`: the catch body's value replaces the failed body's")
+                        .with_fix(Fix::new(
+                            "add a catch clause",
+                            Applicability::HasPlaceholders,
+                            vec![crate::diag::Edit { span: missing, replacement: " catch err { return null }".into() }],
+                        )),
+                );
+            }
+            let binding = Ident { name: String::new(), span: missing };
+            return CatchClause { binding, body: Block { stmts: Vec::new(), span: missing }, span: missing };
+        }
+        if token.line_break_before {
+            self.report_line_break(
+                token.span,
+                "`catch` must be on the same line as the boundary's `}`: `} catch err {`",
+            );
+        }
+        self.bump();
+        let binding = if self.at(TokenKind::LParen) && self.nth(2).kind == TokenKind::RParen {
+            let open = self.bump().span;
+            let name = self.binding_name();
+            let close = self.bump().span;
+            self.push(
+                Diagnostic::error(
+                    codes::TRY_CATCH,
+                    open.to(close),
+                    "the caught error is named without parentheses",
+                )
+                .with_fix(Fix::new(
+                    format!("write `catch {}`", name.name),
+                    Applicability::MachineApplicable,
+                    vec![
+                        crate::diag::Edit { span: open, replacement: String::new() },
+                        crate::diag::Edit { span: close, replacement: String::new() },
+                    ],
+                )),
+            );
+            name
+        } else {
+            self.binding_name()
+        };
+        let body = self.block(BlockKind::CatchBody, token.span);
+        CatchClause { binding, span: token.span.to(body.span), body }
+    }
+
+    pub(super) fn fail_expr(&mut self) -> Expr {
+        let keyword = self.bump().span;
+        if !self.at(TokenKind::LParen) || self.peek().line_break_before {
+            self.expected("`(` after `fail`: `fail(code, message)`");
+            return self.error_expr(keyword);
+        }
+        let open = self.bump().span;
+        let mut args = Vec::new();
+        let end =
+            self.with_lines(false, |p| p.delimited(open, TokenKind::RParen, |p| args.push(p.expression())));
+        let span = keyword.to(Span::at(end));
+        if !(2..=3).contains(&args.len()) && !self.recovering {
+            self.push(
+                Diagnostic::error(
+                    codes::FAIL_ARGUMENTS,
+                    span,
+                    format!("`fail` takes a code, a message and optional details, not {} argument(s)", args.len()),
+                )
+                .with_help("write `fail(\"NOT_FOUND\", \"no such order\")` or add a details object as a third argument"),
+            );
+        }
+        Expr { span, kind: ExprKind::Fail(args) }
+    }
+
+    /// A name being declared (loop variable, accumulator, caught error). A reserved word is
+    /// reported and used as the name.
+    fn binding_name(&mut self) -> Ident {
+        let token = self.peek();
+        match token.kind {
+            TokenKind::Ident => {
+                self.bump();
+                Ident { name: self.text(token.span).to_owned(), span: token.span }
+            }
+            TokenKind::Keyword(keyword) if !matches!(keyword, Keyword::In | Keyword::For) => {
+                self.report_reserved_binding(keyword);
+                self.bump();
+                Ident { name: keyword.as_str().to_owned(), span: token.span }
+            }
+            _ => {
+                self.expected("a name");
+                Ident { name: String::new(), span: Span::at(self.prev_end()) }
+            }
+        }
+    }
+
+    /// The `in` of a loop header; JavaScript's `of` gets a machine fix.
+    fn expect_in(&mut self) {
+        if self.eat(TokenKind::Keyword(Keyword::In)).is_some() {
+            return;
+        }
+        let token = self.peek();
+        if token.kind == TokenKind::Ident && self.text(token.span) == "of" {
+            self.bump();
+            self.push(
+                Diagnostic::error(
+                    codes::FOREIGN_LOOP,
+                    token.span,
+                    "Runlet loops are written `for item in items`",
+                )
+                .with_fix(Fix::machine("write `in`", token.span, "in")),
+            );
+            return;
+        }
+        self.expected("`in`");
+    }
+
+    /// `limit N` / `retry N`: an integer literal (`limit` must be at least 1).
+    fn integer_clause(&mut self, keyword: Keyword) -> IntegerClause {
+        let start = self.bump().span;
+        let token = self.peek();
+        if token.kind == TokenKind::Integer && !token.line_break_before {
+            self.bump();
+            let digits = self.text(token.span).to_owned();
+            if keyword == Keyword::Limit && digits.bytes().all(|b| b == b'0') {
+                self.push(
+                    Diagnostic::error(codes::INVALID_COUNT, token.span, "`limit` must be at least 1")
+                        .with_help("`limit N` bounds how many iterations run at once"),
+                );
+            }
+            return IntegerClause { digits, value_span: token.span, span: start.to(token.span) };
+        }
+        let word = keyword.as_str();
+        let mut diagnostic = Diagnostic::error(
+            codes::INVALID_COUNT,
+            if token.line_break_before { start } else { token.span },
+            format!("`{word}` takes an integer literal such as `{word} 4`"),
+        );
+        let simple_operand =
+            matches!(token.kind, TokenKind::Ident | TokenKind::Number) && !token.line_break_before;
+        if simple_operand {
+            self.bump();
+            diagnostic =
+                diagnostic.with_help(format!("the count is fixed in the source; write a number: `{word} 8`"));
+        }
+        self.push(diagnostic);
+        let end = if simple_operand { token.span } else { start };
+        IntegerClause { digits: String::new(), value_span: end, span: start.to(end) }
+    }
+}

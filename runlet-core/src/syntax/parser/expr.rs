@@ -1,0 +1,634 @@
+//! Expressions: the postfix conditional, Pratt parsing of the binary operators (with the
+//! comparison-chain check), unary and postfix operators, primaries, lists, objects and arguments.
+
+use super::Parser;
+use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
+use crate::syntax::ast::{BinaryOp, Expr, ExprKind, FieldName, Ident, ObjectItem, ObjectKey, UnaryOp};
+use crate::syntax::escape::decode_string;
+use crate::syntax::token::{ForeignToken, Keyword, TokenKind};
+
+impl Parser<'_> {
+    pub(super) fn error_expr(&self, span: Span) -> Expr {
+        Expr { kind: ExprKind::Error, span }
+    }
+
+    /// `expression = conditional_or ( "if" conditional_or ( "else" expression )? )?`
+    pub(super) fn expression(&mut self) -> Expr {
+        if !self.enter() {
+            return self.error_expr(Span::at(self.prev_end()));
+        }
+        let mut expr = self.binary(0);
+        if self.at_keyword(Keyword::If) && !self.at_line_end() {
+            self.bump();
+            let condition = self.binary(0);
+            let otherwise = (self.at_keyword(Keyword::Else) && !self.at_line_end()).then(|| {
+                self.bump();
+                Box::new(self.expression())
+            });
+            let end = otherwise.as_ref().map_or(condition.span, |o| o.span);
+            expr = Expr {
+                span: expr.span.to(end),
+                kind: ExprKind::Conditional {
+                    then: Box::new(expr),
+                    condition: Box::new(condition),
+                    otherwise,
+                },
+            };
+        } else if self.at(TokenKind::Foreign(ForeignToken::Question)) && !self.at_line_end() {
+            expr = self.ternary(expr);
+        }
+        self.leave(1);
+        expr
+    }
+
+    /// Pratt loop over the binary operators, loosest first; left-associative.
+    pub(super) fn binary(&mut self, min_precedence: u8) -> Expr {
+        let mut lhs = self.unary();
+        let mut chained = 0;
+        while !self.at_line_end() {
+            if self.at(TokenKind::Foreign(ForeignToken::QuestionQuestion))
+                && min_precedence <= BinaryOp::Or.precedence()
+            {
+                lhs = self.null_coalescing(lhs);
+                continue;
+            }
+            let Some(op) = self.binary_operator() else { break };
+            if op.precedence() < min_precedence || !self.enter() {
+                break;
+            }
+            chained += 1;
+            if let Some(rewritten) = self.foreign_membership(&lhs) {
+                lhs = rewritten;
+                continue;
+            }
+            self.bump_binary_operator(op);
+            let rhs = self.binary(op.precedence() + 1);
+            lhs = Expr {
+                span: lhs.span.to(rhs.span),
+                kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+            };
+        }
+        self.leave(chained);
+        if min_precedence <= BinaryOp::Eq.precedence() {
+            self.check_comparison_chain(&lhs);
+        }
+        lhs
+    }
+
+    fn binary_operator(&self) -> Option<BinaryOp> {
+        Some(match self.kind() {
+            TokenKind::Keyword(Keyword::Or) | TokenKind::Foreign(ForeignToken::PipePipe) => BinaryOp::Or,
+            TokenKind::Keyword(Keyword::And) | TokenKind::Foreign(ForeignToken::AmpAmp) => BinaryOp::And,
+            TokenKind::EqEq | TokenKind::Foreign(ForeignToken::EqEqEq) => BinaryOp::Eq,
+            TokenKind::NotEq | TokenKind::Foreign(ForeignToken::NotEqEq) => BinaryOp::NotEq,
+            TokenKind::Lt => BinaryOp::Lt,
+            TokenKind::LtEq => BinaryOp::LtEq,
+            TokenKind::Gt => BinaryOp::Gt,
+            TokenKind::GtEq => BinaryOp::GtEq,
+            TokenKind::Keyword(Keyword::In) => BinaryOp::In,
+            TokenKind::Keyword(Keyword::Not) if self.nth(1).kind == TokenKind::Keyword(Keyword::In) => {
+                BinaryOp::In
+            }
+            TokenKind::Ident if self.text(self.peek().span) == "is" => BinaryOp::Eq,
+            TokenKind::Plus => BinaryOp::Add,
+            TokenKind::Minus => BinaryOp::Sub,
+            TokenKind::Star => BinaryOp::Mul,
+            TokenKind::Slash => BinaryOp::Div,
+            TokenKind::Percent => BinaryOp::Rem,
+            _ => return None,
+        })
+    }
+
+    /// Consumes the operator; a C-style spelling gets its machine fix.
+    fn bump_binary_operator(&mut self, op: BinaryOp) {
+        let token = self.bump();
+        if let TokenKind::Foreign(foreign) = token.kind {
+            self.push(
+                Diagnostic::error(
+                    codes::FOREIGN_OPERATOR,
+                    token.span,
+                    format!("Runlet spells `{}` as `{}`", foreign.as_str(), op.as_str()),
+                )
+                .with_fix(Fix::machine(
+                    format!("write `{}`", op.as_str()),
+                    token.span,
+                    op.as_str(),
+                )),
+            );
+        }
+    }
+
+    /// Reports a chain of two or more equality/relational/membership operators once, with the
+    /// fix that spells out each comparison: `a < b < c` becomes `a < b and b < c`.
+    fn check_comparison_chain(&mut self, expr: &Expr) {
+        let ExprKind::Binary(op, _, _) = &expr.kind else { return };
+        if !op.is_relational() {
+            return;
+        }
+        let mut operands = Vec::new();
+        let mut ops = Vec::new();
+        flatten_relational(expr, &mut operands, &mut ops);
+        if ops.len() < 2 {
+            return;
+        }
+        let middle = &operands[1..operands.len() - 1];
+        let mut edits = Vec::new();
+        for operand in middle {
+            edits.push(Edit {
+                span: Span::at(operand.span.end),
+                replacement: format!(" and {}", self.text(operand.span)),
+            });
+        }
+        let has_call = middle.iter().any(|o| self.text(o.span).contains('('));
+        let applicability =
+            if has_call { Applicability::MaybeIncorrect } else { Applicability::MachineApplicable };
+        let pairs: Vec<String> = ops
+            .iter()
+            .enumerate()
+            .map(|(i, op)| {
+                format!("{} {} {}", self.text(operands[i].span), op.as_str(), self.text(operands[i + 1].span))
+            })
+            .collect();
+        let rewritten = pairs.join(" and ");
+        self.push(
+            Diagnostic::error(codes::COMPARISON_CHAIN, expr.span, "comparisons cannot be chained")
+                .with_help(format!("write `{rewritten}`"))
+                .with_note(
+                    "Runlet has no implicit chaining: each comparison is written out and joined with `and`",
+                )
+                .with_fix(Fix::new(format!("write `{rewritten}`"), applicability, edits)),
+        );
+    }
+
+    /// `unary = ( "not" | "-" )* , postfix`, iteratively (each operator counts as one level).
+    fn unary(&mut self) -> Expr {
+        let mut ops = Vec::new();
+        loop {
+            let token = self.peek();
+            let op = match token.kind {
+                TokenKind::Keyword(Keyword::Not) => UnaryOp::Not,
+                TokenKind::Minus => UnaryOp::Neg,
+                TokenKind::Foreign(ForeignToken::Bang) => {
+                    let spaced = self.nth(1).span.start > token.span.end;
+                    let replacement = if spaced { "not" } else { "not " };
+                    self.push(
+                        Diagnostic::error(codes::FOREIGN_OPERATOR, token.span, "Runlet spells `!` as `not`")
+                            .with_fix(Fix::machine("write `not`", token.span, replacement)),
+                    );
+                    UnaryOp::Not
+                }
+                _ => break,
+            };
+            if !self.enter() {
+                break;
+            }
+            self.bump();
+            ops.push((op, token.span));
+        }
+        let mut operand = self.postfix();
+        self.leave(ops.len() as u32);
+        for (op, span) in ops.into_iter().rev() {
+            operand = Expr { span: span.to(operand.span), kind: ExprKind::Unary(op, Box::new(operand)) };
+        }
+        operand
+    }
+
+    /// `postfix = primary ( member | index | call )*`. A line break before `(` or `[` never
+    /// continues an expression; a line break before `.` does only inside brackets.
+    fn postfix(&mut self) -> Expr {
+        let mut expr = self.primary();
+        let mut chained = 0;
+        loop {
+            let token = self.peek();
+            let continues = match token.kind {
+                TokenKind::Dot | TokenKind::Foreign(ForeignToken::QuestionDot) => true,
+                TokenKind::LParen | TokenKind::LBracket => !token.line_break_before,
+                _ => false,
+            };
+            if !continues || !self.enter() {
+                break;
+            }
+            chained += 1;
+            expr = match token.kind {
+                TokenKind::LParen => self.call(expr),
+                TokenKind::LBracket => self.index(expr),
+                _ => self.member(expr),
+            };
+        }
+        self.leave(chained);
+        expr
+    }
+
+    fn member(&mut self, object: Expr) -> Expr {
+        let dot = self.peek();
+        if dot.line_break_before && self.lines_significant {
+            self.report_line_break(dot.span, "a `.` member access must stay on the line of its receiver");
+        }
+        if dot.kind == TokenKind::Foreign(ForeignToken::QuestionDot) {
+            self.push(
+                Diagnostic::error(codes::FOREIGN_OPERATOR, dot.span, "Runlet has no optional chaining `?.`")
+                    .with_help("guard the access instead: `x.y if x != null`"),
+            );
+        }
+        self.bump();
+        let token = self.peek();
+        if !matches!(token.kind, TokenKind::Ident | TokenKind::Keyword(_)) {
+            self.expected("a field name after `.`");
+            return self.error_expr(object.span.to(dot.span));
+        }
+        self.bump();
+        let name = FieldName { name: self.text(token.span).to_owned(), span: token.span };
+        if self.at(TokenKind::LParen) && self.collection_method_with_lambda(&name) {
+            return self.error_expr(object.span.to(Span::at(self.prev_end())));
+        }
+        Expr { span: object.span.to(name.span), kind: ExprKind::Member { object: Box::new(object), name } }
+    }
+
+    fn index(&mut self, object: Expr) -> Expr {
+        self.bump();
+        let index = self.with_lines(false, |p| p.expression());
+        let end = self.close(TokenKind::RBracket, "`]`");
+        Expr {
+            span: object.span.to(Span::at(end)),
+            kind: ExprKind::Index { object: Box::new(object), index: Box::new(index) },
+        }
+    }
+
+    fn call(&mut self, callee: Expr) -> Expr {
+        self.bump();
+        let (args, end) = self.call_arguments();
+        Expr { span: callee.span.to(Span::at(end)), kind: ExprKind::Call { callee: Box::new(callee), args } }
+    }
+
+    /// Consumes the closing delimiter and returns its end offset; reports it missing otherwise.
+    pub(super) fn close(&mut self, kind: TokenKind, name: &str) -> u32 {
+        if let Some(token) = self.eat(kind) {
+            return token.span.end;
+        }
+        self.expected(name);
+        self.prev_end()
+    }
+
+    fn primary(&mut self) -> Expr {
+        let token = self.peek();
+        let span = token.span;
+        let literal = |kind| Expr { kind, span };
+        match token.kind {
+            TokenKind::Keyword(Keyword::Null) => {
+                self.bump();
+                literal(ExprKind::Null)
+            }
+            TokenKind::Keyword(Keyword::True) => {
+                self.bump();
+                literal(ExprKind::Bool(true))
+            }
+            TokenKind::Keyword(Keyword::False) => {
+                self.bump();
+                literal(ExprKind::Bool(false))
+            }
+            TokenKind::Integer => {
+                self.bump();
+                literal(ExprKind::Integer(self.text(span).to_owned()))
+            }
+            TokenKind::Number => {
+                self.bump();
+                literal(ExprKind::Number(self.text(span).to_owned()))
+            }
+            TokenKind::String => {
+                self.bump();
+                literal(ExprKind::String(decode_string(self.text(span)).0))
+            }
+            TokenKind::Foreign(ForeignToken::TemplateString) => {
+                self.bump();
+                let text = self.text(span);
+                literal(ExprKind::String(text[1..text.len() - 1].to_owned()))
+            }
+            TokenKind::Foreign(ForeignToken::SingleQuotedString) => {
+                self.bump();
+                let text = self.text(span);
+                literal(ExprKind::String(text[1..text.len() - 1].replace("\\'", "'")))
+            }
+            TokenKind::Ident => self.identifier_primary(),
+            TokenKind::LParen => self.parenthesized(),
+            TokenKind::LBracket => self.list(),
+            TokenKind::LBrace => self.object(),
+            TokenKind::Keyword(Keyword::If) => self.if_expr(),
+            TokenKind::Keyword(Keyword::For) => self.for_expr(),
+            TokenKind::Keyword(Keyword::Fold) => self.fold_expr(),
+            TokenKind::Keyword(Keyword::Boundary) => self.boundary_expr(),
+            TokenKind::Keyword(Keyword::Fail) => self.fail_expr(),
+            TokenKind::Keyword(keyword) if self.use_of_reserved_binding(keyword, false) => {
+                self.bump();
+                literal(ExprKind::Ident(Ident { name: keyword.as_str().to_owned(), span }))
+            }
+            TokenKind::Keyword(keyword) if !(token.line_break_before && self.pos > self.statement_start) => {
+                let message =
+                    format!("expected an expression, found the reserved word `{}`", keyword.as_str());
+                self.report_unexpected(Diagnostic::error(codes::UNEXPECTED_TOKEN, span, message));
+                self.error_expr(span)
+            }
+            TokenKind::Unknown => {
+                // Already reported by the lexer.
+                self.bump();
+                self.recovering = true;
+                self.error_expr(span)
+            }
+            _ => {
+                self.expected("an expression");
+                self.error_expr(Span::at(span.start))
+            }
+        }
+    }
+
+    fn identifier_primary(&mut self) -> Expr {
+        let token = self.peek();
+        if let Some(expr) = self.foreign_primary() {
+            return expr;
+        }
+        self.bump();
+        let ident = Ident { name: self.text(token.span).to_owned(), span: token.span };
+        Expr { span: token.span, kind: ExprKind::Ident(ident) }
+    }
+
+    fn parenthesized(&mut self) -> Expr {
+        if let Some(lambda) = self.parenthesized_lambda() {
+            return lambda;
+        }
+        let open = self.bump().span;
+        let inner = self.with_lines(false, |p| p.expression());
+        let end = self.close(TokenKind::RParen, "`)`");
+        Expr { span: open.to(Span::at(end)), kind: ExprKind::Paren(Box::new(inner)) }
+    }
+
+    fn list(&mut self) -> Expr {
+        let open = self.bump().span;
+        let mut items = Vec::new();
+        let end = self.with_lines(false, |p| {
+            p.delimited(open, TokenKind::RBracket, |p| {
+                let item = p.expression();
+                if items.is_empty() && p.at_keyword(Keyword::For) {
+                    let comprehension = p.list_comprehension(open, item);
+                    items.push(comprehension);
+                    return;
+                }
+                items.push(item);
+            })
+        });
+        Expr { span: open.to(Span::at(end)), kind: ExprKind::List(items) }
+    }
+
+    fn object(&mut self) -> Expr {
+        let open = self.bump().span;
+        let mut items = Vec::new();
+        let end = self.with_lines(false, |p| {
+            p.delimited(open, TokenKind::RBrace, |p| {
+                if let Some(item) = p.object_item() {
+                    items.push(item);
+                }
+            })
+        });
+        Expr { span: open.to(Span::at(end)), kind: ExprKind::Object(items) }
+    }
+
+    fn object_item(&mut self) -> Option<ObjectItem> {
+        let token = self.peek();
+        let next = self.nth(1).kind;
+        match token.kind {
+            TokenKind::LBracket => {
+                self.bump();
+                let key = self.expression();
+                self.close(TokenKind::RBracket, "`]`");
+                self.object_colon()?;
+                let value = self.expression();
+                Some(ObjectItem::Computed { span: token.span.to(value.span), key, value })
+            }
+            TokenKind::String | TokenKind::Ident | TokenKind::Keyword(_) => {
+                let quoted = token.kind == TokenKind::String;
+                if token.kind == TokenKind::Ident && matches!(next, TokenKind::Comma | TokenKind::RBrace) {
+                    self.bump();
+                    return Some(ObjectItem::Shorthand(Ident {
+                        name: self.text(token.span).to_owned(),
+                        span: token.span,
+                    }));
+                }
+                if let TokenKind::Keyword(keyword) = token.kind
+                    && matches!(next, TokenKind::Comma | TokenKind::RBrace)
+                {
+                    return self.reserved_shorthand(keyword);
+                }
+                self.bump();
+                let name = if quoted {
+                    decode_string(self.text(token.span)).0
+                } else {
+                    self.text(token.span).to_owned()
+                };
+                let key = ObjectKey { name, quoted, span: token.span };
+                self.object_colon()?;
+                let value = self.expression();
+                Some(ObjectItem::Field { span: token.span.to(value.span), key, value })
+            }
+            _ => {
+                self.expected("an object key");
+                None
+            }
+        }
+    }
+
+    /// The `:` after a key; `=` gets a machine fix.
+    fn object_colon(&mut self) -> Option<()> {
+        if self.eat(TokenKind::Colon).is_some() {
+            return Some(());
+        }
+        if self.at(TokenKind::Eq) {
+            let eq = self.bump().span;
+            self.push(
+                Diagnostic::error(codes::UNEXPECTED_TOKEN, eq, "object fields are written `key: value`")
+                    .with_fix(Fix::machine("write `:`", eq, ":")),
+            );
+            return Some(());
+        }
+        self.expected("`:` after the object key");
+        None
+    }
+
+    fn reserved_shorthand(&mut self, keyword: Keyword) -> Option<ObjectItem> {
+        if self.use_of_reserved_binding(keyword, true) {
+            let span = self.bump().span;
+            return Some(ObjectItem::Shorthand(Ident { name: keyword.as_str().to_owned(), span }));
+        }
+        let span = self.bump().span;
+        self.report_unexpected(
+            Diagnostic::error(
+                codes::UNEXPECTED_TOKEN,
+                span,
+                format!("`{}` is a reserved word and cannot be a shorthand field", keyword.as_str()),
+            )
+            .with_help(format!("write `{}: value`", keyword.as_str())),
+        );
+        None
+    }
+
+    /// `( arguments? )` of a call, after the `(`; returns the arguments and the end offset.
+    fn call_arguments(&mut self) -> (Vec<Expr>, u32) {
+        let open = self.tokens[self.pos - 1].span;
+        let mut args = Vec::new();
+        let mut keyword_args = Vec::new();
+        let end = self.with_lines(false, |p| {
+            p.delimited(open, TokenKind::RParen, |p| {
+                if matches!(p.kind(), TokenKind::Ident | TokenKind::Keyword(_))
+                    && p.nth(1).kind == TokenKind::Eq
+                {
+                    keyword_args.push((p.peek().span, p.nth(1).span));
+                    p.bump();
+                    p.bump();
+                }
+                args.push(p.expression());
+            })
+        });
+        if !keyword_args.is_empty() {
+            self.report_keyword_arguments(&args, &keyword_args);
+        }
+        (args, end)
+    }
+
+    /// Parses `item, item, …` up to `close` (after the opening token at `open`), with local
+    /// recovery: a missing `,` between items is inserted, garbage is skipped to the next `,` or
+    /// the closing token, and an obviously unclosed group is closed where the next statement
+    /// starts. Returns the end offset of the group.
+    pub(super) fn delimited(&mut self, open: Span, close: TokenKind, mut item: impl FnMut(&mut Self)) -> u32 {
+        let close_text = close.punctuation().unwrap_or("?");
+        loop {
+            if let Some(token) = self.eat(close) {
+                return token.span.end;
+            }
+            if self.at_eof() || self.aborted || self.group_ends_here(close) {
+                return self.report_unclosed(open, close_text);
+            }
+            let before = self.pos;
+            item(self);
+            if self.eat(TokenKind::Comma).is_some() {
+                continue;
+            }
+            if let Some(token) = self.eat(close) {
+                return token.span.end;
+            }
+            if self.at_eof() || self.group_ends_here(close) {
+                return self.report_unclosed(open, close_text);
+            }
+            if self.can_start_item() && !self.recovering && self.pos > before {
+                let at = Span::at(self.prev_end());
+                self.push(
+                    Diagnostic::error(
+                        codes::MISSING_SEPARATOR,
+                        self.peek().span,
+                        format!("expected `,` or `{close_text}`"),
+                    )
+                    .with_fix(Fix::machine("insert `,`", at, ",")),
+                );
+                continue;
+            }
+            self.expected(&format!("`,` or `{close_text}`"));
+            self.skip_to_item_end(close);
+        }
+    }
+
+    /// A token that cannot belong to the group and starts the next statement on a new line, or a
+    /// `}` that closes a surrounding block: the group was never closed.
+    fn group_ends_here(&self, close: TokenKind) -> bool {
+        let token = self.peek();
+        let statement_start = token.line_break_before
+            && (self.looks_like_statement_start() || token.kind == TokenKind::Keyword(Keyword::Return));
+        let foreign_close = matches!(token.kind, TokenKind::RBrace | TokenKind::RParen | TokenKind::RBracket)
+            && token.kind != close;
+        statement_start || (foreign_close && token.line_break_before)
+    }
+
+    fn report_unclosed(&mut self, open: Span, close_text: &str) -> u32 {
+        let end = self.prev_end();
+        if !self.aborted {
+            let diagnostic = Diagnostic::error(
+                codes::UNCLOSED_DELIMITER,
+                open,
+                format!("this group is never closed with `{close_text}`"),
+            )
+            .with_fix(Fix::machine(format!("insert `{close_text}`"), Span::at(end), close_text));
+            if !self.recovering {
+                self.push(diagnostic);
+            }
+            self.recovering = true;
+        }
+        end
+    }
+
+    fn can_start_item(&self) -> bool {
+        matches!(
+            self.kind(),
+            TokenKind::Ident
+                | TokenKind::Integer
+                | TokenKind::Number
+                | TokenKind::String
+                | TokenKind::LParen
+                | TokenKind::LBracket
+                | TokenKind::LBrace
+                | TokenKind::Minus
+                | TokenKind::Keyword(
+                    Keyword::Null
+                        | Keyword::True
+                        | Keyword::False
+                        | Keyword::Not
+                        | Keyword::If
+                        | Keyword::For
+                        | Keyword::Fold
+                        | Keyword::Fail
+                        | Keyword::Boundary
+                )
+        )
+    }
+
+    /// Skips to the next `,` (consumed) or to `close` (left), keeping nested groups balanced.
+    fn skip_to_item_end(&mut self, close: TokenKind) {
+        loop {
+            let kind = self.kind();
+            if kind == close || kind == TokenKind::Eof || self.group_ends_here(close) {
+                return;
+            }
+            match kind {
+                TokenKind::Comma => {
+                    self.bump();
+                    return;
+                }
+                TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => self.skip_group(),
+                _ => {
+                    self.bump();
+                }
+            }
+        }
+    }
+
+    /// True when `keyword` was declared as a name (already reported): the use at the cursor is
+    /// read as that name and added to the diagnostic's rename fix.
+    fn use_of_reserved_binding(&mut self, keyword: Keyword, shorthand: bool) -> bool {
+        let Some(&(_, index)) = self.reserved_bindings.iter().find(|(k, _)| *k == keyword) else {
+            return false;
+        };
+        let span = self.peek().span;
+        if let Some(fix) = self.sink.get_mut(index).and_then(|d| d.fixes.first_mut()) {
+            let word = keyword.as_str();
+            let renamed = if shorthand { format!("{word}: {word}_value") } else { format!("{word}_value") };
+            fix.edits.push(Edit { span, replacement: renamed });
+        }
+        true
+    }
+}
+
+/// Collects the operands and operators of an unparenthesized chain of relational operators.
+fn flatten_relational<'e>(expr: &'e Expr, operands: &mut Vec<&'e Expr>, ops: &mut Vec<BinaryOp>) {
+    match &expr.kind {
+        ExprKind::Binary(op, lhs, rhs) if op.is_relational() => {
+            flatten_relational(lhs, operands, ops);
+            ops.push(*op);
+            flatten_relational(rhs, operands, ops);
+        }
+        _ => operands.push(expr),
+    }
+}

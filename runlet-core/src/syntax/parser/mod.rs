@@ -1,0 +1,286 @@
+//! The parser's state: the token cursor, the newline context, nesting and diagnostic budgets, and
+//! statement-level recovery. Statements are parsed in `stmt`, expressions in `expr` and `control`.
+//!
+//! Newline significance lives here. `lines_significant` is true inside blocks and at top level and
+//! false inside open `()`, `[]` and expression objects; a line break before a token ends the
+//! current statement only while it is true. Continuation tokens need no special case: each of them
+//! (`=`, `,`, `:`, infix operators, `not`, `in`, `if`, `else`) is followed by an operand or
+//! clause that the parser asks for unconditionally, and a line break before a prefix position
+//! never ends anything.
+
+mod control;
+mod expr;
+mod foreign;
+mod repair;
+mod stmt;
+
+use super::ParseOptions;
+use super::ast::Program;
+use super::sink::Sink;
+use super::token::{Keyword, Token, TokenKind};
+use crate::diag::{Diagnostic, Span, codes};
+
+pub(super) use repair::MissingReturn;
+
+pub(super) struct Parser<'s> {
+    source: &'s str,
+    tokens: &'s [Token],
+    pos: usize,
+    sink: &'s mut Sink,
+    /// Whether a line break before the current token ends the statement (see the module docs).
+    lines_significant: bool,
+    depth: u32,
+    max_depth: u32,
+    /// Set once the nesting limit is crossed: the rest of the input is not parsed.
+    aborted: bool,
+    /// An unexpected-token error was reported in the current statement: further errors of that
+    /// kind are suppressed until the statement is resynchronised.
+    recovering: bool,
+    /// What kind of block the parser is directly inside (for `skip` and the return rules).
+    block: stmt::BlockKind,
+    /// Blocks without `return` found inside the statement being parsed; the statement decides
+    /// whether to report each one or fold it into its own diagnostic (see `stmt`).
+    missing_returns: Vec<MissingReturn>,
+    /// Reserved words that were (wrongly) declared as names, with the diagnostic that said so:
+    /// later uses are read as names and added to that diagnostic's rename fix.
+    reserved_bindings: Vec<(Keyword, usize)>,
+    /// The final expression statement of the block just parsed, when the block has no `return`:
+    /// the missing-return repair of that block turns it into the returned value.
+    pending_final_unbound: Option<repair::Unbound>,
+    /// Whether the last statement of the block just parsed had an error of its own: then its
+    /// block is not also reported for a missing `return`.
+    last_statement_errored: bool,
+    /// Token index where the current statement starts.
+    statement_start: usize,
+}
+
+impl<'s> Parser<'s> {
+    pub(super) fn new(
+        source: &'s str,
+        tokens: &'s [Token],
+        options: &ParseOptions,
+        sink: &'s mut Sink,
+    ) -> Self {
+        Parser {
+            source,
+            tokens,
+            pos: 0,
+            sink,
+            lines_significant: true,
+            depth: 0,
+            max_depth: options.max_nesting_depth,
+            aborted: false,
+            recovering: false,
+            block: stmt::BlockKind::Program,
+            missing_returns: Vec::new(),
+            reserved_bindings: Vec::new(),
+            pending_final_unbound: None,
+            last_statement_errored: false,
+            statement_start: 0,
+        }
+    }
+
+    pub(super) fn parse_program(mut self) -> Program {
+        self.program()
+    }
+
+    // ---- cursor ----
+
+    fn peek(&self) -> Token {
+        self.tokens[self.pos.min(self.tokens.len() - 1)]
+    }
+
+    fn kind(&self) -> TokenKind {
+        self.peek().kind
+    }
+
+    fn nth(&self, n: usize) -> Token {
+        self.tokens[(self.pos + n).min(self.tokens.len() - 1)]
+    }
+
+    fn at(&self, kind: TokenKind) -> bool {
+        self.kind() == kind
+    }
+
+    fn at_keyword(&self, keyword: Keyword) -> bool {
+        self.kind() == TokenKind::Keyword(keyword)
+    }
+
+    fn at_eof(&self) -> bool {
+        self.at(TokenKind::Eof)
+    }
+
+    fn bump(&mut self) -> Token {
+        let token = self.peek();
+        if token.kind != TokenKind::Eof {
+            self.pos += 1;
+        }
+        token
+    }
+
+    fn eat(&mut self, kind: TokenKind) -> Option<Token> {
+        self.at(kind).then(|| self.bump())
+    }
+
+    fn text(&self, span: Span) -> &'s str {
+        &self.source[span.range()]
+    }
+
+    /// The end of the last consumed token (where an insertion after it goes).
+    fn prev_end(&self) -> u32 {
+        if self.pos == 0 { 0 } else { self.tokens[self.pos - 1].span.end }
+    }
+
+    /// True when a line break before the current token ends the current statement.
+    fn at_line_end(&self) -> bool {
+        self.lines_significant && self.peek().line_break_before
+    }
+
+    /// True when the current token is the first of a line (regardless of context).
+    fn at_line_start(&self) -> bool {
+        self.peek().line_break_before
+    }
+
+    /// Runs `f` with line breaks significant (`true`, inside a block) or not (inside brackets).
+    fn with_lines<T>(&mut self, significant: bool, f: impl FnOnce(&mut Self) -> T) -> T {
+        let saved = std::mem::replace(&mut self.lines_significant, significant);
+        let out = f(self);
+        self.lines_significant = saved;
+        out
+    }
+
+    // ---- limits ----
+
+    /// Enters one nesting level; false (after reporting once) when the limit is crossed, in which
+    /// case the cursor jumps to the end so that every loop unwinds.
+    fn enter(&mut self) -> bool {
+        if self.aborted {
+            return false;
+        }
+        self.depth += 1;
+        if self.depth > self.max_depth {
+            let span = self.peek().span;
+            self.push(
+                Diagnostic::error(
+                    codes::NESTING_TOO_DEEP,
+                    span,
+                    format!("the program nests deeper than {} levels", self.max_depth),
+                )
+                .with_help("split deeply nested expressions into named steps")
+                .with_note("the limit is `max_nesting_depth` in the parse options"),
+            );
+            self.aborted = true;
+            self.pos = self.tokens.len() - 1;
+            return false;
+        }
+        true
+    }
+
+    fn leave(&mut self, levels: u32) {
+        self.depth = self.depth.saturating_sub(levels);
+    }
+
+    // ---- diagnostics ----
+
+    /// Records a diagnostic (within the diagnostic budget); returns its index when recorded.
+    fn push(&mut self, diagnostic: Diagnostic) -> Option<usize> {
+        self.sink.push(diagnostic)
+    }
+
+    /// Reports an error after which the parser's position is uncertain: at most one per statement.
+    fn report_unexpected(&mut self, diagnostic: Diagnostic) {
+        if !self.recovering {
+            self.push(diagnostic);
+            self.recovering = true;
+        }
+    }
+
+    /// "expected …, found …" at the current token.
+    fn expected(&mut self, what: &str) {
+        let token = self.peek();
+        if token.kind == TokenKind::Unknown {
+            // The lexer already reported this text.
+            self.recovering = true;
+            return;
+        }
+        let found = token.kind.describe();
+        let diagnostic = if token.kind == TokenKind::Eof {
+            Diagnostic::error(
+                codes::UNEXPECTED_TOKEN,
+                Span::at(self.prev_end()),
+                format!("expected {what}, found {found}"),
+            )
+        } else if token.line_break_before && self.pos > self.statement_start {
+            Diagnostic::error(
+                codes::UNEXPECTED_TOKEN,
+                Span::at(self.prev_end()),
+                format!("expected {what} before the end of the line"),
+            )
+        } else {
+            Diagnostic::error(codes::UNEXPECTED_TOKEN, token.span, format!("expected {what}, found {found}"))
+        };
+        self.report_unexpected(diagnostic);
+    }
+
+    // ---- recovery ----
+
+    /// Skips to the start of the next statement: a line break, `;` or `}` at delimiter balance
+    /// zero (the `;` is consumed, the `}` is left for the block), or the end.
+    fn synchronize(&mut self) {
+        let mut balance = 0u32;
+        loop {
+            let token = self.peek();
+            if self.pos > self.statement_start && balance == 0 && token.line_break_before {
+                break;
+            }
+            match token.kind {
+                TokenKind::Eof => break,
+                TokenKind::Semicolon if balance == 0 => {
+                    self.bump();
+                    break;
+                }
+                TokenKind::RBrace if balance == 0 => break,
+                TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => balance += 1,
+                TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace => {
+                    balance = balance.saturating_sub(1)
+                }
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    /// Skips a balanced `( … )`, `[ … ]` or `{ … }` group starting at the current token.
+    fn skip_group(&mut self) {
+        let mut balance = 0u32;
+        loop {
+            match self.bump().kind {
+                TokenKind::Eof => return,
+                TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => balance += 1,
+                TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace => {
+                    balance = balance.saturating_sub(1);
+                    if balance == 0 {
+                        return;
+                    }
+                }
+                _ if balance == 0 => return,
+                _ => {}
+            }
+        }
+    }
+
+    /// The indentation (in bytes of leading whitespace) of the line holding `offset`.
+    fn indent_of(&self, offset: u32) -> usize {
+        let line_start = self.source[..offset as usize].rfind('\n').map_or(0, |i| i + 1);
+        self.source[line_start..].bytes().take_while(|b| *b == b' ' || *b == b'\t').count()
+    }
+
+    /// After a Python-style `header:` line, skips the lines indented deeper than the header.
+    fn skip_indented_block(&mut self, header_start: u32) {
+        let header_indent = self.indent_of(header_start);
+        let ends_block = |p: &Self| p.at_line_start() && p.indent_of(p.peek().span.start) <= header_indent;
+        while !(self.at_eof() || ends_block(self)) {
+            self.bump();
+        }
+    }
+}
