@@ -20,7 +20,8 @@ impl SourceFile {
 
 /// Reads `path` as UTF-8, or prints why not and returns exit status 2.
 pub fn read_source(path: &Path) -> Result<SourceFile, ExitCode> {
-    let bytes = std::fs::read(path).map_err(|err| usage_error(format!("cannot read `{}`: {err}", path.display())))?;
+    let bytes =
+        std::fs::read(path).map_err(|err| usage_error(format!("cannot read `{}`: {err}", path.display())))?;
     let text = String::from_utf8(bytes).map_err(|err| {
         usage_error(format!(
             "`{}` is not UTF-8 text (invalid byte at offset {}); Runlet source must be UTF-8",

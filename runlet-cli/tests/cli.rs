@@ -107,7 +107,10 @@ fn heal_inserts_the_missing_return_and_reports_it() {
     assert_eq!(output.status.code(), Some(0));
     let healed: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
     assert_eq!(healed["changed"], true);
-    assert_eq!(healed["source"], "xs = tools.list()\nys = for x in xs {\n    return tools.score(x)\n}\nreturn ys\n");
+    assert_eq!(
+        healed["source"],
+        "xs = tools.list()\nys = for x in xs {\n    return tools.score(x)\n}\nreturn ys\n"
+    );
     assert_eq!(healed["notes"][0]["code"], "RL1017");
     let check = Scratch::new("healed.run", healed["source"].as_str().expect("source"));
     assert_eq!(runlet(&["check", check.path()]).status.code(), Some(0));

@@ -44,7 +44,9 @@ pub fn heal(source: &str) -> Healed {
         }
         let mut insertions: Vec<Insertion> = Vec::new();
         for (_, fix) in &repairs {
-            insertions.extend(fix.edits.iter().map(|e| Insertion { offset: e.span.start, text: e.replacement.clone() }));
+            insertions.extend(
+                fix.edits.iter().map(|e| Insertion { offset: e.span.start, text: e.replacement.clone() }),
+            );
         }
         insertions.sort_by_key(|i| i.offset);
         current = apply(&current, &insertions);
@@ -79,7 +81,8 @@ fn choose_repairs(diagnostics: &[Diagnostic]) -> Vec<(&Diagnostic, &Fix)> {
 }
 
 fn apply(source: &str, insertions: &[Insertion]) -> String {
-    let mut out = String::with_capacity(source.len() + insertions.iter().map(|i| i.text.len()).sum::<usize>());
+    let mut out =
+        String::with_capacity(source.len() + insertions.iter().map(|i| i.text.len()).sum::<usize>());
     let mut cursor = 0;
     for insertion in insertions {
         let at = (insertion.offset as usize).min(source.len());

@@ -27,7 +27,10 @@ impl<'a> Comments<'a> {
     /// True when a comment not yet emitted lies inside `span`; such an expression cannot be
     /// printed on one line.
     pub(super) fn any_within(&self, span: Span) -> bool {
-        self.trivia[self.next..].iter().take_while(|c| c.span.start < span.end).any(|c| c.span.start >= span.start)
+        self.trivia[self.next..]
+            .iter()
+            .take_while(|c| c.span.start < span.end)
+            .any(|c| c.span.start >= span.start)
     }
 
     /// Every comment not yet emitted that starts before `offset`.
@@ -39,11 +42,12 @@ impl<'a> Comments<'a> {
         self.texts(start)
     }
 
-    /// The comment that ends the line on which something ended at `offset`, if one does.
+    /// The comment that ends the line on which something ended at `offset`, if only blanks and
+    /// separators stand between them.
     pub(super) fn take_trailing(&mut self, offset: u32) -> Option<Comment<'a>> {
         let comment = self.trivia.get(self.next)?;
         let between = self.source.get(offset as usize..comment.span.start as usize)?;
-        if comment.own_line || between.contains('\n') {
+        if comment.own_line || !between.chars().all(|c| matches!(c, ' ' | '\t' | ';' | ',')) {
             return None;
         }
         self.next += 1;

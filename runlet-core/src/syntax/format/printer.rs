@@ -24,7 +24,8 @@ impl<'a> Printer<'a> {
         self.statements(&mut out, &program.stmts, 0);
         let mut previous_end = program.stmts.last().map(|s| s.span().end);
         for comment in self.comments.take_rest() {
-            if previous_end.is_some_and(|end| has_blank_line(&self.source[end as usize..comment.span.start as usize])) {
+            let gap = previous_end.and_then(|end| self.source.get(end as usize..comment.span.start as usize));
+            if gap.is_some_and(has_blank_line) {
                 out.push('\n');
             }
             push_line(&mut out, 0, comment.text);
@@ -41,7 +42,7 @@ impl<'a> Printer<'a> {
             let leading = self.comments.take_before(span.start);
             if let Some(end) = previous_end {
                 let next_start = leading.first().map_or(span.start, |c| c.span.start);
-                if has_blank_line(&self.source[end as usize..next_start as usize]) {
+                if self.source.get(end as usize..next_start as usize).is_some_and(has_blank_line) {
                     out.push('\n');
                 }
             }
@@ -98,7 +99,16 @@ impl<'a> Printer<'a> {
             ExprKind::Object(items) => self.broken("{", items, "}", expr.span.end, depth, Self::object_item),
             ExprKind::Call { callee, args } => {
                 let head = self.expr(callee, depth, column) + "(";
-                head + &self.broken("", args, ")", expr.span.end, depth, Self::element)
+                match args.as_slice() {
+                    [only]
+                        if hugs(only)
+                            && !self.comments.any_within(Span::new(only.span.end, expr.span.end)) =>
+                    {
+                        let arg = self.expr(only, depth, last_line_end(&head, column));
+                        head + &arg + ")"
+                    }
+                    _ => head + &self.broken("", args, ")", expr.span.end, depth, Self::element),
+                }
             }
             ExprKind::Fail(args) => self.broken("fail(", args, ")", expr.span.end, depth, Self::element),
             ExprKind::Paren(inner) => format!("({})", self.expr(inner, depth, column + 1)),
@@ -123,7 +133,9 @@ impl<'a> Printer<'a> {
                 }
                 out
             }
-            ExprKind::Member { object, name } => format!("{}.{}", self.expr(object, depth, column), name.name),
+            ExprKind::Member { object, name } => {
+                format!("{}.{}", self.expr(object, depth, column), name.name)
+            }
             ExprKind::Index { object, index } => {
                 let object = self.expr(object, depth, column);
                 let index = self.expr(index, depth, last_line_end(&object, column) + 1);
@@ -138,7 +150,12 @@ impl<'a> Printer<'a> {
             ExprKind::Fold(f) => {
                 let init = self.expr(&f.init, depth, column + 8 + f.acc.name.len());
                 let iterable = self.expr(&f.iterable, depth, last_line_end(&init, column) + 9);
-                format!("fold {} = {init} for {} in {iterable} {}", f.acc.name, f.item.name, self.block(&f.body, depth))
+                format!(
+                    "fold {} = {init} for {} in {iterable} {}",
+                    f.acc.name,
+                    f.item.name,
+                    self.block(&f.body, depth)
+                )
             }
             ExprKind::Boundary(b) => {
                 let retry = b.retry.as_ref().map(|r| format!("retry {} ", r.digits)).unwrap_or_default();
@@ -214,7 +231,9 @@ impl<'a> Printer<'a> {
             indent(&mut out, depth + 1);
             out.push_str(&item(self, element, depth + 1));
             out.push(',');
-            if let Some(comment) = self.comments.take_trailing(after_separator(self.source, element.span().end)) {
+            if let Some(comment) =
+                self.comments.take_trailing(after_separator(self.source, element.span().end))
+            {
                 out.push(' ');
                 out.push_str(comment.text);
             }
@@ -262,7 +281,11 @@ impl<'a> Printer<'a> {
             ExprKind::Index { object, index } => format!("{}[{}]", self.flat(object)?, self.flat(index)?),
             ExprKind::Call { callee, args } => format!("{}({})", self.flat(callee)?, list(args)?),
             ExprKind::Fail(args) => format!("fail({})", list(args)?),
-            ExprKind::If(_) | ExprKind::For(_) | ExprKind::Fold(_) | ExprKind::Boundary(_) | ExprKind::Error => {
+            ExprKind::If(_)
+            | ExprKind::For(_)
+            | ExprKind::Fold(_)
+            | ExprKind::Boundary(_)
+            | ExprKind::Error => {
                 return None;
             }
         })
@@ -271,7 +294,9 @@ impl<'a> Printer<'a> {
     fn flat_object_item(&self, item: &ObjectItem) -> Option<String> {
         Some(match item {
             ObjectItem::Field { key, value, .. } => format!("{}: {}", object_key(key), self.flat(value)?),
-            ObjectItem::Computed { key, value, .. } => format!("[{}]: {}", self.flat(key)?, self.flat(value)?),
+            ObjectItem::Computed { key, value, .. } => {
+                format!("[{}]: {}", self.flat(key)?, self.flat(value)?)
+            }
             ObjectItem::Shorthand(ident) => ident.name.clone(),
         })
     }
@@ -292,6 +317,15 @@ impl Spanned for ObjectItem {
     fn span(&self) -> Span {
         ObjectItem::span(self)
     }
+}
+
+/// A sole call argument that opens its own bracket or block stays on the call's line:
+/// `ai.summarize({` … `})` rather than a one-item argument list.
+fn hugs(arg: &Expr) -> bool {
+    matches!(
+        arg.kind,
+        ExprKind::List(_) | ExprKind::Object(_) | ExprKind::If(_) | ExprKind::For(_) | ExprKind::Fold(_)
+    )
 }
 
 fn object_key(key: &ObjectKey) -> String {

@@ -536,7 +536,10 @@ impl Parser<'_> {
     /// `}` that closes a surrounding block: the group was never closed.
     fn group_ends_here(&self, close: TokenKind) -> bool {
         let token = self.peek();
+        // `return: 1` on its own line inside an object is a key, not the start of a statement.
+        let object_key = close == TokenKind::RBrace && self.nth(1).kind == TokenKind::Colon;
         let statement_start = token.line_break_before
+            && !object_key
             && (self.looks_like_statement_start() || token.kind == TokenKind::Keyword(Keyword::Return));
         let foreign_close = matches!(token.kind, TokenKind::RBrace | TokenKind::RParen | TokenKind::RBracket)
             && token.kind != close;
