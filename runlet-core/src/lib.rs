@@ -5,3 +5,4 @@
 pub mod diag;
 pub mod journal;
 pub mod syntax;
+pub mod value;

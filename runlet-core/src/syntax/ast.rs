@@ -3,6 +3,10 @@
 
 use crate::diag::Span;
 
+/// The text of names, keys and literals: a string stored inline when short (as nearly all names
+/// are), so that parsing does not allocate per identifier. It dereferences to `str`.
+pub type Text = compact_str::CompactString;
+
 /// A whole program: statements at top level. In a program without errors the last statement is
 /// the one [`Stmt::Return`] and every other statement is a [`Stmt::Let`].
 #[derive(Debug, Clone, PartialEq)]
@@ -81,14 +85,14 @@ pub struct ExprStmt {
 /// A name: a binding, a reference, a loop variable or a registry root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ident {
-    pub name: String,
+    pub name: Text,
     pub span: Span,
 }
 
 /// A property name after `.` or an unquoted object key: an identifier or any reserved word.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldName {
-    pub name: String,
+    pub name: Text,
     pub span: Span,
 }
 
@@ -98,16 +102,17 @@ pub struct Expr {
     pub span: Span,
 }
 
+/// The block-bodied constructs are boxed so that an `Expr` stays small (it is moved a lot).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExprKind {
     Null,
     Bool(bool),
     /// An unsigned integer literal: its decimal digits, exactly as written (arbitrary precision).
-    Integer(String),
+    Integer(Text),
     /// A decimal float literal such as `1.25` or `6e4`, exactly as written.
-    Number(String),
+    Number(Text),
     /// A string literal, decoded.
-    String(String),
+    String(Text),
     Ident(Ident),
     List(Vec<Expr>),
     Object(Vec<ObjectItem>),
@@ -136,12 +141,12 @@ pub enum ExprKind {
         callee: Box<Expr>,
         args: Vec<Expr>,
     },
-    If(IfExpr),
-    For(ForExpr),
-    Fold(FoldExpr),
+    If(Box<IfExpr>),
+    For(Box<ForExpr>),
+    Fold(Box<FoldExpr>),
     /// `fail(code, message[, details])`; the arguments as written (arity is checked by the parser).
     Fail(Vec<Expr>),
-    Boundary(BoundaryExpr),
+    Boundary(Box<BoundaryExpr>),
     /// Placeholder for text that could not be parsed; always accompanied by an error.
     Error,
 }
@@ -242,7 +247,7 @@ impl ObjectItem {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectKey {
     /// The key's text (decoded when quoted).
-    pub name: String,
+    pub name: Text,
     pub quoted: bool,
     pub span: Span,
 }
@@ -303,7 +308,7 @@ pub struct CatchClause {
 /// `limit N` or `retry N`: the integer literal's digits and the span of the whole clause.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IntegerClause {
-    pub digits: String,
+    pub digits: Text,
     pub value_span: Span,
     pub span: Span,
 }

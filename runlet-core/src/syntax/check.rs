@@ -1,6 +1,8 @@
 //! Structural checks on the parsed tree: a name declared twice in one scope, a static object key
 //! written twice (`RL2203`), and `None`/`True`/… where Runlet spells `null`/`true`/….
 
+use std::collections::BTreeMap;
+
 use super::ast::{Block, ElseBranch, Expr, ExprKind, Ident, IfExpr, ObjectItem, Program, Stmt};
 use super::sink::Sink;
 use crate::diag::{Diagnostic, Fix, Span, codes};
@@ -11,17 +13,17 @@ pub(crate) fn check(program: &Program, sink: &mut Sink) {
     checker.scope(&[], &program.stmts);
 }
 
-struct Checker<'a> {
+struct Checker<'a, 't> {
     sink: &'a mut Sink,
     /// The names declared in each enclosing scope, innermost last.
-    scopes: Vec<Vec<Ident>>,
+    scopes: Vec<BTreeMap<&'t str, Span>>,
 }
 
-impl Checker<'_> {
+impl<'t> Checker<'_, 't> {
     /// A block scope: `bound` are the names the construct binds (loop variable, accumulator,
     /// caught error), then the block's statements.
-    fn scope(&mut self, bound: &[&Ident], stmts: &[Stmt]) {
-        self.scopes.push(Vec::new());
+    fn scope(&mut self, bound: &[&'t Ident], stmts: &'t [Stmt]) {
+        self.scopes.push(BTreeMap::new());
         for ident in bound {
             self.declare(ident);
         }
@@ -43,17 +45,16 @@ impl Checker<'_> {
         self.scopes.pop();
     }
 
-    fn block(&mut self, bound: &[&Ident], block: &Block) {
+    fn block(&mut self, bound: &[&'t Ident], block: &'t Block) {
         self.scope(bound, &block.stmts);
     }
 
-    fn declare(&mut self, ident: &Ident) {
+    fn declare(&mut self, ident: &'t Ident) {
         if ident.name.is_empty() {
             return;
         }
         let Some(scope) = self.scopes.last_mut() else { return };
-        if let Some(first) = scope.iter().find(|d| d.name == ident.name) {
-            let first = first.span;
+        if let Some(&first) = scope.get(ident.name.as_str()) {
             self.sink.push(
                 Diagnostic::error(
                     codes::DUPLICATE_BINDING,
@@ -65,14 +66,14 @@ impl Checker<'_> {
             );
             return;
         }
-        scope.push(ident.clone());
+        scope.insert(&ident.name, ident.span);
     }
 
     fn is_declared(&self, name: &str) -> bool {
-        self.scopes.iter().flatten().any(|d| d.name == name)
+        self.scopes.iter().any(|scope| scope.contains_key(name))
     }
 
-    fn expr(&mut self, expr: &Expr) {
+    fn expr(&mut self, expr: &'t Expr) {
         match &expr.kind {
             ExprKind::Null
             | ExprKind::Bool(_)
@@ -121,7 +122,7 @@ impl Checker<'_> {
         }
     }
 
-    fn if_expr(&mut self, if_expr: &IfExpr) {
+    fn if_expr(&mut self, if_expr: &'t IfExpr) {
         self.expr(&if_expr.condition);
         self.block(&[], &if_expr.then_block);
         match if_expr.else_branch.as_deref() {
@@ -131,7 +132,7 @@ impl Checker<'_> {
         }
     }
 
-    fn object(&mut self, items: &[ObjectItem]) {
+    fn object(&mut self, items: &'t [ObjectItem]) {
         let mut seen: Vec<(&str, Span)> = Vec::new();
         for item in items {
             let key = match item {

@@ -1,6 +1,8 @@
 //! Decoding of double-quoted string literals with JSON escapes (spec §2.1): `\" \\ \/ \b \f \n
 //! \r \t \uXXXX`, surrogate pairs combined, lone surrogates and raw control characters rejected.
 
+use super::ast::Text;
+
 /// Why part of a string literal could not be decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EscapeProblem {
@@ -111,6 +113,19 @@ fn hex4(body: &str, at: usize) -> Option<u32> {
         return None;
     }
     u32::from_str_radix(digits, 16).ok()
+}
+
+/// The value of a well-formed literal (including its quotes), without allocating when it has no
+/// escapes and fits inline; escape problems decode to U+FFFD (the lexer reports them).
+pub fn string_value(literal: &str) -> Text {
+    let body = literal.strip_prefix('"').unwrap_or(literal);
+    let body = body.strip_suffix('"').unwrap_or(body);
+    if needs_decoding(body) { Text::from(decode_string(literal).0) } else { Text::from(body) }
+}
+
+/// True when `text` holds a backslash or a control character, i.e. decoding can change it.
+pub(crate) fn needs_decoding(text: &str) -> bool {
+    text.bytes().any(|b| b == b'\\' || b < b' ')
 }
 
 /// Writes `value` as a double-quoted Runlet string literal with the shortest JSON escapes.

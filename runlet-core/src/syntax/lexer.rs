@@ -3,7 +3,8 @@
 
 use logos::Logos;
 
-use super::escape::{EscapeProblem, decode_string, quote_string};
+use super::escape::{EscapeProblem, decode_string, needs_decoding};
+use super::foreign_string;
 use super::sink::Sink;
 use super::token::{ForeignToken, Keyword, RawToken, Token, TokenKind, Trivia, TriviaKind};
 use crate::diag::{Diagnostic, Fix, Span, codes};
@@ -100,12 +101,12 @@ fn classify(raw: RawToken, text: &str, span: Span, diagnostics: &mut Sink) -> To
             TokenKind::String
         }
         RawToken::SingleQuotedString => {
-            diagnostics.push(single_quoted(span, text));
-            TokenKind::Foreign(ForeignToken::SingleQuotedString)
+            foreign_string(ForeignToken::SingleQuotedString, text, span, diagnostics)
         }
-        RawToken::TemplateString => {
-            diagnostics.push(template_string(span, text));
-            TokenKind::Foreign(ForeignToken::TemplateString)
+        RawToken::TemplateString => foreign_string(ForeignToken::TemplateString, text, span, diagnostics),
+        RawToken::FormatString => foreign_string(ForeignToken::FormatString, text, span, diagnostics),
+        RawToken::CurlyQuotedString => {
+            foreign_string(ForeignToken::CurlyQuotedString, text, span, diagnostics)
         }
         RawToken::LParen => TokenKind::LParen,
         RawToken::RParen => TokenKind::RParen,
@@ -152,6 +153,9 @@ fn classify(raw: RawToken, text: &str, span: Span, diagnostics: &mut Sink) -> To
 }
 
 fn report_escapes(text: &str, span: Span, diagnostics: &mut Sink) {
+    if !needs_decoding(text) {
+        return;
+    }
     for error in decode_string(text).1 {
         let at = Span::new(span.start + error.start as u32, span.start + error.end as u32);
         let (message, help) = match error.problem {
@@ -205,62 +209,9 @@ fn is_plain_number(text: &str) -> bool {
     matches!(lexer.next(), Some(Ok(RawToken::Integer | RawToken::Number))) && lexer.span().end == text.len()
 }
 
-fn single_quoted(span: Span, text: &str) -> Diagnostic {
-    let inner = &text[1..text.len() - 1];
-    let mut converted = String::with_capacity(text.len());
-    converted.push('"');
-    let mut chars = inner.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => converted.push_str("\\\""),
-            '\\' => match chars.next() {
-                Some('\'') => converted.push('\''),
-                Some(other) => {
-                    converted.push('\\');
-                    converted.push(other);
-                }
-                None => converted.push('\\'),
-            },
-            c => converted.push(c),
-        }
-    }
-    converted.push('"');
-    Diagnostic::error(codes::FOREIGN_STRING, span, "strings use double quotes in Runlet")
-        .with_fix(Fix::machine(format!("write {converted}"), span, converted))
-}
-
-/// A backtick template: its text pieces become double-quoted strings joined with `+` to the
-/// `${…}` expressions (whose values must then be strings, so that fix needs review).
-fn template_string(span: Span, text: &str) -> Diagnostic {
-    let inner = &text[1..text.len() - 1];
-    let mut parts = Vec::new();
-    let mut rest = inner;
-    let mut interpolated = false;
-    while let Some(open) = rest.find("${") {
-        let Some(close) = rest[open..].find('}') else { break };
-        if open > 0 {
-            parts.push(quote_string(&rest[..open]));
-        }
-        parts.push(rest[open + 2..open + close].trim().to_owned());
-        interpolated = true;
-        rest = &rest[open + close + 1..];
-    }
-    if !rest.is_empty() || parts.is_empty() {
-        parts.push(quote_string(rest));
-    }
-    let rewritten = parts.join(" + ");
-    let fix = if interpolated {
-        Fix::suggest(format!("write {rewritten}"), span, rewritten)
-    } else {
-        Fix::machine(format!("write {rewritten}"), span, rewritten)
-    };
-    Diagnostic::error(
-        codes::FOREIGN_STRING,
-        span,
-        "Runlet has no template strings; strings use double quotes",
-    )
-    .with_help("join text and values with `+`: `\"hello \" + name`")
-    .with_fix(fix)
+fn foreign_string(kind: ForeignToken, text: &str, span: Span, diagnostics: &mut Sink) -> TokenKind {
+    diagnostics.push(foreign_string::diagnostic(kind, span, text));
+    TokenKind::Foreign(kind)
 }
 
 fn block_comment(span: Span, text: &str) -> Diagnostic {

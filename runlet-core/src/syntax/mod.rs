@@ -10,6 +10,15 @@
 //! else`); a line break before `(` or `[` never continues an expression (not even inside
 //! brackets); `{` stays on its header's line; `} else` and `} catch err {` stay on one line.
 //!
+//! Recovery reports one diagnostic per mistake: after an unexpected token the rest of the
+//! statement is skipped to a line break, `;` or `}` at delimiter balance zero; constructs from other
+//! languages are consumed whole; a statement-form `if`/`for`/`fold`/`boundary` gets one diagnostic
+//! whose fix also adds the `return`s its blocks lack. Fixes are insertion-only where the repair is
+//! an insertion (missing `return`, binding a statement, separators), so that `heal` can apply them.
+//!
+//! For formatting, [`Parse`] keeps every significant token and every comment ([`token::Trivia`],
+//! with whether it stands on its own line) with byte spans next to the tree.
+//!
 //! ```
 //! let parse = runlet::syntax::parse("x = 1\nreturn x + 1\n");
 //! assert!(parse.diagnostics.is_empty());
@@ -19,6 +28,7 @@
 pub mod ast;
 mod check;
 mod escape;
+mod foreign_string;
 mod format;
 mod heal;
 pub mod lexer;
@@ -27,7 +37,7 @@ pub mod path;
 mod sink;
 pub mod token;
 
-pub use escape::{decode_string, quote_string};
+pub use escape::{decode_string, quote_string, string_value};
 pub use format::format;
 pub use heal::{Healed, heal};
 
@@ -41,7 +51,11 @@ use token::{Token, Trivia};
 pub struct ParseOptions {
     /// Largest accepted source, in bytes (`RL4001` beyond it).
     pub max_source_bytes: usize,
-    /// Deepest accepted nesting of brackets, blocks and operators (`RL4002` beyond it).
+    /// Deepest accepted nesting of brackets, blocks and operators (`RL4002` beyond it). Each
+    /// level of the tree counts: a chain of N binary, unary or postfix operators is N levels,
+    /// because it is a tree of that depth, so bounding it bounds every recursive pass over the tree.
+    /// The parser recurses once per level: the default fits a 2 MiB thread stack with room to
+    /// spare, and much larger values need a correspondingly larger stack.
     pub max_nesting_depth: u32,
     /// Most diagnostics reported; the rest are summarised by one `RL4003` note.
     pub max_diagnostics: usize,

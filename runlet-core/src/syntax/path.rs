@@ -1,6 +1,5 @@
-//! Stable syntax paths (spec §4.2): each node is named by its structural position (roles such as
-//! `let:scores/for/body/return` from the root) plus a fingerprint of its normalized subtree.
-//! Neither depends on byte offsets, whitespace, comments or redundant parentheses.
+//! Stable syntax paths (spec §4.2): a node's structural roles from the root plus a fingerprint of
+//! its normalized subtree; neither depends on byte offsets, layout, comments or parentheses.
 
 use std::fmt;
 

@@ -35,6 +35,10 @@ pub(crate) enum RawToken {
     SingleQuotedString,
     #[regex(r"`[^`]*`")]
     TemplateString,
+    #[regex(r#"[fF]"([^"\\\n]|\\[^\n])*""#)]
+    FormatString,
+    #[regex(r"“[^”\n]*”|‘[^’\n]*’")]
+    CurlyQuotedString,
     #[token("(")]
     LParen,
     #[token(")")]
@@ -284,9 +288,22 @@ pub enum ForeignToken {
     QuestionDot,
     SingleQuotedString,
     TemplateString,
+    FormatString,
+    CurlyQuotedString,
 }
 
 impl ForeignToken {
+    /// String literals written in another language's quotes.
+    pub fn is_string(self) -> bool {
+        matches!(
+            self,
+            ForeignToken::SingleQuotedString
+                | ForeignToken::TemplateString
+                | ForeignToken::FormatString
+                | ForeignToken::CurlyQuotedString
+        )
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ForeignToken::AmpAmp => "&&",
@@ -307,6 +324,8 @@ impl ForeignToken {
             ForeignToken::QuestionDot => "?.",
             ForeignToken::SingleQuotedString => "'…'",
             ForeignToken::TemplateString => "`…`",
+            ForeignToken::FormatString => "f\"…\"",
+            ForeignToken::CurlyQuotedString => "“…”",
         }
     }
 }
@@ -320,8 +339,7 @@ impl TokenKind {
             TokenKind::Integer => "an integer".into(),
             TokenKind::Number => "a number".into(),
             TokenKind::String => "a string".into(),
-            TokenKind::Foreign(ForeignToken::SingleQuotedString) => "a single-quoted string".into(),
-            TokenKind::Foreign(ForeignToken::TemplateString) => "a template string".into(),
+            TokenKind::Foreign(f) if f.is_string() => "a string in foreign quotes".into(),
             TokenKind::Foreign(f) => format!("`{}`", f.as_str()),
             TokenKind::Unknown => "unreadable text".into(),
             TokenKind::Eof => "the end of the program".into(),
@@ -356,10 +374,6 @@ impl TokenKind {
             TokenKind::Percent => "%",
             _ => return None,
         })
-    }
-
-    pub fn is_keyword(self, keyword: Keyword) -> bool {
-        self == TokenKind::Keyword(keyword)
     }
 }
 

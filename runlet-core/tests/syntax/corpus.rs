@@ -1,6 +1,6 @@
 //! The malformed and valid program corpora: one golden snapshot per file.
 
-use runlet::diag::apply_fixes;
+use runlet::diag::{Applicability, Diagnostic, Severity, apply_fixes};
 use runlet::syntax::parse;
 
 use crate::dump;
@@ -41,6 +41,39 @@ fn malformed_corpus() {
         });
     }
     assert!(not_improved.is_empty(), "{}", not_improved.join("\n"));
+}
+
+/// Each machine-applicable fix of the malformed corpus, applied alone, removes its diagnostic
+/// without adding others: strictly fewer errors (or, for a warning's fix, fewer warnings).
+#[test]
+fn each_machine_fix_alone_makes_progress() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (name, source) in corpus("malformed") {
+        let diagnostics = parse(&source).diagnostics;
+        for diagnostic in &diagnostics {
+            for fix in diagnostic.fixes.iter().filter(|f| f.applicability == Applicability::MachineApplicable)
+            {
+                checked += 1;
+                let fixed = apply(&source, &[fix]);
+                let after = parse(&fixed).diagnostics;
+                let count =
+                    |ds: &[Diagnostic], severity| ds.iter().filter(|d| d.severity == severity).count();
+                let progress = if diagnostic.is_error() {
+                    count(&after, Severity::Error) < count(&diagnostics, Severity::Error)
+                } else {
+                    count(&after, Severity::Error) <= count(&diagnostics, Severity::Error)
+                        && count(&after, diagnostic.severity) < count(&diagnostics, diagnostic.severity)
+                };
+                if !progress {
+                    failures
+                        .push(format!("{name}: fix {:?} of {} gives\n{fixed}", fix.message, diagnostic.code));
+                }
+            }
+        }
+    }
+    assert!(checked >= 50, "only {checked} machine fixes in the corpus");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 fn parse_errors(source: &str) -> usize {

@@ -3,8 +3,11 @@
 mod catalogue;
 mod corpus;
 mod dump;
+mod grammar;
+mod limits;
 mod newlines;
 mod paths;
 mod reserved;
+mod robustness;
 mod support;
 mod tokens;

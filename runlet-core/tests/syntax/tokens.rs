@@ -40,7 +40,7 @@ fn reserved_words_and_identifiers() {
 
 #[test]
 fn foreign_tokens() {
-    let source = "&& || ! === !== => -> += -= *= /= ++ -- ? ?? ?. 'single' `template ${x}` /* block */";
+    let source = "&& || ! === !== => -> += -= *= /= ++ -- ? ?? ?. 'single' `template ${x}` f\"format {x}\" “curly” /* block */";
     insta::assert_snapshot!(render(source));
 }
 

@@ -3,4 +3,8 @@
 
 declare_codes! {
     range HOST;
+    /// JSON supplied by the host is not valid portable JSON.
+    INVALID_HOST_JSON = 8101,
+    /// The host supplied an unusable digest key.
+    INVALID_DIGEST_KEY = 8102,
 }

@@ -3,6 +3,12 @@
 
 declare_codes! {
     range LIMITS;
+    /// A value to convert nests deeper than the conversion depth limit.
+    CONVERSION_DEPTH_EXCEEDED = 4301,
+    /// Canonical text produced by a conversion is longer than the conversion byte limit.
+    CONVERSION_BYTES_EXCEEDED = 4302,
+    /// A value would nest deeper than the implementation ceiling for any value.
+    VALUE_TOO_DEEP = 4303,
     /// The source is larger than the configured maximum.
     SOURCE_TOO_LARGE = 4001,
     /// Brackets, blocks or operators nest deeper than the configured maximum.

@@ -10,4 +10,6 @@ declare_codes! {
     JOURNAL_STORAGE = 7005,
     JOURNAL_CORRUPT_RECORD = 7006,
     JOURNAL_UNSUPPORTED_VERSION = 7007,
+    /// Stored bytes are not a canonical RCVE v1 value.
+    INVALID_RCVE = 7201,
 }

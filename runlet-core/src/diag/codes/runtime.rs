@@ -3,4 +3,34 @@
 
 declare_codes! {
     range RUNTIME;
+    /// Checked Integer arithmetic overflowed i64.
+    NUMERIC_OVERFLOW = 5101,
+    /// Division or remainder by zero.
+    DIVISION_BY_ZERO = 5102,
+    /// A Number operation produced NaN or an infinity.
+    NON_FINITE_NUMBER = 5103,
+    /// An Integer had to widen to Number but has no exact binary64 value.
+    INEXACT_INTEGER_WIDENING = 5104,
+    /// An operator's operands are of kinds no row of the operator table accepts.
+    OPERAND_KIND_MISMATCH = 5201,
+    /// A condition or logical operand is not a Boolean (there is no truthiness).
+    NOT_BOOLEAN = 5202,
+    /// The target cannot be indexed by an index of that kind.
+    NOT_INDEXABLE = 5203,
+    /// A list, string or bytes index is outside `[0, length)` after normalization.
+    INDEX_OUT_OF_BOUNDS = 5205,
+    /// An object or map has no such key.
+    KEY_NOT_FOUND = 5206,
+    /// A value containing Bytes was formatted as JSON.
+    NOT_JSON_REPRESENTABLE = 5207,
+    /// A computed object key is not a String, Integer, Number or Boolean.
+    INVALID_COMPUTED_KEY = 5209,
+    /// No conversion exists from the value's kind to the target kind.
+    UNSUPPORTED_CONVERSION = 5301,
+    /// A required property of the target object is absent.
+    MISSING_REQUIRED_PROPERTY = 5302,
+    /// The value has a property the closed target object does not declare.
+    UNEXPECTED_PROPERTY = 5303,
+    /// Several union variants accept the value equally well and give different results.
+    AMBIGUOUS_CONVERSION = 5304,
 }

@@ -87,4 +87,8 @@ declare_codes! {
     KEYWORD_ARGUMENTS = 1045,
     /// A Python-style `header:` with an indented body.
     COLON_BLOCK = 1046,
+    /// `name: Type = value`.
+    TYPE_ANNOTATION = 1047,
+    /// `return a, b` or `x = a, b`: a Python tuple.
+    TUPLE = 1048,
 }

@@ -208,7 +208,7 @@ impl<'a> Printer<'a> {
                 let value = self.expr(value, depth, last_line_end(&key, depth * 4) + 3);
                 format!("[{key}]: {value}")
             }
-            ObjectItem::Shorthand(ident) => ident.name.clone(),
+            ObjectItem::Shorthand(ident) => ident.name.to_string(),
         }
     }
 
@@ -256,9 +256,9 @@ impl<'a> Printer<'a> {
         Some(match &expr.kind {
             ExprKind::Null => "null".to_owned(),
             ExprKind::Bool(b) => b.to_string(),
-            ExprKind::Integer(digits) | ExprKind::Number(digits) => digits.clone(),
+            ExprKind::Integer(digits) | ExprKind::Number(digits) => digits.to_string(),
             ExprKind::String(text) => quote_string(text),
-            ExprKind::Ident(ident) => ident.name.clone(),
+            ExprKind::Ident(ident) => ident.name.to_string(),
             ExprKind::List(items) => format!("[{}]", list(items)?),
             ExprKind::Object(items) if items.is_empty() => "{}".to_owned(),
             ExprKind::Object(items) => {
@@ -297,7 +297,7 @@ impl<'a> Printer<'a> {
             ObjectItem::Computed { key, value, .. } => {
                 format!("[{}]: {}", self.flat(key)?, self.flat(value)?)
             }
-            ObjectItem::Shorthand(ident) => ident.name.clone(),
+            ObjectItem::Shorthand(ident) => ident.name.to_string(),
         })
     }
 }
@@ -329,7 +329,7 @@ fn hugs(arg: &Expr) -> bool {
 }
 
 fn object_key(key: &ObjectKey) -> String {
-    if key.quoted { quote_string(&key.name) } else { key.name.clone() }
+    if key.quoted { quote_string(&key.name) } else { key.name.to_string() }
 }
 
 /// `not ` or `-`; a minus before another minus keeps a space so it cannot read as `--`.

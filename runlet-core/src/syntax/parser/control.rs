@@ -6,7 +6,7 @@ use super::stmt::BlockKind;
 use crate::diag::{Applicability, Diagnostic, Fix, Span, codes};
 use crate::syntax::ast::{
     Block, BoundaryExpr, CatchClause, ElseBranch, Expr, ExprKind, FoldExpr, ForExpr, Ident, IfExpr,
-    IntegerClause,
+    IntegerClause, Text,
 };
 use crate::syntax::token::{Keyword, TokenKind};
 
@@ -22,7 +22,7 @@ impl Parser<'_> {
             ElseBranch::If { span, .. } => *span,
             ElseBranch::Block(block) => block.span,
         });
-        Expr { span: keyword.to(end), kind: ExprKind::If(if_expr) }
+        Expr { span: keyword.to(end), kind: ExprKind::If(Box::new(if_expr)) }
     }
 
     /// `if condition { … } [else …]`, starting at `if`.
@@ -104,7 +104,10 @@ impl Parser<'_> {
         let limit = self.at_keyword(Keyword::Limit).then(|| self.integer_clause(Keyword::Limit));
         let body = self.block(BlockKind::ForBody, keyword);
         self.leave(1);
-        Expr { span: keyword.to(body.span), kind: ExprKind::For(ForExpr { item, iterable, limit, body }) }
+        Expr {
+            span: keyword.to(body.span),
+            kind: ExprKind::For(Box::new(ForExpr { item, iterable, limit, body })),
+        }
     }
 
     pub(super) fn fold_expr(&mut self) -> Expr {
@@ -137,7 +140,7 @@ impl Parser<'_> {
         self.leave(1);
         Expr {
             span: keyword.to(body.span),
-            kind: ExprKind::Fold(FoldExpr { acc, init, item, iterable, body }),
+            kind: ExprKind::Fold(Box::new(FoldExpr { acc, init, item, iterable, body })),
         }
     }
 
@@ -151,7 +154,10 @@ impl Parser<'_> {
         let body = self.block(BlockKind::BoundaryBody, keyword);
         let catch = self.catch_clause(body.span);
         self.leave(1);
-        Expr { span: keyword.to(catch.span), kind: ExprKind::Boundary(BoundaryExpr { retry, body, catch }) }
+        Expr {
+            span: keyword.to(catch.span),
+            kind: ExprKind::Boundary(Box::new(BoundaryExpr { retry, body, catch })),
+        }
     }
 
     fn catch_clause(&mut self, body: Span) -> CatchClause {
@@ -169,7 +175,7 @@ impl Parser<'_> {
                         )),
                 );
             }
-            let binding = Ident { name: String::new(), span: missing };
+            let binding = Ident { name: Text::default(), span: missing };
             return CatchClause { binding, body: Block { stmts: Vec::new(), span: missing }, span: missing };
         }
         if token.line_break_before {
@@ -237,16 +243,16 @@ impl Parser<'_> {
         match token.kind {
             TokenKind::Ident => {
                 self.bump();
-                Ident { name: self.text(token.span).to_owned(), span: token.span }
+                Ident { name: Text::from(self.text(token.span)), span: token.span }
             }
             TokenKind::Keyword(keyword) if !matches!(keyword, Keyword::In | Keyword::For) => {
                 self.report_reserved_binding(keyword);
                 self.bump();
-                Ident { name: keyword.as_str().to_owned(), span: token.span }
+                Ident { name: Text::from(keyword.as_str()), span: token.span }
             }
             _ => {
                 self.expected("a name");
-                Ident { name: String::new(), span: Span::at(self.prev_end()) }
+                Ident { name: Text::default(), span: Span::at(self.prev_end()) }
             }
         }
     }
@@ -278,7 +284,7 @@ impl Parser<'_> {
         let token = self.peek();
         if token.kind == TokenKind::Integer && !token.line_break_before {
             self.bump();
-            let digits = self.text(token.span).to_owned();
+            let digits = Text::from(self.text(token.span));
             if keyword == Keyword::Limit && digits.bytes().all(|b| b == b'0') {
                 self.push(
                     Diagnostic::error(codes::INVALID_COUNT, token.span, "`limit` must be at least 1")
@@ -302,6 +308,6 @@ impl Parser<'_> {
         }
         self.push(diagnostic);
         let end = if simple_operand { token.span } else { start };
-        IntegerClause { digits: String::new(), value_span: end, span: start.to(end) }
+        IntegerClause { digits: Text::default(), value_span: end, span: start.to(end) }
     }
 }

@@ -3,8 +3,9 @@
 
 use super::Parser;
 use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
-use crate::syntax::ast::{BinaryOp, Expr, ExprKind, FieldName, Ident, ObjectItem, ObjectKey, UnaryOp};
-use crate::syntax::escape::decode_string;
+use crate::syntax::ast::{BinaryOp, Expr, ExprKind, FieldName, Ident, Text, UnaryOp};
+use crate::syntax::escape::string_value;
+use crate::syntax::foreign_string;
 use crate::syntax::token::{ForeignToken, Keyword, TokenKind};
 
 impl Parser<'_> {
@@ -161,7 +162,7 @@ impl Parser<'_> {
     }
 
     /// `unary = ( "not" | "-" )* , postfix`, iteratively (each operator counts as one level).
-    fn unary(&mut self) -> Expr {
+    pub(super) fn unary(&mut self) -> Expr {
         let mut ops = Vec::new();
         loop {
             let token = self.peek();
@@ -232,12 +233,13 @@ impl Parser<'_> {
         }
         self.bump();
         let token = self.peek();
-        if !matches!(token.kind, TokenKind::Ident | TokenKind::Keyword(_)) {
+        let on_next_line = token.line_break_before && self.lines_significant;
+        if !matches!(token.kind, TokenKind::Ident | TokenKind::Keyword(_)) || on_next_line {
             self.expected("a field name after `.`");
             return self.error_expr(object.span.to(dot.span));
         }
         self.bump();
-        let name = FieldName { name: self.text(token.span).to_owned(), span: token.span };
+        let name = FieldName { name: Text::from(self.text(token.span)), span: token.span };
         if self.at(TokenKind::LParen) && self.collection_method_with_lambda(&name) {
             return self.error_expr(object.span.to(Span::at(self.prev_end())));
         }
@@ -255,8 +257,8 @@ impl Parser<'_> {
     }
 
     fn call(&mut self, callee: Expr) -> Expr {
-        self.bump();
-        let (args, end) = self.call_arguments();
+        let open = self.bump().span;
+        let (args, end) = self.call_arguments(open);
         Expr { span: callee.span.to(Span::at(end)), kind: ExprKind::Call { callee: Box::new(callee), args } }
     }
 
@@ -288,25 +290,19 @@ impl Parser<'_> {
             }
             TokenKind::Integer => {
                 self.bump();
-                literal(ExprKind::Integer(self.text(span).to_owned()))
+                literal(ExprKind::Integer(Text::from(self.text(span))))
             }
             TokenKind::Number => {
                 self.bump();
-                literal(ExprKind::Number(self.text(span).to_owned()))
+                literal(ExprKind::Number(Text::from(self.text(span))))
             }
             TokenKind::String => {
                 self.bump();
-                literal(ExprKind::String(decode_string(self.text(span)).0))
+                literal(ExprKind::String(string_value(self.text(span))))
             }
-            TokenKind::Foreign(ForeignToken::TemplateString) => {
+            TokenKind::Foreign(foreign) if foreign.is_string() => {
                 self.bump();
-                let text = self.text(span);
-                literal(ExprKind::String(text[1..text.len() - 1].to_owned()))
-            }
-            TokenKind::Foreign(ForeignToken::SingleQuotedString) => {
-                self.bump();
-                let text = self.text(span);
-                literal(ExprKind::String(text[1..text.len() - 1].replace("\\'", "'")))
+                literal(ExprKind::String(foreign_string::value(foreign, self.text(span)).into()))
             }
             TokenKind::Ident => self.identifier_primary(),
             TokenKind::LParen => self.parenthesized(),
@@ -319,7 +315,7 @@ impl Parser<'_> {
             TokenKind::Keyword(Keyword::Fail) => self.fail_expr(),
             TokenKind::Keyword(keyword) if self.use_of_reserved_binding(keyword, false) => {
                 self.bump();
-                literal(ExprKind::Ident(Ident { name: keyword.as_str().to_owned(), span }))
+                literal(ExprKind::Ident(Ident { name: Text::from(keyword.as_str()), span }))
             }
             TokenKind::Keyword(keyword) if !(token.line_break_before && self.pos > self.statement_start) => {
                 let message =
@@ -346,7 +342,7 @@ impl Parser<'_> {
             return expr;
         }
         self.bump();
-        let ident = Ident { name: self.text(token.span).to_owned(), span: token.span };
+        let ident = Ident { name: Text::from(self.text(token.span)), span: token.span };
         Expr { span: token.span, kind: ExprKind::Ident(ident) }
     }
 
@@ -360,257 +356,9 @@ impl Parser<'_> {
         Expr { span: open.to(Span::at(end)), kind: ExprKind::Paren(Box::new(inner)) }
     }
 
-    fn list(&mut self) -> Expr {
-        let open = self.bump().span;
-        let mut items = Vec::new();
-        let end = self.with_lines(false, |p| {
-            p.delimited(open, TokenKind::RBracket, |p| {
-                let item = p.expression();
-                if items.is_empty() && p.at_keyword(Keyword::For) {
-                    let comprehension = p.list_comprehension(open, item);
-                    items.push(comprehension);
-                    return;
-                }
-                items.push(item);
-            })
-        });
-        Expr { span: open.to(Span::at(end)), kind: ExprKind::List(items) }
-    }
-
-    fn object(&mut self) -> Expr {
-        let open = self.bump().span;
-        let mut items = Vec::new();
-        let end = self.with_lines(false, |p| {
-            p.delimited(open, TokenKind::RBrace, |p| {
-                if let Some(item) = p.object_item() {
-                    items.push(item);
-                }
-            })
-        });
-        Expr { span: open.to(Span::at(end)), kind: ExprKind::Object(items) }
-    }
-
-    fn object_item(&mut self) -> Option<ObjectItem> {
-        let token = self.peek();
-        let next = self.nth(1).kind;
-        match token.kind {
-            TokenKind::LBracket => {
-                self.bump();
-                let key = self.expression();
-                self.close(TokenKind::RBracket, "`]`");
-                self.object_colon()?;
-                let value = self.expression();
-                Some(ObjectItem::Computed { span: token.span.to(value.span), key, value })
-            }
-            TokenKind::String | TokenKind::Ident | TokenKind::Keyword(_) => {
-                let quoted = token.kind == TokenKind::String;
-                if token.kind == TokenKind::Ident && matches!(next, TokenKind::Comma | TokenKind::RBrace) {
-                    self.bump();
-                    return Some(ObjectItem::Shorthand(Ident {
-                        name: self.text(token.span).to_owned(),
-                        span: token.span,
-                    }));
-                }
-                if let TokenKind::Keyword(keyword) = token.kind
-                    && matches!(next, TokenKind::Comma | TokenKind::RBrace)
-                {
-                    return self.reserved_shorthand(keyword);
-                }
-                self.bump();
-                let name = if quoted {
-                    decode_string(self.text(token.span)).0
-                } else {
-                    self.text(token.span).to_owned()
-                };
-                let key = ObjectKey { name, quoted, span: token.span };
-                self.object_colon()?;
-                let value = self.expression();
-                Some(ObjectItem::Field { span: token.span.to(value.span), key, value })
-            }
-            _ => {
-                self.expected("an object key");
-                None
-            }
-        }
-    }
-
-    /// The `:` after a key; `=` gets a machine fix.
-    fn object_colon(&mut self) -> Option<()> {
-        if self.eat(TokenKind::Colon).is_some() {
-            return Some(());
-        }
-        if self.at(TokenKind::Eq) {
-            let eq = self.bump().span;
-            self.push(
-                Diagnostic::error(codes::UNEXPECTED_TOKEN, eq, "object fields are written `key: value`")
-                    .with_fix(Fix::machine("write `:`", eq, ":")),
-            );
-            return Some(());
-        }
-        self.expected("`:` after the object key");
-        None
-    }
-
-    fn reserved_shorthand(&mut self, keyword: Keyword) -> Option<ObjectItem> {
-        if self.use_of_reserved_binding(keyword, true) {
-            let span = self.bump().span;
-            return Some(ObjectItem::Shorthand(Ident { name: keyword.as_str().to_owned(), span }));
-        }
-        let span = self.bump().span;
-        self.report_unexpected(
-            Diagnostic::error(
-                codes::UNEXPECTED_TOKEN,
-                span,
-                format!("`{}` is a reserved word and cannot be a shorthand field", keyword.as_str()),
-            )
-            .with_help(format!("write `{}: value`", keyword.as_str())),
-        );
-        None
-    }
-
-    /// `( arguments? )` of a call, after the `(`; returns the arguments and the end offset.
-    fn call_arguments(&mut self) -> (Vec<Expr>, u32) {
-        let open = self.tokens[self.pos - 1].span;
-        let mut args = Vec::new();
-        let mut keyword_args = Vec::new();
-        let end = self.with_lines(false, |p| {
-            p.delimited(open, TokenKind::RParen, |p| {
-                if matches!(p.kind(), TokenKind::Ident | TokenKind::Keyword(_))
-                    && p.nth(1).kind == TokenKind::Eq
-                {
-                    keyword_args.push((p.peek().span, p.nth(1).span));
-                    p.bump();
-                    p.bump();
-                }
-                args.push(p.expression());
-            })
-        });
-        if !keyword_args.is_empty() {
-            self.report_keyword_arguments(&args, &keyword_args);
-        }
-        (args, end)
-    }
-
-    /// Parses `item, item, …` up to `close` (after the opening token at `open`), with local
-    /// recovery: a missing `,` between items is inserted, garbage is skipped to the next `,` or
-    /// the closing token, and an obviously unclosed group is closed where the next statement
-    /// starts. Returns the end offset of the group.
-    pub(super) fn delimited(&mut self, open: Span, close: TokenKind, mut item: impl FnMut(&mut Self)) -> u32 {
-        let close_text = close.punctuation().unwrap_or("?");
-        loop {
-            if let Some(token) = self.eat(close) {
-                return token.span.end;
-            }
-            if self.at_eof() || self.aborted || self.group_ends_here(close) {
-                return self.report_unclosed(open, close_text);
-            }
-            let before = self.pos;
-            item(self);
-            if self.eat(TokenKind::Comma).is_some() {
-                continue;
-            }
-            if let Some(token) = self.eat(close) {
-                return token.span.end;
-            }
-            if self.at_eof() || self.group_ends_here(close) {
-                return self.report_unclosed(open, close_text);
-            }
-            if self.can_start_item() && !self.recovering && self.pos > before {
-                let at = Span::at(self.prev_end());
-                self.push(
-                    Diagnostic::error(
-                        codes::MISSING_SEPARATOR,
-                        self.peek().span,
-                        format!("expected `,` or `{close_text}`"),
-                    )
-                    .with_fix(Fix::machine("insert `,`", at, ",")),
-                );
-                continue;
-            }
-            self.expected(&format!("`,` or `{close_text}`"));
-            self.skip_to_item_end(close);
-        }
-    }
-
-    /// A token that cannot belong to the group and starts the next statement on a new line, or a
-    /// `}` that closes a surrounding block: the group was never closed.
-    fn group_ends_here(&self, close: TokenKind) -> bool {
-        let token = self.peek();
-        // `return: 1` on its own line inside an object is a key, not the start of a statement.
-        let object_key = close == TokenKind::RBrace && self.nth(1).kind == TokenKind::Colon;
-        let statement_start = token.line_break_before
-            && !object_key
-            && (self.looks_like_statement_start() || token.kind == TokenKind::Keyword(Keyword::Return));
-        let foreign_close = matches!(token.kind, TokenKind::RBrace | TokenKind::RParen | TokenKind::RBracket)
-            && token.kind != close;
-        statement_start || (foreign_close && token.line_break_before)
-    }
-
-    fn report_unclosed(&mut self, open: Span, close_text: &str) -> u32 {
-        let end = self.prev_end();
-        if !self.aborted {
-            let diagnostic = Diagnostic::error(
-                codes::UNCLOSED_DELIMITER,
-                open,
-                format!("this group is never closed with `{close_text}`"),
-            )
-            .with_fix(Fix::machine(format!("insert `{close_text}`"), Span::at(end), close_text));
-            if !self.recovering {
-                self.push(diagnostic);
-            }
-            self.recovering = true;
-        }
-        end
-    }
-
-    fn can_start_item(&self) -> bool {
-        matches!(
-            self.kind(),
-            TokenKind::Ident
-                | TokenKind::Integer
-                | TokenKind::Number
-                | TokenKind::String
-                | TokenKind::LParen
-                | TokenKind::LBracket
-                | TokenKind::LBrace
-                | TokenKind::Minus
-                | TokenKind::Keyword(
-                    Keyword::Null
-                        | Keyword::True
-                        | Keyword::False
-                        | Keyword::Not
-                        | Keyword::If
-                        | Keyword::For
-                        | Keyword::Fold
-                        | Keyword::Fail
-                        | Keyword::Boundary
-                )
-        )
-    }
-
-    /// Skips to the next `,` (consumed) or to `close` (left), keeping nested groups balanced.
-    fn skip_to_item_end(&mut self, close: TokenKind) {
-        loop {
-            let kind = self.kind();
-            if kind == close || kind == TokenKind::Eof || self.group_ends_here(close) {
-                return;
-            }
-            match kind {
-                TokenKind::Comma => {
-                    self.bump();
-                    return;
-                }
-                TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => self.skip_group(),
-                _ => {
-                    self.bump();
-                }
-            }
-        }
-    }
-
     /// True when `keyword` was declared as a name (already reported): the use at the cursor is
     /// read as that name and added to the diagnostic's rename fix.
-    fn use_of_reserved_binding(&mut self, keyword: Keyword, shorthand: bool) -> bool {
+    pub(super) fn use_of_reserved_binding(&mut self, keyword: Keyword, shorthand: bool) -> bool {
         let Some(&(_, index)) = self.reserved_bindings.iter().find(|(k, _)| *k == keyword) else {
             return false;
         };

@@ -1,6 +1,5 @@
-//! Shapes that models carry over from other languages (`const x =`, `await`, lambdas, `def`,
-//! `x += 1`, `a ? b : c`, `x not in xs`, `.map(x => …)`, list comprehensions, `try`/`while`, keyword
-//! arguments): each is consumed whole and gets one diagnostic naming the Runlet form.
+//! Shapes carried over from other languages (`const x =`, `await`, lambdas, `def`, `x += 1`, `?:`,
+//! `not in`, `.map(…)`, comprehensions, `try`, `while`): each consumed whole, with one diagnostic.
 
 use super::Parser;
 use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
@@ -23,9 +22,12 @@ impl Parser<'_> {
         }
         let word = self.text(token.span);
         let next = self.nth(1);
+        if next.line_break_before {
+            return None;
+        }
         let declares = matches!(next.kind, TokenKind::Ident | TokenKind::Keyword(_))
-            && self.nth(2).kind == TokenKind::Eq;
-        if DECLARATION_WORDS.contains(&word) && declares && !next.line_break_before {
+            && matches!(self.nth(2).kind, TokenKind::Eq | TokenKind::Colon);
+        if DECLARATION_WORDS.contains(&word) && declares {
             self.bump();
             self.push(
                 Diagnostic::error(
@@ -43,6 +45,10 @@ impl Parser<'_> {
             if let TokenKind::Keyword(keyword) = next.kind {
                 self.report_reserved_binding(keyword);
             }
+            self.report_type_annotation();
+            return Some(Stmt::Let(self.let_stmt()));
+        }
+        if self.report_type_annotation() {
             return Some(Stmt::Let(self.let_stmt()));
         }
         if let TokenKind::Foreign(
@@ -85,6 +91,45 @@ impl Parser<'_> {
         Some(Stmt::Expr(crate::syntax::ast::ExprStmt { expr: self.error_expr(span), span }))
     }
 
+    /// Reports `name: Type =` at the cursor (the caller then parses the binding).
+    fn report_type_annotation(&mut self) -> bool {
+        let Some(end) = self.type_annotation_end() else { return false };
+        let annotation = Span::new(self.peek().span.end, end);
+        self.push(
+            Diagnostic::error(codes::TYPE_ANNOTATION, annotation, "Runlet has no type annotations")
+                .with_help("types come from tool schemas and are never written: `name = value`")
+                .with_fix(Fix::machine("remove the annotation", annotation, "")),
+        );
+        true
+    }
+
+    /// `name: Type =` at the cursor: the end of `Type` (simple, dotted, generic or list types).
+    fn type_annotation_end(&self) -> Option<u32> {
+        if self.nth(1).kind != TokenKind::Colon {
+            return None;
+        }
+        let mut n = 2;
+        loop {
+            let token = self.nth(n);
+            if token.line_break_before {
+                return None;
+            }
+            match token.kind {
+                TokenKind::Eq if n > 2 => return Some(self.nth(n - 1).span.end),
+                TokenKind::Ident
+                | TokenKind::Keyword(Keyword::Null)
+                | TokenKind::Dot
+                | TokenKind::Comma
+                | TokenKind::Lt
+                | TokenKind::Gt
+                | TokenKind::LBracket
+                | TokenKind::RBracket
+                | TokenKind::Foreign(ForeignToken::Question) => n += 1,
+                _ => return None,
+            }
+        }
+    }
+
     /// Skips a header and its braced body (and trailing `else`/`catch`/`finally` clauses), or a
     /// Python-style `header:` with its indented lines.
     fn skip_foreign_construct(&mut self, start: Span) {
@@ -116,7 +161,7 @@ impl Parser<'_> {
     fn compound_assignment(&mut self, op: ForeignToken) -> Stmt {
         let name = self.bump();
         let operator = self.bump();
-        let name_text = self.text(name.span).to_owned();
+        let name_text = self.text(name.span);
         let value = if matches!(op, ForeignToken::PlusPlus | ForeignToken::MinusMinus) {
             None
         } else {
@@ -151,18 +196,13 @@ impl Parser<'_> {
                         "",
                     )),
             );
-            return Some(self.expression_operand());
+            return Some(self.unary());
         }
         let arrow = matches!(next.kind, TokenKind::Foreign(ForeignToken::FatArrow | ForeignToken::ThinArrow));
         if word == "lambda" || arrow || (word == "function" && next.kind == TokenKind::LParen) {
             return Some(self.lambda(token.span));
         }
         None
-    }
-
-    /// The operand after a removed `await`: a full postfix expression.
-    fn expression_operand(&mut self) -> Expr {
-        self.binary(BinaryOp::Mul.precedence() + 1)
     }
 
     /// `(a, b) => …`: a lambda that starts with a parameter list.
@@ -419,11 +459,13 @@ impl Parser<'_> {
             && let Some(last) = args.last()
         {
             let mut edits = vec![Edit { span: Span::at(first_name.start), replacement: "{ ".into() }];
-            edits.extend(
-                keyword_args
-                    .iter()
-                    .map(|(name, eq)| Edit { span: Span::new(name.end, eq.end), replacement: ":".into() }),
-            );
+            edits.extend(keyword_args.iter().map(|(name, eq)| {
+                let spaced = self.text(Span::new(eq.end, eq.end + 1)).starts_with([' ', '\t', '\n']);
+                Edit {
+                    span: Span::new(name.end, eq.end),
+                    replacement: if spaced { ":" } else { ": " }.into(),
+                }
+            }));
             edits.push(Edit { span: Span::at(last.span.end), replacement: " }".into() });
             diagnostic =
                 diagnostic.with_fix(Fix::new("pass an object", Applicability::MachineApplicable, edits));

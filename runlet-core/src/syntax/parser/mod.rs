@@ -1,5 +1,5 @@
 //! The parser's state: the token cursor, the newline context, nesting and diagnostic budgets, and
-//! statement-level recovery. Statements are parsed in `stmt`, expressions in `expr` and `control`.
+//! statement-level recovery. The grammar lives in `stmt`, `expr`, `collections` and `control`.
 //!
 //! Newline significance lives here. `lines_significant` is true inside blocks and at top level and
 //! false inside open `()`, `[]` and expression objects; a line break before a token ends the
@@ -8,9 +8,11 @@
 //! clause that the parser asks for unconditionally, and a line break before a prefix position
 //! never ends anything.
 
+mod collections;
 mod control;
 mod expr;
 mod foreign;
+mod lines;
 mod repair;
 mod stmt;
 
@@ -36,8 +38,6 @@ pub(super) struct Parser<'s> {
     /// An unexpected-token error was reported in the current statement: further errors of that
     /// kind are suppressed until the statement is resynchronised.
     recovering: bool,
-    /// What kind of block the parser is directly inside (for `skip` and the return rules).
-    block: stmt::BlockKind,
     /// Blocks without `return` found inside the statement being parsed; the statement decides
     /// whether to report each one or fold it into its own diagnostic (see `stmt`).
     missing_returns: Vec<MissingReturn>,
@@ -71,7 +71,6 @@ impl<'s> Parser<'s> {
             max_depth: options.max_nesting_depth,
             aborted: false,
             recovering: false,
-            block: stmt::BlockKind::Program,
             missing_returns: Vec::new(),
             reserved_bindings: Vec::new(),
             pending_final_unbound: None,
@@ -122,8 +121,9 @@ impl<'s> Parser<'s> {
         self.at(kind).then(|| self.bump())
     }
 
+    /// The source text of `span` (empty if the span does not fit, which no token span does).
     fn text(&self, span: Span) -> &'s str {
-        &self.source[span.range()]
+        self.source.get(span.range()).unwrap_or_default()
     }
 
     /// The end of the last consumed token (where an insertion after it goes).
@@ -183,7 +183,11 @@ impl<'s> Parser<'s> {
     // ---- diagnostics ----
 
     /// Records a diagnostic (within the diagnostic budget); returns its index when recorded.
+    /// After the nesting limit, nothing more is reported: the rest is consequence.
     fn push(&mut self, diagnostic: Diagnostic) -> Option<usize> {
+        if self.aborted {
+            return None;
+        }
         self.sink.push(diagnostic)
     }
 
@@ -271,8 +275,9 @@ impl<'s> Parser<'s> {
 
     /// The indentation (in bytes of leading whitespace) of the line holding `offset`.
     fn indent_of(&self, offset: u32) -> usize {
-        let line_start = self.source[..offset as usize].rfind('\n').map_or(0, |i| i + 1);
-        self.source[line_start..].bytes().take_while(|b| *b == b' ' || *b == b'\t').count()
+        let before = self.source.get(..offset as usize).unwrap_or_default();
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        self.source.as_bytes()[line_start..].iter().take_while(|b| **b == b' ' || **b == b'\t').count()
     }
 
     /// After a Python-style `header:` line, skips the lines indented deeper than the header.

@@ -1,9 +1,11 @@
-//! The repairs that span statements: a block without `return` and an expression used as a
-//! statement. Both are collected first and reported once the enclosing statement is known, so that
-//! a statement-form construct gets one diagnostic whose fix also repairs its inner blocks.
+//! Block rules (one final `return`: missing, early, duplicate) and expression statements. Missing
+//! returns are reported by the enclosing statement, so a statement-form construct gets one fix.
 
-use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix, Span};
-use crate::syntax::ast::{Expr, ExprKind};
+use super::Parser;
+use super::stmt::BlockKind;
+use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix, Span, codes};
+use crate::syntax::ast::{Block, Expr, ExprKind, Stmt};
+use crate::syntax::token::Keyword;
 
 /// A block (or the program) that has no `return`, with the insertion edits that would add one.
 #[derive(Debug)]
@@ -26,11 +28,8 @@ impl MissingReturn {
         let mut diagnostic =
             Diagnostic::error(self.code, self.span, format!("{} must return a value", self.owner));
         if let Some(header) = self.header {
-            let starts = if self.code == crate::diag::codes::FOR_BODY_MISSING_RETURN {
-                "loop starts here"
-            } else {
-                "starts here"
-            };
+            let starts =
+                if self.code == codes::FOR_BODY_MISSING_RETURN { "loop starts here" } else { "starts here" };
             diagnostic = diagnostic.with_label(header, starts);
         }
         if let Some(help) = self.help {
@@ -83,7 +82,7 @@ impl Construct {
                 _ => None,
             },
             ExprKind::For(f) => Some(format!("{}_results", f.item.name)),
-            ExprKind::Fold(f) => Some(f.acc.name.clone()),
+            ExprKind::Fold(f) => Some(f.acc.name.to_string()),
             ExprKind::If(_) => Some("branch_result".to_owned()),
             ExprKind::Boundary(_) => Some("boundary_result".to_owned()),
             _ => None,
@@ -98,4 +97,226 @@ impl Construct {
 pub(crate) struct Unbound {
     pub construct: Construct,
     pub inner: Vec<MissingReturn>,
+}
+
+impl Parser<'_> {
+    pub(super) fn report_missing_returns(&mut self, missing: Vec<MissingReturn>) {
+        for m in missing {
+            self.push(m.into_diagnostic());
+        }
+    }
+
+    /// Reports every expression statement of a block except a final one in a block without
+    /// `return` (the missing-return repair covers that one).
+    pub(super) fn report_unbound(&mut self, stmts: &[Stmt], mut unbound: Vec<Option<Unbound>>) {
+        let has_return = stmts.iter().any(|s| matches!(s, Stmt::Return(_)));
+        // The names a binding fix must avoid; collected only when some statement needs one.
+        let mut taken: Option<Vec<String>> = None;
+        let last = stmts.len().saturating_sub(1);
+        let final_unbound = if has_return { None } else { unbound.last_mut().and_then(Option::take) };
+        for (index, (stmt, needs_binding)) in stmts.iter().zip(unbound).enumerate() {
+            let (Stmt::Expr(expr_stmt), Some(needs_binding)) = (stmt, needs_binding) else { continue };
+            let followed_by_more = index < last;
+            let taken = taken.get_or_insert_with(|| {
+                stmts
+                    .iter()
+                    .filter_map(|s| match s {
+                        Stmt::Let(l) => Some(l.name.name.to_string()),
+                        _ => None,
+                    })
+                    .collect()
+            });
+            let diagnostic = needs_binding.into_diagnostic(&expr_stmt.expr, taken, followed_by_more);
+            self.push(diagnostic);
+        }
+        self.pending_final_unbound = final_unbound;
+    }
+
+    /// The return rules of one block: exactly one `return`, and it comes last.
+    pub(super) fn finish_block(&mut self, kind: BlockKind, block: &Block, header: Option<Span>) {
+        let returns: Vec<usize> = block
+            .stmts
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| matches!(s, Stmt::Return(_)))
+            .map(|(i, _)| i)
+            .collect();
+        let final_unbound = self.pending_final_unbound.take();
+        let last_errored = std::mem::take(&mut self.last_statement_errored);
+        if self.aborted || (last_errored && returns.is_empty()) {
+            return;
+        }
+        match returns.as_slice() {
+            [] => {
+                let code = kind.missing_return_code();
+                let Some(missing) =
+                    MissingReturn::new(code, kind.describe(), block, header, final_unbound, self)
+                else {
+                    return;
+                };
+                if kind == BlockKind::Program {
+                    self.push(missing.into_diagnostic());
+                } else {
+                    self.missing_returns.push(missing);
+                }
+            }
+            [only] if *only + 1 == block.stmts.len() => {}
+            [only] => self.report_early_return(block, *only),
+            [first, second, ..] => {
+                let first = block.stmts[*first].span();
+                let second = block.stmts[*second].span();
+                self.push(
+                    Diagnostic::error(codes::DUPLICATE_RETURN, second, format!("{} already returned", kind.describe()))
+                        .with_label(first, "the block returns here")
+                        .with_help("a block has exactly one `return`, at its end; choose between values with `if … else`")
+                        .with_fix(Fix::suggest("remove the second `return`", second, "")),
+                );
+            }
+        }
+    }
+
+    fn report_early_return(&mut self, block: &Block, index: usize) {
+        let ret = block.stmts[index].span();
+        let next = block.stmts[index + 1].span();
+        let last = block.stmts[block.stmts.len() - 1].span();
+        let mut diagnostic = Diagnostic::error(
+            codes::EARLY_RETURN,
+            ret,
+            "`return` must be the last statement of its block",
+        )
+        .with_label(next.to(last), "these statements come after the `return`")
+        .with_help(
+            "Runlet has no early return: move the `return` to the end, or choose the value with `if … else`",
+        );
+        let gap = self.text(Span::new(ret.end, next.start));
+        if gap.trim().is_empty() {
+            let indent = " ".repeat(self.indent_of(last.start));
+            let moved = format!("\n{indent}{}", self.text(ret));
+            diagnostic = diagnostic.with_fix(Fix::new(
+                "move the `return` to the end",
+                Applicability::MaybeIncorrect,
+                vec![
+                    Edit { span: Span::new(ret.start, next.start), replacement: String::new() },
+                    Edit { span: Span::at(last.end), replacement: moved },
+                ],
+            ));
+        }
+        self.push(diagnostic);
+    }
+}
+
+/// A name nobody declared yet in a block: `base`, `base_2`, `base_3`, …
+pub(super) fn fresh_name(base: &str, taken: &mut Vec<String>) -> String {
+    let mut name = base.to_owned();
+    let mut n = 2;
+    while taken.contains(&name) || Keyword::from_word(&name).is_some() {
+        name = format!("{base}_{n}");
+        n += 1;
+    }
+    taken.push(name.clone());
+    name
+}
+
+impl MissingReturn {
+    fn new(
+        code: Code,
+        owner: &'static str,
+        block: &Block,
+        header: Option<Span>,
+        final_unbound: Option<Unbound>,
+        parser: &Parser<'_>,
+    ) -> Option<Self> {
+        let last = block.stmts.last();
+        let target = last.map_or(block.span, Stmt::span);
+        let mut missing = MissingReturn {
+            code,
+            owner,
+            span: target,
+            header,
+            edits: Vec::new(),
+            applicability: Applicability::MachineApplicable,
+            help: None,
+        };
+        match (last, final_unbound) {
+            (Some(Stmt::Expr(stmt)), Some(unbound)) => {
+                missing.edits.push(Edit { span: Span::at(stmt.span.start), replacement: "return ".into() });
+                missing.edits.extend(unbound.inner.into_iter().flat_map(|m| m.edits));
+                let text = parser.text(stmt.span);
+                if !text.contains('\n') && text.len() <= 80 {
+                    missing.help = Some(format!("write `return {text}`"));
+                }
+            }
+            // An expression statement that already has its own error: no second diagnostic.
+            (Some(Stmt::Expr(_)), None) => return None,
+            (Some(Stmt::Let(binding)), _) => {
+                let same_line = parser.line_end(binding.span.end) >= block.span.end;
+                let replacement = if same_line {
+                    format!("; return {}", binding.name.name)
+                } else {
+                    format!(
+                        "\n{}return {}",
+                        " ".repeat(parser.indent_of(binding.span.start)),
+                        binding.name.name
+                    )
+                };
+                missing.edits.push(Edit { span: Span::at(binding.span.end), replacement });
+                missing.help = Some(format!("write `return {}` at the end", binding.name.name));
+            }
+            _ => {
+                missing.help =
+                    Some("end the block with `return value` (`return null` when there is no value)".into());
+            }
+        }
+        Some(missing)
+    }
+}
+
+/// Used by `report_unbound`: the binding fix for an expression statement.
+impl Unbound {
+    fn into_diagnostic(self, expr: &Expr, taken: &mut Vec<String>, followed_by_more: bool) -> Diagnostic {
+        let name = fresh_name(&self.construct.binding_base(expr), taken);
+        let mut edits = vec![Edit { span: Span::at(expr.span.start), replacement: format!("{name} = ") }];
+        let mut applicability = match self.construct {
+            Construct::Other => Applicability::MaybeIncorrect,
+            _ => Applicability::MachineApplicable,
+        };
+        let then_returns = matches!(&expr.kind, ExprKind::If(i) if i.then_block.returned().is_some());
+        let looks_like_early_exit = followed_by_more && then_returns;
+        let inner_returns = self.inner.iter().all(|m| !m.edits.is_empty());
+        for inner in self.inner {
+            edits.extend(inner.edits);
+        }
+        if !inner_returns || looks_like_early_exit {
+            applicability = Applicability::MaybeIncorrect;
+        }
+        let (code, message, help) = match self.construct {
+            Construct::Control(keyword) => (
+                codes::STATEMENT_FORM_CONTROL,
+                format!("`{keyword}` is an expression: bind or return its value"),
+                format!("write `{name} = {keyword} …` and end each block with `return`"),
+            ),
+            Construct::Call => (
+                codes::EXPRESSION_STATEMENT,
+                "a call must be bound to a name".to_owned(),
+                format!(
+                    "write `{name} = …`; a bound effectful call still runs even if `{name}` is never used"
+                ),
+            ),
+            Construct::Other => (
+                codes::EXPRESSION_STATEMENT,
+                "this expression is not used".to_owned(),
+                "bind it to a name or return it".to_owned(),
+            ),
+        };
+        let mut diagnostic = Diagnostic::error(code, expr.span, message).with_help(help).with_fix(Fix::new(
+            format!("bind it to `{name}`"),
+            applicability,
+            edits,
+        ));
+        if looks_like_early_exit {
+            diagnostic = diagnostic
+                .with_note("Runlet has no early return: put the rest of the block in the `else` branch");
+        }
+        diagnostic
+    }
 }

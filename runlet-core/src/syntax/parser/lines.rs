@@ -1,0 +1,114 @@
+//! Line-break diagnostics: a line break that ended a construct too early (`{`, `else`, `catch`,
+//! `.`, `(`, `[` or an infix operator on the next line) and Python-style `header:` blocks.
+
+use super::Parser;
+use super::stmt::BlockKind;
+use crate::diag::{Diagnostic, Fix, Span, codes};
+use crate::syntax::token::{Keyword, TokenKind};
+
+impl Parser<'_> {
+    /// The offset where the line holding `offset` ends.
+    pub(super) fn line_end(&self, offset: u32) -> u32 {
+        let rest = self.source.get(offset as usize..).unwrap_or_default();
+        rest.find('\n').map_or(self.source.len(), |i| offset as usize + i) as u32
+    }
+
+    /// `{` (or `else`, `catch`, `.`) that must stay on the previous line: one diagnostic whose fix
+    /// joins the lines when only whitespace separates them.
+    pub(super) fn report_line_break(&mut self, token: Span, message: &str) {
+        let gap = Span::new(self.prev_end(), token.start);
+        let mut diagnostic = Diagnostic::error(codes::MISPLACED_LINE_BREAK, token, message)
+            .with_help("a line break ends the statement here; keep the construct on one line, or wrap a long expression in `( … )`");
+        if self.text(gap).trim().is_empty() {
+            let joined =
+                if matches!(self.source.as_bytes().get(token.start as usize), Some(b'.' | b'(' | b'[')) {
+                    ""
+                } else {
+                    " "
+                };
+            diagnostic = diagnostic.with_fix(Fix::machine("join the lines", gap, joined));
+        }
+        self.push(diagnostic);
+    }
+
+    /// A statement that starts with `(`, `[`, `.` or an infix operator right after another
+    /// statement: the line break ended the previous expression (spec §2.1), which was surely not
+    /// meant. One diagnostic whose fix joins the lines; the rest of the line is skipped.
+    pub(super) fn broken_continuation(&mut self) -> bool {
+        let token = self.peek();
+        let continues_expression = matches!(
+            token.kind,
+            TokenKind::LParen
+                | TokenKind::LBracket
+                | TokenKind::Plus
+                | TokenKind::Minus
+                | TokenKind::Star
+                | TokenKind::Slash
+                | TokenKind::Percent
+                | TokenKind::EqEq
+                | TokenKind::NotEq
+                | TokenKind::Lt
+                | TokenKind::LtEq
+                | TokenKind::Gt
+                | TokenKind::GtEq
+                | TokenKind::Keyword(Keyword::And | Keyword::Or | Keyword::In)
+        );
+        let previous = self.pos.checked_sub(1).map(|i| self.tokens[i].kind);
+        let after_expression = matches!(
+            previous,
+            Some(
+                TokenKind::Ident
+                    | TokenKind::RParen
+                    | TokenKind::RBracket
+                    | TokenKind::String
+                    | TokenKind::Integer
+                    | TokenKind::Number
+                    | TokenKind::Keyword(Keyword::Null | Keyword::True | Keyword::False)
+            )
+        );
+        if !(continues_expression && token.line_break_before && after_expression) {
+            return false;
+        }
+        let what = token.kind.describe();
+        self.report_line_break(
+            token.span,
+            &format!("a line break before {what} ends the statement before it"),
+        );
+        self.recovering = true;
+        true
+    }
+
+    /// A Python-style `header:` followed by an indented block.
+    pub(super) fn colon_block(&mut self, kind: BlockKind) {
+        let colon = self.peek().span;
+        let header_start = self.tokens[self.pos.saturating_sub(1)].span.start;
+        self.report_unexpected(
+            Diagnostic::error(
+                codes::COLON_BLOCK,
+                colon,
+                format!("{} is written in braces, not after `:`", kind.describe()),
+            )
+            .with_help(
+                "write `{ … }` around the body, with `{` on the header line; indentation is not significant",
+            ),
+        );
+        self.bump();
+        self.skip_indented_block(header_start);
+        // The clauses that continue the construct: `else:`, `elif …:`, `except …:`, `finally:`.
+        let header_indent = self.indent_of(header_start);
+        loop {
+            let token = self.peek();
+            let continues = token.kind == TokenKind::Keyword(Keyword::Else)
+                || (token.kind == TokenKind::Ident
+                    && matches!(self.text(token.span), "elif" | "except" | "finally"));
+            if !(continues && self.indent_of(token.span.start) == header_indent) {
+                return;
+            }
+            while !self.at_eof() && !self.at(TokenKind::Colon) && !self.nth(1).line_break_before {
+                self.bump();
+            }
+            self.bump();
+            self.skip_indented_block(header_start);
+        }
+    }
+}

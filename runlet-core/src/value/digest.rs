@@ -1,0 +1,255 @@
+//! Canonical digests (spec §3.3, §6.2): SHA-256 over a value's RCVE bytes, or HMAC-SHA-256 under
+//! a run-pinned key when any path of the value is sensitive or secret.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use hmac::{KeyInit, Mac};
+use sha2::{Digest as _, Sha256};
+
+use super::error::ValueError;
+use super::model::Value;
+use super::rcve::{Sink, write_value};
+use super::sensitivity::{Labels, Sensitivity};
+use crate::diag::codes;
+
+type HmacSha256 = hmac::Hmac<Sha256>;
+
+/// A digest of a value's RCVE bytes. Prints as `sha256:<hex>` or
+/// `hmac-sha256:<key id>:<hex>` (lowercase hex) and parses back from that text.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Digest {
+    Sha256([u8; 32]),
+    HmacSha256 { key_id: Arc<str>, mac: [u8; 32] },
+}
+
+impl Digest {
+    /// The 32 digest bytes, without the algorithm or key id.
+    pub fn bytes(&self) -> &[u8; 32] {
+        match self {
+            Digest::Sha256(bytes) => bytes,
+            Digest::HmacSha256 { mac, .. } => mac,
+        }
+    }
+}
+
+impl fmt::Display for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Digest::Sha256(bytes) => write!(f, "sha256:{}", hex::encode(bytes)),
+            Digest::HmacSha256 { key_id, mac } => write!(f, "hmac-sha256:{key_id}:{}", hex::encode(mac)),
+        }
+    }
+}
+
+impl fmt::Debug for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl serde::Serialize for Digest {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// The text is not a digest this module prints.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a digest: expected `sha256:<64 hex>` or `hmac-sha256:<key id>:<64 hex>`")]
+pub struct DigestParseError(String);
+
+impl FromStr for Digest {
+    type Err = DigestParseError;
+
+    fn from_str(text: &str) -> Result<Digest, DigestParseError> {
+        let invalid = || DigestParseError(text.to_owned());
+        let lower_hex = |h: &str| -> Option<[u8; 32]> {
+            let lowercase = h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+            lowercase.then(|| hex::decode(h).ok()?.try_into().ok()).flatten()
+        };
+        if let Some(h) = text.strip_prefix("sha256:") {
+            return lower_hex(h).map(Digest::Sha256).ok_or_else(invalid);
+        }
+        let rest = text.strip_prefix("hmac-sha256:").ok_or_else(invalid)?;
+        let (key_id, h) = rest.split_once(':').ok_or_else(invalid)?;
+        if !is_valid_key_id(key_id) {
+            return Err(invalid());
+        }
+        let mac = lower_hex(h).ok_or_else(invalid)?;
+        Ok(Digest::HmacSha256 { key_id: key_id.into(), mac })
+    }
+}
+
+/// A run-pinned HMAC key and the id digests name it by. `Debug` never shows the secret.
+#[derive(Clone)]
+pub struct DigestKey {
+    id: Arc<str>,
+    /// The secret as the HMAC key block (RFC 2104): hashed when longer than the SHA-256 block,
+    /// zero-padded to the block size. HMAC under this block equals HMAC under the secret.
+    block: Arc<[u8; HMAC_BLOCK]>,
+}
+
+const HMAC_BLOCK: usize = 64;
+
+/// Key ids are 1 to 64 characters from `A-Z a-z 0-9 . _ -`, so `hmac-sha256:<id>:<hex>` is
+/// unambiguous.
+fn is_valid_key_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+impl DigestKey {
+    /// A key named `id` (1 to 64 characters from `A-Z a-z 0-9 . _ -`) with a non-empty secret.
+    pub fn new(id: &str, secret: &[u8]) -> Result<DigestKey, ValueError> {
+        if !is_valid_key_id(id) || secret.is_empty() {
+            return Err(ValueError::new(
+                codes::INVALID_DIGEST_KEY,
+                "a digest key needs an id of 1 to 64 characters from `A-Z a-z 0-9 . _ -` and a non-empty secret",
+            )
+            .with_detail("key_id", id));
+        }
+        let mut block = [0u8; HMAC_BLOCK];
+        if secret.len() > HMAC_BLOCK {
+            block[..32].copy_from_slice(&Sha256::digest(secret));
+        } else {
+            block[..secret.len()].copy_from_slice(secret);
+        }
+        Ok(DigestKey { id: id.into(), block: Arc::new(block) })
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+impl fmt::Debug for DigestKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DigestKey").field("id", &self.id).finish_non_exhaustive()
+    }
+}
+
+/// Feeds encoded bytes to a hash in large chunks: RCVE writes many tiny pieces.
+struct HashSink<H: sha2::digest::Update> {
+    hash: H,
+    buffer: Vec<u8>,
+}
+
+const HASH_CHUNK: usize = 16 * 1024;
+
+impl<H: sha2::digest::Update> HashSink<H> {
+    fn new(hash: H) -> Self {
+        HashSink { hash, buffer: Vec::with_capacity(HASH_CHUNK) }
+    }
+
+    fn into_hash(mut self) -> H {
+        self.hash.update(&self.buffer);
+        self.hash
+    }
+}
+
+impl<H: sha2::digest::Update> Sink for HashSink<H> {
+    fn put(&mut self, bytes: &[u8]) {
+        if self.buffer.len() + bytes.len() > HASH_CHUNK {
+            self.hash.update(&self.buffer);
+            self.buffer.clear();
+        }
+        if bytes.len() >= HASH_CHUNK {
+            self.hash.update(bytes);
+        } else {
+            self.buffer.extend_from_slice(bytes);
+        }
+    }
+}
+
+/// SHA-256 of the RCVE bytes of `value`, computed while encoding.
+pub fn sha256(value: &Value) -> Digest {
+    let mut sink = HashSink::new(Sha256::new());
+    write_value(value, &mut sink);
+    Digest::Sha256(sink.into_hash().finalize().into())
+}
+
+/// HMAC-SHA-256 of the RCVE bytes of `value` under `key`.
+pub fn keyed(value: &Value, key: &DigestKey) -> Digest {
+    let mut sink = HashSink::new(<HmacSha256 as KeyInit>::new(&(*key.block).into()));
+    write_value(value, &mut sink);
+    Digest::HmacSha256 { key_id: key.id.clone(), mac: sink.into_hash().finalize().into_bytes().into() }
+}
+
+/// The digest spec §6.2 requires for a value with these labels: keyed when any path is
+/// sensitive or secret, plain SHA-256 when the value is entirely public.
+pub fn canonical_digest(value: &Value, labels: &Labels, key: &DigestKey) -> Digest {
+    if labels.max() > Sensitivity::Public { keyed(value, key) } else { sha256(value) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::rcve::encode;
+
+    #[test]
+    fn sha256_hashes_the_rcve_bytes() {
+        // RCVE of Null is the single byte 0x00.
+        assert_eq!(
+            sha256(&Value::Null).to_string(),
+            "sha256:6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d"
+        );
+        let big = Value::bytes(vec![7u8; 3 * HASH_CHUNK + 5]);
+        assert_eq!(sha256(&big), Digest::Sha256(Sha256::digest(encode(&big)).into()));
+    }
+
+    /// RFC 4231 test case 2: key "Jefe", data "what do ya want for nothing?". The RCVE String
+    /// encoding prefixes the data with `0x20 0x1c`, so the test hashes that exact message too.
+    #[test]
+    fn keyed_digest_is_hmac_sha256() {
+        let key = DigestKey::new("k1", b"Jefe").expect("valid key");
+        let mut mac = <HmacSha256 as KeyInit>::new_from_slice(b"Jefe").expect("any length");
+        mac.update(b"\x20\x1cwhat do ya want for nothing?");
+        let expected: [u8; 32] = mac.finalize().into_bytes().into();
+        let digest = keyed(&Value::from("what do ya want for nothing?"), &key);
+        assert_eq!(digest, Digest::HmacSha256 { key_id: "k1".into(), mac: expected });
+        let mut rfc = <HmacSha256 as KeyInit>::new_from_slice(b"Jefe").expect("any length");
+        rfc.update(b"what do ya want for nothing?");
+        assert_eq!(
+            hex::encode(rfc.finalize().into_bytes()),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    #[test]
+    fn labels_choose_the_algorithm() {
+        let key = DigestKey::new("run-7.v2", b"secret").expect("valid key");
+        let value = Value::from("x");
+        assert_eq!(canonical_digest(&value, &Labels::public(), &key), sha256(&value));
+        let sensitive = Labels::uniform(Sensitivity::Sensitive);
+        assert_eq!(canonical_digest(&value, &sensitive, &key), keyed(&value, &key));
+    }
+
+    #[test]
+    fn text_form_round_trips() {
+        let key = DigestKey::new("run-7.v2", b"secret").expect("valid key");
+        for digest in [sha256(&Value::Int(1)), keyed(&Value::Int(1), &key)] {
+            assert_eq!(digest.to_string().parse::<Digest>(), Ok(digest));
+        }
+        for bad in ["sha256:00", "md5:00", "hmac-sha256::00", &format!("sha256:{}", "A".repeat(64))] {
+            assert!(bad.parse::<Digest>().is_err(), "{bad}");
+        }
+        assert!(format!("{key:?}").contains("run-7.v2") && !format!("{key:?}").contains("secret"));
+        assert_eq!(
+            DigestKey::new("bad:id", b"x").map(|_| ()).map_err(|e| e.code()),
+            Err(codes::INVALID_DIGEST_KEY)
+        );
+        assert!(DigestKey::new("ok", b"").is_err());
+    }
+
+    #[test]
+    fn long_secrets_are_hashed_like_hmac_does() {
+        let secret = [0xaau8; 131];
+        let key = DigestKey::new("long", &secret).expect("valid key");
+        let mut mac = <HmacSha256 as KeyInit>::new_from_slice(&secret).expect("any length");
+        mac.update(&encode(&Value::Int(5)));
+        let expected: [u8; 32] = mac.finalize().into_bytes().into();
+        assert_eq!(keyed(&Value::Int(5), &key).bytes(), &expected);
+    }
+}

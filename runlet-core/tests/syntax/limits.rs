@@ -1,0 +1,115 @@
+//! The front end's bounds: source size, nesting depth (100,000 levels give a diagnostic, not a
+//! stack overflow) and diagnostic count.
+
+use runlet::diag::{Severity, codes};
+use runlet::syntax::{ParseOptions, parse, parse_with};
+
+const DEEP: usize = 100_000;
+
+fn codes_of(source: &str) -> Vec<runlet::diag::Code> {
+    parse(source).diagnostics.iter().map(|d| d.code).collect()
+}
+
+fn assert_too_deep(source: &str) {
+    let options = ParseOptions { max_source_bytes: 8 << 20, ..ParseOptions::default() };
+    let parse = parse_with(source, &options);
+    let deep: Vec<_> = parse.diagnostics.iter().filter(|d| d.code == codes::NESTING_TOO_DEEP).collect();
+    assert_eq!(deep.len(), 1, "{:?}", &parse.diagnostics);
+    assert_eq!(parse.diagnostics.len(), 1, "a nesting failure cascades: {:?}", parse.diagnostics);
+}
+
+#[test]
+fn deeply_nested_brackets_report_nesting_too_deep() {
+    for (open, close) in [("(", ")"), ("[", "]"), ("{a: ", "}"), ("f(", ")"), ("x[", "]")] {
+        assert_too_deep(&format!("x = {}1{}\nreturn x\n", open.repeat(DEEP), close.repeat(DEEP)));
+        assert_too_deep(&format!("x = {}1\nreturn x\n", open.repeat(DEEP)));
+    }
+}
+
+#[test]
+fn long_operator_chains_report_nesting_too_deep() {
+    assert_too_deep(&format!("x = {}1\nreturn x\n", "- ".repeat(DEEP)));
+    assert_too_deep(&format!("x = {}1\nreturn x\n", "not ".repeat(DEEP)));
+    assert_too_deep(&format!("x = 1{}\nreturn x\n", " + 1".repeat(DEEP)));
+    assert_too_deep(&format!("x = a{}\nreturn x\n", ".b".repeat(DEEP)));
+    assert_too_deep(&format!("x = 1{}\nreturn x\n", " if c else 1".repeat(DEEP)));
+}
+
+#[test]
+fn deeply_nested_blocks_report_nesting_too_deep() {
+    let ifs = format!("x = {}1{}\nreturn x\n", "if c { return ".repeat(DEEP), " }".repeat(DEEP));
+    assert_too_deep(&ifs);
+    let fors = format!("x = {}1{}\nreturn x\n", "for a in b { return ".repeat(DEEP), " }".repeat(DEEP));
+    assert_too_deep(&fors);
+    let boundaries = format!("x = {}1\nreturn x\n", "boundary { return ".repeat(DEEP));
+    assert_too_deep(&boundaries);
+}
+
+#[test]
+fn nesting_up_to_the_limit_is_accepted() {
+    let options = ParseOptions::default();
+    let levels = options.max_nesting_depth as usize - 4;
+    let source = format!("x = {}1{}\nreturn x\n", "(".repeat(levels), ")".repeat(levels));
+    assert_eq!(codes_of(&source), []);
+    let over = format!("x = {}1{}\nreturn x\n", "(".repeat(levels + 8), ")".repeat(levels + 8));
+    assert_eq!(codes_of(&over), [codes::NESTING_TOO_DEEP]);
+}
+
+#[test]
+fn the_nesting_limit_is_configurable() {
+    let options = ParseOptions { max_nesting_depth: 8, ..ParseOptions::default() };
+    let source = "x = ((((((((((1))))))))))\nreturn x\n";
+    let reported: Vec<_> = parse_with(source, &options).diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(reported, [codes::NESTING_TOO_DEEP]);
+    assert_eq!(codes_of(source), []);
+}
+
+#[test]
+fn oversized_source_is_rejected_before_lexing() {
+    let options = ParseOptions { max_source_bytes: 16, ..ParseOptions::default() };
+    let parse = parse_with("x = 1234567890\nreturn x\n", &options);
+    let reported: Vec<_> = parse.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(reported, [codes::SOURCE_TOO_LARGE]);
+    assert!(parse.program.stmts.is_empty());
+    assert!(parse_with("return 1", &options).diagnostics.is_empty());
+}
+
+#[test]
+fn diagnostics_are_capped_with_one_note() {
+    let options = ParseOptions { max_diagnostics: 5, ..ParseOptions::default() };
+    let source = "@ ".repeat(10_000) + "\nreturn 1\n";
+    let diagnostics = parse_with(&source, &options).diagnostics;
+    assert_eq!(diagnostics.len(), 6);
+    let last = diagnostics.last().expect("the cap note");
+    assert_eq!((last.code, last.severity), (codes::TOO_MANY_DIAGNOSTICS, Severity::Note));
+    assert!(diagnostics[..5].iter().all(|d| d.code == codes::UNEXPECTED_CHARACTER));
+}
+
+/// Every shape nested right up to the default limit parses on an ordinary test thread's stack:
+/// the limit, not the stack, is what stops deep input.
+#[test]
+fn the_deepest_accepted_programs_fit_the_default_stack() {
+    let shapes: [(&str, &str); 8] = [
+        ("(", ")"),
+        ("[", "]"),
+        ("{a: ", "}"),
+        ("f(", ")"),
+        ("- ", ""),
+        ("if c { return ", " }"),
+        ("for a in b { return ", " }"),
+        ("boundary { return ", " } catch e { return 0 }"),
+    ];
+    for (open, close) in shapes {
+        let mut levels = 1;
+        loop {
+            let source = format!("x = {}1{}\nreturn x\n", open.repeat(levels), close.repeat(levels));
+            let reported = codes_of(&source);
+            if reported == [codes::NESTING_TOO_DEEP] {
+                break;
+            }
+            assert_eq!(reported, [], "{source}");
+            levels += 1;
+        }
+        assert!(levels > 20, "`{open}` nests only {levels} levels");
+    }
+}
