@@ -1,7 +1,12 @@
 //! The `runlet` command: the first host of the library, and the quickest way to see it work.
 //! Each subcommand lives in its own module; exit statuses follow INTERFACES.md §4.
 
+mod check;
 mod explain;
+mod fmt;
+mod heal;
+mod input;
+mod report;
 
 use std::process::ExitCode;
 
@@ -16,6 +21,12 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Parse a program and print its diagnostics.
+    Check(check::Args),
+    /// Print source in canonical layout, or check or rewrite it.
+    Fmt(fmt::Args),
+    /// Apply only safe insertion repairs and print the healed source.
+    Heal(heal::Args),
     /// Print the explanation of a diagnostic code, offline.
     Explain(explain::Args),
 }
@@ -30,6 +41,9 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
+        Command::Check(args) => check::run(&args),
+        Command::Fmt(args) => fmt::run(&args),
+        Command::Heal(args) => heal::run(&args),
         Command::Explain(args) => explain::run(&args),
     }
 }

@@ -234,6 +234,15 @@ pub enum ObjectItem {
     Shorthand(Ident),
 }
 
+impl ObjectItem {
+    pub fn span(&self) -> Span {
+        match self {
+            ObjectItem::Field { span, .. } | ObjectItem::Computed { span, .. } => *span,
+            ObjectItem::Shorthand(ident) => ident.span,
+        }
+    }
+}
+
 /// A static object key: written bare (an identifier or reserved word) or quoted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectKey {

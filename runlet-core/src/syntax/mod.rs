@@ -1,5 +1,5 @@
 //! The syntax front end (spec §2.1–2.2, §8.3): lexer, parser with error recovery, the AST with
-//! spans, structural checks, and stable syntax paths.
+//! spans, structural checks, stable syntax paths, the formatter and `heal`.
 //!
 //! Newline significance is resolved in the parser, not the lexer. The lexer marks each token with
 //! [`token::Token::line_break_before`]; whether a `{` opens a block (where line breaks end
@@ -29,6 +29,8 @@ pub mod ast;
 mod check;
 mod escape;
 mod foreign_string;
+mod format;
+mod heal;
 pub mod lexer;
 mod parser;
 pub mod path;
@@ -36,6 +38,8 @@ mod sink;
 pub mod token;
 
 pub use escape::{decode_string, quote_string, string_value};
+pub use format::format;
+pub use heal::{Healed, heal};
 
 use crate::diag::{Diagnostic, Span, codes};
 use ast::Program;

@@ -194,8 +194,10 @@ impl Parser<'_> {
         if other_close {
             return true;
         }
-        let statement_start =
-            self.looks_like_statement_start() || token.kind == TokenKind::Keyword(Keyword::Return);
+        // `return: 1` on its own line inside an object is a key, not the start of a statement.
+        let object_key = group.close == TokenKind::RBrace && self.nth(1).kind == TokenKind::Colon;
+        let statement_start = !object_key
+            && (self.looks_like_statement_start() || token.kind == TokenKind::Keyword(Keyword::Return));
         if !statement_start || group.closed_at.is_some_and(|at| at > self.pos) {
             return false;
         }

@@ -1,0 +1,55 @@
+//! `runlet fmt FILE…`: prints each file in canonical layout; `--write` rewrites the files and
+//! `--check` only reports which differ (exit 1). Files with syntax errors are left alone (exit 1).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::input::{read_source, usage_error};
+use crate::report::{Format, print_diagnostics};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The Runlet source files.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Only report whether the files are formatted; exit 1 when one is not.
+    #[arg(long, conflicts_with = "write")]
+    check: bool,
+    /// Rewrite the files in place.
+    #[arg(long)]
+    write: bool,
+}
+
+pub fn run(args: &Args) -> ExitCode {
+    let mut failed = false;
+    for path in &args.files {
+        let file = match read_source(path) {
+            Ok(file) => file,
+            Err(status) => return status,
+        };
+        let formatted = match runlet::syntax::format(&file.text) {
+            Ok(formatted) => formatted,
+            Err(diagnostics) => {
+                eprintln!("error: `{}` has syntax errors and was not formatted", file.display_name());
+                print_diagnostics(&file, &diagnostics, Format::Text);
+                failed = true;
+                continue;
+            }
+        };
+        if args.check {
+            if formatted != file.text {
+                eprintln!("{} is not formatted", file.display_name());
+                failed = true;
+            }
+        } else if args.write {
+            if formatted != file.text {
+                if let Err(err) = std::fs::write(path, &formatted) {
+                    return usage_error(format!("cannot write `{}`: {err}", path.display()));
+                }
+            }
+        } else {
+            print!("{formatted}");
+        }
+    }
+    if failed { ExitCode::from(1) } else { ExitCode::SUCCESS }
+}
