@@ -40,7 +40,7 @@ pub use model::{
     Constant, DefId, IntegerRange, LengthRange, ListSchema, NumberRange, ObjectSchema, Property, Schema,
     SchemaId, SchemaKind, StringSchema, UnionSchema,
 };
-pub use names::{NameError, QualifiedName, RESERVED_WORDS, is_identifier, is_reserved};
+pub use names::{NameError, QualifiedName, is_identifier, is_reserved};
 pub use namespace::{Callable, Namespace, ToolId};
 pub use registry::{HostInput, LoadedRegistry, Registry, RegistryBuilder, RegistryOptions, UnsafeToolPolicy};
 pub use union::{Normalized, PrecisionLoss};

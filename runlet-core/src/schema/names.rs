@@ -4,14 +4,10 @@
 use std::fmt;
 use std::sync::Arc;
 
-/// The reserved words of spec §2.1: never a binding name or registry root.
-pub const RESERVED_WORDS: &[&str] = &[
-    "return", "for", "in", "limit", "boundary", "retry", "catch", "if", "else", "and", "or", "not", "null",
-    "true", "false",
-];
-
+/// True for the words the grammar reserves (spec §2.1 plus `skip`, `fold` and `fail`): they
+/// cannot name a registry root or a namespace segment a program could reach.
 pub fn is_reserved(word: &str) -> bool {
-    RESERVED_WORDS.contains(&word)
+    crate::syntax::token::Keyword::from_word(word).is_some()
 }
 
 /// A Unicode XID identifier (a leading `_` is allowed), as the lexer reads them.
