@@ -107,10 +107,7 @@ fn finite(symbol: &str, result: f64) -> Result<Value, ValueError> {
 mod tests {
     use super::*;
     use crate::diag::Code;
-
-    fn num(v: f64) -> Value {
-        Value::number(v).expect("finite")
-    }
+    use crate::value::test_values::num;
 
     fn run(op: BinaryOp, l: impl Into<Value>, r: impl Into<Value>) -> Result<Value, Code> {
         arithmetic(op, &l.into(), &r.into()).map_err(|e| e.code())

@@ -127,10 +127,7 @@ pub fn computed_key(key: &Value) -> Result<Arc<str>, ValueError> {
 mod tests {
     use super::*;
     use crate::diag::Code;
-
-    fn list(items: Vec<Value>) -> Value {
-        List::new(items).expect("shallow").into()
-    }
+    use crate::value::test_values::list;
 
     fn object(keys: &[&str]) -> Value {
         Object::from_pairs(keys.iter().map(|k| (Arc::from(*k), Value::from(*k))).collect())
