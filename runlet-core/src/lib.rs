@@ -2,7 +2,9 @@
 //! runtime that plans, schedules, journals and observes its runs.
 #![forbid(unsafe_code)]
 
+pub mod analyze;
 pub mod diag;
+pub mod engine;
 pub mod journal;
 pub mod schema;
 pub mod syntax;

@@ -1,0 +1,3 @@
+//! The analyzer's output types (the analyzer itself lands separately).
+
+pub mod hir;

@@ -1,0 +1,106 @@
+//! The plan: what each region of a program owns and what each expression reads, computed once per
+//! compiled program from the HIR and shared by every run of it.
+
+use crate::analyze::hir::{BindingId, BindingKind, ExprId, ExprKind, ObjectEntry, ProjectKey, Program, RegionId, Step};
+
+/// Per-program facts the run core looks up on every reaction.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// For each binding, the region whose scope holds its value.
+    binding_region: Vec<RegionId>,
+    /// For each region, its steps split at every `skip`: segment `k` holds the effect roots before
+    /// skip `k` (the last segment those after the last skip).
+    segments: Vec<Vec<Segment>>,
+}
+
+/// Effect roots that run together, and the skip that gates what follows them.
+#[derive(Debug, Clone, Default)]
+pub struct Segment {
+    pub roots: Vec<ExprId>,
+    /// The skip closing this segment: `Some(None)` is an unconditional `skip`, `None` means the
+    /// segment is the last and the region's result follows.
+    pub skip: Option<Option<ExprId>>,
+}
+
+impl Plan {
+    pub fn new(program: &Program) -> Plan {
+        let mut binding_region = vec![program.root; program.bindings.len()];
+        for (index, binding) in program.bindings.iter().enumerate() {
+            if let BindingKind::Let(value) = binding.kind {
+                binding_region[index] = program.expr(value).region;
+            }
+        }
+        for expr in &program.exprs {
+            match &expr.kind {
+                ExprKind::For { item, body, .. } => binding_region[item.index()] = *body,
+                ExprKind::Fold { accumulator, item, body, .. } => {
+                    binding_region[accumulator.index()] = *body;
+                    binding_region[item.index()] = *body;
+                }
+                ExprKind::Boundary { error, catch, .. } => binding_region[error.index()] = *catch,
+                _ => {}
+            }
+        }
+        let segments = program.regions.iter().map(|region| segments_of(&region.steps)).collect();
+        Plan { binding_region, segments }
+    }
+
+    /// The region whose scope holds `binding`'s value.
+    pub fn binding_region(&self, binding: BindingId) -> RegionId {
+        self.binding_region[binding.index()]
+    }
+
+    pub fn segments(&self, region: RegionId) -> &[Segment] {
+        &self.segments[region.index()]
+    }
+}
+
+fn segments_of(steps: &[Step]) -> Vec<Segment> {
+    let mut segments = vec![Segment::default()];
+    for step in steps {
+        let current = segments.last_mut().expect("at least one segment");
+        match step {
+            Step::Let { value, root: true, .. } => current.roots.push(*value),
+            Step::Let { root: false, .. } => {}
+            Step::Skip { condition, .. } => {
+                current.skip = Some(*condition);
+                segments.push(Segment::default());
+            }
+        }
+    }
+    segments
+}
+
+/// The expressions of the same region that `kind` reads before it can be evaluated. Regions it
+/// enters later (arms, bodies) are not operands.
+pub fn operands(kind: &ExprKind) -> Vec<ExprId> {
+    match kind {
+        ExprKind::Const(_) | ExprKind::Input(_) | ExprKind::Binding(_) | ExprKind::Boundary { .. } => Vec::new(),
+        ExprKind::Call { args, .. } => args.clone(),
+        ExprKind::Unary { operand, .. } => vec![*operand],
+        ExprKind::Binary { left, right, .. } => vec![*left, *right],
+        ExprKind::Logical { left, .. } => vec![*left],
+        ExprKind::Conditional { condition, .. } => vec![*condition],
+        ExprKind::List(items) => items.clone(),
+        ExprKind::Object(entries) => entries
+            .iter()
+            .flat_map(|entry| match entry {
+                ObjectEntry::Static { value, .. } => vec![*value],
+                ObjectEntry::Computed { key, value } => vec![*key, *value],
+            })
+            .collect(),
+        ExprKind::Project { target, key } => match key {
+            ProjectKey::Field(_) => vec![*target],
+            ProjectKey::Index(index) => vec![*target, *index],
+        },
+        ExprKind::Convert { value, .. } => vec![*value],
+        ExprKind::ExpectBoolean(value) => vec![*value],
+        ExprKind::For { collection, .. } => vec![*collection],
+        ExprKind::Fold { init, collection, .. } => vec![*init, *collection],
+        ExprKind::Fail { code, message, details } => {
+            let mut operands = vec![*code, *message];
+            operands.extend(*details);
+            operands
+        }
+    }
+}
