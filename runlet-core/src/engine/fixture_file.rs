@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::executor::ToolError;
 use crate::diag::{Code, Diagnostic, Span, codes};
 use crate::schema::{JsonPath, QualifiedName, locate};
-use crate::value::{List, Object, Value, parse_json};
+use crate::value::{JsonErrorKind, List, Object, Value, parse_json};
 
 /// The fields of a case.
 const CASE_FIELDS: &[&str] = &["args", "result", "error", "times", "delay_ms"];
@@ -58,7 +58,11 @@ impl ToolFixtures {
     /// exactly what the file says.
     pub fn from_json_str(text: &str) -> Result<ToolFixtures, FixtureError> {
         let document = parse_json(text).map_err(|error| {
-            let message = format!("the tool fixture file is not valid JSON: {error}");
+            let reason = error.kind.reason().replace('_', " ");
+            let message = match &error.kind {
+                JsonErrorKind::DuplicateKey(key) => format!("the tool fixture file is not valid JSON: {reason} `{key}`"),
+                _ => format!("the tool fixture file is not valid JSON: {reason}"),
+            };
             let diagnostic = Diagnostic::error(codes::INVALID_HOST_JSON, Span::at(span_offset(error.offset)), message);
             FixtureError { diagnostics: vec![diagnostic] }
         })?;
@@ -233,12 +237,13 @@ impl Reader<'_> {
         count
     }
 
-    /// Reports every field not in `known`, offering the closest known one.
+    /// Reports every field not in `known`, offering the closest known one (ignoring case and
+    /// underscores, so `retryAfterMs` finds `retry_after_ms`).
     fn reject_unknown(&mut self, fields: &Object, known: &[&str], what: &str, path: &JsonPath) {
         for key in fields.keys().filter(|key| !known.contains(key)) {
             let closest = known
                 .iter()
-                .map(|k| (strsim::damerau_levenshtein(&k.to_lowercase(), &key.to_lowercase()), *k))
+                .map(|k| (strsim::damerau_levenshtein(&folded(k), &folded(key)), *k))
                 .filter(|(distance, _)| *distance <= 3)
                 .min();
             let listed = known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
@@ -251,4 +256,9 @@ impl Reader<'_> {
             diagnostic.candidates.extend(closest.map(|(_, k)| k.to_owned()));
         }
     }
+}
+
+/// A field name without case or underscores, for finding the field a misspelling meant.
+fn folded(name: &str) -> String {
+    name.chars().filter(|c| *c != '_').flat_map(char::to_lowercase).collect()
 }

@@ -129,10 +129,12 @@ impl ScriptedExecutor {
         ToolError::new(codes::NO_FIXTURE_CASE.to_string(), message).with_details(details)
     }
 
+    /// The closest other tool name that has cases.
     fn closest_tool(&self, tool: &str) -> Option<&str> {
         self.tools
-            .keys()
-            .map(|name| (strsim::damerau_levenshtein(name, tool), &**name))
+            .iter()
+            .filter(|(name, cases)| &***name != tool && !cases.is_empty())
+            .map(|(name, _)| (strsim::damerau_levenshtein(name, tool), &**name))
             .filter(|(distance, _)| *distance <= 3)
             .min()
             .map(|(_, name)| name)
