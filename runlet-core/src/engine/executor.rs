@@ -270,8 +270,14 @@ mod tests {
             input_digest: &input_digest,
             generation: 0,
         });
-        let context = CallContext::new(RunId::new("run-1"), "n1", 1, operation_id, operation_id.dispatch_id(1), "1");
-        ToolCall { tool: "echo".into(), tool_id: registry.tool_named("echo").expect("registered"), arguments, context }
+        let context =
+            CallContext::new(RunId::new("run-1"), "n1", 1, operation_id, operation_id.dispatch_id(1), "1");
+        ToolCall {
+            tool: "echo".into(),
+            tool_id: registry.tool_named("echo").expect("registered"),
+            arguments,
+            context,
+        }
     }
 
     #[tokio::test]
@@ -291,7 +297,9 @@ mod tests {
     #[test]
     fn error_constructors_set_what_they_name() {
         let plain = ToolError::new("NOT_FOUND", "no such customer");
-        assert!(!plain.retryable && !plain.uncertain && plain.retry_after.is_none() && plain.details.is_empty());
+        assert!(
+            !plain.retryable && !plain.uncertain && plain.retry_after.is_none() && plain.details.is_empty()
+        );
         let details = Object::from_pairs(vec![("customer".into(), Value::from("c-42"))]).expect("shallow");
         let slow = ToolError::retryable("RATE_LIMITED", "slow down")
             .with_retry_after(Duration::from_millis(1500))

@@ -60,10 +60,13 @@ impl ToolFixtures {
         let document = parse_json(text).map_err(|error| {
             let reason = error.kind.reason().replace('_', " ");
             let message = match &error.kind {
-                JsonErrorKind::DuplicateKey(key) => format!("the tool fixture file is not valid JSON: {reason} `{key}`"),
+                JsonErrorKind::DuplicateKey(key) => {
+                    format!("the tool fixture file is not valid JSON: {reason} `{key}`")
+                }
                 _ => format!("the tool fixture file is not valid JSON: {reason}"),
             };
-            let diagnostic = Diagnostic::error(codes::INVALID_HOST_JSON, Span::at(span_offset(error.offset)), message);
+            let diagnostic =
+                Diagnostic::error(codes::INVALID_HOST_JSON, Span::at(span_offset(error.offset)), message);
             FixtureError { diagnostics: vec![diagnostic] }
         })?;
         let mut reader = Reader { text, diagnostics: Vec::new() };
@@ -113,7 +116,8 @@ impl Reader<'_> {
     fn file(&mut self, document: &Value) -> BTreeMap<Arc<str>, Vec<FixtureCase>> {
         let root = JsonPath::root();
         let Value::Object(tools) = document else {
-            let message = "a tool fixture file must be a JSON object of tool names to lists of cases".to_owned();
+            let message =
+                "a tool fixture file must be a JSON object of tool names to lists of cases".to_owned();
             self.bad_field(&root, message);
             return BTreeMap::new();
         };
@@ -127,7 +131,8 @@ impl Reader<'_> {
                 self.bad_field(&path, format!("the cases of `{name}` must be a JSON array"));
                 continue;
             };
-            let cases = cases.iter().enumerate().filter_map(|(i, case)| self.case(case, &path.index(i))).collect();
+            let cases =
+                cases.iter().enumerate().filter_map(|(i, case)| self.case(case, &path.index(i))).collect();
             fixtures.insert(name.clone(), cases);
         }
         fixtures
@@ -144,7 +149,8 @@ impl Reader<'_> {
             None => None,
             Some(Value::List(args)) => Some(args.clone()),
             Some(_) => {
-                let message = "`args` must be the JSON array of the call's arguments, in source order".to_owned();
+                let message =
+                    "`args` must be the JSON array of the call's arguments, in source order".to_owned();
                 self.bad_field(&path.key("args"), message);
                 None
             }
@@ -163,7 +169,8 @@ impl Reader<'_> {
                 None
             }
         };
-        let times = self.count(fields, "times", 1, path, "a positive integer: a case that answers no call is dead");
+        let times =
+            self.count(fields, "times", 1, path, "a positive integer: a case that answers no call is dead");
         let delay = self.count(fields, "delay_ms", 0, path, "a non-negative integer number of milliseconds");
         let answer = answer.filter(|_| self.diagnostics.len() == before)?;
         Some(FixtureCase { args, answer, times, delay: Duration::from_millis(delay.unwrap_or(0)) })
@@ -185,7 +192,8 @@ impl Reader<'_> {
             Value::Bool(b) => Some(*b),
             _ => None,
         });
-        let retry_after = self.count(fields, "retry_after_ms", 0, path, "a non-negative integer number of milliseconds");
+        let retry_after =
+            self.count(fields, "retry_after_ms", 0, path, "a non-negative integer number of milliseconds");
         let details = match fields.get("details") {
             None => Object::empty(),
             Some(Value::Object(details)) => details.clone(),
@@ -225,7 +233,14 @@ impl Reader<'_> {
     }
 
     /// An optional Integer field of at least `min`.
-    fn count(&mut self, fields: &Object, key: &str, min: u64, path: &JsonPath, expected: &str) -> Option<u64> {
+    fn count(
+        &mut self,
+        fields: &Object,
+        key: &str,
+        min: u64,
+        path: &JsonPath,
+        expected: &str,
+    ) -> Option<u64> {
         let value = fields.get(key)?;
         let count = match value {
             Value::Int(n) => u64::try_from(*n).ok().filter(|n| *n >= min),

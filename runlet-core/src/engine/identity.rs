@@ -267,7 +267,8 @@ mod tests {
         let operation = OperationId::derive(&components(&workflow, &input));
         assert_ne!(operation.dispatch_id(1), operation.dispatch_id(2));
         assert_eq!(operation.dispatch_id(1), operation.dispatch_id(1));
-        let other = OperationId::derive(&OperationComponents { generation: 1, ..components(&workflow, &input) });
+        let other =
+            OperationId::derive(&OperationComponents { generation: 1, ..components(&workflow, &input) });
         assert_ne!(operation.dispatch_id(1), other.dispatch_id(1));
     }
 

@@ -50,7 +50,8 @@ impl ScriptedExecutor {
         let tools = fixtures
             .tools()
             .map(|(name, cases)| {
-                let cases = cases.iter().map(|case| ScriptedCase { case: case.clone(), used: AtomicU64::new(0) });
+                let cases =
+                    cases.iter().map(|case| ScriptedCase { case: case.clone(), used: AtomicU64::new(0) });
                 (name.clone(), cases.collect())
             })
             .collect();
@@ -91,13 +92,13 @@ impl ScriptedExecutor {
             if case.args.as_ref().is_some_and(|args| !equals(&Value::List(args.clone()), &call)) {
                 return None;
             }
-            let has_use_left = |used: u64| case.times.is_none_or(|times| used < times).then_some(used + 1);
-            scripted.used.fetch_update(Ordering::SeqCst, Ordering::SeqCst, has_use_left).ok().map(|_| case)
+            let use_one = |used: u64| case.times.is_none_or(|times| used < times).then_some(used + 1);
+            scripted.used.fetch_update(Ordering::SeqCst, Ordering::SeqCst, use_one).ok().map(|_| case)
         })
     }
 
-    /// The error for a call no case answers: the tool, the arguments, and the tool's cases (or
-    /// the closest tool names the file does have).
+    /// The error for a call no case answers: the tool, the arguments, and the tool's cases with
+    /// their use (or, when the tool has none, the closest tool name that has some).
     fn unanswered(&self, tool: &str, arguments: &List) -> ToolError {
         let shown = show(&Value::List(arguments.clone()));
         let mut message = format!("no case of the tool fixtures answers `{tool}` called with {shown}");
@@ -123,9 +124,10 @@ impl ScriptedExecutor {
         // already at the depth limit cannot be nested into details and are left out.
         let cases = List::new(cases).map_or(Value::Null, Value::List);
         let tool = Value::from(tool);
-        let details = object(vec![("tool", tool.clone()), ("arguments", arguments.clone().into()), ("cases", cases)])
-            .or_else(|_| object(vec![("tool", tool)]))
-            .unwrap_or_else(|_| Object::empty());
+        let details =
+            object(vec![("tool", tool.clone()), ("arguments", arguments.clone().into()), ("cases", cases)])
+                .or_else(|_| object(vec![("tool", tool)]))
+                .unwrap_or_else(|_| Object::empty());
         ToolError::new(codes::NO_FIXTURE_CASE.to_string(), message).with_details(details)
     }
 

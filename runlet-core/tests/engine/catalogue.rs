@@ -16,7 +16,8 @@ fn example<'a>(text: &'a str, heading: &str) -> &'a str {
 
 #[test]
 fn fixture_file_examples_show_their_code() {
-    for code in [codes::TOOL_FIXTURE_BAD_FIELD, codes::TOOL_FIXTURE_UNKNOWN_FIELD, codes::TOOL_FIXTURE_ANSWER] {
+    for code in [codes::TOOL_FIXTURE_BAD_FIELD, codes::TOOL_FIXTURE_UNKNOWN_FIELD, codes::TOOL_FIXTURE_ANSWER]
+    {
         let entry = catalogue::of(code).unwrap_or_else(|| panic!("{code} has no catalogue entry"));
         let wrong = ToolFixtures::from_json_str(example(entry.text, "## Wrong")).expect_err("Wrong fails");
         assert!(wrong.diagnostics.iter().any(|d| d.code == code), "{code}: {wrong}");

@@ -35,8 +35,9 @@ fn fixture_like() -> impl Strategy<Value = Value> {
     leaf.prop_recursive(5, 48, 5, move |inner| {
         prop_oneof![
             proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            proptest::collection::btree_map(key.clone(), inner, 0..5)
-                .prop_map(|fields| Value::Object(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())),
+            proptest::collection::btree_map(key.clone(), inner, 0..5).prop_map(|fields| Value::Object(
+                fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+            )),
         ]
     })
 }
@@ -45,15 +46,22 @@ fn fixture_like() -> impl Strategy<Value = Value> {
 fn case() -> impl Strategy<Value = Value> {
     let answer = prop_oneof![
         any::<i64>().prop_map(|n| json!({ "result": n })),
-        ("[A-Z_]{1,8}", any::<bool>(), proptest::option::of(0u32..10_000)).prop_map(|(code, retryable, after)| {
-            let mut error = json!({ "code": code, "message": "m", "retryable": retryable });
-            if let Some(after) = after {
-                error["retry_after_ms"] = json!(after);
+        ("[A-Z_]{1,8}", any::<bool>(), proptest::option::of(0u32..10_000)).prop_map(
+            |(code, retryable, after)| {
+                let mut error = json!({ "code": code, "message": "m", "retryable": retryable });
+                if let Some(after) = after {
+                    error["retry_after_ms"] = json!(after);
+                }
+                json!({ "error": error })
             }
-            json!({ "error": error })
-        }),
+        ),
     ];
-    (answer, proptest::option::of(proptest::collection::vec(any::<i64>(), 0..3)), proptest::option::of(1u32..5), 0u32..1000)
+    (
+        answer,
+        proptest::option::of(proptest::collection::vec(any::<i64>(), 0..3)),
+        proptest::option::of(1u32..5),
+        0u32..1000,
+    )
         .prop_map(|(mut case, args, times, delay)| {
             if let Some(args) = args {
                 case["args"] = json!(args);

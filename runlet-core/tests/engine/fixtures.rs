@@ -42,7 +42,10 @@ fn the_interfaces_example_loads() {
     assert_eq!(customer.answer, FixtureAnswer::Result(expected));
     let [limited, score] = fixtures.cases("fraud.score") else { panic!("two cases") };
     let FixtureAnswer::Error(error) = &limited.answer else { panic!("an error case") };
-    assert_eq!((error.code.as_str(), error.message.as_str(), error.retryable), ("RATE_LIMITED", "slow down", true));
+    assert_eq!(
+        (error.code.as_str(), error.message.as_str(), error.retryable),
+        ("RATE_LIMITED", "slow down", true)
+    );
     assert_eq!((error.retry_after, limited.times, limited.delay), (None, Some(1), Duration::ZERO));
     assert_eq!(score.answer, FixtureAnswer::Result(Value::number(0.25).expect("finite")));
     assert_eq!((score.args.is_none(), score.delay), (true, Duration::from_millis(50)));

@@ -2,8 +2,8 @@
 //! executor's matching, delays, cancellation and concurrency, and fixture loading properties.
 
 mod catalogue;
-mod fixtures;
 mod fixture_properties;
+mod fixtures;
 mod scripted;
 
 use std::path::PathBuf;
@@ -22,7 +22,8 @@ pub fn read(relative: &str) -> String {
 /// A registry whose tools take one argument of any value.
 pub fn registry() -> Registry {
     let tool = |name: &str| format!(r#"{{"name": "{name}", "params": [{{"name": "x", "schema": {{}}}}]}}"#);
-    let text = format!(r#"{{"tools": [{}, {}, {}]}}"#, tool("crm.customer"), tool("fraud.score"), tool("echo"));
+    let text =
+        format!(r#"{{"tools": [{}, {}, {}]}}"#, tool("crm.customer"), tool("fraud.score"), tool("echo"));
     Registry::from_json_str(&text, &RegistryOptions::default()).expect("valid registry").registry
 }
 
@@ -50,7 +51,8 @@ pub fn call_with(registry: &Registry, tool: &str, arguments: List) -> ToolCall {
         input_digest: &input_digest,
         generation: 0,
     });
-    let context = CallContext::new(RunId::new("run-1"), "n1", 1, operation_id, operation_id.dispatch_id(1), "1");
+    let context =
+        CallContext::new(RunId::new("run-1"), "n1", 1, operation_id, operation_id.dispatch_id(1), "1");
     let tool_id = registry.tool_named(tool).unwrap_or_else(|| panic!("no tool {tool}"));
     ToolCall { tool: tool.into(), tool_id, arguments, context }
 }

@@ -47,7 +47,11 @@ async fn the_interfaces_example_answers_as_documented() {
     assert_eq!(start.elapsed(), Duration::from_millis(250));
     assert_eq!(
         executor.usage(),
-        [usage("crm.customer", 0, None, 1), usage("fraud.score", 0, Some(1), 1), usage("fraud.score", 1, None, 1)]
+        [
+            usage("crm.customer", 0, None, 1),
+            usage("fraud.score", 0, Some(1), 1),
+            usage("fraud.score", 1, None, 1)
+        ]
     );
     assert!(executor.unused().is_empty());
 }
@@ -112,7 +116,9 @@ async fn arguments_match_by_canonical_equality() {
     assert_eq!(answer(&executor, "echo", "[1.0]").await, Ok(json(r#""one""#)));
     assert_eq!(answer(&executor, "echo", r#"[{"x": "a"}]"#).await, Ok(json(r#""object""#)));
     assert_eq!(answer(&executor, "echo", r#"["a", "b"]"#).await, Ok(json(r#""two""#)));
-    for unmatched in [r#"["1"]"#, "[[1]]", "[1, 1]", r#"["a"]"#, r#"[["a", "b"]]"#, r#"[{"x": "a", "y": null}]"#] {
+    for unmatched in
+        [r#"["1"]"#, "[[1]]", "[1, 1]", r#"["a"]"#, r#"[["a", "b"]]"#, r#"[{"x": "a", "y": null}]"#]
+    {
         assert_eq!(answer(&executor, "echo", unmatched).await, Err("RL8204".to_owned()), "{unmatched}");
     }
 }
@@ -132,7 +138,11 @@ async fn cancellation_during_the_delay_returns_promptly() {
     let outcome = running.await.expect("the task completes");
     assert_eq!(outcome, Err(ToolError::cancelled("echo")));
     assert_eq!(start.elapsed(), Duration::from_millis(1000), "does not wait out the delay");
-    assert_eq!(executor.usage(), [usage("echo", 0, Some(1), 1)], "the case was claimed by the cancelled call");
+    assert_eq!(
+        executor.usage(),
+        [usage("echo", 0, Some(1), 1)],
+        "the case was claimed by the cancelled call"
+    );
     assert_eq!(answer(&executor, "echo", "[]").await, Err("RL8204".to_owned()));
     assert_eq!(
         executor.capabilities("echo"),
@@ -162,7 +172,8 @@ async fn an_unanswered_call_names_the_tool_the_arguments_and_the_cases() {
         ]}"#,
     );
     assert_eq!(answer(&executor, "crm.customer", r#"["c-42"]"#).await, Err("RATE_LIMITED".to_owned()));
-    let error = executor.dispatch(call(&registry(), "crm.customer", r#"["c-42"]"#)).await.expect_err("unanswered");
+    let error =
+        executor.dispatch(call(&registry(), "crm.customer", r#"["c-42"]"#)).await.expect_err("unanswered");
     assert_eq!((error.code.as_str(), error.retryable, error.uncertain), ("RL8204", false, false));
     insta::assert_snapshot!("unanswered_message", error.message);
     insta::assert_snapshot!("unanswered_details", format!("{:?}", error.details));
@@ -171,7 +182,8 @@ async fn an_unanswered_call_names_the_tool_the_arguments_and_the_cases() {
 #[tokio::test(start_paused = true)]
 async fn a_tool_without_cases_suggests_the_closest_name() {
     let executor = executor(r#"{"crm.customers": [{"result": 1}], "echo": []}"#);
-    let error = executor.dispatch(call(&registry(), "crm.customer", r#"["c-1", {"n": 2}]"#)).await.expect_err("none");
+    let error =
+        executor.dispatch(call(&registry(), "crm.customer", r#"["c-1", {"n": 2}]"#)).await.expect_err("none");
     assert_eq!(
         error.message,
         "no case of the tool fixtures answers `crm.customer` called with [\"c-1\",{\"n\":2}]; \
