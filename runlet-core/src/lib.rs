@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 pub mod diag;
+pub mod engine;
 pub mod journal;
 pub mod schema;
 pub mod syntax;
