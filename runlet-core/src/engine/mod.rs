@@ -1,11 +1,22 @@
 //! The execution engine (spec §2.4–2.8, §4, §5; docs/design/engine.md): the plan of a compiled
-//! program, the deterministic run core that reacts to inputs with effects, and its events.
+//! program, the deterministic run core, its events, and the tool-call layer the shell calls through.
 
 mod core;
 mod error;
 pub mod event;
+mod executor;
+mod fixture_file;
+mod identity;
 pub mod plan;
+mod scripted;
 
 pub use core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, RunSettings};
 pub use error::RunError;
+pub use executor::{
+    CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolCapabilities, ToolError, ToolExecutor,
+    ToolOutput,
+};
+pub use fixture_file::{FixtureAnswer, FixtureCase, FixtureError, ToolFixtures};
+pub use identity::{DispatchId, IdParseError, OperationComponents, OperationId, WorkflowIdentity};
 pub use plan::Plan;
+pub use scripted::{CaseUsage, ScriptedExecutor};
