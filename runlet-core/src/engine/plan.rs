@@ -1,7 +1,11 @@
 //! The plan: what each region of a program owns and what each expression reads, computed once per
 //! compiled program from the HIR and shared by every run of it.
 
+use std::collections::BTreeMap;
+
 use crate::analyze::hir::{BindingId, BindingKind, ExprId, ExprKind, ObjectEntry, ProjectKey, Program, RegionId, Step};
+use crate::schema::ShapeMap;
+use crate::value::{ShapeId, Shapes};
 
 /// Per-program facts the run core looks up on every reaction.
 #[derive(Debug, Clone)]
@@ -11,6 +15,9 @@ pub struct Plan {
     /// For each region, its steps split at every `skip`: segment `k` holds the effect roots before
     /// skip `k` (the last segment those after the last skip).
     segments: Vec<Vec<Segment>>,
+    /// The runtime shapes of every conversion target, and which shape each `Convert` uses.
+    shapes: Shapes,
+    convert_targets: BTreeMap<ExprId, ShapeId>,
 }
 
 /// Effect roots that run together, and the skip that gates what follows them.
@@ -42,7 +49,24 @@ impl Plan {
             }
         }
         let segments = program.regions.iter().map(|region| segments_of(&region.steps)).collect();
-        Plan { binding_region, segments }
+        let mut shape_map = ShapeMap::new();
+        let mut convert_targets = BTreeMap::new();
+        for (index, expr) in program.exprs.iter().enumerate() {
+            if let ExprKind::Convert { target, .. } = expr.kind {
+                convert_targets.insert(ExprId(index as u32), shape_map.shape(&program.schemas, target));
+            }
+        }
+        Plan { binding_region, segments, shapes: shape_map.into_shapes(), convert_targets }
+    }
+
+    /// The shapes conversions convert to.
+    pub fn shapes(&self) -> &Shapes {
+        &self.shapes
+    }
+
+    /// The target shape of the `Convert` expression `expr`.
+    pub fn convert_target(&self, expr: ExprId) -> Option<ShapeId> {
+        self.convert_targets.get(&expr).copied()
     }
 
     /// The region whose scope holds `binding`'s value.
