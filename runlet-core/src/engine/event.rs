@@ -1,8 +1,14 @@
 //! The transitions a run records and publishes (spec §5.2). The core emits them in order; the
-//! shell appends each batch to the journal before anything else may observe it.
+//! shell appends each batch to the journal (MessagePack in a checksummed envelope) before anything
+//! else may observe it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::diag::{Code, codes};
+use crate::journal::{Envelope, EnvelopeError};
 
 /// One recorded transition. `node` is the public node id (spec §4.2).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Event {
     RunCreated,
     NodeReady { node: String },
@@ -22,7 +28,7 @@ pub enum Event {
 }
 
 /// Which alternative a conditional or `and`/`or` took.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Arm {
     Then,
     Else,
@@ -32,7 +38,74 @@ pub enum Arm {
     Right,
 }
 
+/// Why journal bytes are not an event this runtime can read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EventDecodeError {
+    #[error(transparent)]
+    Envelope(#[from] EnvelopeError),
+    #[error("journal record {seq} has event kind {kind}, which this runtime does not know")]
+    UnknownKind { seq: u64, kind: u16 },
+    #[error("journal record {seq} does not decode as a {expected} event: {reason}")]
+    Payload { seq: u64, expected: &'static str, reason: String },
+}
+
+impl EventDecodeError {
+    pub fn code(&self) -> Code {
+        match self {
+            EventDecodeError::Envelope(error) => error.code(),
+            EventDecodeError::UnknownKind { .. } => codes::JOURNAL_UNSUPPORTED_VERSION,
+            EventDecodeError::Payload { .. } => codes::JOURNAL_CORRUPT_RECORD,
+        }
+    }
+}
+
+/// Every kind, in the order of their stable kind numbers (1-based); new kinds are appended.
+const KINDS: [&str; 15] = [
+    "RunCreated",
+    "NodeReady",
+    "CallDispatchPrepared",
+    "NodeSucceeded",
+    "NodeFailed",
+    "NodeCancelled",
+    "BranchSelected",
+    "LoopCollectionResolved",
+    "IterationMaterialized",
+    "BoundaryAttemptStarted",
+    "BoundaryRetryScheduled",
+    "CatchSelected",
+    "RunSucceeded",
+    "RunFailed",
+    "RunCancelled",
+];
+
 impl Event {
+    /// The stable number the envelope records for this event's kind.
+    pub fn kind_number(&self) -> u16 {
+        let name = self.kind();
+        KINDS.iter().position(|k| *k == name).map_or(0, |i| i as u16 + 1)
+    }
+
+    /// The journal record of this event at sequence number `seq`.
+    pub fn encode(&self, seq: u64) -> Vec<u8> {
+        let payload = rmp_serde::to_vec_named(self).expect("events serialize to MessagePack");
+        Envelope { seq, kind: self.kind_number(), payload }.encode()
+    }
+
+    /// Reads a journal record back: the sequence number it was written at and the event.
+    pub fn decode(bytes: &[u8]) -> Result<(u64, Event), EventDecodeError> {
+        let envelope = Envelope::decode(bytes)?;
+        let seq = envelope.seq;
+        let Some(expected) = KINDS.get((envelope.kind as usize).wrapping_sub(1)) else {
+            return Err(EventDecodeError::UnknownKind { seq, kind: envelope.kind });
+        };
+        let event: Event = rmp_serde::from_slice(&envelope.payload)
+            .map_err(|err| EventDecodeError::Payload { seq, expected, reason: err.to_string() })?;
+        if event.kind() != *expected {
+            return Err(EventDecodeError::Payload { seq, expected, reason: format!("the payload is a {}", event.kind()) });
+        }
+        Ok((seq, event))
+    }
+
     /// The event's name, as `--events` files and observers show it.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -52,5 +125,52 @@ impl Event {
             Event::RunFailed { .. } => "RunFailed",
             Event::RunCancelled => "RunCancelled",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn every_kind() -> Vec<Event> {
+        let node = || "let:x/value#00".to_owned();
+        vec![
+            Event::RunCreated,
+            Event::NodeReady { node: node() },
+            Event::CallDispatchPrepared { node: node(), tool: "crm.customer".into(), attempt: 2 },
+            Event::NodeSucceeded { node: node() },
+            Event::NodeFailed { node: node(), code: "RATE_LIMITED".into() },
+            Event::NodeCancelled { node: node() },
+            Event::BranchSelected { node: node(), arm: Arm::Else },
+            Event::LoopCollectionResolved { node: node(), items: 3 },
+            Event::IterationMaterialized { node: node(), index: 1 },
+            Event::BoundaryAttemptStarted { node: node(), attempt: 1 },
+            Event::BoundaryRetryScheduled { node: node(), attempt: 2 },
+            Event::CatchSelected { node: node() },
+            Event::RunSucceeded,
+            Event::RunFailed { code: "RL5102".into() },
+            Event::RunCancelled,
+        ]
+    }
+
+    #[test]
+    fn every_kind_has_a_number_and_round_trips() {
+        let events = every_kind();
+        assert_eq!(events.len(), KINDS.len());
+        for (index, event) in events.into_iter().enumerate() {
+            assert_eq!(event.kind_number() as usize, index + 1);
+            assert_eq!(Event::decode(&event.encode(7)), Ok((7, event)));
+        }
+    }
+
+    #[test]
+    fn unknown_kinds_and_mismatched_payloads_are_errors() {
+        let payload = rmp_serde::to_vec_named(&Event::RunCreated).expect("encode");
+        let future = Envelope { seq: 1, kind: 999, payload: payload.clone() }.encode();
+        assert!(matches!(Event::decode(&future), Err(EventDecodeError::UnknownKind { kind: 999, .. })));
+        let mislabelled = Envelope { seq: 1, kind: 13, payload }.encode();
+        assert!(matches!(Event::decode(&mislabelled), Err(EventDecodeError::Payload { .. })));
+        let garbage = Envelope { seq: 1, kind: 1, payload: vec![0xc1] }.encode();
+        assert!(matches!(Event::decode(&garbage), Err(EventDecodeError::Payload { .. })));
     }
 }

@@ -9,6 +9,7 @@ mod fixture_file;
 mod identity;
 pub mod plan;
 mod scripted;
+mod shell;
 
 pub use core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, RunSettings};
 pub use error::RunError;
@@ -20,3 +21,4 @@ pub use fixture_file::{FixtureAnswer, FixtureCase, FixtureError, ToolFixtures};
 pub use identity::{DispatchId, IdParseError, OperationComponents, OperationId, WorkflowIdentity};
 pub use plan::Plan;
 pub use scripted::{CaseUsage, ScriptedExecutor};
+pub use shell::{RunEnvironment, drive};
