@@ -84,16 +84,10 @@ impl RunCore {
                 self.advance_fold(node);
             }
             ExprKind::Boundary { retries, body, .. } => {
+                self.nodes[node.0 as usize].control =
+                    Control::Boundary(BoundaryState { attempt: 1, retries: *retries, catching: false });
                 self.events.push(Event::BoundaryAttemptStarted { node: id, attempt: 1 });
-                let attempt = self.enter(*body, Some(scope), Owner::Attempt(node), "a1".into(), 1, Vec::new());
-                if let Control::None = self.nodes[node.0 as usize].control {
-                    self.nodes[node.0 as usize].control = Control::Boundary(BoundaryState {
-                        attempt: 1,
-                        retries: *retries,
-                        current: attempt,
-                        catching: false,
-                    });
-                }
+                self.enter(*body, Some(scope), Owner::Attempt(node), "a1".into(), 1, Vec::new());
             }
             _ => {}
         }
@@ -278,13 +272,13 @@ impl RunCore {
             Owner::Arm(node) | Owner::Iteration(node, _) | Owner::FoldStep(node) | Owner::Catch(node) => {
                 self.fail(node, error)
             }
-            Owner::Attempt(node) => self.attempt_failed(node, scope, error),
+            Owner::Attempt(node) => self.attempt_failed(node, error),
         }
     }
 
     /// A boundary attempt failed: retry while the error is retryable and attempts remain,
     /// otherwise run the catch block with the error value (spec §2.8). Policy failures pass.
-    fn attempt_failed(&mut self, node: NodeIx, _attempt_scope: ScopeIx, error: RunError) {
+    fn attempt_failed(&mut self, node: NodeIx, error: RunError) {
         let program = Arc::clone(&self.program);
         let (ExprKind::Boundary { body, error: binding, catch, .. }, scope) =
             (&program.expr(self.nodes[node.0 as usize].expr).kind, self.nodes[node.0 as usize].scope)
@@ -303,10 +297,7 @@ impl RunCore {
             if let Control::Boundary(state) = &mut self.nodes[node.0 as usize].control {
                 state.attempt = attempt;
             }
-            let next = self.enter(*body, Some(scope), Owner::Attempt(node), format!("a{attempt}"), attempt, Vec::new());
-            if let Control::Boundary(state) = &mut self.nodes[node.0 as usize].control {
-                state.current = next;
-            }
+            self.enter(*body, Some(scope), Owner::Attempt(node), format!("a{attempt}"), attempt, Vec::new());
             return;
         }
         self.events.push(Event::CatchSelected { node: id });
@@ -315,10 +306,7 @@ impl RunCore {
         }
         let attempt = self.attempt_of(scope);
         let caught = Labelled::public(error.to_value());
-        let catch_scope = self.enter(*catch, Some(scope), Owner::Catch(node), "catch".into(), attempt, vec![(*binding, caught)]);
-        if let Control::Boundary(state) = &mut self.nodes[node.0 as usize].control {
-            state.current = catch_scope;
-        }
+        self.enter(*catch, Some(scope), Owner::Catch(node), "catch".into(), attempt, vec![(*binding, caught)]);
     }
 
     /// Cancels `scope` (if still active) and everything it owns.

@@ -90,7 +90,6 @@ pub(super) struct FoldState {
 pub(super) struct BoundaryState {
     pub(super) attempt: u32,
     pub(super) retries: u32,
-    pub(super) current: ScopeIx,
     pub(super) catching: bool,
 }
 
