@@ -178,32 +178,76 @@ pub enum ExprKind {
     /// A registered tool call; `args` is the canonical argument list (spec §2.3), each argument
     /// already converted to its parameter schema. A call with one object argument has one
     /// argument; a call leaving out an optional object argument has none.
-    Call { tool: ToolId, args: Vec<ExprId> },
-    Unary { op: UnaryOp, operand: ExprId },
+    Call {
+        tool: ToolId,
+        args: Vec<ExprId>,
+    },
+    Unary {
+        op: UnaryOp,
+        operand: ExprId,
+    },
     /// Operands are converted already where the operator's row needs it (Integer → Number in
     /// numeric pairs, a scalar formatted into String concatenation).
-    Binary { op: BinaryOp, left: ExprId, right: ExprId },
+    Binary {
+        op: BinaryOp,
+        left: ExprId,
+        right: ExprId,
+    },
     /// `left and right` / `left or right`: `right` (an `Arm` region) runs only when needed.
-    Logical { op: LogicalOp, left: ExprId, right: RegionId },
+    Logical {
+        op: LogicalOp,
+        left: ExprId,
+        right: RegionId,
+    },
     /// Postfix or block conditional: only the selected region runs; a missing `else` is an arm
     /// returning `null`.
-    Conditional { condition: ExprId, then: RegionId, otherwise: RegionId },
+    Conditional {
+        condition: ExprId,
+        then: RegionId,
+        otherwise: RegionId,
+    },
     List(Vec<ExprId>),
     Object(Vec<ObjectEntry>),
     /// `target.name` or `target[index]`.
-    Project { target: ExprId, key: ProjectKey },
+    Project {
+        target: ExprId,
+        key: ProjectKey,
+    },
     /// A schema-directed conversion at a typed context (spec §3.3), done with
     /// `value::convert` to the shape of `target` (`schema::ShapeMap`). Present wherever the
     /// value's schema is not already exactly the target's, including every value of schema `Any`.
-    Convert { value: ExprId, target: SchemaId },
+    Convert {
+        value: ExprId,
+        target: SchemaId,
+    },
     /// A condition whose schema is `Any`: fails with `RL5202` unless the value is a Boolean.
     ExpectBoolean(ExprId),
     /// `limit` is `None` when the source gives none (the runtime's default applies).
-    For { item: BindingId, collection: ExprId, limit: Option<u32>, body: RegionId },
-    Fold { accumulator: BindingId, init: ExprId, item: BindingId, collection: ExprId, body: RegionId },
+    For {
+        item: BindingId,
+        collection: ExprId,
+        limit: Option<u32>,
+        body: RegionId,
+    },
+    Fold {
+        accumulator: BindingId,
+        init: ExprId,
+        item: BindingId,
+        collection: ExprId,
+        body: RegionId,
+    },
     /// `retries` is 0 without a `retry` clause.
-    Boundary { retries: u32, body: RegionId, error: BindingId, catch: RegionId },
-    Fail { code: ExprId, message: ExprId, details: Option<ExprId> },
+    Boundary {
+        retries: u32,
+        body: RegionId,
+        error: BindingId,
+        catch: RegionId,
+    },
+    Fail {
+        code: ExprId,
+        message: ExprId,
+        details: Option<ExprId>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,9 +258,15 @@ pub enum LogicalOp {
 
 #[derive(Debug, Clone)]
 pub enum ObjectEntry {
-    Static { key: String, value: ExprId },
+    Static {
+        key: String,
+        value: ExprId,
+    },
     /// `[key]: value`; the key is a String, or a scalar the runtime formats (`RL5209` otherwise).
-    Computed { key: ExprId, value: ExprId },
+    Computed {
+        key: ExprId,
+        value: ExprId,
+    },
 }
 
 #[derive(Debug, Clone)]

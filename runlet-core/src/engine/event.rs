@@ -101,7 +101,11 @@ impl Event {
         let event: Event = rmp_serde::from_slice(&envelope.payload)
             .map_err(|err| EventDecodeError::Payload { seq, expected, reason: err.to_string() })?;
         if event.kind() != *expected {
-            return Err(EventDecodeError::Payload { seq, expected, reason: format!("the payload is a {}", event.kind()) });
+            return Err(EventDecodeError::Payload {
+                seq,
+                expected,
+                reason: format!("the payload is a {}", event.kind()),
+            });
         }
         Ok((seq, event))
     }

@@ -10,6 +10,8 @@ mod identity;
 pub mod plan;
 mod scripted;
 mod shell;
+#[cfg(test)]
+mod testing;
 
 pub use core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, RunSettings};
 pub use error::RunError;

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::analyze::hir::{BindingId, BindingKind, ExprId, ExprKind, ObjectEntry, ProjectKey, Program, RegionId, Step};
+use crate::analyze::hir::{
+    BindingId, BindingKind, ExprId, ExprKind, ObjectEntry, Program, ProjectKey, RegionId, Step,
+};
 use crate::schema::ShapeMap;
 use crate::value::{ShapeId, Shapes};
 
@@ -99,7 +101,9 @@ fn segments_of(steps: &[Step]) -> Vec<Segment> {
 /// enters later (arms, bodies) are not operands.
 pub fn operands(kind: &ExprKind) -> Vec<ExprId> {
     match kind {
-        ExprKind::Const(_) | ExprKind::Input(_) | ExprKind::Binding(_) | ExprKind::Boundary { .. } => Vec::new(),
+        ExprKind::Const(_) | ExprKind::Input(_) | ExprKind::Binding(_) | ExprKind::Boundary { .. } => {
+            Vec::new()
+        }
         ExprKind::Call { args, .. } => args.clone(),
         ExprKind::Unary { operand, .. } => vec![*operand],
         ExprKind::Binary { left, right, .. } => vec![*left, *right],

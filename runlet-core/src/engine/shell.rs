@@ -36,7 +36,11 @@ impl std::fmt::Debug for RunEnvironment {
 
 /// Drives `core` from `Start { inputs }` to its end. A journal failure stops the run: nothing
 /// that was not committed is acted on.
-pub async fn drive(mut core: RunCore, env: RunEnvironment, inputs: Vec<Labelled>) -> Result<Outcome, JournalError> {
+pub async fn drive(
+    mut core: RunCore,
+    env: RunEnvironment,
+    inputs: Vec<Labelled>,
+) -> Result<Outcome, JournalError> {
     let (answers, mut incoming) = mpsc::unbounded_channel::<Input>();
     let mut tokens: BTreeMap<CallHandle, CancellationToken> = BTreeMap::new();
     let mut last_seq = 0u64;
@@ -95,7 +99,12 @@ async fn append(env: &RunEnvironment, last_seq: u64, events: Vec<Event>) -> Resu
 }
 
 /// Runs one call on its own task and reports the validated answer to the core.
-fn spawn_call(env: &RunEnvironment, request: CallRequest, token: CancellationToken, answers: mpsc::UnboundedSender<Input>) {
+fn spawn_call(
+    env: &RunEnvironment,
+    request: CallRequest,
+    token: CancellationToken,
+    answers: mpsc::UnboundedSender<Input>,
+) {
     let tool = env.registry.tool(request.tool).clone();
     let schemas = Arc::clone(env.registry.schemas());
     let input_digest = crate::value::sha256(&Value::List(request.arguments.clone()));
@@ -132,7 +141,10 @@ fn spawn_call(env: &RunEnvironment, request: CallRequest, token: CancellationTok
                     call: handle,
                     error: ToolError::new(
                         "TOOL_OUTPUT_SCHEMA_MISMATCH",
-                        format!("`{}` returned a value its output schema does not accept: {mismatch}", tool.name),
+                        format!(
+                            "`{}` returned a value its output schema does not accept: {mismatch}",
+                            tool.name
+                        ),
                     ),
                 },
             },
@@ -140,4 +152,173 @@ fn spawn_call(env: &RunEnvironment, request: CallRequest, token: CancellationTok
         };
         let _ = answers.send(answer);
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use async_trait::async_trait;
+
+    use super::*;
+    use crate::engine::core::RunSettings;
+    use crate::engine::executor::ToolOutput;
+    use crate::engine::plan::Plan;
+    use crate::engine::scripted::ScriptedExecutor;
+    use crate::engine::testing::{appendix_b, list};
+    use crate::journal::{MemoryJournal, RunHeader};
+    use crate::value::sha256;
+
+    const FIXTURES: &str = r#"{
+        "github.me": [{ "result": { "login": "octo" }, "delay_ms": 5 }],
+        "linear.me": [{ "result": { "id": "u1" } }],
+        "linear.issues": [{ "args": [{ "owner": "u1" }], "result": ["i1", "i2"] }],
+        "github.prs": [{ "args": [{ "owner": "octo" }], "result": ["p1"] }]
+    }"#;
+
+    /// Checks, at every dispatch, that the call's `CallDispatchPrepared` is already in the journal.
+    struct CommittedFirst {
+        journal: Arc<MemoryJournal>,
+        run: RunId,
+        inner: ScriptedExecutor,
+    }
+
+    #[async_trait]
+    impl ToolExecutor for CommittedFirst {
+        async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+            let records = self.journal.read(&self.run, 0, usize::MAX).await.expect("read journal");
+            let prepared = records.iter().any(|record| {
+                matches!(Event::decode(&record.bytes), Ok((_, Event::CallDispatchPrepared { node, .. })) if *node == *call.context.node_id)
+            });
+            assert!(
+                prepared,
+                "{} was dispatched before its CallDispatchPrepared was committed",
+                call.context.node_id
+            );
+            self.inner.dispatch(call).await
+        }
+    }
+
+    #[tokio::test]
+    async fn appendix_b_runs_with_every_event_journaled_before_it_is_seen() {
+        let (program, registry) = appendix_b();
+        let names: Arc<[String]> = registry.tools().map(|(_, t)| t.name.to_string()).collect();
+        let core =
+            RunCore::new(Arc::clone(&program), Arc::new(Plan::new(&program)), names, RunSettings::default());
+        let run = RunId::new("appendix-b");
+        let journal = Arc::new(MemoryJournal::new());
+        let digest = sha256(&Value::Null);
+        journal
+            .create_run(&RunHeader {
+                run_id: run.clone(),
+                language_version: 1,
+                runtime_version: "test".into(),
+                source_digest: digest.to_string(),
+                registry_digest: registry.digest().to_string(),
+                inputs_digest: digest.to_string(),
+                config_digest: digest.to_string(),
+                value_encoding_version: 1,
+                event_encoding_version: 1,
+            })
+            .await
+            .expect("create run");
+        let executor = CommittedFirst {
+            journal: Arc::clone(&journal),
+            run: run.clone(),
+            inner: ScriptedExecutor::from_json_str(FIXTURES).expect("fixtures"),
+        };
+        let (observer, mut observed) = mpsc::unbounded_channel();
+        let env = RunEnvironment {
+            run_id: run.clone(),
+            workflow: Arc::new(WorkflowIdentity {
+                source_digest: digest.clone(),
+                registry_digest: registry.digest().clone(),
+                language_version: 1,
+            }),
+            registry,
+            journal: journal.clone(),
+            executor: Arc::new(executor),
+            observer: Some(observer),
+        };
+        let outcome = drive(core, env, Vec::new()).await.expect("journal works");
+        match outcome {
+            Outcome::Succeeded(value) => {
+                assert_eq!(value.value(), &list(vec!["i1".into(), "i2".into(), "p1".into()]))
+            }
+            other => panic!("expected success, got {other:?}"),
+        }
+        let journaled: Vec<(u64, Event)> = journal
+            .read(&run, 0, usize::MAX)
+            .await
+            .expect("read")
+            .iter()
+            .map(|record| Event::decode(&record.bytes).expect("decodes"))
+            .collect();
+        let mut seen = Vec::new();
+        while let Ok(event) = observed.try_recv() {
+            seen.push(event);
+        }
+        assert_eq!(seen, journaled, "observers see exactly the committed events, in order");
+        assert!(
+            journaled.iter().enumerate().all(|(i, (seq, _))| *seq == i as u64 + 1),
+            "sequence has no gap"
+        );
+        assert_eq!(journaled.first().map(|(_, e)| e), Some(&Event::RunCreated));
+        assert_eq!(journaled.last().map(|(_, e)| e), Some(&Event::RunSucceeded));
+        let dispatched =
+            journaled.iter().filter(|(_, e)| matches!(e, Event::CallDispatchPrepared { .. })).count();
+        assert_eq!(dispatched, 4);
+    }
+
+    #[tokio::test]
+    async fn a_tool_output_its_schema_rejects_fails_the_call() {
+        let json = r#"{"tools": [{"name": "counter", "inputSchema": {"type": "object"}, "outputSchema": {"type": "integer"}}]}"#;
+        let registry =
+            Arc::new(Registry::from_json_str(json, &Default::default()).expect("registry").registry);
+        let mut builder = crate::engine::testing::Builder::with_registry(Arc::clone(&registry));
+        let root = crate::analyze::hir::RegionId(0);
+        let call = builder.call(root, "counter", vec![]);
+        builder.result(root, call);
+        let (program, registry) = builder.finish();
+        let names: Arc<[String]> = registry.tools().map(|(_, t)| t.name.to_string()).collect();
+        let core =
+            RunCore::new(Arc::clone(&program), Arc::new(Plan::new(&program)), names, RunSettings::default());
+        let run = RunId::new("bad-output");
+        let journal = Arc::new(MemoryJournal::new());
+        let digest = sha256(&Value::Null);
+        journal
+            .create_run(&RunHeader {
+                run_id: run.clone(),
+                language_version: 1,
+                runtime_version: "test".into(),
+                source_digest: digest.to_string(),
+                registry_digest: digest.to_string(),
+                inputs_digest: digest.to_string(),
+                config_digest: digest.to_string(),
+                value_encoding_version: 1,
+                event_encoding_version: 1,
+            })
+            .await
+            .expect("create run");
+        let env = RunEnvironment {
+            run_id: run,
+            workflow: Arc::new(WorkflowIdentity {
+                source_digest: digest.clone(),
+                registry_digest: digest.clone(),
+                language_version: 1,
+            }),
+            registry,
+            journal,
+            executor: Arc::new(
+                ScriptedExecutor::from_json_str(r#"{"counter": [{"result": "seven"}]}"#).expect("fixtures"),
+            ),
+            observer: None,
+        };
+        match drive(core, env, Vec::new()).await.expect("journal works") {
+            Outcome::Failed(error) => {
+                assert_eq!(error.code, "TOOL_OUTPUT_SCHEMA_MISMATCH");
+                assert!(!error.retryable);
+                assert_eq!(error.tool.as_deref(), Some("counter"));
+            }
+            other => panic!("expected a failed run, got {other:?}"),
+        }
+    }
 }

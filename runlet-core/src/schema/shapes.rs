@@ -49,12 +49,18 @@ impl ShapeMap {
                 let properties = object
                     .properties
                     .iter()
-                    .map(|p| PropertyShape { name: p.name.clone(), shape: self.shape(arena, p.schema), required: p.required })
+                    .map(|p| PropertyShape {
+                        name: p.name.clone(),
+                        shape: self.shape(arena, p.schema),
+                        required: p.required,
+                    })
                     .collect();
                 let additional = object.additional.map(|a| self.shape(arena, a));
                 Shape::Object(ObjectShape::new(properties, additional))
             }
-            SchemaKind::Union(union) => Shape::Union(union.variants.iter().map(|&v| self.shape(arena, v)).collect()),
+            SchemaKind::Union(union) => {
+                Shape::Union(union.variants.iter().map(|&v| self.shape(arena, v)).collect())
+            }
             SchemaKind::Ref(def) => match arena.definition(*def).body {
                 Some(body) => {
                     let body = self.shape(arena, body);
@@ -89,22 +95,31 @@ mod tests {
         let number = arena.intern(Schema::public(SchemaKind::Number(Default::default())));
         let null = arena.intern(Schema::public(SchemaKind::Null));
         let optional_number = arena.union(&[number, null], 8).schema;
-        let list = arena
-            .intern(Schema::public(SchemaKind::List(ListSchema { items: number, length: Default::default() })));
+        let list = arena.intern(Schema::public(SchemaKind::List(ListSchema {
+            items: number,
+            length: Default::default(),
+        })));
         let object = arena.intern(Schema::public(SchemaKind::Object(ObjectSchema {
-            properties: vec![Property::new("xs", list, true), Property::new("n", optional_number, false)].into(),
+            properties: vec![Property::new("xs", list, true), Property::new("n", optional_number, false)]
+                .into(),
             additional: None,
         })));
         let mut map = ShapeMap::new();
         let target = map.shape(&arena, object);
         assert_eq!(map.shape(&arena, object), target, "each schema maps once");
         let value = crate::value::parse_json(r#"{"xs": [1, 2.5], "n": null}"#).expect("json");
-        let converted = convert(&value, &Labels::public(), target, map.shapes(), &ConversionLimits::default())
-            .expect("converts");
+        let converted =
+            convert(&value, &Labels::public(), target, map.shapes(), &ConversionLimits::default())
+                .expect("converts");
         assert_eq!(converted.rank, Rank::Structural);
-        assert_eq!(converted.value, crate::value::parse_json(r#"{"xs": [1.0, 2.5], "n": null}"#).expect("json"));
+        assert_eq!(
+            converted.value,
+            crate::value::parse_json(r#"{"xs": [1.0, 2.5], "n": null}"#).expect("json")
+        );
         let wrong = Value::from("x");
-        assert!(convert(&wrong, &Labels::public(), target, map.shapes(), &ConversionLimits::default()).is_err());
+        assert!(
+            convert(&wrong, &Labels::public(), target, map.shapes(), &ConversionLimits::default()).is_err()
+        );
     }
 
     #[test]
@@ -112,8 +127,10 @@ mod tests {
         let mut arena = SchemaArena::new();
         let def = arena.define("test/Node", "Node");
         let node_ref = arena.intern(Schema::public(SchemaKind::Ref(def)));
-        let children =
-            arena.intern(Schema::public(SchemaKind::List(ListSchema { items: node_ref, length: Default::default() })));
+        let children = arena.intern(Schema::public(SchemaKind::List(ListSchema {
+            items: node_ref,
+            length: Default::default(),
+        })));
         let body = arena.intern(Schema::public(SchemaKind::Object(ObjectSchema {
             properties: vec![Property::new("children", children, true)].into(),
             additional: None,
@@ -122,10 +139,13 @@ mod tests {
         let mut map = ShapeMap::new();
         let target = map.shape(&arena, node_ref);
         let value = crate::value::parse_json(r#"{"children": [{"children": []}]}"#).expect("json");
-        let converted = convert(&value, &Labels::public(), target, map.shapes(), &ConversionLimits::default())
-            .expect("converts");
+        let converted =
+            convert(&value, &Labels::public(), target, map.shapes(), &ConversionLimits::default())
+                .expect("converts");
         assert_eq!(converted.value, value);
         let bad = crate::value::parse_json(r#"{"children": [{"kids": []}]}"#).expect("json");
-        assert!(convert(&bad, &Labels::public(), target, map.shapes(), &ConversionLimits::default()).is_err());
+        assert!(
+            convert(&bad, &Labels::public(), target, map.shapes(), &ConversionLimits::default()).is_err()
+        );
     }
 }

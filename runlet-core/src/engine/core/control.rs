@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use super::state::{BoundaryState, Control, FoldState, LoopState, NodeIx, NodeState, Owner, ScopeIx, ScopeStatus};
+use super::state::{
+    BoundaryState, Control, FoldState, LoopState, NodeIx, NodeState, Owner, ScopeIx, ScopeStatus,
+};
 use super::{Effect, Outcome, RunCore};
 use crate::analyze::hir::{ExprKind, LogicalOp};
 use crate::diag::codes;
@@ -112,7 +114,9 @@ impl RunCore {
         }
         loop {
             let next = match &mut self.nodes[node.0 as usize].control {
-                Control::Loop(state) if state.active.len() < state.limit && state.next < state.items.len() => {
+                Control::Loop(state)
+                    if state.active.len() < state.limit && state.next < state.items.len() =>
+                {
                     state.next += 1;
                     (state.next - 1, state.items[state.next - 1].clone())
                 }
@@ -121,10 +125,18 @@ impl RunCore {
             let (index, value) = next;
             self.events.push(Event::IterationMaterialized { node: self.node_id(node), index });
             let attempt = self.attempt_of(scope);
-            let iteration =
-                self.enter(*body, Some(scope), Owner::Iteration(node, index), format!("i{index}"), attempt, vec![(*item, value)]);
+            let iteration = self.enter(
+                *body,
+                Some(scope),
+                Owner::Iteration(node, index),
+                format!("i{index}"),
+                attempt,
+                vec![(*item, value)],
+            );
             if let Control::Loop(state) = &mut self.nodes[node.0 as usize].control {
-                if state.results[index].is_none() && self.scopes[iteration.0 as usize].status == ScopeStatus::Active {
+                if state.results[index].is_none()
+                    && self.scopes[iteration.0 as usize].status == ScopeStatus::Active
+                {
                     state.active.push(iteration);
                 }
             }
@@ -306,7 +318,14 @@ impl RunCore {
         }
         let attempt = self.attempt_of(scope);
         let caught = Labelled::public(error.to_value());
-        self.enter(*catch, Some(scope), Owner::Catch(node), "catch".into(), attempt, vec![(*binding, caught)]);
+        self.enter(
+            *catch,
+            Some(scope),
+            Owner::Catch(node),
+            "catch".into(),
+            attempt,
+            vec![(*binding, caught)],
+        );
     }
 
     /// Cancels `scope` (if still active) and everything it owns.
@@ -325,7 +344,8 @@ impl RunCore {
             if state.is_terminal() {
                 continue;
             }
-            let is_call = matches!(self.program.expr(self.nodes[node.0 as usize].expr).kind, ExprKind::Call { .. });
+            let is_call =
+                matches!(self.program.expr(self.nodes[node.0 as usize].expr).kind, ExprKind::Call { .. });
             if state == NodeState::Running && is_call {
                 self.effects.push(Effect::Cancel(super::CallHandle(node.0)));
             }
@@ -343,9 +363,9 @@ impl RunCore {
 /// object or map in key order (spec §2.7).
 fn elements(collection: Labelled) -> Result<Vec<Labelled>, ValueError> {
     match collection.value() {
-        Value::List(list) => (0..list.len())
-            .map(|i| collection.index(&Labelled::public(Value::Int(i as i64))))
-            .collect(),
+        Value::List(list) => {
+            (0..list.len()).map(|i| collection.index(&Labelled::public(Value::Int(i as i64)))).collect()
+        }
         Value::Object(object) => object
             .entries()
             .iter()

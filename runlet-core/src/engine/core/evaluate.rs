@@ -24,7 +24,7 @@ impl RunCore {
         let program = Arc::clone(&self.program);
         let result: Result<Labelled, ValueError> = match &program.expr(expr).kind {
             ExprKind::Const(value) => Ok(Labelled::public(value.clone())),
-            ExprKind::Input(input) => Ok(self.inputs.get(input.index()).cloned().unwrap_or_else(|| null())),
+            ExprKind::Input(input) => Ok(self.inputs.get(input.index()).cloned().unwrap_or_else(null)),
             ExprKind::Binding(binding) => Ok(self.binding_value(scope, *binding)),
             ExprKind::Unary { op, operand } => self.value_of(scope, *operand).unary(*op),
             ExprKind::Binary { op, left, right } => {
@@ -68,7 +68,8 @@ impl RunCore {
                 return;
             }
             ExprKind::Call { tool, args } => {
-                let values: Vec<Value> = args.iter().map(|a| self.value_of(scope, *a).value().clone()).collect();
+                let values: Vec<Value> =
+                    args.iter().map(|a| self.value_of(scope, *a).value().clone()).collect();
                 match List::new(values) {
                     Ok(arguments) => self.dispatch(node, *tool, arguments),
                     Err(error) => self.fail_compute(node, &error),
@@ -102,12 +103,29 @@ impl RunCore {
         let node_id = self.node_id(node);
         let attempt = self.attempt_of(scope);
         self.events.push(Event::NodeReady { node: node_id.clone() });
-        self.events.push(Event::CallDispatchPrepared { node: node_id.clone(), tool: self.tool_name(tool), attempt });
-        self.effects.push(Effect::Dispatch(CallRequest { call: CallHandle(node.0), tool, arguments, node_id, attempt }));
+        self.events.push(Event::CallDispatchPrepared {
+            node: node_id.clone(),
+            tool: self.tool_name(tool),
+            attempt,
+        });
+        self.effects.push(Effect::Dispatch(CallRequest {
+            call: CallHandle(node.0),
+            tool,
+            arguments,
+            node_id,
+            attempt,
+        }));
     }
 
     /// The error a `fail(code, message[, details])` raises: never retryable (spec §2.7.3).
-    fn raised(&self, node: NodeIx, scope: ScopeIx, code: ExprId, message: ExprId, details: Option<ExprId>) -> RunError {
+    fn raised(
+        &self,
+        node: NodeIx,
+        scope: ScopeIx,
+        code: ExprId,
+        message: ExprId,
+        details: Option<ExprId>,
+    ) -> RunError {
         let text = |expr: ExprId| match self.value_of(scope, expr).value() {
             Value::String(text) => text.to_string(),
             other => crate::value::scalar_text(other).unwrap_or_default(),

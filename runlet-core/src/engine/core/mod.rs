@@ -4,6 +4,8 @@
 mod control;
 mod evaluate;
 mod state;
+#[cfg(test)]
+mod tests;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -50,9 +52,17 @@ pub struct CallRequest {
 #[derive(Debug, Clone)]
 pub enum Input {
     /// Host inputs, indexed like `Program::inputs`, already validated.
-    Start { inputs: Vec<Labelled> },
-    ToolCompleted { call: CallHandle, value: Labelled },
-    ToolFailed { call: CallHandle, error: ToolError },
+    Start {
+        inputs: Vec<Labelled>,
+    },
+    ToolCompleted {
+        call: CallHandle,
+        value: Labelled,
+    },
+    ToolFailed {
+        call: CallHandle,
+        error: ToolError,
+    },
     CancelRequested,
 }
 
@@ -94,7 +104,12 @@ pub struct RunCore {
 }
 
 impl RunCore {
-    pub fn new(program: Arc<Program>, plan: Arc<Plan>, tool_names: Arc<[String]>, settings: RunSettings) -> RunCore {
+    pub fn new(
+        program: Arc<Program>,
+        plan: Arc<Plan>,
+        tool_names: Arc<[String]>,
+        settings: RunSettings,
+    ) -> RunCore {
         RunCore {
             program,
             plan,
