@@ -5,26 +5,120 @@
 use serde::{Deserialize, Serialize};
 
 use crate::diag::{Code, codes};
+use crate::engine::executor::ToolError;
 use crate::journal::{Envelope, EnvelopeError};
+use crate::value::{Value, rcve};
 
 /// One recorded transition. `node` is the public node id (spec §4.2).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Event {
-    RunCreated,
-    NodeReady { node: String },
-    CallDispatchPrepared { node: String, tool: String, attempt: u32 },
-    NodeSucceeded { node: String },
-    NodeFailed { node: String, code: String },
-    NodeCancelled { node: String },
-    BranchSelected { node: String, arm: Arm },
-    LoopCollectionResolved { node: String, items: usize },
-    IterationMaterialized { node: String, index: usize },
-    BoundaryAttemptStarted { node: String, attempt: u32 },
-    BoundaryRetryScheduled { node: String, attempt: u32 },
-    CatchSelected { node: String },
+    /// The run started with these host inputs (RCVE of their list, in `Program::inputs` order).
+    RunCreated {
+        #[serde(with = "serde_bytes")]
+        inputs: Vec<u8>,
+    },
+    NodeReady {
+        node: String,
+    },
+    CallDispatchPrepared {
+        node: String,
+        tool: String,
+        attempt: u32,
+    },
+    NodeSucceeded {
+        node: String,
+    },
+    /// A tool answered: the output's RCVE bytes. Replay feeds these back instead of calling.
+    CallCompleted {
+        node: String,
+        #[serde(with = "serde_bytes")]
+        output: Vec<u8>,
+    },
+    /// A tool failed with this error.
+    CallFailed {
+        node: String,
+        error: RecordedToolError,
+    },
+    /// A tool answered after its node was cancelled: evidence only (spec §4.6).
+    OrphanedCompletion {
+        node: String,
+    },
+    NodeFailed {
+        node: String,
+        code: String,
+    },
+    NodeCancelled {
+        node: String,
+    },
+    /// The host asked to cancel the run; the cancellations it causes follow.
+    CancellationRequested,
+    BranchSelected {
+        node: String,
+        arm: Arm,
+    },
+    LoopCollectionResolved {
+        node: String,
+        items: usize,
+    },
+    IterationMaterialized {
+        node: String,
+        index: usize,
+    },
+    BoundaryAttemptStarted {
+        node: String,
+        attempt: u32,
+    },
+    BoundaryRetryScheduled {
+        node: String,
+        attempt: u32,
+    },
+    CatchSelected {
+        node: String,
+    },
     RunSucceeded,
-    RunFailed { code: String },
+    RunFailed {
+        code: String,
+    },
     RunCancelled,
+}
+
+/// A tool error as the journal keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedToolError {
+    pub code: String,
+    pub message: String,
+    pub retryable: bool,
+    pub retry_after_ms: Option<u64>,
+    /// RCVE of the details object.
+    #[serde(with = "serde_bytes")]
+    pub details: Vec<u8>,
+    pub uncertain: bool,
+}
+
+impl From<&ToolError> for RecordedToolError {
+    fn from(error: &ToolError) -> Self {
+        RecordedToolError {
+            code: error.code.clone(),
+            message: error.message.clone(),
+            retryable: error.retryable,
+            retry_after_ms: error.retry_after.map(|d| d.as_millis().min(u128::from(u64::MAX)) as u64),
+            details: rcve::encode(&Value::Object(error.details.clone())),
+            uncertain: error.uncertain,
+        }
+    }
+}
+
+impl RecordedToolError {
+    /// The tool error again, or `None` when the recorded details are not an RCVE object.
+    pub fn to_tool_error(&self) -> Option<ToolError> {
+        let Ok(Value::Object(details)) = rcve::decode(&self.details) else { return None };
+        let mut error = ToolError::new(self.code.clone(), self.message.clone())
+            .with_details(details)
+            .with_uncertain(self.uncertain);
+        error.retryable = self.retryable;
+        error.retry_after = self.retry_after_ms.map(std::time::Duration::from_millis);
+        Some(error)
+    }
 }
 
 /// Which alternative a conditional or `and`/`or` took.
@@ -60,7 +154,7 @@ impl EventDecodeError {
 }
 
 /// Every kind, in the order of their stable kind numbers (1-based); new kinds are appended.
-const KINDS: [&str; 15] = [
+const KINDS: [&str; 19] = [
     "RunCreated",
     "NodeReady",
     "CallDispatchPrepared",
@@ -76,6 +170,10 @@ const KINDS: [&str; 15] = [
     "RunSucceeded",
     "RunFailed",
     "RunCancelled",
+    "CallCompleted",
+    "CallFailed",
+    "OrphanedCompletion",
+    "CancellationRequested",
 ];
 
 impl Event {
@@ -113,12 +211,16 @@ impl Event {
     /// The event's name, as `--events` files and observers show it.
     pub fn kind(&self) -> &'static str {
         match self {
-            Event::RunCreated => "RunCreated",
+            Event::RunCreated { .. } => "RunCreated",
             Event::NodeReady { .. } => "NodeReady",
             Event::CallDispatchPrepared { .. } => "CallDispatchPrepared",
             Event::NodeSucceeded { .. } => "NodeSucceeded",
+            Event::CallCompleted { .. } => "CallCompleted",
+            Event::CallFailed { .. } => "CallFailed",
+            Event::OrphanedCompletion { .. } => "OrphanedCompletion",
             Event::NodeFailed { .. } => "NodeFailed",
             Event::NodeCancelled { .. } => "NodeCancelled",
+            Event::CancellationRequested => "CancellationRequested",
             Event::BranchSelected { .. } => "BranchSelected",
             Event::LoopCollectionResolved { .. } => "LoopCollectionResolved",
             Event::IterationMaterialized { .. } => "IterationMaterialized",
@@ -139,7 +241,7 @@ mod tests {
     fn every_kind() -> Vec<Event> {
         let node = || "let:x/value#00".to_owned();
         vec![
-            Event::RunCreated,
+            Event::RunCreated { inputs: vec![0x30, 0x00] },
             Event::NodeReady { node: node() },
             Event::CallDispatchPrepared { node: node(), tool: "crm.customer".into(), attempt: 2 },
             Event::NodeSucceeded { node: node() },
@@ -154,6 +256,20 @@ mod tests {
             Event::RunSucceeded,
             Event::RunFailed { code: "RL5102".into() },
             Event::RunCancelled,
+            Event::CallCompleted { node: node(), output: vec![0x10, 0x02] },
+            Event::CallFailed {
+                node: node(),
+                error: RecordedToolError {
+                    code: "RATE_LIMITED".into(),
+                    message: "slow down".into(),
+                    retryable: true,
+                    retry_after_ms: Some(250),
+                    details: vec![0x31, 0x00],
+                    uncertain: false,
+                },
+            },
+            Event::OrphanedCompletion { node: node() },
+            Event::CancellationRequested,
         ]
     }
 
@@ -169,12 +285,12 @@ mod tests {
 
     #[test]
     fn unknown_kinds_and_mismatched_payloads_are_errors() {
-        let payload = rmp_serde::to_vec_named(&Event::RunCreated).expect("encode");
+        let payload = rmp_serde::to_vec_named(&Event::RunCancelled).expect("encode");
         let future = Envelope { seq: 1, kind: 999, payload: payload.clone() }.encode();
         assert!(matches!(Event::decode(&future), Err(EventDecodeError::UnknownKind { kind: 999, .. })));
-        let mislabelled = Envelope { seq: 1, kind: 13, payload }.encode();
+        let mislabelled = Envelope { seq: 1, kind: 1, payload }.encode();
         assert!(matches!(Event::decode(&mislabelled), Err(EventDecodeError::Payload { .. })));
-        let garbage = Envelope { seq: 1, kind: 1, payload: vec![0xc1] }.encode();
+        let garbage = Envelope { seq: 1, kind: 2, payload: vec![0xc1] }.encode();
         assert!(matches!(Event::decode(&garbage), Err(EventDecodeError::Payload { .. })));
     }
 }

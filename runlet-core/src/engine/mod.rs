@@ -8,6 +8,7 @@ mod executor;
 mod fixture_file;
 mod identity;
 pub mod plan;
+mod replay;
 mod scripted;
 mod shell;
 #[cfg(test)]
@@ -22,5 +23,6 @@ pub use executor::{
 pub use fixture_file::{FixtureAnswer, FixtureCase, FixtureError, ToolFixtures};
 pub use identity::{DispatchId, IdParseError, OperationComponents, OperationId, WorkflowIdentity};
 pub use plan::Plan;
+pub use replay::{ReplayError, Resumed, replay};
 pub use scripted::{CaseUsage, ScriptedExecutor};
 pub use shell::{RunEnvironment, drive};

@@ -261,7 +261,7 @@ mod tests {
             journaled.iter().enumerate().all(|(i, (seq, _))| *seq == i as u64 + 1),
             "sequence has no gap"
         );
-        assert_eq!(journaled.first().map(|(_, e)| e), Some(&Event::RunCreated));
+        assert!(matches!(journaled.first(), Some((_, Event::RunCreated { .. }))));
         assert_eq!(journaled.last().map(|(_, e)| e), Some(&Event::RunSucceeded));
         let dispatched =
             journaled.iter().filter(|(_, e)| matches!(e, Event::CallDispatchPrepared { .. })).count();

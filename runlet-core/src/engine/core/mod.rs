@@ -12,11 +12,11 @@ use std::sync::Arc;
 
 use crate::analyze::hir::{BindingKind, ExprId, ExprKind, Program, RegionId};
 use crate::engine::error::RunError;
-use crate::engine::event::Event;
+use crate::engine::event::{Event, RecordedToolError};
 use crate::engine::executor::ToolError;
 use crate::engine::plan::{Plan, operands};
 use crate::schema::ToolId;
-use crate::value::{Labelled, List, Value};
+use crate::value::{Labelled, List, Value, rcve};
 
 use state::{Control, Node, NodeIx, NodeState, Owner, Role, Scope, ScopeIx, ScopeStatus};
 
@@ -157,8 +157,10 @@ impl RunCore {
         if !self.scopes.is_empty() {
             return;
         }
+        let values: Vec<Value> = inputs.iter().map(|i| i.value().clone()).collect();
+        let recorded = List::new(values).map(|l| rcve::encode(&Value::List(l))).unwrap_or_default();
         self.inputs = inputs;
-        self.events.push(Event::RunCreated);
+        self.events.push(Event::RunCreated { inputs: recorded });
         let root = self.program.root;
         self.enter(root, None, Owner::Run, String::new(), 0, Vec::new());
     }
@@ -166,9 +168,19 @@ impl RunCore {
     fn call_answered(&mut self, call: CallHandle, answer: Result<Labelled, ToolError>) {
         let node = NodeIx(call.0);
         let Some(entry) = self.nodes.get(node.0 as usize) else { return };
-        if entry.state != NodeState::Running {
+        let is_call = matches!(self.program.expr(entry.expr).kind, ExprKind::Call { .. });
+        if !is_call || entry.state == NodeState::Waiting {
             return;
         }
+        let id = self.node_id(node);
+        if entry.state != NodeState::Running {
+            self.events.push(Event::OrphanedCompletion { node: id });
+            return;
+        }
+        self.events.push(match &answer {
+            Ok(value) => Event::CallCompleted { node: id, output: rcve::encode(value.value()) },
+            Err(error) => Event::CallFailed { node: id, error: RecordedToolError::from(error) },
+        });
         match answer {
             Ok(value) => self.succeed(node, value),
             Err(error) => {
@@ -179,6 +191,7 @@ impl RunCore {
     }
 
     fn cancel_run(&mut self) {
+        self.events.push(Event::CancellationRequested);
         if let Some(root) = self.scopes.first().map(|_| ScopeIx(0)) {
             self.cancel_scope(root);
         }

@@ -31,10 +31,29 @@ struct Trace {
 /// Runs `program` to its end, answering in-flight calls in an order drawn from `seed`, and checks
 /// the invariants after every reaction.
 fn simulate(program: &Arc<Program>, registry: &Arc<Registry>, oracle: &Oracle, seed: u64) -> Trace {
+    let start = Some(Input::Start { inputs: Vec::new() });
+    continue_run(fresh_core(program, registry), Vec::new(), start, registry, oracle, seed)
+}
+
+fn tool_names(registry: &Registry) -> Arc<[String]> {
+    registry.tools().map(|(_, t)| t.name.to_string()).collect()
+}
+
+fn fresh_core(program: &Arc<Program>, registry: &Registry) -> RunCore {
     let plan = Arc::new(Plan::new(program));
-    let names: Arc<[String]> = registry.tools().map(|(_, t)| t.name.to_string()).collect();
-    let mut core =
-        RunCore::new(Arc::clone(program), plan, Arc::clone(&names), RunSettings { default_loop_limit: 3 });
+    RunCore::new(Arc::clone(program), plan, tool_names(registry), RunSettings { default_loop_limit: 3 })
+}
+
+/// Drives `core` from `first` (or, without one, by answering `in_flight`) to the run's end.
+fn continue_run(
+    mut core: RunCore,
+    mut in_flight: Vec<CallRequest>,
+    first: Option<Input>,
+    registry: &Registry,
+    oracle: &Oracle,
+    seed: u64,
+) -> Trace {
+    let names = tool_names(registry);
     let mut state = seed | 1;
     let mut random = move |n: usize| {
         state ^= state << 13;
@@ -42,11 +61,21 @@ fn simulate(program: &Arc<Program>, registry: &Arc<Registry>, oracle: &Oracle, s
         state ^= state << 17;
         (state % n as u64) as usize
     };
-    let mut in_flight: Vec<CallRequest> = Vec::new();
     let mut trace =
         Trace { outcome: Outcome::Cancelled, events: Vec::new(), dispatched: Vec::new(), peak_iterations: 0 };
-    let mut input = Input::Start { inputs: Vec::new() };
+    let mut next = first;
     for _ in 0..10_000 {
+        let input = match next.take() {
+            Some(input) => input,
+            None => {
+                assert!(!in_flight.is_empty(), "the run is stuck: nothing in flight and not finished");
+                let request = in_flight.swap_remove(random(in_flight.len()));
+                match oracle(&names[request.tool.index()], &request.arguments, request.attempt) {
+                    Ok(value) => Input::ToolCompleted { call: request.call, value: Labelled::public(value) },
+                    Err(error) => Input::ToolFailed { call: request.call, error },
+                }
+            }
+        };
         let effects = core.react(input);
         let mut appended = false;
         for effect in effects {
@@ -69,13 +98,6 @@ fn simulate(program: &Arc<Program>, registry: &Arc<Registry>, oracle: &Oracle, s
             }
         }
         check_invariants(&core, &mut trace);
-        assert!(!in_flight.is_empty(), "the run is stuck: nothing in flight and not finished");
-        let request = in_flight.swap_remove(random(in_flight.len()));
-        let name = &names[request.tool.index()];
-        input = match oracle(name, &request.arguments, request.attempt) {
-            Ok(value) => Input::ToolCompleted { call: request.call, value: Labelled::public(value) },
-            Err(error) => Input::ToolFailed { call: request.call, error },
-        };
     }
     panic!("the run did not finish within 10,000 reactions");
 }
@@ -301,4 +323,93 @@ fn the_same_completion_order_yields_the_same_events() {
         .map(|seed| (simulate(&program, &registry, &scored_loop_oracle, seed).events.len(), ()))
         .collect();
     assert!(!distinct.is_empty());
+}
+
+/// Every program of this file with an oracle that answers it.
+fn corpus() -> Vec<((Arc<Program>, Arc<Registry>), Box<Oracle>)> {
+    vec![
+        (appendix_b(), Box::new(appendix_b_oracle)),
+        (scored_loop(Some(2)), Box::new(scored_loop_oracle)),
+        (scored_loop(None), Box::new(scored_loop_oracle)),
+        (
+            retried_boundary(),
+            Box::new(|_: &str, _: &List, attempt: u32| {
+                if attempt < 2 {
+                    Err(ToolError::retryable("RATE_LIMITED", "slow down"))
+                } else {
+                    Ok(Value::from("ok"))
+                }
+            }),
+        ),
+        (
+            lazy_branch(),
+            Box::new(|tool: &str, _: &List, _: u32| {
+                Ok(if tool == "check" { Value::Bool(true) } else { Value::from(tool) })
+            }),
+        ),
+    ]
+}
+
+#[test]
+fn replaying_a_journal_regenerates_it_exactly() {
+    for ((program, registry), oracle) in corpus() {
+        for seed in 0..16 {
+            let trace = simulate(&program, &registry, &*oracle, seed);
+            let resumed = crate::engine::replay(fresh_core(&program, &registry), &trace.events)
+                .expect("replay matches");
+            assert!(resumed.in_flight.is_empty());
+            let (Some(Outcome::Succeeded(replayed)), Outcome::Succeeded(original)) =
+                (&resumed.outcome, &trace.outcome)
+            else {
+                panic!("expected both runs to succeed");
+            };
+            assert_eq!(replayed.value(), original.value());
+        }
+    }
+}
+
+#[test]
+fn a_run_resumes_from_any_committed_prefix_without_repeating_answered_calls() {
+    for ((program, registry), oracle) in corpus() {
+        let trace = simulate(&program, &registry, &*oracle, 3);
+        let cuts: Vec<usize> = trace
+            .events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches!(e, Event::CallCompleted { .. } | Event::CallFailed { .. }))
+            .map(|(i, _)| i)
+            .collect();
+        for cut in cuts {
+            let prefix = &trace.events[..cut];
+            let resumed =
+                crate::engine::replay(fresh_core(&program, &registry), prefix).expect("prefix replays");
+            let prepared = prefix.iter().filter(|e| matches!(e, Event::CallDispatchPrepared { .. })).count();
+            let rest = continue_run(resumed.core, resumed.in_flight, None, &registry, &*oracle, 5);
+            assert_eq!(
+                prepared + rest.dispatched.len(),
+                trace.dispatched.len(),
+                "resuming repeated or lost a call"
+            );
+            assert_eq!(value_of(&rest.outcome), value_of(&trace.outcome));
+        }
+    }
+}
+
+#[test]
+fn a_journal_that_disagrees_with_the_program_is_a_determinism_violation() {
+    let (program, registry) = lazy_branch();
+    let oracle = |tool: &str, _: &List, _: u32| {
+        Ok(if tool == "check" { Value::Bool(true) } else { Value::from(tool) })
+    };
+    let mut events = simulate(&program, &registry, &oracle, 1).events;
+    let selected = events.iter().position(|e| matches!(e, Event::BranchSelected { .. })).expect("a branch");
+    if let Event::BranchSelected { arm, .. } = &mut events[selected] {
+        *arm = crate::engine::event::Arm::Else;
+    }
+    let error = crate::engine::replay(fresh_core(&program, &registry), &events).expect_err("diverges");
+    assert!(
+        matches!(error, crate::engine::ReplayError::Diverged { seq, .. } if seq == selected as u64 + 1),
+        "{error:?}"
+    );
+    assert_eq!(error.code().to_string(), "RL7108");
 }
