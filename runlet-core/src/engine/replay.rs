@@ -22,7 +22,7 @@ pub struct Resumed {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ReplayError {
     #[error("journal record {seq} is {journal:?}, but replay produced {replayed:?}")]
-    Diverged { seq: u64, journal: Option<Event>, replayed: Option<Event> },
+    Diverged { seq: u64, journal: Box<Option<Event>>, replayed: Box<Option<Event>> },
     #[error("journal record {seq} answers `{node}`, which replay never dispatched")]
     UnknownCall { seq: u64, node: String },
     #[error("journal record {seq} holds bytes that are not a canonical value: {reason}")]
@@ -123,6 +123,12 @@ fn recorded_input(
             Input::ToolCompleted { call: call(node)?, value: Labelled::public(Value::Null) }
         }
         Event::CancellationRequested => Input::CancelRequested,
-        other => return Err(ReplayError::Diverged { seq, journal: Some(other.clone()), replayed: None }),
+        other => {
+            return Err(ReplayError::Diverged {
+                seq,
+                journal: Box::new(Some(other.clone())),
+                replayed: Box::new(None),
+            });
+        }
     })
 }
