@@ -54,8 +54,8 @@ pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayErro
                             let seq = position as u64 + 1;
                             return Err(ReplayError::Diverged {
                                 seq,
-                                journal: journal.cloned(),
-                                replayed: Some(replayed),
+                                journal: Box::new(journal.cloned()),
+                                replayed: Box::new(Some(replayed)),
                             });
                         }
                         position += 1;
