@@ -326,7 +326,10 @@ fn the_same_completion_order_yields_the_same_events() {
 }
 
 /// Every program of this file with an oracle that answers it.
-fn corpus() -> Vec<((Arc<Program>, Arc<Registry>), Box<Oracle>)> {
+/// A hand-built program and the registry its calls name.
+type Compiled = (Arc<Program>, Arc<Registry>);
+
+fn corpus() -> Vec<(Compiled, Box<Oracle>)> {
     vec![
         (appendix_b(), Box::new(appendix_b_oracle)),
         (scored_loop(Some(2)), Box::new(scored_loop_oracle)),
