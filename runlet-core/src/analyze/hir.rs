@@ -250,6 +250,62 @@ pub enum ExprKind {
     },
 }
 
+impl ExprKind {
+    /// The expressions this one evaluates directly, and the regions it owns, in source order.
+    pub fn parts(&self) -> (Vec<ExprId>, Vec<RegionId>) {
+        match self {
+            ExprKind::Const(_) | ExprKind::Input(_) | ExprKind::Binding(_) => (Vec::new(), Vec::new()),
+            ExprKind::Call { args, .. } => (args.clone(), Vec::new()),
+            ExprKind::Unary { operand, .. } => (vec![*operand], Vec::new()),
+            ExprKind::Binary { left, right, .. } => (vec![*left, *right], Vec::new()),
+            ExprKind::Logical { left, right, .. } => (vec![*left], vec![*right]),
+            ExprKind::Conditional { condition, then, otherwise } => {
+                (vec![*condition], vec![*then, *otherwise])
+            }
+            ExprKind::List(items) => (items.clone(), Vec::new()),
+            ExprKind::Object(entries) => {
+                let parts = entries
+                    .iter()
+                    .flat_map(|entry| match entry {
+                        ObjectEntry::Static { value, .. } => vec![*value],
+                        ObjectEntry::Computed { key, value } => vec![*key, *value],
+                    })
+                    .collect();
+                (parts, Vec::new())
+            }
+            ExprKind::Project { target, key: ProjectKey::Field(_) } => (vec![*target], Vec::new()),
+            ExprKind::Project { target, key: ProjectKey::Index(index) } => {
+                (vec![*target, *index], Vec::new())
+            }
+            ExprKind::Convert { value, .. } | ExprKind::ExpectBoolean(value) => (vec![*value], Vec::new()),
+            ExprKind::For { collection, body, .. } => (vec![*collection], vec![*body]),
+            ExprKind::Fold { init, collection, body, .. } => (vec![*init, *collection], vec![*body]),
+            ExprKind::Boundary { body, catch, .. } => (Vec::new(), vec![*body, *catch]),
+            ExprKind::Fail { code, message, details } => {
+                let mut parts = vec![*code, *message];
+                parts.extend(*details);
+                (parts, Vec::new())
+            }
+        }
+    }
+}
+
+impl Region {
+    /// The expressions the region evaluates directly: step values, skip conditions, the result.
+    pub fn parts(&self) -> Vec<ExprId> {
+        let mut parts: Vec<ExprId> = self
+            .steps
+            .iter()
+            .filter_map(|step| match step {
+                Step::Let { value, .. } => Some(*value),
+                Step::Skip { condition, .. } => *condition,
+            })
+            .collect();
+        parts.push(self.result);
+        parts
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogicalOp {
     And,

@@ -1,0 +1,6 @@
+//! Tests of the analyzer: golden diagnostics for every code it reports, fixes that make progress,
+//! HIR of the spec's programs, conversion and inference matrices, bounds, and robustness.
+
+mod cases;
+mod catalogue;
+mod support;
