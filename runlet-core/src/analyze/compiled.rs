@@ -54,6 +54,11 @@ impl CompiledProgram {
     pub fn program(&self) -> &Program {
         &self.program
     }
+
+    /// The analyzed program, shared (runs hold it for their whole life).
+    pub fn shared_program(&self) -> Arc<Program> {
+        Arc::clone(&self.program)
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ mod fixture_file;
 mod identity;
 pub mod plan;
 mod replay;
+mod runtime;
 mod scripted;
 mod shell;
 #[cfg(test)]
@@ -24,5 +25,6 @@ pub use fixture_file::{FixtureAnswer, FixtureCase, FixtureError, ToolFixtures};
 pub use identity::{DispatchId, IdParseError, OperationComponents, OperationId, WorkflowIdentity};
 pub use plan::Plan;
 pub use replay::{ReplayError, Resumed, replay};
+pub use runtime::{BuildError, Executable, RunHandle, Runtime, RuntimeBuilder, StartError};
 pub use scripted::{CaseUsage, ScriptedExecutor};
 pub use shell::{RunEnvironment, drive};

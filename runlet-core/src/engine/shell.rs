@@ -26,6 +26,8 @@ pub struct RunEnvironment {
     pub executor: Arc<dyn ToolExecutor>,
     /// Receives every committed event with its sequence number, in order.
     pub observer: Option<mpsc::UnboundedSender<(u64, Event)>>,
+    /// Fired by the host to cancel the run.
+    pub cancel: CancellationToken,
 }
 
 impl std::fmt::Debug for RunEnvironment {
@@ -45,12 +47,20 @@ pub async fn drive(
     let mut tokens: BTreeMap<CallHandle, CancellationToken> = BTreeMap::new();
     let mut last_seq = 0u64;
     let mut next = Some(Input::Start { inputs });
+    let mut cancel_sent = false;
     loop {
         let input = match next.take() {
             Some(input) => input,
-            None => match incoming.recv().await {
-                Some(input) => input,
-                None => return Ok(Outcome::Cancelled),
+            None => tokio::select! {
+                biased;
+                _ = env.cancel.cancelled(), if !cancel_sent => {
+                    cancel_sent = true;
+                    Input::CancelRequested
+                }
+                answer = incoming.recv() => match answer {
+                    Some(input) => input,
+                    None => return Ok(Outcome::Cancelled),
+                },
             },
         };
         if let Input::ToolCompleted { call, .. } | Input::ToolFailed { call, .. } = &input {
@@ -237,6 +247,7 @@ mod tests {
             journal: journal.clone(),
             executor: Arc::new(executor),
             observer: Some(observer),
+            cancel: CancellationToken::new(),
         };
         let outcome = drive(core, env, Vec::new()).await.expect("journal works");
         match outcome {
@@ -311,6 +322,7 @@ mod tests {
                 ScriptedExecutor::from_json_str(r#"{"counter": [{"result": "seven"}]}"#).expect("fixtures"),
             ),
             observer: None,
+            cancel: CancellationToken::new(),
         };
         match drive(core, env, Vec::new()).await.expect("journal works") {
             Outcome::Failed(error) => {
