@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::input::{read_source, usage_error};
+use crate::input::{read_text, usage_error};
 use crate::report::{Format, print_diagnostics};
 
 #[derive(Debug, clap::Args)]
@@ -23,7 +23,7 @@ pub struct Args {
 pub fn run(args: &Args) -> ExitCode {
     let mut failed = false;
     for path in &args.files {
-        let file = match read_source(path) {
+        let file = match read_text(path) {
             Ok(file) => file,
             Err(status) => return status,
         };

@@ -6,6 +6,7 @@ mod explain;
 mod fmt;
 mod heal;
 mod input;
+mod registry;
 mod report;
 
 use std::process::ExitCode;
@@ -21,7 +22,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Parse a program and print its diagnostics.
+    /// Parse and analyze a program against a registry and print its diagnostics.
     Check(check::Args),
     /// Print source in canonical layout, or check or rewrite it.
     Fmt(fmt::Args),

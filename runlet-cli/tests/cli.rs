@@ -1,5 +1,5 @@
 //! End-to-end tests of the `runlet` binary: exit statuses and output shapes of INTERFACES.md §4
-//! for `check`, `fmt`, `heal` and `explain`.
+//! for `check` (with registries and inputs), `fmt`, `heal` and `explain`.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -36,6 +36,21 @@ impl Drop for Scratch {
 }
 
 const VALID: &str = "customer = crm.customer(customer_id)\nreturn customer.email\n";
+/// A registry with the tools `MISSING_LOOP_RETURN` calls, for checking it once healed.
+const TOOLS_REGISTRY: &str = r#"{"tools": [
+  {"name": "tools.list", "outputSchema": {"type": "array", "items": {"type": "string"}}, "execution": "pure"},
+  {"name": "tools.score", "params": [{"name": "item", "schema": {"type": "string"}}], "outputSchema": {"type": "number"}, "execution": "pure"}
+]}"#;
+
+/// A file of the repository's `examples/` directory.
+fn example(relative: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples")
+        .join(relative)
+        .to_str()
+        .expect("UTF-8 path")
+        .to_owned()
+}
 const MISSING_LOOP_RETURN: &str = "xs = tools.list()\nys = for x in xs {\n    tools.score(x)\n}\nreturn ys\n";
 
 #[test]
@@ -49,7 +64,8 @@ fn explain_prints_a_known_code_and_rejects_an_unknown_one() {
 #[test]
 fn check_exit_status_follows_errors() {
     let ok = Scratch::new("ok.run", VALID);
-    let output = runlet(&["check", ok.path()]);
+    let registry = example("appendix-a/registry.json");
+    let output = runlet(&["check", ok.path(), "--registry", &registry]);
     assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
     let bad = Scratch::new("bad.run", MISSING_LOOP_RETURN);
     assert_eq!(runlet(&["check", bad.path()]).status.code(), Some(1));
@@ -113,7 +129,9 @@ fn heal_inserts_the_missing_return_and_reports_it() {
     );
     assert_eq!(healed["notes"][0]["code"], "RL1017");
     let check = Scratch::new("healed.run", healed["source"].as_str().expect("source"));
-    assert_eq!(runlet(&["check", check.path()]).status.code(), Some(0));
+    let registry = Scratch::new("tools.json", TOOLS_REGISTRY);
+    let output = runlet(&["check", check.path(), "--registry", registry.path()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
 }
 
 #[test]
@@ -128,4 +146,90 @@ fn heal_leaves_a_valid_program_unchanged() {
 fn heal_fails_when_no_insertion_repairs_it() {
     let hopeless = Scratch::new("hopeless.run", "x = = =\n");
     assert_eq!(runlet(&["heal", hopeless.path()]).status.code(), Some(1));
+}
+
+#[test]
+fn the_spec_appendix_programs_check_clean_against_their_registries() {
+    for (program, registry, inputs) in [
+        ("appendix-a/main.run", "appendix-a/registry.json", Some("appendix-a/inputs.json")),
+        ("appendix-b/main.run", "appendix-b/registry.json", None),
+    ] {
+        let (program, registry) = (example(program), example(registry));
+        let mut args = vec!["check".to_owned(), program.clone(), "--registry".to_owned(), registry];
+        if let Some(inputs) = inputs {
+            args.extend(["--inputs".to_owned(), example(inputs)]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = runlet(&args);
+        assert_eq!(output.status.code(), Some(0), "{program}:\n{}", stdout(&output));
+        assert!(stdout(&output).contains("no problems found"), "{}", stdout(&output));
+    }
+}
+
+#[test]
+fn check_without_a_registry_knows_no_tool() {
+    let ok = Scratch::new("no-registry.run", VALID);
+    let output = runlet(&["check", ok.path(), "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("one JSON object");
+    let codes: Vec<&str> =
+        report["diagnostics"].as_array().expect("list").iter().filter_map(|d| d["code"].as_str()).collect();
+    assert_eq!(codes, ["RL2102", "RL2101"], "{report}");
+}
+
+#[test]
+fn check_reports_analysis_diagnostics_with_fixes_as_json() {
+    let typo = Scratch::new("typo.run", "customer = crm.customer(customer_id)\nreturn customer.emali\n");
+    let registry = example("appendix-a/registry.json");
+    let output = runlet(&["check", typo.path(), "--registry", &registry, "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("one JSON object");
+    let first = &report["diagnostics"][0];
+    assert_eq!(first["code"], "RL2103");
+    assert_eq!(first["fixes"][0]["edits"][0]["replacement"], "email");
+    assert_eq!(first["fixes"][0]["applicability"], "machine_applicable");
+}
+
+#[test]
+fn check_infers_input_schemas_from_values() {
+    let program = Scratch::new("inputs.run", "return order.total + 1\n");
+    let inputs = Scratch::new("inputs.json", r#"{"order": {"id": "o-1", "total": 12.5}}"#);
+    let output = runlet(&["check", program.path(), "--inputs", inputs.path()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    let wrong = Scratch::new("inputs-wrong.run", "return order.totl\n");
+    let output = runlet(&["check", wrong.path(), "--inputs", inputs.path()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).contains("RL2103"), "{}", stdout(&output));
+}
+
+#[test]
+fn a_registry_with_errors_is_a_usage_error_shown_in_the_registry_file() {
+    let program = Scratch::new("bad-registry.run", VALID);
+    let registry = Scratch::new(
+        "bad-registry.json",
+        r#"{"tools": [{"name": "crm.customer", "execution": "sometimes"}]}"#,
+    );
+    let output = runlet(&["check", program.path(), "--registry", registry.path()]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = stdout(&output);
+    assert!(text.contains("RL8006") && text.contains("bad-registry.json"), "{text}");
+    let not_json = Scratch::new("not-json.json", "{ tools: ");
+    assert_eq!(runlet(&["check", program.path(), "--registry", not_json.path()]).status.code(), Some(2));
+}
+
+#[test]
+fn bad_inputs_are_usage_errors() {
+    let program = Scratch::new("bad-inputs.run", VALID);
+    let registry = example("appendix-a/registry.json");
+    for (name, text) in [
+        ("inputs-not-json.json", "{"),
+        ("inputs-not-object.json", "[1]"),
+        ("inputs-root.json", r#"{"crm": 1}"#),
+        ("inputs-reserved.json", r#"{"return": 1}"#),
+        ("inputs-mismatch.json", r#"{"customer_id": 42}"#),
+    ] {
+        let inputs = Scratch::new(name, text);
+        let output = runlet(&["check", program.path(), "--registry", &registry, "--inputs", inputs.path()]);
+        assert_eq!(output.status.code(), Some(2), "{name}: {}", String::from_utf8_lossy(&output.stderr));
+    }
 }

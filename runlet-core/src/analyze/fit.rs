@@ -116,7 +116,7 @@ impl Fitter {
                 }
                 Ok(fit)
             }
-            (_, K::Union(union)) => self.into_union(types, from, to, &union.variants.clone(), depth),
+            (_, K::Union(union)) => self.onto_union(types, from, to, &union.variants.clone(), depth),
             (K::Null, K::Null) | (K::Bytes, K::Bytes) => Ok(Fit::EXACT),
             (K::Null, K::String(_)) => Err(Misfit { path: Vec::new(), reason: Reason::NullToString }),
             (K::Bytes, K::String(_)) => Err(Misfit { path: Vec::new(), reason: Reason::Bytes }),
@@ -190,7 +190,7 @@ impl Fitter {
 
     /// The best-ranked variants of `target` that accept `from`; equally ranked ones are ambiguous
     /// unless the value passes unchanged.
-    fn into_union(
+    fn onto_union(
         &mut self,
         types: &Types,
         from: SchemaId,

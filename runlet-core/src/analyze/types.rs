@@ -39,6 +39,9 @@ pub(crate) struct Types {
     deep_sensitivity: HashMap<SchemaId, Sensitivity>,
 }
 
+/// A declared property name with its aliases (for candidate searches).
+pub(crate) type NamedProperty = (Arc<str>, Arc<[Arc<str>]>);
+
 /// What projecting a property name gives on one schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum PropertyLookup {
@@ -226,8 +229,8 @@ impl Types {
     }
 
     /// The declared property names of every object variant of `id`, with their aliases.
-    pub fn property_names(&self, id: SchemaId) -> Vec<(Arc<str>, Arc<[Arc<str>]>)> {
-        let mut names: Vec<(Arc<str>, Arc<[Arc<str>]>)> = Vec::new();
+    pub fn property_names(&self, id: SchemaId) -> Vec<NamedProperty> {
+        let mut names: Vec<NamedProperty> = Vec::new();
         for variant in self.variants(id) {
             if let SchemaKind::Object(object) = self.arena.kind(variant) {
                 for p in object.properties.iter() {

@@ -3,4 +3,5 @@
 
 mod cases;
 mod catalogue;
+mod fixes;
 mod support;
