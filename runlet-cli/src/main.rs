@@ -8,6 +8,7 @@ mod heal;
 mod input;
 mod registry;
 mod report;
+mod run;
 
 use std::process::ExitCode;
 
@@ -28,6 +29,8 @@ enum Command {
     Fmt(fmt::Args),
     /// Apply only safe insertion repairs and print the healed source.
     Heal(heal::Args),
+    /// Compile a program and run it with scripted tools; print its result.
+    Run(run::Args),
     /// Print the explanation of a diagnostic code, offline.
     Explain(explain::Args),
 }
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::Fmt(args) => fmt::run(&args),
         Command::Heal(args) => heal::run(&args),
+        Command::Run(args) => run::run(&args),
         Command::Explain(args) => explain::run(&args),
     }
 }

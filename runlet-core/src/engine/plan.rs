@@ -1,7 +1,7 @@
 //! The plan: what each region of a program owns and what each expression reads, computed once per
 //! compiled program from the HIR and shared by every run of it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analyze::hir::{
     BindingId, BindingKind, ExprId, ExprKind, ObjectEntry, Program, ProjectKey, RegionId, Step,
@@ -17,6 +17,10 @@ pub struct Plan {
     /// For each region, its steps split at every `skip`: segment `k` holds the effect roots before
     /// skip `k` (the last segment those after the last skip).
     segments: Vec<Vec<Segment>>,
+    /// For each region, the `let` bindings of enclosing regions that it (or a loop or boundary
+    /// body inside it) reads: started as soon as the construct owning the region is demanded,
+    /// so that work a loop body will need does not wait for the loop (spec §2.9, step 1).
+    prefetch: Vec<Vec<BindingId>>,
     /// The runtime shapes of every conversion target, and which shape each `Convert` uses.
     shapes: Shapes,
     convert_targets: BTreeMap<ExprId, ShapeId>,
@@ -51,6 +55,7 @@ impl Plan {
             }
         }
         let segments = program.regions.iter().map(|region| segments_of(&region.steps)).collect();
+        let prefetch = prefetch_sets(program, &binding_region);
         let mut shape_map = ShapeMap::new();
         let mut convert_targets = BTreeMap::new();
         for (index, expr) in program.exprs.iter().enumerate() {
@@ -58,7 +63,7 @@ impl Plan {
                 convert_targets.insert(ExprId(index as u32), shape_map.shape(&program.schemas, target));
             }
         }
-        Plan { binding_region, segments, shapes: shape_map.into_shapes(), convert_targets }
+        Plan { binding_region, segments, prefetch, shapes: shape_map.into_shapes(), convert_targets }
     }
 
     /// The shapes conversions convert to.
@@ -78,6 +83,78 @@ impl Plan {
 
     pub fn segments(&self, region: RegionId) -> &[Segment] {
         &self.segments[region.index()]
+    }
+
+    /// The outer `let` bindings to start when the construct owning `region` is demanded.
+    pub fn prefetch(&self, region: RegionId) -> &[BindingId] {
+        &self.prefetch[region.index()]
+    }
+}
+
+/// The regions a construct enters whenever it runs: loop and fold bodies and boundary bodies.
+/// Conditional arms, `and`/`or` operands and catch blocks run only sometimes and are not here.
+pub fn eager_bodies(kind: &ExprKind) -> Option<RegionId> {
+    match kind {
+        ExprKind::For { body, .. } | ExprKind::Fold { body, .. } | ExprKind::Boundary { body, .. } => {
+            Some(*body)
+        }
+        _ => None,
+    }
+}
+
+/// For every region: the `let` bindings declared outside it that it reads, directly or through
+/// the eager bodies nested in it. Regions are nested at most as deep as the parser allows.
+fn prefetch_sets(program: &Program, binding_region: &[RegionId]) -> Vec<Vec<BindingId>> {
+    let count = program.regions.len();
+    let mut reads: Vec<BTreeSet<BindingId>> = vec![BTreeSet::new(); count];
+    let mut children: Vec<Vec<RegionId>> = vec![Vec::new(); count];
+    let mut parent: Vec<Option<RegionId>> = vec![None; count];
+    for expr in &program.exprs {
+        match &expr.kind {
+            ExprKind::Binding(binding) if matches!(program.binding(*binding).kind, BindingKind::Let(_)) => {
+                reads[expr.region.index()].insert(*binding);
+            }
+            kind => {
+                if let Some(body) = eager_bodies(kind) {
+                    children[expr.region.index()].push(body);
+                }
+                for owned in owned_regions(kind) {
+                    parent[owned.index()] = Some(expr.region);
+                }
+            }
+        }
+    }
+    let inside = |region: RegionId, mut candidate: RegionId| loop {
+        if candidate == region {
+            return true;
+        }
+        match parent[candidate.index()] {
+            Some(up) => candidate = up,
+            None => return false,
+        }
+    };
+    let mut sets = Vec::with_capacity(count);
+    for region in 0..count {
+        let region = RegionId(region as u32);
+        let mut gathered = BTreeSet::new();
+        let mut pending = vec![region];
+        while let Some(next) = pending.pop() {
+            gathered.extend(reads[next.index()].iter().copied());
+            pending.extend(children[next.index()].iter().copied());
+        }
+        sets.push(gathered.into_iter().filter(|b| !inside(region, binding_region[b.index()])).collect());
+    }
+    sets
+}
+
+/// Every region an expression owns.
+fn owned_regions(kind: &ExprKind) -> Vec<RegionId> {
+    match kind {
+        ExprKind::Logical { right, .. } => vec![*right],
+        ExprKind::Conditional { then, otherwise, .. } => vec![*then, *otherwise],
+        ExprKind::For { body, .. } | ExprKind::Fold { body, .. } => vec![*body],
+        ExprKind::Boundary { body, catch, .. } => vec![*body, *catch],
+        _ => Vec::new(),
     }
 }
 

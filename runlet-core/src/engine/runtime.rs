@@ -121,12 +121,16 @@ impl RuntimeBuilder {
         if let Some(threads) = self.worker_threads {
             pool.worker_threads(threads);
         }
+        let started = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_millis());
         Ok(Runtime {
             registry,
             executor,
             journal,
             settings: self.settings,
             pool: pool.build()?,
+            run_prefix: format!("run-{started}-{}", std::process::id()),
             next_run: AtomicU64::new(1),
         })
     }
@@ -152,6 +156,9 @@ pub struct Runtime {
     journal: Arc<dyn Journal>,
     settings: RunSettings,
     pool: tokio::runtime::Runtime,
+    /// Run ids are this prefix (start time and process id) and a counter, so runs of different
+    /// processes sharing one journal do not collide.
+    run_prefix: String,
     next_run: AtomicU64,
 }
 
@@ -196,7 +203,8 @@ impl Runtime {
                 .map_err(|e| StartError::InvalidInput { name: input.name.clone(), reason: e.to_string() })?;
             values.push(value.clone());
         }
-        let run_id = RunId::new(format!("run-{}", self.next_run.fetch_add(1, Ordering::Relaxed)));
+        let run_id =
+            RunId::new(format!("{}-{}", self.run_prefix, self.next_run.fetch_add(1, Ordering::Relaxed)));
         let identity = program.compiled.identity();
         let inputs_list = List::new(values.clone()).map(Value::List).unwrap_or(Value::Null);
         let header = RunHeader {

@@ -345,6 +345,12 @@ impl RunCore {
                 let entry = &self.nodes[node.0 as usize];
                 (entry.scope, entry.expr)
             };
+            for (prefetch_scope, prefetch_expr) in self.prefetches(node_scope, node_expr) {
+                if !self.scopes[prefetch_scope.0 as usize].nodes.contains_key(&prefetch_expr) {
+                    let created = self.create(prefetch_scope, prefetch_expr);
+                    pending.push(created);
+                }
+            }
             for (dep_scope, dep_expr) in self.dependencies(node_scope, node_expr) {
                 let dependency = match self.scopes[dep_scope.0 as usize].nodes.get(&dep_expr) {
                     Some(&existing) => existing,
@@ -402,6 +408,23 @@ impl RunCore {
             return Vec::new();
         }
         operands(kind).into_iter().map(|operand| (scope, operand)).collect()
+    }
+
+    /// The outer `let` values a loop, fold or boundary node starts alongside itself (not as its
+    /// dependencies): what its body will read from enclosing scopes.
+    fn prefetches(&self, scope: ScopeIx, expr: ExprId) -> Vec<(ScopeIx, ExprId)> {
+        let Some(body) = crate::engine::plan::eager_bodies(&self.program.expr(expr).kind) else {
+            return Vec::new();
+        };
+        self.plan
+            .prefetch(body)
+            .iter()
+            .filter_map(|binding| {
+                let BindingKind::Let(value) = self.program.binding(*binding).kind else { return None };
+                let declared = self.scope_of_region(scope, self.plan.binding_region(*binding))?;
+                Some((declared, value))
+            })
+            .collect()
     }
 
     /// The nearest scope from `scope` outwards that instantiates `region`.
