@@ -233,3 +233,107 @@ fn bad_inputs_are_usage_errors() {
         assert_eq!(output.status.code(), Some(2), "{name}: {}", String::from_utf8_lossy(&output.stderr));
     }
 }
+
+/// `runlet run` on an example directory, with extra arguments.
+fn run_example(name: &str, extra: &[&str]) -> Output {
+    let file = |f: &str| example(&format!("{name}/{f}"));
+    let (main, registry, tools) = (file("main.run"), file("registry.json"), file("tools.json"));
+    let mut args = vec!["run", main.as_str(), "--registry", registry.as_str(), "--tools", tools.as_str()];
+    args.extend_from_slice(extra);
+    runlet(&args)
+}
+
+#[test]
+fn run_prints_the_result_of_appendix_a() {
+    let inputs = example("appendix-a/inputs.json");
+    let output = run_example("appendix-a", &["--inputs", &inputs]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        stdout(&output),
+        "\"Ada (pro) has 3 recent orders, none risky, and one open high-priority refund ticket.\"\n"
+    );
+}
+
+#[test]
+fn run_json_reports_success_with_the_value() {
+    let output = run_example("appendix-b", &["--format", "json"]);
+    assert_eq!(output.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    assert_eq!(report["status"], "succeeded");
+    let ids: Vec<&str> =
+        report["value"].as_array().expect("a list").iter().map(|v| v["id"].as_str().expect("id")).collect();
+    assert_eq!(ids, ["iss-1", "pr-77"], "issues first, then pull requests");
+}
+
+#[test]
+fn run_reports_compile_errors_and_failed_runs_with_status_1() {
+    let registry = Scratch::new("run-registry.json", TOOLS_REGISTRY);
+    let program = Scratch::new("run-bad.run", "xs = tools.lst()\nreturn xs\n");
+    let tools = Scratch::new(
+        "run-tools.json",
+        r#"{"tools.list": [{"error": {"code": "DOWN", "message": "offline", "retryable": false}}]}"#,
+    );
+    let output = runlet(&[
+        "run",
+        program.path(),
+        "--registry",
+        registry.path(),
+        "--tools",
+        tools.path(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    assert_eq!(report["status"], "compile_error");
+    assert!(report["diagnostics"][0]["code"].as_str().expect("code").starts_with("RL2"));
+
+    let program = Scratch::new("run-fails.run", "xs = tools.list()\nreturn xs\n");
+    let output = runlet(&[
+        "run",
+        program.path(),
+        "--registry",
+        registry.path(),
+        "--tools",
+        tools.path(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    assert_eq!(report["status"], "failed");
+    assert_eq!(report["error"]["code"], "DOWN");
+    assert_eq!(report["error"]["tool"], "tools.list");
+    for field in ["message", "retryable", "node_id", "attempt", "details", "causes", "uncertain"] {
+        assert!(report["error"].get(field).is_some(), "error lacks `{field}`");
+    }
+}
+
+#[test]
+fn run_usage_problems_exit_2() {
+    assert_eq!(run_example("appendix-a", &[]).status.code(), Some(2), "customer_id is missing");
+    assert_eq!(run_example("appendix-b", &["--journal", "postgres:x"]).status.code(), Some(2));
+    assert_eq!(run_example("appendix-b", &["--input", "not-an-assignment"]).status.code(), Some(2));
+    let bad_tools = Scratch::new(
+        "bad-tools.json",
+        r#"{"github.me": [{"result": 1, "error": {"code": "X", "message": "y"}}]}"#,
+    );
+    let main = example("appendix-b/main.run");
+    let registry = example("appendix-b/registry.json");
+    let output = runlet(&["run", &main, "--registry", &registry, "--tools", bad_tools.path()]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn run_journals_to_sqlite_when_asked() {
+    let dir = std::env::temp_dir().join(format!("runlet-cli-journal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("runs.db");
+    let journal = format!("sqlite:{}", path.display());
+    for _ in 0..2 {
+        let output = run_example("appendix-b", &["--journal", &journal]);
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    }
+    assert!(path.exists());
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}
