@@ -3,6 +3,8 @@
 
 mod control;
 mod evaluate;
+#[cfg(test)]
+mod generated;
 mod state;
 #[cfg(test)]
 mod tests;

@@ -16,14 +16,14 @@ use crate::schema::Registry;
 use crate::value::{BinaryOp, Labelled, List, Value};
 
 /// How the simulated tools answer: `Ok` values, or errors (retryable or not).
-type Oracle = dyn Fn(&str, &List, u32) -> Result<Value, ToolError>;
+pub(super) type Oracle = dyn Fn(&str, &List, u32) -> Result<Value, ToolError>;
 
 /// What one simulated run did.
 #[derive(Debug)]
-struct Trace {
-    outcome: Outcome,
-    events: Vec<Event>,
-    dispatched: Vec<String>,
+pub(super) struct Trace {
+    pub(super) outcome: Outcome,
+    pub(super) events: Vec<Event>,
+    pub(super) dispatched: Vec<String>,
     /// The most loop iterations active at once, over every loop.
     peak_iterations: usize,
 }
@@ -39,13 +39,13 @@ fn tool_names(registry: &Registry) -> Arc<[String]> {
     registry.tools().map(|(_, t)| t.name.to_string()).collect()
 }
 
-fn fresh_core(program: &Arc<Program>, registry: &Registry) -> RunCore {
+pub(super) fn fresh_core(program: &Arc<Program>, registry: &Registry) -> RunCore {
     let plan = Arc::new(Plan::new(program));
     RunCore::new(Arc::clone(program), plan, tool_names(registry), RunSettings { default_loop_limit: 3 })
 }
 
 /// Drives `core` from `first` (or, without one, by answering `in_flight`) to the run's end.
-fn continue_run(
+pub(super) fn continue_run(
     mut core: RunCore,
     mut in_flight: Vec<CallRequest>,
     first: Option<Input>,
@@ -130,7 +130,7 @@ fn check_invariants(core: &RunCore, trace: &mut Trace) {
     }
 }
 
-fn value_of(outcome: &Outcome) -> Value {
+pub(super) fn value_of(outcome: &Outcome) -> Value {
     match outcome {
         Outcome::Succeeded(value) => value.value().clone(),
         other => panic!("expected success, got {other:?}"),
