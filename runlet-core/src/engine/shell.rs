@@ -13,8 +13,8 @@ use super::event::Event;
 use super::executor::{CallContext, ToolCall, ToolError, ToolExecutor};
 use super::identity::{OperationComponents, OperationId, WorkflowIdentity};
 use crate::journal::{Journal, JournalError, Record, RunId};
-use crate::schema::{Registry, validate};
-use crate::value::{Labelled, Value};
+use crate::schema::{Registry, SchemaArena, ToolDescriptor, validate};
+use crate::value::{Labelled, List, Value};
 
 /// Everything outside the core that one run talks to.
 #[derive(Clone)]
@@ -108,6 +108,34 @@ async fn append(env: &RunEnvironment, last_seq: u64, events: Vec<Event>) -> Resu
     Ok(committed)
 }
 
+/// Checks resolved arguments against the tool's call shapes (spec §7.2: validated immediately
+/// before dispatch): the single object argument, else the positional parameters.
+fn check_arguments(schemas: &SchemaArena, tool: &ToolDescriptor, arguments: &List) -> Result<(), String> {
+    let values: Vec<&Value> = arguments.iter().collect();
+    let mut failure = String::from("no call shape of the tool accepts them");
+    if let Some(object) = tool.input.object {
+        match values.as_slice() {
+            [] => return Ok(()),
+            [only] => match validate(schemas, object, only) {
+                Ok(()) => return Ok(()),
+                Err(mismatch) => failure = mismatch.to_string(),
+            },
+            _ => {}
+        }
+    }
+    if let Some(params) = &tool.input.positional {
+        if values.len() > params.len() {
+            return Err(format!("{} arguments for {} parameters", values.len(), params.len()));
+        }
+        for (param, value) in params.iter().zip(&values) {
+            validate(schemas, param.schema, value)
+                .map_err(|mismatch| format!("`{}` {mismatch}", param.name))?;
+        }
+        return Ok(());
+    }
+    Err(failure)
+}
+
 /// Runs one call on its own task and reports the validated answer to the core.
 fn spawn_call(
     env: &RunEnvironment,
@@ -120,8 +148,8 @@ fn spawn_call(
     let input_digest = crate::value::sha256(&Value::List(request.arguments.clone()));
     let operation = OperationId::derive(&OperationComponents {
         workflow: &env.workflow,
-        call_site: &request.node_id,
-        dynamic_key: "",
+        call_site: &request.call_site,
+        dynamic_key: &request.dynamic_key,
         schema_version: &tool.schema_version,
         input_digest: &input_digest,
         generation: 0,
@@ -143,7 +171,19 @@ fn spawn_call(
     };
     let executor = Arc::clone(&env.executor);
     let handle = request.call;
+    let checked = check_arguments(&schemas, &tool, &call.arguments);
     tokio::spawn(async move {
+        if let Err(reason) = checked {
+            let error = ToolError::new(
+                "TOOL_INPUT_SCHEMA_MISMATCH",
+                format!(
+                    "the call to `{}` was not sent: its arguments do not match its input schema: {reason}",
+                    tool.name
+                ),
+            );
+            let _ = answers.send(Input::ToolFailed { call: handle, error });
+            return;
+        }
         let answer = match executor.dispatch(call).await {
             Ok(output) => match validate(&schemas, tool.output, &output.value) {
                 Ok(()) => Input::ToolCompleted { call: handle, value: Labelled::public(output.value) },

@@ -188,3 +188,35 @@ fn compile_errors_come_back_as_diagnostics_and_inputs_are_checked() {
     let program = runtime.compile("return square(n)\n", &inputs(r#"{"n": 3}"#)).expect("compiles");
     assert!(runtime.start(&program, &Inputs::new()).is_err(), "a missing input is refused");
 }
+
+/// Records whether it was ever called.
+struct MustNotBeCalled(AtomicUsize);
+
+#[async_trait]
+impl ToolExecutor for MustNotBeCalled {
+    async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        match call.tool.as_ref() {
+            "names.short" => Ok(ToolOutput::new(Value::from("ab"))),
+            other => Err(ToolError::new("UNEXPECTED", other.to_owned())),
+        }
+    }
+}
+
+#[test]
+fn arguments_that_break_a_parameter_constraint_are_not_sent() {
+    let registry = registry(
+        r#"{"tools": [
+        {"name": "names.short", "params": [], "outputSchema": {"type": "string"}, "execution": "pure"},
+        {"name": "names.greet", "params": [{"name": "name", "schema": {"type": "string", "minLength": 3}}],
+         "outputSchema": {"type": "string"}, "execution": "pure"}]}"#,
+    );
+    let executor = Arc::new(MustNotBeCalled(AtomicUsize::new(0)));
+    let runtime = Runtime::builder().registry(registry).executor(executor.clone()).build().expect("runtime");
+    let program = runtime.compile("return names.greet(names.short())\n", &Inputs::new()).expect("compiles");
+    match runtime.start(&program, &Inputs::new()).expect("starts").wait().expect("journal") {
+        Outcome::Failed(error) => assert_eq!(error.code, "TOOL_INPUT_SCHEMA_MISMATCH"),
+        other => panic!("expected failure, got {other:?}"),
+    }
+    assert_eq!(executor.0.load(Ordering::SeqCst), 1, "only names.short was called");
+}

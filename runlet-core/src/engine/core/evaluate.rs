@@ -108,12 +108,15 @@ impl RunCore {
             tool: self.tool_name(tool),
             attempt,
         });
+        let (call_site, dynamic_key) = self.call_identity(node);
         self.effects.push(Effect::Dispatch(CallRequest {
             call: CallHandle(node.0),
             tool,
             arguments,
             node_id,
             attempt,
+            call_site,
+            dynamic_key,
         }));
     }
 

@@ -48,6 +48,10 @@ pub struct CallRequest {
     pub arguments: List,
     pub node_id: String,
     pub attempt: u32,
+    /// The call's syntax path: its logical call site (spec §4.2).
+    pub call_site: String,
+    /// Loop iterations and arms the call is inside; empty for a static call.
+    pub dynamic_key: String,
 }
 
 /// What the core is told.
@@ -477,18 +481,33 @@ impl RunCore {
     /// The public id of a node: its scope path and its expression's syntax path (spec §4.2).
     fn node_id(&self, node: NodeIx) -> String {
         let entry = &self.nodes[node.0 as usize];
+        let scope_path = self.scope_path(entry.scope, true);
+        let path = &self.program.expr(entry.expr).path;
+        if scope_path.is_empty() { path.to_string() } else { format!("{scope_path}|{path}") }
+    }
+
+    /// The `/`-joined path segments of `scope` and its ancestors; without `attempts`, boundary
+    /// attempts are left out, which is the dynamic key of an operation (spec §4.2: an attempt
+    /// number alone never changes an operation's identity).
+    fn scope_path(&self, scope: ScopeIx, attempts: bool) -> String {
         let mut segments = Vec::new();
-        let mut scope = Some(entry.scope);
-        while let Some(ix) = scope {
+        let mut current = Some(scope);
+        while let Some(ix) = current {
             let s = &self.scopes[ix.0 as usize];
-            if !s.path.is_empty() {
+            let is_attempt = matches!(s.owner, Owner::Attempt(_));
+            if !s.path.is_empty() && (attempts || !is_attempt) {
                 segments.push(s.path.as_str());
             }
-            scope = s.parent;
+            current = s.parent;
         }
         segments.reverse();
-        let path = &self.program.expr(entry.expr).path;
-        if segments.is_empty() { path.to_string() } else { format!("{}|{path}", segments.join("/")) }
+        segments.join("/")
+    }
+
+    /// Where a call is in the program (its syntax path) and which dynamic instance it is.
+    fn call_identity(&self, node: NodeIx) -> (String, String) {
+        let entry = &self.nodes[node.0 as usize];
+        (self.program.expr(entry.expr).path.to_string(), self.scope_path(entry.scope, false))
     }
 
     fn attempt_of(&self, scope: ScopeIx) -> u32 {

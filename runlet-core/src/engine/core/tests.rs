@@ -416,3 +416,25 @@ fn a_journal_that_disagrees_with_the_program_is_a_determinism_violation() {
     );
     assert_eq!(error.code().to_string(), "RL7108");
 }
+
+#[test]
+fn a_retried_call_keeps_its_operation_identity_and_gets_a_new_node() {
+    let (program, registry) = retried_boundary();
+    let mut core = fresh_core(&program, &registry);
+    let dispatched = |effects: Vec<Effect>| -> CallRequest {
+        effects
+            .into_iter()
+            .find_map(|e| match e {
+                Effect::Dispatch(request) => Some(request),
+                _ => None,
+            })
+            .expect("a dispatch")
+    };
+    let first = dispatched(core.react(Input::Start { inputs: Vec::new() }));
+    let error = ToolError::retryable("RATE_LIMITED", "slow down");
+    let second = dispatched(core.react(Input::ToolFailed { call: first.call, error }));
+    assert_eq!((first.attempt, second.attempt), (1, 2));
+    assert_eq!(first.call_site, second.call_site);
+    assert_eq!(first.dynamic_key, second.dynamic_key, "the attempt is not part of the dynamic key");
+    assert_ne!(first.node_id, second.node_id, "each attempt's node is its own");
+}
