@@ -129,7 +129,7 @@ impl RunCore {
                 *body,
                 Some(scope),
                 Owner::Iteration(node, index),
-                format!("i{index}"),
+                iteration_key(index, &value),
                 attempt,
                 vec![(*item, value)],
             );
@@ -219,7 +219,7 @@ impl RunCore {
                 *body,
                 Some(scope),
                 Owner::FoldStep(node),
-                format!("i{index}"),
+                iteration_key(index, &value),
                 attempt,
                 vec![(*accumulator, acc), (*item, value)],
             );
@@ -357,6 +357,12 @@ impl RunCore {
             self.cancel_scope(child);
         }
     }
+}
+
+/// An iteration's dynamic key (spec §4.2): its input index and a short digest of its element.
+fn iteration_key(index: usize, element: &Labelled) -> String {
+    let digest = crate::value::sha256(element.value());
+    format!("i{index}~{}", hex::encode(&digest.bytes()[..4]))
 }
 
 /// The items a `for`/`fold` iterates: list elements in order, or `{ key, value }` records of an
