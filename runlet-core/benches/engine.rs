@@ -36,7 +36,12 @@ fn engine(c: &mut Criterion) {
     )
     .expect("registry")
     .registry;
-    let runtime = Runtime::builder().registry(registry).executor(Arc::new(Instant)).worker_threads(2).build().expect("runtime");
+    let runtime = Runtime::builder()
+        .registry(registry)
+        .executor(Arc::new(Instant))
+        .worker_threads(2)
+        .build()
+        .expect("runtime");
     let program = runtime
         .compile("return for n in numbers() limit 64 {\n    return noop(n)\n}\n", &Inputs::new())
         .expect("compiles");
@@ -48,7 +53,8 @@ fn engine(c: &mut Criterion) {
             other => panic!("{other:?}"),
         })
     });
-    let pool = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("pool");
+    let pool =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("pool");
     group.bench_function("baseline_1000_tokio_spawns", |b| {
         b.iter(|| {
             pool.block_on(async {

@@ -2,6 +2,7 @@
 //! compiled program from the HIR and shared by every run of it.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::analyze::hir::{
     BindingId, BindingKind, ExprId, ExprKind, ObjectEntry, Program, ProjectKey, RegionId, Step,
@@ -21,6 +22,8 @@ pub struct Plan {
     /// body inside it) reads: started as soon as the construct owning the region is demanded,
     /// so that work a loop body will need does not wait for the loop (spec §2.9, step 1).
     prefetch: Vec<Vec<BindingId>>,
+    /// Each expression's syntax path as text, the last part of its nodes' ids.
+    paths: Vec<Arc<str>>,
     /// The runtime shapes of every conversion target, and which shape each `Convert` uses.
     shapes: Shapes,
     convert_targets: BTreeMap<ExprId, ShapeId>,
@@ -63,7 +66,13 @@ impl Plan {
                 convert_targets.insert(ExprId(index as u32), shape_map.shape(&program.schemas, target));
             }
         }
-        Plan { binding_region, segments, prefetch, shapes: shape_map.into_shapes(), convert_targets }
+        let paths = program.exprs.iter().map(|expr| Arc::from(expr.path.to_string())).collect();
+        Plan { binding_region, segments, prefetch, paths, shapes: shape_map.into_shapes(), convert_targets }
+    }
+
+    /// `expr`'s syntax path as text.
+    pub fn path(&self, expr: ExprId) -> &Arc<str> {
+        &self.paths[expr.index()]
     }
 
     /// The shapes conversions convert to.

@@ -224,11 +224,17 @@ impl RunCore {
         provided: Vec<(crate::analyze::hir::BindingId, Labelled)>,
     ) -> ScopeIx {
         let scope = ScopeIx(self.scopes.len() as u32);
+        let full_path = match parent.map(|p| self.scopes[p.0 as usize].full_path.as_str()) {
+            Some(outer) if !outer.is_empty() && !path.is_empty() => format!("{outer}/{path}"),
+            Some(outer) if path.is_empty() => outer.to_owned(),
+            _ => path.clone(),
+        };
         self.scopes.push(Scope {
             region,
             parent,
             owner,
             path,
+            full_path,
             attempt,
             provided,
             nodes: Default::default(),
@@ -377,7 +383,12 @@ impl RunCore {
 
     fn create(&mut self, scope: ScopeIx, expr: ExprId) -> NodeIx {
         let node = NodeIx(self.nodes.len() as u32);
+        let scope_path = &self.scopes[scope.0 as usize].full_path;
+        let path = self.plan.path(expr);
+        let id: Arc<str> =
+            if scope_path.is_empty() { Arc::clone(path) } else { format!("{scope_path}|{path}").into() };
         self.nodes.push(Node {
+            id,
             expr,
             scope,
             state: NodeState::Waiting,
@@ -480,22 +491,18 @@ impl RunCore {
 
     /// The public id of a node: its scope path and its expression's syntax path (spec §4.2).
     fn node_id(&self, node: NodeIx) -> String {
-        let entry = &self.nodes[node.0 as usize];
-        let scope_path = self.scope_path(entry.scope, true);
-        let path = &self.program.expr(entry.expr).path;
-        if scope_path.is_empty() { path.to_string() } else { format!("{scope_path}|{path}") }
+        self.nodes[node.0 as usize].id.to_string()
     }
 
-    /// The `/`-joined path segments of `scope` and its ancestors; without `attempts`, boundary
-    /// attempts are left out, which is the dynamic key of an operation (spec §4.2: an attempt
-    /// number alone never changes an operation's identity).
-    fn scope_path(&self, scope: ScopeIx, attempts: bool) -> String {
+    /// The dynamic key of work in `scope` (spec §4.2): the `/`-joined segments of the scope and
+    /// its ancestors, leaving out boundary attempts, since an attempt number alone never changes
+    /// an operation's identity.
+    fn dynamic_key(&self, scope: ScopeIx) -> String {
         let mut segments = Vec::new();
         let mut current = Some(scope);
         while let Some(ix) = current {
             let s = &self.scopes[ix.0 as usize];
-            let is_attempt = matches!(s.owner, Owner::Attempt(_));
-            if !s.path.is_empty() && (attempts || !is_attempt) {
+            if !s.path.is_empty() && !matches!(s.owner, Owner::Attempt(_)) {
                 segments.push(s.path.as_str());
             }
             current = s.parent;
@@ -507,7 +514,7 @@ impl RunCore {
     /// Where a call is in the program (its syntax path) and which dynamic instance it is.
     fn call_identity(&self, node: NodeIx) -> (String, String) {
         let entry = &self.nodes[node.0 as usize];
-        (self.program.expr(entry.expr).path.to_string(), self.scope_path(entry.scope, false))
+        (self.plan.path(entry.expr).to_string(), self.dynamic_key(entry.scope))
     }
 
     fn attempt_of(&self, scope: ScopeIx) -> u32 {

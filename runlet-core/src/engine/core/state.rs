@@ -2,6 +2,7 @@
 //! by compact indices that never reach events or identities.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::analyze::hir::{BindingId, ExprId, RegionId};
 use crate::value::Labelled;
@@ -43,6 +44,8 @@ pub(super) enum Role {
 
 #[derive(Debug)]
 pub(super) struct Node {
+    /// The public node id (spec §4.2), built once.
+    pub(super) id: Arc<str>,
     pub(super) expr: ExprId,
     pub(super) scope: ScopeIx,
     pub(super) state: NodeState,
@@ -117,8 +120,10 @@ pub(super) struct Scope {
     pub(super) region: RegionId,
     pub(super) parent: Option<ScopeIx>,
     pub(super) owner: Owner,
-    /// This scope's segment of node ids: `""` for the program, `then`, `i3`, `a2`, `catch`, ….
+    /// This scope's segment of node ids: `""` for the program, `then`, `i3~…`, `a2`, `catch`, ….
     pub(super) path: String,
+    /// The segments of this scope and its ancestors, `/`-joined: the first part of node ids.
+    pub(super) full_path: String,
     pub(super) attempt: u32,
     /// Values of the bindings the scope itself declares (loop item, accumulator, caught error).
     pub(super) provided: Vec<(BindingId, Labelled)>,
