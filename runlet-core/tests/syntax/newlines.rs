@@ -53,6 +53,12 @@ fn a_line_break_before_call_or_index_never_continues() {
 }
 
 #[test]
+fn a_member_access_without_a_receiver_is_not_a_line_break_problem() {
+    // Nothing precedes the `.`: there are no lines to join, only a missing expression.
+    assert_reports(".a = 1\nreturn a\n", codes::UNEXPECTED_TOKEN);
+}
+
+#[test]
 fn inside_brackets_and_objects_line_breaks_are_whitespace() {
     assert_clean("x = (a\n  + b\n  .c)\nreturn x\n");
     assert_clean("x = [\n  a\n  + b,\n  c\n]\nreturn x\n");

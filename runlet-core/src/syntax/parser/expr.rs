@@ -222,7 +222,9 @@ impl Parser<'_> {
 
     fn member(&mut self, object: Expr) -> Expr {
         let dot = self.peek();
-        if dot.line_break_before && self.lines_significant {
+        // Without a receiver (the expression before is already an error) there is no line to join.
+        let has_receiver = !matches!(object.kind, ExprKind::Error);
+        if dot.line_break_before && self.lines_significant && has_receiver {
             self.report_line_break(dot.span, "a `.` member access must stay on the line of its receiver");
         }
         if dot.kind == TokenKind::Foreign(ForeignToken::QuestionDot) {
