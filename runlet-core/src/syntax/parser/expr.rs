@@ -129,7 +129,8 @@ impl Parser<'_> {
         let mut operands = Vec::new();
         let mut ops = Vec::new();
         flatten_relational(expr, &mut operands, &mut ops);
-        if ops.len() < 2 {
+        // A missing operand is already reported; its chain is not what the author wrote.
+        if ops.len() < 2 || operands.iter().any(|o| matches!(o.kind, ExprKind::Error)) {
             return;
         }
         let middle = &operands[1..operands.len() - 1];
