@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use proptest::prelude::*;
 use runlet::syntax::{heal, parse};
 
 /// True when `inner` can be obtained from `outer` by deleting characters.
@@ -64,4 +65,91 @@ fn replacements_are_never_applied() {
     let healed = heal(source);
     assert!(!healed.is_healed());
     assert_eq!(healed.source, source);
+}
+
+#[test]
+fn a_string_left_open_at_the_end_is_closed_before_the_return_is_added() {
+    let healed = heal("x = \"abc");
+    assert!(healed.is_healed(), "{:?}", healed.remaining);
+    assert_eq!(healed.source, "x = \"abc\"; return x");
+}
+
+#[test]
+fn a_string_left_open_is_closed_before_the_separator_after_it() {
+    let healed = heal("xs = [\n    \"a,\n    2\n]\nreturn xs\n");
+    assert!(healed.is_healed(), "{:?}", healed.remaining);
+    assert_eq!(healed.source, "xs = [\n    \"a,\",\n    2\n]\nreturn xs\n");
+}
+
+#[test]
+fn a_repair_that_leaves_its_problem_in_place_is_not_repeated() {
+    // The `]` goes after the unclosed `{`, so the list is still open after inserting it.
+    let source = "[y=>if{";
+    let healed = heal(source);
+    assert!(!healed.is_healed());
+    assert_eq!(healed.source, source);
+    assert!(healed.notes.is_empty());
+}
+
+const PIECES: &[&str] = &[
+    "x",
+    "crm.customer",
+    "=",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ":",
+    ";",
+    ".",
+    "+",
+    "<",
+    "return",
+    "for",
+    "in",
+    "boundary",
+    "catch",
+    "if",
+    "else",
+    "skip",
+    "fold",
+    "12",
+    "\"s\"",
+    "\"open",
+    "\"a\\",
+    "'q'",
+    "&&",
+    "=>",
+    "await",
+    "const",
+    "#c",
+    "é",
+];
+
+fn soup() -> impl Strategy<Value = String> {
+    let piece = proptest::sample::select(PIECES);
+    let separator = proptest::sample::select(&[" ", "", "\n", "\r\n"][..]);
+    proptest::collection::vec((piece, separator), 0..60)
+        .prop_map(|parts| parts.into_iter().flat_map(|(p, s)| [p, s]).collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Whatever the input, heal only inserts, its notes point at inserted text, and a source it
+    /// calls healed parses cleanly.
+    #[test]
+    fn heal_keeps_its_promises_on_token_soups(source in soup()) {
+        let healed = heal(&source);
+        prop_assert!(is_subsequence(&source, &healed.source));
+        for note in &healed.notes {
+            prop_assert!(healed.source.get(note.span.range()).is_some_and(|t| !t.is_empty()));
+        }
+        if healed.is_healed() {
+            prop_assert!(!parse(&healed.source).has_errors());
+        }
+    }
 }
