@@ -59,6 +59,27 @@ fn missing_loop_return_is_inserted_and_noted() {
 }
 
 #[test]
+fn an_added_return_goes_after_the_comment_ending_the_last_line() {
+    let healed = heal("ys = for x in xs {\n    y = x # keep me here\n}\nreturn ys\n");
+    assert_eq!(healed.source, "ys = for x in xs {\n    y = x # keep me here\n    return y\n}\nreturn ys\n");
+    let healed = heal("total = 1 // the total\n");
+    assert_eq!(healed.source, "total = 1 // the total\nreturn total\n");
+}
+
+#[test]
+fn an_empty_program_is_offered_return_null_for_review() {
+    for source in ["", "# nothing yet\n", "# nothing yet"] {
+        let diagnostics = parse(source).diagnostics;
+        assert_eq!(diagnostics.len(), 1, "{source:?}");
+        let fix = &diagnostics[0].fixes[0];
+        assert_eq!(fix.applicability, runlet::diag::Applicability::MaybeIncorrect);
+        let fixed = runlet::diag::apply_fixes(source, [fix]).expect("applies");
+        assert!(!parse(&fixed).has_errors(), "{fixed:?}");
+        assert!(!heal(source).changed, "heal applied a fix that needs review");
+    }
+}
+
+#[test]
 fn replacements_are_never_applied() {
     // `&&` has a machine-applicable fix, but it replaces text, which heal must not do.
     let source = "x = a && b\nreturn x\n";

@@ -148,10 +148,7 @@ impl Parser<'_> {
         }
         match returns.as_slice() {
             [] => {
-                let code = kind.missing_return_code();
-                let Some(missing) =
-                    MissingReturn::new(code, kind.describe(), block, header, final_unbound, self)
-                else {
+                let Some(missing) = MissingReturn::new(kind, block, header, final_unbound, self) else {
                     return;
                 };
                 if kind == BlockKind::Program {
@@ -219,8 +216,7 @@ pub(super) fn fresh_name(base: &str, taken: &mut Vec<String>) -> String {
 
 impl MissingReturn {
     fn new(
-        code: Code,
-        owner: &'static str,
+        kind: BlockKind,
         block: &Block,
         header: Option<Span>,
         final_unbound: Option<Unbound>,
@@ -229,8 +225,8 @@ impl MissingReturn {
         let last = block.stmts.last();
         let target = last.map_or(block.span, Stmt::span);
         let mut missing = MissingReturn {
-            code,
-            owner,
+            code: kind.missing_return_code(),
+            owner: kind.describe(),
             span: target,
             header,
             edits: Vec::new(),
@@ -249,18 +245,34 @@ impl MissingReturn {
             // An expression statement that already has its own error: no second diagnostic.
             (Some(Stmt::Expr(_)), None) => return None,
             (Some(Stmt::Let(binding)), _) => {
-                let same_line = parser.line_end(binding.span.end) >= block.span.end;
-                let replacement = if same_line {
-                    format!("; return {}", binding.name.name)
+                let line_end = parser.line_end(binding.span.end);
+                let same_line = line_end >= block.span.end;
+                let (at, replacement) = if same_line {
+                    (binding.span.end, format!("; return {}", binding.name.name))
                 } else {
-                    format!(
-                        "\n{}return {}",
-                        " ".repeat(parser.indent_of(binding.span.start)),
-                        binding.name.name
-                    )
+                    let indent = " ".repeat(parser.indent_of(binding.span.start));
+                    // After a comment ending the binding's line, so that the comment stays on it.
+                    let rest = parser.text(Span::new(binding.span.end, line_end));
+                    let commented = rest.trim_start_matches([' ', '\t', ';']).starts_with(['#', '/']);
+                    let at =
+                        if commented { line_end - rest.ends_with('\r') as u32 } else { binding.span.end };
+                    (at, format!("\n{indent}return {}", binding.name.name))
                 };
-                missing.edits.push(Edit { span: Span::at(binding.span.end), replacement });
+                missing.edits.push(Edit { span: Span::at(at), replacement });
                 missing.help = Some(format!("write `return {}` at the end", binding.name.name));
+            }
+            // A program with no statements at all: `return null` is the one program it can be.
+            (None, _) if kind == BlockKind::Program => {
+                let source = parser.source;
+                let replacement = if source.is_empty() || source.ends_with('\n') {
+                    "return null\n"
+                } else {
+                    "\nreturn null"
+                };
+                missing.edits.push(Edit { span: Span::at(block.span.end), replacement: replacement.into() });
+                missing.applicability = Applicability::MaybeIncorrect;
+                missing.help =
+                    Some("a program returns a value; return `null` when there is nothing to return".into());
             }
             _ => {
                 missing.help =
