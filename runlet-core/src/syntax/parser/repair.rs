@@ -1,6 +1,8 @@
 //! Block rules (one final `return`: missing, early, duplicate) and expression statements. Missing
 //! returns are reported by the enclosing statement, so a statement-form construct gets one fix.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use super::Parser;
 use super::stmt::BlockKind;
 use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix, Span, codes};
@@ -111,20 +113,17 @@ impl Parser<'_> {
     pub(super) fn report_unbound(&mut self, stmts: &[Stmt], mut unbound: Vec<Option<Unbound>>) {
         let has_return = stmts.iter().any(|s| matches!(s, Stmt::Return(_)));
         // The names a binding fix must avoid; collected only when some statement needs one.
-        let mut taken: Option<Vec<String>> = None;
+        let mut taken: Option<FreshNames> = None;
         let last = stmts.len().saturating_sub(1);
         let final_unbound = if has_return { None } else { unbound.last_mut().and_then(Option::take) };
         for (index, (stmt, needs_binding)) in stmts.iter().zip(unbound).enumerate() {
             let (Stmt::Expr(expr_stmt), Some(needs_binding)) = (stmt, needs_binding) else { continue };
             let followed_by_more = index < last;
             let taken = taken.get_or_insert_with(|| {
-                stmts
-                    .iter()
-                    .filter_map(|s| match s {
-                        Stmt::Let(l) => Some(l.name.name.to_string()),
-                        _ => None,
-                    })
-                    .collect()
+                FreshNames::avoiding(stmts.iter().filter_map(|s| match s {
+                    Stmt::Let(l) => Some(l.name.name.to_string()),
+                    _ => None,
+                }))
             });
             let diagnostic = needs_binding.into_diagnostic(&expr_stmt.expr, taken, followed_by_more);
             self.push(diagnostic);
@@ -202,16 +201,33 @@ impl Parser<'_> {
     }
 }
 
-/// A name nobody declared yet in a block: `base`, `base_2`, `base_3`, …
-pub(super) fn fresh_name(base: &str, taken: &mut Vec<String>) -> String {
-    let mut name = base.to_owned();
-    let mut n = 2;
-    while taken.contains(&name) || Keyword::from_word(&name).is_some() {
-        name = format!("{base}_{n}");
-        n += 1;
+/// The names binding fixes may still use in one block.
+#[derive(Debug)]
+struct FreshNames {
+    taken: BTreeSet<String>,
+    /// For each base, the suffix to try next: every earlier one is taken, so a block of many
+    /// unbound statements costs linear time, not quadratic.
+    next_suffix: BTreeMap<String, u32>,
+}
+
+impl FreshNames {
+    fn avoiding(declared: impl IntoIterator<Item = String>) -> Self {
+        FreshNames { taken: declared.into_iter().collect(), next_suffix: BTreeMap::new() }
     }
-    taken.push(name.clone());
-    name
+
+    /// A name nobody declared yet in the block: `base`, `base_2`, `base_3`, …
+    fn fresh(&mut self, base: &str) -> String {
+        let mut n = self.next_suffix.get(base).copied().unwrap_or(1);
+        loop {
+            let name = if n == 1 { base.to_owned() } else { format!("{base}_{n}") };
+            n += 1;
+            if !self.taken.contains(&name) && Keyword::from_word(&name).is_none() {
+                self.next_suffix.insert(base.to_owned(), n);
+                self.taken.insert(name.clone());
+                return name;
+            }
+        }
+    }
 }
 
 impl MissingReturn {
@@ -285,8 +301,8 @@ impl MissingReturn {
 
 /// Used by `report_unbound`: the binding fix for an expression statement.
 impl Unbound {
-    fn into_diagnostic(self, expr: &Expr, taken: &mut Vec<String>, followed_by_more: bool) -> Diagnostic {
-        let name = fresh_name(&self.construct.binding_base(expr), taken);
+    fn into_diagnostic(self, expr: &Expr, taken: &mut FreshNames, followed_by_more: bool) -> Diagnostic {
+        let name = taken.fresh(&self.construct.binding_base(expr));
         let mut edits = vec![Edit { span: Span::at(expr.span.start), replacement: format!("{name} = ") }];
         let mut applicability = match self.construct {
             Construct::Other => Applicability::MaybeIncorrect,
