@@ -101,6 +101,16 @@ fn fmt_refuses_source_with_syntax_errors() {
 }
 
 #[test]
+fn fmt_keeps_stdout_for_formatted_source() {
+    let ok = Scratch::new("fmt-ok.run", VALID);
+    let bad = Scratch::new("fmt-bad-stdout.run", MISSING_LOOP_RETURN);
+    let output = runlet(&["fmt", ok.path(), bad.path()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout(&output), VALID);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("RL1017"));
+}
+
+#[test]
 fn heal_inserts_the_missing_return_and_reports_it() {
     let bad = Scratch::new("heal.run", MISSING_LOOP_RETURN);
     let output = runlet(&["heal", bad.path(), "--format", "json"]);
