@@ -53,6 +53,30 @@ fn a_line_break_before_call_or_index_never_continues() {
 }
 
 #[test]
+fn header_parts_after_a_line_break_end_the_statement() {
+    // None of `for`, a bound name, an expression's end, `boundary`, `catch` or `limit` continues a
+    // line, so the line break before each of these parts ends the statement: one diagnostic
+    // whose fix joins the lines.
+    for source in [
+        "ys = for\n  y in xs { return y }\nreturn ys\n",
+        "ys = for y\n  in xs { return y }\nreturn ys\n",
+        "ys = for y in xs\n  limit 4 { return y }\nreturn ys\n",
+        "ys = for y in xs limit\n  4 { return y }\nreturn ys\n",
+        "t = fold acc\n  = 0 for y in xs { return acc + y }\nreturn t\n",
+        "t = fold acc = 0\n  for y in xs { return acc + y }\nreturn t\n",
+        "r = boundary\n  retry 2 { return 1 } catch e { return 2 }\nreturn r\n",
+        "r = boundary { return 1 } catch\n  e { return 2 }\nreturn r\n",
+        "x\n  = 1\nreturn x\n",
+    ] {
+        assert_reports(source, codes::MISPLACED_LINE_BREAK);
+        let fixes: Vec<_> = parse(source).diagnostics.into_iter().flat_map(|d| d.fixes).collect();
+        let joined = runlet::diag::apply_fixes(source, &fixes).expect("the fix applies");
+        assert_clean(&joined);
+    }
+    assert_clean("ys = [for y\n  in xs\n  limit 4 { return y }]\nreturn ys\n");
+}
+
+#[test]
 fn a_member_access_without_a_receiver_is_not_a_line_break_problem() {
     // Nothing precedes the `.`: there are no lines to join, only a missing expression.
     assert_reports(".a = 1\nreturn a\n", codes::UNEXPECTED_TOKEN);

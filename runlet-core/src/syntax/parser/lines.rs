@@ -31,6 +31,21 @@ impl Parser<'_> {
         self.push(diagnostic);
     }
 
+    /// Before a part of a header or binding that the parser reads next (`in`, `limit N`, a bound
+    /// name, a fold's `=` and `for`, `retry N`, a binding's `=`): a line break there comes after a
+    /// token that does not continue the line, so by spec §2.1 it ended the statement. Reported
+    /// once with a fix joining the lines; the part is then read as intended.
+    pub(super) fn keep_on_line(&mut self) {
+        if self.at_line_end() && !self.at_eof() {
+            let token = self.peek();
+            let what = token.kind.describe();
+            self.report_line_break(
+                token.span,
+                &format!("a line break before {what} ends the statement before it"),
+            );
+        }
+    }
+
     /// A statement that starts with `(`, `[`, `.` or an infix operator right after another
     /// statement: the line break ended the previous expression (spec §2.1), which was surely not
     /// meant. One diagnostic whose fix joins the lines; the rest of the line is skipped.

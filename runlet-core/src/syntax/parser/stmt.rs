@@ -184,6 +184,9 @@ impl Parser<'_> {
         while !self.at(TokenKind::Eq) && !self.at_eof() && !self.at_line_start() {
             self.bump();
         }
+        if self.at(TokenKind::Eq) {
+            self.keep_on_line();
+        }
         if self.eat(TokenKind::Eq).is_none() {
             self.expected("`=`");
             let value = self.error_expr(Span::at(self.prev_end()));
