@@ -44,6 +44,18 @@ fn a_line_break_before_an_infix_operator_ends_the_statement() {
 }
 
 #[test]
+fn a_line_break_before_a_conditionals_else_ends_the_statement() {
+    for source in ["x = a if c\n  else b\nreturn x\n", "x = a if c else b if d\n  else e\nreturn x\n"] {
+        assert_reports(source, codes::MISPLACED_LINE_BREAK);
+        let fixes: Vec<_> = parse(source).diagnostics.into_iter().flat_map(|d| d.fixes).collect();
+        assert_clean(&runlet::diag::apply_fixes(source, &fixes).expect("the fix applies"));
+    }
+    // Without an open conditional before it, `else` continues nothing: no join is offered.
+    let stray = parse("x = a\nelse b\nreturn x\n").diagnostics;
+    assert!(stray.iter().all(|d| d.code != codes::MISPLACED_LINE_BREAK), "{stray:?}");
+}
+
+#[test]
 fn a_line_break_before_call_or_index_never_continues() {
     assert_reports("f = g\n(x)\nreturn f\n", codes::MISPLACED_LINE_BREAK);
     assert_reports("f = g\n[0]\nreturn f\n", codes::MISPLACED_LINE_BREAK);

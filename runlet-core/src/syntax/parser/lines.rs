@@ -4,6 +4,7 @@
 use super::Parser;
 use super::stmt::BlockKind;
 use crate::diag::{Diagnostic, Fix, Span, codes};
+use crate::syntax::ast::{ExprKind, Stmt};
 use crate::syntax::token::{Keyword, TokenKind};
 
 impl Parser<'_> {
@@ -46,9 +47,10 @@ impl Parser<'_> {
         }
     }
 
-    /// A statement that starts with `(`, `[`, `.` or an infix operator right after another
-    /// statement: the line break ended the previous expression (spec §2.1), which was surely not
-    /// meant. One diagnostic whose fix joins the lines; the rest of the line is skipped.
+    /// A statement that starts with `(`, `[`, `.`, an infix operator or the `else` of a postfix
+    /// conditional left open, right after another statement: the line break ended
+    /// the previous expression (spec §2.1), which was surely not meant. One diagnostic whose fix
+    /// joins the lines; the rest of the line is skipped.
     pub(super) fn broken_continuation(&mut self) -> bool {
         let token = self.peek();
         let continues_expression = matches!(
@@ -67,7 +69,8 @@ impl Parser<'_> {
                 | TokenKind::Gt
                 | TokenKind::GtEq
                 | TokenKind::Keyword(Keyword::And | Keyword::Or | Keyword::In)
-        );
+        ) || (token.kind == TokenKind::Keyword(Keyword::Else)
+            && self.open_conditional);
         let previous = self.pos.checked_sub(1).map(|i| self.tokens[i].kind);
         let after_expression = matches!(
             previous,
@@ -124,6 +127,23 @@ impl Parser<'_> {
             }
             self.bump();
             self.skip_indented_block(header_start);
+        }
+    }
+}
+
+/// True when `stmt` ends with a postfix conditional that has no `else` (`x = a if c`).
+pub(super) fn ends_in_open_conditional(stmt: &Stmt) -> bool {
+    let mut expr = match stmt {
+        Stmt::Let(s) => &s.value,
+        Stmt::Return(s) => &s.value,
+        Stmt::Expr(s) => &s.expr,
+        Stmt::Skip(_) => return false,
+    };
+    loop {
+        match &expr.kind {
+            ExprKind::Conditional { otherwise: None, .. } => return true,
+            ExprKind::Conditional { otherwise: Some(otherwise), .. } => expr = otherwise,
+            _ => return false,
         }
     }
 }

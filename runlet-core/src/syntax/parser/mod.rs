@@ -54,6 +54,8 @@ pub(super) struct Parser<'s> {
     last_statement_errored: bool,
     /// Token index where the current statement starts.
     statement_start: usize,
+    /// The statement before the current one ends with a postfix conditional without `else`.
+    open_conditional: bool,
 }
 
 impl<'s> Parser<'s> {
@@ -78,6 +80,7 @@ impl<'s> Parser<'s> {
             pending_final_unbound: None,
             last_statement_errored: false,
             statement_start: 0,
+            open_conditional: false,
         }
     }
 

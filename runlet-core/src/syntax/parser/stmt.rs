@@ -121,6 +121,7 @@ impl Parser<'_> {
             self.recovering = false;
             let before = self.pos;
             self.statement_start = before;
+            self.open_conditional = stmts.last().is_some_and(super::lines::ends_in_open_conditional);
             let (stmt, needs_binding) = self.statement(kind);
             last_errored = self.recovering;
             if self.recovering {
