@@ -104,17 +104,24 @@ impl Parser<'_> {
     fn bump_binary_operator(&mut self, op: BinaryOp) {
         let token = self.bump();
         if let TokenKind::Foreign(foreign) = token.kind {
+            // `a&&b` becomes `a and b`: a word operator needs spaces where the symbol had none.
+            let word = op.as_str().bytes().all(|b| b.is_ascii_alphabetic());
+            let touches = |c: Option<char>| word && c.is_some_and(|c| !c.is_whitespace());
+            let before = self.source.get(..token.span.start as usize).and_then(|s| s.chars().next_back());
+            let after = self.source.get(token.span.end as usize..).and_then(|s| s.chars().next());
+            let replacement = format!(
+                "{}{}{}",
+                if touches(before) { " " } else { "" },
+                op.as_str(),
+                if touches(after) { " " } else { "" }
+            );
             self.push(
                 Diagnostic::error(
                     codes::FOREIGN_OPERATOR,
                     token.span,
                     format!("Runlet spells `{}` as `{}`", foreign.as_str(), op.as_str()),
                 )
-                .with_fix(Fix::machine(
-                    format!("write `{}`", op.as_str()),
-                    token.span,
-                    op.as_str(),
-                )),
+                .with_fix(Fix::machine(format!("write `{}`", op.as_str()), token.span, replacement)),
             );
         }
     }
