@@ -86,6 +86,9 @@ fn header_parts_after_a_line_break_end_the_statement() {
         assert_clean(&joined);
     }
     assert_clean("ys = [for y\n  in xs\n  limit 4 { return y }]\nreturn ys\n");
+    // After an error in the header, the next line is not blamed on a line break.
+    let after_error = parse("t = fold acc = for y in xs { return y }\nkeyed = 1\nreturn keyed\n");
+    assert!(after_error.diagnostics.iter().all(|d| d.code != codes::MISPLACED_LINE_BREAK));
 }
 
 #[test]

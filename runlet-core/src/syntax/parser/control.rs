@@ -120,12 +120,16 @@ impl Parser<'_> {
         }
         self.bump();
         let acc = self.binding_name();
-        self.keep_on_line();
+        if self.at(TokenKind::Eq) {
+            self.keep_on_line();
+        }
         if self.eat(TokenKind::Eq).is_none() {
             self.expected("`=` and the accumulator's initial value");
         }
         let init = Box::new(self.expression());
-        self.keep_on_line();
+        if self.at_keyword(Keyword::For) {
+            self.keep_on_line();
+        }
         if self.eat(TokenKind::Keyword(Keyword::For)).is_none() {
             self.expected("`for` after the initial value");
         }
@@ -248,14 +252,15 @@ impl Parser<'_> {
     /// A name being declared (loop variable, accumulator, caught error). A reserved word is
     /// reported and used as the name.
     fn binding_name(&mut self) -> Ident {
-        self.keep_on_line();
         let token = self.peek();
         match token.kind {
             TokenKind::Ident => {
+                self.keep_on_line();
                 self.bump();
                 Ident { name: Text::from(self.text(token.span)), span: token.span }
             }
             TokenKind::Keyword(keyword) if !matches!(keyword, Keyword::In | Keyword::For) => {
+                self.keep_on_line();
                 self.report_reserved_binding(keyword);
                 self.bump();
                 Ident { name: Text::from(keyword.as_str()), span: token.span }
@@ -269,12 +274,14 @@ impl Parser<'_> {
 
     /// The `in` of a loop header; JavaScript's `of` gets a machine fix.
     fn expect_in(&mut self) {
-        self.keep_on_line();
-        if self.eat(TokenKind::Keyword(Keyword::In)).is_some() {
+        if self.at_keyword(Keyword::In) {
+            self.keep_on_line();
+            self.bump();
             return;
         }
         let token = self.peek();
         if token.kind == TokenKind::Ident && self.text(token.span) == "of" {
+            self.keep_on_line();
             self.bump();
             self.push(
                 Diagnostic::error(

@@ -35,9 +35,11 @@ impl Parser<'_> {
     /// Before a part of a header or binding that the parser reads next (`in`, `limit N`, a bound
     /// name, a fold's `=` and `for`, `retry N`, a binding's `=`): a line break there comes after a
     /// token that does not continue the line, so by spec §2.1 it ended the statement. Reported
-    /// once with a fix joining the lines; the part is then read as intended.
+    /// once with a fix joining the lines; the part is then read as intended. Callers check that
+    /// the part is there.
     pub(super) fn keep_on_line(&mut self) {
-        if self.at_line_end() && !self.at_eof() {
+        // After an error in the statement the position is uncertain: no second diagnostic.
+        if self.at_line_end() && !self.at_eof() && !self.recovering {
             let token = self.peek();
             let what = token.kind.describe();
             self.report_line_break(
