@@ -121,7 +121,11 @@ impl Parser<'_> {
                     token.span,
                     format!("Runlet spells `{}` as `{}`", foreign.as_str(), op.as_str()),
                 )
-                .with_fix(Fix::machine(format!("write `{}`", op.as_str()), token.span, replacement)),
+                .with_fix(Fix::machine(
+                    format!("write `{}`", op.as_str()),
+                    token.span,
+                    replacement,
+                )),
             );
         }
     }

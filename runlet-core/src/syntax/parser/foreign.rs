@@ -499,7 +499,8 @@ impl Parser<'_> {
         let rewritten = format!("{left} if {left} != null else {right}");
         let applicability =
             if left.contains('(') { Applicability::MaybeIncorrect } else { Applicability::MachineApplicable };
-        let mut diagnostic = Diagnostic::error(codes::FOREIGN_OPERATOR, operator, "Runlet has no `??` operator");
+        let mut diagnostic =
+            Diagnostic::error(codes::FOREIGN_OPERATOR, operator, "Runlet has no `??` operator");
         // With an operand missing or unreadable (already reported) there is nothing to rewrite.
         if !self.recovering {
             diagnostic = diagnostic.with_help(format!("write `{rewritten}`")).with_fix(Fix::new(
