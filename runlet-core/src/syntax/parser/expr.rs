@@ -179,7 +179,9 @@ impl Parser<'_> {
         loop {
             let token = self.peek();
             let op = match token.kind {
-                TokenKind::Keyword(Keyword::Not) => UnaryOp::Not,
+                TokenKind::Keyword(Keyword::Not) if !self.reads_as_reserved_binding(Keyword::Not) => {
+                    UnaryOp::Not
+                }
                 TokenKind::Minus => UnaryOp::Neg,
                 TokenKind::Foreign(ForeignToken::Bang) => {
                     let spaced = self.nth(1).span.start > token.span.end;
@@ -290,6 +292,13 @@ impl Parser<'_> {
         let span = token.span;
         let literal = |kind| Expr { kind, span };
         match token.kind {
+            TokenKind::Keyword(keyword)
+                if self.reads_as_reserved_binding(keyword)
+                    && self.use_of_reserved_binding(keyword, false) =>
+            {
+                self.bump();
+                literal(ExprKind::Ident(Ident { name: Text::from(keyword.as_str()), span }))
+            }
             TokenKind::Keyword(Keyword::Null) => {
                 self.bump();
                 literal(ExprKind::Null)
@@ -327,10 +336,6 @@ impl Parser<'_> {
             TokenKind::Keyword(Keyword::Fold) => self.fold_expr(),
             TokenKind::Keyword(Keyword::Boundary) => self.boundary_expr(),
             TokenKind::Keyword(Keyword::Fail) => self.fail_expr(),
-            TokenKind::Keyword(keyword) if self.use_of_reserved_binding(keyword, false) => {
-                self.bump();
-                literal(ExprKind::Ident(Ident { name: Text::from(keyword.as_str()), span }))
-            }
             TokenKind::Keyword(keyword) if !(token.line_break_before && self.pos > self.statement_start) => {
                 let message =
                     format!("expected an expression, found the reserved word `{}`", keyword.as_str());
@@ -368,6 +373,34 @@ impl Parser<'_> {
         let inner = self.with_lines(false, |p| p.expression());
         let end = self.close(TokenKind::RParen, "`)`");
         Expr { span: open.to(Span::at(end)), kind: ExprKind::Paren(Box::new(inner)) }
+    }
+
+    /// True when `keyword` at the cursor was declared as a name (already reported) and what
+    /// follows cannot continue the construct or literal the keyword would start, so that it is a
+    /// use of the name: `for = 1` then `return for + 1` reads the second `for` as the name.
+    fn reads_as_reserved_binding(&self, keyword: Keyword) -> bool {
+        if !self.reserved_bindings.iter().any(|(declared, _)| *declared == keyword) {
+            return false;
+        }
+        let next = self.nth(1);
+        let line_ends = next.line_break_before && self.lines_significant;
+        let ends_operand = line_ends
+            || next.kind.punctuation().is_some_and(|p| p != "(" && p != "[" && p != "{" && p != "-")
+            || matches!(
+                next.kind,
+                TokenKind::Eof | TokenKind::Keyword(Keyword::And | Keyword::Or | Keyword::In | Keyword::Else)
+            );
+        match keyword {
+            Keyword::For | Keyword::Fold => {
+                line_ends || !matches!(next.kind, TokenKind::Ident | TokenKind::LParen)
+            }
+            Keyword::Boundary => {
+                line_ends || !matches!(next.kind, TokenKind::LBrace | TokenKind::Keyword(Keyword::Retry))
+            }
+            Keyword::Fail => line_ends || next.kind != TokenKind::LParen,
+            Keyword::If | Keyword::Not => ends_operand,
+            _ => true,
+        }
     }
 
     /// True when `keyword` was declared as a name (already reported): the use at the cursor is
