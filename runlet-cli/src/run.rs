@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use runlet::diag::{json_diagnostics, source_digest};
 use runlet::engine::{Outcome, RunError, Runtime, ScriptedExecutor};
 use runlet::journal::{Durability, Journal, MemoryJournal, SqliteJournal};
-use runlet::value::{Value, parse_json, to_presentation_json, to_serde_json};
-use serde_json::json;
+use runlet::value::{Value, parse_json, to_presentation_json};
 
 use crate::input::{read_text, usage_error};
 use crate::registry::{load_inputs, load_registry};
@@ -74,10 +74,11 @@ fn execute(args: &Args) -> Result<ExitCode, ExitCode> {
         Err(diagnostics) => {
             match args.format {
                 Format::Json => {
-                    let report = runlet::diag::report_json(&file.text, &diagnostics);
+                    let diagnostics = serde_json::to_string(&json_diagnostics(&file.text, &diagnostics))
+                        .expect("diagnostics serialize");
+                    let digest = source_digest(&file.text);
                     println!(
-                        "{}",
-                        json!({ "status": "compile_error", "diagnostics": report["diagnostics"] })
+                        r#"{{"status":"compile_error","source_digest":"{digest}","diagnostics":{diagnostics}}}"#
                     );
                 }
                 Format::Text => print_diagnostics(&file, &diagnostics, Format::Text),
@@ -102,22 +103,20 @@ fn open_journal(spec: &str) -> Result<Arc<dyn Journal>, ExitCode> {
     }
 }
 
-/// Prints the run's end and returns its exit status.
+/// Prints the run's end and returns its exit status. Values print as canonical presentation
+/// JSON (spec §3.3).
 fn report(outcome: &Outcome, format: Format) -> ExitCode {
     match (outcome, format) {
         (Outcome::Succeeded(value), Format::Json) => {
-            println!("{}", json!({ "status": "succeeded", "value": host_json(value.value()) }));
+            println!(r#"{{"status":"succeeded","value":{}}}"#, presentation(value.value()));
             ExitCode::SUCCESS
         }
         (Outcome::Succeeded(value), Format::Text) => {
-            match to_presentation_json(value.value()) {
-                Ok(text) => println!("{text}"),
-                Err(error) => println!("(a value with bytes: {error})"),
-            }
+            println!("{}", presentation(value.value()));
             ExitCode::SUCCESS
         }
         (Outcome::Failed(error), Format::Json) => {
-            println!("{}", json!({ "status": "failed", "error": host_json(&error.to_value()) }));
+            println!(r#"{{"status":"failed","error":{}}}"#, presentation(&error.to_value()));
             ExitCode::from(1)
         }
         (Outcome::Failed(error), Format::Text) => {
@@ -125,7 +124,7 @@ fn report(outcome: &Outcome, format: Format) -> ExitCode {
             ExitCode::from(1)
         }
         (Outcome::Cancelled, Format::Json) => {
-            println!("{}", json!({ "status": "cancelled" }));
+            println!(r#"{{"status":"cancelled"}}"#);
             ExitCode::from(1)
         }
         (Outcome::Cancelled, Format::Text) => {
@@ -135,8 +134,12 @@ fn report(outcome: &Outcome, format: Format) -> ExitCode {
     }
 }
 
-fn host_json(value: &Value) -> serde_json::Value {
-    to_serde_json(value).unwrap_or_else(|error| json!({ "unrepresentable": error.message() }))
+/// Canonical presentation JSON of `value`; a value holding bytes (which JSON cannot carry
+/// without a chosen encoding) prints as a JSON string explaining so.
+fn presentation(value: &Value) -> String {
+    to_presentation_json(value).unwrap_or_else(|error| {
+        serde_json::to_string(&format!("(not JSON-representable: {})", error.message())).expect("a string")
+    })
 }
 
 fn print_failure(error: &RunError) {
