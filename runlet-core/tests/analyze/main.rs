@@ -1,7 +1,9 @@
 //! Tests of the analyzer: golden diagnostics for every code it reports, fixes that make progress,
 //! HIR of the spec's programs, conversion and inference matrices, bounds, and robustness.
 
+mod appendix;
 mod cases;
 mod catalogue;
 mod fixes;
 mod support;
+mod valid;

@@ -130,11 +130,18 @@ impl Lowerer<'_> {
                     self.literal_rejected(span, &constant, target, &error.expected, &error.path, context);
                     return id;
                 }
+                // The constant is known to fit: it takes the target's schema (its constraints
+                // included), less the null an optional property's expectation admits.
+                let schema = match (&converted.value, self.types.without_null(target)) {
+                    (Value::Null, _) | (_, Ty::Never) => self.types.null,
+                    (_, Ty::Schema(schema)) => schema,
+                };
                 if converted.rank == Rank::Exact {
+                    self.exprs[id.index()].schema = schema;
                     return id;
                 }
                 let at = At { span, path: self.expr_ref(id).path.clone() };
-                self.push(ExprKind::Const(converted.value), Ty::Schema(target), Origin::Literal, &at)
+                self.push(ExprKind::Const(converted.value), Ty::Schema(schema), Origin::Literal, &at)
             }
             Err(error) => {
                 self.constant_misfit(id, &constant, target, error, context);
