@@ -5,5 +5,6 @@ mod appendix;
 mod cases;
 mod catalogue;
 mod fixes;
+mod matrix;
 mod support;
 mod valid;
