@@ -2,9 +2,11 @@
 //! HIR of the spec's programs, conversion and inference matrices, bounds, and robustness.
 
 mod appendix;
+mod bounds;
 mod cases;
 mod catalogue;
 mod fixes;
+mod generated;
 mod matrix;
 mod support;
 mod valid;
