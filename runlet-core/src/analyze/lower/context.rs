@@ -108,23 +108,19 @@ impl Context {
         if let Place::Parameter { index, .. } = &*self.0 {
             return tool.input.positional.as_ref()?.get(*index)?.description.clone();
         }
-        tool.docs.get(&self.pointer(registry)?)?.description.clone()
+        tool.docs.get(&self.pointer()?)?.description.clone()
     }
 
     /// The JSON pointer of this position in the tool's registry entry (`/inputSchema/properties/owner`).
-    fn pointer(&self, registry: &Registry) -> Option<String> {
+    fn pointer(&self) -> Option<String> {
         Some(match &*self.0 {
             Place::Named(_) => return None,
             Place::Parameter { index, .. } => format!("/params/{index}/schema"),
             Place::Input { .. } => "/inputSchema".to_owned(),
             Place::Property { parent, name } => {
-                format!(
-                    "{}/properties/{}",
-                    parent.pointer(registry)?,
-                    name.replace('~', "~0").replace('/', "~1")
-                )
+                format!("{}/properties/{}", parent.pointer()?, name.replace('~', "~0").replace('/', "~1"))
             }
-            Place::Element { parent } => format!("{}/items", parent.pointer(registry)?),
+            Place::Element { parent } => format!("{}/items", parent.pointer()?),
         })
     }
 }
