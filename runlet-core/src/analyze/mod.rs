@@ -87,6 +87,9 @@ pub struct AnalyzeOptions {
     pub max_diagnostics: usize,
     /// Units of work (expressions lowered, static conversion steps) before `RL4004`.
     pub max_work: u64,
+    /// Names candidate searches may score ("did you mean"); past it, diagnostics carry no
+    /// candidates. Bounds the diagnostic work a program of many misspellings causes.
+    pub max_candidate_work: u64,
     /// The largest `limit N` a `for` may declare (`RL4005` above it).
     pub max_loop_limit: u32,
     /// The largest `retry N` a `boundary` may declare (`RL4005` above it).
@@ -100,6 +103,7 @@ impl Default for AnalyzeOptions {
             max_union_variants: 64,
             max_diagnostics: 100,
             max_work: 1_000_000,
+            max_candidate_work: 100_000,
             max_loop_limit: 1024,
             max_retries: 16,
         }

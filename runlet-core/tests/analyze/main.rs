@@ -8,5 +8,6 @@ mod catalogue;
 mod fixes;
 mod generated;
 mod matrix;
+mod properties;
 mod support;
 mod valid;

@@ -75,7 +75,8 @@ impl Lowerer<'_> {
             format!("{what} is a value, not a tool: only registered tools can be called"),
         )
         .with_help("call a tool by its registry path, such as `namespace.tool(arguments)`");
-        if let Some(path) = path.filter(|_| self.reporting()) {
+        let tools = 2 * self.registry.tool_count();
+        if let Some(path) = path.filter(|_| self.search(tools)) {
             let close: Vec<String> = self
                 .tool_candidates(&path)
                 .iter()

@@ -96,6 +96,8 @@ pub(super) struct Lowerer<'a> {
     /// How many `boundary` bodies enclose the expression being lowered.
     boundary_depth: u32,
     work: u64,
+    /// Names scored by candidate searches.
+    candidate_work: u64,
     exhausted: bool,
     /// Where the work budget ran out.
     exhausted_at: Option<Span>,
@@ -161,6 +163,7 @@ impl<'a> Lowerer<'a> {
             current: RegionId(0),
             boundary_depth: 0,
             work: 0,
+            candidate_work: 0,
             exhausted: false,
             exhausted_at: None,
             error_schema: None,
@@ -208,9 +211,14 @@ impl<'a> Lowerer<'a> {
         self.sink.push(diagnostic);
     }
 
-    /// Whether a diagnostic reported now would be kept; candidate searches are skipped when not.
-    fn reporting(&self) -> bool {
-        !self.sink.is_full()
+    /// Whether a candidate search over `pool` names may run: a diagnostic reported now would be
+    /// kept, and the searches so far have not scored `max_candidate_work` names. Counts the pool.
+    fn search(&mut self, pool: usize) -> bool {
+        if self.sink.is_full() || self.candidate_work + pool as u64 > self.options.max_candidate_work {
+            return false;
+        }
+        self.candidate_work += pool as u64;
+        true
     }
 
     /// Counts one unit of work; false once the budget is spent.

@@ -200,12 +200,12 @@ impl Lowerer<'_> {
     /// Adds the closest tools to `diagnostic`, and a replacement of `span` when one in the same
     /// namespace is clearly meant.
     pub(super) fn with_tool_candidates(
-        &self,
+        &mut self,
         mut diagnostic: Diagnostic,
         wanted: &str,
         span: Span,
     ) -> Diagnostic {
-        if !self.reporting() {
+        if !self.search(2 * self.registry.tool_count()) {
             return diagnostic;
         }
         let ranked = self.tool_candidates(wanted);
@@ -263,7 +263,7 @@ impl Lowerer<'_> {
         }
         let mut diagnostic =
             Diagnostic::error(codes::UNKNOWN_NAME, ident.span, format!("`{name}` is not defined"));
-        if !self.reporting() {
+        if !self.search(self.scopes.visible().len() + self.registry.tool_count()) {
             self.report(diagnostic);
             return self.poison(at);
         }
