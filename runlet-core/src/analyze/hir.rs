@@ -40,7 +40,7 @@ pub struct Program {
     pub exprs: Vec<Expr>,
     pub regions: Vec<Region>,
     pub bindings: Vec<Binding>,
-    /// The host inputs the program reads, in name order.
+    /// The host inputs the program reads, in order of first use.
     pub inputs: Vec<Input>,
     /// The program's top level.
     pub root: RegionId,
