@@ -56,8 +56,8 @@ impl Node<'_> {
 }
 
 /// Visits every statement, block and expression of `program` (children before parents) with its
-/// syntax path. Parentheses are transparent: `(x)` is visited as `x`.
-pub fn walk<'a>(program: &'a Program, mut visit: impl FnMut(&SyntaxPath, Node<'a>)) {
+/// syntax path, handed over. Parentheses are transparent: `(x)` is visited as `x`.
+pub fn walk<'a>(program: &'a Program, mut visit: impl FnMut(SyntaxPath, Node<'a>)) {
     let mut walker = Walker { steps: String::new(), visit: &mut visit };
     walker.stmts(&program.stmts);
 }
@@ -65,7 +65,7 @@ pub fn walk<'a>(program: &'a Program, mut visit: impl FnMut(&SyntaxPath, Node<'a
 /// Every node's path and span, in visiting order.
 pub fn syntax_paths(program: &Program) -> Vec<(SyntaxPath, Span)> {
     let mut out = Vec::new();
-    walk(program, |path, node| out.push((path.clone(), node.span())));
+    walk(program, |path, node| out.push((path, node.span())));
     out
 }
 
@@ -75,13 +75,13 @@ struct Walker<'v, F> {
     visit: &'v mut F,
 }
 
-impl<'a, F: FnMut(&SyntaxPath, Node<'a>)> Walker<'_, F> {
+impl<'a, F: FnMut(SyntaxPath, Node<'a>)> Walker<'_, F> {
     fn emit(&mut self, digest: &Sha256, node: Node<'a>) -> [u8; 32] {
         let full: [u8; 32] = digest.clone().finalize().into();
         let mut short = [0u8; 16];
         short.copy_from_slice(&full[..16]);
         let path = SyntaxPath { steps: self.steps.clone(), fingerprint: Fingerprint(short) };
-        (self.visit)(&path, node);
+        (self.visit)(path, node);
         full
     }
 

@@ -137,7 +137,7 @@ impl<'a> Lowerer<'a> {
         let mut paths = FastMap::with_capacity_and_hasher(source.len() / 4, Default::default());
         walk(program, |path, node| {
             if let Node::Expr(expr) = node {
-                paths.insert(expr as *const ast::Expr as usize, Arc::new(path.clone()));
+                paths.insert(expr as *const ast::Expr as usize, Arc::new(path));
             }
         });
         Lowerer {
