@@ -52,13 +52,42 @@ pub(crate) struct Ranked {
     pub distance: usize,
 }
 
+/// Pools up to this size order their not-close candidates by resemblance (they are listed as
+/// "closest"); larger pools (every tool of a registry) list only close candidates, so scoring
+/// the rest stays cheap.
+const LISTED_POOL: usize = 64;
+
 /// Every candidate ranked against `wanted`, closest first (ties by name).
 pub(crate) fn rank(wanted: &str, candidates: impl IntoIterator<Item = Candidate>) -> Vec<Ranked> {
-    let wanted_lower = wanted.to_lowercase();
-    let mut ranked: Vec<Ranked> =
-        candidates.into_iter().map(|candidate| score(wanted, &wanted_lower, candidate)).collect();
-    ranked.sort_by(|a, b| a.score.cmp(&b.score).then_with(|| a.candidate.name.cmp(&b.candidate.name)));
+    let mut ranked = scored(wanted, candidates);
+    sort(&mut ranked);
     ranked
+}
+
+/// Every candidate scored against `wanted`, in the order given.
+pub(crate) fn scored(wanted: &str, candidates: impl IntoIterator<Item = Candidate>) -> Vec<Ranked> {
+    let wanted = Wanted::new(wanted);
+    let candidates: Vec<Candidate> = candidates.into_iter().collect();
+    let listed = candidates.len() <= LISTED_POOL;
+    candidates.into_iter().map(|candidate| score(&wanted, candidate, listed)).collect()
+}
+
+/// Orders scored candidates closest first, ties by name.
+pub(crate) fn sort(ranked: &mut [Ranked]) {
+    ranked.sort_by(|a, b| a.score.cmp(&b.score).then_with(|| a.candidate.name.cmp(&b.candidate.name)));
+}
+
+/// The misspelling, prepared once for scoring many candidates.
+struct Wanted {
+    lower: String,
+    chars: usize,
+}
+
+impl Wanted {
+    fn new(text: &str) -> Wanted {
+        let lower = text.to_lowercase();
+        Wanted { chars: lower.chars().count(), lower }
+    }
 }
 
 /// The one candidate that is clearly meant: close, and strictly closer than the next close one.
@@ -73,22 +102,30 @@ pub(crate) fn clear_winner(ranked: &[Ranked]) -> Option<&Ranked> {
     }
 }
 
-fn score(wanted: &str, wanted_lower: &str, candidate: Candidate) -> Ranked {
+fn score(wanted: &Wanted, candidate: Candidate, listed: bool) -> Ranked {
     let name_lower = candidate.key.to_lowercase();
-    let distance = strsim::damerau_levenshtein(wanted_lower, &name_lower);
+    let name_chars = name_lower.chars().count();
+    let longer = wanted.chars.max(name_chars);
+    let via_alias = candidate.aliases.iter().any(|a| a.to_lowercase() == wanted.lower);
+    let contains = wanted.chars >= 3
+        && name_chars >= 3
+        && (name_lower.contains(wanted.lower.as_str()) || wanted.lower.contains(name_lower.as_str()));
+    // The distance is at least the difference in length: past half the longer word, no rule
+    // below can call the candidate close, so in a pool too large to list, it is not needed.
+    let length_gap = wanted.chars.abs_diff(name_chars);
+    let distance = if !listed && length_gap > longer / 2 && !via_alias && !contains {
+        length_gap
+    } else {
+        strsim::damerau_levenshtein(&wanted.lower, &name_lower)
+    };
     let case_only = distance == 0;
-    let via_alias = candidate.aliases.iter().any(|a| a.to_lowercase() == wanted_lower);
-    let prefix = wanted_lower.chars().zip(name_lower.chars()).take_while(|(a, b)| a == b).count();
-    let adjacent = adjacent_substitutions(wanted_lower, &name_lower);
-    let longer = wanted.chars().count().max(candidate.key.chars().count());
-    let contains = wanted_lower.chars().count() >= 3
-        && name_lower.chars().count() >= 3
-        && (name_lower.contains(wanted_lower) || wanted_lower.contains(name_lower.as_str()));
+    let prefix = wanted.lower.chars().zip(name_lower.chars()).take_while(|(a, b)| a == b).count();
     let close = via_alias
         || case_only
         || distance <= (longer / 3).max(1)
         || (prefix >= 3 && distance <= longer / 2)
         || contains;
+    let adjacent = adjacent_substitutions(&wanted.lower, &name_lower);
     let mut score = 20 * distance as i64 - 8 * adjacent as i64 - 4 * prefix.min(4) as i64;
     score += match candidate.fits {
         Some(true) => -10,
@@ -103,7 +140,7 @@ fn score(wanted: &str, wanted_lower: &str, candidate: Candidate) -> Ranked {
     }
     if !close {
         // Candidates that are not close are only listed, ordered by shared letter pairs.
-        let resemblance = strsim::sorensen_dice(wanted_lower, &name_lower);
+        let resemblance = if listed { strsim::sorensen_dice(&wanted.lower, &name_lower) } else { 0.0 };
         score = 10_000 - (1000.0 * resemblance) as i64 + distance as i64;
     }
     Ranked { candidate, score, close, via_alias, distance }

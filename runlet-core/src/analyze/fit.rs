@@ -1,12 +1,12 @@
 //! Static conversions (spec §3.3): whether values of one schema convert to another, at which
 //! rank, whether the runtime must still check, or why not — without any value in hand.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::schema::{ObjectSchema, SchemaId, SchemaKind};
 use crate::value::{Rank, Segment};
 
+use super::FastMap;
 use super::types::Types;
 
 /// How deep the check follows nested schemas before trusting the runtime conversion.
@@ -72,7 +72,7 @@ type Verdict = Result<Fit, Misfit>;
 /// Memoized static conversion checks for one analysis.
 #[derive(Debug, Default)]
 pub(crate) struct Fitter {
-    memo: HashMap<(SchemaId, SchemaId), Verdict>,
+    memo: FastMap<(SchemaId, SchemaId), Verdict>,
     /// Work done, for the analysis budget.
     pub steps: u64,
 }

@@ -40,7 +40,7 @@ pub struct Program {
     pub exprs: Vec<Expr>,
     pub regions: Vec<Region>,
     pub bindings: Vec<Binding>,
-    /// The host inputs the program reads, in name order.
+    /// The host inputs the program reads, in order of first use.
     pub inputs: Vec<Input>,
     /// The program's top level.
     pub root: RegionId,
@@ -157,8 +157,8 @@ pub struct Expr {
     pub span: Span,
     /// The stable identity of the source node this expression lowers (spec §4.2). Expressions the
     /// analyzer adds (conversions, boolean checks, the `null` of a missing `else`) carry the path
-    /// of the node they belong to.
-    pub path: SyntaxPath,
+    /// of the node they belong to, shared.
+    pub path: Arc<SyntaxPath>,
     /// The strongest sensitivity the schemas give any part of the value, and never less than
     /// that of the values it was derived from (spec §11, invariant 10).
     pub sensitivity: Sensitivity,
@@ -253,41 +253,81 @@ pub enum ExprKind {
 impl ExprKind {
     /// The expressions this one evaluates directly, and the regions it owns, in source order.
     pub fn parts(&self) -> (Vec<ExprId>, Vec<RegionId>) {
+        let (mut exprs, mut regions) = (Vec::new(), Vec::new());
+        self.for_each_part(|part| match part {
+            Part::Expr(e) => exprs.push(e),
+            Part::Region(r) => regions.push(r),
+        });
+        (exprs, regions)
+    }
+
+    /// Calls `visit` with each expression this one evaluates directly and each region it owns,
+    /// in source order.
+    pub fn for_each_part(&self, mut visit: impl FnMut(Part)) {
+        use Part::{Expr as E, Region as R};
         match self {
-            ExprKind::Const(_) | ExprKind::Input(_) | ExprKind::Binding(_) => (Vec::new(), Vec::new()),
-            ExprKind::Call { args, .. } => (args.clone(), Vec::new()),
-            ExprKind::Unary { operand, .. } => (vec![*operand], Vec::new()),
-            ExprKind::Binary { left, right, .. } => (vec![*left, *right], Vec::new()),
-            ExprKind::Logical { left, right, .. } => (vec![*left], vec![*right]),
+            ExprKind::Const(_) | ExprKind::Input(_) | ExprKind::Binding(_) => {}
+            ExprKind::Call { args, .. } => args.iter().for_each(|&a| visit(E(a))),
+            ExprKind::Unary { operand, .. } => visit(E(*operand)),
+            ExprKind::Binary { left, right, .. } => {
+                visit(E(*left));
+                visit(E(*right));
+            }
+            ExprKind::Logical { left, right, .. } => {
+                visit(E(*left));
+                visit(R(*right));
+            }
             ExprKind::Conditional { condition, then, otherwise } => {
-                (vec![*condition], vec![*then, *otherwise])
+                visit(E(*condition));
+                visit(R(*then));
+                visit(R(*otherwise));
             }
-            ExprKind::List(items) => (items.clone(), Vec::new()),
+            ExprKind::List(items) => items.iter().for_each(|&i| visit(E(i))),
             ExprKind::Object(entries) => {
-                let parts = entries
-                    .iter()
-                    .flat_map(|entry| match entry {
-                        ObjectEntry::Static { value, .. } => vec![*value],
-                        ObjectEntry::Computed { key, value } => vec![*key, *value],
-                    })
-                    .collect();
-                (parts, Vec::new())
+                for entry in entries {
+                    match entry {
+                        ObjectEntry::Static { value, .. } => visit(E(*value)),
+                        ObjectEntry::Computed { key, value } => {
+                            visit(E(*key));
+                            visit(E(*value));
+                        }
+                    }
+                }
             }
-            ExprKind::Project { target, key: ProjectKey::Field(_) } => (vec![*target], Vec::new()),
-            ExprKind::Project { target, key: ProjectKey::Index(index) } => {
-                (vec![*target, *index], Vec::new())
+            ExprKind::Project { target, key } => {
+                visit(E(*target));
+                if let ProjectKey::Index(index) = key {
+                    visit(E(*index));
+                }
             }
-            ExprKind::Convert { value, .. } | ExprKind::ExpectBoolean(value) => (vec![*value], Vec::new()),
-            ExprKind::For { collection, body, .. } => (vec![*collection], vec![*body]),
-            ExprKind::Fold { init, collection, body, .. } => (vec![*init, *collection], vec![*body]),
-            ExprKind::Boundary { body, catch, .. } => (Vec::new(), vec![*body, *catch]),
+            ExprKind::Convert { value, .. } | ExprKind::ExpectBoolean(value) => visit(E(*value)),
+            ExprKind::For { collection, body, .. } => {
+                visit(E(*collection));
+                visit(R(*body));
+            }
+            ExprKind::Fold { init, collection, body, .. } => {
+                visit(E(*init));
+                visit(E(*collection));
+                visit(R(*body));
+            }
+            ExprKind::Boundary { body, catch, .. } => {
+                visit(R(*body));
+                visit(R(*catch));
+            }
             ExprKind::Fail { code, message, details } => {
-                let mut parts = vec![*code, *message];
-                parts.extend(*details);
-                (parts, Vec::new())
+                visit(E(*code));
+                visit(E(*message));
+                details.iter().for_each(|&d| visit(E(d)));
             }
         }
     }
+}
+
+/// A direct part of an expression: an expression it evaluates or a region it owns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Expr(ExprId),
+    Region(RegionId),
 }
 
 impl Region {

@@ -63,7 +63,7 @@ pub mod hir;
 mod lower;
 mod types;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 pub use compiled::{CompiledProgram, LANGUAGE_VERSION, ProgramIdentity};
 
@@ -71,6 +71,10 @@ use crate::diag::{Diagnostic, codes};
 use crate::schema::Registry;
 use crate::syntax::{self, Parse, ParseOptions};
 use crate::value::Value;
+
+/// The hash map of analysis lookups: a fast hash with a fixed seed. Such maps are only looked
+/// into, never iterated into output.
+pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 
 /// The bounds and settings of one analysis.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,6 +87,9 @@ pub struct AnalyzeOptions {
     pub max_diagnostics: usize,
     /// Units of work (expressions lowered, static conversion steps) before `RL4004`.
     pub max_work: u64,
+    /// Names candidate searches may score ("did you mean"); past it, diagnostics carry no
+    /// candidates. Bounds the diagnostic work a program of many misspellings causes.
+    pub max_candidate_work: u64,
     /// The largest `limit N` a `for` may declare (`RL4005` above it).
     pub max_loop_limit: u32,
     /// The largest `retry N` a `boundary` may declare (`RL4005` above it).
@@ -96,6 +103,7 @@ impl Default for AnalyzeOptions {
             max_union_variants: 64,
             max_diagnostics: 100,
             max_work: 1_000_000,
+            max_candidate_work: 100_000,
             max_loop_limit: 1024,
             max_retries: 16,
         }
@@ -141,6 +149,8 @@ pub struct Analysis {
     pub hir: Option<hir::Program>,
     pub diagnostics: Vec<Diagnostic>,
     pub identity: ProgramIdentity,
+    /// The units of work analysis spent (bounded by `max_work`); 0 when parsing failed.
+    pub work: u64,
 }
 
 impl Analysis {
@@ -171,11 +181,11 @@ pub fn analyze_parsed(
 ) -> Analysis {
     let identity = ProgramIdentity::new(source, registry);
     if parse.has_errors() {
-        return Analysis { hir: None, diagnostics: parse.diagnostics.clone(), identity };
+        return Analysis { hir: None, diagnostics: parse.diagnostics.clone(), identity, work: 0 };
     }
     let room = options.max_diagnostics.saturating_sub(parse.diagnostics.len());
     let lowerer = lower::Lowerer::new(source, &parse.program, registry, inputs, options, room);
-    let (hir, found) = lowerer.run(&parse.program);
+    let (hir, found, work) = lowerer.run(&parse.program);
     let superseded = |d: &Diagnostic| {
         d.code == codes::FOREIGN_LITERAL
             && found.iter().any(|f| f.code == codes::UNKNOWN_NAME && f.span == d.span)
@@ -184,5 +194,5 @@ pub fn analyze_parsed(
         parse.diagnostics.iter().filter(|d| !superseded(d)).cloned().collect();
     diagnostics.extend(found);
     diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
-    Analysis { hir, diagnostics, identity }
+    Analysis { hir, diagnostics, identity, work }
 }

@@ -1,7 +1,6 @@
 //! The analyzer's view of schemas: `Ty` (a schema, or `Never` for values that are never
 //! produced), the layered schema arena analysis builds in, and the queries inference needs.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::schema::{
@@ -9,6 +8,8 @@ use crate::schema::{
     Schema, SchemaArena, SchemaId, SchemaKind, StringSchema,
 };
 use crate::value::{Sensitivity, Value};
+
+use super::FastMap;
 
 /// The type of an expression: a schema, or `Never` for an expression that never produces a
 /// value (`fail`, spec §2.7.3), which unifies with everything.
@@ -36,7 +37,7 @@ pub(crate) struct Types {
     pub any_map: SchemaId,
     /// `List<Any>` of length at most zero: the schema of `[]`, whose items are never read.
     pub empty_list: SchemaId,
-    deep_sensitivity: HashMap<SchemaId, Sensitivity>,
+    deep_sensitivity: FastMap<SchemaId, Sensitivity>,
 }
 
 /// A declared property name with its aliases (for candidate searches).
@@ -81,7 +82,7 @@ impl Types {
             bytes,
             any_map,
             empty_list,
-            deep_sensitivity: HashMap::new(),
+            deep_sensitivity: FastMap::default(),
         }
     }
 
@@ -143,8 +144,10 @@ impl Types {
                 Ty::Never => None,
             })
             .collect();
-        if schemas.is_empty() {
-            return (Ty::Never, None);
+        match schemas.as_slice() {
+            [] => return (Ty::Never, None),
+            [first, rest @ ..] if rest.iter().all(|s| s == first) => return (Ty::Schema(*first), None),
+            _ => {}
         }
         let normalized = self.arena.union(&schemas, self.max_variants);
         (Ty::Schema(normalized.schema), normalized.widened)

@@ -73,7 +73,7 @@ impl Builder {
             origin: Origin::Derived,
             region,
             span: Default::default(),
-            path: SyntaxPath { steps: format!("e{}", id.0), fingerprint: Fingerprint([0; 16]) },
+            path: Arc::new(SyntaxPath { steps: format!("e{}", id.0), fingerprint: Fingerprint([0; 16]) }),
             sensitivity: Sensitivity::Public,
             effectful: false,
         });

@@ -75,7 +75,8 @@ impl Lowerer<'_> {
             format!("{what} is a value, not a tool: only registered tools can be called"),
         )
         .with_help("call a tool by its registry path, such as `namespace.tool(arguments)`");
-        if let Some(path) = path.filter(|_| self.reporting()) {
+        let tools = 2 * self.registry.tool_count();
+        if let Some(path) = path.filter(|_| self.search(tools)) {
             let close: Vec<String> = self
                 .tool_candidates(&path)
                 .iter()
@@ -118,7 +119,7 @@ impl Lowerer<'_> {
         let converted: Vec<ExprId> = match shape {
             Shape::Omitted => Vec::new(),
             Shape::Object(schema) => {
-                let context = self.input_context(tool);
+                let context = Context::input(tool);
                 vec![self.expr(&args[0], Expect::Schema(schema, &context))]
             }
             Shape::ByValue { object, has_positional } => {
@@ -134,11 +135,11 @@ impl Lowerer<'_> {
                 };
                 match (is_object, has_positional, positional.as_deref()) {
                     (true, _, _) => {
-                        let context = self.input_context(tool);
+                        let context = Context::input(tool);
                         vec![self.coerce(value, object, &context)]
                     }
                     (false, true, Some([param, ..])) => {
-                        let context = self.parameter_context(tool, 0, param);
+                        let context = Context::parameter(tool, 0);
                         vec![self.coerce(value, param.schema, &context)]
                     }
                     _ => {
@@ -174,7 +175,7 @@ impl Lowerer<'_> {
                     .zip(args)
                     .enumerate()
                     .map(|(i, (param, arg))| {
-                        let context = self.parameter_context(tool, i, param);
+                        let context = Context::parameter(tool, i);
                         self.expr(arg, Expect::Schema(param.schema, &context))
                     })
                     .collect()
@@ -194,28 +195,6 @@ impl Lowerer<'_> {
         let ty =
             if converted.iter().any(|&a| self.ty(a) == Ty::Never) { Ty::Never } else { Ty::Schema(output) };
         self.push(ExprKind::Call { tool, args: converted }, ty, Origin::ToolOutput(tool), &at)
-    }
-
-    /// The context of a tool's object argument.
-    fn input_context(&self, tool: ToolId) -> Context {
-        let name = self.registry.tool(tool).name.to_string();
-        Context {
-            tool: Some((tool, name.clone())),
-            pointer: "/inputSchema".to_owned(),
-            ..Context::new(format!("the input of `{name}`"))
-        }
-    }
-
-    /// The context of a tool's positional parameter `index`.
-    fn parameter_context(&self, tool: ToolId, index: usize, param: &crate::schema::Param) -> Context {
-        let name = self.registry.tool(tool).name.to_string();
-        Context {
-            what: format!("parameter `{}` of `{name}`", param.name),
-            tool: Some((tool, name)),
-            pointer: format!("/params/{index}/schema"),
-            name: Some(param.name.to_string()),
-            description: param.description.clone(),
-        }
     }
 
     /// `RL2202`: a tool taking one object argument given something else; wrapping the value as

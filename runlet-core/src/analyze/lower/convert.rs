@@ -3,68 +3,14 @@
 //! context when no conversion exists.
 
 use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
-use crate::schema::{SchemaId, SchemaKind, ToolId, validate};
+use crate::schema::{SchemaId, SchemaKind, validate};
 use crate::value::{ConversionLimits, Labels, Rank, Segment, Value, ValueError, convert, path_text};
 
 use super::super::candidates::{Candidate, clear_winner, rank};
 use super::super::fit::{Misfit, Reason};
 use super::super::hir::{ExprId, ExprKind, Origin};
 use super::super::types::Ty;
-use super::{At, Lowerer, is_path};
-
-/// What expects a value: named in messages, and located in the tool's registry entry (for its
-/// documentation, which the prose-parameter lint reads).
-#[derive(Debug, Clone)]
-pub(crate) struct Context {
-    /// Such as "parameter `customer_id` of `crm.customer`" or "the condition".
-    pub what: String,
-    /// The tool whose input this is.
-    pub tool: Option<(ToolId, String)>,
-    /// The JSON pointer of this schema position in the tool's registry entry.
-    pub pointer: String,
-    /// The parameter or property name at this position.
-    pub name: Option<String>,
-    /// The parameter's description, for positional parameters (properties are looked up).
-    pub description: Option<String>,
-}
-
-impl Context {
-    pub fn new(what: impl Into<String>) -> Context {
-        Context { what: what.into(), tool: None, pointer: String::new(), name: None, description: None }
-    }
-
-    /// The context of property `name` of the object this context expects.
-    pub fn property(&self, name: &str) -> Context {
-        Context {
-            what: format!("property `{name}` of {}", self.what),
-            tool: self.tool.clone(),
-            pointer: format!("{}/properties/{}", self.pointer, escape_pointer(name)),
-            name: Some(name.to_owned()),
-            description: None,
-        }
-    }
-
-    /// The context of the elements (or map values) of what this context expects.
-    pub fn element(&self) -> Context {
-        Context {
-            what: format!("an element of {}", self.what),
-            tool: self.tool.clone(),
-            pointer: format!("{}/items", self.pointer),
-            name: None,
-            description: None,
-        }
-    }
-
-    /// "`linear.issues`" when this is (part of) a tool's input.
-    pub fn owner(&self) -> Option<String> {
-        self.tool.as_ref().map(|(_, name)| format!("`{name}`"))
-    }
-}
-
-/// A JSON pointer segment (RFC 6901): `~` and `/` escaped.
-fn escape_pointer(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
-}
+use super::{At, Context, Lowerer, is_path};
 
 /// Words in a parameter's name or description that mark it as prose for people.
 const PROSE_NAMES: &[&str] = &[
@@ -130,11 +76,18 @@ impl Lowerer<'_> {
                     self.literal_rejected(span, &constant, target, &error.expected, &error.path, context);
                     return id;
                 }
+                // The constant is known to fit: it takes the target's schema (its constraints
+                // included), less the null an optional property's expectation admits.
+                let schema = match (&converted.value, self.types.without_null(target)) {
+                    (Value::Null, _) | (_, Ty::Never) => self.types.null,
+                    (_, Ty::Schema(schema)) => schema,
+                };
                 if converted.rank == Rank::Exact {
+                    self.exprs[id.index()].schema = schema;
                     return id;
                 }
                 let at = At { span, path: self.expr_ref(id).path.clone() };
-                self.push(ExprKind::Const(converted.value), Ty::Schema(target), Origin::Literal, &at)
+                self.push(ExprKind::Const(converted.value), Ty::Schema(schema), Origin::Literal, &at)
             }
             Err(error) => {
                 self.constant_misfit(id, &constant, target, error, context);
@@ -170,7 +123,10 @@ impl Lowerer<'_> {
             let mut diagnostic = Diagnostic::error(
                 codes::NUMBER_LITERAL_TO_INTEGER,
                 span,
-                format!("cannot safely convert `{text}` from Number to Integer for {}", context.what),
+                format!(
+                    "cannot safely convert `{text}` from Number to Integer for {}",
+                    context.what(self.registry)
+                ),
             )
             .with_help(format!(
                 "use `number.floor({text})`, `number.ceil({text})`, or `number.round({text})`"
@@ -185,8 +141,12 @@ impl Lowerer<'_> {
         match self.fitter.fit(&self.types, from, target) {
             Err(misfit) => self.report_misfit(id, from, target, misfit, context),
             Ok(_) => self.report(
-                Diagnostic::error(error.code(), span, format!("{} for {}", error.message(), context.what))
-                    .with_note("the literal is converted while checking, so this would fail every run"),
+                Diagnostic::error(
+                    error.code(),
+                    span,
+                    format!("{} for {}", error.message(), context.what(self.registry)),
+                )
+                .with_note("the literal is converted while checking, so this would fail every run"),
             ),
         }
     }
@@ -210,7 +170,7 @@ impl Lowerer<'_> {
         let mut diagnostic = Diagnostic::error(
             codes::LITERAL_OUT_OF_RANGE,
             span,
-            format!("{}{at} is not a value {} accepts", self.describe(span), context.what),
+            format!("{}{at} is not a value {} accepts", self.describe(span), context.what(self.registry)),
         )
         .with_note(format!("accepted: {accepted}"));
         let enumeration = self.types.variants(target).into_iter().find_map(|v| match self.types.kind(v) {
@@ -258,7 +218,10 @@ impl Lowerer<'_> {
                 let mut diagnostic = Diagnostic::error(
                     codes::NULLABLE_TO_STRING,
                     span,
-                    format!("{what} may be null{inside}, and null does not become text for {}", context.what),
+                    format!(
+                        "{what} may be null{inside}, and null does not become text for {}",
+                        context.what(self.registry)
+                    ),
                 )
                 .with_help("give a fallback for null, or format it deliberately with an intrinsic");
                 if is_path(&text) {
@@ -276,7 +239,7 @@ impl Lowerer<'_> {
                 let mut diagnostic = Diagnostic::error(
                     codes::BYTES_TO_STRING,
                     span,
-                    format!("{what} holds Bytes{inside}, which have no implicit text form for {}", context.what),
+                    format!("{what} holds Bytes{inside}, which have no implicit text form for {}", context.what(self.registry)),
                 )
                 .with_help("encode the bytes explicitly with an encoding intrinsic the host registers (base64 or hex)");
                 if !encoders.is_empty() {
@@ -289,7 +252,10 @@ impl Lowerer<'_> {
                 let mut diagnostic = Diagnostic::error(
                     codes::TYPE_MISMATCH,
                     span,
-                    format!("{what} is a Number{inside}, and {} requires an Integer", context.what),
+                    format!(
+                        "{what} is a Number{inside}, and {} requires an Integer",
+                        context.what(self.registry)
+                    ),
                 )
                 .with_help("Numbers never become Integers implicitly: round explicitly");
                 if misfit.path.is_empty() {
@@ -305,9 +271,15 @@ impl Lowerer<'_> {
             }
             Reason::MissingProperty { name, maybe, target: object } => {
                 let message = if maybe {
-                    format!("{what} may lack property `{name}`{inside}, which {} requires", context.what)
+                    format!(
+                        "{what} may lack property `{name}`{inside}, which {} requires",
+                        context.what(self.registry)
+                    )
                 } else {
-                    format!("{what} has no property `{name}`{inside}, which {} requires", context.what)
+                    format!(
+                        "{what} has no property `{name}`{inside}, which {} requires",
+                        context.what(self.registry)
+                    )
                 };
                 Diagnostic::error(codes::REQUIRED_PROPERTY_MISSING, span, message)
                     .with_help(format!("build the object explicitly with a `{name}` property"))
@@ -316,7 +288,10 @@ impl Lowerer<'_> {
             Reason::UndeclaredProperty { name, target: object } => Diagnostic::error(
                 codes::UNDECLARED_PROPERTY,
                 span,
-                format!("{what} has property `{name}`{inside}, which {} does not accept", context.what),
+                format!(
+                    "{what} has property `{name}`{inside}, which {} does not accept",
+                    context.what(self.registry)
+                ),
             )
             .with_help(format!("build the object explicitly without `{name}`"))
             .with_note(format!("accepted: {}", self.types.display(object))),
@@ -326,7 +301,7 @@ impl Lowerer<'_> {
                 format!(
                     "{what} converts to {} variants of {} equally well ({}){inside}",
                     variants.len(),
-                    context.what,
+                    context.what(self.registry),
                     rank_name(rank)
                 ),
             )
@@ -338,7 +313,7 @@ impl Lowerer<'_> {
                     span,
                     format!(
                         "{} expects {}, but {what}{inside} is {}",
-                        context.what,
+                        context.what(self.registry),
                         self.types.display(to),
                         self.types.display(part)
                     ),
@@ -369,7 +344,7 @@ impl Lowerer<'_> {
             span,
             format!(
                 "{} is text for people, and {} will be sent as canonical JSON",
-                context.what,
+                context.what(self.registry),
                 self.describe(span)
             ),
         );
@@ -386,15 +361,8 @@ impl Lowerer<'_> {
     }
 
     fn is_prose(&self, context: &Context) -> bool {
-        let name = context.name.as_deref().unwrap_or_default().to_lowercase();
-        let description = match (&context.description, &context.tool) {
-            (Some(description), _) => Some(description.clone()),
-            (None, Some((tool, _))) => {
-                self.registry.tool(*tool).docs.get(&context.pointer).and_then(|doc| doc.description.clone())
-            }
-            (None, None) => None,
-        };
-        let description = description.unwrap_or_default().to_lowercase();
+        let name = context.name(self.registry).unwrap_or_default().to_lowercase();
+        let description = context.description(self.registry).unwrap_or_default().to_lowercase();
         if description.contains("json") {
             return false;
         }

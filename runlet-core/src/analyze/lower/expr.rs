@@ -337,7 +337,7 @@ impl Lowerer<'_> {
         let mut diagnostic = Diagnostic::error(
             codes::UNDECLARED_PROPERTY,
             key.span,
-            format!("{} has no property `{}`", context.what, key.name),
+            format!("{} has no property `{}`", context.what(self.registry), key.name),
         )
         .with_note(format!("accepted: {}", self.types.display(target)))
         .with_candidates(ranked.iter().take(3).map(|r| r.candidate.name.clone()));
@@ -379,7 +379,7 @@ impl Lowerer<'_> {
             return false;
         }
         let names: Vec<String> = missing.iter().map(|(name, _)| format!("`{name}`")).collect();
-        let subject = context.owner().unwrap_or_else(|| context.what.clone());
+        let subject = context.owner(self.registry).unwrap_or_else(|| context.what(self.registry));
         let plural = if missing.len() == 1 { "property" } else { "properties" };
         let mut fields = Vec::new();
         let mut placeholders = false;

@@ -7,6 +7,7 @@
 //! meets every expectation silently, so one mistake yields one diagnostic.
 
 mod call;
+mod context;
 mod control;
 mod convert;
 mod expr;
@@ -17,7 +18,8 @@ mod project;
 mod scope;
 mod stmt;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::diag::sink::Sink;
 use crate::diag::{Diagnostic, Span, codes};
@@ -28,12 +30,12 @@ use crate::value::{Sensitivity, Value};
 
 use super::fit::Fitter;
 use super::hir::{
-    Binding, BindingId, BindingKind, Expr, ExprId, ExprKind, Input, InputId, Origin, Program, Region,
+    Binding, BindingId, BindingKind, Expr, ExprId, ExprKind, Input, InputId, Origin, Part, Program, Region,
     RegionId, RegionKind, Step,
 };
 use super::types::{Ty, Types};
-use super::{AnalyzeOptions, Inputs};
-pub(super) use convert::Context;
+use super::{AnalyzeOptions, FastMap, Inputs};
+pub(super) use context::Context;
 use scope::Scopes;
 
 /// What the context of an expression expects of its value.
@@ -78,7 +80,7 @@ pub(super) struct Lowerer<'a> {
     fitter: Fitter,
     shapes: crate::schema::ShapeMap,
     /// Syntax paths by the address of the AST expression they belong to.
-    paths: HashMap<usize, SyntaxPath>,
+    paths: FastMap<usize, Arc<SyntaxPath>>,
     exprs: Vec<Expr>,
     expr_facts: Vec<ExprFacts>,
     regions: Vec<Region>,
@@ -94,6 +96,8 @@ pub(super) struct Lowerer<'a> {
     /// How many `boundary` bodies enclose the expression being lowered.
     boundary_depth: u32,
     work: u64,
+    /// Names scored by candidate searches.
+    candidate_work: u64,
     exhausted: bool,
     /// Where the work budget ran out.
     exhausted_at: Option<Span>,
@@ -117,7 +121,7 @@ pub(super) struct Inherited {
 #[derive(Debug, Clone)]
 pub(super) struct At {
     pub span: Span,
-    pub path: SyntaxPath,
+    pub path: Arc<SyntaxPath>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -129,10 +133,11 @@ impl<'a> Lowerer<'a> {
         options: &'a AnalyzeOptions,
         diagnostic_room: usize,
     ) -> Lowerer<'a> {
-        let mut paths = HashMap::new();
+        // About one expression per four bytes of source: sized once, never rehashed.
+        let mut paths = FastMap::with_capacity_and_hasher(source.len() / 4, Default::default());
         walk(program, |path, node| {
             if let Node::Expr(expr) = node {
-                paths.insert(expr as *const ast::Expr as usize, path.clone());
+                paths.insert(expr as *const ast::Expr as usize, Arc::new(path));
             }
         });
         Lowerer {
@@ -158,6 +163,7 @@ impl<'a> Lowerer<'a> {
             current: RegionId(0),
             boundary_depth: 0,
             work: 0,
+            candidate_work: 0,
             exhausted: false,
             exhausted_at: None,
             error_schema: None,
@@ -167,8 +173,9 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// Lowers the whole program; the HIR is returned only when no error was reported.
-    pub fn run(mut self, program: &ast::Program) -> (Option<Program>, Vec<Diagnostic>) {
+    /// Lowers the whole program; the HIR is returned only when no error was reported, with the
+    /// diagnostics and the units of work spent.
+    pub fn run(mut self, program: &ast::Program) -> (Option<Program>, Vec<Diagnostic>, u64) {
         let root =
             self.block(RegionKind::Program, program.span, &program.stmts, &[], Vec::new(), Expect::Nothing);
         if self.exhausted {
@@ -181,9 +188,10 @@ impl<'a> Lowerer<'a> {
             .with_note("the limit is `max_work` in the analyze options");
             self.sink.push(diagnostic);
         }
+        let work = self.work + self.fitter.steps;
         let diagnostics = self.sink.finish();
         if diagnostics.iter().any(Diagnostic::is_error) {
-            return (None, diagnostics);
+            return (None, diagnostics, work);
         }
         let program = Program {
             exprs: self.exprs,
@@ -191,9 +199,9 @@ impl<'a> Lowerer<'a> {
             bindings: self.bindings,
             inputs: self.host_inputs,
             root,
-            schemas: std::sync::Arc::new(self.types.into_arena()),
+            schemas: Arc::new(self.types.into_arena()),
         };
-        (Some(program), diagnostics)
+        (Some(program), diagnostics, work)
     }
 
     fn report(&mut self, diagnostic: Diagnostic) {
@@ -203,9 +211,14 @@ impl<'a> Lowerer<'a> {
         self.sink.push(diagnostic);
     }
 
-    /// Whether a diagnostic reported now would be kept; candidate searches are skipped when not.
-    fn reporting(&self) -> bool {
-        !self.sink.is_full()
+    /// Whether a candidate search over `pool` names may run: a diagnostic reported now would be
+    /// kept, and the searches so far have not scored `max_candidate_work` names. Counts the pool.
+    fn search(&mut self, pool: usize) -> bool {
+        if self.sink.is_full() || self.candidate_work + pool as u64 > self.options.max_candidate_work {
+            return false;
+        }
+        self.candidate_work += pool as u64;
+        true
     }
 
     /// Counts one unit of work; false once the budget is spent.
@@ -237,9 +250,10 @@ impl<'a> Lowerer<'a> {
         At { span: expr.span, path: path.unwrap_or_else(|| self.current_path()) }
     }
 
-    /// The path of the current region's owner, for the rare node the walk did not visit.
-    fn current_path(&self) -> SyntaxPath {
-        SyntaxPath { steps: String::new(), fingerprint: Fingerprint([0; 16]) }
+    /// The program root's path, for a position the walk has no node for (the end of a block
+    /// without `return`, which only a program with syntax errors has).
+    fn current_path(&self) -> Arc<SyntaxPath> {
+        Arc::new(SyntaxPath { steps: String::new(), fingerprint: Fingerprint([0; 16]) })
     }
 
     pub(super) fn ty(&self, id: ExprId) -> Ty {
@@ -283,7 +297,6 @@ impl<'a> Lowerer<'a> {
         at: &At,
         inherited: Option<Inherited>,
     ) -> ExprId {
-        let (parts, regions) = kind.parts();
         // Whether the value is computed from its parts' values (and so as sensitive as they are):
         // not a call (its output schema says), a projection (it inherits) or a `fail`.
         let derives = !matches!(
@@ -301,17 +314,19 @@ impl<'a> Lowerer<'a> {
         };
         let mut raises = matches!(kind, ExprKind::Fail { .. });
         let mut derived = Sensitivity::Public;
-        for part in parts {
-            effectful |= self.exprs[part.index()].effectful;
-            raises |= self.expr_facts[part.index()].raises;
-            derived = derived.max(self.exprs[part.index()].sensitivity);
-        }
-        for region in regions {
-            effectful |= self.region_effectful[region.index()];
-            raises |= self.region_raises[region.index()];
-            let result = self.regions[region.index()].result;
-            derived = derived.max(self.exprs[result.index()].sensitivity);
-        }
+        kind.for_each_part(|part| {
+            let (part_effectful, part_raises, value) = match part {
+                Part::Expr(e) => (self.exprs[e.index()].effectful, self.expr_facts[e.index()].raises, e),
+                Part::Region(r) => (
+                    self.region_effectful[r.index()],
+                    self.region_raises[r.index()],
+                    self.regions[r.index()].result,
+                ),
+            };
+            effectful |= part_effectful;
+            raises |= part_raises;
+            derived = derived.max(self.exprs[value.index()].sensitivity);
+        });
         let (schema, diverges) = match ty {
             Ty::Never => (self.types.any, true),
             Ty::Schema(schema) => (schema, false),

@@ -5,7 +5,7 @@ use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
 use crate::schema::accepts_empty_object;
 use crate::syntax::ast::{self, Ident};
 
-use super::super::candidates::{Candidate, Ranked, clear_winner, rank};
+use super::super::candidates::{Candidate, Ranked, clear_winner, rank, scored, sort};
 use super::super::foreign;
 use super::super::hir::{BindingId, ExprId, ExprKind, Input, InputId, Origin};
 use super::super::types::Ty;
@@ -184,30 +184,28 @@ impl Lowerer<'_> {
             Candidate { key: key.to_owned(), label, ..Candidate::named(full) }
         };
         let names: Vec<String> = self.registry.tools().map(|(_, t)| t.name.to_string()).collect();
-        let by_path = rank(wanted, names.iter().map(|n| candidate(n, n)));
+        let by_path = scored(wanted, names.iter().map(|n| candidate(n, n)));
         let by_leaf =
-            rank(wanted_leaf, names.iter().map(|n| candidate(n, n.rsplit('.').next().unwrap_or_default())));
-        let mut merged: Vec<Ranked> = Vec::new();
-        for ranked in by_path.into_iter().chain(by_leaf) {
-            match merged.iter_mut().find(|m| m.candidate.name == ranked.candidate.name) {
-                Some(existing) if ranked.score < existing.score => *existing = ranked,
-                Some(_) => {}
-                None => merged.push(ranked),
-            }
-        }
-        merged.sort_by(|a, b| a.score.cmp(&b.score).then_with(|| a.candidate.name.cmp(&b.candidate.name)));
+            scored(wanted_leaf, names.iter().map(|n| candidate(n, n.rsplit('.').next().unwrap_or_default())));
+        // Both lists follow the registry's order: keep the better score of each tool.
+        let mut merged: Vec<Ranked> = by_path
+            .into_iter()
+            .zip(by_leaf)
+            .map(|(path, leaf)| if leaf.score < path.score { leaf } else { path })
+            .collect();
+        sort(&mut merged);
         merged
     }
 
     /// Adds the closest tools to `diagnostic`, and a replacement of `span` when one in the same
     /// namespace is clearly meant.
     pub(super) fn with_tool_candidates(
-        &self,
+        &mut self,
         mut diagnostic: Diagnostic,
         wanted: &str,
         span: Span,
     ) -> Diagnostic {
-        if !self.reporting() {
+        if !self.search(2 * self.registry.tool_count()) {
             return diagnostic;
         }
         let ranked = self.tool_candidates(wanted);
@@ -265,7 +263,7 @@ impl Lowerer<'_> {
         }
         let mut diagnostic =
             Diagnostic::error(codes::UNKNOWN_NAME, ident.span, format!("`{name}` is not defined"));
-        if !self.reporting() {
+        if !self.search(self.scopes.visible().len() + self.registry.tool_count()) {
             self.report(diagnostic);
             return self.poison(at);
         }

@@ -89,7 +89,7 @@ impl Lowerer<'_> {
         span: Span,
         object: &ast::Expr,
     ) {
-        if !self.reporting() {
+        if !self.search(self.types.property_names(schema).len()) {
             self.report(Diagnostic::error(codes::UNKNOWN_PROPERTY, span, format!("no property `{name}`")));
             return;
         }

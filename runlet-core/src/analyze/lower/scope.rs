@@ -1,19 +1,18 @@
 //! Lexical scopes: the bindings each block declares (visible from their statement on), the names
 //! it declares later (for "declared below" hints), and the narrowings conditions put in force.
 
-use std::collections::HashMap;
-
 use crate::diag::Span;
 
+use super::super::FastMap;
 use super::super::hir::BindingId;
 use super::super::types::Ty;
 
 /// One block's names.
 #[derive(Debug, Default)]
 struct Frame {
-    declared: HashMap<String, BindingId>,
+    declared: FastMap<String, BindingId>,
     /// Names this block declares further down, with where.
-    later: HashMap<String, Span>,
+    later: FastMap<String, Span>,
     /// Every binding the block declared, in order.
     order: Vec<BindingId>,
 }
