@@ -4,8 +4,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use runlet::diag::render_text;
+
 use crate::input::{read_text, usage_error};
-use crate::report::{Format, print_diagnostics};
+use crate::report::summary;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -30,8 +32,10 @@ pub fn run(args: &Args) -> ExitCode {
         let formatted = match runlet::syntax::format(&file.text) {
             Ok(formatted) => formatted,
             Err(diagnostics) => {
+                // On stderr: stdout carries formatted source only.
                 eprintln!("error: `{}` has syntax errors and was not formatted", file.display_name());
-                print_diagnostics(&file, &diagnostics, Format::Text);
+                eprint!("{}", render_text(&file.text, &file.display_name(), &diagnostics));
+                eprintln!("{}", summary(&diagnostics));
                 failed = true;
                 continue;
             }

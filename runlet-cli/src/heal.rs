@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use runlet::diag::{render_text, report_json, source_digest};
-use serde_json::json;
+use runlet::diag::{JsonDiagnostics, json_diagnostics, render_text, source_digest};
+use serde::Serialize;
 
 use crate::input::{SourceFile, read_text};
 use crate::report::{Format, print_diagnostics, summary};
@@ -28,17 +28,15 @@ pub fn run(args: &Args) -> ExitCode {
     let healed_file = SourceFile { path: file.path.clone(), text: healed.source.clone() };
     match args.format {
         Format::Json => {
-            let notes = &report_json(&healed.source, &healed.notes)["diagnostics"];
-            let remaining = &report_json(&healed.source, &healed.remaining)["diagnostics"];
-            let out = json!({
-                "source": healed.source,
-                "changed": healed.changed,
-                "notes": notes,
-                "healed": healed.is_healed(),
-                "remaining": remaining,
-                "source_digest": source_digest(&healed.source),
-            });
-            println!("{out}");
+            let out = JsonHealed {
+                source: &healed.source,
+                changed: healed.changed,
+                notes: json_diagnostics(&healed.source, &healed.notes),
+                healed: healed.is_healed(),
+                remaining: json_diagnostics(&healed.source, &healed.remaining),
+                source_digest: source_digest(&healed.source),
+            };
+            println!("{}", serde_json::to_string(&out).expect("heal output serializes"));
         }
         Format::Text if healed.is_healed() => {
             print!("{}", healed.source);
@@ -53,4 +51,16 @@ pub fn run(args: &Args) -> ExitCode {
         }
     }
     if healed.is_healed() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+/// `--format json` output, fields in the order of INTERFACES.md §4 (`source`, `changed`, `notes`)
+/// followed by the extensions; each diagnostic is in the order of §1.
+#[derive(Serialize)]
+struct JsonHealed<'a> {
+    source: &'a str,
+    changed: bool,
+    notes: JsonDiagnostics<'a>,
+    healed: bool,
+    remaining: JsonDiagnostics<'a>,
+    source_digest: String,
 }

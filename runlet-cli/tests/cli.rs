@@ -117,6 +117,16 @@ fn fmt_refuses_source_with_syntax_errors() {
 }
 
 #[test]
+fn fmt_keeps_stdout_for_formatted_source() {
+    let ok = Scratch::new("fmt-ok.run", VALID);
+    let bad = Scratch::new("fmt-bad-stdout.run", MISSING_LOOP_RETURN);
+    let output = runlet(&["fmt", ok.path(), bad.path()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout(&output), VALID);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("RL1017"));
+}
+
+#[test]
 fn heal_inserts_the_missing_return_and_reports_it() {
     let bad = Scratch::new("heal.run", MISSING_LOOP_RETURN);
     let output = runlet(&["heal", bad.path(), "--format", "json"]);
@@ -132,6 +142,51 @@ fn heal_inserts_the_missing_return_and_reports_it() {
     let registry = Scratch::new("tools.json", TOOLS_REGISTRY);
     let output = runlet(&["check", check.path(), "--registry", registry.path()]);
     assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+}
+
+/// True when each of `keys` appears in `json` as an object key, in this order.
+fn keys_in_order(json: &str, keys: &[&str]) -> bool {
+    let mut rest = json;
+    keys.iter().all(|key| match rest.find(&format!("\"{key}\":")) {
+        Some(at) => {
+            rest = &rest[at + key.len() + 3..];
+            true
+        }
+        None => false,
+    })
+}
+
+const DIAGNOSTIC_KEYS: [&str; 17] = [
+    "code",
+    "severity",
+    "message",
+    "span",
+    "start",
+    "end",
+    "line",
+    "column",
+    "labels",
+    "help",
+    "fixes",
+    "message",
+    "applicability",
+    "edits",
+    "replacement",
+    "candidates",
+    "doc",
+];
+
+#[test]
+fn json_fields_come_in_contract_order() {
+    let bad = Scratch::new("order.run", MISSING_LOOP_RETURN);
+    let checked = stdout(&runlet(&["check", bad.path(), "--format", "json"]));
+    assert!(checked.starts_with("{\"source_digest\":\"sha256:"), "{checked}");
+    assert!(keys_in_order(&checked, &[&["diagnostics"][..], &DIAGNOSTIC_KEYS].concat()), "{checked}");
+    let healed = stdout(&runlet(&["heal", bad.path(), "--format", "json"]));
+    assert!(healed.starts_with("{\"source\":"), "{healed}");
+    let note_keys =
+        ["code", "severity", "message", "span", "start", "end", "line", "column", "labels", "help"];
+    assert!(keys_in_order(&healed, &[&["changed", "notes"][..], &note_keys].concat()), "{healed}");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 pub mod analyze;
 pub mod diag;
+pub mod engine;
 pub mod journal;
 pub mod schema;
 pub mod syntax;

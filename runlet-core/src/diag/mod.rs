@@ -9,7 +9,7 @@ pub(crate) mod sink;
 
 pub use codes::Code;
 pub use line_index::{LineCol, LineIndex};
-pub use render::{render_json, render_text, report_json, source_digest};
+pub use render::{JsonDiagnostics, json_diagnostics, render_json, render_text, report_json, source_digest};
 
 use serde::Serialize;
 

@@ -68,10 +68,16 @@ fn clamp(source: &str, span: Span) -> std::ops::Range<usize> {
 #[derive(Serialize)]
 struct JsonReport<'a> {
     source_digest: String,
-    diagnostics: Vec<JsonDiagnostic<'a>>,
+    diagnostics: JsonDiagnostics<'a>,
 }
 
-#[derive(Serialize)]
+/// The `diagnostics` array of the JSON contract, to embed in a larger document (such as the
+/// output of `runlet heal`) with every field in contract order.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct JsonDiagnostics<'a>(Vec<JsonDiagnostic<'a>>);
+
+#[derive(Debug, Serialize)]
 struct JsonSpan {
     start: u32,
     end: u32,
@@ -79,27 +85,27 @@ struct JsonSpan {
     column: u32,
 }
 
-#[derive(Serialize)]
+#[derive(Debug, Serialize)]
 struct JsonLabel<'a> {
     span: JsonSpan,
     message: &'a str,
 }
 
-#[derive(Serialize)]
+#[derive(Debug, Serialize)]
 struct JsonEdit<'a> {
     start: u32,
     end: u32,
     replacement: &'a str,
 }
 
-#[derive(Serialize)]
+#[derive(Debug, Serialize)]
 struct JsonFix<'a> {
     message: &'a str,
     applicability: Applicability,
     edits: Vec<JsonEdit<'a>>,
 }
 
-#[derive(Serialize)]
+#[derive(Debug, Serialize)]
 struct JsonDiagnostic<'a> {
     code: super::Code,
     severity: Severity,
@@ -129,6 +135,11 @@ pub fn render_json(source: &str, diagnostics: &[Diagnostic]) -> String {
 }
 
 fn json_report<'a>(source: &str, diagnostics: &'a [Diagnostic]) -> JsonReport<'a> {
+    JsonReport { source_digest: source_digest(source), diagnostics: json_diagnostics(source, diagnostics) }
+}
+
+/// `diagnostics` about `source` as the contract's `diagnostics` array.
+pub fn json_diagnostics<'a>(source: &str, diagnostics: &'a [Diagnostic]) -> JsonDiagnostics<'a> {
     let index = LineIndex::new(source);
     let span = |s: Span| {
         let at = index.line_col(s.start);
@@ -165,5 +176,5 @@ fn json_report<'a>(source: &str, diagnostics: &'a [Diagnostic]) -> JsonReport<'a
             notes: &d.notes,
         })
         .collect();
-    JsonReport { source_digest: source_digest(source), diagnostics }
+    JsonDiagnostics(diagnostics)
 }

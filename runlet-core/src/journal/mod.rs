@@ -96,16 +96,15 @@ pub trait Journal: Send + Sync {
 /// Checks that `records` continue `expected_seq` without a gap: the rule every store enforces.
 pub(crate) fn check_contiguous(expected_seq: u64, records: &[Record]) -> Result<(), JournalError> {
     for (offset, record) in records.iter().enumerate() {
-        let want = expected_seq + 1 + offset as u64;
-        if record.seq != want {
-            return Err(JournalError::new(
-                JournalErrorKind::InvalidRecord,
-                format!(
-                    "record {offset} of the batch has sequence number {} where {want} was expected",
-                    record.seq
-                ),
-            ));
-        }
+        let message = match expected_seq.checked_add(1 + offset as u64) {
+            Some(want) if record.seq == want => continue,
+            Some(want) => format!(
+                "record {offset} of the batch has sequence number {} where {want} was expected",
+                record.seq
+            ),
+            None => format!("record {offset} of the batch would pass the largest sequence number"),
+        };
+        return Err(JournalError::new(JournalErrorKind::InvalidRecord, message));
     }
     Ok(())
 }

@@ -92,6 +92,8 @@ async fn conflicting_and_gapped_appends_write_nothing(journal: &dyn Journal) {
     gapped[1].seq = 9;
     assert_eq!(kind_of(journal.append(&run, 2, &gapped).await), JournalErrorKind::InvalidRecord);
     assert_eq!(kind_of(journal.append(&run, 2, &records(4, 1)).await), JournalErrorKind::InvalidRecord);
+    let past_the_end = [Record { seq: 0, bytes: Arc::from(&b"wrapped"[..]) }];
+    assert!(journal.append(&run, u64::MAX, &past_the_end).await.is_err(), "an append past u64::MAX");
     assert_eq!(journal.read(&run, 0, 100).await.expect("read"), records(1, 2), "a failed append wrote");
 }
 

@@ -133,7 +133,7 @@ impl<'t> Checker<'_, 't> {
     }
 
     fn object(&mut self, items: &'t [ObjectItem]) {
-        let mut seen: Vec<(&str, Span)> = Vec::new();
+        let mut seen: BTreeMap<&str, Span> = BTreeMap::new();
         for item in items {
             let key = match item {
                 ObjectItem::Field { key, value, .. } => {
@@ -151,18 +151,18 @@ impl<'t> Checker<'_, 't> {
                 }
             };
             let Some((name, span)) = key else { continue };
-            if let Some((_, first)) = seen.iter().find(|(n, _)| *n == name) {
+            if let Some(&first) = seen.get(name) {
                 self.sink.push(
                     Diagnostic::error(
                         codes::DUPLICATE_OBJECT_KEY,
                         span,
                         format!("the key `{name}` appears twice in this object"),
                     )
-                    .with_label(*first, "first written here")
+                    .with_label(first, "first written here")
                     .with_help("write each static key once"),
                 );
             } else {
-                seen.push((name, span));
+                seen.insert(name, span);
             }
         }
     }

@@ -49,32 +49,64 @@ pub fn heal(source: &str) -> Healed {
             );
         }
         insertions.sort_by_key(|i| i.offset);
-        current = apply(&current, &insertions);
+        let next = apply(&current, &insertions);
+        let next_remaining = super::parse(&next).diagnostics;
+        if repairs.iter().any(|(diagnostic, _)| persists(diagnostic, &insertions, &next_remaining)) {
+            // A repair that leaves its own problem in place would only be inserted again and
+            // again: the round is dropped and healing stops.
+            break;
+        }
         for note in &mut notes {
             note.span = shift(note.span, &insertions);
         }
-        notes.extend(repairs.into_iter().map(|(diagnostic, fix)| note(diagnostic, fix, &insertions)));
-        remaining = super::parse(&current).diagnostics;
+        let mut round: Vec<Diagnostic> =
+            repairs.into_iter().map(|(diagnostic, fix)| note(diagnostic, fix, &insertions)).collect();
+        round.sort_by_key(|note| note.span.start);
+        notes.extend(round);
+        current = next;
+        remaining = next_remaining;
     }
     Healed { changed: current != source, source: current, notes, remaining }
 }
 
+/// True when `after` (parsed after `insertions`) still reports the error `repaired`: the same code
+/// and message starting at the same place.
+fn persists(repaired: &Diagnostic, insertions: &[Insertion], after: &[Diagnostic]) -> bool {
+    let start = shift(repaired.span, insertions).start;
+    after.iter().any(|d| {
+        d.is_error() && d.code == repaired.code && d.message == repaired.message && d.span.start == start
+    })
+}
+
 /// For each error, its first machine-applicable insertion-only fix, skipping fixes that insert
-/// at an offset another chosen fix already inserts at (their order would be a guess).
+/// at an offset another chosen fix already inserts at (their order would be a guess). Where two
+/// fixes insert at one offset, the one closing the innermost construct around that offset is
+/// taken — a string before the statement holding it, a list before the call holding it — ahead of
+/// one reported at a later token; the other is reconsidered in the next round.
 fn choose_repairs(diagnostics: &[Diagnostic]) -> Vec<(&Diagnostic, &Fix)> {
+    let mut candidates: Vec<(&Diagnostic, &Fix)> = diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .filter_map(|d| {
+            let safe = d.fixes.iter().find(|f| {
+                f.applicability == crate::diag::Applicability::MachineApplicable
+                    && !f.edits.is_empty()
+                    && f.is_insertion_only()
+            });
+            safe.map(|fix| (d, fix))
+        })
+        .collect();
+    candidates.sort_by_key(|(diagnostic, fix)| {
+        let at = fix.edits[0].span.start;
+        let encloses = diagnostic.span.start <= at && at <= diagnostic.span.end;
+        (!encloses, std::cmp::Reverse(diagnostic.span.start))
+    });
     let mut taken: Vec<u32> = Vec::new();
     let mut chosen = Vec::new();
-    for diagnostic in diagnostics.iter().filter(|d| d.is_error()) {
-        let safe = diagnostic.fixes.iter().find(|f| {
-            f.applicability == crate::diag::Applicability::MachineApplicable
-                && !f.edits.is_empty()
-                && f.is_insertion_only()
-        });
-        if let Some(fix) = safe {
-            if fix.edits.iter().all(|e| !taken.contains(&e.span.start)) {
-                taken.extend(fix.edits.iter().map(|e| e.span.start));
-                chosen.push((diagnostic, fix));
-            }
+    for (diagnostic, fix) in candidates {
+        if fix.edits.iter().all(|e| !taken.contains(&e.span.start)) {
+            taken.extend(fix.edits.iter().map(|e| e.span.start));
+            chosen.push((diagnostic, fix));
         }
     }
     chosen

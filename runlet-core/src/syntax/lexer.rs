@@ -93,11 +93,7 @@ fn classify(raw: RawToken, text: &str, span: Span, diagnostics: &mut Sink) -> To
             TokenKind::String
         }
         RawToken::UnterminatedString => {
-            diagnostics.push(
-                Diagnostic::error(codes::UNTERMINATED_STRING, span, "this string is never closed")
-                    .with_help("a string must end with `\"` on the line where it starts; write a line break as `\\n`")
-                    .with_fix(Fix::machine("close the string", Span::at(span.end), "\"")),
-            );
+            diagnostics.push(unterminated_string(span, text));
             TokenKind::String
         }
         RawToken::SingleQuotedString => {
@@ -176,6 +172,19 @@ fn report_escapes(text: &str, span: Span, diagnostics: &mut Sink) {
         };
         diagnostics.push(Diagnostic::error(codes::INVALID_ESCAPE, at, message).with_help(help));
     }
+}
+
+/// The fix closes the string where its line ends: before the `\r` of a CRLF line ending (which
+/// would otherwise be a raw control character inside it), and after a lone trailing backslash
+/// (which would otherwise escape the closing quote) by doubling that backslash.
+fn unterminated_string(span: Span, text: &str) -> Diagnostic {
+    let content = text.trim_end_matches('\r');
+    let end = span.start + content.len() as u32;
+    let trailing_backslashes = content.len() - content.trim_end_matches('\\').len();
+    let close = if trailing_backslashes % 2 == 1 { "\\\"" } else { "\"" };
+    Diagnostic::error(codes::UNTERMINATED_STRING, span, "this string is never closed")
+        .with_help("a string must end with `\"` on the line where it starts; write a line break as `\\n`")
+        .with_fix(Fix::machine("close the string", Span::at(end), close))
 }
 
 fn unexpected_character(span: Span, text: &str) -> Diagnostic {
@@ -271,6 +280,22 @@ mod tests {
         assert_eq!(codes, [codes::MALFORMED_NUMBER, codes::MALFORMED_NUMBER]);
         assert_eq!(lexed.diagnostics[0].fixes[0].edits[0].replacement, "1000");
         assert!(lexed.diagnostics[1].fixes.is_empty());
+    }
+
+    #[test]
+    fn closing_an_unterminated_string_gives_a_clean_string() {
+        for (source, closed) in [
+            ("x = \"abc\r\n", "x = \"abc\"\r\n"),
+            ("x = \"abc\\", "x = \"abc\\\\\""),
+            ("x = \"abc\\\r\n", "x = \"abc\\\\\"\r\n"),
+            ("x = \"abc\\\\", "x = \"abc\\\\\""),
+        ] {
+            let lexed = lex(source);
+            assert_eq!(lexed.diagnostics.len(), 1, "{source:?}");
+            let fixed = crate::diag::apply_fixes(source, &lexed.diagnostics[0].fixes);
+            assert_eq!(fixed.as_deref(), Some(closed), "{source:?}");
+            assert_eq!(lex(closed).diagnostics, [], "{closed:?}");
+        }
     }
 
     #[test]

@@ -29,7 +29,8 @@ pub(super) fn negate(operand: &Value) -> Result<Value, ValueError> {
 pub(super) fn arithmetic(op: BinaryOp, left: &Value, right: &Value) -> Result<Value, ValueError> {
     match (op, left, right) {
         (BinaryOp::Rem, Value::Int(_), Value::Int(0)) => Err(division_by_zero(op)),
-        (BinaryOp::Rem, Value::Int(l), Value::Int(r)) => integer(op, *l, *r, l.checked_rem(*r)),
+        // The remainder always fits: `i64::MIN % -1` is 0 even though the quotient overflows.
+        (BinaryOp::Rem, Value::Int(l), Value::Int(r)) => Ok(Value::Int(l.wrapping_rem(*r))),
         (BinaryOp::Rem, _, _) => Err(mismatch(op, left, right)),
         (BinaryOp::Div, _, _) => match widened_pair(op, left, right)? {
             (_, 0.0) => Err(division_by_zero(op)),
@@ -107,10 +108,7 @@ fn finite(symbol: &str, result: f64) -> Result<Value, ValueError> {
 mod tests {
     use super::*;
     use crate::diag::Code;
-
-    fn num(v: f64) -> Value {
-        Value::number(v).expect("finite")
-    }
+    use crate::value::test_values::num;
 
     fn run(op: BinaryOp, l: impl Into<Value>, r: impl Into<Value>) -> Result<Value, Code> {
         arithmetic(op, &l.into(), &r.into()).map_err(|e| e.code())
@@ -135,7 +133,9 @@ mod tests {
         assert_eq!(run(BinaryOp::Rem, -7, 3), Ok(Value::Int(-1)));
         assert_eq!(run(BinaryOp::Rem, 7, -3), Ok(Value::Int(1)));
         assert_eq!(run(BinaryOp::Rem, 7, 0), Err(codes::DIVISION_BY_ZERO));
-        assert_eq!(run(BinaryOp::Rem, i64::MIN, -1), Err(codes::NUMERIC_OVERFLOW));
+        assert_eq!(run(BinaryOp::Rem, i64::MIN, -1), Ok(Value::Int(0)));
+        assert_eq!(run(BinaryOp::Rem, i64::MIN, i64::MAX), Ok(Value::Int(-1)));
+        assert_eq!(run(BinaryOp::Rem, i64::MIN, 7), Ok(Value::Int(-1)));
         assert_eq!(run(BinaryOp::Rem, num(7.0), 2), Err(codes::OPERAND_KIND_MISMATCH));
         assert_eq!(run(BinaryOp::Rem, num(7.0), 0), Err(codes::OPERAND_KIND_MISMATCH));
     }

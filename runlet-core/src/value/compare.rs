@@ -55,19 +55,7 @@ pub(super) fn contains(item: &Value, container: &Value) -> Result<bool, ValueErr
 mod tests {
     use super::*;
     use crate::diag::codes;
-    use crate::value::model::{List, Object};
-
-    fn num(v: f64) -> Value {
-        Value::number(v).expect("finite")
-    }
-
-    fn list(items: Vec<Value>) -> Value {
-        List::new(items).expect("shallow").into()
-    }
-
-    fn object(pairs: Vec<(&str, Value)>) -> Value {
-        Object::from_pairs(pairs.into_iter().map(|(k, v)| (k.into(), v)).collect()).expect("shallow").into()
-    }
+    use crate::value::test_values::{list, num, object};
 
     #[test]
     fn equality_is_structural_with_exact_numbers() {

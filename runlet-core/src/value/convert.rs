@@ -299,18 +299,7 @@ mod tests {
     use crate::diag::Code;
     use crate::value::sensitivity::Sensitivity;
     use crate::value::shape::PropertyShape;
-
-    fn num(v: f64) -> Value {
-        Value::number(v).expect("finite")
-    }
-
-    fn list(items: Vec<Value>) -> Value {
-        List::new(items).expect("shallow").into()
-    }
-
-    fn object(pairs: Vec<(&str, Value)>) -> Value {
-        Object::from_pairs(pairs.into_iter().map(|(k, v)| (k.into(), v)).collect()).expect("shallow").into()
-    }
+    use crate::value::test_values::{list, num, object};
 
     fn property(name: &str, shape: ShapeId, required: bool) -> PropertyShape {
         PropertyShape { name: name.into(), shape, required }

@@ -91,15 +91,27 @@ fn normalize(index: i64, length: usize) -> Result<usize, ValueError> {
     })
 }
 
+/// Keys longer than this (in scalars) are never suggested: the edit distance costs the product
+/// of the two lengths, and runtime data can hold many long keys.
+const MAX_SUGGESTED_KEY_LEN: usize = 64;
+
 /// Up to three keys nearest to `wanted` by Damerau-Levenshtein distance over scalars, closest
 /// first and ties broken by key order; a key qualifies when at most a third of the longer
-/// spelling (and at least one edit) differs.
+/// spelling (and at least one edit) differs. Spellings longer than 64 scalars get no suggestions.
 pub fn closest_keys<'a>(wanted: &str, keys: impl Iterator<Item = &'a str>) -> Vec<Arc<str>> {
     let wanted_len = wanted.chars().count();
+    if wanted_len > MAX_SUGGESTED_KEY_LEN {
+        return Vec::new();
+    }
     let mut scored: Vec<(usize, &str)> = keys
         .filter_map(|key| {
+            let key_len = key.chars().count();
+            let allowed = (wanted_len.max(key_len) / 3).max(1);
+            // The distance is at least the difference in length.
+            if key_len > MAX_SUGGESTED_KEY_LEN || key_len.abs_diff(wanted_len) > allowed {
+                return None;
+            }
             let distance = strsim::damerau_levenshtein(wanted, key);
-            let allowed = (wanted_len.max(key.chars().count()) / 3).max(1);
             (distance <= allowed).then_some((distance, key))
         })
         .collect();
@@ -127,10 +139,7 @@ pub fn computed_key(key: &Value) -> Result<Arc<str>, ValueError> {
 mod tests {
     use super::*;
     use crate::diag::Code;
-
-    fn list(items: Vec<Value>) -> Value {
-        List::new(items).expect("shallow").into()
-    }
+    use crate::value::test_values::list;
 
     fn object(keys: &[&str]) -> Value {
         Object::from_pairs(keys.iter().map(|k| (Arc::from(*k), Value::from(*k))).collect())
@@ -182,6 +191,20 @@ mod tests {
         assert!(error.message().contains("did you mean `email`"));
         let error = index(&customer, &"zzzzzzzz".into()).expect_err("missing");
         assert_eq!(error.details().get("closest"), Some(&list(vec![])));
+    }
+
+    #[test]
+    fn long_keys_are_not_compared_for_suggestions() {
+        // Many long keys must not make a missing-key error cost the product of their lengths.
+        let long = "k".repeat(100_000);
+        let keys: Vec<String> = (0..50).map(|i| format!("{long}{i}")).collect();
+        let wide = Value::from(
+            Object::from_pairs(keys.iter().map(|k| (Arc::from(k.as_str()), Value::Null)).collect())
+                .expect("shallow"),
+        );
+        let error = member(&wide, &format!("{long}x")).expect_err("missing");
+        assert_eq!(error.details().get("closest"), Some(&list(vec![])));
+        assert_eq!(closest_keys("emial", ["email", &long].into_iter()), [Arc::from("email")]);
     }
 
     #[test]

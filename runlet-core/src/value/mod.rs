@@ -71,6 +71,8 @@ mod ops;
 pub mod rcve;
 mod sensitivity;
 mod shape;
+#[cfg(test)]
+mod test_values;
 
 pub use compare::equals;
 pub use convert::{ConversionLimits, Converted, Rank, convert};

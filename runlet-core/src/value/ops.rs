@@ -188,15 +188,8 @@ fn kinds_mismatch(symbol: &str, left: Kind, right: Kind) -> ValueError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::value::model::{List, Object};
-
-    fn num(v: f64) -> Value {
-        Value::number(v).expect("finite")
-    }
-
-    fn list(items: Vec<Value>) -> Value {
-        List::new(items).expect("shallow").into()
-    }
+    use crate::value::model::Object;
+    use crate::value::test_values::{list, num};
 
     fn code(result: Result<Value, ValueError>) -> crate::diag::Code {
         result.expect_err("must fail").code()

@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use proptest::prelude::*;
 use runlet::syntax::{heal, parse};
 
 /// True when `inner` can be obtained from `outer` by deleting characters.
@@ -58,10 +59,118 @@ fn missing_loop_return_is_inserted_and_noted() {
 }
 
 #[test]
+fn an_added_return_goes_after_the_comment_ending_the_last_line() {
+    let healed = heal("ys = for x in xs {\n    y = x # keep me here\n}\nreturn ys\n");
+    assert_eq!(healed.source, "ys = for x in xs {\n    y = x # keep me here\n    return y\n}\nreturn ys\n");
+    let healed = heal("total = 1 // the total\n");
+    assert_eq!(healed.source, "total = 1 // the total\nreturn total\n");
+}
+
+#[test]
+fn an_empty_program_is_offered_return_null_for_review() {
+    for source in ["", "# nothing yet\n", "# nothing yet"] {
+        let diagnostics = parse(source).diagnostics;
+        assert_eq!(diagnostics.len(), 1, "{source:?}");
+        let fix = &diagnostics[0].fixes[0];
+        assert_eq!(fix.applicability, runlet::diag::Applicability::MaybeIncorrect);
+        let fixed = runlet::diag::apply_fixes(source, [fix]).expect("applies");
+        assert!(!parse(&fixed).has_errors(), "{fixed:?}");
+        assert!(!heal(source).changed, "heal applied a fix that needs review");
+    }
+}
+
+#[test]
 fn replacements_are_never_applied() {
     // `&&` has a machine-applicable fix, but it replaces text, which heal must not do.
     let source = "x = a && b\nreturn x\n";
     let healed = heal(source);
     assert!(!healed.is_healed());
     assert_eq!(healed.source, source);
+}
+
+#[test]
+fn a_string_left_open_at_the_end_is_closed_before_the_return_is_added() {
+    let healed = heal("x = \"abc");
+    assert!(healed.is_healed(), "{:?}", healed.remaining);
+    assert_eq!(healed.source, "x = \"abc\"; return x");
+}
+
+#[test]
+fn a_string_left_open_is_closed_before_the_separator_after_it() {
+    let healed = heal("xs = [\n    \"a,\n    2\n]\nreturn xs\n");
+    assert!(healed.is_healed(), "{:?}", healed.remaining);
+    assert_eq!(healed.source, "xs = [\n    \"a,\",\n    2\n]\nreturn xs\n");
+}
+
+#[test]
+fn a_repair_that_leaves_its_problem_in_place_is_not_repeated() {
+    // The `]` goes after the unclosed `{`, so the list is still open after inserting it.
+    let source = "[y=>if{";
+    let healed = heal(source);
+    assert!(!healed.is_healed());
+    assert_eq!(healed.source, source);
+    assert!(healed.notes.is_empty());
+}
+
+const PIECES: &[&str] = &[
+    "x",
+    "crm.customer",
+    "=",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ":",
+    ";",
+    ".",
+    "+",
+    "<",
+    "return",
+    "for",
+    "in",
+    "boundary",
+    "catch",
+    "if",
+    "else",
+    "skip",
+    "fold",
+    "12",
+    "\"s\"",
+    "\"open",
+    "\"a\\",
+    "'q'",
+    "&&",
+    "=>",
+    "await",
+    "const",
+    "#c",
+    "é",
+];
+
+fn soup() -> impl Strategy<Value = String> {
+    let piece = proptest::sample::select(PIECES);
+    let separator = proptest::sample::select(&[" ", "", "\n", "\r\n"][..]);
+    proptest::collection::vec((piece, separator), 0..60)
+        .prop_map(|parts| parts.into_iter().flat_map(|(p, s)| [p, s]).collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Whatever the input, heal only inserts, its notes point at inserted text, and a source it
+    /// calls healed parses cleanly.
+    #[test]
+    fn heal_keeps_its_promises_on_token_soups(source in soup()) {
+        let healed = heal(&source);
+        prop_assert!(is_subsequence(&source, &healed.source));
+        for note in &healed.notes {
+            prop_assert!(healed.source.get(note.span.range()).is_some_and(|t| !t.is_empty()));
+        }
+        if healed.is_healed() {
+            prop_assert!(!parse(&healed.source).has_errors());
+        }
+    }
 }

@@ -25,6 +25,22 @@ fn reserved_words_cannot_be_bindings() {
 }
 
 #[test]
+fn a_reserved_word_declared_as_a_name_is_read_as_that_name_where_it_is_used() {
+    // One diagnostic, whose rename fix covers the declaration and every use, even for words that
+    // start a construct (`for`, `if`, `not`, `fail`, …) when what follows cannot continue it.
+    for keyword in Keyword::ALL {
+        let word = keyword.as_str();
+        let source = format!("{word} = 1\ntotal = {word} + 1\nreturn [{word}, total]\n");
+        let diagnostics = parse(&source).diagnostics;
+        assert_eq!(diagnostics.iter().map(|d| d.code).collect::<Vec<_>>(), [codes::RESERVED_WORD_AS_BINDING]);
+        let renamed = runlet::diag::apply_fixes(&source, &diagnostics[0].fixes).expect("the fix applies");
+        let name = format!("{word}_value");
+        assert_eq!(renamed, format!("{name} = 1\ntotal = {name} + 1\nreturn [{name}, total]\n"));
+        assert_eq!(codes_of(&renamed), [], "{renamed}");
+    }
+}
+
+#[test]
 fn reserved_words_cannot_be_loop_variables_or_caught_errors() {
     for keyword in Keyword::ALL {
         let word = keyword.as_str();

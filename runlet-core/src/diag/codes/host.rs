@@ -47,4 +47,13 @@ declare_codes! {
     INVALID_HOST_JSON = 8101,
     /// The host supplied an unusable digest key.
     INVALID_DIGEST_KEY = 8102,
+    /// A tool fixture file, tool entry, case or error object has the wrong JSON type or a value
+    /// out of range.
+    TOOL_FIXTURE_BAD_FIELD = 8201,
+    /// A case or error object of a tool fixture file has a field the format does not define.
+    TOOL_FIXTURE_UNKNOWN_FIELD = 8202,
+    /// A tool fixture case gives both `result` and `error`, or neither.
+    TOOL_FIXTURE_ANSWER = 8203,
+    /// No case of the tool fixture file answers a call.
+    NO_FIXTURE_CASE = 8204,
 }

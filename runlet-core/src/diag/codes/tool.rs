@@ -3,4 +3,6 @@
 
 declare_codes! {
     range TOOL;
+    /// A tool call stopped because its cancellation token fired.
+    TOOL_CALL_CANCELLED = 6201,
 }

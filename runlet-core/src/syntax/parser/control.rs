@@ -101,7 +101,10 @@ impl Parser<'_> {
         let item = self.binding_name();
         self.expect_in();
         let iterable = Box::new(self.expression());
-        let limit = self.at_keyword(Keyword::Limit).then(|| self.integer_clause(Keyword::Limit));
+        let limit = self.at_keyword(Keyword::Limit).then(|| {
+            self.keep_on_line();
+            self.integer_clause(Keyword::Limit)
+        });
         let body = self.block(BlockKind::ForBody, keyword);
         self.leave(1);
         Expr {
@@ -117,10 +120,16 @@ impl Parser<'_> {
         }
         self.bump();
         let acc = self.binding_name();
+        if self.at(TokenKind::Eq) {
+            self.keep_on_line();
+        }
         if self.eat(TokenKind::Eq).is_none() {
             self.expected("`=` and the accumulator's initial value");
         }
         let init = Box::new(self.expression());
+        if self.at_keyword(Keyword::For) {
+            self.keep_on_line();
+        }
         if self.eat(TokenKind::Keyword(Keyword::For)).is_none() {
             self.expected("`for` after the initial value");
         }
@@ -128,6 +137,7 @@ impl Parser<'_> {
         self.expect_in();
         let iterable = Box::new(self.expression());
         if self.at_keyword(Keyword::Limit) {
+            self.keep_on_line();
             let from = self.prev_end();
             let clause = self.integer_clause(Keyword::Limit);
             self.push(
@@ -150,7 +160,10 @@ impl Parser<'_> {
             return self.error_expr(keyword);
         }
         self.bump();
-        let retry = self.at_keyword(Keyword::Retry).then(|| self.integer_clause(Keyword::Retry));
+        let retry = self.at_keyword(Keyword::Retry).then(|| {
+            self.keep_on_line();
+            self.integer_clause(Keyword::Retry)
+        });
         let body = self.block(BlockKind::BoundaryBody, keyword);
         let catch = self.catch_clause(body.span);
         self.leave(1);
@@ -242,10 +255,12 @@ impl Parser<'_> {
         let token = self.peek();
         match token.kind {
             TokenKind::Ident => {
+                self.keep_on_line();
                 self.bump();
                 Ident { name: Text::from(self.text(token.span)), span: token.span }
             }
             TokenKind::Keyword(keyword) if !matches!(keyword, Keyword::In | Keyword::For) => {
+                self.keep_on_line();
                 self.report_reserved_binding(keyword);
                 self.bump();
                 Ident { name: Text::from(keyword.as_str()), span: token.span }
@@ -259,11 +274,14 @@ impl Parser<'_> {
 
     /// The `in` of a loop header; JavaScript's `of` gets a machine fix.
     fn expect_in(&mut self) {
-        if self.eat(TokenKind::Keyword(Keyword::In)).is_some() {
+        if self.at_keyword(Keyword::In) {
+            self.keep_on_line();
+            self.bump();
             return;
         }
         let token = self.peek();
         if token.kind == TokenKind::Ident && self.text(token.span) == "of" {
+            self.keep_on_line();
             self.bump();
             self.push(
                 Diagnostic::error(
@@ -282,7 +300,8 @@ impl Parser<'_> {
     fn integer_clause(&mut self, keyword: Keyword) -> IntegerClause {
         let start = self.bump().span;
         let token = self.peek();
-        if token.kind == TokenKind::Integer && !token.line_break_before {
+        if token.kind == TokenKind::Integer {
+            self.keep_on_line();
             self.bump();
             let digits = Text::from(self.text(token.span));
             if keyword == Keyword::Limit && digits.bytes().all(|b| b == b'0') {

@@ -104,6 +104,17 @@ impl Parser<'_> {
     fn bump_binary_operator(&mut self, op: BinaryOp) {
         let token = self.bump();
         if let TokenKind::Foreign(foreign) = token.kind {
+            // `a&&b` becomes `a and b`: a word operator needs spaces where the symbol had none.
+            let word = op.as_str().bytes().all(|b| b.is_ascii_alphabetic());
+            let touches = |c: Option<char>| word && c.is_some_and(|c| !c.is_whitespace());
+            let before = self.source.get(..token.span.start as usize).and_then(|s| s.chars().next_back());
+            let after = self.source.get(token.span.end as usize..).and_then(|s| s.chars().next());
+            let replacement = format!(
+                "{}{}{}",
+                if touches(before) { " " } else { "" },
+                op.as_str(),
+                if touches(after) { " " } else { "" }
+            );
             self.push(
                 Diagnostic::error(
                     codes::FOREIGN_OPERATOR,
@@ -113,7 +124,7 @@ impl Parser<'_> {
                 .with_fix(Fix::machine(
                     format!("write `{}`", op.as_str()),
                     token.span,
-                    op.as_str(),
+                    replacement,
                 )),
             );
         }
@@ -129,7 +140,8 @@ impl Parser<'_> {
         let mut operands = Vec::new();
         let mut ops = Vec::new();
         flatten_relational(expr, &mut operands, &mut ops);
-        if ops.len() < 2 {
+        // A missing operand is already reported; its chain is not what the author wrote.
+        if ops.len() < 2 || operands.iter().any(|o| matches!(o.kind, ExprKind::Error)) {
             return;
         }
         let middle = &operands[1..operands.len() - 1];
@@ -167,7 +179,9 @@ impl Parser<'_> {
         loop {
             let token = self.peek();
             let op = match token.kind {
-                TokenKind::Keyword(Keyword::Not) => UnaryOp::Not,
+                TokenKind::Keyword(Keyword::Not) if !self.reads_as_reserved_binding(Keyword::Not) => {
+                    UnaryOp::Not
+                }
                 TokenKind::Minus => UnaryOp::Neg,
                 TokenKind::Foreign(ForeignToken::Bang) => {
                     let spaced = self.nth(1).span.start > token.span.end;
@@ -222,7 +236,9 @@ impl Parser<'_> {
 
     fn member(&mut self, object: Expr) -> Expr {
         let dot = self.peek();
-        if dot.line_break_before && self.lines_significant {
+        // Without a receiver (the expression before is already an error) there is no line to join.
+        let has_receiver = !matches!(object.kind, ExprKind::Error);
+        if dot.line_break_before && self.lines_significant && has_receiver {
             self.report_line_break(dot.span, "a `.` member access must stay on the line of its receiver");
         }
         if dot.kind == TokenKind::Foreign(ForeignToken::QuestionDot) {
@@ -276,6 +292,13 @@ impl Parser<'_> {
         let span = token.span;
         let literal = |kind| Expr { kind, span };
         match token.kind {
+            TokenKind::Keyword(keyword)
+                if self.reads_as_reserved_binding(keyword)
+                    && self.use_of_reserved_binding(keyword, false) =>
+            {
+                self.bump();
+                literal(ExprKind::Ident(Ident { name: Text::from(keyword.as_str()), span }))
+            }
             TokenKind::Keyword(Keyword::Null) => {
                 self.bump();
                 literal(ExprKind::Null)
@@ -313,10 +336,6 @@ impl Parser<'_> {
             TokenKind::Keyword(Keyword::Fold) => self.fold_expr(),
             TokenKind::Keyword(Keyword::Boundary) => self.boundary_expr(),
             TokenKind::Keyword(Keyword::Fail) => self.fail_expr(),
-            TokenKind::Keyword(keyword) if self.use_of_reserved_binding(keyword, false) => {
-                self.bump();
-                literal(ExprKind::Ident(Ident { name: Text::from(keyword.as_str()), span }))
-            }
             TokenKind::Keyword(keyword) if !(token.line_break_before && self.pos > self.statement_start) => {
                 let message =
                     format!("expected an expression, found the reserved word `{}`", keyword.as_str());
@@ -354,6 +373,34 @@ impl Parser<'_> {
         let inner = self.with_lines(false, |p| p.expression());
         let end = self.close(TokenKind::RParen, "`)`");
         Expr { span: open.to(Span::at(end)), kind: ExprKind::Paren(Box::new(inner)) }
+    }
+
+    /// True when `keyword` at the cursor was declared as a name (already reported) and what
+    /// follows cannot continue the construct or literal the keyword would start, so that it is a
+    /// use of the name: `for = 1` then `return for + 1` reads the second `for` as the name.
+    fn reads_as_reserved_binding(&self, keyword: Keyword) -> bool {
+        if !self.reserved_bindings.iter().any(|(declared, _)| *declared == keyword) {
+            return false;
+        }
+        let next = self.nth(1);
+        let line_ends = next.line_break_before && self.lines_significant;
+        let ends_operand = line_ends
+            || next.kind.punctuation().is_some_and(|p| p != "(" && p != "[" && p != "{" && p != "-")
+            || matches!(
+                next.kind,
+                TokenKind::Eof | TokenKind::Keyword(Keyword::And | Keyword::Or | Keyword::In | Keyword::Else)
+            );
+        match keyword {
+            Keyword::For | Keyword::Fold => {
+                line_ends || !matches!(next.kind, TokenKind::Ident | TokenKind::LParen)
+            }
+            Keyword::Boundary => {
+                line_ends || !matches!(next.kind, TokenKind::LBrace | TokenKind::Keyword(Keyword::Retry))
+            }
+            Keyword::Fail => line_ends || next.kind != TokenKind::LParen,
+            Keyword::If | Keyword::Not => ends_operand,
+            _ => true,
+        }
     }
 
     /// True when `keyword` was declared as a name (already reported): the use at the cursor is

@@ -499,15 +499,17 @@ impl Parser<'_> {
         let rewritten = format!("{left} if {left} != null else {right}");
         let applicability =
             if left.contains('(') { Applicability::MaybeIncorrect } else { Applicability::MachineApplicable };
-        self.push(
-            Diagnostic::error(codes::FOREIGN_OPERATOR, operator, "Runlet has no `??` operator")
-                .with_help(format!("write `{rewritten}`"))
-                .with_fix(Fix::new(
-                    format!("write `{rewritten}`"),
-                    applicability,
-                    vec![Edit { span, replacement: rewritten.clone() }],
-                )),
-        );
+        let mut diagnostic =
+            Diagnostic::error(codes::FOREIGN_OPERATOR, operator, "Runlet has no `??` operator");
+        // With an operand missing or unreadable (already reported) there is nothing to rewrite.
+        if !self.recovering {
+            diagnostic = diagnostic.with_help(format!("write `{rewritten}`")).with_fix(Fix::new(
+                format!("write `{rewritten}`"),
+                applicability,
+                vec![Edit { span, replacement: rewritten.clone() }],
+            ));
+        }
+        self.push(diagnostic);
         let null = Expr { kind: ExprKind::Null, span: operator };
         let condition =
             Expr { span, kind: ExprKind::Binary(BinaryOp::NotEq, Box::new(lhs.clone()), Box::new(null)) };

@@ -4,6 +4,7 @@
 use super::Parser;
 use super::stmt::BlockKind;
 use crate::diag::{Diagnostic, Fix, Span, codes};
+use crate::syntax::ast::{ExprKind, Stmt};
 use crate::syntax::token::{Keyword, TokenKind};
 
 impl Parser<'_> {
@@ -31,9 +32,27 @@ impl Parser<'_> {
         self.push(diagnostic);
     }
 
-    /// A statement that starts with `(`, `[`, `.` or an infix operator right after another
-    /// statement: the line break ended the previous expression (spec §2.1), which was surely not
-    /// meant. One diagnostic whose fix joins the lines; the rest of the line is skipped.
+    /// Before a part of a header or binding that the parser reads next (`in`, `limit N`, a bound
+    /// name, a fold's `=` and `for`, `retry N`, a binding's `=`): a line break there comes after a
+    /// token that does not continue the line, so by spec §2.1 it ended the statement. Reported
+    /// once with a fix joining the lines; the part is then read as intended. Callers check that
+    /// the part is there.
+    pub(super) fn keep_on_line(&mut self) {
+        // After an error in the statement the position is uncertain: no second diagnostic.
+        if self.at_line_end() && !self.at_eof() && !self.recovering {
+            let token = self.peek();
+            let what = token.kind.describe();
+            self.report_line_break(
+                token.span,
+                &format!("a line break before {what} ends the statement before it"),
+            );
+        }
+    }
+
+    /// A statement that starts with `(`, `[`, `.`, an infix operator or the `else` of a postfix
+    /// conditional left open, right after another statement: the line break ended
+    /// the previous expression (spec §2.1), which was surely not meant. One diagnostic whose fix
+    /// joins the lines; the rest of the line is skipped.
     pub(super) fn broken_continuation(&mut self) -> bool {
         let token = self.peek();
         let continues_expression = matches!(
@@ -52,7 +71,8 @@ impl Parser<'_> {
                 | TokenKind::Gt
                 | TokenKind::GtEq
                 | TokenKind::Keyword(Keyword::And | Keyword::Or | Keyword::In)
-        );
+        ) || (token.kind == TokenKind::Keyword(Keyword::Else)
+            && self.open_conditional);
         let previous = self.pos.checked_sub(1).map(|i| self.tokens[i].kind);
         let after_expression = matches!(
             previous,
@@ -109,6 +129,23 @@ impl Parser<'_> {
             }
             self.bump();
             self.skip_indented_block(header_start);
+        }
+    }
+}
+
+/// True when `stmt` ends with a postfix conditional that has no `else` (`x = a if c`).
+pub(super) fn ends_in_open_conditional(stmt: &Stmt) -> bool {
+    let mut expr = match stmt {
+        Stmt::Let(s) => &s.value,
+        Stmt::Return(s) => &s.value,
+        Stmt::Expr(s) => &s.expr,
+        Stmt::Skip(_) => return false,
+    };
+    loop {
+        match &expr.kind {
+            ExprKind::Conditional { otherwise: None, .. } => return true,
+            ExprKind::Conditional { otherwise: Some(otherwise), .. } => expr = otherwise,
+            _ => return false,
         }
     }
 }

@@ -5,8 +5,10 @@
 //! false inside open `()`, `[]` and expression objects; a line break before a token ends the
 //! current statement only while it is true. Continuation tokens need no special case: each of them
 //! (`=`, `,`, `:`, infix operators, `not`, `in`, `if`, `else`) is followed by an operand or
-//! clause that the parser asks for unconditionally, and a line break before a prefix position
-//! never ends anything.
+//! clause that the parser asks for unconditionally, and a line break before such an operand never
+//! ends anything. The other parts a header or binding reads next (a bound name, `in`, `limit N`,
+//! `retry N`, a fold's `=` and `for`, a binding's `=`) follow tokens that do not continue a line;
+//! a line break before one of them is reported (`keep_on_line`) and the part read as intended.
 
 mod collections;
 mod control;
@@ -52,6 +54,8 @@ pub(super) struct Parser<'s> {
     last_statement_errored: bool,
     /// Token index where the current statement starts.
     statement_start: usize,
+    /// The statement before the current one ends with a postfix conditional without `else`.
+    open_conditional: bool,
 }
 
 impl<'s> Parser<'s> {
@@ -76,6 +80,7 @@ impl<'s> Parser<'s> {
             pending_final_unbound: None,
             last_statement_errored: false,
             statement_start: 0,
+            open_conditional: false,
         }
     }
 

@@ -1,6 +1,8 @@
 //! Block rules (one final `return`: missing, early, duplicate) and expression statements. Missing
 //! returns are reported by the enclosing statement, so a statement-form construct gets one fix.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use super::Parser;
 use super::stmt::BlockKind;
 use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix, Span, codes};
@@ -111,20 +113,17 @@ impl Parser<'_> {
     pub(super) fn report_unbound(&mut self, stmts: &[Stmt], mut unbound: Vec<Option<Unbound>>) {
         let has_return = stmts.iter().any(|s| matches!(s, Stmt::Return(_)));
         // The names a binding fix must avoid; collected only when some statement needs one.
-        let mut taken: Option<Vec<String>> = None;
+        let mut taken: Option<FreshNames> = None;
         let last = stmts.len().saturating_sub(1);
         let final_unbound = if has_return { None } else { unbound.last_mut().and_then(Option::take) };
         for (index, (stmt, needs_binding)) in stmts.iter().zip(unbound).enumerate() {
             let (Stmt::Expr(expr_stmt), Some(needs_binding)) = (stmt, needs_binding) else { continue };
             let followed_by_more = index < last;
             let taken = taken.get_or_insert_with(|| {
-                stmts
-                    .iter()
-                    .filter_map(|s| match s {
-                        Stmt::Let(l) => Some(l.name.name.to_string()),
-                        _ => None,
-                    })
-                    .collect()
+                FreshNames::avoiding(stmts.iter().filter_map(|s| match s {
+                    Stmt::Let(l) => Some(l.name.name.to_string()),
+                    _ => None,
+                }))
             });
             let diagnostic = needs_binding.into_diagnostic(&expr_stmt.expr, taken, followed_by_more);
             self.push(diagnostic);
@@ -148,10 +147,7 @@ impl Parser<'_> {
         }
         match returns.as_slice() {
             [] => {
-                let code = kind.missing_return_code();
-                let Some(missing) =
-                    MissingReturn::new(code, kind.describe(), block, header, final_unbound, self)
-                else {
+                let Some(missing) = MissingReturn::new(kind, block, header, final_unbound, self) else {
                     return;
                 };
                 if kind == BlockKind::Program {
@@ -205,22 +201,38 @@ impl Parser<'_> {
     }
 }
 
-/// A name nobody declared yet in a block: `base`, `base_2`, `base_3`, …
-pub(super) fn fresh_name(base: &str, taken: &mut Vec<String>) -> String {
-    let mut name = base.to_owned();
-    let mut n = 2;
-    while taken.contains(&name) || Keyword::from_word(&name).is_some() {
-        name = format!("{base}_{n}");
-        n += 1;
+/// The names binding fixes may still use in one block.
+#[derive(Debug)]
+struct FreshNames {
+    taken: BTreeSet<String>,
+    /// For each base, the suffix to try next: every earlier one is taken, so a block of many
+    /// unbound statements costs linear time, not quadratic.
+    next_suffix: BTreeMap<String, u32>,
+}
+
+impl FreshNames {
+    fn avoiding(declared: impl IntoIterator<Item = String>) -> Self {
+        FreshNames { taken: declared.into_iter().collect(), next_suffix: BTreeMap::new() }
     }
-    taken.push(name.clone());
-    name
+
+    /// A name nobody declared yet in the block: `base`, `base_2`, `base_3`, …
+    fn fresh(&mut self, base: &str) -> String {
+        let mut n = self.next_suffix.get(base).copied().unwrap_or(1);
+        loop {
+            let name = if n == 1 { base.to_owned() } else { format!("{base}_{n}") };
+            n += 1;
+            if !self.taken.contains(&name) && Keyword::from_word(&name).is_none() {
+                self.next_suffix.insert(base.to_owned(), n);
+                self.taken.insert(name.clone());
+                return name;
+            }
+        }
+    }
 }
 
 impl MissingReturn {
     fn new(
-        code: Code,
-        owner: &'static str,
+        kind: BlockKind,
         block: &Block,
         header: Option<Span>,
         final_unbound: Option<Unbound>,
@@ -229,8 +241,8 @@ impl MissingReturn {
         let last = block.stmts.last();
         let target = last.map_or(block.span, Stmt::span);
         let mut missing = MissingReturn {
-            code,
-            owner,
+            code: kind.missing_return_code(),
+            owner: kind.describe(),
             span: target,
             header,
             edits: Vec::new(),
@@ -249,18 +261,34 @@ impl MissingReturn {
             // An expression statement that already has its own error: no second diagnostic.
             (Some(Stmt::Expr(_)), None) => return None,
             (Some(Stmt::Let(binding)), _) => {
-                let same_line = parser.line_end(binding.span.end) >= block.span.end;
-                let replacement = if same_line {
-                    format!("; return {}", binding.name.name)
+                let line_end = parser.line_end(binding.span.end);
+                let same_line = line_end >= block.span.end;
+                let (at, replacement) = if same_line {
+                    (binding.span.end, format!("; return {}", binding.name.name))
                 } else {
-                    format!(
-                        "\n{}return {}",
-                        " ".repeat(parser.indent_of(binding.span.start)),
-                        binding.name.name
-                    )
+                    let indent = " ".repeat(parser.indent_of(binding.span.start));
+                    // After a comment ending the binding's line, so that the comment stays on it.
+                    let rest = parser.text(Span::new(binding.span.end, line_end));
+                    let commented = rest.trim_start_matches([' ', '\t', ';']).starts_with(['#', '/']);
+                    let at =
+                        if commented { line_end - rest.ends_with('\r') as u32 } else { binding.span.end };
+                    (at, format!("\n{indent}return {}", binding.name.name))
                 };
-                missing.edits.push(Edit { span: Span::at(binding.span.end), replacement });
+                missing.edits.push(Edit { span: Span::at(at), replacement });
                 missing.help = Some(format!("write `return {}` at the end", binding.name.name));
+            }
+            // A program with no statements at all: `return null` is the one program it can be.
+            (None, _) if kind == BlockKind::Program => {
+                let source = parser.source;
+                let replacement = if source.is_empty() || source.ends_with('\n') {
+                    "return null\n"
+                } else {
+                    "\nreturn null"
+                };
+                missing.edits.push(Edit { span: Span::at(block.span.end), replacement: replacement.into() });
+                missing.applicability = Applicability::MaybeIncorrect;
+                missing.help =
+                    Some("a program returns a value; return `null` when there is nothing to return".into());
             }
             _ => {
                 missing.help =
@@ -273,8 +301,8 @@ impl MissingReturn {
 
 /// Used by `report_unbound`: the binding fix for an expression statement.
 impl Unbound {
-    fn into_diagnostic(self, expr: &Expr, taken: &mut Vec<String>, followed_by_more: bool) -> Diagnostic {
-        let name = fresh_name(&self.construct.binding_base(expr), taken);
+    fn into_diagnostic(self, expr: &Expr, taken: &mut FreshNames, followed_by_more: bool) -> Diagnostic {
+        let name = taken.fresh(&self.construct.binding_base(expr));
         let mut edits = vec![Edit { span: Span::at(expr.span.start), replacement: format!("{name} = ") }];
         let mut applicability = match self.construct {
             Construct::Other => Applicability::MaybeIncorrect,

@@ -121,6 +121,7 @@ impl Parser<'_> {
             self.recovering = false;
             let before = self.pos;
             self.statement_start = before;
+            self.open_conditional = stmts.last().is_some_and(super::lines::ends_in_open_conditional);
             let (stmt, needs_binding) = self.statement(kind);
             last_errored = self.recovering;
             if self.recovering {
@@ -183,6 +184,9 @@ impl Parser<'_> {
         let name = Ident { name: Text::from(self.text(name_token.span)), span: name_token.span };
         while !self.at(TokenKind::Eq) && !self.at_eof() && !self.at_line_start() {
             self.bump();
+        }
+        if self.at(TokenKind::Eq) {
+            self.keep_on_line();
         }
         if self.eat(TokenKind::Eq).is_none() {
             self.expected("`=`");
