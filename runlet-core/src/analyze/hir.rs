@@ -229,6 +229,9 @@ pub enum ExprKind {
         limit: Option<u32>,
         body: RegionId,
     },
+    /// The accumulator's binding has the fold's schema: the initial value's, or the body's when
+    /// the initial value widens into it (spec §2.7.2). The body is typed once, against the initial
+    /// schema; its result converts back to the accumulator's schema where needed.
     Fold {
         accumulator: BindingId,
         init: ExprId,

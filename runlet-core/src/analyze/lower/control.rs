@@ -31,14 +31,14 @@ impl Lowerer<'_> {
             if nullable && variants.iter().any(|&v| matches!(self.types.kind(v), SchemaKind::Boolean(_))) {
                 (format!("{text} == true"), "it may be null: compare with `true`")
             } else {
-                match self.types.kind(variants[0]) {
-                    SchemaKind::String(_) => (format!("{text} != \"\""), "compare the text explicitly"),
-                    SchemaKind::List(_) => (format!("{text} != []"), "compare the list with `[]`"),
-                    SchemaKind::Integer(_) | SchemaKind::Number(_) => {
+                match variants.first().map(|&v| self.types.kind(v)) {
+                    Some(SchemaKind::String(_)) => (format!("{text} != \"\""), "compare the text explicitly"),
+                    Some(SchemaKind::List(_)) => (format!("{text} != []"), "compare the list with `[]`"),
+                    Some(SchemaKind::Integer(_) | SchemaKind::Number(_)) => {
                         (format!("{text} != 0"), "compare the number explicitly")
                     }
-                    SchemaKind::Null => (format!("{text} != null"), "test for null explicitly"),
-                    SchemaKind::Object(_) | SchemaKind::Map(_) => {
+                    Some(SchemaKind::Null) => (format!("{text} != null"), "test for null explicitly"),
+                    Some(SchemaKind::Object(_) | SchemaKind::Map(_)) => {
                         (format!("{text} != {{}}"), "test a property, or compare with `{}`")
                     }
                     _ => (format!("{text} != null"), "compare explicitly to get a Boolean"),

@@ -9,7 +9,7 @@ use crate::syntax::ast::{self, ObjectItem, ObjectKey};
 use crate::value::{List, Object, Value};
 
 use super::super::candidates::{Candidate, clear_winner, rank};
-use super::super::hir::{ExprId, ExprKind, ObjectEntry, Origin};
+use super::super::hir::{BindingId, ExprId, ExprKind, ObjectEntry, Origin};
 use super::super::types::{PropertyLookup, Ty};
 use super::{At, Context, Expect, Lowerer};
 
@@ -383,14 +383,17 @@ impl Lowerer<'_> {
         let plural = if missing.len() == 1 { "property" } else { "properties" };
         let mut fields = Vec::new();
         let mut placeholders = false;
+        let root = context.tool().map(|tool| self.registry.tool(tool).name.root().to_owned());
         for (name, schema) in &missing {
-            let binding = self.scopes.lookup(name);
-            if binding.is_some() || self.input_available(name) {
-                self.suggested.extend(binding);
-                fields.push(name.to_string());
-            } else {
-                placeholders = true;
-                fields.push(format!("{name}: <{}>", self.types.display(*schema)));
+            match self.value_for(name, *schema, root.as_deref()) {
+                Some((value, binding)) => {
+                    self.suggested.extend(binding);
+                    fields.push(if value == **name { value } else { format!("{name}: {value}") });
+                }
+                None => {
+                    placeholders = true;
+                    fields.push(format!("{name}: <{}>", self.types.display(*schema)));
+                }
             }
         }
         let addition = fields.join(", ");
@@ -414,6 +417,45 @@ impl Lowerer<'_> {
         ));
         self.report(diagnostic);
         true
+    }
+
+    /// A value in scope that could give the missing property `name` of schema `schema`: a
+    /// binding or host input of that name, else a binding's property of that name, else its `id`
+    /// (spec §9.2's `add owner: linear_me.id`); bindings named after the tool's namespace `root`
+    /// first, then the latest declared.
+    fn value_for(
+        &mut self,
+        name: &str,
+        schema: SchemaId,
+        root: Option<&str>,
+    ) -> Option<(String, Option<BindingId>)> {
+        let fits =
+            |lowerer: &mut Self, from: SchemaId| lowerer.fitter.fit(&lowerer.types, from, schema).is_ok();
+        if let Some(binding) = self.scopes.lookup(name) {
+            if let Ty::Schema(from) = self.binding_facts[binding.index()].ty {
+                if fits(self, from) {
+                    return Some((name.to_owned(), Some(binding)));
+                }
+            }
+        } else if self.input_available(name) {
+            return Some((name.to_owned(), None));
+        }
+        let mut best: Option<((u8, bool, BindingId), String)> = None;
+        for (binding_name, binding) in self.scopes.visible() {
+            let Ty::Schema(from) = self.binding_facts[binding.index()].ty else { continue };
+            let SchemaKind::Object(object) = self.types.kind(from).clone() else { continue };
+            for (rank, property) in [(2, name), (1, "id")] {
+                let Some(p) = object.property(property).filter(|p| p.required) else { continue };
+                if !fits(self, p.schema) {
+                    continue;
+                }
+                let key = (rank, root.is_some_and(|r| binding_name.contains(r)), binding);
+                if best.as_ref().is_none_or(|(k, _)| key > *k) {
+                    best = Some((key, format!("{binding_name}.{property}")));
+                }
+            }
+        }
+        best.map(|((_, _, binding), value)| (value, Some(binding)))
     }
 
     /// `RL2315`: a computed key that can be neither a String nor a scalar.

@@ -140,6 +140,8 @@ impl<'a> Lowerer<'a> {
                 paths.insert(expr as *const ast::Expr as usize, Arc::new(path));
             }
         });
+        // About one HIR expression per source expression.
+        let expressions = paths.len();
         Lowerer {
             source,
             registry,
@@ -149,8 +151,8 @@ impl<'a> Lowerer<'a> {
             fitter: Fitter::default(),
             shapes: crate::schema::ShapeMap::new(),
             paths,
-            exprs: Vec::new(),
-            expr_facts: Vec::new(),
+            exprs: Vec::with_capacity(expressions),
+            expr_facts: Vec::with_capacity(expressions),
             regions: Vec::new(),
             region_effectful: Vec::new(),
             region_raises: Vec::new(),

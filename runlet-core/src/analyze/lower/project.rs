@@ -13,6 +13,16 @@ use super::super::hir::{ExprId, ExprKind, Origin, ProjectKey};
 use super::super::types::{PropertyLookup, Ty};
 use super::{At, Expect, Inherited, Lowerer, is_path};
 
+/// A property read `object.name`: the lowered target, its schema, the name and its span.
+#[derive(Debug, Clone, Copy)]
+struct Read<'e> {
+    target: ExprId,
+    schema: SchemaId,
+    name: &'e str,
+    span: Span,
+    object: &'e ast::Expr,
+}
+
 impl Lowerer<'_> {
     pub(super) fn member(&mut self, e: &ast::Expr, object: &ast::Expr, name: &FieldName) -> ExprId {
         if let Some(path) = self.registry_path(e) {
@@ -22,10 +32,12 @@ impl Lowerer<'_> {
         let at = self.at(e);
         let ty = match self.ty(target) {
             Ty::Never => Ty::Never,
-            Ty::Schema(schema) => match self.property_of(target, schema, &name.name, name.span, object) {
-                Some(schema) => Ty::Schema(schema),
-                None => return self.poison(&at),
-            },
+            Ty::Schema(schema) => {
+                match self.property_of(&Read { target, schema, name: &name.name, span: name.span, object }) {
+                    Some(schema) => Ty::Schema(schema),
+                    None => return self.poison(&at),
+                }
+            }
         };
         self.project(target, ProjectKey::Field(name.name.to_string()), ty, &at)
     }
@@ -38,22 +50,14 @@ impl Lowerer<'_> {
         self.push_inheriting(ExprKind::Project { target, key }, ty, origin, at, Some(inherited))
     }
 
-    /// The schema of property `name` on a value of schema `schema`, or `None` after reporting
-    /// why the property cannot be read.
-    fn property_of(
-        &mut self,
-        target: ExprId,
-        schema: SchemaId,
-        name: &str,
-        span: Span,
-        object: &ast::Expr,
-    ) -> Option<SchemaId> {
-        let variants = self.types.variants(schema);
+    /// The schema of the property `read` names, or `None` after reporting why it cannot be read.
+    fn property_of(&mut self, read: &Read<'_>) -> Option<SchemaId> {
+        let variants = self.types.variants(read.schema);
         let mut found = Vec::new();
         let mut lacking = Vec::new();
         let mut declared_somewhere = false;
         for &variant in &variants {
-            match self.types.property(variant, name) {
+            match self.types.property(variant, read.name) {
                 PropertyLookup::Found { schema, .. } => {
                     declared_somewhere |=
                         !matches!(self.types.kind(variant), SchemaKind::Any | SchemaKind::Map(_));
@@ -65,7 +69,7 @@ impl Lowerer<'_> {
             }
         }
         if lacking.is_empty() {
-            return match self.union_at(&found, span) {
+            return match self.union_at(&found, read.span) {
                 Ty::Schema(schema) => Some(schema),
                 Ty::Never => None,
             };
@@ -73,22 +77,16 @@ impl Lowerer<'_> {
         if declared_somewhere
             || (!found.is_empty() && lacking.iter().all(|&v| matches!(self.types.kind(v), SchemaKind::Null)))
         {
-            self.partial_property(target, schema, &variants, &lacking, name, span, object);
+            self.partial_property(read, &variants, &lacking);
         } else {
-            self.unknown_property(target, schema, name, span, object);
+            self.unknown_property(read);
         }
         None
     }
 
     /// `RL2103`: no variant declares the property (spec §3.4's example).
-    fn unknown_property(
-        &mut self,
-        target: ExprId,
-        schema: SchemaId,
-        name: &str,
-        span: Span,
-        object: &ast::Expr,
-    ) {
+    fn unknown_property(&mut self, read: &Read<'_>) {
+        let Read { target, schema, name, span, object } = *read;
         if !self.search(self.types.property_names(schema).len()) {
             self.report(Diagnostic::error(codes::UNKNOWN_PROPERTY, span, format!("no property `{name}`")));
             return;
@@ -140,17 +138,8 @@ impl Lowerer<'_> {
     }
 
     /// `RL2205`: some variants (or null) lack the property; the fix narrows first.
-    #[allow(clippy::too_many_arguments)]
-    fn partial_property(
-        &mut self,
-        target: ExprId,
-        schema: SchemaId,
-        variants: &[SchemaId],
-        lacking: &[SchemaId],
-        name: &str,
-        span: Span,
-        object: &ast::Expr,
-    ) {
+    fn partial_property(&mut self, read: &Read<'_>, variants: &[SchemaId], lacking: &[SchemaId]) {
+        let Read { target, schema, name, span, object } = *read;
         let what = self.describe(object.span);
         let text = self.text(object.span).to_owned();
         let projection = Span::new(object.span.start, span.end);

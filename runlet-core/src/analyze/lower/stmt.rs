@@ -212,8 +212,12 @@ impl Lowerer<'_> {
     fn statement_removal(&self, statement: Span) -> Span {
         let bytes = self.source.as_bytes();
         let (mut start, mut end) = (statement.start as usize, statement.end as usize);
-        let line_start = self.source[..start.min(self.source.len())].rfind('\n').map_or(0, |i| i + 1);
-        if self.source[line_start..start].chars().all(|c| c == ' ' || c == '\t') {
+        let line_start = self.source.get(..start).and_then(|before| before.rfind('\n')).map_or(0, |i| i + 1);
+        if self
+            .source
+            .get(line_start..start)
+            .is_some_and(|indent| indent.chars().all(|c| c == ' ' || c == '\t'))
+        {
             start = line_start;
         }
         while end < bytes.len() && matches!(bytes[end], b' ' | b'\t' | b';') {
