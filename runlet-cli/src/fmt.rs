@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use runlet::diag::render_text;
 
-use crate::input::{read_source, usage_error};
+use crate::input::{read_text, usage_error};
 use crate::report::summary;
 
 #[derive(Debug, clap::Args)]
@@ -25,7 +25,7 @@ pub struct Args {
 pub fn run(args: &Args) -> ExitCode {
     let mut failed = false;
     for path in &args.files {
-        let file = match read_source(path) {
+        let file = match read_text(path) {
             Ok(file) => file,
             Err(status) => return status,
         };

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use runlet::diag::{JsonDiagnostics, json_diagnostics, render_text, source_digest};
 use serde::Serialize;
 
-use crate::input::{SourceFile, read_source};
+use crate::input::{SourceFile, read_text};
 use crate::report::{Format, print_diagnostics, summary};
 
 #[derive(Debug, clap::Args)]
@@ -20,7 +20,7 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    let file = match read_source(&args.file) {
+    let file = match read_text(&args.file) {
         Ok(file) => file,
         Err(status) => return status,
     };

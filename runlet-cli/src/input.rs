@@ -1,10 +1,10 @@
-//! Reading what the commands are given: source files as UTF-8 text, with I/O problems reported
-//! as usage errors (exit status 2) that name the file.
+//! Reading what the commands are given: source, registry and input files as UTF-8 text, with I/O
+//! problems reported as usage errors (exit status 2) that name the file.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// A source file read into memory.
+/// A file read into memory.
 #[derive(Debug)]
 pub struct SourceFile {
     pub path: PathBuf,
@@ -18,13 +18,13 @@ impl SourceFile {
     }
 }
 
-/// Reads `path` as UTF-8, or prints why not and returns exit status 2.
-pub fn read_source(path: &Path) -> Result<SourceFile, ExitCode> {
+/// Reads `path` (source, registry or inputs) as UTF-8, or prints why not and returns exit status 2.
+pub fn read_text(path: &Path) -> Result<SourceFile, ExitCode> {
     let bytes =
         std::fs::read(path).map_err(|err| usage_error(format!("cannot read `{}`: {err}", path.display())))?;
     let text = String::from_utf8(bytes).map_err(|err| {
         usage_error(format!(
-            "`{}` is not UTF-8 text (invalid byte at offset {}); Runlet source must be UTF-8",
+            "`{}` is not UTF-8 text (invalid byte at offset {}); Runlet reads UTF-8 only",
             path.display(),
             err.utf8_error().valid_up_to()
         ))

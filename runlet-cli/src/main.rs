@@ -6,7 +6,9 @@ mod explain;
 mod fmt;
 mod heal;
 mod input;
+mod registry;
 mod report;
+mod run;
 
 use std::process::ExitCode;
 
@@ -21,12 +23,14 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Parse a program and print its diagnostics.
+    /// Parse and analyze a program against a registry and print its diagnostics.
     Check(check::Args),
     /// Print source in canonical layout, or check or rewrite it.
     Fmt(fmt::Args),
     /// Apply only safe insertion repairs and print the healed source.
     Heal(heal::Args),
+    /// Compile a program and run it with scripted tools; print its result.
+    Run(run::Args),
     /// Print the explanation of a diagnostic code, offline.
     Explain(explain::Args),
 }
@@ -44,6 +48,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::Fmt(args) => fmt::run(&args),
         Command::Heal(args) => heal::run(&args),
+        Command::Run(args) => run::run(&args),
         Command::Explain(args) => explain::run(&args),
     }
 }

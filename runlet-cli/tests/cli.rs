@@ -1,5 +1,5 @@
 //! End-to-end tests of the `runlet` binary: exit statuses and output shapes of INTERFACES.md §4
-//! for `check`, `fmt`, `heal` and `explain`.
+//! for `check` (with registries and inputs), `fmt`, `heal` and `explain`.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -36,6 +36,21 @@ impl Drop for Scratch {
 }
 
 const VALID: &str = "customer = crm.customer(customer_id)\nreturn customer.email\n";
+/// A registry with the tools `MISSING_LOOP_RETURN` calls, for checking it once healed.
+const TOOLS_REGISTRY: &str = r#"{"tools": [
+  {"name": "tools.list", "outputSchema": {"type": "array", "items": {"type": "string"}}, "execution": "pure"},
+  {"name": "tools.score", "params": [{"name": "item", "schema": {"type": "string"}}], "outputSchema": {"type": "number"}, "execution": "pure"}
+]}"#;
+
+/// A file of the repository's `examples/` directory.
+fn example(relative: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples")
+        .join(relative)
+        .to_str()
+        .expect("UTF-8 path")
+        .to_owned()
+}
 const MISSING_LOOP_RETURN: &str = "xs = tools.list()\nys = for x in xs {\n    tools.score(x)\n}\nreturn ys\n";
 
 #[test]
@@ -49,7 +64,8 @@ fn explain_prints_a_known_code_and_rejects_an_unknown_one() {
 #[test]
 fn check_exit_status_follows_errors() {
     let ok = Scratch::new("ok.run", VALID);
-    let output = runlet(&["check", ok.path()]);
+    let registry = example("appendix-a/registry.json");
+    let output = runlet(&["check", ok.path(), "--registry", &registry]);
     assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
     let bad = Scratch::new("bad.run", MISSING_LOOP_RETURN);
     assert_eq!(runlet(&["check", bad.path()]).status.code(), Some(1));
@@ -123,7 +139,9 @@ fn heal_inserts_the_missing_return_and_reports_it() {
     );
     assert_eq!(healed["notes"][0]["code"], "RL1017");
     let check = Scratch::new("healed.run", healed["source"].as_str().expect("source"));
-    assert_eq!(runlet(&["check", check.path()]).status.code(), Some(0));
+    let registry = Scratch::new("tools.json", TOOLS_REGISTRY);
+    let output = runlet(&["check", check.path(), "--registry", registry.path()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
 }
 
 /// True when each of `keys` appears in `json` as an object key, in this order.
@@ -183,4 +201,215 @@ fn heal_leaves_a_valid_program_unchanged() {
 fn heal_fails_when_no_insertion_repairs_it() {
     let hopeless = Scratch::new("hopeless.run", "x = = =\n");
     assert_eq!(runlet(&["heal", hopeless.path()]).status.code(), Some(1));
+}
+
+#[test]
+fn the_spec_appendix_programs_check_clean_against_their_registries() {
+    for (program, registry, inputs) in [
+        ("appendix-a/main.run", "appendix-a/registry.json", Some("appendix-a/inputs.json")),
+        ("appendix-b/main.run", "appendix-b/registry.json", None),
+    ] {
+        let (program, registry) = (example(program), example(registry));
+        let mut args = vec!["check".to_owned(), program.clone(), "--registry".to_owned(), registry];
+        if let Some(inputs) = inputs {
+            args.extend(["--inputs".to_owned(), example(inputs)]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = runlet(&args);
+        assert_eq!(output.status.code(), Some(0), "{program}:\n{}", stdout(&output));
+        assert!(stdout(&output).contains("no problems found"), "{}", stdout(&output));
+    }
+}
+
+#[test]
+fn check_without_a_registry_knows_no_tool() {
+    let ok = Scratch::new("no-registry.run", VALID);
+    let output = runlet(&["check", ok.path(), "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("one JSON object");
+    let codes: Vec<&str> =
+        report["diagnostics"].as_array().expect("list").iter().filter_map(|d| d["code"].as_str()).collect();
+    assert_eq!(codes, ["RL2102", "RL2101"], "{report}");
+}
+
+#[test]
+fn check_reports_analysis_diagnostics_with_fixes_as_json() {
+    let typo = Scratch::new("typo.run", "customer = crm.customer(customer_id)\nreturn customer.emali\n");
+    let registry = example("appendix-a/registry.json");
+    let output = runlet(&["check", typo.path(), "--registry", &registry, "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("one JSON object");
+    let first = &report["diagnostics"][0];
+    assert_eq!(first["code"], "RL2103");
+    assert_eq!(first["fixes"][0]["edits"][0]["replacement"], "email");
+    assert_eq!(first["fixes"][0]["applicability"], "machine_applicable");
+}
+
+#[test]
+fn check_infers_input_schemas_from_values() {
+    let program = Scratch::new("inputs.run", "return order.total + 1\n");
+    let inputs = Scratch::new("inputs.json", r#"{"order": {"id": "o-1", "total": 12.5}}"#);
+    let output = runlet(&["check", program.path(), "--inputs", inputs.path()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    let wrong = Scratch::new("inputs-wrong.run", "return order.totl\n");
+    let output = runlet(&["check", wrong.path(), "--inputs", inputs.path()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).contains("RL2103"), "{}", stdout(&output));
+}
+
+#[test]
+fn a_registry_with_errors_is_a_usage_error_shown_in_the_registry_file() {
+    let program = Scratch::new("bad-registry.run", VALID);
+    let registry = Scratch::new(
+        "bad-registry.json",
+        r#"{"tools": [{"name": "crm.customer", "execution": "sometimes"}]}"#,
+    );
+    let output = runlet(&["check", program.path(), "--registry", registry.path()]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = stdout(&output);
+    assert!(text.contains("RL8006") && text.contains("bad-registry.json"), "{text}");
+    let not_json = Scratch::new("not-json.json", "{ tools: ");
+    assert_eq!(runlet(&["check", program.path(), "--registry", not_json.path()]).status.code(), Some(2));
+}
+
+#[test]
+fn bad_inputs_are_usage_errors() {
+    let program = Scratch::new("bad-inputs.run", VALID);
+    let registry = example("appendix-a/registry.json");
+    for (name, text) in [
+        ("inputs-not-json.json", "{"),
+        ("inputs-not-object.json", "[1]"),
+        ("inputs-root.json", r#"{"crm": 1}"#),
+        ("inputs-reserved.json", r#"{"return": 1}"#),
+        ("inputs-mismatch.json", r#"{"customer_id": 42}"#),
+    ] {
+        let inputs = Scratch::new(name, text);
+        let output = runlet(&["check", program.path(), "--registry", &registry, "--inputs", inputs.path()]);
+        assert_eq!(output.status.code(), Some(2), "{name}: {}", String::from_utf8_lossy(&output.stderr));
+    }
+}
+
+/// `runlet run` on an example directory, with extra arguments.
+fn run_example(name: &str, extra: &[&str]) -> Output {
+    let file = |f: &str| example(&format!("{name}/{f}"));
+    let (main, registry, tools) = (file("main.run"), file("registry.json"), file("tools.json"));
+    let mut args = vec!["run", main.as_str(), "--registry", registry.as_str(), "--tools", tools.as_str()];
+    args.extend_from_slice(extra);
+    runlet(&args)
+}
+
+#[test]
+fn run_prints_the_result_of_appendix_a() {
+    let inputs = example("appendix-a/inputs.json");
+    let output = run_example("appendix-a", &["--inputs", &inputs]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        stdout(&output),
+        "\"Ada (pro) has 3 recent orders, none risky, and one open high-priority refund ticket.\"\n"
+    );
+}
+
+#[test]
+fn run_json_reports_success_with_the_value() {
+    let output = run_example("appendix-b", &["--format", "json"]);
+    assert_eq!(output.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    assert_eq!(report["status"], "succeeded");
+    let ids: Vec<&str> =
+        report["value"].as_array().expect("a list").iter().map(|v| v["id"].as_str().expect("id")).collect();
+    assert_eq!(ids, ["iss-1", "pr-77"], "issues first, then pull requests");
+}
+
+#[test]
+fn run_reports_compile_errors_and_failed_runs_with_status_1() {
+    let registry = Scratch::new("run-registry.json", TOOLS_REGISTRY);
+    let program = Scratch::new("run-bad.run", "xs = tools.lst()\nreturn xs\n");
+    let tools = Scratch::new(
+        "run-tools.json",
+        r#"{"tools.list": [{"error": {"code": "DOWN", "message": "offline", "retryable": false}}]}"#,
+    );
+    let output = runlet(&[
+        "run",
+        program.path(),
+        "--registry",
+        registry.path(),
+        "--tools",
+        tools.path(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    assert_eq!(report["status"], "compile_error");
+    assert!(report["diagnostics"][0]["code"].as_str().expect("code").starts_with("RL2"));
+
+    let program = Scratch::new("run-fails.run", "xs = tools.list()\nreturn xs\n");
+    let output = runlet(&[
+        "run",
+        program.path(),
+        "--registry",
+        registry.path(),
+        "--tools",
+        tools.path(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    assert_eq!(report["status"], "failed");
+    assert_eq!(report["error"]["code"], "DOWN");
+    assert_eq!(report["error"]["tool"], "tools.list");
+    for field in ["message", "retryable", "node_id", "attempt", "details", "causes", "uncertain"] {
+        assert!(report["error"].get(field).is_some(), "error lacks `{field}`");
+    }
+}
+
+#[test]
+fn run_usage_problems_exit_2() {
+    assert_eq!(run_example("appendix-a", &[]).status.code(), Some(2), "customer_id is missing");
+    assert_eq!(run_example("appendix-b", &["--journal", "postgres:x"]).status.code(), Some(2));
+    assert_eq!(run_example("appendix-b", &["--input", "not-an-assignment"]).status.code(), Some(2));
+    let bad_tools = Scratch::new(
+        "bad-tools.json",
+        r#"{"github.me": [{"result": 1, "error": {"code": "X", "message": "y"}}]}"#,
+    );
+    let main = example("appendix-b/main.run");
+    let registry = example("appendix-b/registry.json");
+    let output = runlet(&["run", &main, "--registry", &registry, "--tools", bad_tools.path()]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn run_journals_to_sqlite_when_asked() {
+    let dir = std::env::temp_dir().join(format!("runlet-cli-journal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("runs.db");
+    let journal = format!("sqlite:{}", path.display());
+    for _ in 0..2 {
+        let output = run_example("appendix-b", &["--journal", &journal]);
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    }
+    assert!(path.exists());
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}
+
+#[test]
+fn run_prints_values_as_canonical_presentation_json() {
+    let registry = Scratch::new(
+        "numbers-registry.json",
+        r#"{"tools": [{"name": "n.pair", "params": [], "outputSchema": {"type": "array", "items": {"type": "number"}}, "execution": "pure"}]}"#,
+    );
+    let tools = Scratch::new("numbers-tools.json", r#"{"n.pair": [{"result": [2.0, 1e21, 0.1]}]}"#);
+    let program = Scratch::new("numbers.run", "return n.pair()\n");
+    let output = runlet(&[
+        "run",
+        program.path(),
+        "--registry",
+        registry.path(),
+        "--tools",
+        tools.path(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(stdout(&output), "{\"status\":\"succeeded\",\"value\":[2,1e+21,0.1]}\n");
 }

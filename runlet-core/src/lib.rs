@@ -2,6 +2,7 @@
 //! runtime that plans, schedules, journals and observes its runs.
 #![forbid(unsafe_code)]
 
+pub mod analyze;
 pub mod diag;
 pub mod engine;
 pub mod journal;

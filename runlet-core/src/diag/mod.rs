@@ -5,6 +5,7 @@ pub mod catalogue;
 pub mod codes;
 mod line_index;
 mod render;
+pub(crate) mod sink;
 
 pub use codes::Code;
 pub use line_index::{LineCol, LineIndex};

@@ -1,15 +1,30 @@
-//! The execution engine's tool-call layer: operation and dispatch identities, the `ToolExecutor`
-//! seam the async shell calls tools through, and the scripted executor behind tool fixture files.
+//! The execution engine (spec §2.4–2.8, §4, §5; docs/design/engine.md): the plan of a compiled
+//! program, the deterministic run core, its events, and the tool-call layer the shell calls through.
 
+mod core;
+mod error;
+pub mod event;
 mod executor;
 mod fixture_file;
 mod identity;
+pub mod plan;
+mod replay;
+mod runtime;
 mod scripted;
+mod shell;
+#[cfg(test)]
+mod testing;
 
+pub use core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, RunSettings};
+pub use error::RunError;
 pub use executor::{
     CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolCapabilities, ToolError, ToolExecutor,
     ToolOutput,
 };
 pub use fixture_file::{FixtureAnswer, FixtureCase, FixtureError, ToolFixtures};
 pub use identity::{DispatchId, IdParseError, OperationComponents, OperationId, WorkflowIdentity};
+pub use plan::Plan;
+pub use replay::{ReplayError, Resumed, replay};
+pub use runtime::{BuildError, Executable, RunHandle, Runtime, RuntimeBuilder, StartError};
 pub use scripted::{CaseUsage, ScriptedExecutor};
+pub use shell::{RunEnvironment, drive};

@@ -16,7 +16,8 @@ pub struct SchemaArena {
     first_schema: u32,
     first_def: u32,
     nodes: Vec<Node>,
-    index: HashMap<Schema, SchemaId>,
+    /// Interned nodes by value; a fixed-seed fast hash (the map is never iterated).
+    index: HashMap<Schema, SchemaId, foldhash::fast::FixedState>,
     defs: Vec<Definition>,
 }
 

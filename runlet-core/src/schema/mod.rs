@@ -20,6 +20,7 @@ mod names;
 mod namespace;
 mod registry;
 mod registry_file;
+mod shapes;
 mod tool_entry;
 mod union;
 mod validate;
@@ -43,5 +44,6 @@ pub use model::{
 pub use names::{NameError, QualifiedName, is_identifier, is_reserved};
 pub use namespace::{Callable, Namespace, ToolId};
 pub use registry::{HostInput, LoadedRegistry, Registry, RegistryBuilder, RegistryOptions, UnsafeToolPolicy};
+pub use shapes::ShapeMap;
 pub use union::{Normalized, PrecisionLoss};
 pub use validate::{ValidationError, validate};

@@ -75,6 +75,11 @@ impl Registry {
         self.tools.iter().enumerate().map(|(i, tool)| (ToolId(i as u32), tool))
     }
 
+    /// How many tools the registry has.
+    pub fn tool_count(&self) -> usize {
+        self.tools.len()
+    }
+
     pub fn tool(&self, id: ToolId) -> &ToolDescriptor {
         &self.tools[id.index()]
     }

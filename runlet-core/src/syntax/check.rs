@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::ast::{Block, ElseBranch, Expr, ExprKind, Ident, IfExpr, ObjectItem, Program, Stmt};
-use super::sink::Sink;
+use crate::diag::sink::Sink;
 use crate::diag::{Diagnostic, Fix, Span, codes};
 
 /// Runs every check over `program`.

@@ -5,8 +5,8 @@ use logos::Logos;
 
 use super::escape::{EscapeProblem, decode_string, needs_decoding};
 use super::foreign_string;
-use super::sink::Sink;
 use super::token::{ForeignToken, Keyword, RawToken, Token, TokenKind, Trivia, TriviaKind};
+use crate::diag::sink::Sink;
 use crate::diag::{Diagnostic, Fix, Span, codes};
 
 /// The lexer's output. `tokens` always ends with one [`TokenKind::Eof`] token.
@@ -19,7 +19,7 @@ pub struct Lexed {
 
 /// Lexes `source` (at most `u32::MAX` bytes: [`super::parse_with`] bounds the size first).
 pub fn lex(source: &str) -> Lexed {
-    let mut sink = Sink::new(usize::MAX);
+    let mut sink = Sink::new(usize::MAX, "unlimited");
     let (tokens, trivia) = lex_into(source, &mut sink);
     Lexed { tokens, trivia, diagnostics: sink.finish() }
 }

@@ -34,16 +34,15 @@ mod heal;
 pub mod lexer;
 mod parser;
 pub mod path;
-mod sink;
 pub mod token;
 
 pub use escape::{decode_string, quote_string, string_value};
 pub use format::format;
 pub use heal::{Healed, heal};
 
+use crate::diag::sink::Sink;
 use crate::diag::{Diagnostic, Span, codes};
 use ast::Program;
-use sink::Sink;
 use token::{Token, Trivia};
 
 /// The bounds the front end enforces on untrusted source (spec §8.2, §10).
@@ -109,7 +108,7 @@ pub fn parse_with(source: &str, options: &ParseOptions) -> Parse {
             trivia: Vec::new(),
         };
     }
-    let mut sink = Sink::new(options.max_diagnostics);
+    let mut sink = Sink::new(options.max_diagnostics, "`max_diagnostics` in the parse options");
     let (tokens, trivia) = lexer::lex_into(source, &mut sink);
     let program = parser::Parser::new(source, &tokens, options, &mut sink).parse_program();
     check::check(&program, &mut sink);

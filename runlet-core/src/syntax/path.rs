@@ -1,7 +1,8 @@
 //! Stable syntax paths (spec §4.2): a node's structural roles from the root plus a fingerprint of
 //! its normalized subtree; neither depends on byte offsets, layout, comments or parentheses.
 
-use std::fmt;
+use std::collections::HashMap;
+use std::fmt::{self, Write};
 
 use sha2::{Digest, Sha256};
 
@@ -55,51 +56,57 @@ impl Node<'_> {
 }
 
 /// Visits every statement, block and expression of `program` (children before parents) with its
-/// syntax path. Parentheses are transparent: `(x)` is visited as `x`.
-pub fn walk<'a>(program: &'a Program, mut visit: impl FnMut(&SyntaxPath, Node<'a>)) {
-    let mut walker = Walker { steps: Vec::new(), visit: &mut visit };
+/// syntax path, handed over. Parentheses are transparent: `(x)` is visited as `x`.
+pub fn walk<'a>(program: &'a Program, mut visit: impl FnMut(SyntaxPath, Node<'a>)) {
+    let mut walker = Walker { steps: String::new(), visit: &mut visit };
     walker.stmts(&program.stmts);
 }
 
 /// Every node's path and span, in visiting order.
 pub fn syntax_paths(program: &Program) -> Vec<(SyntaxPath, Span)> {
     let mut out = Vec::new();
-    walk(program, |path, node| out.push((path.clone(), node.span())));
+    walk(program, |path, node| out.push((path, node.span())));
     out
 }
 
 struct Walker<'v, F> {
-    steps: Vec<String>,
+    /// The `/`-separated steps to the node being visited.
+    steps: String,
     visit: &'v mut F,
 }
 
-impl<'a, F: FnMut(&SyntaxPath, Node<'a>)> Walker<'_, F> {
+impl<'a, F: FnMut(SyntaxPath, Node<'a>)> Walker<'_, F> {
     fn emit(&mut self, digest: &Sha256, node: Node<'a>) -> [u8; 32] {
         let full: [u8; 32] = digest.clone().finalize().into();
         let mut short = [0u8; 16];
         short.copy_from_slice(&full[..16]);
-        let path = SyntaxPath { steps: self.steps.join("/"), fingerprint: Fingerprint(short) };
-        (self.visit)(&path, node);
+        let path = SyntaxPath { steps: self.steps.clone(), fingerprint: Fingerprint(short) };
+        (self.visit)(path, node);
         full
     }
 
-    fn with_step<T>(&mut self, step: String, f: impl FnOnce(&mut Self) -> T) -> T {
-        self.steps.push(step);
+    fn with_step<T>(&mut self, step: impl fmt::Display, f: impl FnOnce(&mut Self) -> T) -> T {
+        let length = self.steps.len();
+        if length > 0 {
+            self.steps.push('/');
+        }
+        let _ = write!(self.steps, "{step}");
         let out = f(self);
-        self.steps.pop();
+        self.steps.truncate(length);
         out
     }
 
     /// The statements of one scope; returns the digest of the sequence.
     fn stmts(&mut self, stmts: &'a [Stmt]) -> [u8; 32] {
         let mut digest = Sha256::new();
-        let mut names: Vec<&str> = Vec::new();
+        let mut names: HashMap<&str, usize> = HashMap::new();
         let (mut skips, mut others) = (0, 0);
         for stmt in stmts {
             let step = match stmt {
                 Stmt::Let(l) => {
-                    let seen = names.iter().filter(|n| **n == l.name.name).count();
-                    names.push(&l.name.name);
+                    let count = names.entry(&l.name.name).or_insert(0);
+                    let seen = *count;
+                    *count += 1;
                     if seen == 0 {
                         format!("let:{}", l.name.name)
                     } else {
@@ -136,7 +143,7 @@ impl<'a, F: FnMut(&SyntaxPath, Node<'a>)> Walker<'_, F> {
             Stmt::Skip(s) => {
                 tag(&mut digest, "skip", "");
                 if let Some(c) = &s.condition {
-                    digest.update(self.with_step("cond".into(), |w| w.expr(c)));
+                    digest.update(self.with_step("cond", |w| w.expr(c)));
                 }
             }
             Stmt::Expr(e) => {
@@ -148,7 +155,7 @@ impl<'a, F: FnMut(&SyntaxPath, Node<'a>)> Walker<'_, F> {
     }
 
     fn block(&mut self, role: &str, block: &'a Block) -> [u8; 32] {
-        self.with_step(role.to_owned(), |w| {
+        self.with_step(role, |w| {
             let mut digest = Sha256::new();
             tag(&mut digest, "block", "");
             digest.update(w.stmts(&block.stmts));
@@ -156,8 +163,8 @@ impl<'a, F: FnMut(&SyntaxPath, Node<'a>)> Walker<'_, F> {
         })
     }
 
-    fn child(&mut self, role: impl Into<String>, expr: &'a Expr) -> [u8; 32] {
-        self.with_step(role.into(), |w| w.expr(expr))
+    fn child(&mut self, role: impl fmt::Display, expr: &'a Expr) -> [u8; 32] {
+        self.with_step(role, |w| w.expr(expr))
     }
 
     fn expr(&mut self, expr: &'a Expr) -> [u8; 32] {
@@ -174,7 +181,7 @@ impl<'a, F: FnMut(&SyntaxPath, Node<'a>)> Walker<'_, F> {
             ExprKind::List(items) => {
                 tag(&mut digest, "list", &items.len().to_string());
                 for (i, item) in items.iter().enumerate() {
-                    digest.update(self.child(format!("item.{i}"), item));
+                    digest.update(self.child(format_args!("item.{i}"), item));
                 }
             }
             ExprKind::Object(items) => {
@@ -213,23 +220,23 @@ impl<'a, F: FnMut(&SyntaxPath, Node<'a>)> Walker<'_, F> {
                 tag(&mut digest, "call", &args.len().to_string());
                 digest.update(self.child("callee", callee));
                 for (i, arg) in args.iter().enumerate() {
-                    digest.update(self.child(format!("arg.{i}"), arg));
+                    digest.update(self.child(format_args!("arg.{i}"), arg));
                 }
             }
             ExprKind::Fail(args) => {
                 tag(&mut digest, "fail", &args.len().to_string());
                 for (i, arg) in args.iter().enumerate() {
-                    digest.update(self.child(format!("arg.{i}"), arg));
+                    digest.update(self.child(format_args!("arg.{i}"), arg));
                 }
             }
             ExprKind::If(if_expr) => {
                 tag(&mut digest, "if", "");
-                digest.update(self.with_step("if".into(), |w| w.if_expr(if_expr)));
+                digest.update(self.with_step("if", |w| w.if_expr(if_expr)));
             }
             ExprKind::For(f) => {
                 tag(&mut digest, "for", &f.item.name);
                 tag(&mut digest, "limit", f.limit.as_ref().map_or("", |l| l.digits.as_str()));
-                self.with_step("for".into(), |w| {
+                self.with_step("for", |w| {
                     digest.update(w.child("iterable", &f.iterable));
                     digest.update(w.block("body", &f.body));
                 });
@@ -237,7 +244,7 @@ impl<'a, F: FnMut(&SyntaxPath, Node<'a>)> Walker<'_, F> {
             ExprKind::Fold(f) => {
                 tag(&mut digest, "fold", &f.acc.name);
                 tag(&mut digest, "item", &f.item.name);
-                self.with_step("fold".into(), |w| {
+                self.with_step("fold", |w| {
                     digest.update(w.child("init", &f.init));
                     digest.update(w.child("iterable", &f.iterable));
                     digest.update(w.block("body", &f.body));
@@ -246,7 +253,7 @@ impl<'a, F: FnMut(&SyntaxPath, Node<'a>)> Walker<'_, F> {
             ExprKind::Boundary(b) => {
                 tag(&mut digest, "boundary", b.retry.as_ref().map_or("", |r| r.digits.as_str()));
                 tag(&mut digest, "catch", &b.catch.binding.name);
-                self.with_step("boundary".into(), |w| {
+                self.with_step("boundary", |w| {
                     digest.update(w.block("body", &b.body));
                     digest.update(w.block("catch", &b.catch.body));
                 });
@@ -262,7 +269,7 @@ impl<'a, F: FnMut(&SyntaxPath, Node<'a>)> Walker<'_, F> {
         match if_expr.else_branch.as_deref() {
             Some(ElseBranch::If { if_expr: inner, .. }) => {
                 tag(&mut digest, "else-if", "");
-                digest.update(self.with_step("else-if".into(), |w| w.if_expr(inner)));
+                digest.update(self.with_step("else-if", |w| w.if_expr(inner)));
             }
             Some(ElseBranch::Block(block)) => {
                 tag(&mut digest, "else", "");
@@ -278,13 +285,13 @@ impl<'a, F: FnMut(&SyntaxPath, Node<'a>)> Walker<'_, F> {
         match item {
             ObjectItem::Field { key, value, .. } => {
                 tag(&mut digest, "field", &key.name);
-                digest.update(self.child(format!("field:{}", key.name), value));
+                digest.update(self.child(format_args!("field:{}", key.name), value));
             }
             ObjectItem::Shorthand(ident) => tag(&mut digest, "field", &ident.name),
             ObjectItem::Computed { key, value, .. } => {
                 tag(&mut digest, "computed", "");
-                digest.update(self.child(format!("computed.{index}.key"), key));
-                digest.update(self.child(format!("computed.{index}.value"), value));
+                digest.update(self.child(format_args!("computed.{index}.key"), key));
+                digest.update(self.child(format_args!("computed.{index}.value"), value));
             }
         }
         digest.finalize().into()

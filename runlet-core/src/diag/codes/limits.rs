@@ -15,4 +15,8 @@ declare_codes! {
     NESTING_TOO_DEEP = 4002,
     /// More diagnostics than the configured maximum; the rest are not reported.
     TOO_MANY_DIAGNOSTICS = 4003,
+    /// Analysis needed more work than the configured budget.
+    ANALYSIS_BUDGET_EXCEEDED = 4004,
+    /// A `limit N` or `retry N` above the host's configured maximum.
+    COUNT_ABOVE_MAXIMUM = 4005,
 }

@@ -12,4 +12,6 @@ declare_codes! {
     JOURNAL_UNSUPPORTED_VERSION = 7007,
     /// Stored bytes are not a canonical RCVE v1 value.
     INVALID_RCVE = 7201,
+    /// Replaying a journal produced a different transition than the journal records.
+    DETERMINISM_VIOLATION = 7108,
 }

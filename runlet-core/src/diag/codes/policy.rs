@@ -3,4 +3,6 @@
 
 declare_codes! {
     range POLICY;
+    /// A call of an `unsafe` tool outside every `boundary` body, where the host requires one.
+    UNSAFE_CALL_OUTSIDE_BOUNDARY = 3001,
 }

@@ -1,4 +1,4 @@
-//! Codes for syntax and structure (RL1xxx).
+//! Codes for syntax and structure (RL1xxx); RL12xx are the analyzer's structural lints.
 //! Add a code here together with its catalogue entry in `docs/diagnostics/`.
 
 declare_codes! {
@@ -91,4 +91,12 @@ declare_codes! {
     TYPE_ANNOTATION = 1047,
     /// `return a, b` or `x = a, b`: a Python tuple.
     TUPLE = 1048,
+    /// A binding that shadows a binding or host input of an enclosing scope (warning).
+    SHADOWED_BINDING = 1201,
+    /// Retired: an unreachable effectful binding (effects now always run; spec §2.5). Reserved.
+    UNREACHABLE_EFFECT = 1204,
+    /// A binding nothing reads and whose value has no effect, so it is pruned (warning).
+    UNUSED_BINDING = 1205,
+    /// An effectful statement in a `fold` body that never reads the accumulator (warning).
+    FOLD_EFFECT_IGNORES_ACCUMULATOR = 1206,
 }

@@ -20,8 +20,8 @@ mod stmt;
 
 use super::ParseOptions;
 use super::ast::Program;
-use super::sink::Sink;
 use super::token::{Keyword, Token, TokenKind};
+use crate::diag::sink::Sink;
 use crate::diag::{Diagnostic, Span, codes};
 
 pub(super) use repair::MissingReturn;

@@ -1,4 +1,4 @@
-//! A bounded diagnostic collector shared by the lexer, parser and checks: past the configured
+//! A bounded diagnostic collector shared by the front end and the analyzer: past the configured
 //! count, further diagnostics are dropped and one `RL4003` note says so.
 
 use crate::diag::{Diagnostic, Severity, Span, codes};
@@ -8,11 +8,19 @@ pub(crate) struct Sink {
     diagnostics: Vec<Diagnostic>,
     max: usize,
     dropped: bool,
+    /// The host setting that sets `max`, named by the cut-off note.
+    setting: &'static str,
 }
 
 impl Sink {
-    pub fn new(max: usize) -> Self {
-        Sink { diagnostics: Vec::new(), max, dropped: false }
+    /// A sink keeping at most `max` diagnostics; `setting` names where hosts configure `max`.
+    pub fn new(max: usize, setting: &'static str) -> Self {
+        Sink { diagnostics: Vec::new(), max, dropped: false, setting }
+    }
+
+    /// Whether further diagnostics would be dropped.
+    pub fn is_full(&self) -> bool {
+        self.diagnostics.len() >= self.max
     }
 
     /// Records `diagnostic` unless the cap is reached; returns its index when recorded.
@@ -43,7 +51,7 @@ impl Sink {
                     format!("stopped after {} diagnostics", self.max),
                 )
                 .with_help("fix the reported problems and check again")
-                .with_note("the limit is `max_diagnostics` in the parse options"),
+                .with_note(format!("the limit is {}", self.setting)),
             );
         }
         diagnostics

@@ -1,0 +1,152 @@
+//! `runlet run FILE --registry R.json --tools T.json [--inputs I.json] [--input NAME=JSON]…
+//! [--journal memory|sqlite:PATH] [--format text|json]`: compiles the program and runs it with the
+//! scripted tools of a fixture file. Exit 0 when it succeeds, 1 on a compile error or a failed
+//! run, 2 on usage or I/O problems.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use runlet::diag::{json_diagnostics, source_digest};
+use runlet::engine::{Outcome, RunError, Runtime, ScriptedExecutor};
+use runlet::journal::{Durability, Journal, MemoryJournal, SqliteJournal};
+use runlet::value::{Value, parse_json, to_presentation_json};
+
+use crate::input::{read_text, usage_error};
+use crate::registry::{load_inputs, load_registry};
+use crate::report::{Format, print_diagnostics};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The Runlet source file.
+    file: PathBuf,
+    /// The registry file (tools and host input schemas).
+    #[arg(long)]
+    registry: PathBuf,
+    /// The tool fixture file that answers the program's calls.
+    #[arg(long)]
+    tools: PathBuf,
+    /// A JSON object of host input names to values.
+    #[arg(long)]
+    inputs: Option<PathBuf>,
+    /// One host input as NAME=JSON; overrides the same name from `--inputs`.
+    #[arg(long = "input", value_name = "NAME=JSON")]
+    input: Vec<String>,
+    /// Where the run is journaled: `memory` (default) or `sqlite:PATH`.
+    #[arg(long, default_value = "memory")]
+    journal: String,
+    /// How to print the result.
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub fn run(args: &Args) -> ExitCode {
+    match execute(args) {
+        Ok(status) | Err(status) => status,
+    }
+}
+
+fn execute(args: &Args) -> Result<ExitCode, ExitCode> {
+    let file = read_text(&args.file)?;
+    let registry = load_registry(Some(&args.registry), args.format)?;
+    let mut inputs = load_inputs(args.inputs.as_deref(), &registry)?;
+    for assignment in &args.input {
+        let (name, text) = assignment
+            .split_once('=')
+            .ok_or_else(|| usage_error(format!("`--input {assignment}` must be NAME=JSON")))?;
+        let value = parse_json(text)
+            .map_err(|e| usage_error(format!("`--input {name}=…` is not valid JSON: {e}")))?;
+        inputs.insert(name, value);
+    }
+    let fixtures = read_text(&args.tools)?;
+    let executor = ScriptedExecutor::from_json_str(&fixtures.text).map_err(|error| {
+        print_diagnostics(&fixtures, &error.diagnostics, args.format);
+        usage_error(format!("the tool fixture file `{}` has errors", fixtures.display_name()))
+    })?;
+    let runtime = Runtime::builder()
+        .registry(registry)
+        .executor(Arc::new(executor))
+        .journal(open_journal(&args.journal)?)
+        .build()
+        .map_err(usage_error)?;
+    let program = match runtime.compile(&file.text, &inputs) {
+        Ok(program) => program,
+        Err(diagnostics) => {
+            match args.format {
+                Format::Json => {
+                    let diagnostics = serde_json::to_string(&json_diagnostics(&file.text, &diagnostics))
+                        .expect("diagnostics serialize");
+                    let digest = source_digest(&file.text);
+                    println!(
+                        r#"{{"status":"compile_error","source_digest":"{digest}","diagnostics":{diagnostics}}}"#
+                    );
+                }
+                Format::Text => print_diagnostics(&file, &diagnostics, Format::Text),
+            }
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let run = runtime.start(&program, &inputs).map_err(usage_error)?;
+    let outcome = run.wait().map_err(|error| usage_error(format!("the journal failed: {error}")))?;
+    Ok(report(&outcome, args.format))
+}
+
+fn open_journal(spec: &str) -> Result<Arc<dyn Journal>, ExitCode> {
+    if spec == "memory" {
+        return Ok(Arc::new(MemoryJournal::new()));
+    }
+    match spec.strip_prefix("sqlite:") {
+        Some(path) if !path.is_empty() => SqliteJournal::open(path, Durability::Full)
+            .map(|journal| Arc::new(journal) as Arc<dyn Journal>)
+            .map_err(|error| usage_error(format!("cannot open the journal `{path}`: {error}"))),
+        _ => Err(usage_error(format!("`--journal {spec}`: use `memory` or `sqlite:PATH`"))),
+    }
+}
+
+/// Prints the run's end and returns its exit status. Values print as canonical presentation
+/// JSON (spec §3.3).
+fn report(outcome: &Outcome, format: Format) -> ExitCode {
+    match (outcome, format) {
+        (Outcome::Succeeded(value), Format::Json) => {
+            println!(r#"{{"status":"succeeded","value":{}}}"#, presentation(value.value()));
+            ExitCode::SUCCESS
+        }
+        (Outcome::Succeeded(value), Format::Text) => {
+            println!("{}", presentation(value.value()));
+            ExitCode::SUCCESS
+        }
+        (Outcome::Failed(error), Format::Json) => {
+            println!(r#"{{"status":"failed","error":{}}}"#, presentation(&error.to_value()));
+            ExitCode::from(1)
+        }
+        (Outcome::Failed(error), Format::Text) => {
+            print_failure(error);
+            ExitCode::from(1)
+        }
+        (Outcome::Cancelled, Format::Json) => {
+            println!(r#"{{"status":"cancelled"}}"#);
+            ExitCode::from(1)
+        }
+        (Outcome::Cancelled, Format::Text) => {
+            eprintln!("the run was cancelled");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Canonical presentation JSON of `value`; a value holding bytes (which JSON cannot carry
+/// without a chosen encoding) prints as a JSON string explaining so.
+fn presentation(value: &Value) -> String {
+    to_presentation_json(value).unwrap_or_else(|error| {
+        serde_json::to_string(&format!("(not JSON-representable: {})", error.message())).expect("a string")
+    })
+}
+
+fn print_failure(error: &RunError) {
+    eprintln!("error[{}]: {}", error.code, error.message);
+    if let Some(tool) = &error.tool {
+        eprintln!("  tool: {tool}");
+    }
+    eprintln!("  node: {}", error.node_id);
+    eprintln!("  attempt: {}, retryable: {}, uncertain: {}", error.attempt, error.retryable, error.uncertain);
+}

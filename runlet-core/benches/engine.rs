@@ -1,0 +1,85 @@
+//! Engine throughput: no-op tool calls through the whole runtime (compile once; each iteration
+//! starts a run of a 1,000-call loop, in-memory journal), against a bare `tokio::spawn` of the
+//! same no-op on the same pool as the baseline.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use runlet::analyze::Inputs;
+use runlet::engine::{Outcome, Runtime, ToolCall, ToolError, ToolExecutor, ToolOutput};
+use runlet::schema::{Registry, RegistryOptions};
+use runlet::value::{List, Value};
+
+const CALLS: usize = 1_000;
+
+/// Answers every call at once: `numbers` with 0..CALLS, `noop` with its argument.
+struct Instant;
+
+#[async_trait]
+impl ToolExecutor for Instant {
+    async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::new(match call.tool.as_ref() {
+            "numbers" => List::new((0..CALLS as i64).map(Value::Int).collect()).expect("list").into(),
+            _ => call.arguments.iter().next().cloned().unwrap_or(Value::Null),
+        }))
+    }
+}
+
+fn engine(c: &mut Criterion) {
+    let registry = Registry::from_json_str(
+        r#"{"tools": [
+            {"name": "numbers", "params": [], "outputSchema": {"type": "array", "items": {"type": "integer"}}, "execution": "pure"},
+            {"name": "noop", "params": [{"name": "n", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "pure"}
+        ]}"#,
+        &RegistryOptions::default(),
+    )
+    .expect("registry")
+    .registry;
+    let runtime = Runtime::builder()
+        .registry(registry)
+        .executor(Arc::new(Instant))
+        .worker_threads(2)
+        .build()
+        .expect("runtime");
+    let program = runtime
+        .compile("return for n in numbers() limit 64 {\n    return noop(n)\n}\n", &Inputs::new())
+        .expect("compiles");
+    let mut group = c.benchmark_group("engine");
+    group.throughput(Throughput::Elements(CALLS as u64));
+    group.bench_function("run_1000_noop_calls", |b| {
+        b.iter(|| match runtime.start(&program, &Inputs::new()).expect("starts").wait().expect("journal") {
+            Outcome::Succeeded(_) => {}
+            other => panic!("{other:?}"),
+        })
+    });
+    let pool =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("pool");
+    group.bench_function("baseline_1000_tokio_spawns", |b| {
+        b.iter(|| {
+            pool.block_on(async {
+                let executor = Arc::new(Instant);
+                let tasks: Vec<_> = (0..CALLS)
+                    .map(|_| {
+                        let executor = Arc::clone(&executor);
+                        tokio::spawn(async move { executor.noop().await })
+                    })
+                    .collect();
+                for task in tasks {
+                    task.await.expect("task");
+                }
+            })
+        })
+    });
+    group.finish();
+}
+
+impl Instant {
+    /// The same answer as a `noop` call, without the engine around it.
+    async fn noop(&self) -> Value {
+        Value::Int(1)
+    }
+}
+
+criterion_group!(benches, engine);
+criterion_main!(benches);

@@ -1,0 +1,470 @@
+//! Operators typed by the table of spec §2.4.1 over every pair of operand variants; literal-only
+//! operations folded with `value::unary`/`value::binary`, so compile time and run time agree.
+
+use crate::diag::{Diagnostic, codes};
+use crate::schema::{Property, SchemaId, SchemaKind};
+use crate::syntax::ast;
+use crate::value::{self, BinaryOp, UnaryOp};
+
+use super::super::hir::{ExprId, ExprKind, LogicalOp, Origin};
+use super::super::types::Ty;
+use super::{At, Context, Expect, Lowerer};
+
+/// Pairs of operand variants beyond which an operator is typed as producing any value.
+const MAX_PAIRS: usize = 64;
+
+/// What an operand needs before the operator applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Need {
+    Nothing,
+    Number,
+    Text,
+}
+
+/// One accepted row: the result and what each side needs.
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    result: SchemaId,
+    left: Need,
+    right: Need,
+}
+
+impl Lowerer<'_> {
+    pub(super) fn unary(&mut self, e: &ast::Expr, op: ast::UnaryOp, operand: &ast::Expr) -> ExprId {
+        if let (ast::UnaryOp::Neg, ast::ExprKind::Integer(digits)) = (op, &operand.kind) {
+            return self.integer(e, digits, true);
+        }
+        let at = self.at(e);
+        let value = match op {
+            ast::UnaryOp::Not => self.condition(operand, "the operand of `not`"),
+            ast::UnaryOp::Neg => self.expr(operand, Expect::Nothing),
+        };
+        let op = match op {
+            ast::UnaryOp::Not => UnaryOp::Not,
+            ast::UnaryOp::Neg => UnaryOp::Neg,
+        };
+        if let Some(constant) = self.constant(value).cloned() {
+            return match value::unary(op, &constant) {
+                Ok(result) => self.constant_at(result, &at),
+                Err(error) => self.folding_failed(error, &at),
+            };
+        }
+        let ty = match (op, self.ty(value)) {
+            (_, Ty::Never) => Ty::Never,
+            (UnaryOp::Not, _) => Ty::Schema(self.types.boolean),
+            (UnaryOp::Neg, Ty::Schema(schema)) => {
+                let numeric = self.types.variants(schema).iter().all(|&v| {
+                    matches!(
+                        self.types.kind(v),
+                        SchemaKind::Integer(_) | SchemaKind::Number(_) | SchemaKind::Any
+                    )
+                });
+                if !numeric {
+                    self.report(
+                        Diagnostic::error(
+                            codes::OPERAND_TYPES,
+                            e.span,
+                            format!(
+                                "`-` needs a number, but {} is {}",
+                                self.describe(operand.span),
+                                self.types.display(schema)
+                            ),
+                        )
+                        .with_help("negate an Integer or a Number"),
+                    );
+                    return self.poison(&at);
+                }
+                let plain: Vec<Ty> = self
+                    .types
+                    .variants(schema)
+                    .into_iter()
+                    .map(|v| match self.types.kind(v) {
+                        SchemaKind::Integer(_) => Ty::Schema(self.types.integer),
+                        SchemaKind::Number(_) => Ty::Schema(self.types.number),
+                        _ => Ty::Schema(self.types.any),
+                    })
+                    .collect();
+                self.types.union(&plain).0
+            }
+        };
+        self.push(ExprKind::Unary { op, operand: value }, ty, Origin::Derived, &at)
+    }
+
+    pub(super) fn binary(
+        &mut self,
+        e: &ast::Expr,
+        op: ast::BinaryOp,
+        left: &ast::Expr,
+        right: &ast::Expr,
+    ) -> ExprId {
+        let op = match op {
+            ast::BinaryOp::And => return self.logical(e, LogicalOp::And, left, right),
+            ast::BinaryOp::Or => return self.logical(e, LogicalOp::Or, left, right),
+            ast::BinaryOp::Eq => BinaryOp::Eq,
+            ast::BinaryOp::NotEq => BinaryOp::Ne,
+            ast::BinaryOp::Lt => BinaryOp::Lt,
+            ast::BinaryOp::LtEq => BinaryOp::Le,
+            ast::BinaryOp::Gt => BinaryOp::Gt,
+            ast::BinaryOp::GtEq => BinaryOp::Ge,
+            ast::BinaryOp::In => BinaryOp::In,
+            ast::BinaryOp::Add => BinaryOp::Add,
+            ast::BinaryOp::Sub => BinaryOp::Sub,
+            ast::BinaryOp::Mul => BinaryOp::Mul,
+            ast::BinaryOp::Div => BinaryOp::Div,
+            ast::BinaryOp::Rem => BinaryOp::Rem,
+        };
+        let at = self.at(e);
+        let l = self.expr(left, Expect::Nothing);
+        let r = self.expr(right, Expect::Nothing);
+        if let (Some(a), Some(b)) = (self.constant(l).cloned(), self.constant(r).cloned()) {
+            return match value::binary(op, &a, &b) {
+                Ok(result) => self.constant_at(result, &at),
+                Err(error) => self.folding_failed(error, &at),
+            };
+        }
+        let (Ty::Schema(ls), Ty::Schema(rs)) = (self.ty(l), self.ty(r)) else {
+            return self.push(ExprKind::Binary { op, left: l, right: r }, Ty::Never, Origin::Derived, &at);
+        };
+        let (lv, rv) = (self.types.variants(ls), self.types.variants(rs));
+        if lv.len() * rv.len() > MAX_PAIRS {
+            let any = self.types.any;
+            return self.push(
+                ExprKind::Binary { op, left: l, right: r },
+                Ty::Schema(any),
+                Origin::Derived,
+                &at,
+            );
+        }
+        if matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
+            return self.equality(e, op, (left, l, ls), (right, r, rs), &at);
+        }
+        let mut rows = Vec::new();
+        for &a in &lv {
+            for &b in &rv {
+                match self.row(op, a, b) {
+                    Some(row) => rows.push(row),
+                    None => {
+                        self.operand_mismatch(e, op, left, right, (ls, a), (rs, b));
+                        return self.poison(&at);
+                    }
+                }
+            }
+        }
+        let results: Vec<Ty> = rows.iter().map(|row| Ty::Schema(row.result)).collect();
+        let ty = self.union_at(&results, e.span);
+        let left_need = uniform(rows.iter().map(|row| row.left));
+        let right_need = uniform(rows.iter().map(|row| row.right));
+        let l = self.operand_conversion(l, left_need, op, "left");
+        let r = self.operand_conversion(r, right_need, op, "right");
+        self.push(ExprKind::Binary { op, left: l, right: r }, ty, Origin::Derived, &at)
+    }
+
+    /// `==` / `!=`: accepted when some pair of variants can be equal (a nullable value compared
+    /// with null, say); values that can never be equal are an error.
+    fn equality(
+        &mut self,
+        e: &ast::Expr,
+        op: BinaryOp,
+        (left, l, ls): (&ast::Expr, ExprId, SchemaId),
+        (right, r, rs): (&ast::Expr, ExprId, SchemaId),
+        at: &At,
+    ) -> ExprId {
+        let (lv, rv) = (self.types.variants(ls), self.types.variants(rs));
+        let possible =
+            lv.iter().any(|&a| rv.iter().any(|&b| comparable(self.types.kind(a), self.types.kind(b))));
+        if !possible {
+            let (lw, rw) = (self.describe(left.span), self.describe(right.span));
+            let null_side = [(ls, &rw, rs), (rs, &lw, ls)]
+                .into_iter()
+                .find(|(side, _, _)| matches!(self.types.kind(*side), SchemaKind::Null))
+                .map(|(_, other, _)| other.clone());
+            let mut diagnostic = Diagnostic::error(
+                codes::OPERAND_TYPES,
+                e.span,
+                format!(
+                    "{lw} ({}) and {rw} ({}) are never equal",
+                    self.types.display(ls),
+                    self.types.display(rs)
+                ),
+            );
+            diagnostic = match null_side {
+                Some(other) => diagnostic.with_help(format!(
+                    "{other} is never null; reading an absent optional property fails instead, so test presence with `\"name\" in object`"
+                )),
+                None => diagnostic.with_help("values of different kinds are never equal; compare values of one kind"),
+            };
+            self.report(diagnostic);
+            return self.poison(at);
+        }
+        let boolean = self.types.boolean;
+        self.push(ExprKind::Binary { op, left: l, right: r }, Ty::Schema(boolean), Origin::Derived, at)
+    }
+
+    /// The row of the operator table for one pair of (non-union) operand schemas.
+    fn row(&mut self, op: BinaryOp, left: SchemaId, right: SchemaId) -> Option<Row> {
+        use SchemaKind as K;
+        let (l, r) = (self.types.kind(left).clone(), self.types.kind(right).clone());
+        let row = |result, left, right| Some(Row { result, left, right });
+        let t = &self.types;
+        let (any, boolean, integer, number, string) = (t.any, t.boolean, t.integer, t.number, t.string);
+        let numeric = |k: &K| matches!(k, K::Integer(_) | K::Number(_));
+        let widen = |k: &K| if matches!(k, K::Integer(_)) { Need::Number } else { Need::Nothing };
+        match op {
+            BinaryOp::Eq | BinaryOp::Ne => comparable(&l, &r).then_some(Row {
+                result: boolean,
+                left: Need::Nothing,
+                right: Need::Nothing,
+            }),
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => match (&l, &r) {
+                (K::Any, _) | (_, K::Any) => row(boolean, Need::Nothing, Need::Nothing),
+                (a, b) if numeric(a) && numeric(b) => row(boolean, Need::Nothing, Need::Nothing),
+                (K::String(_), K::String(_)) => row(boolean, Need::Nothing, Need::Nothing),
+                _ => None,
+            },
+            BinaryOp::In => match (&l, &r) {
+                (_, K::Any) | (_, K::List(_)) => row(boolean, Need::Nothing, Need::Nothing),
+                (K::Any | K::String(_), K::Object(_) | K::Map(_) | K::String(_)) => {
+                    row(boolean, Need::Nothing, Need::Nothing)
+                }
+                _ => None,
+            },
+            BinaryOp::Add => match (&l, &r) {
+                (K::Any, _) | (_, K::Any) => row(any, Need::Nothing, Need::Nothing),
+                (K::Integer(_), K::Integer(_)) => row(integer, Need::Nothing, Need::Nothing),
+                (a, b) if numeric(a) && numeric(b) => row(number, widen(a), widen(b)),
+                (K::String(_), K::String(_)) => row(string, Need::Nothing, Need::Nothing),
+                (K::String(_), b) if scalar(b) => row(string, Need::Nothing, Need::Text),
+                (a, K::String(_)) if scalar(a) => row(string, Need::Text, Need::Nothing),
+                (K::List(a), K::List(b)) => {
+                    let items = match (a.length.max == Some(0), b.length.max == Some(0)) {
+                        (true, true) => return row(self.types.empty_list, Need::Nothing, Need::Nothing),
+                        (true, false) => Ty::Schema(b.items),
+                        (false, true) => Ty::Schema(a.items),
+                        (false, false) => self.types.union(&[Ty::Schema(a.items), Ty::Schema(b.items)]).0,
+                    };
+                    let items = match items {
+                        Ty::Schema(items) => items,
+                        Ty::Never => any,
+                    };
+                    row(self.types.list_of(items), Need::Nothing, Need::Nothing)
+                }
+                (K::Object(_) | K::Map(_), K::Object(_) | K::Map(_)) => {
+                    row(self.merged(left, right), Need::Nothing, Need::Nothing)
+                }
+                _ => None,
+            },
+            BinaryOp::Sub | BinaryOp::Mul => match (&l, &r) {
+                (K::Any, _) | (_, K::Any) => row(any, Need::Nothing, Need::Nothing),
+                (K::Integer(_), K::Integer(_)) => row(integer, Need::Nothing, Need::Nothing),
+                (a, b) if numeric(a) && numeric(b) => row(number, widen(a), widen(b)),
+                _ => None,
+            },
+            BinaryOp::Div => match (&l, &r) {
+                (K::Any, _) | (_, K::Any) => row(number, Need::Nothing, Need::Nothing),
+                (a, b) if numeric(a) && numeric(b) => row(number, widen(a), widen(b)),
+                _ => None,
+            },
+            BinaryOp::Rem => match (&l, &r) {
+                (K::Any, _) | (_, K::Any) => row(integer, Need::Nothing, Need::Nothing),
+                (K::Integer(_), K::Integer(_)) => row(integer, Need::Nothing, Need::Nothing),
+                _ => None,
+            },
+            BinaryOp::And | BinaryOp::Or => row(boolean, Need::Nothing, Need::Nothing),
+        }
+    }
+
+    /// The schema of `left + right` for objects and maps: the exact combined object for two
+    /// objects (right-biased), else a map over both sides' value schemas.
+    fn merged(&mut self, left: SchemaId, right: SchemaId) -> SchemaId {
+        match (self.types.kind(left).clone(), self.types.kind(right).clone()) {
+            (SchemaKind::Object(a), SchemaKind::Object(b)) => {
+                let mut properties: Vec<Property> =
+                    a.properties.iter().filter(|p| b.property(&p.name).is_none()).cloned().collect();
+                for p in b.properties.iter() {
+                    match a.property(&p.name) {
+                        Some(earlier) if !p.required => {
+                            let schema =
+                                match self.types.union(&[Ty::Schema(earlier.schema), Ty::Schema(p.schema)]).0
+                                {
+                                    Ty::Schema(schema) => schema,
+                                    Ty::Never => p.schema,
+                                };
+                            properties.push(Property::new(p.name.clone(), schema, earlier.required));
+                        }
+                        _ => properties.push(p.clone()),
+                    }
+                }
+                let additional = match (a.additional, b.additional) {
+                    (Some(x), Some(y)) => match self.types.union(&[Ty::Schema(x), Ty::Schema(y)]).0 {
+                        Ty::Schema(schema) => Some(schema),
+                        Ty::Never => None,
+                    },
+                    (x, y) => x.or(y),
+                };
+                self.types.intern(SchemaKind::Object(crate::schema::ObjectSchema {
+                    properties: properties.into(),
+                    additional,
+                }))
+            }
+            (a, b) => {
+                let values: Vec<Ty> = [a, b].iter().flat_map(|k| self.value_schemas(k)).collect();
+                let values = match self.types.union(&values).0 {
+                    Ty::Schema(values) => values,
+                    Ty::Never => self.types.any,
+                };
+                self.types.map_of(values)
+            }
+        }
+    }
+
+    /// Every schema a value of an object or map can hold.
+    fn value_schemas(&self, kind: &SchemaKind) -> Vec<Ty> {
+        match kind {
+            SchemaKind::Map(values) => vec![Ty::Schema(*values)],
+            SchemaKind::Object(object) => object
+                .properties
+                .iter()
+                .map(|p| Ty::Schema(p.schema))
+                .chain(object.additional.map(Ty::Schema))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Converts an operand the row needs as a Number or as text (a Convert node, folded for a
+    /// literal).
+    fn operand_conversion(&mut self, operand: ExprId, need: Need, op: BinaryOp, side: &str) -> ExprId {
+        let target = match need {
+            Need::Nothing => return operand,
+            Need::Number => self.types.number,
+            Need::Text => self.types.string,
+        };
+        let context = Context::new(format!("the {side} operand of `{op}`"));
+        self.coerce(operand, target, &context)
+    }
+
+    /// `RL2301`: no row takes this pair of operand kinds.
+    fn operand_mismatch(
+        &mut self,
+        e: &ast::Expr,
+        op: BinaryOp,
+        left: &ast::Expr,
+        right: &ast::Expr,
+        (ls, lv): (SchemaId, SchemaId),
+        (rs, rv): (SchemaId, SchemaId),
+    ) {
+        let (lk, rk) = (self.types.kind(lv).clone(), self.types.kind(rv).clone());
+        let nullable = matches!(lk, SchemaKind::Null) || matches!(rk, SchemaKind::Null);
+        let (lw, rw) = (self.describe(left.span), self.describe(right.span));
+        let message = if nullable {
+            let which = if matches!(lk, SchemaKind::Null) { &lw } else { &rw };
+            format!("`{op}` cannot take null, and {which} may be null")
+        } else {
+            format!("`{op}` cannot take {} and {}", self.types.display(lv), self.types.display(rv))
+        };
+        let help = match (op, nullable) {
+            (_, true) => "handle null first: `value if value != null else fallback`".to_owned(),
+            (BinaryOp::Add, _) => "`+` adds numbers, joins strings (formatting a number or Boolean), concatenates lists and merges objects".to_owned(),
+            (BinaryOp::In, _) => "`in` tests list membership, object keys (a String) or substrings".to_owned(),
+            _ => format!("`{op}` takes {}", accepted_operands(op)),
+        };
+        let mut diagnostic = Diagnostic::error(codes::OPERAND_TYPES, e.span, message).with_help(help);
+        if lv != ls || rv != rs {
+            diagnostic = diagnostic.with_note(format!(
+                "{lw} is {}, {rw} is {}",
+                self.types.display(ls),
+                self.types.display(rs)
+            ));
+        }
+        self.report(diagnostic);
+    }
+
+    /// `and` / `or`: both sides Boolean conditions; the right side is a lazy region evaluated
+    /// under what the left side establishes.
+    fn logical(&mut self, e: &ast::Expr, op: LogicalOp, left: &ast::Expr, right: &ast::Expr) -> ExprId {
+        let at = self.at(e);
+        let l = self.condition(left, &format!("the left operand of `{}`", logical_symbol(op)));
+        let facts = self.facts(left);
+        let known = match op {
+            LogicalOp::And => facts.when_true,
+            LogicalOp::Or => facts.when_false,
+        };
+        let mark = self.scopes.narrow(&known);
+        let what = format!("the right operand of `{}`", logical_symbol(op));
+        let region = self.arm(right.span, |lowerer| lowerer.condition(right, &what));
+        self.scopes.forget(mark);
+        let boolean = self.types.boolean;
+        self.push(ExprKind::Logical { op, left: l, right: region }, Ty::Schema(boolean), Origin::Derived, &at)
+    }
+
+    /// A literal-only operation that fails: reported with the runtime failure's own code
+    /// (`RL5101`, `RL5102`, …) at the expression, since every run would fail the same way.
+    pub(super) fn folding_failed(&mut self, error: value::ValueError, at: &At) -> ExprId {
+        self.report(
+            Diagnostic::error(error.code(), at.span, error.message().to_owned())
+                .with_help("the operands are literals, so this fails on every run: change the literals")
+                .with_note("found while checking, before anything runs"),
+        );
+        self.poison(at)
+    }
+}
+
+fn logical_symbol(op: LogicalOp) -> &'static str {
+    match op {
+        LogicalOp::And => "and",
+        LogicalOp::Or => "or",
+    }
+}
+
+/// The need every row agrees on; mixed needs are left to the operator (`value::binary` applies
+/// the same widening and formatting per value).
+fn uniform(needs: impl Iterator<Item = Need>) -> Need {
+    let mut needs = needs.peekable();
+    let Some(&first) = needs.peek() else { return Need::Nothing };
+    if needs.all(|n| n == first) { first } else { Need::Nothing }
+}
+
+/// Integer, Number and Boolean: what String concatenation formats.
+fn scalar(kind: &SchemaKind) -> bool {
+    matches!(kind, SchemaKind::Integer(_) | SchemaKind::Number(_) | SchemaKind::Boolean(_))
+}
+
+/// Whether `==` can ever be true between values of these kinds.
+fn comparable(a: &SchemaKind, b: &SchemaKind) -> bool {
+    use SchemaKind as K;
+    matches!(
+        (a, b),
+        (K::Any, _)
+            | (_, K::Any)
+            | (K::Null, K::Null)
+            | (K::Boolean(_), K::Boolean(_))
+            | (K::Integer(_) | K::Number(_), K::Integer(_) | K::Number(_))
+            | (K::String(_), K::String(_))
+            | (K::Bytes, K::Bytes)
+            | (K::List(_), K::List(_))
+            | (K::Object(_) | K::Map(_), K::Object(_) | K::Map(_))
+    )
+}
+
+fn accepted_operands(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div => "two numbers",
+        BinaryOp::Rem => "two Integers",
+        BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => "two numbers or two strings",
+        _ => "operands of one kind",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_need_applies_only_when_every_row_agrees() {
+        assert_eq!(uniform([Need::Number, Need::Number].into_iter()), Need::Number);
+        assert_eq!(uniform([Need::Number, Need::Nothing].into_iter()), Need::Nothing);
+        assert_eq!(uniform(std::iter::empty()), Need::Nothing);
+        assert!(comparable(&SchemaKind::Null, &SchemaKind::Null));
+        assert!(!comparable(&SchemaKind::Null, &SchemaKind::Bytes));
+    }
+}

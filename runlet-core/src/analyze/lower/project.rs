@@ -1,0 +1,399 @@
+//! Projection and indexing (spec §2.4.2, §3.2): properties checked against every variant of the
+//! value's schema (`RL2103` with the closest properties, `RL2205` for partial properties with a
+//! discriminator-based fix), the index table, and what `for` iterates over.
+
+use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
+use crate::schema::{Constant, SchemaId, SchemaKind, constant_text, discriminant_value};
+use crate::syntax::ast::{self, FieldName};
+use crate::value::{self, Value};
+
+use super::super::candidates::{Candidate, clear_winner, rank};
+use super::super::foreign;
+use super::super::hir::{ExprId, ExprKind, Origin, ProjectKey};
+use super::super::types::{PropertyLookup, Ty};
+use super::{At, Expect, Inherited, Lowerer, is_path};
+
+/// A property read `object.name`: the lowered target, its schema, the name and its span.
+#[derive(Debug, Clone, Copy)]
+struct Read<'e> {
+    target: ExprId,
+    schema: SchemaId,
+    name: &'e str,
+    span: Span,
+    object: &'e ast::Expr,
+}
+
+impl Lowerer<'_> {
+    pub(super) fn member(&mut self, e: &ast::Expr, object: &ast::Expr, name: &FieldName) -> ExprId {
+        if let Some(path) = self.registry_path(e) {
+            return self.registry_value(e, &path);
+        }
+        let target = self.expr(object, Expect::Nothing);
+        let at = self.at(e);
+        let ty = match self.ty(target) {
+            Ty::Never => Ty::Never,
+            Ty::Schema(schema) => {
+                match self.property_of(&Read { target, schema, name: &name.name, span: name.span, object }) {
+                    Some(schema) => Ty::Schema(schema),
+                    None => return self.poison(&at),
+                }
+            }
+        };
+        self.project(target, ProjectKey::Field(name.name.to_string()), ty, &at)
+    }
+
+    /// Adds a projection from `target`, inheriting its origin and the label of its path.
+    fn project(&mut self, target: ExprId, key: ProjectKey, ty: Ty, at: &At) -> ExprId {
+        let origin = self.expr_ref(target).origin;
+        let label = self.expr_facts[target.index()].label;
+        let inherited = Inherited { sensitivity: label, label };
+        self.push_inheriting(ExprKind::Project { target, key }, ty, origin, at, Some(inherited))
+    }
+
+    /// The schema of the property `read` names, or `None` after reporting why it cannot be read.
+    fn property_of(&mut self, read: &Read<'_>) -> Option<SchemaId> {
+        let variants = self.types.variants(read.schema);
+        let mut found = Vec::new();
+        let mut lacking = Vec::new();
+        let mut declared_somewhere = false;
+        for &variant in &variants {
+            match self.types.property(variant, read.name) {
+                PropertyLookup::Found { schema, .. } => {
+                    declared_somewhere |=
+                        !matches!(self.types.kind(variant), SchemaKind::Any | SchemaKind::Map(_));
+                    found.push(Ty::Schema(schema));
+                }
+                PropertyLookup::Additional(_) | PropertyLookup::Missing | PropertyLookup::NotAnObject => {
+                    lacking.push(variant)
+                }
+            }
+        }
+        if lacking.is_empty() {
+            return match self.union_at(&found, read.span) {
+                Ty::Schema(schema) => Some(schema),
+                Ty::Never => None,
+            };
+        }
+        if declared_somewhere
+            || (!found.is_empty() && lacking.iter().all(|&v| matches!(self.types.kind(v), SchemaKind::Null)))
+        {
+            self.partial_property(read, &variants, &lacking);
+        } else {
+            self.unknown_property(read);
+        }
+        None
+    }
+
+    /// `RL2103`: no variant declares the property (spec §3.4's example).
+    fn unknown_property(&mut self, read: &Read<'_>) {
+        let Read { target, schema, name, span, object } = *read;
+        if !self.search(self.types.property_names(schema).len()) {
+            self.report(Diagnostic::error(codes::UNKNOWN_PROPERTY, span, format!("no property `{name}`")));
+            return;
+        }
+        let what = self.describe(object.span);
+        let names = self.types.property_names(schema);
+        if names.is_empty() {
+            let kind = self.types.kind_name(schema);
+            let mut diagnostic = Diagnostic::error(
+                codes::UNKNOWN_PROPERTY,
+                span,
+                format!("{what} is {kind}, which has no property `{name}`"),
+            );
+            diagnostic = match (foreign::property(name), self.types.kind(schema)) {
+                (Some(help), _) => diagnostic.with_help(help),
+                (None, SchemaKind::List(_)) => diagnostic.with_help(format!(
+                    "read `{name}` of each element with `for`: `for item in … {{ return item.{name} }}`"
+                )),
+                _ => diagnostic.with_help("read properties of objects only"),
+            };
+            self.report(diagnostic.with_note(self.schema_origin(target, schema)));
+            return;
+        }
+        let pool =
+            names.into_iter().map(|(n, aliases)| Candidate { aliases, ..Candidate::named(n.as_ref()) });
+        let ranked = rank(name, pool);
+        let mut diagnostic = Diagnostic::error(
+            codes::UNKNOWN_PROPERTY,
+            span,
+            format!("property `{name}` does not exist on {what}"),
+        );
+        if let Some(best) = clear_winner(&ranked) {
+            let replacement = best.candidate.name.clone();
+            diagnostic = diagnostic
+                .with_help(format!("replace `{name}` with `{replacement}`"))
+                .with_fix(Fix::machine(format!("replace `{name}` with `{replacement}`"), span, replacement));
+        }
+        let closest: Vec<String> = ranked.iter().take(3).map(|r| r.candidate.name.clone()).collect();
+        diagnostic = diagnostic.with_note(format!("closest properties: {}", closest.join(", ")));
+        if let SchemaKind::Object(object_schema) = self.types.kind(schema) {
+            if object_schema.additional.is_some() {
+                diagnostic = diagnostic.with_note(format!(
+                    "the schema allows undeclared properties: `{}[\"{name}\"]` reads one unchecked",
+                    self.text(object.span)
+                ));
+            }
+        }
+        self.report(diagnostic.with_note(self.schema_origin(target, schema)));
+    }
+
+    /// `RL2205`: some variants (or null) lack the property; the fix narrows first.
+    fn partial_property(&mut self, read: &Read<'_>, variants: &[SchemaId], lacking: &[SchemaId]) {
+        let Read { target, schema, name, span, object } = *read;
+        let what = self.describe(object.span);
+        let text = self.text(object.span).to_owned();
+        let projection = Span::new(object.span.start, span.end);
+        let null_only = lacking.iter().all(|&v| matches!(self.types.kind(v), SchemaKind::Null));
+        let mut diagnostic = if null_only {
+            Diagnostic::error(
+                codes::PARTIAL_PROPERTY,
+                span,
+                format!("{what} may be null, so it may have no property `{name}`"),
+            )
+        } else {
+            Diagnostic::error(
+                codes::PARTIAL_PROPERTY,
+                span,
+                format!("only some variants of {what} have property `{name}`"),
+            )
+            .with_note(format!("{what} is {}", self.types.display(schema)))
+        };
+        let guard = if null_only {
+            Some(format!("{text} != null"))
+        } else {
+            self.discriminant_guard(schema, variants, lacking).map(|(property, values)| {
+                values.iter().map(|v| format!("{text}.{property} == {v}")).collect::<Vec<_>>().join(" or ")
+            })
+        };
+        match (guard, is_path(&text)) {
+            (Some(guard), true) => {
+                let replacement = format!("{text}.{name} if {guard} else null");
+                diagnostic =
+                    diagnostic.with_help(format!("check first: `{replacement}`")).with_fix(Fix::new(
+                        format!("read `{name}` only where it exists"),
+                        Applicability::MaybeIncorrect,
+                        vec![Edit { span: projection, replacement }],
+                    ));
+            }
+            (Some(guard), false) => {
+                diagnostic = diagnostic.with_help(format!(
+                    "bind the value to a name, then read `{name}` only when `{guard}` holds"
+                ));
+            }
+            (None, _) => {
+                diagnostic =
+                    diagnostic.with_help("narrow the value with a condition before reading the property")
+            }
+        }
+        self.report(diagnostic.with_note(self.schema_origin(target, schema)));
+    }
+
+    /// The discriminator of `schema` and its values on the variants that have the property.
+    fn discriminant_guard(
+        &self,
+        schema: SchemaId,
+        variants: &[SchemaId],
+        lacking: &[SchemaId],
+    ) -> Option<(String, Vec<String>)> {
+        let SchemaKind::Union(union) = self.types.kind(schema) else { return None };
+        let property = union.discriminator.clone()?;
+        let arena = self.types.arena();
+        let values: Option<Vec<String>> = variants
+            .iter()
+            .filter(|v| !lacking.contains(v))
+            .map(|&v| discriminant_value(arena, v, &property).ok().map(|c: Constant| constant_text(&c)))
+            .collect();
+        Some((property.to_string(), values?))
+    }
+
+    /// "schema: `crm.customer` result (registry sha256:4b2d…)" and the like.
+    pub(super) fn schema_origin(&self, target: ExprId, schema: SchemaId) -> String {
+        match self.expr_ref(target).origin {
+            Origin::ToolOutput(tool) => {
+                let digest = self.registry.digest().to_string();
+                let short: String = digest.chars().take("sha256:".len() + 8).collect();
+                format!("schema: `{}` result (registry {short}…)", self.registry.tool(tool).name)
+            }
+            Origin::Input(input) => format!("schema: host input `{}`", self.host_inputs[input.index()].name),
+            Origin::Literal | Origin::Derived => format!("schema: {}", self.types.display(schema)),
+        }
+    }
+
+    pub(super) fn index(&mut self, e: &ast::Expr, object: &ast::Expr, index: &ast::Expr) -> ExprId {
+        let target = self.expr(object, Expect::Nothing);
+        let key = self.expr(index, Expect::Nothing);
+        let at = self.at(e);
+        if let (Some(target_value), Some(key_value)) =
+            (self.constant(target).cloned(), self.constant(key).cloned())
+        {
+            return match value::index(&target_value, &key_value) {
+                Ok(result) => self.constant_at(result, &at),
+                Err(error) => {
+                    self.report(
+                        Diagnostic::error(error.code(), e.span, error.message().to_owned())
+                            .with_note("both sides are literals, so this would fail every run"),
+                    );
+                    self.poison(&at)
+                }
+            };
+        }
+        let (Ty::Schema(target_schema), Ty::Schema(key_schema)) = (self.ty(target), self.ty(key)) else {
+            return self.project(target, ProjectKey::Index(key), Ty::Never, &at);
+        };
+        let literal_key = self.constant(key).and_then(Value::as_str).map(str::to_owned);
+        let mut results = Vec::new();
+        for variant in self.types.variants(target_schema) {
+            match self.index_row(variant, key_schema, literal_key.as_deref()) {
+                Ok(result) => results.push(Ty::Schema(result)),
+                Err(()) => {
+                    self.index_mismatch(e, object, index, variant, key_schema);
+                    return self.poison(&at);
+                }
+            }
+        }
+        let ty = self.union_at(&results, e.span);
+        self.project(target, ProjectKey::Index(key), ty, &at)
+    }
+
+    /// One row of the index table (spec §2.4.2) for one target variant.
+    fn index_row(
+        &mut self,
+        target: SchemaId,
+        key: SchemaId,
+        literal_key: Option<&str>,
+    ) -> Result<SchemaId, ()> {
+        let key_kinds = self.types.variants(key);
+        let keys_are = |lowerer: &Self, integer: bool| {
+            key_kinds.iter().all(|&k| match lowerer.types.kind(k) {
+                SchemaKind::Any => true,
+                SchemaKind::Integer(_) => integer,
+                SchemaKind::String(_) => !integer,
+                _ => false,
+            })
+        };
+        match self.types.kind(target) {
+            SchemaKind::Any if keys_are(self, true) || keys_are(self, false) => Ok(self.types.any),
+            SchemaKind::List(list) if keys_are(self, true) => Ok(list.items),
+            SchemaKind::String(_) if keys_are(self, true) => Ok(self.types.string),
+            SchemaKind::Bytes if keys_are(self, true) => Ok(self.types.integer),
+            SchemaKind::Map(values) if keys_are(self, false) => Ok(*values),
+            SchemaKind::Object(object) if keys_are(self, false) => {
+                if let Some(key) = literal_key {
+                    return match (object.property(key), object.additional) {
+                        (Some(p), _) => Ok(p.schema),
+                        (None, Some(additional)) => Ok(additional),
+                        (None, None) => Err(()),
+                    };
+                }
+                let schemas: Vec<Ty> = object
+                    .properties
+                    .iter()
+                    .map(|p| Ty::Schema(p.schema))
+                    .chain(object.additional.map(Ty::Schema))
+                    .collect();
+                match self.types.union(&schemas).0 {
+                    Ty::Schema(schema) => Ok(schema),
+                    Ty::Never => Err(()),
+                }
+            }
+            _ => Err(()),
+        }
+    }
+
+    /// `RL2206`: no row of the index table takes this target and index (or a literal key the
+    /// closed object does not declare).
+    fn index_mismatch(
+        &mut self,
+        e: &ast::Expr,
+        object: &ast::Expr,
+        index: &ast::Expr,
+        target: SchemaId,
+        key: SchemaId,
+    ) {
+        let what = self.describe(object.span);
+        let help = match self.types.kind(target) {
+            SchemaKind::List(_) | SchemaKind::String(_) | SchemaKind::Bytes => {
+                "index lists, strings and bytes with an Integer position"
+            }
+            SchemaKind::Object(_) | SchemaKind::Map(_) => {
+                "index objects and maps with a String key the schema declares"
+            }
+            _ => "only lists, strings, bytes, objects and maps can be indexed",
+        };
+        self.report(
+            Diagnostic::error(
+                codes::INDEX_MISMATCH,
+                index.span,
+                format!(
+                    "{what} is {}, which cannot be indexed by {}",
+                    self.types.display(target),
+                    self.types.display(key)
+                ),
+            )
+            .with_label(e.span, "this index")
+            .with_help(help),
+        );
+    }
+
+    /// The schema of one iteration's item: list elements, or `{ key, value }` entries of an
+    /// object or map; `None` after reporting `RL2307`.
+    pub(super) fn iteration_item(&mut self, collection: ExprId, construct: &str) -> Option<Ty> {
+        let schema = match self.ty(collection) {
+            Ty::Never => return Some(Ty::Never),
+            Ty::Schema(schema) => schema,
+        };
+        let mut items = Vec::new();
+        for variant in self.types.variants(schema) {
+            let item = match self.types.kind(variant) {
+                SchemaKind::Any => self.types.any,
+                SchemaKind::List(list) if list.length.max == Some(0) => continue,
+                SchemaKind::List(list) => list.items,
+                SchemaKind::Map(values) => self.entry_schema(*values),
+                SchemaKind::Object(object) => {
+                    let values: Vec<Ty> = object
+                        .properties
+                        .iter()
+                        .map(|p| Ty::Schema(p.schema))
+                        .chain(object.additional.map(Ty::Schema))
+                        .collect();
+                    let values = match self.types.union(&values).0 {
+                        Ty::Schema(values) => values,
+                        Ty::Never => self.types.any,
+                    };
+                    self.entry_schema(values)
+                }
+                _ => {
+                    let span = self.expr_ref(collection).span;
+                    let what = self.describe(span);
+                    self.report(
+                        Diagnostic::error(
+                            codes::NOT_ITERABLE,
+                            span,
+                            format!(
+                                "`{construct}` iterates over lists, objects and maps, but {what} is {}",
+                                self.types.display(schema)
+                            ),
+                        )
+                        .with_help("iterate over a list (wrap a single value as `[value]`)"),
+                    );
+                    return None;
+                }
+            };
+            items.push(Ty::Schema(item));
+        }
+        let span = self.expr_ref(collection).span;
+        Some(match self.union_at(&items, span) {
+            Ty::Never => Ty::Schema(self.types.any),
+            ty => ty,
+        })
+    }
+
+    /// `{ key: String, value: V }`: what iterating an object or map yields.
+    fn entry_schema(&mut self, values: SchemaId) -> SchemaId {
+        let string = self.types.string;
+        self.types.object(vec![
+            crate::schema::Property::new("key", string, true),
+            crate::schema::Property::new("value", values, true),
+        ])
+    }
+}

@@ -1,0 +1,392 @@
+//! Dynamic nodes and scope outcomes: conditionals and `and`/`or` enter one arm, `for` keeps at
+//! most `limit` iterations active, `fold` steps one at a time, boundaries retry or catch, and a
+//! failed scope cancels what it owns before its owner decides.
+
+use std::sync::Arc;
+
+use super::state::{
+    BoundaryState, Control, FoldState, LoopState, NodeIx, NodeState, Owner, ScopeIx, ScopeStatus,
+};
+use super::{Effect, Outcome, RunCore};
+use crate::analyze::hir::{ExprKind, LogicalOp};
+use crate::diag::codes;
+use crate::engine::error::RunError;
+use crate::engine::event::{Arm, Event};
+use crate::value::{Labelled, Value, ValueError, expect_bool};
+
+impl RunCore {
+    /// A ready control node: its operands are resolved, so it picks or creates its scopes.
+    pub(super) fn expand(&mut self, node: NodeIx) {
+        let (expr, scope) = {
+            let entry = &self.nodes[node.0 as usize];
+            (entry.expr, entry.scope)
+        };
+        let program = Arc::clone(&self.program);
+        let id = self.node_id(node);
+        self.nodes[node.0 as usize].state = NodeState::Running;
+        match &program.expr(expr).kind {
+            ExprKind::Logical { op, left, right } => {
+                let left = match expect_bool(self.value_of(scope, *left).value(), "an `and`/`or` operand") {
+                    Ok(left) => left,
+                    Err(error) => return self.fail_compute(node, &error),
+                };
+                let decided = match op {
+                    LogicalOp::And => !left,
+                    LogicalOp::Or => left,
+                };
+                if decided {
+                    self.events.push(Event::BranchSelected { node: id, arm: Arm::ShortCircuit });
+                    self.succeed(node, Labelled::public(Value::Bool(left)));
+                } else {
+                    self.events.push(Event::BranchSelected { node: id, arm: Arm::Right });
+                    self.enter_arm(node, scope, *right, "right");
+                }
+            }
+            ExprKind::Conditional { condition, then, otherwise } => {
+                match expect_bool(self.value_of(scope, *condition).value(), "a condition") {
+                    Ok(true) => {
+                        self.events.push(Event::BranchSelected { node: id, arm: Arm::Then });
+                        self.enter_arm(node, scope, *then, "then");
+                    }
+                    Ok(false) => {
+                        self.events.push(Event::BranchSelected { node: id, arm: Arm::Else });
+                        self.enter_arm(node, scope, *otherwise, "else");
+                    }
+                    Err(error) => self.fail_compute(node, &error),
+                }
+            }
+            ExprKind::For { collection, limit, .. } => {
+                let items = match elements(self.value_of(scope, *collection)) {
+                    Ok(items) => items,
+                    Err(error) => return self.fail_compute(node, &error),
+                };
+                self.events.push(Event::LoopCollectionResolved { node: id, items: items.len() });
+                let limit = limit.unwrap_or(self.settings.default_loop_limit).max(1) as usize;
+                let count = items.len();
+                self.nodes[node.0 as usize].control = Control::Loop(LoopState {
+                    items,
+                    limit,
+                    next: 0,
+                    active: Vec::new(),
+                    results: vec![None; count],
+                    finished: 0,
+                    starting: false,
+                });
+                self.start_iterations(node);
+            }
+            ExprKind::Fold { init, collection, .. } => {
+                let items = match elements(self.value_of(scope, *collection)) {
+                    Ok(items) => items,
+                    Err(error) => return self.fail_compute(node, &error),
+                };
+                self.events.push(Event::LoopCollectionResolved { node: id, items: items.len() });
+                let accumulator = self.value_of(scope, *init);
+                self.nodes[node.0 as usize].control =
+                    Control::Fold(FoldState { items, index: 0, accumulator, step: None, stepping: false });
+                self.advance_fold(node);
+            }
+            ExprKind::Boundary { retries, body, .. } => {
+                self.nodes[node.0 as usize].control =
+                    Control::Boundary(BoundaryState { attempt: 1, retries: *retries, catching: false });
+                self.events.push(Event::BoundaryAttemptStarted { node: id, attempt: 1 });
+                self.enter(*body, Some(scope), Owner::Attempt(node), "a1".into(), 1, Vec::new());
+            }
+            _ => {}
+        }
+    }
+
+    fn enter_arm(&mut self, node: NodeIx, scope: ScopeIx, region: crate::analyze::hir::RegionId, path: &str) {
+        let attempt = self.attempt_of(scope);
+        self.enter(region, Some(scope), Owner::Arm(node), path.into(), attempt, Vec::new());
+    }
+
+    /// Enters iterations while fewer than `limit` are active; iterations that finish while this
+    /// runs are counted without re-entering it, so a long loop of instant bodies stays flat.
+    fn start_iterations(&mut self, node: NodeIx) {
+        let program = Arc::clone(&self.program);
+        let (ExprKind::For { item, body, .. }, scope) =
+            (&program.expr(self.nodes[node.0 as usize].expr).kind, self.nodes[node.0 as usize].scope)
+        else {
+            return;
+        };
+        if let Control::Loop(state) = &mut self.nodes[node.0 as usize].control {
+            state.starting = true;
+        }
+        loop {
+            let next = match &mut self.nodes[node.0 as usize].control {
+                Control::Loop(state)
+                    if state.active.len() < state.limit && state.next < state.items.len() =>
+                {
+                    state.next += 1;
+                    (state.next - 1, state.items[state.next - 1].clone())
+                }
+                _ => break,
+            };
+            let (index, value) = next;
+            self.events.push(Event::IterationMaterialized { node: self.node_id(node), index });
+            let attempt = self.attempt_of(scope);
+            let iteration = self.enter(
+                *body,
+                Some(scope),
+                Owner::Iteration(node, index),
+                iteration_key(index, &value),
+                attempt,
+                vec![(*item, value)],
+            );
+            if let Control::Loop(state) = &mut self.nodes[node.0 as usize].control {
+                if state.results[index].is_none()
+                    && self.scopes[iteration.0 as usize].status == ScopeStatus::Active
+                {
+                    state.active.push(iteration);
+                }
+            }
+        }
+        let done = match &mut self.nodes[node.0 as usize].control {
+            Control::Loop(state) => {
+                state.starting = false;
+                state.finished == state.items.len()
+            }
+            _ => false,
+        };
+        if done && self.nodes[node.0 as usize].state == NodeState::Running {
+            self.finish_loop(node);
+        }
+    }
+
+    fn iteration_done(&mut self, node: NodeIx, index: usize, scope: ScopeIx, value: Option<Labelled>) {
+        let (starting, done) = match &mut self.nodes[node.0 as usize].control {
+            Control::Loop(state) => {
+                state.results[index] = Some(value);
+                state.finished += 1;
+                state.active.retain(|s| *s != scope);
+                (state.starting, state.finished == state.items.len())
+            }
+            _ => return,
+        };
+        if starting {
+            return;
+        }
+        if done {
+            self.finish_loop(node);
+        } else {
+            self.start_iterations(node);
+        }
+    }
+
+    fn finish_loop(&mut self, node: NodeIx) {
+        let results = match &mut self.nodes[node.0 as usize].control {
+            Control::Loop(state) => std::mem::take(&mut state.results),
+            _ => return,
+        };
+        let kept: Vec<Labelled> = results.into_iter().flatten().flatten().collect();
+        match Labelled::list(kept) {
+            Ok(list) => self.succeed(node, list),
+            Err(error) => self.fail_compute(node, &error),
+        }
+    }
+
+    /// Runs fold steps one after another; steps that finish at once are taken in this loop
+    /// rather than by recursion.
+    fn advance_fold(&mut self, node: NodeIx) {
+        let program = Arc::clone(&self.program);
+        let (ExprKind::Fold { accumulator, item, body, .. }, scope) =
+            (&program.expr(self.nodes[node.0 as usize].expr).kind, self.nodes[node.0 as usize].scope)
+        else {
+            return;
+        };
+        loop {
+            let step = match &mut self.nodes[node.0 as usize].control {
+                Control::Fold(state) if state.step.is_none() && !state.stepping => {
+                    if state.index == state.items.len() {
+                        None
+                    } else {
+                        state.stepping = true;
+                        Some((state.index, state.items[state.index].clone(), state.accumulator.clone()))
+                    }
+                }
+                _ => return,
+            };
+            let Some((index, value, acc)) = step else {
+                let acc = match &self.nodes[node.0 as usize].control {
+                    Control::Fold(state) => state.accumulator.clone(),
+                    _ => return,
+                };
+                self.succeed(node, acc);
+                return;
+            };
+            let attempt = self.attempt_of(scope);
+            let step_scope = self.enter(
+                *body,
+                Some(scope),
+                Owner::FoldStep(node),
+                iteration_key(index, &value),
+                attempt,
+                vec![(*accumulator, acc), (*item, value)],
+            );
+            match &mut self.nodes[node.0 as usize].control {
+                Control::Fold(state) => {
+                    state.stepping = false;
+                    if state.index == index {
+                        state.step = Some(step_scope);
+                        return;
+                    }
+                }
+                _ => return,
+            }
+        }
+    }
+
+    fn fold_step_done(&mut self, node: NodeIx, value: Option<Labelled>) {
+        let stepping = match &mut self.nodes[node.0 as usize].control {
+            Control::Fold(state) => {
+                if let Some(value) = value {
+                    state.accumulator = value;
+                }
+                state.index += 1;
+                state.step = None;
+                state.stepping
+            }
+            _ => return,
+        };
+        if !stepping {
+            self.advance_fold(node);
+        }
+    }
+
+    /// A scope finished with its result, or `None` when a `skip` ended it.
+    pub(super) fn scope_succeeded(&mut self, scope: ScopeIx, value: Option<Labelled>) {
+        let null = || Labelled::public(Value::Null);
+        match self.scopes[scope.0 as usize].owner {
+            Owner::Run => {
+                self.events.push(Event::RunSucceeded);
+                self.finish(Outcome::Succeeded(value.unwrap_or_else(null)));
+            }
+            Owner::Arm(node) | Owner::Attempt(node) | Owner::Catch(node) => {
+                self.succeed(node, value.unwrap_or_else(null));
+            }
+            Owner::Iteration(node, index) => self.iteration_done(node, index, scope, value),
+            Owner::FoldStep(node) => self.fold_step_done(node, value),
+        }
+    }
+
+    /// A node of `scope` failed: cancel what the scope still runs, then let its owner decide.
+    pub(super) fn scope_failed(&mut self, scope: ScopeIx, error: RunError) {
+        if self.scopes[scope.0 as usize].status != ScopeStatus::Active {
+            return;
+        }
+        self.scopes[scope.0 as usize].status = ScopeStatus::Failed;
+        self.cancel_contents(scope);
+        match self.scopes[scope.0 as usize].owner {
+            Owner::Run => {
+                self.events.push(Event::RunFailed { code: error.code.clone() });
+                self.finish(Outcome::Failed(error));
+            }
+            Owner::Arm(node) | Owner::Iteration(node, _) | Owner::FoldStep(node) | Owner::Catch(node) => {
+                self.fail(node, error)
+            }
+            Owner::Attempt(node) => self.attempt_failed(node, error),
+        }
+    }
+
+    /// A boundary attempt failed: retry while the error is retryable and attempts remain,
+    /// otherwise run the catch block with the error value (spec §2.8). Policy failures pass.
+    fn attempt_failed(&mut self, node: NodeIx, error: RunError) {
+        let program = Arc::clone(&self.program);
+        let (ExprKind::Boundary { body, error: binding, catch, .. }, scope) =
+            (&program.expr(self.nodes[node.0 as usize].expr).kind, self.nodes[node.0 as usize].scope)
+        else {
+            return;
+        };
+        let Control::Boundary(state) = &self.nodes[node.0 as usize].control else { return };
+        if !error.catchable || state.catching {
+            return self.fail(node, error);
+        }
+        let id = self.node_id(node);
+        if error.retryable && state.attempt <= state.retries {
+            let attempt = state.attempt + 1;
+            self.events.push(Event::BoundaryRetryScheduled { node: id.clone(), attempt });
+            self.events.push(Event::BoundaryAttemptStarted { node: id, attempt });
+            if let Control::Boundary(state) = &mut self.nodes[node.0 as usize].control {
+                state.attempt = attempt;
+            }
+            self.enter(*body, Some(scope), Owner::Attempt(node), format!("a{attempt}"), attempt, Vec::new());
+            return;
+        }
+        self.events.push(Event::CatchSelected { node: id });
+        if let Control::Boundary(state) = &mut self.nodes[node.0 as usize].control {
+            state.catching = true;
+        }
+        let attempt = self.attempt_of(scope);
+        let caught = Labelled::public(error.to_value());
+        self.enter(
+            *catch,
+            Some(scope),
+            Owner::Catch(node),
+            "catch".into(),
+            attempt,
+            vec![(*binding, caught)],
+        );
+    }
+
+    /// Cancels `scope` (if still active) and everything it owns.
+    pub(super) fn cancel_scope(&mut self, scope: ScopeIx) {
+        if self.scopes[scope.0 as usize].status == ScopeStatus::Active {
+            self.scopes[scope.0 as usize].status = ScopeStatus::Cancelled;
+        }
+        self.cancel_contents(scope);
+    }
+
+    /// Cancels the unfinished nodes of `scope` (running calls get a `Cancel`) and its children.
+    fn cancel_contents(&mut self, scope: ScopeIx) {
+        let nodes: Vec<NodeIx> = self.scopes[scope.0 as usize].nodes.values().copied().collect();
+        for node in nodes {
+            let state = self.nodes[node.0 as usize].state;
+            if state.is_terminal() {
+                continue;
+            }
+            let is_call =
+                matches!(self.program.expr(self.nodes[node.0 as usize].expr).kind, ExprKind::Call { .. });
+            if state == NodeState::Running && is_call {
+                self.effects.push(Effect::Cancel(super::CallHandle(node.0)));
+            }
+            self.nodes[node.0 as usize].state = NodeState::Cancelled;
+            self.events.push(Event::NodeCancelled { node: self.node_id(node) });
+        }
+        let children = self.scopes[scope.0 as usize].children.clone();
+        for child in children {
+            self.cancel_scope(child);
+        }
+    }
+}
+
+/// An iteration's dynamic key (spec §4.2): its input index and a short digest of its element.
+fn iteration_key(index: usize, element: &Labelled) -> String {
+    let digest = crate::value::sha256(element.value());
+    format!("i{index}~{}", hex::encode(&digest.bytes()[..4]))
+}
+
+/// The items a `for`/`fold` iterates: list elements in order, or `{ key, value }` records of an
+/// object or map in key order (spec §2.7).
+fn elements(collection: Labelled) -> Result<Vec<Labelled>, ValueError> {
+    match collection.value() {
+        Value::List(list) => {
+            (0..list.len()).map(|i| collection.index(&Labelled::public(Value::Int(i as i64)))).collect()
+        }
+        Value::Object(object) => object
+            .entries()
+            .iter()
+            .map(|(key, _)| {
+                let key = Labelled::public(Value::from(&**key));
+                let value = collection.index(&key)?;
+                Labelled::object(vec![
+                    (Labelled::public(Value::from("key")), key),
+                    (Labelled::public(Value::from("value")), value),
+                ])
+            })
+            .collect(),
+        other => Err(ValueError::new(
+            codes::OPERAND_KIND_MISMATCH,
+            format!("`for` and `fold` iterate a list, an object or a map, not {}", other.kind().name()),
+        )),
+    }
+}

@@ -1,0 +1,186 @@
+//! Evaluating a ready node: local work (operators, composites, projections, conversions,
+//! checks, `fail`) with the `value` functions compile-time folding uses, and call dispatch.
+
+use std::sync::Arc;
+
+use super::state::{NodeIx, NodeState, ScopeIx, ScopeStatus};
+use super::{CallHandle, CallRequest, Effect, RunCore};
+use crate::analyze::hir::{BindingId, BindingKind, ExprId, ExprKind, ObjectEntry, ProjectKey};
+use crate::engine::error::RunError;
+use crate::engine::event::Event;
+use crate::value::{ConversionLimits, Labelled, List, Object, Value, ValueError, expect_bool};
+
+impl RunCore {
+    pub(super) fn evaluate(&mut self, node: NodeIx) {
+        let (expr, scope) = {
+            let entry = &self.nodes[node.0 as usize];
+            (entry.expr, entry.scope)
+        };
+        if self.nodes[node.0 as usize].state != NodeState::Waiting
+            || self.scopes[scope.0 as usize].status != ScopeStatus::Active
+        {
+            return;
+        }
+        let program = Arc::clone(&self.program);
+        let result: Result<Labelled, ValueError> = match &program.expr(expr).kind {
+            ExprKind::Const(value) => Ok(Labelled::public(value.clone())),
+            ExprKind::Input(input) => Ok(self.inputs.get(input.index()).cloned().unwrap_or_else(null)),
+            ExprKind::Binding(binding) => Ok(self.binding_value(scope, *binding)),
+            ExprKind::Unary { op, operand } => self.value_of(scope, *operand).unary(*op),
+            ExprKind::Binary { op, left, right } => {
+                self.value_of(scope, *left).binary(*op, &self.value_of(scope, *right))
+            }
+            ExprKind::List(items) => Labelled::list(items.iter().map(|i| self.value_of(scope, *i)).collect()),
+            ExprKind::Object(entries) => Labelled::object(
+                entries
+                    .iter()
+                    .map(|entry| match entry {
+                        ObjectEntry::Static { key, value } => {
+                            (Labelled::public(Value::from(key.as_str())), self.value_of(scope, *value))
+                        }
+                        ObjectEntry::Computed { key, value } => {
+                            (self.value_of(scope, *key), self.value_of(scope, *value))
+                        }
+                    })
+                    .collect(),
+            ),
+            ExprKind::Project { target, key } => {
+                let target = self.value_of(scope, *target);
+                match key {
+                    ProjectKey::Field(name) => target.member(name),
+                    ProjectKey::Index(index) => target.index(&self.value_of(scope, *index)),
+                }
+            }
+            ExprKind::Convert { value, .. } => match self.plan.convert_target(expr) {
+                Some(shape) => self
+                    .value_of(scope, *value)
+                    .convert(shape, self.plan.shapes(), &ConversionLimits::default())
+                    .map(|(converted, _)| converted),
+                None => Ok(self.value_of(scope, *value)),
+            },
+            ExprKind::ExpectBoolean(value) => {
+                let value = self.value_of(scope, *value);
+                expect_bool(value.value(), "a condition").map(|_| value)
+            }
+            ExprKind::Fail { code, message, details } => {
+                let error = self.raised(node, scope, *code, *message, *details);
+                self.fail(node, error);
+                return;
+            }
+            ExprKind::Call { tool, args } => {
+                let values: Vec<Value> =
+                    args.iter().map(|a| self.value_of(scope, *a).value().clone()).collect();
+                match List::new(values) {
+                    Ok(arguments) => self.dispatch(node, *tool, arguments),
+                    Err(error) => self.fail_compute(node, &error),
+                }
+                return;
+            }
+            ExprKind::Logical { .. }
+            | ExprKind::Conditional { .. }
+            | ExprKind::For { .. }
+            | ExprKind::Fold { .. }
+            | ExprKind::Boundary { .. } => {
+                self.expand(node);
+                return;
+            }
+        };
+        match result {
+            Ok(value) => self.succeed(node, value),
+            Err(error) => self.fail_compute(node, &error),
+        }
+    }
+
+    pub(super) fn fail_compute(&mut self, node: NodeIx, error: &ValueError) {
+        let scope = self.nodes[node.0 as usize].scope;
+        let run_error = RunError::compute(error, self.node_id(node), self.attempt_of(scope));
+        self.fail(node, run_error);
+    }
+
+    fn dispatch(&mut self, node: NodeIx, tool: crate::schema::ToolId, arguments: List) {
+        let scope = self.nodes[node.0 as usize].scope;
+        self.nodes[node.0 as usize].state = NodeState::Running;
+        let node_id = self.node_id(node);
+        let attempt = self.attempt_of(scope);
+        self.events.push(Event::NodeReady { node: node_id.clone() });
+        self.events.push(Event::CallDispatchPrepared {
+            node: node_id.clone(),
+            tool: self.tool_name(tool),
+            attempt,
+        });
+        let (call_site, dynamic_key) = self.call_identity(node);
+        self.effects.push(Effect::Dispatch(CallRequest {
+            call: CallHandle(node.0),
+            tool,
+            arguments,
+            node_id,
+            attempt,
+            call_site,
+            dynamic_key,
+        }));
+    }
+
+    /// The error a `fail(code, message[, details])` raises: never retryable (spec §2.7.3).
+    fn raised(
+        &self,
+        node: NodeIx,
+        scope: ScopeIx,
+        code: ExprId,
+        message: ExprId,
+        details: Option<ExprId>,
+    ) -> RunError {
+        let text = |expr: ExprId| match self.value_of(scope, expr).value() {
+            Value::String(text) => text.to_string(),
+            other => crate::value::scalar_text(other).unwrap_or_default(),
+        };
+        let details = details
+            .and_then(|d| match self.value_of(scope, d).value() {
+                Value::Object(object) => Some(object.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(Object::empty);
+        RunError {
+            code: text(code),
+            message: text(message),
+            retryable: false,
+            tool: None,
+            node_id: self.node_id(node),
+            attempt: self.attempt_of(scope),
+            details,
+            causes: Vec::new(),
+            uncertain: false,
+            catchable: true,
+        }
+    }
+
+    /// The value of the succeeded node of `expr` in `scope`.
+    pub(super) fn value_of(&self, scope: ScopeIx, expr: ExprId) -> Labelled {
+        self.scopes[scope.0 as usize]
+            .nodes
+            .get(&expr)
+            .and_then(|node| self.nodes[node.0 as usize].value.clone())
+            .unwrap_or_else(null)
+    }
+
+    /// A binding's value seen from `scope`: a `let` value from the scope declaring it, or a value
+    /// a scope provides (loop item, accumulator, caught error).
+    fn binding_value(&self, scope: ScopeIx, binding: BindingId) -> Labelled {
+        if let BindingKind::Let(value) = self.program.binding(binding).kind {
+            let region = self.plan.binding_region(binding);
+            return self.scope_of_region(scope, region).map(|s| self.value_of(s, value)).unwrap_or_else(null);
+        }
+        let mut current = Some(scope);
+        while let Some(ix) = current {
+            let entry = &self.scopes[ix.0 as usize];
+            if let Some((_, value)) = entry.provided.iter().find(|(b, _)| *b == binding) {
+                return value.clone();
+            }
+            current = entry.parent;
+        }
+        null()
+    }
+}
+
+fn null() -> Labelled {
+    Labelled::public(Value::Null)
+}

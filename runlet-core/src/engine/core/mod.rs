@@ -1,0 +1,547 @@
+//! The deterministic run core (docs/design/engine.md): one run's nodes and scopes, driven by
+//! inputs and answering with effects. It never awaits, reads a clock or spawns.
+
+mod control;
+mod evaluate;
+#[cfg(test)]
+mod generated;
+mod state;
+#[cfg(test)]
+mod tests;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::analyze::hir::{BindingKind, ExprId, ExprKind, Program, RegionId};
+use crate::engine::error::RunError;
+use crate::engine::event::{Event, RecordedToolError};
+use crate::engine::executor::ToolError;
+use crate::engine::plan::{Plan, operands};
+use crate::schema::ToolId;
+use crate::value::{Labelled, List, Value, rcve};
+
+use state::{Control, Node, NodeIx, NodeState, Owner, Role, Scope, ScopeIx, ScopeStatus};
+
+/// Per-run policy the core applies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunSettings {
+    /// The concurrency of a `for` without `limit` (spec §2.7: never unbounded).
+    pub default_loop_limit: u32,
+}
+
+impl Default for RunSettings {
+    fn default() -> Self {
+        RunSettings { default_loop_limit: 16 }
+    }
+}
+
+/// Names one dispatched call; completions quote it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CallHandle(u32);
+
+/// A call the shell should dispatch once the preceding events are committed.
+#[derive(Debug, Clone)]
+pub struct CallRequest {
+    pub call: CallHandle,
+    pub tool: ToolId,
+    /// The canonical argument list (spec §2.3).
+    pub arguments: List,
+    pub node_id: String,
+    pub attempt: u32,
+    /// The call's syntax path: its logical call site (spec §4.2).
+    pub call_site: String,
+    /// Loop iterations and arms the call is inside; empty for a static call.
+    pub dynamic_key: String,
+}
+
+/// What the core is told.
+#[derive(Debug, Clone)]
+pub enum Input {
+    /// Host inputs, indexed like `Program::inputs`, already validated.
+    Start {
+        inputs: Vec<Labelled>,
+    },
+    ToolCompleted {
+        call: CallHandle,
+        value: Labelled,
+    },
+    ToolFailed {
+        call: CallHandle,
+        error: ToolError,
+    },
+    CancelRequested,
+}
+
+/// What the core asks the shell to do, in order.
+#[derive(Debug, Clone)]
+pub enum Effect {
+    /// Append these events as one batch; later effects wait for the commit.
+    Append(Vec<Event>),
+    Dispatch(CallRequest),
+    Cancel(CallHandle),
+    Finish(Outcome),
+}
+
+/// How a run ended.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Succeeded(Labelled),
+    Failed(RunError),
+    Cancelled,
+}
+
+/// One run's state machine.
+#[derive(Debug)]
+pub struct RunCore {
+    program: Arc<Program>,
+    plan: Arc<Plan>,
+    settings: RunSettings,
+    inputs: Vec<Labelled>,
+    nodes: Vec<Node>,
+    scopes: Vec<Scope>,
+    ready: VecDeque<NodeIx>,
+    events: Vec<Event>,
+    effects: Vec<Effect>,
+    /// Nodes created by the demands of the current step, checked for readiness together.
+    fresh: Vec<NodeIx>,
+    /// Tool names by `ToolId` index, for events and errors.
+    tool_names: Arc<[String]>,
+    finished: bool,
+}
+
+impl RunCore {
+    pub fn new(
+        program: Arc<Program>,
+        plan: Arc<Plan>,
+        tool_names: Arc<[String]>,
+        settings: RunSettings,
+    ) -> RunCore {
+        RunCore {
+            program,
+            plan,
+            settings,
+            inputs: Vec::new(),
+            nodes: Vec::new(),
+            scopes: Vec::new(),
+            ready: VecDeque::new(),
+            events: Vec::new(),
+            effects: Vec::new(),
+            fresh: Vec::new(),
+            tool_names,
+            finished: false,
+        }
+    }
+
+    /// True once a `Finish` effect has been returned.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Applies `input` and returns the effects it causes: first the events to append, then the
+    /// dispatches, cancellations and the run's end that wait for that commit.
+    pub fn react(&mut self, input: Input) -> Vec<Effect> {
+        if !self.finished {
+            match input {
+                Input::Start { inputs } => self.start(inputs),
+                Input::ToolCompleted { call, value } => self.call_answered(call, Ok(value)),
+                Input::ToolFailed { call, error } => self.call_answered(call, Err(error)),
+                Input::CancelRequested => self.cancel_run(),
+            }
+            while let Some(node) = self.ready.pop_front() {
+                self.evaluate(node);
+            }
+        }
+        let mut effects = Vec::with_capacity(self.effects.len() + 1);
+        if !self.events.is_empty() {
+            effects.push(Effect::Append(std::mem::take(&mut self.events)));
+        }
+        effects.append(&mut self.effects);
+        effects
+    }
+
+    fn start(&mut self, inputs: Vec<Labelled>) {
+        if !self.scopes.is_empty() {
+            return;
+        }
+        let values: Vec<Value> = inputs.iter().map(|i| i.value().clone()).collect();
+        let recorded = List::new(values).map(|l| rcve::encode(&Value::List(l))).unwrap_or_default();
+        self.inputs = inputs;
+        self.events.push(Event::RunCreated { inputs: recorded });
+        let root = self.program.root;
+        self.enter(root, None, Owner::Run, String::new(), 0, Vec::new());
+    }
+
+    fn call_answered(&mut self, call: CallHandle, answer: Result<Labelled, ToolError>) {
+        let node = NodeIx(call.0);
+        let Some(entry) = self.nodes.get(node.0 as usize) else { return };
+        let is_call = matches!(self.program.expr(entry.expr).kind, ExprKind::Call { .. });
+        if !is_call || entry.state == NodeState::Waiting {
+            return;
+        }
+        let id = self.node_id(node);
+        if entry.state != NodeState::Running {
+            self.events.push(Event::OrphanedCompletion { node: id });
+            return;
+        }
+        self.events.push(match &answer {
+            Ok(value) => Event::CallCompleted { node: id, output: rcve::encode(value.value()) },
+            Err(error) => Event::CallFailed { node: id, error: RecordedToolError::from(error) },
+        });
+        match answer {
+            Ok(value) => self.succeed(node, value),
+            Err(error) => {
+                let run_error = self.tool_error(node, error);
+                self.fail(node, run_error);
+            }
+        }
+    }
+
+    fn cancel_run(&mut self) {
+        self.events.push(Event::CancellationRequested);
+        if let Some(root) = self.scopes.first().map(|_| ScopeIx(0)) {
+            self.cancel_scope(root);
+        }
+        self.events.push(Event::RunCancelled);
+        self.finish(Outcome::Cancelled);
+    }
+
+    fn finish(&mut self, outcome: Outcome) {
+        self.finished = true;
+        self.ready.clear();
+        self.effects.push(Effect::Finish(outcome));
+    }
+
+    // ---- scopes --------------------------------------------------------------------------
+
+    /// Creates a scope for `region` and demands what entering it runs first.
+    fn enter(
+        &mut self,
+        region: RegionId,
+        parent: Option<ScopeIx>,
+        owner: Owner,
+        path: String,
+        attempt: u32,
+        provided: Vec<(crate::analyze::hir::BindingId, Labelled)>,
+    ) -> ScopeIx {
+        let scope = ScopeIx(self.scopes.len() as u32);
+        let full_path = match parent.map(|p| self.scopes[p.0 as usize].full_path.as_str()) {
+            Some(outer) if !outer.is_empty() && !path.is_empty() => format!("{outer}/{path}"),
+            Some(outer) if path.is_empty() => outer.to_owned(),
+            _ => path.clone(),
+        };
+        self.scopes.push(Scope {
+            region,
+            parent,
+            owner,
+            path,
+            full_path,
+            attempt,
+            provided,
+            nodes: Default::default(),
+            children: Vec::new(),
+            status: ScopeStatus::Active,
+            segment: 0,
+            outstanding: 0,
+            result: None,
+            skipped: false,
+        });
+        if let Some(parent) = parent {
+            self.scopes[parent.0 as usize].children.push(scope);
+        }
+        self.run_segment(scope);
+        scope
+    }
+
+    /// Demands the effect roots of the scope's current segment and what closes it: the skip's
+    /// condition, or the region's result after the last segment.
+    fn run_segment(&mut self, scope: ScopeIx) {
+        let region = self.scopes[scope.0 as usize].region;
+        let segment_index = self.scopes[scope.0 as usize].segment;
+        let plan = Arc::clone(&self.plan);
+        let segment = &plan.segments(region)[segment_index];
+        for &root in &segment.roots {
+            let node = self.demand(scope, root);
+            self.watch(node, Role::Root);
+        }
+        match segment.skip {
+            Some(Some(condition)) => {
+                let node = self.demand(scope, condition);
+                self.watch(node, Role::SkipCondition);
+            }
+            Some(None) => {
+                self.scopes[scope.0 as usize].skipped = true;
+            }
+            None => {
+                let result = self.program.region(region).result;
+                let node = self.demand(scope, result);
+                self.scopes[scope.0 as usize].result = Some(node);
+                self.watch(node, Role::Result);
+            }
+        }
+        self.release_ready_demand();
+        self.check_scope_done(scope);
+    }
+
+    /// Marks `node` as watched by its scope; an already succeeded node counts at once.
+    fn watch(&mut self, node: NodeIx, role: Role) {
+        let entry = &mut self.nodes[node.0 as usize];
+        if entry.state == NodeState::Succeeded {
+            if role == Role::SkipCondition {
+                entry.role = Some(role);
+                let scope = entry.scope;
+                self.scopes[scope.0 as usize].outstanding += 1;
+                self.watched_succeeded(node);
+            }
+            return;
+        }
+        entry.role = Some(role);
+        let scope = entry.scope;
+        self.scopes[scope.0 as usize].outstanding += 1;
+    }
+
+    /// A watched node succeeded: count it, and act on a skip condition.
+    fn watched_succeeded(&mut self, node: NodeIx) {
+        let entry = &self.nodes[node.0 as usize];
+        let (scope, role) = (entry.scope, entry.role);
+        let Some(role) = role else { return };
+        if self.scopes[scope.0 as usize].status != ScopeStatus::Active {
+            return;
+        }
+        self.scopes[scope.0 as usize].outstanding -= 1;
+        if role == Role::SkipCondition {
+            let taken = match self.nodes[node.0 as usize].value.as_ref().map(Labelled::value) {
+                Some(Value::Bool(taken)) => *taken,
+                _ => false,
+            };
+            if taken {
+                self.scopes[scope.0 as usize].skipped = true;
+            } else {
+                self.scopes[scope.0 as usize].segment += 1;
+                self.run_segment(scope);
+                return;
+            }
+        }
+        self.check_scope_done(scope);
+    }
+
+    /// Completes `scope` when nothing it watches is outstanding and it has a result or skipped.
+    fn check_scope_done(&mut self, scope: ScopeIx) {
+        let entry = &self.scopes[scope.0 as usize];
+        if entry.status != ScopeStatus::Active || entry.outstanding > 0 {
+            return;
+        }
+        let value = if entry.skipped {
+            None
+        } else {
+            match entry.result.map(|n| self.nodes[n.0 as usize].value.clone()) {
+                Some(Some(value)) => Some(value),
+                _ => return,
+            }
+        };
+        self.scopes[scope.0 as usize].status = ScopeStatus::Succeeded;
+        self.scope_succeeded(scope, value);
+    }
+
+    // ---- nodes ---------------------------------------------------------------------------
+
+    /// The node of `expr` in `scope`, materialising it and every dependency it still lacks.
+    /// Iterative, so long binding chains cannot exhaust the stack.
+    fn demand(&mut self, scope: ScopeIx, expr: ExprId) -> NodeIx {
+        if let Some(&node) = self.scopes[scope.0 as usize].nodes.get(&expr) {
+            return node;
+        }
+        let first = self.create(scope, expr);
+        let mut pending = vec![first];
+        while let Some(node) = pending.pop() {
+            let (node_scope, node_expr) = {
+                let entry = &self.nodes[node.0 as usize];
+                (entry.scope, entry.expr)
+            };
+            for (prefetch_scope, prefetch_expr) in self.prefetches(node_scope, node_expr) {
+                if !self.scopes[prefetch_scope.0 as usize].nodes.contains_key(&prefetch_expr) {
+                    let created = self.create(prefetch_scope, prefetch_expr);
+                    pending.push(created);
+                }
+            }
+            for (dep_scope, dep_expr) in self.dependencies(node_scope, node_expr) {
+                let dependency = match self.scopes[dep_scope.0 as usize].nodes.get(&dep_expr) {
+                    Some(&existing) => existing,
+                    None => {
+                        let created = self.create(dep_scope, dep_expr);
+                        pending.push(created);
+                        created
+                    }
+                };
+                if self.nodes[dependency.0 as usize].state != NodeState::Succeeded {
+                    self.nodes[node.0 as usize].waiting += 1;
+                    self.nodes[dependency.0 as usize].dependents.push(node);
+                }
+            }
+        }
+        first
+    }
+
+    fn create(&mut self, scope: ScopeIx, expr: ExprId) -> NodeIx {
+        let node = NodeIx(self.nodes.len() as u32);
+        let scope_path = &self.scopes[scope.0 as usize].full_path;
+        let path = self.plan.path(expr);
+        let id: Arc<str> =
+            if scope_path.is_empty() { Arc::clone(path) } else { format!("{scope_path}|{path}").into() };
+        self.nodes.push(Node {
+            id,
+            expr,
+            scope,
+            state: NodeState::Waiting,
+            waiting: 0,
+            dependents: Vec::new(),
+            value: None,
+            role: None,
+            control: Control::None,
+        });
+        self.scopes[scope.0 as usize].nodes.insert(expr, node);
+        self.fresh.push(node);
+        node
+    }
+
+    /// Nodes created by the last demands whose dependencies are all met become ready.
+    fn release_ready_demand(&mut self) {
+        for node in std::mem::take(&mut self.fresh) {
+            let entry = &self.nodes[node.0 as usize];
+            if entry.state == NodeState::Waiting && entry.waiting == 0 {
+                self.ready.push_back(node);
+            }
+        }
+    }
+
+    /// Where `expr`'s inputs live: its operands in the same scope, and the value expression of a
+    /// `let` binding in the scope that declares it.
+    fn dependencies(&self, scope: ScopeIx, expr: ExprId) -> Vec<(ScopeIx, ExprId)> {
+        let kind = &self.program.expr(expr).kind;
+        if let ExprKind::Binding(binding) = kind {
+            if let BindingKind::Let(value) = self.program.binding(*binding).kind {
+                let region = self.plan.binding_region(*binding);
+                return self.scope_of_region(scope, region).map(|s| vec![(s, value)]).unwrap_or_default();
+            }
+            return Vec::new();
+        }
+        operands(kind).into_iter().map(|operand| (scope, operand)).collect()
+    }
+
+    /// The outer `let` values a loop, fold or boundary node starts alongside itself (not as its
+    /// dependencies): what its body will read from enclosing scopes.
+    fn prefetches(&self, scope: ScopeIx, expr: ExprId) -> Vec<(ScopeIx, ExprId)> {
+        let Some(body) = crate::engine::plan::eager_bodies(&self.program.expr(expr).kind) else {
+            return Vec::new();
+        };
+        self.plan
+            .prefetch(body)
+            .iter()
+            .filter_map(|binding| {
+                let BindingKind::Let(value) = self.program.binding(*binding).kind else { return None };
+                let declared = self.scope_of_region(scope, self.plan.binding_region(*binding))?;
+                Some((declared, value))
+            })
+            .collect()
+    }
+
+    /// The nearest scope from `scope` outwards that instantiates `region`.
+    fn scope_of_region(&self, mut scope: ScopeIx, region: RegionId) -> Option<ScopeIx> {
+        loop {
+            let entry = &self.scopes[scope.0 as usize];
+            if entry.region == region {
+                return Some(scope);
+            }
+            scope = entry.parent?;
+        }
+    }
+
+    fn succeed(&mut self, node: NodeIx, value: Labelled) {
+        let entry = &mut self.nodes[node.0 as usize];
+        if entry.state.is_terminal() {
+            return;
+        }
+        entry.state = NodeState::Succeeded;
+        entry.value = Some(value);
+        let dependents = std::mem::take(&mut entry.dependents);
+        let id = self.node_id(node);
+        self.events.push(Event::NodeSucceeded { node: id });
+        for dependent in dependents {
+            let waiting = &mut self.nodes[dependent.0 as usize];
+            waiting.waiting -= 1;
+            if waiting.waiting == 0 && waiting.state == NodeState::Waiting {
+                self.ready.push_back(dependent);
+            }
+        }
+        if self.nodes[node.0 as usize].role.is_some() {
+            self.watched_succeeded(node);
+        }
+    }
+
+    /// `node` failed: its own scope fails (lexical ownership, spec §2.8).
+    fn fail(&mut self, node: NodeIx, error: RunError) {
+        let entry = &mut self.nodes[node.0 as usize];
+        if entry.state.is_terminal() {
+            return;
+        }
+        entry.state = NodeState::Failed;
+        let scope = entry.scope;
+        self.events.push(Event::NodeFailed { node: self.node_id(node), code: error.code.clone() });
+        self.scope_failed(scope, error);
+    }
+
+    /// The public id of a node: its scope path and its expression's syntax path (spec §4.2).
+    fn node_id(&self, node: NodeIx) -> String {
+        self.nodes[node.0 as usize].id.to_string()
+    }
+
+    /// The dynamic key of work in `scope` (spec §4.2): the `/`-joined segments of the scope and
+    /// its ancestors, leaving out boundary attempts, since an attempt number alone never changes
+    /// an operation's identity.
+    fn dynamic_key(&self, scope: ScopeIx) -> String {
+        let mut segments = Vec::new();
+        let mut current = Some(scope);
+        while let Some(ix) = current {
+            let s = &self.scopes[ix.0 as usize];
+            if !s.path.is_empty() && !matches!(s.owner, Owner::Attempt(_)) {
+                segments.push(s.path.as_str());
+            }
+            current = s.parent;
+        }
+        segments.reverse();
+        segments.join("/")
+    }
+
+    /// Where a call is in the program (its syntax path) and which dynamic instance it is.
+    fn call_identity(&self, node: NodeIx) -> (String, String) {
+        let entry = &self.nodes[node.0 as usize];
+        (self.plan.path(entry.expr).to_string(), self.dynamic_key(entry.scope))
+    }
+
+    fn attempt_of(&self, scope: ScopeIx) -> u32 {
+        self.scopes[scope.0 as usize].attempt
+    }
+
+    fn tool_error(&self, node: NodeIx, error: ToolError) -> RunError {
+        let entry = &self.nodes[node.0 as usize];
+        let tool = match &self.program.expr(entry.expr).kind {
+            ExprKind::Call { tool, .. } => Some(*tool),
+            _ => None,
+        };
+        RunError {
+            code: error.code,
+            message: error.message,
+            retryable: error.retryable,
+            tool: tool.map(|t| self.tool_name(t)),
+            node_id: self.node_id(node),
+            attempt: self.attempt_of(entry.scope),
+            details: error.details,
+            causes: Vec::new(),
+            uncertain: error.uncertain,
+            catchable: true,
+        }
+    }
+
+    fn tool_name(&self, tool: ToolId) -> String {
+        self.tool_names.get(tool.index()).cloned().unwrap_or_default()
+    }
+}

@@ -1,0 +1,139 @@
+//! The run core's arenas: nodes (expression instances) and scopes (region instances), addressed
+//! by compact indices that never reach events or identities.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::analyze::hir::{BindingId, ExprId, RegionId};
+use crate::value::Labelled;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) struct NodeIx(pub(super) u32);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) struct ScopeIx(pub(super) u32);
+
+/// A node's place in the state machine of spec §4.4 (`blocked` and `ready` are `Waiting`
+/// with and without unresolved dependencies; `dispatching`/`running` and expanded control
+/// nodes are `Running`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NodeState {
+    Waiting,
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+impl NodeState {
+    pub(super) fn is_terminal(self) -> bool {
+        matches!(self, NodeState::Succeeded | NodeState::Failed | NodeState::Cancelled)
+    }
+}
+
+/// Why a scope watches one of its nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    /// An effect root of the segment being run.
+    Root,
+    /// The region's result.
+    Result,
+    /// The condition of the skip closing segment `segment`.
+    SkipCondition,
+}
+
+#[derive(Debug)]
+pub(super) struct Node {
+    /// The public node id (spec §4.2), built once.
+    pub(super) id: Arc<str>,
+    pub(super) expr: ExprId,
+    pub(super) scope: ScopeIx,
+    pub(super) state: NodeState,
+    /// Dependencies not yet succeeded.
+    pub(super) waiting: u32,
+    pub(super) dependents: Vec<NodeIx>,
+    pub(super) value: Option<Labelled>,
+    pub(super) role: Option<Role>,
+    pub(super) control: Control,
+}
+
+/// The dynamic part of a control node: what it expanded into.
+#[derive(Debug)]
+pub(super) enum Control {
+    None,
+    Loop(LoopState),
+    Fold(FoldState),
+    Boundary(BoundaryState),
+}
+
+#[derive(Debug)]
+pub(super) struct LoopState {
+    pub(super) items: Vec<Labelled>,
+    pub(super) limit: usize,
+    pub(super) next: usize,
+    pub(super) active: Vec<ScopeIx>,
+    /// Per item: `None` until its iteration finishes, then `Some(None)` when skipped.
+    pub(super) results: Vec<Option<Option<Labelled>>>,
+    pub(super) finished: usize,
+    /// True while `start_iterations` runs, so a finishing iteration does not re-enter it.
+    pub(super) starting: bool,
+}
+
+#[derive(Debug)]
+pub(super) struct FoldState {
+    pub(super) items: Vec<Labelled>,
+    pub(super) index: usize,
+    pub(super) accumulator: Labelled,
+    pub(super) step: Option<ScopeIx>,
+    /// True while a step is being entered, so a step that finishes at once does not recurse.
+    pub(super) stepping: bool,
+}
+
+#[derive(Debug)]
+pub(super) struct BoundaryState {
+    pub(super) attempt: u32,
+    pub(super) retries: u32,
+    pub(super) catching: bool,
+}
+
+/// What a scope's completion feeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Owner {
+    Run,
+    Arm(NodeIx),
+    Iteration(NodeIx, usize),
+    FoldStep(NodeIx),
+    Attempt(NodeIx),
+    Catch(NodeIx),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ScopeStatus {
+    Active,
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+#[derive(Debug)]
+pub(super) struct Scope {
+    pub(super) region: RegionId,
+    pub(super) parent: Option<ScopeIx>,
+    pub(super) owner: Owner,
+    /// This scope's segment of node ids: `""` for the program, `then`, `i3~…`, `a2`, `catch`, ….
+    pub(super) path: String,
+    /// The segments of this scope and its ancestors, `/`-joined: the first part of node ids.
+    pub(super) full_path: String,
+    pub(super) attempt: u32,
+    /// Values of the bindings the scope itself declares (loop item, accumulator, caught error).
+    pub(super) provided: Vec<(BindingId, Labelled)>,
+    pub(super) nodes: BTreeMap<ExprId, NodeIx>,
+    pub(super) children: Vec<ScopeIx>,
+    pub(super) status: ScopeStatus,
+    /// The step segment being run (see `Plan::segments`).
+    pub(super) segment: usize,
+    /// Watched nodes (roots, result, skip condition) not yet succeeded.
+    pub(super) outstanding: u32,
+    pub(super) result: Option<NodeIx>,
+    pub(super) skipped: bool,
+}

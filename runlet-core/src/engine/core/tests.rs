@@ -1,0 +1,440 @@
+//! Seeded simulation of the run core on small hand-built programs: calls complete and fail in
+//! random orders, and after every reaction the harness checks the invariants of spec §11 that
+//! these programs exercise (dependency and reachability safety, single selection, loop bound,
+//! deterministic aggregates).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use super::state::{Control, NodeState};
+use super::*;
+use crate::analyze::hir::{BindingKind, ExprKind, Program, RegionId, RegionKind};
+use crate::engine::event::Event;
+use crate::engine::plan::Plan;
+use crate::engine::testing::{Builder, appendix_b, appendix_b_oracle, int, list};
+use crate::schema::Registry;
+use crate::value::{BinaryOp, Labelled, List, Value};
+
+/// How the simulated tools answer: `Ok` values, or errors (retryable or not).
+pub(super) type Oracle = dyn Fn(&str, &List, u32) -> Result<Value, ToolError>;
+
+/// What one simulated run did.
+#[derive(Debug)]
+pub(super) struct Trace {
+    pub(super) outcome: Outcome,
+    pub(super) events: Vec<Event>,
+    pub(super) dispatched: Vec<String>,
+    /// The most loop iterations active at once, over every loop.
+    peak_iterations: usize,
+}
+
+/// Runs `program` to its end, answering in-flight calls in an order drawn from `seed`, and checks
+/// the invariants after every reaction.
+fn simulate(program: &Arc<Program>, registry: &Arc<Registry>, oracle: &Oracle, seed: u64) -> Trace {
+    let start = Some(Input::Start { inputs: Vec::new() });
+    continue_run(fresh_core(program, registry), Vec::new(), start, registry, oracle, seed)
+}
+
+fn tool_names(registry: &Registry) -> Arc<[String]> {
+    registry.tools().map(|(_, t)| t.name.to_string()).collect()
+}
+
+pub(super) fn fresh_core(program: &Arc<Program>, registry: &Registry) -> RunCore {
+    let plan = Arc::new(Plan::new(program));
+    RunCore::new(Arc::clone(program), plan, tool_names(registry), RunSettings { default_loop_limit: 3 })
+}
+
+/// Drives `core` from `first` (or, without one, by answering `in_flight`) to the run's end.
+pub(super) fn continue_run(
+    mut core: RunCore,
+    mut in_flight: Vec<CallRequest>,
+    first: Option<Input>,
+    registry: &Registry,
+    oracle: &Oracle,
+    seed: u64,
+) -> Trace {
+    let names = tool_names(registry);
+    let mut state = seed | 1;
+    let mut random = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let mut trace =
+        Trace { outcome: Outcome::Cancelled, events: Vec::new(), dispatched: Vec::new(), peak_iterations: 0 };
+    let mut next = first;
+    for _ in 0..10_000 {
+        let input = match next.take() {
+            Some(input) => input,
+            None => {
+                assert!(!in_flight.is_empty(), "the run is stuck: nothing in flight and not finished");
+                let request = in_flight.swap_remove(random(in_flight.len()));
+                match oracle(&names[request.tool.index()], &request.arguments, request.attempt) {
+                    Ok(value) => Input::ToolCompleted { call: request.call, value: Labelled::public(value) },
+                    Err(error) => Input::ToolFailed { call: request.call, error },
+                }
+            }
+        };
+        let effects = core.react(input);
+        let mut appended = false;
+        for effect in effects {
+            match effect {
+                Effect::Append(events) => {
+                    appended = true;
+                    trace.events.extend(events);
+                }
+                Effect::Dispatch(request) => {
+                    assert!(appended, "a dispatch came before its events were appended");
+                    trace.dispatched.push(names[request.tool.index()].clone());
+                    in_flight.push(request);
+                }
+                Effect::Cancel(call) => in_flight.retain(|r| r.call != call),
+                Effect::Finish(outcome) => {
+                    trace.outcome = outcome;
+                    check_invariants(&core, &mut trace);
+                    return trace;
+                }
+            }
+        }
+        check_invariants(&core, &mut trace);
+    }
+    panic!("the run did not finish within 10,000 reactions");
+}
+
+fn check_invariants(core: &RunCore, trace: &mut Trace) {
+    // Loop bound (invariant 4): never more than `limit` iterations active.
+    for node in &core.nodes {
+        if let Control::Loop(state) = &node.control {
+            assert!(
+                state.active.len() <= state.limit,
+                "{} iterations active, limit {}",
+                state.active.len(),
+                state.limit
+            );
+            trace.peak_iterations = trace.peak_iterations.max(state.active.len());
+        }
+    }
+    // Dependency safety (invariant 1): a running or finished node had every dependency done.
+    for node in &core.nodes {
+        if matches!(node.state, NodeState::Running | NodeState::Succeeded) {
+            assert_eq!(node.waiting, 0, "a node ran before its dependencies resolved");
+        }
+    }
+    // Single selection (invariant 3): one branch decision per conditional node.
+    let mut selected = BTreeSet::new();
+    for event in &trace.events {
+        if let Event::BranchSelected { node, .. } = event {
+            assert!(selected.insert(node.clone()), "{node} selected twice");
+        }
+    }
+}
+
+pub(super) fn value_of(outcome: &Outcome) -> Value {
+    match outcome {
+        Outcome::Succeeded(value) => value.value().clone(),
+        other => panic!("expected success, got {other:?}"),
+    }
+}
+
+#[test]
+fn appendix_b_starts_both_identity_calls_first_and_concatenates_in_order() {
+    let (program, registry) = appendix_b();
+    for seed in 0..64 {
+        let trace = simulate(&program, &registry, &appendix_b_oracle, seed);
+        let first_two: BTreeSet<&str> = trace.dispatched[..2].iter().map(String::as_str).collect();
+        assert_eq!(first_two, BTreeSet::from(["github.me", "linear.me"]), "seed {seed}");
+        assert_eq!(
+            value_of(&trace.outcome),
+            list(vec!["i1".into(), "i2".into(), "p1".into()]),
+            "seed {seed}"
+        );
+    }
+}
+
+/// `xs = items(); ys = for x in xs [limit 2] { w = audit(x) (effect root); skip if x == 2;
+/// return score(x) }; return ys`.
+fn scored_loop(limit: Option<u32>) -> (Arc<Program>, Arc<Registry>) {
+    let mut b = Builder::new(&["items", "audit", "score"]);
+    let root = RegionId(0);
+    let items_call = b.call(root, "items", vec![]);
+    let xs = b.let_(root, "xs", items_call, false);
+    let body = b.region(RegionKind::ForBody);
+    let item = b.binding("x", BindingKind::LoopItem);
+    let x = b.expr(body, ExprKind::Binding(item));
+    let audit = b.call(body, "audit", vec![x]);
+    b.let_(body, "w", audit, true);
+    let two = b.constant(body, int(2));
+    let x_again = b.expr(body, ExprKind::Binding(item));
+    let is_two = b.expr(body, ExprKind::Binary { op: BinaryOp::Eq, left: x_again, right: two });
+    b.skip_if(body, is_two);
+    let x_score = b.expr(body, ExprKind::Binding(item));
+    let score = b.call(body, "score", vec![x_score]);
+    b.result(body, score);
+    let ys = b.expr(root, ExprKind::For { item, collection: xs, limit, body });
+    b.result(root, ys);
+    b.finish()
+}
+
+fn scored_loop_oracle(tool: &str, args: &List, _attempt: u32) -> Result<Value, ToolError> {
+    let first = || match args.iter().next() {
+        Some(Value::Int(n)) => *n,
+        other => panic!("unexpected argument {other:?}"),
+    };
+    Ok(match tool {
+        "items" => list((1..=7).map(int).collect()),
+        "audit" => Value::Bool(true),
+        "score" => int(first() * 10),
+        other => panic!("unexpected call to {other}"),
+    })
+}
+
+#[test]
+fn loop_results_keep_input_order_skip_drops_and_limit_bounds_iterations() {
+    for limit in [Some(2), None] {
+        let (program, registry) = scored_loop(limit);
+        for seed in 0..64 {
+            let trace = simulate(&program, &registry, &scored_loop_oracle, seed);
+            let expected = list([1, 3, 4, 5, 6, 7].into_iter().map(|n| int(n * 10)).collect());
+            assert_eq!(value_of(&trace.outcome), expected, "seed {seed}");
+            let audits = trace.dispatched.iter().filter(|t| *t == "audit").count();
+            let scores = trace.dispatched.iter().filter(|t| *t == "score").count();
+            assert_eq!((audits, scores), (7, 6), "every effect root runs; skipped items are not scored");
+            assert_eq!(
+                trace.peak_iterations,
+                limit.unwrap_or(3) as usize,
+                "the limit is reached, not exceeded"
+            );
+        }
+    }
+}
+
+/// `flag = check(); r = expensive() if flag else cheap(); unused = never(); return r`.
+fn lazy_branch() -> (Arc<Program>, Arc<Registry>) {
+    let mut b = Builder::new(&["check", "expensive", "cheap", "never"]);
+    let root = RegionId(0);
+    let check = b.call(root, "check", vec![]);
+    let flag = b.let_(root, "flag", check, false);
+    let then = b.region(RegionKind::Arm);
+    let expensive = b.call(then, "expensive", vec![]);
+    b.result(then, expensive);
+    let otherwise = b.region(RegionKind::Arm);
+    let cheap = b.call(otherwise, "cheap", vec![]);
+    b.result(otherwise, cheap);
+    let conditional = b.expr(root, ExprKind::Conditional { condition: flag, then, otherwise });
+    let r = b.let_(root, "r", conditional, false);
+    let never = b.call(root, "never", vec![]);
+    b.let_(root, "unused", never, false);
+    b.result(root, r);
+    b.finish()
+}
+
+#[test]
+fn only_the_selected_arm_runs_and_unreferenced_pure_work_never_does() {
+    let (program, registry) = lazy_branch();
+    for (flag, chosen) in [(true, "expensive"), (false, "cheap")] {
+        let oracle = move |tool: &str, _: &List, _: u32| -> Result<Value, ToolError> {
+            Ok(if tool == "check" { Value::Bool(flag) } else { Value::from(tool) })
+        };
+        let trace = simulate(&program, &registry, &oracle, 7);
+        assert_eq!(trace.dispatched, vec!["check".to_owned(), chosen.to_owned()]);
+        assert_eq!(value_of(&trace.outcome), Value::from(chosen));
+    }
+}
+
+/// `r = boundary retry 2 { return flaky() } catch err { return err.code }; return r`.
+fn retried_boundary() -> (Arc<Program>, Arc<Registry>) {
+    let mut b = Builder::new(&["flaky"]);
+    let root = RegionId(0);
+    let body = b.region(RegionKind::BoundaryBody);
+    let flaky = b.call(body, "flaky", vec![]);
+    b.result(body, flaky);
+    let catch = b.region(RegionKind::CatchBody);
+    let error = b.binding("err", BindingKind::CatchError);
+    let err = b.expr(catch, ExprKind::Binding(error));
+    let code = b.field(catch, err, "code");
+    b.result(catch, code);
+    let boundary = b.expr(root, ExprKind::Boundary { retries: 2, body, error, catch });
+    b.result(root, boundary);
+    b.finish()
+}
+
+#[test]
+fn boundary_retries_retryable_failures_then_catches() {
+    let (program, registry) = retried_boundary();
+    let recovers_on_third = |_: &str, _: &List, attempt: u32| -> Result<Value, ToolError> {
+        if attempt < 3 {
+            Err(ToolError::retryable("RATE_LIMITED", "slow down"))
+        } else {
+            Ok(Value::from("ok"))
+        }
+    };
+    let trace = simulate(&program, &registry, &recovers_on_third, 1);
+    assert_eq!(value_of(&trace.outcome), Value::from("ok"));
+    assert_eq!(trace.dispatched.len(), 3);
+
+    let always_fails = |_: &str, _: &List, _: u32| -> Result<Value, ToolError> {
+        Err(ToolError::retryable("RATE_LIMITED", "slow down"))
+    };
+    let trace = simulate(&program, &registry, &always_fails, 1);
+    assert_eq!(value_of(&trace.outcome), Value::from("RATE_LIMITED"));
+    assert_eq!(trace.dispatched.len(), 3, "retry 2 means three attempts in all");
+
+    let not_retryable =
+        |_: &str, _: &List, _: u32| -> Result<Value, ToolError> { Err(ToolError::new("BAD_INPUT", "no")) };
+    let trace = simulate(&program, &registry, &not_retryable, 1);
+    assert_eq!(value_of(&trace.outcome), Value::from("BAD_INPUT"));
+    assert_eq!(trace.dispatched.len(), 1, "a non-retryable failure goes straight to catch");
+}
+
+#[test]
+fn a_failure_outside_any_boundary_fails_the_run_and_cancels_siblings() {
+    let (program, registry) = appendix_b();
+    let linear_down = |tool: &str, args: &List, attempt: u32| -> Result<Value, ToolError> {
+        if tool == "linear.me" {
+            Err(ToolError::new("DOWN", "linear is down"))
+        } else {
+            appendix_b_oracle(tool, args, attempt)
+        }
+    };
+    for seed in 0..16 {
+        let trace = simulate(&program, &registry, &linear_down, seed);
+        match &trace.outcome {
+            Outcome::Failed(error) => {
+                assert_eq!(error.code, "DOWN");
+                assert_eq!(error.tool.as_deref(), Some("linear.me"));
+            }
+            other => panic!("expected a failed run, got {other:?}"),
+        }
+        assert!(!trace.dispatched.iter().any(|t| t == "linear.issues"), "a dependent of a failed call ran");
+        assert!(matches!(trace.events.last(), Some(Event::RunFailed { .. })));
+    }
+}
+
+#[test]
+fn the_same_completion_order_yields_the_same_events() {
+    let (program, registry) = scored_loop(Some(2));
+    for seed in 0..16 {
+        let first = simulate(&program, &registry, &scored_loop_oracle, seed);
+        let second = simulate(&program, &registry, &scored_loop_oracle, seed);
+        assert_eq!(first.events, second.events, "seed {seed}");
+    }
+    let distinct: BTreeMap<usize, ()> = (0..16)
+        .map(|seed| (simulate(&program, &registry, &scored_loop_oracle, seed).events.len(), ()))
+        .collect();
+    assert!(!distinct.is_empty());
+}
+
+/// Every program of this file with an oracle that answers it.
+/// A hand-built program and the registry its calls name.
+type Compiled = (Arc<Program>, Arc<Registry>);
+
+fn corpus() -> Vec<(Compiled, Box<Oracle>)> {
+    vec![
+        (appendix_b(), Box::new(appendix_b_oracle)),
+        (scored_loop(Some(2)), Box::new(scored_loop_oracle)),
+        (scored_loop(None), Box::new(scored_loop_oracle)),
+        (
+            retried_boundary(),
+            Box::new(|_: &str, _: &List, attempt: u32| {
+                if attempt < 2 {
+                    Err(ToolError::retryable("RATE_LIMITED", "slow down"))
+                } else {
+                    Ok(Value::from("ok"))
+                }
+            }),
+        ),
+        (
+            lazy_branch(),
+            Box::new(|tool: &str, _: &List, _: u32| {
+                Ok(if tool == "check" { Value::Bool(true) } else { Value::from(tool) })
+            }),
+        ),
+    ]
+}
+
+#[test]
+fn replaying_a_journal_regenerates_it_exactly() {
+    for ((program, registry), oracle) in corpus() {
+        for seed in 0..16 {
+            let trace = simulate(&program, &registry, &*oracle, seed);
+            let resumed = crate::engine::replay(fresh_core(&program, &registry), &trace.events)
+                .expect("replay matches");
+            assert!(resumed.in_flight.is_empty());
+            let (Some(Outcome::Succeeded(replayed)), Outcome::Succeeded(original)) =
+                (&resumed.outcome, &trace.outcome)
+            else {
+                panic!("expected both runs to succeed");
+            };
+            assert_eq!(replayed.value(), original.value());
+        }
+    }
+}
+
+#[test]
+fn a_run_resumes_from_any_committed_prefix_without_repeating_answered_calls() {
+    for ((program, registry), oracle) in corpus() {
+        let trace = simulate(&program, &registry, &*oracle, 3);
+        let cuts: Vec<usize> = trace
+            .events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches!(e, Event::CallCompleted { .. } | Event::CallFailed { .. }))
+            .map(|(i, _)| i)
+            .collect();
+        for cut in cuts {
+            let prefix = &trace.events[..cut];
+            let resumed =
+                crate::engine::replay(fresh_core(&program, &registry), prefix).expect("prefix replays");
+            let prepared = prefix.iter().filter(|e| matches!(e, Event::CallDispatchPrepared { .. })).count();
+            let rest = continue_run(resumed.core, resumed.in_flight, None, &registry, &*oracle, 5);
+            assert_eq!(
+                prepared + rest.dispatched.len(),
+                trace.dispatched.len(),
+                "resuming repeated or lost a call"
+            );
+            assert_eq!(value_of(&rest.outcome), value_of(&trace.outcome));
+        }
+    }
+}
+
+#[test]
+fn a_journal_that_disagrees_with_the_program_is_a_determinism_violation() {
+    let (program, registry) = lazy_branch();
+    let oracle = |tool: &str, _: &List, _: u32| {
+        Ok(if tool == "check" { Value::Bool(true) } else { Value::from(tool) })
+    };
+    let mut events = simulate(&program, &registry, &oracle, 1).events;
+    let selected = events.iter().position(|e| matches!(e, Event::BranchSelected { .. })).expect("a branch");
+    if let Event::BranchSelected { arm, .. } = &mut events[selected] {
+        *arm = crate::engine::event::Arm::Else;
+    }
+    let error = crate::engine::replay(fresh_core(&program, &registry), &events).expect_err("diverges");
+    assert!(
+        matches!(error, crate::engine::ReplayError::Diverged { seq, .. } if seq == selected as u64 + 1),
+        "{error:?}"
+    );
+    assert_eq!(error.code().to_string(), "RL7108");
+}
+
+#[test]
+fn a_retried_call_keeps_its_operation_identity_and_gets_a_new_node() {
+    let (program, registry) = retried_boundary();
+    let mut core = fresh_core(&program, &registry);
+    let dispatched = |effects: Vec<Effect>| -> CallRequest {
+        effects
+            .into_iter()
+            .find_map(|e| match e {
+                Effect::Dispatch(request) => Some(request),
+                _ => None,
+            })
+            .expect("a dispatch")
+    };
+    let first = dispatched(core.react(Input::Start { inputs: Vec::new() }));
+    let error = ToolError::retryable("RATE_LIMITED", "slow down");
+    let second = dispatched(core.react(Input::ToolFailed { call: first.call, error }));
+    assert_eq!((first.attempt, second.attempt), (1, 2));
+    assert_eq!(first.call_site, second.call_site);
+    assert_eq!(first.dynamic_key, second.dynamic_key, "the attempt is not part of the dynamic key");
+    assert_ne!(first.node_id, second.node_id, "each attempt's node is its own");
+}

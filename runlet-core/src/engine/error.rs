@@ -1,0 +1,74 @@
+//! A run's failures: the structured error value a `catch` receives (spec §2.8) and a failed run
+//! reports, built from compute failures, tool errors and policy breaches.
+
+use std::sync::Arc;
+
+use crate::value::{List, Object, Value, ValueError};
+
+/// One execution failure. `catchable` is false for policy failures (limit breaches, host
+/// cancellation), which no boundary catches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunError {
+    pub code: String,
+    pub message: String,
+    pub retryable: bool,
+    pub tool: Option<String>,
+    pub node_id: String,
+    pub attempt: u32,
+    pub details: Object,
+    pub causes: Vec<RunError>,
+    pub uncertain: bool,
+    pub catchable: bool,
+}
+
+impl RunError {
+    /// A deterministic compute failure (an operator, projection, conversion or check) at `node_id`.
+    pub fn compute(error: &ValueError, node_id: String, attempt: u32) -> RunError {
+        RunError {
+            code: error.code().to_string(),
+            message: error.message().to_owned(),
+            retryable: false,
+            tool: None,
+            node_id,
+            attempt,
+            details: error.details().clone(),
+            causes: Vec::new(),
+            uncertain: false,
+            catchable: true,
+        }
+    }
+
+    /// A failure the host or a policy imposes: never caught by a boundary.
+    pub fn policy(code: String, message: String, node_id: String) -> RunError {
+        RunError {
+            code,
+            message,
+            retryable: false,
+            tool: None,
+            node_id,
+            attempt: 0,
+            details: Object::empty(),
+            causes: Vec::new(),
+            uncertain: false,
+            catchable: false,
+        }
+    }
+
+    /// The record a `catch err` block receives (spec §2.8).
+    pub fn to_value(&self) -> Value {
+        let causes: Vec<Value> = self.causes.iter().map(RunError::to_value).collect();
+        let text = |s: &str| Value::from(s);
+        let pairs: Vec<(Arc<str>, Value)> = vec![
+            ("code".into(), text(&self.code)),
+            ("message".into(), text(&self.message)),
+            ("retryable".into(), Value::Bool(self.retryable)),
+            ("tool".into(), self.tool.as_deref().map_or(Value::Null, text)),
+            ("node_id".into(), text(&self.node_id)),
+            ("attempt".into(), Value::Int(i64::from(self.attempt))),
+            ("details".into(), Value::Object(self.details.clone())),
+            ("causes".into(), List::new(causes).map(Value::from).unwrap_or(Value::Null)),
+            ("uncertain".into(), Value::Bool(self.uncertain)),
+        ];
+        Object::from_pairs(pairs).map(Value::from).unwrap_or(Value::Null)
+    }
+}

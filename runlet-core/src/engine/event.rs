@@ -1,0 +1,296 @@
+//! The transitions a run records and publishes (spec §5.2). The core emits them in order; the
+//! shell appends each batch to the journal (MessagePack in a checksummed envelope) before anything
+//! else may observe it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::diag::{Code, codes};
+use crate::engine::executor::ToolError;
+use crate::journal::{Envelope, EnvelopeError};
+use crate::value::{Value, rcve};
+
+/// One recorded transition. `node` is the public node id (spec §4.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Event {
+    /// The run started with these host inputs (RCVE of their list, in `Program::inputs` order).
+    RunCreated {
+        #[serde(with = "serde_bytes")]
+        inputs: Vec<u8>,
+    },
+    NodeReady {
+        node: String,
+    },
+    CallDispatchPrepared {
+        node: String,
+        tool: String,
+        attempt: u32,
+    },
+    NodeSucceeded {
+        node: String,
+    },
+    /// A tool answered: the output's RCVE bytes. Replay feeds these back instead of calling.
+    CallCompleted {
+        node: String,
+        #[serde(with = "serde_bytes")]
+        output: Vec<u8>,
+    },
+    /// A tool failed with this error.
+    CallFailed {
+        node: String,
+        error: RecordedToolError,
+    },
+    /// A tool answered after its node was cancelled: evidence only (spec §4.6).
+    OrphanedCompletion {
+        node: String,
+    },
+    NodeFailed {
+        node: String,
+        code: String,
+    },
+    NodeCancelled {
+        node: String,
+    },
+    /// The host asked to cancel the run; the cancellations it causes follow.
+    CancellationRequested,
+    BranchSelected {
+        node: String,
+        arm: Arm,
+    },
+    LoopCollectionResolved {
+        node: String,
+        items: usize,
+    },
+    IterationMaterialized {
+        node: String,
+        index: usize,
+    },
+    BoundaryAttemptStarted {
+        node: String,
+        attempt: u32,
+    },
+    BoundaryRetryScheduled {
+        node: String,
+        attempt: u32,
+    },
+    CatchSelected {
+        node: String,
+    },
+    RunSucceeded,
+    RunFailed {
+        code: String,
+    },
+    RunCancelled,
+}
+
+/// A tool error as the journal keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedToolError {
+    pub code: String,
+    pub message: String,
+    pub retryable: bool,
+    pub retry_after_ms: Option<u64>,
+    /// RCVE of the details object.
+    #[serde(with = "serde_bytes")]
+    pub details: Vec<u8>,
+    pub uncertain: bool,
+}
+
+impl From<&ToolError> for RecordedToolError {
+    fn from(error: &ToolError) -> Self {
+        RecordedToolError {
+            code: error.code.clone(),
+            message: error.message.clone(),
+            retryable: error.retryable,
+            retry_after_ms: error.retry_after.map(|d| d.as_millis().min(u128::from(u64::MAX)) as u64),
+            details: rcve::encode(&Value::Object(error.details.clone())),
+            uncertain: error.uncertain,
+        }
+    }
+}
+
+impl RecordedToolError {
+    /// The tool error again, or `None` when the recorded details are not an RCVE object.
+    pub fn to_tool_error(&self) -> Option<ToolError> {
+        let Ok(Value::Object(details)) = rcve::decode(&self.details) else { return None };
+        let mut error = ToolError::new(self.code.clone(), self.message.clone())
+            .with_details(details)
+            .with_uncertain(self.uncertain);
+        error.retryable = self.retryable;
+        error.retry_after = self.retry_after_ms.map(std::time::Duration::from_millis);
+        Some(error)
+    }
+}
+
+/// Which alternative a conditional or `and`/`or` took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Arm {
+    Then,
+    Else,
+    /// `and`/`or` decided by its left operand; the right arm never runs.
+    ShortCircuit,
+    /// `and`/`or` needs its right operand.
+    Right,
+}
+
+/// Why journal bytes are not an event this runtime can read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EventDecodeError {
+    #[error(transparent)]
+    Envelope(#[from] EnvelopeError),
+    #[error("journal record {seq} has event kind {kind}, which this runtime does not know")]
+    UnknownKind { seq: u64, kind: u16 },
+    #[error("journal record {seq} does not decode as a {expected} event: {reason}")]
+    Payload { seq: u64, expected: &'static str, reason: String },
+}
+
+impl EventDecodeError {
+    pub fn code(&self) -> Code {
+        match self {
+            EventDecodeError::Envelope(error) => error.code(),
+            EventDecodeError::UnknownKind { .. } => codes::JOURNAL_UNSUPPORTED_VERSION,
+            EventDecodeError::Payload { .. } => codes::JOURNAL_CORRUPT_RECORD,
+        }
+    }
+}
+
+/// Every kind, in the order of their stable kind numbers (1-based); new kinds are appended.
+const KINDS: [&str; 19] = [
+    "RunCreated",
+    "NodeReady",
+    "CallDispatchPrepared",
+    "NodeSucceeded",
+    "NodeFailed",
+    "NodeCancelled",
+    "BranchSelected",
+    "LoopCollectionResolved",
+    "IterationMaterialized",
+    "BoundaryAttemptStarted",
+    "BoundaryRetryScheduled",
+    "CatchSelected",
+    "RunSucceeded",
+    "RunFailed",
+    "RunCancelled",
+    "CallCompleted",
+    "CallFailed",
+    "OrphanedCompletion",
+    "CancellationRequested",
+];
+
+impl Event {
+    /// The stable number the envelope records for this event's kind.
+    pub fn kind_number(&self) -> u16 {
+        let name = self.kind();
+        KINDS.iter().position(|k| *k == name).map_or(0, |i| i as u16 + 1)
+    }
+
+    /// The journal record of this event at sequence number `seq`.
+    pub fn encode(&self, seq: u64) -> Vec<u8> {
+        let payload = rmp_serde::to_vec_named(self).expect("events serialize to MessagePack");
+        Envelope { seq, kind: self.kind_number(), payload }.encode()
+    }
+
+    /// Reads a journal record back: the sequence number it was written at and the event.
+    pub fn decode(bytes: &[u8]) -> Result<(u64, Event), EventDecodeError> {
+        let envelope = Envelope::decode(bytes)?;
+        let seq = envelope.seq;
+        let Some(expected) = KINDS.get((envelope.kind as usize).wrapping_sub(1)) else {
+            return Err(EventDecodeError::UnknownKind { seq, kind: envelope.kind });
+        };
+        let event: Event = rmp_serde::from_slice(&envelope.payload)
+            .map_err(|err| EventDecodeError::Payload { seq, expected, reason: err.to_string() })?;
+        if event.kind() != *expected {
+            return Err(EventDecodeError::Payload {
+                seq,
+                expected,
+                reason: format!("the payload is a {}", event.kind()),
+            });
+        }
+        Ok((seq, event))
+    }
+
+    /// The event's name, as `--events` files and observers show it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::RunCreated { .. } => "RunCreated",
+            Event::NodeReady { .. } => "NodeReady",
+            Event::CallDispatchPrepared { .. } => "CallDispatchPrepared",
+            Event::NodeSucceeded { .. } => "NodeSucceeded",
+            Event::CallCompleted { .. } => "CallCompleted",
+            Event::CallFailed { .. } => "CallFailed",
+            Event::OrphanedCompletion { .. } => "OrphanedCompletion",
+            Event::NodeFailed { .. } => "NodeFailed",
+            Event::NodeCancelled { .. } => "NodeCancelled",
+            Event::CancellationRequested => "CancellationRequested",
+            Event::BranchSelected { .. } => "BranchSelected",
+            Event::LoopCollectionResolved { .. } => "LoopCollectionResolved",
+            Event::IterationMaterialized { .. } => "IterationMaterialized",
+            Event::BoundaryAttemptStarted { .. } => "BoundaryAttemptStarted",
+            Event::BoundaryRetryScheduled { .. } => "BoundaryRetryScheduled",
+            Event::CatchSelected { .. } => "CatchSelected",
+            Event::RunSucceeded => "RunSucceeded",
+            Event::RunFailed { .. } => "RunFailed",
+            Event::RunCancelled => "RunCancelled",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn every_kind() -> Vec<Event> {
+        let node = || "let:x/value#00".to_owned();
+        vec![
+            Event::RunCreated { inputs: vec![0x30, 0x00] },
+            Event::NodeReady { node: node() },
+            Event::CallDispatchPrepared { node: node(), tool: "crm.customer".into(), attempt: 2 },
+            Event::NodeSucceeded { node: node() },
+            Event::NodeFailed { node: node(), code: "RATE_LIMITED".into() },
+            Event::NodeCancelled { node: node() },
+            Event::BranchSelected { node: node(), arm: Arm::Else },
+            Event::LoopCollectionResolved { node: node(), items: 3 },
+            Event::IterationMaterialized { node: node(), index: 1 },
+            Event::BoundaryAttemptStarted { node: node(), attempt: 1 },
+            Event::BoundaryRetryScheduled { node: node(), attempt: 2 },
+            Event::CatchSelected { node: node() },
+            Event::RunSucceeded,
+            Event::RunFailed { code: "RL5102".into() },
+            Event::RunCancelled,
+            Event::CallCompleted { node: node(), output: vec![0x10, 0x02] },
+            Event::CallFailed {
+                node: node(),
+                error: RecordedToolError {
+                    code: "RATE_LIMITED".into(),
+                    message: "slow down".into(),
+                    retryable: true,
+                    retry_after_ms: Some(250),
+                    details: vec![0x31, 0x00],
+                    uncertain: false,
+                },
+            },
+            Event::OrphanedCompletion { node: node() },
+            Event::CancellationRequested,
+        ]
+    }
+
+    #[test]
+    fn every_kind_has_a_number_and_round_trips() {
+        let events = every_kind();
+        assert_eq!(events.len(), KINDS.len());
+        for (index, event) in events.into_iter().enumerate() {
+            assert_eq!(event.kind_number() as usize, index + 1);
+            assert_eq!(Event::decode(&event.encode(7)), Ok((7, event)));
+        }
+    }
+
+    #[test]
+    fn unknown_kinds_and_mismatched_payloads_are_errors() {
+        let payload = rmp_serde::to_vec_named(&Event::RunCancelled).expect("encode");
+        let future = Envelope { seq: 1, kind: 999, payload: payload.clone() }.encode();
+        assert!(matches!(Event::decode(&future), Err(EventDecodeError::UnknownKind { kind: 999, .. })));
+        let mislabelled = Envelope { seq: 1, kind: 1, payload }.encode();
+        assert!(matches!(Event::decode(&mislabelled), Err(EventDecodeError::Payload { .. })));
+        let garbage = Envelope { seq: 1, kind: 2, payload: vec![0xc1] }.encode();
+        assert!(matches!(Event::decode(&garbage), Err(EventDecodeError::Payload { .. })));
+    }
+}

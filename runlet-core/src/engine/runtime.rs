@@ -1,0 +1,284 @@
+//! The embedding API (spec §7.1): a `Runtime` built once from a registry, a tool executor and a
+//! journal; it compiles sources into immutable programs and starts any number of runs of them.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use runlet::analyze::Inputs;
+//! use runlet::engine::{Outcome, Runtime, ScriptedExecutor};
+//! use runlet::schema::{Registry, RegistryOptions};
+//!
+//! let registry = Registry::from_json_str(
+//!     r#"{"tools": [{"name": "weather.now", "params": [{"name": "city", "schema": {"type": "string"}}],
+//!         "outputSchema": {"type": "object", "properties": {"celsius": {"type": "number"}},
+//!                          "required": ["celsius"]}, "execution": "pure"}]}"#,
+//!     &RegistryOptions::default(),
+//! )
+//! .expect("registry loads")
+//! .registry;
+//! let tools = ScriptedExecutor::from_json_str(r#"{"weather.now": [{"result": {"celsius": 21.5}}]}"#)
+//!     .expect("fixtures load");
+//! let runtime = Runtime::builder().registry(registry).executor(Arc::new(tools)).build().expect("runtime");
+//!
+//! let program = runtime.compile("w = weather.now(\"Lisbon\")\nreturn w.celsius\n", &Inputs::new())
+//!     .expect("compiles");
+//! let run = runtime.start(&program, &Inputs::new()).expect("starts");
+//! match run.wait().expect("journal works") {
+//!     Outcome::Succeeded(value) => {
+//!         assert_eq!(runlet::value::to_presentation_json(value.value()).expect("json"), "21.5")
+//!     }
+//!     other => panic!("{other:?}"),
+//! }
+//! ```
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::core::{Outcome, RunCore, RunSettings};
+use super::event::Event;
+use super::executor::ToolExecutor;
+use super::identity::WorkflowIdentity;
+use super::plan::Plan;
+use super::shell::{RunEnvironment, drive};
+use crate::analyze::{AnalyzeOptions, CompiledProgram, Inputs, analyze};
+use crate::diag::Diagnostic;
+use crate::journal::{Journal, JournalError, MemoryJournal, RunHeader, RunId};
+use crate::schema::{Registry, validate};
+use crate::value::{Labelled, List, Value, sha256};
+
+/// Configures a [`Runtime`].
+#[derive(Default)]
+pub struct RuntimeBuilder {
+    registry: Option<Arc<Registry>>,
+    executor: Option<Arc<dyn ToolExecutor>>,
+    journal: Option<Arc<dyn Journal>>,
+    settings: RunSettings,
+    worker_threads: Option<usize>,
+}
+
+impl std::fmt::Debug for RuntimeBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeBuilder").field("settings", &self.settings).finish_non_exhaustive()
+    }
+}
+
+/// Why a runtime could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("a runtime needs a registry: call `registry(...)`")]
+    MissingRegistry,
+    #[error("a runtime needs a tool executor: call `executor(...)`")]
+    MissingExecutor,
+    #[error("the runtime's worker threads could not start: {0}")]
+    Threads(#[from] std::io::Error),
+}
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("host input `{name}` is missing")]
+    MissingInput { name: String },
+    #[error("host input `{name}` does not match its schema: {reason}")]
+    InvalidInput { name: String, reason: String },
+}
+
+impl RuntimeBuilder {
+    pub fn registry(mut self, registry: Registry) -> Self {
+        self.registry = Some(Arc::new(registry));
+        self
+    }
+
+    pub fn executor(mut self, executor: Arc<dyn ToolExecutor>) -> Self {
+        self.executor = Some(executor);
+        self
+    }
+
+    /// Where runs are journaled; an in-memory journal when not set.
+    pub fn journal(mut self, journal: Arc<dyn Journal>) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+
+    pub fn settings(mut self, settings: RunSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// Threads of the runtime's own tokio pool (default: tokio's, one per core).
+    pub fn worker_threads(mut self, threads: usize) -> Self {
+        self.worker_threads = Some(threads.max(1));
+        self
+    }
+
+    pub fn build(self) -> Result<Runtime, BuildError> {
+        let registry = self.registry.ok_or(BuildError::MissingRegistry)?;
+        let executor = self.executor.ok_or(BuildError::MissingExecutor)?;
+        let journal = self.journal.unwrap_or_else(|| Arc::new(MemoryJournal::new()));
+        let mut pool = tokio::runtime::Builder::new_multi_thread();
+        pool.enable_all().thread_name("runlet-worker");
+        if let Some(threads) = self.worker_threads {
+            pool.worker_threads(threads);
+        }
+        let started = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_millis());
+        Ok(Runtime {
+            registry,
+            executor,
+            journal,
+            settings: self.settings,
+            pool: pool.build()?,
+            run_prefix: format!("run-{started}-{}", std::process::id()),
+            next_run: AtomicU64::new(1),
+        })
+    }
+}
+
+/// A compiled program with its plan: immutable, shareable, runnable many times at once.
+#[derive(Debug, Clone)]
+pub struct Executable {
+    compiled: CompiledProgram,
+    plan: Arc<Plan>,
+}
+
+impl Executable {
+    pub fn compiled(&self) -> &CompiledProgram {
+        &self.compiled
+    }
+}
+
+/// The environment runs execute in. Every run gets fresh state; runs share nothing mutable.
+pub struct Runtime {
+    registry: Arc<Registry>,
+    executor: Arc<dyn ToolExecutor>,
+    journal: Arc<dyn Journal>,
+    settings: RunSettings,
+    pool: tokio::runtime::Runtime,
+    /// Run ids are this prefix (start time and process id) and a counter, so runs of different
+    /// processes sharing one journal do not collide.
+    run_prefix: String,
+    next_run: AtomicU64,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime").field("settings", &self.settings).finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// Parses and analyzes `source` against this runtime's registry; `inputs` supply the values
+    /// whose schemas the registry does not declare. Errors come back as diagnostics.
+    pub fn compile(&self, source: &str, inputs: &Inputs) -> Result<Executable, Vec<Diagnostic>> {
+        let analysis = analyze(source, &self.registry, inputs, &AnalyzeOptions::default());
+        match analysis.hir {
+            Some(hir) if !analysis.has_errors() => {
+                let plan = Arc::new(Plan::new(&hir));
+                Ok(Executable { compiled: CompiledProgram::new(analysis.identity, hir), plan })
+            }
+            _ => Err(analysis.diagnostics),
+        }
+    }
+
+    /// Starts a run of `program` with `inputs`, validated against the program's input schemas.
+    /// Never blocks: the run (creating its journal entry first) proceeds on the runtime's pool.
+    pub fn start(&self, program: &Executable, inputs: &Inputs) -> Result<RunHandle, StartError> {
+        let hir = program.compiled.shared_program();
+        let mut values = Vec::with_capacity(hir.inputs.len());
+        for input in &hir.inputs {
+            let value = inputs
+                .get(&input.name)
+                .ok_or_else(|| StartError::MissingInput { name: input.name.clone() })?;
+            validate(&hir.schemas, input.schema, value)
+                .map_err(|e| StartError::InvalidInput { name: input.name.clone(), reason: e.to_string() })?;
+            values.push(value.clone());
+        }
+        let run_id =
+            RunId::new(format!("{}-{}", self.run_prefix, self.next_run.fetch_add(1, Ordering::Relaxed)));
+        let identity = program.compiled.identity();
+        let inputs_list = List::new(values.clone()).map(Value::List).unwrap_or(Value::Null);
+        let header = RunHeader {
+            run_id: run_id.clone(),
+            language_version: identity.language_version,
+            runtime_version: env!("CARGO_PKG_VERSION").to_owned(),
+            source_digest: identity.source_digest.to_string(),
+            registry_digest: identity.registry_digest.to_string(),
+            inputs_digest: sha256(&inputs_list).to_string(),
+            config_digest: sha256(&Value::Int(i64::from(self.settings.default_loop_limit))).to_string(),
+            value_encoding_version: 1,
+            event_encoding_version: 1,
+        };
+        let names: Arc<[String]> = self.registry.tools().map(|(_, t)| t.name.to_string()).collect();
+        let core = RunCore::new(hir, Arc::clone(&program.plan), names, self.settings.clone());
+        let (observer, events) = mpsc::unbounded_channel();
+        let cancel = CancellationToken::new();
+        let env = RunEnvironment {
+            run_id: run_id.clone(),
+            workflow: Arc::new(WorkflowIdentity {
+                source_digest: identity.source_digest.clone(),
+                registry_digest: identity.registry_digest.clone(),
+                language_version: identity.language_version,
+            }),
+            registry: Arc::clone(&self.registry),
+            journal: Arc::clone(&self.journal),
+            executor: Arc::clone(&self.executor),
+            observer: Some(observer),
+            cancel: cancel.clone(),
+        };
+        let (done, outcome) = oneshot::channel();
+        let inputs = values.into_iter().map(Labelled::public).collect();
+        self.pool.spawn(async move {
+            let outcome = match env.journal.create_run(&header).await {
+                Ok(()) => drive(core, env, inputs).await,
+                Err(error) => Err(error),
+            };
+            let _ = done.send(outcome);
+        });
+        Ok(RunHandle { run_id, cancel, outcome, events })
+    }
+}
+
+/// One started run: its id, its committed events as they happen, cancellation and its outcome.
+#[derive(Debug)]
+pub struct RunHandle {
+    run_id: RunId,
+    cancel: CancellationToken,
+    outcome: oneshot::Receiver<Result<Outcome, JournalError>>,
+    events: mpsc::UnboundedReceiver<(u64, Event)>,
+}
+
+impl RunHandle {
+    pub fn run_id(&self) -> &RunId {
+        &self.run_id
+    }
+
+    /// Requests cancellation; idempotent, never blocks.
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    /// Committed events with their sequence numbers, in order.
+    pub fn events(&mut self) -> &mut mpsc::UnboundedReceiver<(u64, Event)> {
+        &mut self.events
+    }
+
+    /// Waits for the run's end from async code.
+    pub async fn outcome(self) -> Result<Outcome, JournalError> {
+        self.outcome.await.unwrap_or(Ok(Outcome::Cancelled))
+    }
+
+    /// Blocks the calling thread until the run ends. Not for use inside an async task.
+    pub fn wait(self) -> Result<Outcome, JournalError> {
+        self.outcome.blocking_recv().unwrap_or(Ok(Outcome::Cancelled))
+    }
+}
