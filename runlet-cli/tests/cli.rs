@@ -320,6 +320,15 @@ fn run_json_reports_success_with_the_value() {
     assert_eq!(ids, ["iss-1", "pr-77"], "issues first, then pull requests");
 }
 
+/// `runlet run --format json` of scratch files; checks the exit status and returns the report.
+fn run_json(program: &Scratch, registry: &Scratch, tools: &Scratch, status: i32) -> serde_json::Value {
+    let args =
+        ["run", program.path(), "--registry", registry.path(), "--tools", tools.path(), "--format", "json"];
+    let output = runlet(&args);
+    assert_eq!(output.status.code(), Some(status), "{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_str(&stdout(&output)).expect("one JSON object")
+}
+
 #[test]
 fn run_reports_compile_errors_and_failed_runs_with_status_1() {
     let registry = Scratch::new("run-registry.json", TOOLS_REGISTRY);
@@ -328,34 +337,12 @@ fn run_reports_compile_errors_and_failed_runs_with_status_1() {
         "run-tools.json",
         r#"{"tools.list": [{"error": {"code": "DOWN", "message": "offline", "retryable": false}}]}"#,
     );
-    let output = runlet(&[
-        "run",
-        program.path(),
-        "--registry",
-        registry.path(),
-        "--tools",
-        tools.path(),
-        "--format",
-        "json",
-    ]);
-    assert_eq!(output.status.code(), Some(1));
-    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    let report = run_json(&program, &registry, &tools, 1);
     assert_eq!(report["status"], "compile_error");
     assert!(report["diagnostics"][0]["code"].as_str().expect("code").starts_with("RL2"));
 
     let program = Scratch::new("run-fails.run", "xs = tools.list()\nreturn xs\n");
-    let output = runlet(&[
-        "run",
-        program.path(),
-        "--registry",
-        registry.path(),
-        "--tools",
-        tools.path(),
-        "--format",
-        "json",
-    ]);
-    assert_eq!(output.status.code(), Some(1));
-    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    let report = run_json(&program, &registry, &tools, 1);
     assert_eq!(report["status"], "failed");
     assert_eq!(report["error"]["code"], "DOWN");
     assert_eq!(report["error"]["tool"], "tools.list");

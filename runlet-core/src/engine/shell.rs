@@ -247,50 +247,60 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn appendix_b_runs_with_every_event_journaled_before_it_is_seen() {
-        let (program, registry) = appendix_b();
+    /// A core for `program`, an environment around it with a fresh in-memory journal holding
+    /// the run's header, and that journal.
+    async fn prepared(
+        program: &Arc<crate::analyze::hir::Program>,
+        registry: &Arc<Registry>,
+        run: &str,
+        executor: impl FnOnce(Arc<MemoryJournal>) -> Arc<dyn ToolExecutor>,
+    ) -> (RunCore, RunEnvironment, Arc<MemoryJournal>) {
         let names: Arc<[String]> = registry.tools().map(|(_, t)| t.name.to_string()).collect();
         let core =
-            RunCore::new(Arc::clone(&program), Arc::new(Plan::new(&program)), names, RunSettings::default());
-        let run = RunId::new("appendix-b");
+            RunCore::new(Arc::clone(program), Arc::new(Plan::new(program)), names, RunSettings::default());
+        let run_id = RunId::new(run);
         let journal = Arc::new(MemoryJournal::new());
         let digest = sha256(&Value::Null);
-        journal
-            .create_run(&RunHeader {
-                run_id: run.clone(),
-                language_version: 1,
-                runtime_version: "test".into(),
-                source_digest: digest.to_string(),
-                registry_digest: registry.digest().to_string(),
-                inputs_digest: digest.to_string(),
-                config_digest: digest.to_string(),
-                value_encoding_version: 1,
-                event_encoding_version: 1,
-            })
-            .await
-            .expect("create run");
-        let executor = CommittedFirst {
-            journal: Arc::clone(&journal),
-            run: run.clone(),
-            inner: ScriptedExecutor::from_json_str(FIXTURES).expect("fixtures"),
+        let header = RunHeader {
+            run_id: run_id.clone(),
+            language_version: 1,
+            runtime_version: "test".into(),
+            source_digest: digest.to_string(),
+            registry_digest: registry.digest().to_string(),
+            inputs_digest: digest.to_string(),
+            config_digest: digest.to_string(),
+            value_encoding_version: 1,
+            event_encoding_version: 1,
         };
-        let (observer, mut observed) = mpsc::unbounded_channel();
+        journal.create_run(&header).await.expect("create run");
         let env = RunEnvironment {
-            run_id: run.clone(),
+            run_id,
             workflow: Arc::new(WorkflowIdentity {
-                source_digest: digest.clone(),
+                source_digest: digest,
                 registry_digest: registry.digest().clone(),
                 language_version: 1,
             }),
-            registry,
+            registry: Arc::clone(registry),
             journal: journal.clone(),
-            executor: Arc::new(executor),
-            observer: Some(observer),
+            executor: executor(journal.clone()),
+            observer: None,
             cancel: CancellationToken::new(),
         };
-        let outcome = drive(core, env, Vec::new()).await.expect("journal works");
-        match outcome {
+        (core, env, journal)
+    }
+
+    #[tokio::test]
+    async fn appendix_b_runs_with_every_event_journaled_before_it_is_seen() {
+        let (program, registry) = appendix_b();
+        let (core, mut env, journal) = prepared(&program, &registry, "appendix-b", |journal| {
+            let inner = ScriptedExecutor::from_json_str(FIXTURES).expect("fixtures");
+            Arc::new(CommittedFirst { journal, run: RunId::new("appendix-b"), inner })
+        })
+        .await;
+        let (observer, mut observed) = mpsc::unbounded_channel();
+        env.observer = Some(observer);
+        let run = env.run_id.clone();
+        match drive(core, env, Vec::new()).await.expect("journal works") {
             Outcome::Succeeded(value) => {
                 assert_eq!(value.value(), &list(vec!["i1".into(), "i2".into(), "p1".into()]))
             }
@@ -329,41 +339,12 @@ mod tests {
         let call = builder.call(root, "counter", vec![]);
         builder.result(root, call);
         let (program, registry) = builder.finish();
-        let names: Arc<[String]> = registry.tools().map(|(_, t)| t.name.to_string()).collect();
-        let core =
-            RunCore::new(Arc::clone(&program), Arc::new(Plan::new(&program)), names, RunSettings::default());
-        let run = RunId::new("bad-output");
-        let journal = Arc::new(MemoryJournal::new());
-        let digest = sha256(&Value::Null);
-        journal
-            .create_run(&RunHeader {
-                run_id: run.clone(),
-                language_version: 1,
-                runtime_version: "test".into(),
-                source_digest: digest.to_string(),
-                registry_digest: digest.to_string(),
-                inputs_digest: digest.to_string(),
-                config_digest: digest.to_string(),
-                value_encoding_version: 1,
-                event_encoding_version: 1,
-            })
-            .await
-            .expect("create run");
-        let env = RunEnvironment {
-            run_id: run,
-            workflow: Arc::new(WorkflowIdentity {
-                source_digest: digest.clone(),
-                registry_digest: digest.clone(),
-                language_version: 1,
-            }),
-            registry,
-            journal,
-            executor: Arc::new(
+        let (core, env, _) = prepared(&program, &registry, "bad-output", |_| {
+            Arc::new(
                 ScriptedExecutor::from_json_str(r#"{"counter": [{"result": "seven"}]}"#).expect("fixtures"),
-            ),
-            observer: None,
-            cancel: CancellationToken::new(),
-        };
+            )
+        })
+        .await;
         match drive(core, env, Vec::new()).await.expect("journal works") {
             Outcome::Failed(error) => {
                 assert_eq!(error.code, "TOOL_OUTPUT_SCHEMA_MISMATCH");
