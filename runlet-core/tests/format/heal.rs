@@ -6,6 +6,8 @@ use std::fmt::Write;
 use proptest::prelude::*;
 use runlet::syntax::{heal, parse};
 
+use crate::token_soup::soup;
+
 /// True when `inner` can be obtained from `outer` by deleting characters.
 fn is_subsequence(inner: &str, outer: &str) -> bool {
     let mut outer = outer.chars();
@@ -112,58 +114,13 @@ fn a_repair_that_leaves_its_problem_in_place_is_not_repeated() {
     assert!(healed.notes.is_empty());
 }
 
-const PIECES: &[&str] = &[
-    "x",
-    "crm.customer",
-    "=",
-    "(",
-    ")",
-    "[",
-    "]",
-    "{",
-    "}",
-    ",",
-    ":",
-    ";",
-    ".",
-    "+",
-    "<",
-    "return",
-    "for",
-    "in",
-    "boundary",
-    "catch",
-    "if",
-    "else",
-    "skip",
-    "fold",
-    "12",
-    "\"s\"",
-    "\"open",
-    "\"a\\",
-    "'q'",
-    "&&",
-    "=>",
-    "await",
-    "const",
-    "#c",
-    "é",
-];
-
-fn soup() -> impl Strategy<Value = String> {
-    let piece = proptest::sample::select(PIECES);
-    let separator = proptest::sample::select(&[" ", "", "\n", "\r\n"][..]);
-    proptest::collection::vec((piece, separator), 0..60)
-        .prop_map(|parts| parts.into_iter().flat_map(|(p, s)| [p, s]).collect())
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
     /// Whatever the input, heal only inserts, its notes point at inserted text, and a source it
     /// calls healed parses cleanly.
     #[test]
-    fn heal_keeps_its_promises_on_token_soups(source in soup()) {
+    fn heal_keeps_its_promises_on_token_soups(source in soup(60)) {
         let healed = heal(&source);
         prop_assert!(is_subsequence(&source, &healed.source));
         for note in &healed.notes {

@@ -5,6 +5,8 @@
 mod dump;
 mod generated;
 mod heal;
+#[path = "../common/token_soup.rs"]
+mod token_soup;
 
 use std::path::{Path, PathBuf};
 

@@ -10,4 +10,6 @@ mod paths;
 mod reserved;
 mod robustness;
 mod support;
+#[path = "../common/token_soup.rs"]
+mod token_soup;
 mod tokens;

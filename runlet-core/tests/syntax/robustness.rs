@@ -6,80 +6,7 @@ use proptest::prelude::*;
 use runlet::diag::apply_fixes;
 use runlet::syntax::{ParseOptions, parse_with};
 
-const PIECES: &[&str] = &[
-    "x",
-    "y",
-    "crm.customer",
-    "=",
-    "==",
-    "(",
-    ")",
-    "[",
-    "]",
-    "{",
-    "}",
-    ",",
-    ":",
-    ";",
-    ".",
-    "+",
-    "-",
-    "*",
-    "/",
-    "%",
-    "<",
-    "<=",
-    ">",
-    ">=",
-    "!=",
-    "return",
-    "for",
-    "in",
-    "limit",
-    "boundary",
-    "retry",
-    "catch",
-    "if",
-    "else",
-    "and",
-    "or",
-    "not",
-    "null",
-    "true",
-    "false",
-    "skip",
-    "fold",
-    "fail",
-    "12",
-    "1.5",
-    "6e4",
-    "\"s\"",
-    "\"\\q\"",
-    "'q'",
-    "`t`",
-    "&&",
-    "||",
-    "!",
-    "===",
-    "=>",
-    "+=",
-    "?",
-    "??",
-    "?.",
-    "await",
-    "const",
-    "def",
-    "elif",
-    "None",
-    "@",
-    "#c",
-    "//c",
-    "/*c*/",
-    "1_0",
-    "\"open",
-    "é",
-    "\u{1F600}",
-];
+use crate::token_soup::soup;
 
 fn check(source: &str, options: &ParseOptions) -> Result<(), TestCaseError> {
     let parse = parse_with(source, options);
@@ -107,13 +34,6 @@ fn check(source: &str, options: &ParseOptions) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-fn soup() -> impl Strategy<Value = String> {
-    let piece = proptest::sample::select(PIECES);
-    let separator = proptest::sample::select(&[" ", "", "\n", "\n  ", " "][..]);
-    proptest::collection::vec((piece, separator), 0..120)
-        .prop_map(|parts| parts.into_iter().flat_map(|(p, s)| [p, s]).collect())
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
@@ -128,12 +48,12 @@ proptest! {
     }
 
     #[test]
-    fn token_soups_never_panic(source in soup()) {
+    fn token_soups_never_panic(source in soup(120)) {
         check(&source, &ParseOptions::default())?;
     }
 
     #[test]
-    fn token_soups_respect_tight_limits(source in soup()) {
+    fn token_soups_respect_tight_limits(source in soup(120)) {
         let options = ParseOptions { max_source_bytes: 400, max_nesting_depth: 6, max_diagnostics: 4 };
         check(&source, &options)?;
     }
