@@ -53,9 +53,9 @@ fn appendix_a_starts_its_three_independent_calls_together() {
     let run_id = run.run_id().clone();
     let mut events: Vec<Event> = Vec::new();
     while !events.iter().any(|e| matches!(e, Event::RunSucceeded | Event::RunFailed { .. })) {
-        match run.events().try_recv() {
-            Ok((_, event)) => events.push(event),
-            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        match run.events().blocking_recv() {
+            Some((_, event)) => events.push(event),
+            None => panic!("the run's event stream closed before its end event"),
         }
     }
     assert_eq!(
