@@ -118,7 +118,15 @@ fn describe_call(out: &mut String, arena: &SchemaArena, call: &CallSchema, used:
 
 /// The definitions reachable from `roots`, in key order.
 fn definitions(arena: &SchemaArena, roots: &[SchemaId]) -> Vec<DefId> {
-    let mut stack = roots.to_vec();
+    let (_, defs) = reachable(arena, roots.to_vec());
+    let mut keyed: Vec<_> = defs.into_iter().map(|def| (arena.definition(def).key.clone(), def)).collect();
+    keyed.sort();
+    keyed.into_iter().map(|(_, def)| def).collect()
+}
+
+/// Every schema reachable from `roots` (through items, properties, map values, union variants
+/// and definition bodies), and every definition passed on the way.
+pub fn reachable(arena: &SchemaArena, mut stack: Vec<SchemaId>) -> (BTreeSet<SchemaId>, BTreeSet<DefId>) {
     let mut seen = BTreeSet::new();
     let mut defs = BTreeSet::new();
     while let Some(id) = stack.pop() {
@@ -134,11 +142,11 @@ fn definitions(arena: &SchemaArena, roots: &[SchemaId]) -> Vec<DefId> {
             SchemaKind::Map(values) => stack.push(*values),
             SchemaKind::Union(union) => stack.extend(union.variants.iter().copied()),
             SchemaKind::Ref(def) => {
-                defs.insert((arena.definition(*def).key.clone(), *def));
+                defs.insert(*def);
                 stack.extend(arena.definition(*def).body);
             }
             _ => {}
         }
     }
-    defs.into_iter().map(|(_, def)| def).collect()
+    (seen, defs)
 }

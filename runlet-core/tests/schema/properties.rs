@@ -1,12 +1,10 @@
 //! Properties: normalization is idempotent and order-insensitive, the registry digest ignores key
 //! and tool order (and free text), and loading arbitrary JSON or text never panics.
 
-use std::collections::BTreeSet;
-
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
-use runlet::schema::{Registry, RegistryOptions, SchemaArena, SchemaId, SchemaKind};
+use runlet::schema::{Registry, RegistryOptions, SchemaArena, SchemaId};
 
 /// A JSON Schema in the supported subset (with references only in the registry strategy).
 fn schema() -> impl Strategy<Value = Value> {
@@ -121,24 +119,7 @@ fn reachable(registry: &Registry) -> Vec<SchemaId> {
         stack.extend(tool.input.positional.iter().flatten().map(|p| p.schema));
     }
     stack.extend(registry.inputs().values().map(|i| i.schema));
-    let mut seen = BTreeSet::new();
-    while let Some(id) = stack.pop() {
-        if !seen.insert(id) {
-            continue;
-        }
-        match arena.kind(id) {
-            SchemaKind::List(list) => stack.push(list.items),
-            SchemaKind::Object(object) => {
-                stack.extend(object.properties.iter().map(|p| p.schema));
-                stack.extend(object.additional);
-            }
-            SchemaKind::Map(values) => stack.push(*values),
-            SchemaKind::Union(union) => stack.extend(union.variants.iter().copied()),
-            SchemaKind::Ref(def) => stack.extend(arena.definition(*def).body),
-            _ => {}
-        }
-    }
-    seen.into_iter().collect()
+    super::reachable(arena, stack).0.into_iter().collect()
 }
 
 /// Imports each schema as a tool output of one registry and returns the arena and ids.
