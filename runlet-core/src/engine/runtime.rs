@@ -124,7 +124,9 @@ impl RuntimeBuilder {
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_millis());
+        let tool_names = registry.tools().map(|(_, t)| t.name.to_string()).collect();
         Ok(Runtime {
+            tool_names,
             registry,
             executor,
             journal,
@@ -152,6 +154,8 @@ impl Executable {
 /// The environment runs execute in. Every run gets fresh state; runs share nothing mutable.
 pub struct Runtime {
     registry: Arc<Registry>,
+    /// Tool names by `ToolId` index, shared by every run's core.
+    tool_names: Arc<[String]>,
     executor: Arc<dyn ToolExecutor>,
     journal: Arc<dyn Journal>,
     settings: RunSettings,
@@ -218,8 +222,8 @@ impl Runtime {
             value_encoding_version: 1,
             event_encoding_version: 1,
         };
-        let names: Arc<[String]> = self.registry.tools().map(|(_, t)| t.name.to_string()).collect();
-        let core = RunCore::new(hir, Arc::clone(&program.plan), names, self.settings.clone());
+        let core =
+            RunCore::new(hir, Arc::clone(&program.plan), Arc::clone(&self.tool_names), self.settings.clone());
         let (observer, events) = mpsc::unbounded_channel();
         let cancel = CancellationToken::new();
         let env = RunEnvironment {
