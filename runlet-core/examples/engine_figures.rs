@@ -1,7 +1,8 @@
 //! The engine figures of BENCHMARKS.md that criterion cannot take: memory per node (a counting
 //! global allocator), loop growth and RSS per input length, and tail latency of one call.
 //!
-//! `cargo run --release -p runlet-core --example engine_figures` prints every figure. It is an
+//! `cargo run --release -p runlet-core --example engine_figures [a] [b] [c] [d]` prints the named
+//! figures (all without arguments). It is an
 //! example rather than a bench or a bin so that its global allocator counts only this process,
 //! it builds with the workspace's own checks, and the library ships no extra binary. The loop
 //! figures re-run this binary once per input length (`loop N`), so each RSS peak is its own.
@@ -22,15 +23,17 @@ use runlet::engine::{
 use runlet::schema::{Registry, RegistryOptions};
 use runlet::value::{Labelled, List, Value};
 
-/// Counts the bytes currently allocated through it.
+/// Counts the bytes currently allocated through it, and every allocation made.
 struct CountingAllocator;
 
 static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 
 // SAFETY: every method forwards to `System` with the caller's arguments and only adds counting.
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         LIVE_BYTES.fetch_add(layout.size(), Ordering::Relaxed);
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
         unsafe { System.alloc(layout) }
     }
@@ -43,6 +46,7 @@ unsafe impl GlobalAlloc for CountingAllocator {
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         LIVE_BYTES.fetch_add(new_size, Ordering::Relaxed);
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
         // SAFETY: forwarded unchanged; the caller upholds `realloc`'s contract.
         unsafe { System.realloc(ptr, layout, new_size) }
@@ -119,6 +123,7 @@ fn throughput() {
     let program = runtime.compile(&loop_source(64), &Inputs::new()).expect("compiles");
     let mut seconds = Vec::with_capacity(RUNS);
     let mut events = 0;
+    let allocations_before = ALLOCATIONS.load(Ordering::Relaxed);
     for _ in 0..RUNS {
         let started = Instant::now();
         let mut run = runtime.start(&program, &Inputs::new()).expect("starts");
@@ -133,6 +138,8 @@ fn throughput() {
         seconds.push(started.elapsed().as_secs_f64());
         events = received;
     }
+    let allocations =
+        (ALLOCATIONS.load(Ordering::Relaxed) - allocations_before) as f64 / (RUNS * CALLS) as f64;
     let engine = median(&mut seconds);
     let pool =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("pool");
@@ -153,7 +160,10 @@ fn throughput() {
     println!(
         "(a) {CALLS} no-op calls per run, for … limit 64, in-memory journal, 2 worker threads, median of {RUNS} runs"
     );
-    println!("    run: {:.3} ms; {events} journal events per run", engine * 1e3);
+    println!(
+        "    run: {:.3} ms; {events} journal events per run; {allocations:.1} heap allocations per call",
+        engine * 1e3
+    );
     println!(
         "    calls/s: {:.0} ({:.2} µs per call); transitions (journal events)/s: {:.0}",
         CALLS as f64 / engine,
@@ -330,8 +340,17 @@ fn main() {
         loop_growth(count.parse().expect("an item count"));
         return;
     }
-    throughput();
-    bytes_per_node();
-    loop_figures();
-    latency();
+    let wanted = |figure: &str| args.is_empty() || args.iter().any(|arg| arg == figure);
+    if wanted("a") {
+        throughput();
+    }
+    if wanted("b") {
+        bytes_per_node();
+    }
+    if wanted("c") {
+        loop_figures();
+    }
+    if wanted("d") {
+        latency();
+    }
 }
