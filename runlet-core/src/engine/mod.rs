@@ -7,6 +7,7 @@ pub mod event;
 mod executor;
 mod fixture_file;
 mod identity;
+pub mod limits;
 pub mod plan;
 mod replay;
 mod runtime;
@@ -23,6 +24,7 @@ pub use executor::{
 };
 pub use fixture_file::{FixtureAnswer, FixtureCase, FixtureError, ToolFixtures};
 pub use identity::{DispatchId, IdParseError, OperationComponents, OperationId, WorkflowIdentity};
+pub use limits::{Breach, LimitKey, LimitParseError, Limits};
 pub use plan::Plan;
 pub use replay::{ReplayError, Resumed, replay};
 pub use runtime::{BuildError, Executable, RunHandle, Runtime, RuntimeBuilder, StartError};

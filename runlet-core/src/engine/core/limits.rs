@@ -1,0 +1,110 @@
+//! The run core's side of execution limits: what the run has used of each cap, the check every
+//! counted step makes, and failing the run — past every boundary — once a cap is crossed.
+
+use super::state::{NodeIx, NodeState, ScopeIx};
+use super::{Outcome, RunCore};
+use crate::diag::Span;
+use crate::engine::event::Event;
+use crate::engine::limits::{Breach, LimitKey, Limits};
+
+/// One run's limits and its use of them. Fresh for every run; never shared.
+#[derive(Debug, Default)]
+pub(super) struct Budget {
+    limits: Limits,
+    /// The program's source size, checked against `source_bytes` when the run starts.
+    pub(super) source_bytes: u64,
+    tool_calls: u64,
+    node_evaluations: u64,
+    retries: u64,
+    /// The first limit crossed and the node responsible, until the run fails with it.
+    breach: Option<(Breach, Option<NodeIx>)>,
+}
+
+impl Budget {
+    pub(super) fn new(limits: Limits, source_bytes: u64) -> Budget {
+        Budget { limits, source_bytes, ..Budget::default() }
+    }
+}
+
+impl RunCore {
+    /// Whether `current` is within the cap of `key`. When it is not — or another limit was
+    /// already crossed — the work must not go on: the first breach is kept, and the run fails
+    /// with it once the current step ends (`apply_breach`).
+    pub(super) fn within(&mut self, key: LimitKey, current: u64, span: Span, node: Option<NodeIx>) -> bool {
+        if self.budget.breach.is_some() {
+            return false;
+        }
+        match self.budget.limits.get(key) {
+            Some(cap) if current > cap => {
+                self.budget.breach = Some((Breach { key, current, cap, span }, node));
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// Counts one more tool call, node evaluation or retry, and checks it against its cap.
+    pub(super) fn count(&mut self, key: LimitKey, span: Span, node: NodeIx) -> bool {
+        let used = match key {
+            LimitKey::ToolCalls => &mut self.budget.tool_calls,
+            LimitKey::NodeEvaluations => &mut self.budget.node_evaluations,
+            LimitKey::Retries => &mut self.budget.retries,
+            _ => return self.budget.breach.is_none(),
+        };
+        *used += 1;
+        let current = *used;
+        self.within(key, current, span, Some(node))
+    }
+
+    /// Whether a limit applies to `key` (so measuring for it is worth its cost).
+    pub(super) fn is_limited(&self, key: LimitKey) -> bool {
+        self.budget.limits.get(key).is_some()
+    }
+
+    /// The shell's timer for `wall_clock_ms` fired.
+    pub(super) fn wall_clock_expired(&mut self, elapsed_ms: u64) {
+        let span = self.program.region(self.program.root).span;
+        self.within(LimitKey::WallClockMs, elapsed_ms, span, None);
+    }
+
+    /// The one-based nesting depth of `scope` (the program's scope is 1).
+    pub(super) fn depth_of(&self, scope: ScopeIx) -> u64 {
+        let mut depth = 0;
+        let mut current = Some(scope);
+        while let Some(ix) = current {
+            depth += 1;
+            current = self.scopes[ix.0 as usize].parent;
+        }
+        depth
+    }
+
+    /// Fails the run with the pending breach, if any: the responsible node fails, everything
+    /// still running is cancelled, and no boundary gets to catch or retry (limits are policy).
+    pub(super) fn apply_breach(&mut self) {
+        let Some((breach, node)) = self.budget.breach.take() else { return };
+        if self.finished {
+            return;
+        }
+        let node_id = node.map(|n| self.node_id(n)).unwrap_or_default();
+        let error = breach.to_error(node_id.clone());
+        self.events.push(Event::LimitExceeded {
+            limit: breach.key.as_str().to_owned(),
+            current: breach.current,
+            cap: breach.cap,
+            node: node_id.clone(),
+        });
+        if let Some(node) = node {
+            let entry = &mut self.nodes[node.0 as usize];
+            if !entry.state.is_terminal() {
+                entry.state = NodeState::Failed;
+                self.events.push(Event::NodeFailed { node: node_id, code: error.code.clone() });
+            }
+        }
+        if self.scopes.is_empty() {
+            self.events.push(Event::RunFailed { code: error.code.clone() });
+            self.finish(Outcome::Failed(error));
+        } else {
+            self.scope_failed(ScopeIx(0), error);
+        }
+    }
+}
