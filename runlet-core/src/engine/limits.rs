@@ -164,8 +164,10 @@ impl Limits {
 
     /// The set caps as a value `{key: cap}`, for configuration digests.
     pub fn to_value(&self) -> Value {
-        let pairs: Vec<(Arc<str>, Value)> =
-            self.caps().map(|(key, cap)| (Arc::from(key.as_str()), Value::Int(saturating_int(cap)))).collect();
+        let pairs: Vec<(Arc<str>, Value)> = self
+            .caps()
+            .map(|(key, cap)| (Arc::from(key.as_str()), Value::Int(saturating_int(cap))))
+            .collect();
         Object::from_pairs(pairs).map(Value::from).unwrap_or(Value::Null)
     }
 

@@ -8,6 +8,7 @@ mod executor;
 mod fixture_file;
 mod identity;
 pub mod limits;
+pub mod permits;
 pub mod plan;
 mod replay;
 mod runtime;
@@ -25,8 +26,9 @@ pub use executor::{
 pub use fixture_file::{FixtureAnswer, FixtureCase, FixtureError, ToolFixtures};
 pub use identity::{DispatchId, IdParseError, OperationComponents, OperationId, WorkflowIdentity};
 pub use limits::{Breach, LimitKey, LimitParseError, Limits};
+pub use permits::{PermitTable, Permits, ResourceKey, RunPermits};
 pub use plan::Plan;
 pub use replay::{ReplayError, Resumed, replay};
-pub use runtime::{BuildError, Executable, RunHandle, Runtime, RuntimeBuilder, StartError};
+pub use runtime::{BuildError, Executable, RunHandle, RunOptions, Runtime, RuntimeBuilder, StartError};
 pub use scripted::{CaseUsage, ScriptedExecutor};
 pub use shell::{RunEnvironment, drive};
