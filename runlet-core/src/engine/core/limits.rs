@@ -3,6 +3,7 @@
 
 use super::state::{NodeIx, NodeState, ScopeIx};
 use super::{Outcome, RunCore};
+use crate::analyze::hir::ExprKind;
 use crate::diag::Span;
 use crate::engine::event::Event;
 use crate::engine::limits::{Breach, LimitKey, Limits};
@@ -86,7 +87,12 @@ impl RunCore {
             return;
         }
         let node_id = node.map(|n| self.node_id(n)).unwrap_or_default();
-        let error = breach.to_error(node_id.clone());
+        let mut error = breach.to_error(node_id.clone());
+        if let Some(node) = node {
+            if let ExprKind::Call { tool, .. } = self.program.expr(self.nodes[node.0 as usize].expr).kind {
+                error.tool = Some(self.tool_name(tool));
+            }
+        }
         self.events.push(Event::LimitExceeded {
             limit: breach.key.as_str().to_owned(),
             current: breach.current,
