@@ -114,3 +114,66 @@ impl RunCore {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{continue_run, fresh_core};
+    use super::super::{Effect, Input, Outcome};
+    use crate::engine::event::Event;
+    use crate::engine::limits::{LimitKey, Limits};
+    use crate::engine::testing::{appendix_b, appendix_b_oracle};
+
+    fn failure_code(outcome: &Outcome) -> &str {
+        match outcome {
+            Outcome::Failed(error) => &error.code,
+            other => panic!("expected a failed run, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_limit_fails_the_run_under_every_completion_order_and_replays_exactly() {
+        let (program, registry) = appendix_b();
+        let limits = Limits::new().with(LimitKey::ToolCalls, 3);
+        for seed in 0..32 {
+            let core = fresh_core(&program, &registry).with_limits(limits.clone(), 0);
+            let start = Some(Input::Start { inputs: Vec::new() });
+            let trace = continue_run(core, Vec::new(), start, &registry, &appendix_b_oracle, seed);
+            assert_eq!(failure_code(&trace.outcome), "RL4101", "seed {seed}");
+            assert_eq!(trace.dispatched.len(), 3, "seed {seed}: the fourth call is never dispatched");
+            let replayed = crate::engine::replay(
+                fresh_core(&program, &registry).with_limits(limits.clone(), 0),
+                &trace.events,
+            )
+            .expect("replays");
+            assert_eq!(replayed.outcome.as_ref().map(failure_code), Some("RL4101"));
+        }
+    }
+
+    #[test]
+    fn the_wall_clock_input_is_journaled_and_replays() {
+        let (program, registry) = appendix_b();
+        let limits = Limits::new().with(LimitKey::WallClockMs, 40);
+        let mut core = fresh_core(&program, &registry).with_limits(limits.clone(), 0);
+        let mut events = Vec::new();
+        let mut dispatched = 0;
+        for input in [Input::Start { inputs: Vec::new() }, Input::WallClockExpired { elapsed_ms: 41 }] {
+            for effect in core.react(input) {
+                match effect {
+                    Effect::Append(batch) => events.extend(batch),
+                    Effect::Dispatch(_) => dispatched += 1,
+                    Effect::Cancel(_) => dispatched -= 1,
+                    Effect::Finish(outcome) => assert_eq!(failure_code(&outcome), "RL4104"),
+                }
+            }
+        }
+        assert!(core.is_finished());
+        assert_eq!(dispatched, 0, "every call in flight is cancelled");
+        let limit_event =
+            Event::LimitExceeded { limit: "wall_clock_ms".into(), current: 41, cap: 40, node: String::new() };
+        assert!(events.contains(&limit_event));
+        let replayed = crate::engine::replay(fresh_core(&program, &registry).with_limits(limits, 0), &events)
+            .expect("replays");
+        assert_eq!(replayed.outcome.as_ref().map(failure_code), Some("RL4104"));
+        assert!(replayed.in_flight.is_empty());
+    }
+}
