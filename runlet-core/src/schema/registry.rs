@@ -259,7 +259,14 @@ impl RegistryBuilder {
             if !self.resource_groups.contains_key(group) {
                 let message =
                     format!("`{}` names the resource group `{group}`, which is not declared", tool.name);
+                let nearest = self
+                    .resource_groups
+                    .keys()
+                    .map(|declared| (strsim::damerau_levenshtein(declared, group), declared.as_str()))
+                    .filter(|(distance, _)| *distance <= 2)
+                    .min();
                 let issue = RegistryIssue::error(codes::REGISTRY_BAD_FIELD, path.key("resource_group"), message)
+                    .with_candidates(nearest.map(|(_, name)| name))
                     .with_help(format!(
                         "declare it at the top level: `\"resource_groups\": {{\"{group}\": 4}}` (its most calls in flight)"
                     ));
