@@ -26,7 +26,7 @@ pub use executor::{
 pub use fixture_file::{FixtureAnswer, FixtureCase, FixtureError, ToolFixtures};
 pub use identity::{DispatchId, IdParseError, OperationComponents, OperationId, WorkflowIdentity};
 pub use limits::{Breach, LimitKey, LimitParseError, Limits};
-pub use permits::{PermitTable, Permits, ResourceKey, RunPermits};
+pub use permits::{PermitRequest, PermitTable, Permits, ResourceKey, RunPermits, Ticket, tool_keys};
 pub use plan::Plan;
 pub use replay::{ReplayError, Resumed, replay};
 pub use runtime::{BuildError, Executable, RunHandle, RunOptions, Runtime, RuntimeBuilder, StartError};

@@ -61,14 +61,9 @@ impl PermitTable {
     pub fn request(&mut self, keys: &[ResourceKey]) -> (Ticket, bool) {
         let ticket = Ticket(self.next);
         self.next += 1;
-        let mut needed: Vec<ResourceKey> = keys
-            .iter()
-            .filter(|k| self.caps.contains_key(*k))
-            .cloned()
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        needed.shrink_to_fit();
+        let needed: BTreeSet<ResourceKey> =
+            keys.iter().filter(|k| self.caps.contains_key(*k)).cloned().collect();
+        let needed: Vec<ResourceKey> = needed.into_iter().collect();
         let contended = self.waiting.values().any(|w| w.iter().any(|k| needed.contains(k)));
         if !contended && self.has_room(&needed) {
             self.take(ticket, needed);
@@ -250,47 +245,48 @@ impl Drop for PermitRequest {
     }
 }
 
-/// The keys each tool's calls need in one run, in the global order.
+/// The capped resources each tool's calls need, by `ToolId` index: the runtime-wide cap when
+/// `runtime_cap`, the tool's resource group and its own `max_concurrency`. Computed once per
+/// runtime.
+pub fn tool_keys(registry: &Registry, runtime_cap: bool) -> Arc<[Vec<ResourceKey>]> {
+    registry
+        .tools()
+        .map(|(_, tool)| {
+            let mut keys = Vec::new();
+            if runtime_cap {
+                keys.push(ResourceKey::Runtime);
+            }
+            if let Some(group) = &tool.resource_group {
+                keys.push(ResourceKey::Group(group.clone()));
+            }
+            if tool.max_concurrency.is_some() {
+                keys.push(ResourceKey::Tool(tool.name.to_string()));
+            }
+            keys
+        })
+        .collect()
+}
+
+/// How one run's calls take permits: the tools' keys, and the run's own cap if it has one.
 #[derive(Debug, Clone)]
 pub struct RunPermits {
-    pub permits: Arc<Permits>,
-    keys: Arc<[Vec<ResourceKey>]>,
+    permits: Arc<Permits>,
+    tool_keys: Arc<[Vec<ResourceKey>]>,
+    run: Option<ResourceKey>,
 }
 
 impl RunPermits {
-    /// For a run of `run` (with its own cap when `own_cap`) under `registry`'s declarations and
-    /// the runtime-wide cap (`runtime_cap`).
-    pub fn new(
-        permits: Arc<Permits>,
-        registry: &Registry,
-        runtime_cap: bool,
-        run: Option<&RunId>,
-    ) -> RunPermits {
-        let keys = registry
-            .tools()
-            .map(|(_, tool)| {
-                let mut keys = BTreeSet::new();
-                if runtime_cap {
-                    keys.insert(ResourceKey::Runtime);
-                }
-                if let Some(run) = run {
-                    keys.insert(run_key(run));
-                }
-                if let Some(group) = &tool.resource_group {
-                    keys.insert(ResourceKey::Group(group.clone()));
-                }
-                if tool.max_concurrency.is_some() {
-                    keys.insert(ResourceKey::Tool(tool.name.to_string()));
-                }
-                keys.into_iter().collect()
-            })
-            .collect();
-        RunPermits { permits, keys }
+    /// For run `own` (when it has its own cap, set with [`Permits::start_run`]) with the
+    /// runtime's [`tool_keys`].
+    pub fn new(permits: Arc<Permits>, tool_keys: Arc<[Vec<ResourceKey>]>, own: Option<&RunId>) -> RunPermits {
+        RunPermits { permits, tool_keys, run: own.map(run_key) }
     }
 
-    /// The permits a call of `tool` needs.
-    pub fn keys(&self, tool: ToolId) -> &[ResourceKey] {
-        self.keys.get(tool.index()).map_or(&[], Vec::as_slice)
+    /// Queues the permit request of a call of `tool`.
+    pub fn request(&self, tool: ToolId) -> PermitRequest {
+        let mut keys = self.tool_keys.get(tool.index()).cloned().unwrap_or_default();
+        keys.extend(self.run.clone());
+        self.permits.request(&keys)
     }
 }
 

@@ -41,7 +41,7 @@ use super::event::Event;
 use super::executor::ToolExecutor;
 use super::identity::WorkflowIdentity;
 use super::limits::{LimitKey, Limits};
-use super::permits::{Permits, RunPermits};
+use super::permits::{Permits, ResourceKey, RunPermits, tool_keys};
 use super::plan::Plan;
 use super::shell::{RunEnvironment, drive};
 use crate::analyze::{AnalyzeOptions, CompiledProgram, Inputs, analyze};
@@ -138,7 +138,9 @@ impl RuntimeBuilder {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_millis());
         let tool_names = registry.tools().map(|(_, t)| t.name.to_string()).collect();
-        let permits = Arc::new(Permits::for_registry(&registry, self.limits.get(LimitKey::Concurrency)));
+        let runtime_cap = self.limits.get(LimitKey::Concurrency);
+        let permits = Arc::new(Permits::for_registry(&registry, runtime_cap));
+        let permit_keys = tool_keys(&registry, runtime_cap.is_some());
         Ok(Runtime {
             tool_names,
             registry,
@@ -147,6 +149,7 @@ impl RuntimeBuilder {
             settings: self.settings,
             limits: self.limits,
             permits,
+            permit_keys,
             pool: pool.build()?,
             run_prefix: format!("run-{started}-{}", std::process::id()),
             next_run: AtomicU64::new(1),
@@ -180,6 +183,8 @@ pub struct Runtime {
     limits: Limits,
     /// Call permits shared by every run (spec §4.5).
     permits: Arc<Permits>,
+    /// The permits each tool's calls need, by `ToolId` index.
+    permit_keys: Arc<[Vec<ResourceKey>]>,
     pool: tokio::runtime::Runtime,
     /// Run ids are this prefix (start time and process id) and a counter, so runs of different
     /// processes sharing one journal do not collide.
@@ -264,16 +269,10 @@ impl Runtime {
         if let Some(cap) = own_concurrency {
             self.permits.start_run(&run_id, cap);
         }
-        let capped = own_concurrency.is_some()
-            || self.limits.get(LimitKey::Concurrency).is_some()
-            || self.registry.tools().any(|(_, t)| t.max_concurrency.is_some() || t.resource_group.is_some());
+        let capped = own_concurrency.is_some() || self.permit_keys.iter().any(|keys| !keys.is_empty());
         let permits = capped.then(|| {
-            RunPermits::new(
-                Arc::clone(&self.permits),
-                &self.registry,
-                self.limits.get(LimitKey::Concurrency).is_some(),
-                own_concurrency.is_some().then_some(&run_id),
-            )
+            let own = own_concurrency.is_some().then_some(&run_id);
+            RunPermits::new(Arc::clone(&self.permits), Arc::clone(&self.permit_keys), own)
         });
         let (observer, events) = mpsc::unbounded_channel();
         let cancel = CancellationToken::new();

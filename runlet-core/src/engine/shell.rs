@@ -57,9 +57,14 @@ pub async fn drive(
     let started = tokio::time::Instant::now();
     // Inclusive: the run may take exactly the cap; the timer fires one millisecond past it.
     let cap = env.wall_clock.map(|cap| cap + Duration::from_millis(1));
-    let deadline = tokio::time::sleep_until(started + cap.unwrap_or(Duration::MAX / 4));
+    let deadline = async {
+        match cap {
+            Some(cap) => tokio::time::sleep_until(started + cap).await,
+            None => std::future::pending().await,
+        }
+    };
     tokio::pin!(deadline);
-    let mut deadline_sent = cap.is_none();
+    let mut deadline_sent = false;
     loop {
         let input = match next.take() {
             Some(input) => input,
@@ -190,7 +195,7 @@ fn spawn_call(
     let handle = request.call;
     let checked = check_arguments(&schemas, &tool, &call.arguments);
     // Requested now, in dispatch order, so waiting calls start in that order.
-    let mut permit = env.permits.as_ref().map(|p| p.permits.request(p.keys(request.tool)));
+    let mut permit = env.permits.as_ref().map(|p| p.request(request.tool));
     tokio::spawn(async move {
         if let Some(permit) = &mut permit {
             tokio::select! {

@@ -14,9 +14,8 @@ pub(super) struct Budget {
     limits: Limits,
     /// The program's source size, checked against `source_bytes` when the run starts.
     pub(super) source_bytes: u64,
-    tool_calls: u64,
-    node_evaluations: u64,
-    retries: u64,
+    /// Uses so far of the counted limits (`tool_calls`, `node_evaluations`, `retries`), by key.
+    used: [u64; LimitKey::ALL.len()],
     /// The first limit crossed and the node responsible, until the run fails with it.
     breach: Option<(Breach, Option<NodeIx>)>,
 }
@@ -44,14 +43,10 @@ impl RunCore {
         }
     }
 
-    /// Counts one more tool call, node evaluation or retry, and checks it against its cap.
+    /// Counts one more use of `key` (a tool call, a node evaluation, a retry) by `node`, and
+    /// checks the total against its cap.
     pub(super) fn count(&mut self, key: LimitKey, span: Span, node: NodeIx) -> bool {
-        let used = match key {
-            LimitKey::ToolCalls => &mut self.budget.tool_calls,
-            LimitKey::NodeEvaluations => &mut self.budget.node_evaluations,
-            LimitKey::Retries => &mut self.budget.retries,
-            _ => return self.budget.breach.is_none(),
-        };
+        let used = &mut self.budget.used[key as usize];
         *used += 1;
         let current = *used;
         self.within(key, current, span, Some(node))

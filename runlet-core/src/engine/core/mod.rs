@@ -423,6 +423,8 @@ impl RunCore {
 
     fn create(&mut self, scope: ScopeIx, expr: ExprId) -> NodeIx {
         let node = NodeIx(self.nodes.len() as u32);
+        // Past the cap the node is still made, so this demand stays consistent; the run fails
+        // with the breach before anything evaluates it.
         let span = self.program.expr(expr).span;
         self.within(LimitKey::GraphNodes, u64::from(node.0) + 1, span, Some(node));
         let scope_path = &self.scopes[scope.0 as usize].full_path;
