@@ -80,6 +80,12 @@ pub enum Event {
         code: String,
     },
     RunCancelled,
+    /// A nondeterministic intrinsic was sampled: the value's RCVE bytes, or why no value could be
+    /// had. Replay feeds this back instead of sampling again (spec §5.3).
+    IntrinsicSampled {
+        node: String,
+        output: Result<serde_bytes::ByteBuf, String>,
+    },
 }
 
 /// A tool error as the journal keeps it.
@@ -154,7 +160,7 @@ impl EventDecodeError {
 }
 
 /// Every kind, in the order of their stable kind numbers (1-based); new kinds are appended.
-const KINDS: [&str; 19] = [
+const KINDS: [&str; 20] = [
     "RunCreated",
     "NodeReady",
     "CallDispatchPrepared",
@@ -174,6 +180,7 @@ const KINDS: [&str; 19] = [
     "CallFailed",
     "OrphanedCompletion",
     "CancellationRequested",
+    "IntrinsicSampled",
 ];
 
 impl Event {
@@ -230,6 +237,7 @@ impl Event {
             Event::RunSucceeded => "RunSucceeded",
             Event::RunFailed { .. } => "RunFailed",
             Event::RunCancelled => "RunCancelled",
+            Event::IntrinsicSampled { .. } => "IntrinsicSampled",
         }
     }
 }
@@ -270,6 +278,7 @@ mod tests {
             },
             Event::OrphanedCompletion { node: node() },
             Event::CancellationRequested,
+            Event::IntrinsicSampled { node: node(), output: Ok(serde_bytes::ByteBuf::from(vec![0x10, 0x02])) },
         ]
     }
 
@@ -281,6 +290,12 @@ mod tests {
             assert_eq!(event.kind_number() as usize, index + 1);
             assert_eq!(Event::decode(&event.encode(7)), Ok((7, event)));
         }
+    }
+
+    #[test]
+    fn a_failed_sample_round_trips() {
+        let event = Event::IntrinsicSampled { node: "let:r/value#00".into(), output: Err("no source".into()) };
+        assert_eq!(Event::decode(&event.encode(3)), Ok((3, event)));
     }
 
     #[test]

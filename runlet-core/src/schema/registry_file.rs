@@ -9,9 +9,10 @@ use super::fields::Fields;
 use super::issue::{RegistryError, RegistryIssue};
 use super::json_path::JsonPath;
 use super::registry::{LoadedRegistry, Registry, RegistryBuilder, RegistryOptions};
+use crate::stdlib::Prelude;
 
 /// Top-level fields. `nextCursor` and `_meta` are MCP's and are accepted and not used.
-const FILE_FIELDS: &[&str] = &["tools", "inputs", "nextCursor", "_meta"];
+const FILE_FIELDS: &[&str] = &["tools", "inputs", "prelude", "nextCursor", "_meta"];
 
 impl Registry {
     /// Loads a registry file's text. Findings carry JSON paths; turn them into diagnostics
@@ -33,6 +34,9 @@ impl Registry {
         let mut issues = Vec::new();
         let (tools, inputs) = top_level(json, &mut issues)?;
         let mut builder = RegistryBuilder::new(*options);
+        if let Some(prelude) = prelude_field(json, &mut issues) {
+            builder.prelude(prelude);
+        }
         builder.extend_issues(issues);
         for (i, tool) in tools.into_iter().flatten().enumerate() {
             builder.add_tool_json(tool, JsonPath::root().key("tools").index(i));
@@ -70,6 +74,22 @@ fn top_level<'a>(json: &'a Value, issues: &mut Vec<RegistryIssue>) -> Result<Top
         ));
     }
     Ok((fields.array("tools"), fields.object("inputs")))
+}
+
+/// The `prelude` field: `none`, `deterministic` or `standard` (docs/STDLIB.md); absent is none.
+fn prelude_field(json: &Value, issues: &mut Vec<RegistryIssue>) -> Option<Prelude> {
+    let field = json.get("prelude")?;
+    let chosen = field.as_str().and_then(Prelude::parse);
+    if chosen.is_none() {
+        let message = format!("`prelude` is {field}, which is not a prelude");
+        let names = Prelude::ALL.iter().map(|p| format!("\"{}\"", p.as_str()));
+        issues.push(
+            RegistryIssue::error(codes::INVALID_PRELUDE, JsonPath::root().key("prelude"), message)
+                .with_help("choose the intrinsics the registry offers")
+                .with_candidates(names),
+        );
+    }
+    chosen
 }
 
 /// The byte offset of serde_json's 1-based line and byte column in `text`.

@@ -192,6 +192,9 @@ impl Lowerer<'_> {
             );
         }
         let output = self.registry.tool(tool).output;
+        if let Some(function) = self.registry.intrinsic(tool) {
+            return self.intrinsic_call(function, converted, output, &at);
+        }
         let ty =
             if converted.iter().any(|&a| self.ty(a) == Ty::Never) { Ty::Never } else { Ty::Schema(output) };
         self.push(ExprKind::Call { tool, args: converted }, ty, Origin::ToolOutput(tool), &at)

@@ -5,6 +5,7 @@ mod control;
 mod evaluate;
 #[cfg(test)]
 mod generated;
+mod intrinsic;
 mod state;
 #[cfg(test)]
 mod tests;
@@ -18,7 +19,8 @@ use crate::engine::event::{Event, RecordedToolError};
 use crate::engine::executor::ToolError;
 use crate::engine::plan::{Plan, operands};
 use crate::schema::ToolId;
-use crate::value::{Labelled, List, Value, rcve};
+use crate::stdlib::SampledFunction;
+use crate::value::{Labelled, List, Value, ValueError, rcve};
 
 use state::{Control, Node, NodeIx, NodeState, Owner, Role, Scope, ScopeIx, ScopeStatus};
 
@@ -54,6 +56,15 @@ pub struct CallRequest {
     pub dynamic_key: String,
 }
 
+/// A nondeterministic intrinsic the shell should sample once (docs/STDLIB.md); the answer comes
+/// back as [`Input::Sampled`] and is journaled, so replay never samples again.
+#[derive(Debug, Clone)]
+pub struct SampleRequest {
+    pub call: CallHandle,
+    pub function: SampledFunction,
+    pub node_id: String,
+}
+
 /// What the core is told.
 #[derive(Debug, Clone)]
 pub enum Input {
@@ -70,6 +81,11 @@ pub enum Input {
         error: ToolError,
     },
     CancelRequested,
+    /// The value (or failure) of a requested sample.
+    Sampled {
+        call: CallHandle,
+        answer: Result<Value, ValueError>,
+    },
 }
 
 /// What the core asks the shell to do, in order.
@@ -80,6 +96,8 @@ pub enum Effect {
     Dispatch(CallRequest),
     Cancel(CallHandle),
     Finish(Outcome),
+    /// Sample a nondeterministic intrinsic and answer with [`Input::Sampled`].
+    Sample(SampleRequest),
 }
 
 /// How a run ended.
@@ -146,6 +164,7 @@ impl RunCore {
                 Input::ToolCompleted { call, value } => self.call_answered(call, Ok(value)),
                 Input::ToolFailed { call, error } => self.call_answered(call, Err(error)),
                 Input::CancelRequested => self.cancel_run(),
+                Input::Sampled { call, answer } => self.sampled(call, answer),
             }
             while let Some(node) = self.ready.pop_front() {
                 self.evaluate(node);
