@@ -144,6 +144,11 @@ impl Registry {
         self.intrinsics.get(&tool).copied()
     }
 
+    /// `root` when it is a namespace of this registry's prelude (such as `text`).
+    pub fn intrinsic_namespace<'r>(&self, root: &'r str) -> Option<&'r str> {
+        (self.prelude != Prelude::None && stdlib::NAMESPACES.contains(&root)).then_some(root)
+    }
+
     /// Whether calls of `tool` must be inside a `boundary` under the host's policy.
     pub fn requires_boundary(&self, tool: ToolId) -> bool {
         self.unsafe_tools == UnsafeToolPolicy::RequireBoundary

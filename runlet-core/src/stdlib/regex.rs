@@ -18,30 +18,42 @@ const DFA_SIZE_LIMIT: usize = 1 << 21;
 /// How deeply groups and repetitions may nest.
 const NEST_LIMIT: u32 = 64;
 
-/// Compiles `pattern` under the prelude's limits. The error is `RL5401` with the crate's
-/// explanation of what is wrong.
+/// Compiles `pattern` under the prelude's limits. The error is `RL5401` with one line saying
+/// what is wrong and, for a syntax error, the byte range of the pattern at fault (details
+/// `start`, `end`).
 pub fn compile(pattern: &str) -> Result<Regex, ValueError> {
+    let invalid = |reason: String| {
+        ValueError::new(codes::INVALID_REGEX, format!("the pattern does not compile: {reason}"))
+            .with_detail("pattern", pattern)
+    };
     if pattern.len() > MAX_PATTERN_BYTES {
-        return Err(ValueError::new(
-            codes::INVALID_REGEX,
-            format!("the pattern has {} bytes, more than the limit of {MAX_PATTERN_BYTES}", pattern.len()),
-        )
-        .with_detail("limit", MAX_PATTERN_BYTES as i64));
+        return Err(invalid(format!("it has {} bytes, more than the limit of {MAX_PATTERN_BYTES}", pattern.len()))
+            .with_detail("limit", MAX_PATTERN_BYTES as i64));
+    }
+    let syntax = regex_syntax::ParserBuilder::new().nest_limit(NEST_LIMIT).build().parse(pattern);
+    if let Err(error) = syntax {
+        let (reason, span) = match &error {
+            regex_syntax::Error::Parse(e) => (e.kind().to_string(), Some(*e.span())),
+            regex_syntax::Error::Translate(e) => (e.kind().to_string(), Some(*e.span())),
+            _ => (error.to_string(), None),
+        };
+        let mut error = invalid(reason);
+        if let Some(span) = span {
+            error = error.with_detail("start", span.start.offset as i64).with_detail("end", span.end.offset as i64);
+        }
+        return Err(error);
     }
     RegexBuilder::new(pattern)
         .size_limit(COMPILED_SIZE_LIMIT)
         .dfa_size_limit(DFA_SIZE_LIMIT)
         .nest_limit(NEST_LIMIT)
         .build()
-        .map_err(|error| {
-            let reason = match error {
-                ::regex::Error::CompiledTooBig(limit) => {
-                    format!("the compiled pattern would exceed the size limit of {limit} bytes")
-                }
-                other => other.to_string(),
-            };
-            ValueError::new(codes::INVALID_REGEX, format!("the pattern does not compile: {reason}"))
-                .with_detail("pattern", pattern)
+        .map_err(|error| match error {
+            ::regex::Error::CompiledTooBig(limit) => invalid(format!(
+                "the compiled pattern would exceed the size limit of {limit} bytes; use fewer or smaller repetitions"
+            ))
+            .with_detail("limit", limit as i64),
+            other => invalid(other.to_string()),
         })
 }
 

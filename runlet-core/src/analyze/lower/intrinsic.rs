@@ -1,7 +1,7 @@
 //! Calls of prelude intrinsics (docs/STDLIB.md), after the call machinery has checked and
 //! converted their arguments like a tool's: the result schema and the literal-pattern check.
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Span};
 use crate::schema::{SchemaId, SchemaKind};
 use crate::stdlib::{self, Intrinsic, OutputRule};
 use crate::value::Value;
@@ -51,16 +51,27 @@ impl Lowerer<'_> {
     }
 
     /// `RL5401` for a literal pattern that does not compile: every run would fail the same way.
+    /// When the literal has no escapes, the span is the part of the pattern at fault.
     fn check_literal_pattern(&mut self, pattern: ExprId) {
         let expr = &self.exprs[pattern.index()];
         let ExprKind::Const(Value::String(text)) = &expr.kind else { return };
-        if let Err(error) = stdlib::compile_regex(text) {
-            let span = expr.span;
-            self.report(
-                Diagnostic::error(error.code(), span, error.message().to_owned())
-                    .with_help("fix the pattern; the regex dialect has no look-around or backreferences (docs/STDLIB.md)")
-                    .with_note("the pattern is a literal, so it was compiled while checking"),
-            );
-        }
+        let Err(error) = stdlib::compile_regex(text) else { return };
+        let literal = expr.span;
+        let offset = |key: &str| match error.details().get(key) {
+            Some(Value::Int(offset)) => u32::try_from(*offset).ok(),
+            _ => None,
+        };
+        let verbatim = self.text(literal).get(1..).and_then(|t| t.strip_suffix('"')) == Some(&**text);
+        let span = match (verbatim, offset("start"), offset("end")) {
+            (true, Some(start), Some(end)) => {
+                Span::new(literal.start + 1 + start, literal.start + 1 + end.max(start + 1).min(text.len() as u32))
+            }
+            _ => literal,
+        };
+        self.report(
+            Diagnostic::error(error.code(), span, error.message().to_owned())
+                .with_help("fix the pattern; the regex dialect has no look-around or backreferences (docs/STDLIB.md)")
+                .with_note("the pattern is a literal, so it was compiled while checking"),
+        );
     }
 }
