@@ -278,7 +278,10 @@ mod tests {
             },
             Event::OrphanedCompletion { node: node() },
             Event::CancellationRequested,
-            Event::IntrinsicSampled { node: node(), output: Ok(serde_bytes::ByteBuf::from(vec![0x10, 0x02])) },
+            Event::IntrinsicSampled {
+                node: node(),
+                output: Ok(serde_bytes::ByteBuf::from(vec![0x10, 0x02])),
+            },
         ]
     }
 
@@ -294,7 +297,8 @@ mod tests {
 
     #[test]
     fn a_failed_sample_round_trips() {
-        let event = Event::IntrinsicSampled { node: "let:r/value#00".into(), output: Err("no source".into()) };
+        let event =
+            Event::IntrinsicSampled { node: "let:r/value#00".into(), output: Err("no source".into()) };
         assert_eq!(Event::decode(&event.encode(3)), Ok((3, event)));
     }
 

@@ -99,9 +99,12 @@ fn sampled_input(
     seq: u64,
     samples: &mut BTreeMap<String, SampleRequest>,
 ) -> Result<Input, ReplayError> {
-    let request = samples.remove(node).ok_or_else(|| ReplayError::UnknownCall { seq, node: node.to_owned() })?;
+    let request =
+        samples.remove(node).ok_or_else(|| ReplayError::UnknownCall { seq, node: node.to_owned() })?;
     let answer = match output {
-        Ok(bytes) => Ok(rcve::decode(bytes).map_err(|e| ReplayError::Unreadable { seq, reason: e.to_string() })?),
+        Ok(bytes) => {
+            Ok(rcve::decode(bytes).map_err(|e| ReplayError::Unreadable { seq, reason: e.to_string() })?)
+        }
         Err(message) => Err(ValueError::new(codes::SAMPLE_UNAVAILABLE, message.clone())),
     };
     Ok(Input::Sampled { call: request.call, answer })

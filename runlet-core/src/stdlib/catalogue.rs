@@ -168,7 +168,12 @@ const fn opt(name: &'static str, ty: Type) -> ParamSpec {
     ParamSpec { name, ty, optional: true }
 }
 
-const fn sig(name: &'static str, params: &'static [ParamSpec], output: Type, summary: &'static str) -> Signature {
+const fn sig(
+    name: &'static str,
+    params: &'static [ParamSpec],
+    output: Type,
+    summary: &'static str,
+) -> Signature {
     Signature { name, params, output, rule: OutputRule::Declared, pattern: None, summary }
 }
 
@@ -294,9 +299,12 @@ impl PureFunction {
                 Type::Nullable(&Type::String),
                 "The first match, or null.",
             ),
-            RegexFindAll => {
-                regex_sig("regex.find_all", &[PATTERN, TEXT], STRINGS, "Every non-overlapping match, in order.")
-            }
+            RegexFindAll => regex_sig(
+                "regex.find_all",
+                &[PATTERN, TEXT],
+                STRINGS,
+                "Every non-overlapping match, in order.",
+            ),
             RegexCaptures => regex_sig(
                 "regex.captures",
                 &[PATTERN, TEXT],
@@ -309,9 +317,12 @@ impl PureFunction {
                 Type::String,
                 "Every match replaced, with `$1` and `${name}` expanded.",
             ),
-            RegexSplit => {
-                regex_sig("regex.split", &[PATTERN, TEXT], STRINGS, "The parts between matches of the pattern.")
-            }
+            RegexSplit => regex_sig(
+                "regex.split",
+                &[PATTERN, TEXT],
+                STRINGS,
+                "The parts between matches of the pattern.",
+            ),
             ListLength => sig("list.length", &[ITEMS], Type::Integer, "The number of elements."),
             ListSlice => list_sig(
                 "list.slice",
@@ -353,7 +364,9 @@ impl PureFunction {
                 Type::String,
                 "Canonical compact presentation JSON.",
             ),
-            NumberParse => sig("number.parse", &[TEXT], Type::Number, "The Number a JSON number text denotes."),
+            NumberParse => {
+                sig("number.parse", &[TEXT], Type::Number, "The Number a JSON number text denotes.")
+            }
             NumberParseInteger => {
                 sig("number.parse_integer", &[TEXT], Type::Integer, "The Integer a decimal text denotes.")
             }

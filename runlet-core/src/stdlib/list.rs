@@ -33,7 +33,8 @@ pub(super) fn sort(args: Args<'_>) -> Result<Value, ValueError> {
     if !numbers && !texts {
         let kinds: BTreeSet<String> = items.iter().map(|v| v.kind().to_string()).collect();
         let kinds: Vec<String> = kinds.into_iter().collect();
-        let message = format!("`list.sort` sorts numbers or strings, and the list holds {}", kinds.join(", "));
+        let message =
+            format!("`list.sort` sorts numbers or strings, and the list holds {}", kinds.join(", "));
         return Err(ValueError::new(codes::NOT_SORTABLE, message).with_detail("kinds", kinds.join(", ")));
     }
     let mut sorted = items.items().to_vec();

@@ -65,7 +65,11 @@ pub(super) fn parse_integer(args: Args<'_>) -> Result<Value, ValueError> {
     let text = args.text(0)?;
     let digits = text.strip_prefix('-').unwrap_or(text);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(invalid_text("number.parse_integer", text, "it is not an optional `-` followed by digits"));
+        return Err(invalid_text(
+            "number.parse_integer",
+            text,
+            "it is not an optional `-` followed by digits",
+        ));
     }
     text.parse::<i64>()
         .map(Value::Int)
@@ -79,7 +83,10 @@ fn to_integer(function: &str, value: f64, rounded: f64) -> Result<Value, ValueEr
     if (-LIMIT..LIMIT).contains(&rounded) {
         return Ok(Value::Int(rounded as i64));
     }
-    Err(ValueError::new(codes::NUMERIC_OVERFLOW, format!("`{function}` of {value} is outside the Integer range")))
+    Err(ValueError::new(
+        codes::NUMERIC_OVERFLOW,
+        format!("`{function}` of {value} is outside the Integer range"),
+    ))
 }
 
 pub(super) fn floor(args: Args<'_>) -> Result<Value, ValueError> {

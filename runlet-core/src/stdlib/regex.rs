@@ -27,8 +27,11 @@ pub fn compile(pattern: &str) -> Result<Regex, ValueError> {
             .with_detail("pattern", pattern)
     };
     if pattern.len() > MAX_PATTERN_BYTES {
-        return Err(invalid(format!("it has {} bytes, more than the limit of {MAX_PATTERN_BYTES}", pattern.len()))
-            .with_detail("limit", MAX_PATTERN_BYTES as i64));
+        return Err(invalid(format!(
+            "it has {} bytes, more than the limit of {MAX_PATTERN_BYTES}",
+            pattern.len()
+        ))
+        .with_detail("limit", MAX_PATTERN_BYTES as i64));
     }
     let syntax = regex_syntax::ParserBuilder::new().nest_limit(NEST_LIMIT).build().parse(pattern);
     if let Err(error) = syntax {
@@ -39,7 +42,9 @@ pub fn compile(pattern: &str) -> Result<Regex, ValueError> {
         };
         let mut error = invalid(reason);
         if let Some(span) = span {
-            error = error.with_detail("start", span.start.offset as i64).with_detail("end", span.end.offset as i64);
+            error = error
+                .with_detail("start", span.start.offset as i64)
+                .with_detail("end", span.end.offset as i64);
         }
         return Err(error);
     }

@@ -53,7 +53,8 @@ fn intrinsic_results_are_typed_from_their_schemas() {
 }
 
 fn registry_errors(json: &str) -> String {
-    let error = Registry::from_json_str(json, &RegistryOptions::default()).expect_err("the registry is rejected");
+    let error =
+        Registry::from_json_str(json, &RegistryOptions::default()).expect_err("the registry is rejected");
     render_text(json, "registry.json", &error.diagnostics(json))
 }
 

@@ -25,7 +25,12 @@ fn signature(intrinsic: Intrinsic) -> String {
             format!("{}{optional}: {}", p.name, registry.schemas().display(p.schema))
         })
         .collect();
-    format!("{}({}) -> {}", intrinsic.name(), params.join(", "), registry.schemas().display(descriptor.output))
+    format!(
+        "{}({}) -> {}",
+        intrinsic.name(),
+        params.join(", "),
+        registry.schemas().display(descriptor.output)
+    )
 }
 
 #[test]
@@ -39,7 +44,10 @@ fn every_intrinsic_is_documented_and_every_documented_function_exists() {
     let expected: Vec<String> = Intrinsic::all().map(signature).collect();
     let missing: Vec<&String> = expected.iter().filter(|s| !documented.contains(&s.as_str())).collect();
     let unknown: Vec<&&str> = documented.iter().filter(|d| !expected.iter().any(|s| s == **d)).collect();
-    assert!(missing.is_empty() && unknown.is_empty(), "undocumented: {missing:#?}\ndocumented but not in the code: {unknown:#?}");
+    assert!(
+        missing.is_empty() && unknown.is_empty(),
+        "undocumented: {missing:#?}\ndocumented but not in the code: {unknown:#?}"
+    );
 }
 
 #[test]

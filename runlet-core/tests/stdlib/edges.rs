@@ -183,7 +183,10 @@ fn time_and_hash() {
 
 #[test]
 fn nondeterministic_functions_give_values_in_their_ranges() {
-    check(&[("number.random() >= 0 and number.random() < 1", "true"), ("time.now() > 1700000000000", "true")]);
+    check(&[
+        ("number.random() >= 0 and number.random() < 1", "true"),
+        ("time.now() > 1700000000000", "true"),
+    ]);
 }
 
 #[test]

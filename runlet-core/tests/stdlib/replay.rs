@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use runlet::analyze::Inputs;
-use runlet::engine::event::Event;
 use runlet::diag::codes;
+use runlet::engine::event::Event;
 use runlet::engine::{
     Effect, Executable, Input, Outcome, Plan, RunCore, RunSettings, Runtime, ScriptedExecutor, replay,
 };

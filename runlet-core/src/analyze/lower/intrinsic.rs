@@ -63,9 +63,10 @@ impl Lowerer<'_> {
         };
         let verbatim = self.text(literal).get(1..).and_then(|t| t.strip_suffix('"')) == Some(&**text);
         let span = match (verbatim, offset("start"), offset("end")) {
-            (true, Some(start), Some(end)) => {
-                Span::new(literal.start + 1 + start, literal.start + 1 + end.max(start + 1).min(text.len() as u32))
-            }
+            (true, Some(start), Some(end)) => Span::new(
+                literal.start + 1 + start,
+                literal.start + 1 + end.max(start + 1).min(text.len() as u32),
+            ),
             _ => literal,
         };
         self.report(

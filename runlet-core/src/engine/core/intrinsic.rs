@@ -10,7 +10,13 @@ use crate::value::{Labelled, Sensitivity, Value, ValueError, rcve};
 
 impl RunCore {
     /// Evaluates the intrinsic node `node` over its converted arguments.
-    pub(super) fn evaluate_intrinsic(&mut self, node: NodeIx, scope: ScopeIx, function: Intrinsic, args: &[ExprId]) {
+    pub(super) fn evaluate_intrinsic(
+        &mut self,
+        node: NodeIx,
+        scope: ScopeIx,
+        function: Intrinsic,
+        args: &[ExprId],
+    ) {
         match function {
             Intrinsic::Pure(function) => match self.pure_result(scope, function, args) {
                 Ok(value) => self.succeed(node, value),
@@ -19,13 +25,22 @@ impl RunCore {
             Intrinsic::Sampled(function) => {
                 self.nodes[node.0 as usize].state = NodeState::Running;
                 let node_id = self.node_id(node);
-                self.effects.push(Effect::Sample(SampleRequest { call: CallHandle(node.0), function, node_id }));
+                self.effects.push(Effect::Sample(SampleRequest {
+                    call: CallHandle(node.0),
+                    function,
+                    node_id,
+                }));
             }
         }
     }
 
     /// A deterministic intrinsic's result, as sensitive as its most sensitive argument.
-    fn pure_result(&self, scope: ScopeIx, function: PureFunction, args: &[ExprId]) -> Result<Labelled, ValueError> {
+    fn pure_result(
+        &self,
+        scope: ScopeIx,
+        function: PureFunction,
+        args: &[ExprId],
+    ) -> Result<Labelled, ValueError> {
         let arguments: Vec<Labelled> = args.iter().map(|a| self.value_of(scope, *a)).collect();
         let level = arguments.iter().map(Labelled::max_sensitivity).max().unwrap_or(Sensitivity::Public);
         let values: Vec<Value> = arguments.into_iter().map(|a| a.into_parts().0).collect();
