@@ -80,6 +80,7 @@ pub enum Event {
         code: String,
     },
     RunCancelled,
+<<<<<<< HEAD
     /// The run crossed an execution limit (`limit` is its configuration key) at `node` ("" for
     /// the run as a whole); the failure it causes follows. For `wall_clock_ms` it records the
     /// shell's timer, so replay feeds it back as an input.
@@ -88,6 +89,13 @@ pub enum Event {
         current: u64,
         cap: u64,
         node: String,
+=======
+    /// A nondeterministic intrinsic was sampled: the value's RCVE bytes, or why no value could be
+    /// had. Replay feeds this back instead of sampling again (spec §5.3).
+    IntrinsicSampled {
+        node: String,
+        output: Result<serde_bytes::ByteBuf, String>,
+>>>>>>> stdlib
     },
 }
 
@@ -183,7 +191,11 @@ const KINDS: [&str; 20] = [
     "CallFailed",
     "OrphanedCompletion",
     "CancellationRequested",
+<<<<<<< HEAD
     "LimitExceeded",
+=======
+    "IntrinsicSampled",
+>>>>>>> stdlib
 ];
 
 impl Event {
@@ -240,7 +252,11 @@ impl Event {
             Event::RunSucceeded => "RunSucceeded",
             Event::RunFailed { .. } => "RunFailed",
             Event::RunCancelled => "RunCancelled",
+<<<<<<< HEAD
             Event::LimitExceeded { .. } => "LimitExceeded",
+=======
+            Event::IntrinsicSampled { .. } => "IntrinsicSampled",
+>>>>>>> stdlib
         }
     }
 }
@@ -281,7 +297,14 @@ mod tests {
             },
             Event::OrphanedCompletion { node: node() },
             Event::CancellationRequested,
+<<<<<<< HEAD
             Event::LimitExceeded { limit: "tool_calls".into(), current: 4, cap: 3, node: node() },
+=======
+            Event::IntrinsicSampled {
+                node: node(),
+                output: Ok(serde_bytes::ByteBuf::from(vec![0x10, 0x02])),
+            },
+>>>>>>> stdlib
         ]
     }
 
@@ -293,6 +316,13 @@ mod tests {
             assert_eq!(event.kind_number() as usize, index + 1);
             assert_eq!(Event::decode(&event.encode(7)), Ok((7, event)));
         }
+    }
+
+    #[test]
+    fn a_failed_sample_round_trips() {
+        let event =
+            Event::IntrinsicSampled { node: "let:r/value#00".into(), output: Err("no source".into()) };
+        assert_eq!(Event::decode(&event.encode(3)), Ok((3, event)));
     }
 
     #[test]

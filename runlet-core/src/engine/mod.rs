@@ -17,7 +17,7 @@ mod shell;
 #[cfg(test)]
 mod testing;
 
-pub use core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, RunSettings};
+pub use core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, RunSettings, SampleRequest};
 pub use error::RunError;
 pub use executor::{
     CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolCapabilities, ToolError, ToolExecutor,

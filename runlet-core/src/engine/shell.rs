@@ -101,6 +101,10 @@ pub async fn drive(
                         token.cancel();
                     }
                 }
+                Effect::Sample(request) => {
+                    let answer = request.function.sample();
+                    let _ = answers.send(Input::Sampled { call: request.call, answer });
+                }
                 Effect::Finish(outcome) => {
                     for token in tokens.values() {
                         token.cancel();
