@@ -46,10 +46,10 @@ impl Prelude {
 
     /// Whether this prelude offers `intrinsic`.
     pub fn includes(self, intrinsic: Intrinsic) -> bool {
-        match (self, intrinsic) {
-            (Prelude::None, _) => false,
-            (Prelude::Deterministic, Intrinsic::Sampled(_)) => false,
-            _ => true,
+        match self {
+            Prelude::None => false,
+            Prelude::Deterministic => matches!(intrinsic, Intrinsic::Pure(_)),
+            Prelude::Standard => true,
         }
     }
 
@@ -470,6 +470,8 @@ impl Intrinsic {
             execution_origin: ExecutionOrigin::Declared,
             schema_version: PRELUDE_VERSION.to_owned(),
             docs: SchemaDocs::new(),
+            max_concurrency: None,
+            resource_group: None,
         }
     }
 }
