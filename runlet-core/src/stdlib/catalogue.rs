@@ -46,10 +46,10 @@ impl Prelude {
 
     /// Whether this prelude offers `intrinsic`.
     pub fn includes(self, intrinsic: Intrinsic) -> bool {
-        match (self, intrinsic) {
-            (Prelude::None, _) => false,
-            (Prelude::Deterministic, Intrinsic::Sampled(_)) => false,
-            _ => true,
+        match self {
+            Prelude::None => false,
+            Prelude::Deterministic => matches!(intrinsic, Intrinsic::Pure(_)),
+            Prelude::Standard => true,
         }
     }
 
