@@ -80,7 +80,6 @@ pub enum Event {
         code: String,
     },
     RunCancelled,
-<<<<<<< HEAD
     /// The run crossed an execution limit (`limit` is its configuration key) at `node` ("" for
     /// the run as a whole); the failure it causes follows. For `wall_clock_ms` it records the
     /// shell's timer, so replay feeds it back as an input.
@@ -89,13 +88,12 @@ pub enum Event {
         current: u64,
         cap: u64,
         node: String,
-=======
+    },
     /// A nondeterministic intrinsic was sampled: the value's RCVE bytes, or why no value could be
     /// had. Replay feeds this back instead of sampling again (spec §5.3).
     IntrinsicSampled {
         node: String,
         output: Result<serde_bytes::ByteBuf, String>,
->>>>>>> stdlib
     },
 }
 
@@ -171,7 +169,7 @@ impl EventDecodeError {
 }
 
 /// Every kind, in the order of their stable kind numbers (1-based); new kinds are appended.
-const KINDS: [&str; 20] = [
+const KINDS: [&str; 21] = [
     "RunCreated",
     "NodeReady",
     "CallDispatchPrepared",
@@ -191,11 +189,8 @@ const KINDS: [&str; 20] = [
     "CallFailed",
     "OrphanedCompletion",
     "CancellationRequested",
-<<<<<<< HEAD
     "LimitExceeded",
-=======
     "IntrinsicSampled",
->>>>>>> stdlib
 ];
 
 impl Event {
@@ -252,11 +247,8 @@ impl Event {
             Event::RunSucceeded => "RunSucceeded",
             Event::RunFailed { .. } => "RunFailed",
             Event::RunCancelled => "RunCancelled",
-<<<<<<< HEAD
             Event::LimitExceeded { .. } => "LimitExceeded",
-=======
             Event::IntrinsicSampled { .. } => "IntrinsicSampled",
->>>>>>> stdlib
         }
     }
 }
@@ -297,14 +289,11 @@ mod tests {
             },
             Event::OrphanedCompletion { node: node() },
             Event::CancellationRequested,
-<<<<<<< HEAD
             Event::LimitExceeded { limit: "tool_calls".into(), current: 4, cap: 3, node: node() },
-=======
             Event::IntrinsicSampled {
                 node: node(),
                 output: Ok(serde_bytes::ByteBuf::from(vec![0x10, 0x02])),
             },
->>>>>>> stdlib
         ]
     }
 

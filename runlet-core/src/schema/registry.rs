@@ -231,11 +231,8 @@ impl RegistryBuilder {
     pub fn build(mut self) -> Result<LoadedRegistry, RegistryError> {
         self.check_duplicates();
         self.check_unsafe_tools();
-<<<<<<< HEAD
         self.check_resource_groups();
-=======
         self.add_prelude();
->>>>>>> stdlib
         let mut namespace = Namespace::default();
         self.tools.sort_by(|(a, _), (b, _)| a.name.cmp(&b.name));
         self.tools.dedup_by(|(a, _), (b, _)| a.name == b.name);
@@ -291,7 +288,6 @@ impl RegistryBuilder {
         }
     }
 
-<<<<<<< HEAD
     fn check_resource_groups(&mut self) {
         for (tool, path) in &self.tools {
             let Some(group) = &tool.resource_group else { continue };
@@ -312,7 +308,8 @@ impl RegistryBuilder {
                 self.issues.push(issue);
             }
         }
-=======
+    }
+
     /// Adds the prelude's descriptors, after reporting every host tool in a prelude namespace:
     /// a host cannot override or extend an intrinsic namespace (docs/STDLIB.md, "Names").
     fn add_prelude(&mut self) {
@@ -336,7 +333,6 @@ impl RegistryBuilder {
         for intrinsic in self.prelude.intrinsics() {
             self.tools.push((intrinsic.descriptor(&mut self.arena), JsonPath::root().key("prelude")));
         }
->>>>>>> stdlib
     }
 
     fn check_unsafe_tools(&mut self) {

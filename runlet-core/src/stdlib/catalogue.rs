@@ -470,6 +470,8 @@ impl Intrinsic {
             execution_origin: ExecutionOrigin::Declared,
             schema_version: PRELUDE_VERSION.to_owned(),
             docs: SchemaDocs::new(),
+            max_concurrency: None,
+            resource_group: None,
         }
     }
 }

@@ -158,6 +158,7 @@ mod tests {
                     Effect::Dispatch(_) => dispatched += 1,
                     Effect::Cancel(_) => dispatched -= 1,
                     Effect::Finish(outcome) => assert_eq!(failure_code(&outcome), "RL4104"),
+                    Effect::Sample(request) => panic!("Appendix B calls no intrinsic: {}", request.node_id),
                 }
             }
         }

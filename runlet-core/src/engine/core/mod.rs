@@ -5,11 +5,8 @@ mod control;
 mod evaluate;
 #[cfg(test)]
 mod generated;
-<<<<<<< HEAD
-mod limits;
-=======
 mod intrinsic;
->>>>>>> stdlib
+mod limits;
 mod state;
 #[cfg(test)]
 mod tests;
@@ -86,16 +83,14 @@ pub enum Input {
         error: ToolError,
     },
     CancelRequested,
-<<<<<<< HEAD
     /// The run's `wall_clock_ms` limit passed: `elapsed_ms` since the run started.
     WallClockExpired {
         elapsed_ms: u64,
-=======
+    },
     /// The value (or failure) of a requested sample.
     Sampled {
         call: CallHandle,
         answer: Result<Value, ValueError>,
->>>>>>> stdlib
     },
 }
 
@@ -184,11 +179,8 @@ impl RunCore {
                 Input::ToolCompleted { call, value } => self.call_answered(call, Ok(value)),
                 Input::ToolFailed { call, error } => self.call_answered(call, Err(error)),
                 Input::CancelRequested => self.cancel_run(),
-<<<<<<< HEAD
                 Input::WallClockExpired { elapsed_ms } => self.wall_clock_expired(elapsed_ms),
-=======
                 Input::Sampled { call, answer } => self.sampled(call, answer),
->>>>>>> stdlib
             }
             self.apply_breach();
             while let Some(node) = self.ready.pop_front() {
