@@ -348,16 +348,20 @@ impl Lowerer<'_> {
                 self.describe(span)
             ),
         );
-        if self.registry.tool_named("json.encode").is_some() {
+        // The prelude's encoder (docs/STDLIB.md), else one the host registers.
+        let encoder =
+            ["json.stringify", "json.encode"].into_iter().find(|n| self.registry.tool_named(n).is_some());
+        if let Some(encoder) = encoder {
             diagnostic = diagnostic.with_fix(Fix::new(
-                format!("use `json.encode({text})` to say so"),
+                format!("use `{encoder}({text})` to say so"),
                 Applicability::MaybeIncorrect,
-                vec![Edit { span, replacement: format!("json.encode({text})") }],
+                vec![Edit { span, replacement: format!("{encoder}({text})") }],
             ));
         }
-        self.report(diagnostic.with_help(
-            "pass the properties the text needs, or encode the value explicitly with `json.encode`",
-        ));
+        self.report(diagnostic.with_help(format!(
+            "pass the properties the text needs, or encode the value explicitly with `{}`",
+            encoder.unwrap_or("json.encode")
+        )));
     }
 
     fn is_prose(&self, context: &Context) -> bool {
