@@ -91,3 +91,11 @@ fn the_prose_lint_offers_the_prelude_encoder() {
     let analysis = analyze(source, &registry(json), &Inputs::new(), &AnalyzeOptions::default());
     insta::assert_snapshot!("prose_encoder", render_text(source, "main.run", &analysis.diagnostics));
 }
+
+#[test]
+fn lengths_and_numeric_text_get_prelude_fixes() {
+    check(
+        "prelude_fixes",
+        "xs = list.range(0, 3)\nname = \"ada\"\nreturn [xs.length, name.size, list.range(0, name), number.floor(name)]\n",
+    );
+}

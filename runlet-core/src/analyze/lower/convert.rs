@@ -318,7 +318,26 @@ impl Lowerer<'_> {
                         self.types.display(part)
                     ),
                 );
-                diagnostic = diagnostic.with_help(kind_help(self.types.kind(part), self.types.kind(to)));
+                let parser = match (self.types.kind(part), self.types.kind(to)) {
+                    (SchemaKind::String(_), SchemaKind::Integer(_)) => {
+                        self.prelude_function("number.parse_integer")
+                    }
+                    (SchemaKind::String(_), SchemaKind::Number(_)) => self.prelude_function("number.parse"),
+                    _ => None,
+                };
+                diagnostic = match parser.filter(|_| part == from) {
+                    Some(parser) => {
+                        let call = format!("{parser}({})", self.text(span));
+                        diagnostic.with_help(format!("parse the text explicitly: `{call}`")).with_fix(
+                            Fix::new(
+                                format!("parse it with `{parser}`"),
+                                Applicability::MaybeIncorrect,
+                                vec![Edit { span, replacement: call }],
+                            ),
+                        )
+                    }
+                    None => diagnostic.with_help(kind_help(self.types.kind(part), self.types.kind(to))),
+                };
                 if part != from || to != target {
                     diagnostic = diagnostic.with_note(format!("the value: {}", self.types.display(from)));
                 }
