@@ -16,6 +16,7 @@ mod scripted;
 mod shell;
 #[cfg(test)]
 mod testing;
+mod transcript;
 
 pub use core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, RunSettings, SampleRequest};
 pub use error::RunError;
@@ -32,3 +33,7 @@ pub use replay::{ReplayError, Resumed, replay};
 pub use runtime::{BuildError, Executable, RunHandle, RunOptions, Runtime, RuntimeBuilder, StartError};
 pub use scripted::{CaseUsage, ScriptedExecutor};
 pub use shell::{RunEnvironment, drive};
+pub use transcript::{
+    CallKey, RecordingExecutor, ReplayExecutor, ReplayMismatch, RequestedCall, TRANSCRIPT_FORMAT, Transcript,
+    TranscriptEntry, TranscriptError,
+};

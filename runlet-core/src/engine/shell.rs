@@ -188,6 +188,7 @@ fn spawn_call(
         operation.dispatch_id(request.attempt),
         tool.schema_version.as_str(),
     )
+    .with_call_site(request.call_site.as_str(), request.dynamic_key.as_str())
     .with_cancellation(token);
     let call = ToolCall {
         tool: Arc::from(tool.name.to_string()),
