@@ -1,5 +1,5 @@
 //! `runlet run FILE --registry R.json --tools T.json [--inputs I.json] [--input NAME=JSON]…
-//! [--journal memory|sqlite:PATH] [--record TRANSCRIPT.json] [--format text|json]`: compiles the
+//! [--limit KEY=N]… [--journal memory|sqlite:PATH] [--record TRANSCRIPT.json] [--format text|json]`: compiles the
 //! program and runs it with the scripted tools of a fixture file, optionally recording a tool
 //! transcript. Exit 0 when it succeeds, 1 on a compile error or a failed run, 2 on usage or I/O.
 
@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use runlet::diag::{json_diagnostics, source_digest};
 use runlet::engine::{
-    Outcome, RecordingExecutor, RunError, Runtime, ScriptedExecutor, ToolExecutor, WorkflowIdentity,
+    Limits, Outcome, RecordingExecutor, RunError, Runtime, ScriptedExecutor, ToolExecutor, WorkflowIdentity,
 };
 use runlet::journal::{Durability, Journal, MemoryJournal, SqliteJournal};
 use runlet::value::{Value, parse_json, to_presentation_json};
@@ -33,6 +33,9 @@ pub struct ProgramArgs {
     /// One host input as NAME=JSON; overrides the same name from `--inputs`.
     #[arg(long = "input", value_name = "NAME=JSON")]
     input: Vec<String>,
+    /// One execution limit as KEY=N (an inclusive maximum); repeat for several.
+    #[arg(long = "limit", value_name = "KEY=N")]
+    limit: Vec<String>,
     /// Where the run is journaled: `memory` (default) or `sqlite:PATH`.
     #[arg(long, default_value = "memory")]
     journal: String,
@@ -100,10 +103,17 @@ pub fn compile_and_run(
             .map_err(|e| usage_error(format!("`--input {name}=…` is not valid JSON: {e}")))?;
         inputs.insert(name, value);
     }
+    let mut limits = Limits::new();
+    for assignment in &args.limit {
+        let (key, cap) = Limits::parse_assignment(assignment)
+            .map_err(|error| usage_error(format!("`--limit {assignment}`: {error}")))?;
+        limits = limits.with(key, cap);
+    }
     let runtime = Runtime::builder()
         .registry(registry)
         .executor(executor)
         .journal(open_journal(&args.journal)?)
+        .limits(limits)
         .build()
         .map_err(usage_error)?;
     let program = match runtime.compile(&file.text, &inputs) {

@@ -60,6 +60,26 @@ fn bad_execution() {
 }
 
 #[test]
+fn bad_permits() {
+    let codes = golden("bad_permits");
+    assert_eq!(codes, BTreeSet::from([codes::REGISTRY_BAD_FIELD]));
+}
+
+#[test]
+fn permit_declarations_load_and_leave_the_digest_alone() {
+    let with = r#"{"resource_groups": {"tenant": 4}, "tools": [
+        {"name": "crm.read", "params": [], "resource_group": "tenant", "max_concurrency": 2}]}"#;
+    let without = r#"{"tools": [{"name": "crm.read", "params": []}]}"#;
+    let options = RegistryOptions::default();
+    let with = Registry::from_json_str(with, &options).expect("loads").registry;
+    let without = Registry::from_json_str(without, &options).expect("loads").registry;
+    let tool = with.tool(with.tool_named("crm.read").expect("tool"));
+    assert_eq!((tool.max_concurrency, tool.resource_group.as_deref()), (Some(2), Some("tenant")));
+    assert_eq!(with.resource_groups().get("tenant"), Some(&4));
+    assert_eq!(with.digest(), without.digest(), "permits are scheduling policy, not identity");
+}
+
+#[test]
 fn overlapping_shapes() {
     golden("overlapping_shapes");
 }
@@ -109,7 +129,7 @@ fn too_deep() {
 }
 
 /// Every registry code is shown by at least one golden case (the widening and dropped-keyword
-/// warnings by the fixture snapshots).
+/// warnings by the fixture snapshots, the prelude's codes by the stdlib diagnostics).
 #[test]
 fn every_registry_code_has_a_golden_case() {
     let mut seen: BTreeSet<Code> = BTreeSet::new();
@@ -139,8 +159,13 @@ fn every_registry_code_has_a_golden_case() {
         ..Default::default()
     };
     seen.extend(issues(&read("bad/too_deep.json"), &shallow).iter().map(|i| i.code));
-    let shown_by_fixtures = [codes::SCHEMA_KEYWORD_DROPPED, codes::UNION_WIDENED_TO_ANY];
-    let registry_codes = codes::HOST.iter().filter(|c| c.number() < 8100 && !shown_by_fixtures.contains(c));
+    let shown_elsewhere = [
+        codes::SCHEMA_KEYWORD_DROPPED,
+        codes::UNION_WIDENED_TO_ANY,
+        codes::PRELUDE_NAMESPACE_TAKEN,
+        codes::INVALID_PRELUDE,
+    ];
+    let registry_codes = codes::HOST.iter().filter(|c| c.number() < 8100 && !shown_elsewhere.contains(c));
     let missing: Vec<String> =
         registry_codes.filter(|c| !seen.contains(c)).map(|c| format!("{c} {}", c.name())).collect();
     assert!(missing.is_empty(), "registry codes without a golden case: {missing:?}");

@@ -43,6 +43,10 @@ declare_codes! {
     UNKNOWN_TOOL_ANNOTATION = 8019,
     /// A tool lists the same error code twice.
     DUPLICATE_ERROR_CODE = 8020,
+    /// A registry with the prelude has a tool in one of the prelude's namespaces.
+    PRELUDE_NAMESPACE_TAKEN = 8021,
+    /// The registry file's `prelude` is not `none`, `deterministic` or `standard`.
+    INVALID_PRELUDE = 8022,
     /// JSON supplied by the host is not valid portable JSON.
     INVALID_HOST_JSON = 8101,
     /// The host supplied an unusable digest key.

@@ -5,6 +5,8 @@ mod control;
 mod evaluate;
 #[cfg(test)]
 mod generated;
+mod intrinsic;
+mod limits;
 mod state;
 #[cfg(test)]
 mod tests;
@@ -16,9 +18,11 @@ use crate::analyze::hir::{BindingKind, ExprId, ExprKind, Program, RegionId};
 use crate::engine::error::RunError;
 use crate::engine::event::{Event, RecordedToolError};
 use crate::engine::executor::ToolError;
+use crate::engine::limits::{LimitKey, Limits};
 use crate::engine::plan::{Plan, operands};
 use crate::schema::ToolId;
-use crate::value::{Labelled, List, Value, rcve};
+use crate::stdlib::SampledFunction;
+use crate::value::{Labelled, List, Value, ValueError, rcve};
 
 use state::{Control, Node, NodeIx, NodeState, Owner, Role, Scope, ScopeIx, ScopeStatus};
 
@@ -54,6 +58,15 @@ pub struct CallRequest {
     pub dynamic_key: String,
 }
 
+/// A nondeterministic intrinsic the shell should sample once (docs/STDLIB.md); the answer comes
+/// back as [`Input::Sampled`] and is journaled, so replay never samples again.
+#[derive(Debug, Clone)]
+pub struct SampleRequest {
+    pub call: CallHandle,
+    pub function: SampledFunction,
+    pub node_id: String,
+}
+
 /// What the core is told.
 #[derive(Debug, Clone)]
 pub enum Input {
@@ -70,6 +83,15 @@ pub enum Input {
         error: ToolError,
     },
     CancelRequested,
+    /// The run's `wall_clock_ms` limit passed: `elapsed_ms` since the run started.
+    WallClockExpired {
+        elapsed_ms: u64,
+    },
+    /// The value (or failure) of a requested sample.
+    Sampled {
+        call: CallHandle,
+        answer: Result<Value, ValueError>,
+    },
 }
 
 /// What the core asks the shell to do, in order.
@@ -80,6 +102,8 @@ pub enum Effect {
     Dispatch(CallRequest),
     Cancel(CallHandle),
     Finish(Outcome),
+    /// Sample a nondeterministic intrinsic and answer with [`Input::Sampled`].
+    Sample(SampleRequest),
 }
 
 /// How a run ended.
@@ -107,6 +131,8 @@ pub struct RunCore {
     /// Tool names by `ToolId` index, for events and errors.
     tool_names: Arc<[String]>,
     finished: bool,
+    /// The run's limits and what it has used of them (`core/limits.rs`).
+    budget: limits::Budget,
 }
 
 impl RunCore {
@@ -129,7 +155,14 @@ impl RunCore {
             fresh: Vec::new(),
             tool_names,
             finished: false,
+            budget: limits::Budget::default(),
         }
+    }
+
+    /// This core with `limits` applied to its run; `source_bytes` is the program's source size.
+    pub fn with_limits(mut self, limits: Limits, source_bytes: u64) -> RunCore {
+        self.budget = limits::Budget::new(limits, source_bytes);
+        self
     }
 
     /// True once a `Finish` effect has been returned.
@@ -158,9 +191,13 @@ impl RunCore {
                 Input::ToolCompleted { call, value } => self.call_answered(call, Ok(value)),
                 Input::ToolFailed { call, error } => self.call_answered(call, Err(error)),
                 Input::CancelRequested => self.cancel_run(),
+                Input::WallClockExpired { elapsed_ms } => self.wall_clock_expired(elapsed_ms),
+                Input::Sampled { call, answer } => self.sampled(call, answer),
             }
+            self.apply_breach();
             while let Some(node) = self.ready.pop_front() {
                 self.evaluate(node);
+                self.apply_breach();
             }
         }
         let mut effects = Vec::with_capacity(self.effects.len() + 1);
@@ -180,6 +217,10 @@ impl RunCore {
         self.inputs = inputs;
         self.events.push(Event::RunCreated { inputs: recorded });
         let root = self.program.root;
+        let source_bytes = self.budget.source_bytes;
+        if !self.within(LimitKey::SourceBytes, source_bytes, self.program.region(root).span, None) {
+            return;
+        }
         self.enter(root, None, Owner::Run, String::new(), 0, Vec::new());
     }
 
@@ -195,10 +236,24 @@ impl RunCore {
             self.events.push(Event::OrphanedCompletion { node: id });
             return;
         }
-        self.events.push(match &answer {
-            Ok(value) => Event::CallCompleted { node: id, output: rcve::encode(value.value()) },
-            Err(error) => Event::CallFailed { node: id, error: RecordedToolError::from(error) },
-        });
+        let output_bytes = match &answer {
+            Ok(value) => {
+                let output = rcve::encode(value.value());
+                let size = output.len() as u64;
+                self.events.push(Event::CallCompleted { node: id, output });
+                Some(size)
+            }
+            Err(error) => {
+                self.events.push(Event::CallFailed { node: id, error: RecordedToolError::from(error) });
+                None
+            }
+        };
+        if let Some(size) = output_bytes {
+            let span = self.program.expr(self.nodes[node.0 as usize].expr).span;
+            if !self.within(LimitKey::CallOutputBytes, size, span, Some(node)) {
+                return;
+            }
+        }
         match answer {
             Ok(value) => self.succeed(node, value),
             Err(error) => {
@@ -236,6 +291,7 @@ impl RunCore {
         provided: Vec<(crate::analyze::hir::BindingId, Labelled)>,
     ) -> ScopeIx {
         let scope = ScopeIx(self.scopes.len() as u32);
+        let depth = 1 + parent.map_or(0, |p| self.depth_of(p));
         let full_path = match parent.map(|p| self.scopes[p.0 as usize].full_path.as_str()) {
             Some(outer) if !outer.is_empty() && !path.is_empty() => format!("{outer}/{path}"),
             Some(outer) if path.is_empty() => outer.to_owned(),
@@ -260,7 +316,10 @@ impl RunCore {
         if let Some(parent) = parent {
             self.scopes[parent.0 as usize].children.push(scope);
         }
-        self.run_segment(scope);
+        let span = self.program.region(region).span;
+        if self.within(LimitKey::Depth, depth, span, owner.node()) {
+            self.run_segment(scope);
+        }
         scope
     }
 
@@ -395,6 +454,10 @@ impl RunCore {
 
     fn create(&mut self, scope: ScopeIx, expr: ExprId) -> NodeIx {
         let node = NodeIx(self.nodes.len() as u32);
+        // Past the cap the node is still made, so this demand stays consistent; the run fails
+        // with the breach before anything evaluates it.
+        let span = self.program.expr(expr).span;
+        self.within(LimitKey::GraphNodes, u64::from(node.0) + 1, span, Some(node));
         let scope_path = &self.scopes[scope.0 as usize].full_path;
         let path = self.plan.path(expr);
         let id: Arc<str> =
