@@ -197,6 +197,7 @@ fn take_dispatches(effects: Vec<Effect>, pending: &mut VecDeque<(CallHandle, Val
                 pending.push_back((request.call, argument));
             }
             Effect::Finish(end) => outcome = Some(end),
+            Effect::Sample(request) => panic!("the figure programs sample nothing: {}", request.node_id),
             Effect::Append(_) | Effect::Cancel(_) => {}
         }
     }
