@@ -9,13 +9,14 @@ mod fixture_file;
 mod identity;
 pub mod plan;
 mod replay;
+mod retry;
 mod runtime;
 mod scripted;
 mod shell;
 #[cfg(test)]
 mod testing;
 
-pub use core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, RunSettings};
+pub use core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, RunSettings, TimerHandle};
 pub use error::RunError;
 pub use executor::{
     CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolCapabilities, ToolError, ToolExecutor,
@@ -24,7 +25,8 @@ pub use executor::{
 pub use fixture_file::{FixtureAnswer, FixtureCase, FixtureError, ToolFixtures};
 pub use identity::{DispatchId, IdParseError, OperationComponents, OperationId, WorkflowIdentity};
 pub use plan::Plan;
-pub use replay::{ReplayError, Resumed, replay};
+pub use replay::{PendingTimer, ReplayError, Resumed, replay};
+pub use retry::{Backoff, RetryClassifier};
 pub use runtime::{BuildError, Executable, RunHandle, Runtime, RuntimeBuilder, StartError};
 pub use scripted::{CaseUsage, ScriptedExecutor};
-pub use shell::{RunEnvironment, drive};
+pub use shell::{RunEnvironment, drive, resume};

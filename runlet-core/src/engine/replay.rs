@@ -3,8 +3,9 @@
 //! difference is a determinism violation; a journal that ends early leaves calls to resume.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
-use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore};
+use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, TimerHandle};
 use super::event::Event;
 use crate::diag::{Code, codes};
 use crate::value::{Labelled, Value, rcve};
@@ -15,8 +16,23 @@ pub struct Resumed {
     pub core: RunCore,
     /// Calls dispatched and not answered when the journal ends: the ones to recover.
     pub in_flight: Vec<CallRequest>,
-    /// How the run ended, when the journal records its end.
+    /// How the run ended, when the journal records its end. A cancelled run stays cancelled:
+    /// resuming it dispatches nothing (spec §4.6).
     pub outcome: Option<Outcome>,
+    /// Timers started and neither fired nor cancelled when the journal ends.
+    pub timers: Vec<PendingTimer>,
+    /// The journal's last sequence number: where appending continues.
+    pub last_seq: u64,
+}
+
+/// A timer a resumed run still waits for (spec §5.3: its deadline is not reset).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingTimer {
+    pub timer: TimerHandle,
+    /// The delay the core chose.
+    pub delay: Duration,
+    /// The wall-clock deadline the shell armed it with, if that was journaled.
+    pub deadline_unix_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -42,6 +58,7 @@ pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayErro
     let mut dispatched: BTreeMap<String, CallRequest> = BTreeMap::new();
     let mut in_flight: BTreeMap<CallHandle, String> = BTreeMap::new();
     let mut outcome = None;
+    let mut timers: BTreeMap<TimerHandle, PendingTimer> = BTreeMap::new();
     while position < events.len() {
         let seq = position as u64 + 1;
         let input = recorded_input(&events[position], seq, &dispatched)?;
@@ -68,17 +85,33 @@ pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayErro
                 Effect::Cancel(call) => {
                     in_flight.remove(&call);
                 }
+                Effect::StartTimer { timer, delay } => {
+                    timers.insert(timer, PendingTimer { timer, delay, deadline_unix_ms: None });
+                }
+                Effect::CancelTimer(timer) => {
+                    timers.remove(&timer);
+                }
                 Effect::Finish(end) => outcome = Some(end),
             }
         }
-        if let Some(Event::CallCompleted { node, .. } | Event::CallFailed { node, .. }) =
-            events.get(seq as usize - 1)
-        {
-            in_flight.retain(|_, n| n != node);
+        match events.get(seq as usize - 1) {
+            Some(Event::CallCompleted { node, .. } | Event::CallFailed { node, .. }) => {
+                in_flight.retain(|_, n| n != node);
+            }
+            Some(Event::TimerArmed { timer, deadline_unix_ms }) => {
+                if let Some(pending) = timers.get_mut(&TimerHandle(*timer)) {
+                    pending.deadline_unix_ms = Some(*deadline_unix_ms);
+                }
+            }
+            Some(Event::TimerFired { timer }) => {
+                timers.remove(&TimerHandle(*timer));
+            }
+            _ => {}
         }
     }
     let in_flight = in_flight.values().filter_map(|node| dispatched.get(node).cloned()).collect();
-    Ok(Resumed { core, in_flight, outcome })
+    let timers = timers.into_values().collect();
+    Ok(Resumed { core, in_flight, outcome, timers, last_seq: position as u64 })
 }
 
 /// The input a journal record carries; any other record at this point is one replay should have
@@ -123,6 +156,11 @@ fn recorded_input(
             Input::ToolCompleted { call: call(node)?, value: Labelled::public(Value::Null) }
         }
         Event::CancellationRequested => Input::CancelRequested,
+        Event::TimerArmed { timer, deadline_unix_ms } => {
+            Input::TimerArmed { timer: TimerHandle(*timer), deadline_unix_ms: *deadline_unix_ms }
+        }
+        Event::TimerFired { timer } => Input::TimerFired { timer: TimerHandle(*timer) },
+        Event::RunResumed => Input::Resume,
         other => {
             return Err(ReplayError::Diverged {
                 seq,
