@@ -1,6 +1,8 @@
 //! Programs compiled from source and run end to end through the `Runtime`: parallel starts, loop
 //! limits under real concurrency, result order, failures, and the journal a run leaves.
 
+mod failure;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
