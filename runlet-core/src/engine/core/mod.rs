@@ -5,6 +5,8 @@ mod control;
 mod evaluate;
 mod failure;
 #[cfg(test)]
+mod failure_tests;
+#[cfg(test)]
 mod generated;
 mod operations;
 mod state;

@@ -27,7 +27,7 @@ pub(super) struct Trace {
     /// Every dispatch request, in order.
     pub(super) requests: Vec<CallRequest>,
     /// The most loop iterations active at once, over every loop.
-    peak_iterations: usize,
+    pub(super) peak_iterations: usize,
 }
 
 /// Runs `program` to its end, answering in-flight calls in an order drawn from `seed`, and checks
