@@ -467,4 +467,122 @@ mod tests {
             other => panic!("expected a failed run, got {other:?}"),
         }
     }
+
+    /// Records every call's tool, operation id and dispatch id, then answers from `inner`.
+    struct Recording {
+        seen: std::sync::Mutex<Vec<(String, OperationId, crate::engine::DispatchId)>>,
+        inner: ScriptedExecutor,
+    }
+
+    #[async_trait]
+    impl ToolExecutor for Recording {
+        async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+            let entry = (call.tool.to_string(), call.context.operation_id, call.context.dispatch_id);
+            self.seen.lock().expect("not poisoned").push(entry);
+            self.inner.dispatch(call).await
+        }
+    }
+
+    const CLASSES: &str = r#"{"tools": [
+        {"name": "t.idem", "params": [{"name": "x", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "idempotent"},
+        {"name": "t.once", "params": [{"name": "x", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "at_most_once"}
+    ]}"#;
+
+    const RESUMED: &str = "a = t.idem(1)\nb = boundary {\n    return t.once(2)\n} catch e {\n    return e.code\n}\nreturn [a, b]\n";
+
+    /// Compiles `source` against `registry_json`, reacts to `Start` (and `then`, when given)
+    /// without running any call — a worker that stops there — and journals what it appended.
+    async fn crashed(
+        registry_json: &str,
+        source: &str,
+        then: Option<Input>,
+    ) -> (Arc<crate::analyze::hir::Program>, Arc<Registry>, RunEnvironment, Arc<Recording>, Vec<CallRequest>)
+    {
+        let registry =
+            Arc::new(Registry::from_json_str(registry_json, &Default::default()).expect("registry").registry);
+        let analysis = crate::analyze::analyze(source, &registry, &Default::default(), &Default::default());
+        let program = Arc::new(analysis.hir.expect("compiles"));
+        let recording = Arc::new(Recording {
+            seen: std::sync::Mutex::new(Vec::new()),
+            inner: ScriptedExecutor::from_json_str(
+                r#"{"t.idem": [{"result": 10}], "t.once": [{"result": 20}]}"#,
+            )
+            .expect("fixtures"),
+        });
+        let executor: Arc<dyn ToolExecutor> = recording.clone();
+        let (mut core, env, _) = prepared(&program, &registry, "crashed", |_| executor).await;
+        let mut seq = 0;
+        let mut sent = Vec::new();
+        for input in std::iter::once(Input::Start { inputs: Vec::new() }).chain(then) {
+            for effect in core.react(input) {
+                match effect {
+                    Effect::Append(events) => seq = append(&env, seq, events).await.expect("journal"),
+                    Effect::Dispatch(request) => sent.push(request),
+                    _ => {}
+                }
+            }
+        }
+        (program, registry, env, recording, sent)
+    }
+
+    async fn journaled(env: &RunEnvironment) -> Vec<Event> {
+        let records = env.journal.read(&env.run_id, 0, usize::MAX).await.expect("read");
+        records.iter().map(|r| Event::decode(&r.bytes).expect("decodes").1).collect()
+    }
+
+    fn fresh(program: &Arc<crate::analyze::hir::Program>, registry: &Registry) -> RunCore {
+        let names: Arc<[String]> = registry.tools().map(|(_, t)| t.name.to_string()).collect();
+        let classes = registry.tools().map(|(_, t)| t.execution).collect();
+        RunCore::new(Arc::clone(program), Arc::new(Plan::new(program)), names, RunSettings::default())
+            .with_tool_classes(classes)
+    }
+
+    #[tokio::test]
+    async fn a_crashed_run_resumes_redispatching_idempotent_calls_and_surfacing_at_most_once_ones() {
+        let (program, registry, env, recording, before) = crashed(CLASSES, RESUMED, None).await;
+        assert_eq!(before.len(), 2, "both calls were dispatching when the worker stopped");
+        let events = journaled(&env).await;
+        let resumed = crate::engine::replay(fresh(&program, &registry), &events).expect("replays");
+        assert_eq!(resumed.last_seq, events.len() as u64);
+        let outcome = resume(resumed, env.clone()).await.expect("journal works");
+        match outcome {
+            Outcome::Succeeded(value) => assert_eq!(
+                crate::value::to_presentation_json(value.value()).expect("json"),
+                r#"[10,"RL6109"]"#,
+                "the idempotent call is sent again; the at-most-once one is uncertain and caught"
+            ),
+            other => panic!("expected success, got {other:?}"),
+        }
+        let seen = recording.seen.lock().expect("not poisoned").clone();
+        assert_eq!(seen.len(), 1, "only the idempotent call is sent again: {seen:?}");
+        let idem =
+            before.iter().find(|r| registry.tool(r.tool).name.to_string() == "t.idem").expect("t.idem");
+        let tool = registry.tool(idem.tool);
+        let operation = OperationId::derive(&OperationComponents {
+            workflow: &env.workflow,
+            call_site: &idem.call_site,
+            dynamic_key: &idem.dynamic_key,
+            schema_version: &tool.schema_version,
+            input_digest: &idem.input_digest,
+            generation: 0,
+        });
+        assert_eq!(seen[0].1, operation, "the same operation id");
+        assert_eq!(seen[0].2, operation.dispatch_id(2), "the second dispatch of it");
+        let whole = journaled(&env).await;
+        assert!(whole.contains(&Event::RunResumed));
+        let replayed =
+            crate::engine::replay(fresh(&program, &registry), &whole).expect("the resumed journal replays");
+        assert!(matches!(replayed.outcome, Some(Outcome::Succeeded(_))));
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_run_stays_cancelled_when_resumed() {
+        let (program, registry, env, recording, _) =
+            crashed(CLASSES, RESUMED, Some(Input::CancelRequested)).await;
+        let resumed =
+            crate::engine::replay(fresh(&program, &registry), &journaled(&env).await).expect("replays");
+        assert!(matches!(resume(resumed, env.clone()).await, Ok(Outcome::Cancelled)));
+        assert!(recording.seen.lock().expect("not poisoned").is_empty(), "nothing is dispatched");
+        assert_eq!(journaled(&env).await.last(), Some(&Event::RunCancelled), "nothing is appended");
+    }
 }
