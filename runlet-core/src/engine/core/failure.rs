@@ -61,24 +61,37 @@ impl RunCore {
         }
     }
 
+    /// The failure `point` holds while it drains; `None` when it is not draining (a boundary
+    /// that was cancelled meanwhile no longer decides anything).
     fn drain_mut(&mut self, point: DrainPoint) -> Option<&mut Drain> {
         match point {
             None => self.run_drain.as_mut(),
-            Some(node) => match &mut self.nodes[node.0 as usize] {
-                entry if entry.state != NodeState::Running => None,
-                entry => match &mut entry.control {
-                    Control::Boundary(state) => match &mut state.phase {
+            Some(node) => {
+                let entry = &mut self.nodes[node.0 as usize];
+                match (entry.state, &mut entry.control) {
+                    (NodeState::Running, Control::Boundary(state)) => match &mut state.phase {
                         BoundaryPhase::Draining(drain) => Some(drain),
                         _ => None,
                     },
                     _ => None,
-                },
-            },
+                }
+            }
+        }
+    }
+
+    fn is_draining(&self, point: DrainPoint) -> bool {
+        match point {
+            None => self.run_drain.is_some(),
+            Some(node) => {
+                let entry = &self.nodes[node.0 as usize];
+                entry.state == NodeState::Running
+                    && matches!(&entry.control, Control::Boundary(state) if matches!(state.phase, BoundaryPhase::Draining(_)))
+            }
         }
     }
 
     /// The draining points whose scope contains `scope`, innermost first.
-    fn drains_around(&mut self, scope: ScopeIx) -> Vec<DrainPoint> {
+    fn drains_around(&self, scope: ScopeIx) -> Vec<DrainPoint> {
         let mut points = Vec::new();
         let mut current = Some(scope);
         while let Some(ix) = current {
@@ -90,7 +103,7 @@ impl RunCore {
                         &self.nodes[node.0 as usize].control,
                         Control::Boundary(state) if state.attempt_scope == ix
                     );
-                    if draining_this && self.drain_mut(Some(node)).is_some() {
+                    if draining_this && self.is_draining(Some(node)) {
                         points.push(Some(node));
                     }
                 }
@@ -104,24 +117,20 @@ impl RunCore {
 
     /// Whether a call in `scope` or below still waits for its cancellation acknowledgement.
     fn has_cancelling(&self, scope: ScopeIx) -> bool {
-        self.cancelling_below(scope).next().is_some()
+        !self.cancelling_below(scope).is_empty()
     }
 
-    fn cancelling_below(&self, scope: ScopeIx) -> impl Iterator<Item = NodeIx> + '_ {
+    /// The calls in `scope` or below that wait for their cancellation acknowledgement.
+    fn cancelling_below(&self, scope: ScopeIx) -> Vec<NodeIx> {
         let mut scopes = vec![scope];
         let mut found = Vec::new();
         while let Some(ix) = scopes.pop() {
             let entry = &self.scopes[ix.0 as usize];
-            found.extend(
-                entry
-                    .nodes
-                    .values()
-                    .copied()
-                    .filter(|n| self.nodes[n.0 as usize].state == NodeState::Cancelling),
-            );
+            let cancelling = entry.nodes.values().copied();
+            found.extend(cancelling.filter(|n| self.nodes[n.0 as usize].state == NodeState::Cancelling));
             scopes.extend(entry.children.iter().copied());
         }
-        found.into_iter()
+        found
     }
 
     /// A call whose token fired answered. A success is orphaned evidence (spec §4.6); a failure
@@ -132,7 +141,6 @@ impl RunCore {
             Ok(_) => self.events.push(Event::OrphanedCompletion { node: id }),
             Err(error) => {
                 self.events.push(Event::CallFailed { node: id, error: RecordedToolError::from(&error) });
-                self.operation_failed(node, &error);
                 if error.code != codes::TOOL_CALL_CANCELLED.to_string() {
                     let cause = self.tool_error(node, error);
                     let scope = self.nodes[node.0 as usize].scope;
@@ -149,8 +157,9 @@ impl RunCore {
         self.settle_drains(scope);
     }
 
-    /// A node that was cancelling is cancelled now.
+    /// A call that was cancelling is cancelled now; whatever it did, its result is never used.
     pub(super) fn mark_cancelled(&mut self, node: NodeIx) {
+        self.operation_unsettled(node);
         self.nodes[node.0 as usize].state = NodeState::Cancelled;
         self.events.push(Event::NodeCancelled { node: self.node_id(node) });
     }
@@ -161,7 +170,7 @@ impl RunCore {
             if self.finished {
                 return;
             }
-            if self.drain_mut(point).is_some() && !self.has_cancelling(self.drain_scope(point)) {
+            if self.is_draining(point) && !self.has_cancelling(self.drain_scope(point)) {
                 self.end_drain(point);
             }
         }
@@ -169,10 +178,8 @@ impl RunCore {
 
     /// Decides every drain that has nothing left to wait for, wherever it is.
     pub(super) fn settle_all_drains(&mut self) {
-        let boundaries: Vec<NodeIx> = (0..self.nodes.len() as u32)
-            .map(NodeIx)
-            .filter(|node| self.drain_mut(Some(*node)).is_some())
-            .collect();
+        let boundaries: Vec<NodeIx> =
+            (0..self.nodes.len() as u32).map(NodeIx).filter(|node| self.is_draining(Some(*node))).collect();
         for node in boundaries {
             let scope = self.drain_scope(Some(node));
             self.settle_drains(scope);
@@ -320,11 +327,10 @@ impl RunCore {
                 }
             }
             TimerPurpose::Grace(point) => {
-                if self.drain_mut(point).is_none() {
+                if !self.is_draining(point) {
                     return;
                 }
-                let late: Vec<NodeIx> = self.cancelling_below(self.drain_scope(point)).collect();
-                for node in late {
+                for node in self.cancelling_below(self.drain_scope(point)) {
                     self.mark_cancelled(node);
                 }
                 if let Some(drain) = self.drain_mut(point) {

@@ -119,6 +119,15 @@ impl RunCore {
         record.failure = (!error.uncertain).then(|| error.clone());
     }
 
+    /// A cancelled call answered: whatever happened, its result may not be used, so the
+    /// operation's outcome counts as unknown for the class rules.
+    pub(super) fn operation_unsettled(&mut self, node: NodeIx) {
+        if let Some(record) = self.call_operations.get(&node).and_then(|key| self.operations.get_mut(key)) {
+            record.uncertain = true;
+            record.failure = None;
+        }
+    }
+
     fn inside_attempt(&self, mut scope: ScopeIx) -> bool {
         loop {
             let entry = &self.scopes[scope.0 as usize];
