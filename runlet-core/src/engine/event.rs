@@ -80,6 +80,21 @@ pub enum Event {
         code: String,
     },
     RunCancelled,
+    /// The run crossed an execution limit (`limit` is its configuration key) at `node` ("" for
+    /// the run as a whole); the failure it causes follows. For `wall_clock_ms` it records the
+    /// shell's timer, so replay feeds it back as an input.
+    LimitExceeded {
+        limit: String,
+        current: u64,
+        cap: u64,
+        node: String,
+    },
+    /// A nondeterministic intrinsic was sampled: the value's RCVE bytes, or why no value could be
+    /// had. Replay feeds this back instead of sampling again (spec §5.3).
+    IntrinsicSampled {
+        node: String,
+        output: Result<serde_bytes::ByteBuf, String>,
+    },
     /// A running call's cancellation token fired; `NodeCancelled` follows its acknowledgement
     /// or the end of the cancellation grace (spec §4.4 `cancelling`).
     NodeCancelling {
@@ -182,7 +197,7 @@ impl EventDecodeError {
 }
 
 /// Every kind, in the order of their stable kind numbers (1-based); new kinds are appended.
-const KINDS: [&str; 25] = [
+const KINDS: [&str; 27] = [
     "RunCreated",
     "NodeReady",
     "CallDispatchPrepared",
@@ -202,6 +217,8 @@ const KINDS: [&str; 25] = [
     "CallFailed",
     "OrphanedCompletion",
     "CancellationRequested",
+    "LimitExceeded",
+    "IntrinsicSampled",
     "NodeCancelling",
     "CallReused",
     "TimerStarted",
@@ -264,6 +281,8 @@ impl Event {
             Event::RunSucceeded => "RunSucceeded",
             Event::RunFailed { .. } => "RunFailed",
             Event::RunCancelled => "RunCancelled",
+            Event::LimitExceeded { .. } => "LimitExceeded",
+            Event::IntrinsicSampled { .. } => "IntrinsicSampled",
             Event::NodeCancelling { .. } => "NodeCancelling",
             Event::CallReused { .. } => "CallReused",
             Event::TimerStarted { .. } => "TimerStarted",
@@ -310,6 +329,11 @@ mod tests {
             },
             Event::OrphanedCompletion { node: node() },
             Event::CancellationRequested,
+            Event::LimitExceeded { limit: "tool_calls".into(), current: 4, cap: 3, node: node() },
+            Event::IntrinsicSampled {
+                node: node(),
+                output: Ok(serde_bytes::ByteBuf::from(vec![0x10, 0x02])),
+            },
             Event::NodeCancelling { node: node() },
             Event::CallReused { node: node(), from: "a1|let:x/value#00".into() },
             Event::TimerStarted { timer: 0, node: node(), delay_ms: 250 },
@@ -327,6 +351,13 @@ mod tests {
             assert_eq!(event.kind_number() as usize, index + 1);
             assert_eq!(Event::decode(&event.encode(7)), Ok((7, event)));
         }
+    }
+
+    #[test]
+    fn a_failed_sample_round_trips() {
+        let event =
+            Event::IntrinsicSampled { node: "let:r/value#00".into(), output: Err("no source".into()) };
+        assert_eq!(Event::decode(&event.encode(3)), Ok((3, event)));
     }
 
     #[test]

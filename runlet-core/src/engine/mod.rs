@@ -7,6 +7,8 @@ pub mod event;
 mod executor;
 mod fixture_file;
 mod identity;
+pub mod limits;
+pub mod permits;
 pub mod plan;
 mod replay;
 mod retry;
@@ -16,7 +18,9 @@ mod shell;
 #[cfg(test)]
 mod testing;
 
-pub use core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, RunSettings, TimerHandle};
+pub use core::{
+    CallHandle, CallRequest, Effect, Input, Outcome, RunCore, RunSettings, SampleRequest, TimerHandle,
+};
 pub use error::RunError;
 pub use executor::{
     CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolCapabilities, ToolError, ToolExecutor,
@@ -24,9 +28,11 @@ pub use executor::{
 };
 pub use fixture_file::{FixtureAnswer, FixtureCase, FixtureError, ToolFixtures};
 pub use identity::{DispatchId, IdParseError, OperationComponents, OperationId, WorkflowIdentity};
+pub use limits::{Breach, LimitKey, LimitParseError, Limits};
+pub use permits::{PermitRequest, PermitTable, Permits, ResourceKey, RunPermits, Ticket, tool_keys};
 pub use plan::Plan;
 pub use replay::{PendingTimer, ReplayError, Resumed, replay};
 pub use retry::{Backoff, RetryClassifier};
-pub use runtime::{BuildError, Executable, RunHandle, Runtime, RuntimeBuilder, StartError};
+pub use runtime::{BuildError, Executable, RunHandle, RunOptions, Runtime, RuntimeBuilder, StartError};
 pub use scripted::{CaseUsage, ScriptedExecutor};
 pub use shell::{RunEnvironment, drive, resume};

@@ -1,14 +1,16 @@
 //! Replay (spec §5.3, invariant 6): a fresh run core fed the inputs a journal recorded — host
-//! inputs, tool answers, cancellation — must regenerate the journal's events exactly. The first
-//! difference is a determinism violation; a journal that ends early leaves calls to resume.
+//! inputs, tool answers, cancellation, the wall-clock timer — must regenerate the journal's
+//! events exactly. The first difference is a determinism violation; a journal that ends early
+//! leaves calls to resume.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, TimerHandle};
+use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, SampleRequest, TimerHandle};
 use super::event::Event;
+use super::limits::LimitKey;
 use crate::diag::{Code, codes};
-use crate::value::{Labelled, Value, rcve};
+use crate::value::{Labelled, Value, ValueError, rcve};
 
 /// A core brought up to the journal's end.
 #[derive(Debug)]
@@ -16,6 +18,9 @@ pub struct Resumed {
     pub core: RunCore,
     /// Calls dispatched and not answered when the journal ends: the ones to recover.
     pub in_flight: Vec<CallRequest>,
+    /// Samples requested and not answered when the journal ends: to sample now (nothing has
+    /// seen a value for them).
+    pub unsampled: Vec<SampleRequest>,
     /// How the run ended, when the journal records its end. A cancelled run stays cancelled:
     /// resuming it dispatches nothing (spec §4.6).
     pub outcome: Option<Outcome>,
@@ -56,12 +61,16 @@ impl ReplayError {
 pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayError> {
     let mut position = 0usize;
     let mut dispatched: BTreeMap<String, CallRequest> = BTreeMap::new();
+    let mut samples: BTreeMap<String, SampleRequest> = BTreeMap::new();
     let mut in_flight: BTreeMap<CallHandle, String> = BTreeMap::new();
     let mut outcome = None;
     let mut timers: BTreeMap<TimerHandle, PendingTimer> = BTreeMap::new();
     while position < events.len() {
         let seq = position as u64 + 1;
-        let input = recorded_input(&events[position], seq, &dispatched)?;
+        let input = match &events[position] {
+            Event::IntrinsicSampled { node, output } => sampled_input(node, output, seq, &mut samples)?,
+            event => recorded_input(event, seq, &dispatched)?,
+        };
         for effect in core.react(input) {
             match effect {
                 Effect::Append(produced) => {
@@ -92,6 +101,9 @@ pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayErro
                     timers.remove(&timer);
                 }
                 Effect::Finish(end) => outcome = Some(end),
+                Effect::Sample(request) => {
+                    samples.insert(request.node_id.clone(), request);
+                }
             }
         }
         match events.get(seq as usize - 1) {
@@ -110,8 +122,27 @@ pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayErro
         }
     }
     let in_flight = in_flight.values().filter_map(|node| dispatched.get(node).cloned()).collect();
+    let unsampled = samples.into_values().collect();
     let timers = timers.into_values().collect();
-    Ok(Resumed { core, in_flight, outcome, timers, last_seq: position as u64 })
+    Ok(Resumed { core, in_flight, unsampled, outcome, timers, last_seq: position as u64 })
+}
+
+/// The recorded answer to a sample replay requested: the journal's value, never a new sample.
+fn sampled_input(
+    node: &str,
+    output: &Result<serde_bytes::ByteBuf, String>,
+    seq: u64,
+    samples: &mut BTreeMap<String, SampleRequest>,
+) -> Result<Input, ReplayError> {
+    let request =
+        samples.remove(node).ok_or_else(|| ReplayError::UnknownCall { seq, node: node.to_owned() })?;
+    let answer = match output {
+        Ok(bytes) => {
+            Ok(rcve::decode(bytes).map_err(|e| ReplayError::Unreadable { seq, reason: e.to_string() })?)
+        }
+        Err(message) => Err(ValueError::new(codes::SAMPLE_UNAVAILABLE, message.clone())),
+    };
+    Ok(Input::Sampled { call: request.call, answer })
 }
 
 /// The input a journal record carries; any other record at this point is one replay should have
@@ -161,6 +192,9 @@ fn recorded_input(
         }
         Event::TimerFired { timer } => Input::TimerFired { timer: TimerHandle(*timer) },
         Event::RunResumed => Input::Resume,
+        Event::LimitExceeded { limit, current, .. } if limit == LimitKey::WallClockMs.as_str() => {
+            Input::WallClockExpired { elapsed_ms: *current }
+        }
         other => {
             return Err(ReplayError::Diverged {
                 seq,

@@ -10,10 +10,11 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, TimerHandle};
+use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, SampleRequest, TimerHandle};
 use super::event::Event;
 use super::executor::{CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolError, ToolExecutor};
 use super::identity::{OperationComponents, OperationId, WorkflowIdentity};
+use super::permits::RunPermits;
 use super::replay::Resumed;
 use super::retry::{RetryClassifier, classify, timeout_error, uncertain_error};
 use crate::journal::{Journal, JournalError, Record, RunId};
@@ -32,6 +33,10 @@ pub struct RunEnvironment {
     pub observer: Option<mpsc::UnboundedSender<(u64, Event)>>,
     /// Fired by the host to cancel the run.
     pub cancel: CancellationToken,
+    /// The run's `wall_clock_ms` limit: past it, the core is told the time is up.
+    pub wall_clock: Option<Duration>,
+    /// The permits each call must hold while it runs (spec §4.5); `None` when nothing is capped.
+    pub permits: Option<RunPermits>,
     /// The host's retryable classification of tool errors, applied before they are journaled.
     pub retry_classifier: Option<RetryClassifier>,
 }
@@ -54,8 +59,9 @@ pub async fn drive(
 
 /// Continues a run that [`replay`](super::replay) brought up to its journal's end, appending
 /// after it. A run the journal records as ended (a cancelled run included) stays ended and
-/// dispatches nothing; otherwise pending timers keep their journaled deadlines (spec §5.3) and
-/// calls left dispatching are recovered by execution class (spec §5.4).
+/// dispatches nothing; otherwise pending timers keep their journaled deadlines (spec §5.3),
+/// unanswered samples are taken now, and calls left dispatching are recovered by execution
+/// class (spec §5.4). The `wall_clock_ms` limit counts from the resumption.
 pub async fn resume(resumed: Resumed, env: RunEnvironment) -> Result<Outcome, JournalError> {
     if let Some(outcome) = resumed.outcome {
         return Ok(outcome);
@@ -70,6 +76,9 @@ pub async fn resume(resumed: Resumed, env: RunEnvironment) -> Result<Outcome, Jo
             }
         };
         shell.schedule(pending.timer, remaining);
+    }
+    for request in resumed.unsampled {
+        shell.sample(request);
     }
     shell.run(resumed.core, Input::Resume).await
 }
@@ -93,6 +102,17 @@ impl Shell {
     async fn run(mut self, mut core: RunCore, first: Input) -> Result<Outcome, JournalError> {
         let mut next = Some(first);
         let mut cancel_sent = false;
+        let started = tokio::time::Instant::now();
+        // Inclusive: the run may take exactly the cap; the timer fires one millisecond past it.
+        let cap = self.env.wall_clock.map(|cap| cap + Duration::from_millis(1));
+        let deadline = async {
+            match cap {
+                Some(cap) => tokio::time::sleep_until(started + cap).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(deadline);
+        let mut deadline_sent = false;
         loop {
             let input = match next.take() {
                 Some(input) => input,
@@ -101,6 +121,11 @@ impl Shell {
                     _ = self.env.cancel.cancelled(), if !cancel_sent => {
                         cancel_sent = true;
                         Input::CancelRequested
+                    }
+                    _ = &mut deadline, if !deadline_sent => {
+                        deadline_sent = true;
+                        let elapsed = started.elapsed().max(cap.unwrap_or_default());
+                        Input::WallClockExpired { elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX) }
                     }
                     answer = self.incoming.recv() => match answer {
                         Some(input) => input,
@@ -135,6 +160,7 @@ impl Shell {
                             task.abort();
                         }
                     }
+                    Effect::Sample(request) => self.sample(request),
                     Effect::Finish(outcome) => {
                         for token in self.tokens.values() {
                             token.cancel();
@@ -147,6 +173,12 @@ impl Shell {
                 }
             }
         }
+    }
+
+    /// Samples a nondeterministic intrinsic once; the core journals the answer.
+    fn sample(&self, request: SampleRequest) {
+        let answer = request.function.sample();
+        let _ = self.answers.send(Input::Sampled { call: request.call, answer });
     }
 
     /// Tells the core the wall-clock deadline of `timer`, so the journal keeps it.
@@ -258,8 +290,19 @@ fn spawn_call(
     let handle = request.call;
     let checked = check_arguments(&schemas, &tool, &call.arguments);
     let (recover_first, timeout) = (request.recover_first, request.timeout);
+    // Requested now, in dispatch order, so waiting calls start in that order.
+    let mut permit = env.permits.as_ref().map(|p| p.request(request.tool));
     tokio::spawn(async move {
         let name = tool.name.to_string();
+        if let Some(permit) = &mut permit {
+            tokio::select! {
+                () = permit.granted() => {}
+                () = call.context.cancellation.cancelled() => {
+                    let _ = answers.send(Input::ToolFailed { call: handle, error: ToolError::cancelled(&name) });
+                    return;
+                }
+            }
+        }
         if let Err(reason) = checked {
             let error = ToolError::new(
                 "TOOL_INPUT_SCHEMA_MISMATCH",
@@ -397,6 +440,8 @@ mod tests {
             executor: executor(journal.clone()),
             observer: None,
             cancel: CancellationToken::new(),
+            wall_clock: None,
+            permits: None,
             retry_classifier: None,
         };
         (core, env, journal)

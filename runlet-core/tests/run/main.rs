@@ -2,6 +2,8 @@
 //! limits under real concurrency, result order, failures, and the journal a run leaves.
 
 mod failure;
+mod limit_catalogue;
+mod limits;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

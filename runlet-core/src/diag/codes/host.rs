@@ -56,4 +56,8 @@ declare_codes! {
     TOOL_FIXTURE_ANSWER = 8203,
     /// No case of the tool fixture file answers a call.
     NO_FIXTURE_CASE = 8204,
+    /// A registry with the prelude has a tool in one of the prelude's namespaces.
+    PRELUDE_NAMESPACE_TAKEN = 8301,
+    /// The registry file's `prelude` is not `none`, `deterministic` or `standard`.
+    INVALID_PRELUDE = 8302,
 }

@@ -13,6 +13,7 @@ use crate::analyze::hir::{ExprKind, LogicalOp};
 use crate::diag::codes;
 use crate::engine::error::RunError;
 use crate::engine::event::{Arm, Event};
+use crate::engine::limits::LimitKey;
 use crate::value::{Labelled, Value, ValueError, expect_bool};
 
 impl RunCore {
@@ -62,6 +63,9 @@ impl RunCore {
                     Err(error) => return self.fail_compute(node, &error),
                 };
                 self.events.push(Event::LoopCollectionResolved { node: id, items: items.len() });
+                if !self.within_loop_iterations(node, items.len()) {
+                    return;
+                }
                 let limit = limit.unwrap_or(self.settings.default_loop_limit).max(1) as usize;
                 let count = items.len();
                 self.nodes[node.0 as usize].control = Control::Loop(LoopState {
@@ -81,6 +85,9 @@ impl RunCore {
                     Err(error) => return self.fail_compute(node, &error),
                 };
                 self.events.push(Event::LoopCollectionResolved { node: id, items: items.len() });
+                if !self.within_loop_iterations(node, items.len()) {
+                    return;
+                }
                 let accumulator = self.value_of(scope, *init);
                 self.nodes[node.0 as usize].control =
                     Control::Fold(FoldState { items, index: 0, accumulator, step: None, stepping: false });
@@ -98,6 +105,12 @@ impl RunCore {
             }
             _ => {}
         }
+    }
+
+    /// Checks a loop's item count against `loop_iterations`.
+    fn within_loop_iterations(&mut self, node: NodeIx, items: usize) -> bool {
+        let span = self.program.expr(self.nodes[node.0 as usize].expr).span;
+        self.within(LimitKey::LoopIterations, items as u64, span, Some(node))
     }
 
     fn enter_arm(&mut self, node: NodeIx, scope: ScopeIx, region: crate::analyze::hir::RegionId, path: &str) {

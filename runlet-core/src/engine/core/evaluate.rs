@@ -7,6 +7,7 @@ use super::RunCore;
 use super::state::{NodeIx, NodeState, ScopeIx, ScopeStatus};
 use crate::analyze::hir::{BindingId, BindingKind, ExprId, ExprKind, ObjectEntry, ProjectKey};
 use crate::engine::error::RunError;
+use crate::engine::limits::LimitKey;
 use crate::value::{ConversionLimits, Labelled, List, Object, Value, ValueError, expect_bool};
 
 impl RunCore {
@@ -18,6 +19,9 @@ impl RunCore {
         if self.nodes[node.0 as usize].state != NodeState::Waiting
             || self.scopes[scope.0 as usize].status != ScopeStatus::Active
         {
+            return;
+        }
+        if !self.count(LimitKey::NodeEvaluations, self.program.expr(expr).span, node) {
             return;
         }
         let program = Arc::clone(&self.program);
@@ -73,6 +77,10 @@ impl RunCore {
                     Ok(arguments) => self.start_call(node, *tool, arguments),
                     Err(error) => self.fail_compute(node, &error),
                 }
+                return;
+            }
+            ExprKind::Intrinsic { function, args } => {
+                self.evaluate_intrinsic(node, scope, *function, args);
                 return;
             }
             ExprKind::Logical { .. }

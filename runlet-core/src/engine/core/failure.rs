@@ -12,6 +12,7 @@ use crate::diag::codes;
 use crate::engine::error::RunError;
 use crate::engine::event::{Event, RecordedToolError};
 use crate::engine::executor::ToolError;
+use crate::engine::limits::LimitKey;
 use crate::engine::retry::retry_delay;
 use crate::value::Labelled;
 
@@ -29,8 +30,14 @@ impl RunCore {
         self.begin_drain(Some(node), error);
     }
 
-    /// The run's own scope failed: drain it, then end the run.
+    /// The run's own scope failed: drain it, then end the run. A failure no boundary may catch
+    /// (a limit breach) ends the run at once: its cancelled calls are given up, not awaited.
     pub(super) fn run_failed(&mut self, error: RunError) {
+        if !error.is_catchable() {
+            for node in self.cancelling_below(ScopeIx(0)) {
+                self.mark_cancelled(node);
+            }
+        }
         self.begin_drain(None, error);
     }
 
@@ -229,6 +236,10 @@ impl RunCore {
         let (attempt, retries) = (state.attempt, state.retries);
         let id = self.node_id(node);
         if error.retryable && attempt <= retries {
+            if !self.count(LimitKey::Retries, self.program.expr(self.nodes[node.0 as usize].expr).span, node)
+            {
+                return;
+            }
             self.events.push(Event::BoundaryRetryScheduled { node: id, attempt: attempt + 1 });
             let delay = retry_delay(self.settings.retry_backoff.as_ref(), attempt, error.retry_after);
             if delay.is_zero() {

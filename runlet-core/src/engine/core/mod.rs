@@ -8,6 +8,8 @@ mod failure;
 mod failure_tests;
 #[cfg(test)]
 mod generated;
+mod intrinsic;
+mod limits;
 mod operations;
 mod state;
 #[cfg(test)]
@@ -21,10 +23,12 @@ use crate::analyze::hir::{BindingKind, ExprId, ExprKind, Program, RegionId};
 use crate::engine::error::RunError;
 use crate::engine::event::{Event, RecordedToolError};
 use crate::engine::executor::ToolError;
+use crate::engine::limits::{LimitKey, Limits};
 use crate::engine::plan::{Plan, operands};
 use crate::engine::retry::Backoff;
 use crate::schema::{ExecutionClass, ToolId};
-use crate::value::{Digest, Labelled, List, Value, rcve};
+use crate::stdlib::SampledFunction;
+use crate::value::{Digest, Labelled, List, Value, ValueError, rcve};
 
 use operations::{OperationKey, OperationRecord};
 use state::{
@@ -88,6 +92,15 @@ pub struct CallRequest {
     pub timeout: Option<Duration>,
 }
 
+/// A nondeterministic intrinsic the shell should sample once (docs/STDLIB.md); the answer comes
+/// back as [`Input::Sampled`] and is journaled, so replay never samples again.
+#[derive(Debug, Clone)]
+pub struct SampleRequest {
+    pub call: CallHandle,
+    pub function: SampledFunction,
+    pub node_id: String,
+}
+
 /// What the core is told.
 #[derive(Debug, Clone)]
 pub enum Input {
@@ -116,6 +129,15 @@ pub enum Input {
     /// The run continues after a restart: calls left dispatching are recovered by their
     /// execution class (spec §4.4, §5.4).
     Resume,
+    /// The run's `wall_clock_ms` limit passed: `elapsed_ms` since the run started.
+    WallClockExpired {
+        elapsed_ms: u64,
+    },
+    /// The value (or failure) of a requested sample.
+    Sampled {
+        call: CallHandle,
+        answer: Result<Value, ValueError>,
+    },
 }
 
 /// What the core asks the shell to do, in order.
@@ -133,6 +155,8 @@ pub enum Effect {
     /// The timer is no longer wanted; a `TimerFired` for it is ignored anyway.
     CancelTimer(TimerHandle),
     Finish(Outcome),
+    /// Sample a nondeterministic intrinsic and answer with [`Input::Sampled`].
+    Sample(SampleRequest),
 }
 
 /// How a run ended.
@@ -170,6 +194,8 @@ pub struct RunCore {
     /// The run's failure waiting for cancelled calls before the run ends.
     run_drain: Option<Drain>,
     finished: bool,
+    /// The run's limits and what it has used of them (`core/limits.rs`).
+    budget: limits::Budget,
 }
 
 impl RunCore {
@@ -198,12 +224,19 @@ impl RunCore {
             next_timer: 0,
             run_drain: None,
             finished: false,
+            budget: limits::Budget::default(),
         }
     }
 
     /// The execution class of each tool, by `ToolId` index (spec §5.4).
     pub fn with_tool_classes(mut self, classes: Arc<[ExecutionClass]>) -> RunCore {
         self.tool_classes = classes;
+        self
+    }
+
+    /// This core with `limits` applied to its run; `source_bytes` is the program's source size.
+    pub fn with_limits(mut self, limits: Limits, source_bytes: u64) -> RunCore {
+        self.budget = limits::Budget::new(limits, source_bytes);
         self
     }
 
@@ -224,9 +257,13 @@ impl RunCore {
                 Input::TimerArmed { timer, deadline_unix_ms } => self.timer_armed(timer, deadline_unix_ms),
                 Input::TimerFired { timer } => self.timer_fired(timer),
                 Input::Resume => self.resume(),
+                Input::WallClockExpired { elapsed_ms } => self.wall_clock_expired(elapsed_ms),
+                Input::Sampled { call, answer } => self.sampled(call, answer),
             }
+            self.apply_breach();
             while let Some(node) = self.ready.pop_front() {
                 self.evaluate(node);
+                self.apply_breach();
             }
         }
         let mut effects = Vec::with_capacity(self.effects.len() + 1);
@@ -246,6 +283,10 @@ impl RunCore {
         self.inputs = inputs;
         self.events.push(Event::RunCreated { inputs: recorded });
         let root = self.program.root;
+        let source_bytes = self.budget.source_bytes;
+        if !self.within(LimitKey::SourceBytes, source_bytes, self.program.region(root).span, None) {
+            return;
+        }
         self.enter(root, None, Owner::Run, String::new(), 0, Vec::new());
     }
 
@@ -265,10 +306,24 @@ impl RunCore {
                 return;
             }
         }
-        self.events.push(match &answer {
-            Ok(value) => Event::CallCompleted { node: id, output: rcve::encode(value.value()) },
-            Err(error) => Event::CallFailed { node: id, error: RecordedToolError::from(error) },
-        });
+        let output_bytes = match &answer {
+            Ok(value) => {
+                let output = rcve::encode(value.value());
+                let size = output.len() as u64;
+                self.events.push(Event::CallCompleted { node: id, output });
+                Some(size)
+            }
+            Err(error) => {
+                self.events.push(Event::CallFailed { node: id, error: RecordedToolError::from(error) });
+                None
+            }
+        };
+        if let Some(size) = output_bytes {
+            let span = self.program.expr(self.nodes[node.0 as usize].expr).span;
+            if !self.within(LimitKey::CallOutputBytes, size, span, Some(node)) {
+                return;
+            }
+        }
         match answer {
             Ok(value) => {
                 self.operation_succeeded(node, &value);
@@ -318,6 +373,7 @@ impl RunCore {
         provided: Vec<(crate::analyze::hir::BindingId, Labelled)>,
     ) -> ScopeIx {
         let scope = ScopeIx(self.scopes.len() as u32);
+        let depth = 1 + parent.map_or(0, |p| self.depth_of(p));
         let full_path = match parent.map(|p| self.scopes[p.0 as usize].full_path.as_str()) {
             Some(outer) if !outer.is_empty() && !path.is_empty() => format!("{outer}/{path}"),
             Some(outer) if path.is_empty() => outer.to_owned(),
@@ -342,7 +398,10 @@ impl RunCore {
         if let Some(parent) = parent {
             self.scopes[parent.0 as usize].children.push(scope);
         }
-        self.run_segment(scope);
+        let span = self.program.region(region).span;
+        if self.within(LimitKey::Depth, depth, span, owner.node()) {
+            self.run_segment(scope);
+        }
         scope
     }
 
@@ -477,6 +536,10 @@ impl RunCore {
 
     fn create(&mut self, scope: ScopeIx, expr: ExprId) -> NodeIx {
         let node = NodeIx(self.nodes.len() as u32);
+        // Past the cap the node is still made, so this demand stays consistent; the run fails
+        // with the breach before anything evaluates it.
+        let span = self.program.expr(expr).span;
+        self.within(LimitKey::GraphNodes, u64::from(node.0) + 1, span, Some(node));
         let scope_path = &self.scopes[scope.0 as usize].full_path;
         let path = self.plan.path(expr);
         let id: Arc<str> =

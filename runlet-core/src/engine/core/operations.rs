@@ -9,9 +9,10 @@ use super::{CallHandle, CallRequest, Effect, RunCore};
 use crate::analyze::hir::ExprKind;
 use crate::engine::event::Event;
 use crate::engine::executor::ToolError;
+use crate::engine::limits::LimitKey;
 use crate::engine::retry::{redispatch_permitted, uncertain_error};
 use crate::schema::{ExecutionClass, ToolId};
-use crate::value::{Digest, Labelled, List, Value, sha256};
+use crate::value::{Digest, Labelled, List, Value, rcve, sha256};
 
 /// What identifies an operation within one run: the call site, the dynamic key and the digest
 /// of the canonical inputs. The workflow, schema version and generation are the run's own, so
@@ -61,9 +62,20 @@ impl RunCore {
         self.prepare_dispatch(node, tool, arguments);
     }
 
-    /// Records the next dispatch of `node`'s operation and asks the shell to send it.
+    /// Records the next dispatch of `node`'s operation and asks the shell to send it. Every
+    /// dispatch counts against `tool_calls` and is measured against `call_input_bytes`.
     fn prepare_dispatch(&mut self, node: NodeIx, tool: ToolId, arguments: List) {
         let Some(key) = self.call_operations.get(&node).cloned() else { return };
+        let span = self.program.expr(self.nodes[node.0 as usize].expr).span;
+        if !self.count(LimitKey::ToolCalls, span, node) {
+            return;
+        }
+        if self.is_limited(LimitKey::CallInputBytes) {
+            let size = rcve::encode(&Value::List(arguments.clone())).len() as u64;
+            if !self.within(LimitKey::CallInputBytes, size, span, Some(node)) {
+                return;
+            }
+        }
         let class = self.tool_class(tool);
         let record = self.operations.entry(key.clone()).or_default();
         record.dispatches += 1;

@@ -139,6 +139,7 @@ impl Simulation {
     pub(super) fn step(&mut self, input: Input) -> Option<Outcome> {
         let effects = self.core.react(input);
         let mut appended = false;
+        // Inputs the shell sends back at once: timer deadlines and samples.
         let mut armed = Vec::new();
         for effect in effects {
             match effect {
@@ -163,6 +164,9 @@ impl Simulation {
                     armed.push(Input::TimerArmed { timer, deadline_unix_ms: delay.as_millis() as u64 });
                 }
                 Effect::CancelTimer(timer) => self.timers.retain(|t| *t != timer),
+                Effect::Sample(request) => {
+                    armed.push(Input::Sampled { call: request.call, answer: request.function.sample() })
+                }
                 Effect::Finish(outcome) => {
                     check_invariants(&self.core, &mut self.trace);
                     return Some(outcome);
