@@ -290,6 +290,9 @@ impl RunCore {
     /// A node of `scope` failed: cancel what the scope still runs, then let its owner decide.
     pub(super) fn scope_failed(&mut self, scope: ScopeIx, error: RunError) {
         if self.scopes[scope.0 as usize].status != ScopeStatus::Active {
+            if scope == ScopeIx(0) && !error.is_catchable() {
+                self.policy_failure_while_draining(error);
+            }
             return;
         }
         self.scopes[scope.0 as usize].status = ScopeStatus::Failed;

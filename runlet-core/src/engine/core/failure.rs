@@ -41,6 +41,15 @@ impl RunCore {
         self.begin_drain(None, error);
     }
 
+    /// A limit breach while the run drains another failure: the run ends at once with the breach.
+    pub(super) fn policy_failure_while_draining(&mut self, error: RunError) {
+        let Some(drain) = self.run_drain.take() else { return };
+        if let Some(timer) = drain.grace {
+            self.cancel_timer(timer);
+        }
+        self.run_failed(error);
+    }
+
     /// Holds `error` as the primary failure of `point` until the calls its scope cancelled have
     /// acknowledged (or the grace timer fires), then decides.
     fn begin_drain(&mut self, point: DrainPoint, error: RunError) {

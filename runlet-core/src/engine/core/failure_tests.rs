@@ -603,3 +603,47 @@ fn a_cancelled_run_replays_as_cancelled() {
     let mut core = resumed.core;
     assert!(dispatched(&core.react(Input::Resume)).is_empty(), "a cancelled run dispatches nothing");
 }
+
+#[test]
+fn a_limit_breach_ends_a_draining_run_at_once_and_no_boundary_catches_it() {
+    use crate::engine::limits::{LimitKey, Limits};
+    let (program, registry) = compile("a = t.f(1)\nb = t.f(2)\nreturn [a, b]\n");
+    let limits = Limits::new().with(LimitKey::WallClockMs, 40);
+    let mut sim =
+        Simulation::new(fresh_core(&program, &registry).with_limits(limits, 0), Vec::new(), &registry, 1);
+    sim.step(Input::Start { inputs: Vec::new() });
+    let calls: Vec<_> = sim.trace.requests.iter().map(|r| r.call).collect();
+    assert!(
+        sim.step(Input::ToolFailed { call: calls[0], error: ToolError::new("F1", "down") }).is_none(),
+        "draining"
+    );
+    match sim.step(Input::WallClockExpired { elapsed_ms: 41 }) {
+        Some(Outcome::Failed(error)) => {
+            assert_eq!(error.code, "RL4104", "the breach, not the drained failure")
+        }
+        other => panic!("expected the limit to end the run, got {other:?}"),
+    }
+
+    let (program, registry) = compile(LATE);
+    let limits = Limits::new().with(LimitKey::WallClockMs, 40);
+    let mut sim =
+        Simulation::new(fresh_core(&program, &registry).with_limits(limits, 0), Vec::new(), &registry, 1);
+    sim.step(Input::Start { inputs: Vec::new() });
+    let gate = sim.trace.requests[1].call;
+    assert!(
+        sim.step(Input::ToolFailed { call: gate, error: ToolError::retryable("GATE", "closed") }).is_none()
+    );
+    match sim.step(Input::WallClockExpired { elapsed_ms: 41 }) {
+        Some(Outcome::Failed(error)) => {
+            assert_eq!(error.code, "RL4104", "a draining boundary does not catch it")
+        }
+        other => panic!("expected the limit to end the run, got {other:?}"),
+    }
+    assert_eq!(
+        count(&sim.trace, |e| matches!(
+            e,
+            Event::CatchSelected { .. } | Event::BoundaryRetryScheduled { .. }
+        )),
+        0
+    );
+}
