@@ -606,7 +606,8 @@ struct runlet_str runlet_tool_call_operation_id(const struct runlet_tool_call *c
 struct runlet_str runlet_tool_call_dispatch_id(const struct runlet_tool_call *call);
 
 /**
- * The boundary attempt the call belongs to, from 1; 0 for NULL.
+ * The attempt of the innermost `boundary` around the call, from 1 (0 outside any boundary, and
+ * for NULL).
  */
 uint32_t runlet_tool_call_attempt(const struct runlet_tool_call *call);
 

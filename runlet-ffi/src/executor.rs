@@ -264,7 +264,8 @@ pub unsafe extern "C" fn runlet_tool_call_dispatch_id(call: *const runlet_tool_c
     ffi_boundary!(runlet_str, { unsafe { field(call, |c| runlet_str::of(&c.dispatch_id)) } })
 }
 
-/// The boundary attempt the call belongs to, from 1; 0 for NULL.
+/// The attempt of the innermost `boundary` around the call, from 1 (0 outside any boundary, and
+/// for NULL).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn runlet_tool_call_attempt(call: *const runlet_tool_call) -> u32 {
     // SAFETY: the caller passes NULL or a live token.

@@ -1,6 +1,8 @@
 /* Helpers shared by the C tests (see support.h). */
 #include "support.h"
 
+#include <time.h>
+
 const char *const TEST_REGISTRY =
     "{\"tools\": ["
     "  {\"name\": \"echo.value\", \"params\": [{\"name\": \"x\", \"schema\": {}}], \"execution\": \"pure\"},"
@@ -29,6 +31,11 @@ void check_err_at(runlet_error *err, runlet_code code, const char *file, int lin
     exit(1);
   }
   runlet_error_free(err);
+}
+
+void sleep_ms(long ms) {
+  struct timespec pause = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&pause, NULL);
 }
 
 runlet_str str_of(const char *text) {

@@ -39,6 +39,9 @@ int str_contains(runlet_str view, const char *needle);
 /* A malloc'ed NUL-terminated copy of `view`. */
 char *str_dup(runlet_str view);
 
+/* Sleeps `ms` milliseconds. */
+void sleep_ms(long ms);
+
 /* One tool `echo.value(x)` returning any value, one `echo.slow(x)`, and the host input `items`
  * (a list of integers). */
 extern const char *const TEST_REGISTRY;
