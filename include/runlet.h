@@ -138,7 +138,7 @@ typedef struct runlet_run runlet_run;
 
 /**
  * A runtime: compiles programs and starts runs. All its functions are safe to call from any
- * thread concurrently; runs keep it alive while they are running.
+ * thread concurrently.
  */
 typedef struct runlet_runtime runlet_runtime;
 
@@ -770,11 +770,10 @@ struct runlet_error *runlet_runtime_new(const struct runlet_runtime_options *opt
                                         struct runlet_runtime **out);
 
 /**
- * Releases the host's reference to the runtime. NULL is a no-op; free at most once. Runs
- * still running keep the runtime alive until they end (free or cancel them to end them).
- * When this is the last reference it waits for the runtime's threads to stop and the
- * host structs' `drop`s to run — except from inside a Runlet callback, where that happens on
- * a helper thread after the callback returns.
+ * Frees the runtime. NULL is a no-op; free at most once. Runs still running are cancelled and
+ * awaited; then the runtime's threads stop and the executor's, journal's and listener's `drop`s
+ * run, all before this returns — except from inside a Runlet callback, where that happens on a
+ * helper thread after the callback returns. Run handles stay valid (and ended) until freed.
  *
  * Thread-safety: any thread; not concurrently with other calls on the same handle.
  */

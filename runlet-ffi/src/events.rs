@@ -251,9 +251,26 @@ impl Drop for HostListener {
 /// The runtime's dispatcher: one thread delivering the queue's events to the listener.
 #[derive(Debug)]
 pub(crate) struct Dispatcher {
+    sink: ListenerSink,
+    thread: std::thread::JoinHandle<()>,
+}
+
+/// Where runs push events for the listener: its queue and the kinds it takes.
+#[derive(Debug, Clone)]
+pub(crate) struct ListenerSink {
     queue: Arc<EventQueue>,
     kind_mask: u64,
-    thread: std::thread::JoinHandle<()>,
+}
+
+impl ListenerSink {
+    /// Whether the listener takes events of `kind`.
+    pub(crate) fn wants(&self, kind: u32) -> bool {
+        kind >= 64 || self.kind_mask & (1u64 << kind) != 0
+    }
+
+    pub(crate) fn queue(&self) -> &EventQueue {
+        &self.queue
+    }
 }
 
 /// A copied listener, not yet running.
@@ -297,27 +314,19 @@ impl Listener {
             }
             drop(host);
         })?;
-        Ok(Dispatcher { queue, kind_mask, thread })
+        Ok(Dispatcher { sink: ListenerSink { queue, kind_mask }, thread })
     }
 }
 
 impl Dispatcher {
-    pub(crate) fn queue(&self) -> &Arc<EventQueue> {
-        &self.queue
+    pub(crate) fn sink(&self) -> &ListenerSink {
+        &self.sink
     }
 
-    /// Whether the listener takes events of `kind`.
-    pub(crate) fn wants(&self, kind: u32) -> bool {
-        kind >= 64 || self.kind_mask & (1u64 << kind) != 0
-    }
-
-    /// Closes the queue and waits for the thread to deliver the rest and drop the listener;
-    /// from the dispatcher thread itself it only closes (the thread ends after the callback).
+    /// Closes the queue and waits for the thread to deliver the rest and drop the listener.
     pub(crate) fn stop(self) {
-        self.queue.close();
-        if self.thread.thread().id() != std::thread::current().id() {
-            let _ = self.thread.join();
-        }
+        self.sink.queue.close();
+        let _ = self.thread.join();
     }
 }
 

@@ -76,14 +76,14 @@ pub unsafe extern "C" fn runlet_program_compile(
             (out_param(out)?, borrow(runtime)?, source.to_str("source")?, inputs_json.to_str("inputs_json")?)
         };
         let inputs = inputs_from_json("inputs_json", inputs_text)?;
-        let shared = runtime.shared();
-        let executable = shared.engine().compile(source, &inputs).map_err(|diagnostics| {
+        let instance = runtime.instance();
+        let executable = instance.engine().compile(source, &inputs).map_err(|diagnostics| {
             let errors = diagnostics.iter().filter(|d| d.is_error()).count();
             let first = diagnostics.iter().find(|d| d.is_error()).map_or_else(String::new, |d| format!(": {} {}", d.code, d.message));
             Error::new(RUNLET_ERR_COMPILE, format!("the program has {errors} error(s){first}"))
                 .with_details_json(render_json(source, &diagnostics))
         })?;
-        *out = into_raw(runlet_program { executable, runtime_serial: shared.serial(), poison: Arc::default() });
+        *out = into_raw(runlet_program { executable, runtime_serial: instance.serial(), poison: Arc::default() });
         Ok(())
     })
 }

@@ -2,7 +2,9 @@
 //! pull queue, cancellable from any thread, awaited with a timeout, and read back as status and
 //! result JSON.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
@@ -16,11 +18,11 @@ use crate::error::{
     Error, RUNLET_ERR_CANCELLED, RUNLET_ERR_INVALID_ARGUMENT, RUNLET_ERR_JOURNAL, RUNLET_ERR_NOT_FINISHED,
     RUNLET_ERR_SCRIPT, RUNLET_ERR_TIMEOUT, RUNLET_ERR_TOOL_FAILED, RUNLET_ERR_UNSUPPORTED, runlet_error,
 };
-use crate::events::{EventQueue, OwnedEvent, Popped, runlet_event_owned};
+use crate::events::{EventQueue, ListenerSink, OwnedEvent, Popped, runlet_event_owned};
 use crate::handle::{Handle, borrow, into_raw, out_param, take};
 use crate::program::{inputs_from_json, runlet_program};
 use crate::reentrancy::refuse_blocking;
-use crate::runtime::{Shared, runlet_runtime};
+use crate::runtime::runlet_runtime;
 use crate::strings::{runlet_buf, runlet_str};
 use crate::versioned::{Versioned, copy_in};
 
@@ -95,7 +97,7 @@ impl Finished {
 
 /// What a run's handle shares with the task forwarding its events.
 #[derive(Debug)]
-struct RunState {
+pub(crate) struct RunState {
     run_id: Arc<str>,
     cancel: CancellationToken,
     finished: Mutex<Option<Finished>>,
@@ -126,11 +128,47 @@ impl Handle for runlet_run {
     }
 }
 
+/// The runs of one runtime that have not ended, so freeing the runtime can cancel and await them.
+#[derive(Debug, Default)]
+pub(crate) struct LiveRuns {
+    runs: Mutex<BTreeMap<u64, Arc<RunState>>>,
+    ended: Condvar,
+    next_key: AtomicU64,
+}
+
+impl LiveRuns {
+    fn add(&self, state: &Arc<RunState>) -> u64 {
+        let key = self.next_key.fetch_add(1, Ordering::Relaxed);
+        self.runs.lock().insert(key, Arc::clone(state));
+        key
+    }
+
+    fn remove(&self, key: u64) {
+        self.runs.lock().remove(&key);
+        self.ended.notify_all();
+    }
+
+    /// Cancels every run still running and waits until all of them ended.
+    pub(crate) fn cancel_and_wait(&self) {
+        let mut runs = self.runs.lock();
+        for state in runs.values() {
+            state.cancel.cancel();
+        }
+        while !runs.is_empty() {
+            self.ended.wait(&mut runs);
+        }
+    }
+}
+
 /// Forwards the run's committed events to the listener and the pull queue, passes cancellation
-/// on, and records the outcome. The runtime stays alive until the run ended; the reference is
-/// released before the outcome is published, so a host that waited and then frees the runtime
-/// holds the last reference.
-async fn forward(mut handle: RunHandle, state: Arc<RunState>, shared: Arc<Shared>) {
+/// on, and records the outcome.
+async fn forward(
+    mut handle: RunHandle,
+    state: Arc<RunState>,
+    listener: Option<ListenerSink>,
+    live: Arc<LiveRuns>,
+    key: u64,
+) {
     let mut cancel_sent = false;
     loop {
         tokio::select! {
@@ -141,7 +179,7 @@ async fn forward(mut handle: RunHandle, state: Arc<RunState>, shared: Arc<Shared
             }
             next = handle.events().recv() => match next {
                 Some((seq, event)) => {
-                    let listener = shared.dispatcher().filter(|d| d.wants(u32::from(event.kind_number())));
+                    let listener = listener.as_ref().filter(|l| l.wants(u32::from(event.kind_number())));
                     if listener.is_none() && state.pull.is_none() {
                         continue;
                     }
@@ -158,15 +196,15 @@ async fn forward(mut handle: RunHandle, state: Arc<RunState>, shared: Arc<Shared
         }
     }
     let outcome = handle.outcome().await;
-    if let Some(dispatcher) = shared.dispatcher() {
-        dispatcher.queue().end_run(&state.run_id);
+    if let Some(listener) = &listener {
+        listener.queue().end_run(&state.run_id);
     }
     if let Some(pull) = &state.pull {
         pull.end_run(&state.run_id);
         pull.close();
     }
-    drop(shared);
     state.finish(Finished::from_outcome(outcome));
+    live.remove(key);
 }
 
 /// Starts a run of `program` with `input_json` (a JSON object of host input values, or empty for
@@ -193,12 +231,12 @@ pub unsafe extern "C" fn runlet_run_start(
             // SAFETY: the caller passes a readable options struct.
             unsafe { copy_in(options) }?
         };
-        let shared = runtime.shared();
-        if program.runtime_serial() != shared.serial() {
+        let instance = runtime.instance();
+        if program.runtime_serial() != instance.serial() {
             return Err(Error::new(RUNLET_ERR_INVALID_ARGUMENT, "the program was compiled by another runtime"));
         }
         let inputs = inputs_from_json("input_json", input_text)?;
-        let engine = shared.engine();
+        let engine = instance.engine();
         let handle = engine
             .start(program.executable(), &inputs)
             .map_err(|error| Error::new(RUNLET_ERR_INVALID_ARGUMENT, error.to_string()))?;
@@ -207,10 +245,12 @@ pub unsafe extern "C" fn runlet_run_start(
             cancel: CancellationToken::new(),
             finished: Mutex::new(None),
             done: Condvar::new(),
-            pull: options.pull_events.then(|| EventQueue::new(shared.event_capacity())),
+            pull: options.pull_events.then(|| EventQueue::new(instance.event_capacity())),
             poison: Arc::default(),
         });
-        engine.handle().spawn(forward(handle, Arc::clone(&state), Arc::clone(shared)));
+        let live = Arc::clone(instance.live());
+        let key = live.add(&state);
+        engine.handle().spawn(forward(handle, Arc::clone(&state), instance.listener().cloned(), live, key));
         *out = into_raw(runlet_run { state });
         Ok(())
     })

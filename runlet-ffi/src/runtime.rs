@@ -1,6 +1,6 @@
 //! The `runlet_runtime` handle: options in, a registry, the host's executor, journal and
-//! listener adopted, the engine's `Runtime` built; freeing tears it down off any callback or
-//! scheduler thread.
+//! listener adopted, the engine's `Runtime` built; freeing cancels and awaits its runs, then
+//! tears it down (on a helper thread when freed from inside a callback).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,11 +14,12 @@ use crate::error::{
     Error, RUNLET_ERR_INTERNAL, RUNLET_ERR_NULL_ARGUMENT, RUNLET_ERR_REGISTRY, RUNLET_ERR_UNSUPPORTED,
     runlet_error,
 };
-use crate::events::{Dispatcher, Listener, runlet_event_listener};
+use crate::events::{Dispatcher, Listener, ListenerSink, runlet_event_listener};
 use crate::executor::{HostExecutor, runlet_tool_executor};
 use crate::handle::{Handle, into_raw, out_param, take};
 use crate::journal::{HostJournal, runlet_journal_vtable};
 use crate::reentrancy::in_callback;
+use crate::run::LiveRuns;
 use crate::strings::runlet_str;
 use crate::versioned::{Versioned, copy_in};
 
@@ -84,24 +85,30 @@ const DEFAULT_EVENT_QUEUE_CAPACITY: usize = 1024;
 /// Tells runtimes apart, so a program is only started on the runtime that compiled it.
 static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
 
-/// What a runtime's handle and its live runs share.
+/// A runtime's parts: the engine, the listener's dispatcher and the runs not yet ended.
 #[derive(Debug)]
-pub(crate) struct Shared {
+pub(crate) struct Instance {
     /// Taken by `drop`, which decides on which thread the engine is torn down.
     engine: Option<Runtime>,
     dispatcher: Option<Dispatcher>,
+    live: Arc<LiveRuns>,
     event_capacity: usize,
     serial: u64,
     poison: Arc<Poison>,
 }
 
-impl Shared {
+impl Instance {
     pub(crate) fn engine(&self) -> &Runtime {
         self.engine.as_ref().expect("the engine lives until the runtime is dropped")
     }
 
-    pub(crate) fn dispatcher(&self) -> Option<&Dispatcher> {
-        self.dispatcher.as_ref()
+    /// Where runs push events for the listener, if there is one.
+    pub(crate) fn listener(&self) -> Option<&ListenerSink> {
+        self.dispatcher.as_ref().map(Dispatcher::sink)
+    }
+
+    pub(crate) fn live(&self) -> &Arc<LiveRuns> {
+        &self.live
     }
 
     pub(crate) fn event_capacity(&self) -> usize {
@@ -113,13 +120,16 @@ impl Shared {
     }
 }
 
-impl Drop for Shared {
-    /// Stops the dispatcher and the engine's pool, waiting for their threads. From a callback or
-    /// a pool thread that would wait on itself, so there a helper thread does it.
+impl Drop for Instance {
+    /// Cancels the runs still running and waits for them to end, then stops the dispatcher and
+    /// the engine's pool, waiting for their threads (so every host `drop` has run on return).
+    /// From a callback or a pool thread that would wait on itself, so there a helper thread does it.
     fn drop(&mut self) {
         let engine = self.engine.take();
         let dispatcher = self.dispatcher.take();
+        let live = Arc::clone(&self.live);
         let teardown = move || {
+            live.cancel_and_wait();
             if let Some(dispatcher) = dispatcher {
                 dispatcher.stop();
             }
@@ -134,22 +144,22 @@ impl Drop for Shared {
 }
 
 /// A runtime: compiles programs and starts runs. All its functions are safe to call from any
-/// thread concurrently; runs keep it alive while they are running.
+/// thread concurrently.
 #[derive(Debug)]
 pub struct runlet_runtime {
-    shared: Arc<Shared>,
+    instance: Instance,
 }
 
 impl Handle for runlet_runtime {
     const NAME: &'static str = "runlet_runtime";
     fn poison(&self) -> &Arc<Poison> {
-        &self.shared.poison
+        &self.instance.poison
     }
 }
 
 impl runlet_runtime {
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
-        &self.shared
+    pub(crate) fn instance(&self) -> &Instance {
+        &self.instance
     }
 }
 
@@ -197,7 +207,7 @@ fn unsupported_option(options: &runlet_runtime_options) -> Option<&'static str> 
 
 /// # Safety
 /// As for `runlet_runtime_new`.
-unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<Shared, Error> {
+unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<Instance, Error> {
     let executor = adopted.executor?;
     let journal = adopted.journal.transpose()?;
     let listener = adopted.listener.transpose()?;
@@ -238,9 +248,10 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<Sh
         .map(|listener| listener.start(event_capacity))
         .transpose()
         .map_err(|e| Error::new(RUNLET_ERR_INTERNAL, format!("the event dispatcher could not start: {e}")))?;
-    Ok(Shared {
+    Ok(Instance {
         engine: Some(engine),
         dispatcher,
+        live: Arc::default(),
         event_capacity,
         serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
         poison: Arc::default(),
@@ -275,17 +286,16 @@ pub unsafe extern "C" fn runlet_runtime_new(
             }
         };
         // SAFETY: as above.
-        let shared = unsafe { build(&options, adopted) }?;
-        *out = into_raw(runlet_runtime { shared: Arc::new(shared) });
+        let instance = unsafe { build(&options, adopted) }?;
+        *out = into_raw(runlet_runtime { instance });
         Ok(())
     })
 }
 
-/// Releases the host's reference to the runtime. NULL is a no-op; free at most once. Runs
-/// still running keep the runtime alive until they end (free or cancel them to end them).
-/// When this is the last reference it waits for the runtime's threads to stop and the
-/// host structs' `drop`s to run — except from inside a Runlet callback, where that happens on
-/// a helper thread after the callback returns.
+/// Frees the runtime. NULL is a no-op; free at most once. Runs still running are cancelled and
+/// awaited; then the runtime's threads stop and the executor's, journal's and listener's `drop`s
+/// run, all before this returns — except from inside a Runlet callback, where that happens on a
+/// helper thread after the callback returns. Run handles stay valid (and ended) until freed.
 ///
 /// Thread-safety: any thread; not concurrently with other calls on the same handle.
 #[unsafe(no_mangle)]
