@@ -263,11 +263,15 @@ typedef struct runlet_journal_vtable {
 /**
  * Per-run options. Initialize with `RUNLET_RUN_OPTIONS_INIT`; NULL means the defaults.
  *
+ * - `limits_json`: caps for this run replacing the runtime's (the same JSON object as
+ *   `runlet_runtime_options.limits_json`); a run's own `concurrency` caps its calls in flight
+ *   under the runtime-wide cap. Empty for none.
  * - `pull_events`: queue the run's events for `runlet_run_next_event` (bounded by the
  *   runtime's `event_queue_capacity`, with `RUNLET_EVENT_EVENTS_DROPPED` markers).
  */
 typedef struct runlet_run_options {
   size_t struct_size;
+  struct runlet_str limits_json;
   bool pull_events;
 } runlet_run_options;
 
@@ -322,21 +326,10 @@ typedef struct runlet_event_listener {
 } runlet_event_listener;
 
 /**
- * Resource limits of every run (spec §10). 0 means the engine's default for each field. This
- * build of the engine does not enforce them yet and refuses non-zero values with
- * `RUNLET_ERR_UNSUPPORTED`, so a host never believes a limit holds when it does not.
- */
-typedef struct runlet_limits {
-  uint64_t max_tool_calls;
-  uint64_t max_run_duration_ms;
-  uint32_t max_concurrent_calls;
-  uint32_t max_loop_iterations;
-} runlet_limits;
-
-/**
  * How failed retryable tool calls are retried (spec §2.8, §5.4). 0 means the engine's default
- * for each field; like `runlet_limits`, non-zero values are refused with
- * `RUNLET_ERR_UNSUPPORTED` until the engine takes them.
+ * for each field. This build of the engine has no configurable backoff yet and refuses non-zero
+ * values with `RUNLET_ERR_UNSUPPORTED`, so a host never believes a policy holds when it does
+ * not; the number of boundary retries is capped with the `retries` limit.
  */
 typedef struct runlet_retry_policy {
   uint32_t max_attempts;
@@ -356,6 +349,11 @@ typedef struct runlet_retry_policy {
  * - `worker_threads`: threads of the runtime's pool; 0 for one per core.
  * - `default_loop_limit`: concurrency of a `for` without `limit`; 0 for 16.
  * - `event_queue_capacity`: events queued per consumer before dropping; 0 for 1024.
+ * - `limits_json`: the execution limits of every run (spec §10) as a JSON object of caps, such
+ *   as `{"tool_calls": 100, "wall_clock_ms": 30000}`; keys are `tool_calls`,
+ *   `node_evaluations`, `depth`, `concurrency`, `wall_clock_ms`, `loop_iterations`,
+ *   `graph_nodes`, `source_bytes`, `call_input_bytes`, `call_output_bytes`, `retries`. Empty for
+ *   none. A run crossing one fails with `RUNLET_ERR_LIMIT`.
  *
  * The structs pointed to are copied during `runlet_runtime_new`.
  */
@@ -368,7 +366,7 @@ typedef struct runlet_runtime_options {
   uint32_t worker_threads;
   uint32_t default_loop_limit;
   uint32_t event_queue_capacity;
-  struct runlet_limits limits;
+  struct runlet_str limits_json;
   struct runlet_retry_policy retry;
 } runlet_runtime_options;
 
@@ -483,6 +481,11 @@ typedef struct runlet_runtime_options {
  * Journal callbacks: records with a gap, or a snapshot beyond the stored records.
  */
 #define RUNLET_ERR_JOURNAL_INVALID_RECORD 21
+
+/**
+ * The run crossed an execution limit; details are the error record naming the limit.
+ */
+#define RUNLET_ERR_LIMIT 22
 
 #define RUNLET_RUN_RUNNING 1
 
@@ -730,8 +733,9 @@ struct runlet_error *runlet_run_wait(const struct runlet_run *run, int64_t timeo
 /**
  * The result of a run that succeeded, as canonical presentation JSON (spec §3.3), in a buffer
  * the host frees with `runlet_buf_free` (`*out` is zeroed on failure). For a run that ended
- * otherwise it returns the run's error: `RUNLET_ERR_SCRIPT` or `RUNLET_ERR_TOOL_FAILED` with the
- * error record as details (its `code` is the tool's own), `RUNLET_ERR_CANCELLED`, or
+ * otherwise it returns the run's error: `RUNLET_ERR_SCRIPT`, `RUNLET_ERR_TOOL_FAILED` or
+ * `RUNLET_ERR_LIMIT` with the error record as details (its `code` is the tool's own, or the
+ * limit's `RL4xxx` with the limit named in its details), `RUNLET_ERR_CANCELLED`, or
  * `RUNLET_ERR_JOURNAL`; `RUNLET_ERR_NOT_FINISHED` while it runs. Never blocks.
  */
 struct runlet_error *runlet_run_result_json(const struct runlet_run *run, struct runlet_buf *out);

@@ -57,6 +57,8 @@ pub const RUNLET_ERR_JOURNAL_UNKNOWN_RUN: runlet_code = 19;
 pub const RUNLET_ERR_JOURNAL_SEQUENCE_CONFLICT: runlet_code = 20;
 /// Journal callbacks: records with a gap, or a snapshot beyond the stored records.
 pub const RUNLET_ERR_JOURNAL_INVALID_RECORD: runlet_code = 21;
+/// The run crossed an execution limit; details are the error record naming the limit.
+pub const RUNLET_ERR_LIMIT: runlet_code = 22;
 
 /// The stable name of a code, as tool errors built from a plain code carry it.
 fn code_name(code: runlet_code) -> &'static str {
@@ -81,6 +83,7 @@ fn code_name(code: runlet_code) -> &'static str {
         RUNLET_ERR_JOURNAL_UNKNOWN_RUN => "JOURNAL_UNKNOWN_RUN",
         RUNLET_ERR_JOURNAL_SEQUENCE_CONFLICT => "JOURNAL_SEQUENCE_CONFLICT",
         RUNLET_ERR_JOURNAL_INVALID_RECORD => "JOURNAL_INVALID_RECORD",
+        RUNLET_ERR_LIMIT => "LIMIT",
         _ => "INTERNAL",
     }
 }

@@ -8,21 +8,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
-use runlet::engine::{Outcome, RunHandle};
+use runlet::engine::{Outcome, RunHandle, RunOptions};
 use runlet::journal::JournalError;
 use runlet::value::to_presentation_json;
 use tokio_util::sync::CancellationToken;
 
 use crate::boundary::Poison;
 use crate::error::{
-    Error, RUNLET_ERR_CANCELLED, RUNLET_ERR_INVALID_ARGUMENT, RUNLET_ERR_JOURNAL, RUNLET_ERR_NOT_FINISHED,
-    RUNLET_ERR_SCRIPT, RUNLET_ERR_TIMEOUT, RUNLET_ERR_TOOL_FAILED, RUNLET_ERR_UNSUPPORTED, runlet_error,
+    Error, RUNLET_ERR_CANCELLED, RUNLET_ERR_INVALID_ARGUMENT, RUNLET_ERR_JOURNAL, RUNLET_ERR_LIMIT,
+    RUNLET_ERR_NOT_FINISHED, RUNLET_ERR_SCRIPT, RUNLET_ERR_TIMEOUT, RUNLET_ERR_TOOL_FAILED,
+    RUNLET_ERR_UNSUPPORTED, runlet_error,
 };
 use crate::events::{EventQueue, ListenerSink, OwnedEvent, Popped, runlet_event_owned};
 use crate::handle::{Handle, borrow, into_raw, out_param, take};
 use crate::program::{inputs_from_json, runlet_program};
 use crate::reentrancy::refuse_blocking;
-use crate::runtime::runlet_runtime;
+use crate::runtime::{limits_from_json, runlet_runtime};
 use crate::strings::{runlet_buf, runlet_str};
 use crate::versioned::{Versioned, copy_in};
 
@@ -37,16 +38,20 @@ pub const RUNLET_RUN_CANCELLED: runlet_run_state = 4;
 
 /// Per-run options. Initialize with `RUNLET_RUN_OPTIONS_INIT`; NULL means the defaults.
 ///
+/// - `limits_json`: caps for this run replacing the runtime's (the same JSON object as
+///   `runlet_runtime_options.limits_json`); a run's own `concurrency` caps its calls in flight
+///   under the runtime-wide cap. Empty for none.
 /// - `pull_events`: queue the run's events for `runlet_run_next_event` (bounded by the
 ///   runtime's `event_queue_capacity`, with `RUNLET_EVENT_EVENTS_DROPPED` markers).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct runlet_run_options {
     pub struct_size: usize,
+    pub limits_json: runlet_str,
     pub pull_events: bool,
 }
 
-// SAFETY: `struct_size` first; a bool is valid zeroed.
+// SAFETY: `struct_size` first; a view and a bool are valid zeroed.
 unsafe impl Versioned for runlet_run_options {
     const NAME: &'static str = "runlet_run_options";
     const KNOWN_SIZES: &'static [usize] = &[std::mem::size_of::<runlet_run_options>()];
@@ -72,7 +77,13 @@ impl Finished {
                 }),
             },
             Ok(Outcome::Failed(error)) => {
-                let code = if error.tool.is_some() { RUNLET_ERR_TOOL_FAILED } else { RUNLET_ERR_SCRIPT };
+                let code = if error.code.starts_with("RL4") {
+                    RUNLET_ERR_LIMIT
+                } else if error.tool.is_some() {
+                    RUNLET_ERR_TOOL_FAILED
+                } else {
+                    RUNLET_ERR_SCRIPT
+                };
                 let record = to_presentation_json(&error.to_value()).unwrap_or_default();
                 Finished {
                     status: RUNLET_RUN_FAILED,
@@ -226,7 +237,11 @@ pub unsafe extern "C" fn runlet_run_start(
         let (out, runtime, program, input_text) =
             unsafe { (out_param(out)?, borrow(runtime)?, borrow(program)?, input_json.to_str("input_json")?) };
         let options = if options.is_null() {
-            runlet_run_options { struct_size: std::mem::size_of::<runlet_run_options>(), pull_events: false }
+            runlet_run_options {
+                struct_size: std::mem::size_of::<runlet_run_options>(),
+                limits_json: runlet_str::empty(),
+                pull_events: false,
+            }
         } else {
             // SAFETY: the caller passes a readable options struct.
             unsafe { copy_in(options) }?
@@ -236,9 +251,11 @@ pub unsafe extern "C" fn runlet_run_start(
             return Err(Error::new(RUNLET_ERR_INVALID_ARGUMENT, "the program was compiled by another runtime"));
         }
         let inputs = inputs_from_json("input_json", input_text)?;
+        // SAFETY: the caller passes a valid view.
+        let limits = limits_from_json("limits_json", unsafe { options.limits_json.to_str("limits_json") }?)?;
         let engine = instance.engine();
         let handle = engine
-            .start(program.executable(), &inputs)
+            .start_with(program.executable(), &inputs, RunOptions { limits })
             .map_err(|error| Error::new(RUNLET_ERR_INVALID_ARGUMENT, error.to_string()))?;
         let state = Arc::new(RunState {
             run_id: Arc::from(handle.run_id().as_str()),
@@ -326,8 +343,9 @@ pub unsafe extern "C" fn runlet_run_wait(run: *const runlet_run, timeout_ms: i64
 
 /// The result of a run that succeeded, as canonical presentation JSON (spec §3.3), in a buffer
 /// the host frees with `runlet_buf_free` (`*out` is zeroed on failure). For a run that ended
-/// otherwise it returns the run's error: `RUNLET_ERR_SCRIPT` or `RUNLET_ERR_TOOL_FAILED` with the
-/// error record as details (its `code` is the tool's own), `RUNLET_ERR_CANCELLED`, or
+/// otherwise it returns the run's error: `RUNLET_ERR_SCRIPT`, `RUNLET_ERR_TOOL_FAILED` or
+/// `RUNLET_ERR_LIMIT` with the error record as details (its `code` is the tool's own, or the
+/// limit's `RL4xxx` with the limit named in its details), `RUNLET_ERR_CANCELLED`, or
 /// `RUNLET_ERR_JOURNAL`; `RUNLET_ERR_NOT_FINISHED` while it runs. Never blocks.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn runlet_run_result_json(

@@ -6,13 +6,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use runlet::diag::render_json;
-use runlet::engine::{RunSettings, Runtime};
+use runlet::engine::{LimitKey, Limits, RunSettings, Runtime};
 use runlet::schema::{Registry, RegistryOptions};
+use runlet::value::{Value, parse_json};
 
 use crate::boundary::Poison;
 use crate::error::{
-    Error, RUNLET_ERR_INTERNAL, RUNLET_ERR_NULL_ARGUMENT, RUNLET_ERR_REGISTRY, RUNLET_ERR_UNSUPPORTED,
-    runlet_error,
+    Error, RUNLET_ERR_INTERNAL, RUNLET_ERR_INVALID_ARGUMENT, RUNLET_ERR_INVALID_JSON,
+    RUNLET_ERR_NULL_ARGUMENT, RUNLET_ERR_REGISTRY, RUNLET_ERR_UNSUPPORTED, invalid_json, runlet_error,
 };
 use crate::events::{Dispatcher, Listener, ListenerSink, runlet_event_listener};
 use crate::executor::{HostExecutor, runlet_tool_executor};
@@ -23,21 +24,10 @@ use crate::run::LiveRuns;
 use crate::strings::runlet_str;
 use crate::versioned::{Versioned, copy_in};
 
-/// Resource limits of every run (spec §10). 0 means the engine's default for each field. This
-/// build of the engine does not enforce them yet and refuses non-zero values with
-/// `RUNLET_ERR_UNSUPPORTED`, so a host never believes a limit holds when it does not.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-pub struct runlet_limits {
-    pub max_tool_calls: u64,
-    pub max_run_duration_ms: u64,
-    pub max_concurrent_calls: u32,
-    pub max_loop_iterations: u32,
-}
-
 /// How failed retryable tool calls are retried (spec §2.8, §5.4). 0 means the engine's default
-/// for each field; like `runlet_limits`, non-zero values are refused with
-/// `RUNLET_ERR_UNSUPPORTED` until the engine takes them.
+/// for each field. This build of the engine has no configurable backoff yet and refuses non-zero
+/// values with `RUNLET_ERR_UNSUPPORTED`, so a host never believes a policy holds when it does
+/// not; the number of boundary retries is capped with the `retries` limit.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct runlet_retry_policy {
@@ -57,6 +47,11 @@ pub struct runlet_retry_policy {
 /// - `worker_threads`: threads of the runtime's pool; 0 for one per core.
 /// - `default_loop_limit`: concurrency of a `for` without `limit`; 0 for 16.
 /// - `event_queue_capacity`: events queued per consumer before dropping; 0 for 1024.
+/// - `limits_json`: the execution limits of every run (spec §10) as a JSON object of caps, such
+///   as `{"tool_calls": 100, "wall_clock_ms": 30000}`; keys are `tool_calls`,
+///   `node_evaluations`, `depth`, `concurrency`, `wall_clock_ms`, `loop_iterations`,
+///   `graph_nodes`, `source_bytes`, `call_input_bytes`, `call_output_bytes`, `retries`. Empty for
+///   none. A run crossing one fails with `RUNLET_ERR_LIMIT`.
 ///
 /// The structs pointed to are copied during `runlet_runtime_new`.
 #[repr(C)]
@@ -70,11 +65,11 @@ pub struct runlet_runtime_options {
     pub worker_threads: u32,
     pub default_loop_limit: u32,
     pub event_queue_capacity: u32,
-    pub limits: runlet_limits,
+    pub limits_json: runlet_str,
     pub retry: runlet_retry_policy,
 }
 
-// SAFETY: `struct_size` first; integers, pointers and nested integer structs are valid zeroed.
+// SAFETY: `struct_size` first; integers, pointers, views and nested integer structs are valid zeroed.
 unsafe impl Versioned for runlet_runtime_options {
     const NAME: &'static str = "runlet_runtime_options";
     const KNOWN_SIZES: &'static [usize] = &[std::mem::size_of::<runlet_runtime_options>()];
@@ -189,13 +184,8 @@ unsafe fn adopt_all(options: &runlet_runtime_options) -> Adopted {
 }
 
 fn unsupported_option(options: &runlet_runtime_options) -> Option<&'static str> {
-    let limits = options.limits;
     let retry = options.retry;
     [
-        ("limits.max_tool_calls", limits.max_tool_calls != 0),
-        ("limits.max_run_duration_ms", limits.max_run_duration_ms != 0),
-        ("limits.max_concurrent_calls", limits.max_concurrent_calls != 0),
-        ("limits.max_loop_iterations", limits.max_loop_iterations != 0),
         ("retry.max_attempts", retry.max_attempts != 0),
         ("retry.initial_backoff_ms", retry.initial_backoff_ms != 0),
         ("retry.max_backoff_ms", retry.max_backoff_ms != 0),
@@ -203,6 +193,43 @@ fn unsupported_option(options: &runlet_runtime_options) -> Option<&'static str> 
     ]
     .into_iter()
     .find_map(|(name, set)| set.then_some(name))
+}
+
+/// Limits from a JSON object of caps by limit key (empty for none).
+pub(crate) fn limits_from_json(what: &str, text: &str) -> Result<Limits, Error> {
+    if text.is_empty() {
+        return Ok(Limits::new());
+    }
+    let Value::Object(caps) = parse_json(text).map_err(|error| invalid_json(what, &error))? else {
+        return Err(Error::new(
+            RUNLET_ERR_INVALID_JSON,
+            format!("`{what}` must be a JSON object of limit caps"),
+        ));
+    };
+    let mut limits = Limits::new();
+    for (name, cap) in caps.entries() {
+        let key = LimitKey::parse(name).ok_or_else(|| {
+            Error::new(
+                RUNLET_ERR_INVALID_ARGUMENT,
+                format!(
+                    "`{what}`: `{name}` is not a limit; the limits are {}",
+                    LimitKey::ALL.map(LimitKey::as_str).join(", ")
+                ),
+            )
+        })?;
+        let cap = match cap {
+            Value::Int(cap) => u64::try_from(*cap).ok(),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            Error::new(
+                RUNLET_ERR_INVALID_ARGUMENT,
+                format!("`{what}`: the cap of `{name}` must be an integer ≥ 0"),
+            )
+        })?;
+        limits = limits.with(key, cap);
+    }
+    Ok(limits)
 }
 
 /// # Safety
@@ -217,8 +244,11 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
             format!("`runlet_runtime_options.{field}` is set, but this engine does not enforce it yet"),
         ));
     }
-    // SAFETY: the caller passes a valid view.
-    let registry_text = unsafe { options.registry_json.to_str("registry_json") }?;
+    // SAFETY: the caller passes valid views.
+    let (registry_text, limits_text) = unsafe {
+        (options.registry_json.to_str("registry_json")?, options.limits_json.to_str("limits_json")?)
+    };
+    let limits = limits_from_json("limits_json", limits_text)?;
     let registry = Registry::from_json_str(registry_text, &RegistryOptions::default())
         .map_err(|error| {
             let diagnostics = error.diagnostics(registry_text);
@@ -227,7 +257,7 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
                 .with_details_json(render_json(registry_text, &diagnostics))
         })?
         .registry;
-    let mut builder = Runtime::builder().registry(registry).executor(Arc::new(executor));
+    let mut builder = Runtime::builder().registry(registry).executor(Arc::new(executor)).limits(limits);
     if let Some(journal) = journal {
         builder = builder.journal(Arc::new(journal));
     }

@@ -122,6 +122,46 @@ static void failed_calls_reach_the_result_with_their_code(void) {
   runlet_runtime_free(runtime);
 }
 
+static void limits_are_checked_and_enforced(void) {
+  runlet_tool_executor executor = echo_executor();
+  runlet_runtime_options options = RUNLET_RUNTIME_OPTIONS_INIT;
+  options.registry_json = str_of(TEST_REGISTRY);
+  options.executor = &executor;
+  runlet_runtime *runtime = NULL;
+  options.limits_json = RUNLET_STR("{\"tool_callz\": 2}");
+  runlet_error *err = runlet_runtime_new(&options, &runtime);
+  CHECK(runlet_error_code(err) == RUNLET_ERR_INVALID_ARGUMENT);
+  CHECK(str_contains(runlet_error_message(err), "tool_calls"));
+  runlet_error_free(err);
+  options.limits_json = RUNLET_STR("{\"tool_calls\": -1}");
+  CHECK_ERR(runlet_runtime_new(&options, &runtime), RUNLET_ERR_INVALID_ARGUMENT);
+  options.limits_json = RUNLET_STR("{\"tool_calls\": 2");
+  CHECK_ERR(runlet_runtime_new(&options, &runtime), RUNLET_ERR_INVALID_JSON);
+
+  options.limits_json = RUNLET_STR("{\"tool_calls\": 2}");
+  CHECK_OK(runlet_runtime_new(&options, &runtime));
+  runlet_program *program = compile(runtime, "a = echo.value(1)\nb = echo.value(2)\nc = echo.value(3)\nreturn [a, b, c]\n");
+  runlet_run *run = start(runtime, program, "", 0);
+  CHECK_OK(runlet_run_wait(run, -1));
+  CHECK(runlet_run_status(run) == RUNLET_RUN_FAILED);
+  runlet_buf buf = {NULL, 0};
+  err = runlet_run_result_json(run, &buf);
+  CHECK(runlet_error_code(err) == RUNLET_ERR_LIMIT);
+  CHECK(str_contains(runlet_error_details_json(err), "tool_calls"));
+  runlet_error_free(err);
+  runlet_run_free(run);
+
+  runlet_run_options more = RUNLET_RUN_OPTIONS_INIT;
+  more.limits_json = RUNLET_STR("{\"tool_calls\": 3}");
+  CHECK_OK(runlet_run_start(runtime, program, RUNLET_STR(""), &more, &run));
+  char *result = result_of(run);
+  CHECK(strcmp(result, "[1,2,3]") == 0);
+  free(result);
+  runlet_run_free(run);
+  runlet_program_free(program);
+  runlet_runtime_free(runtime);
+}
+
 int main(void) {
   host_errors_keep_what_they_were_given();
   runlet_tool_executor executor = echo_executor();
@@ -131,6 +171,7 @@ int main(void) {
   invalid_utf8_and_json_inputs_are_refused(runtime);
   runlet_runtime_free(runtime);
   failed_calls_reach_the_result_with_their_code();
+  limits_are_checked_and_enforced();
   puts("errors: ok");
   return 0;
 }

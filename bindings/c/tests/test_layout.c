@@ -42,14 +42,12 @@ OFFSET(runlet_journal_vtable, read, 48);
 OFFSET(runlet_journal_vtable, load_snapshot, 56);
 OFFSET(runlet_journal_vtable, store_snapshot, 64);
 OFFSET(runlet_journal_vtable, drop, 72);
-SIZE(runlet_run_options, 16);
-OFFSET(runlet_run_options, pull_events, 8);
-SIZE(runlet_limits, 24);
-OFFSET(runlet_limits, max_run_duration_ms, 8);
-OFFSET(runlet_limits, max_concurrent_calls, 16);
-OFFSET(runlet_limits, max_loop_iterations, 20);
+SIZE(runlet_run_options, 32);
+OFFSET(runlet_run_options, limits_json, 8);
+OFFSET(runlet_run_options, pull_events, 24);
+OFFSET(runlet_retry_policy, max_backoff_ms, 8);
 SIZE(runlet_retry_policy, 16);
-SIZE(runlet_runtime_options, 104);
+SIZE(runlet_runtime_options, 96);
 OFFSET(runlet_runtime_options, registry_json, 8);
 OFFSET(runlet_runtime_options, executor, 24);
 OFFSET(runlet_runtime_options, journal, 32);
@@ -57,8 +55,8 @@ OFFSET(runlet_runtime_options, listener, 40);
 OFFSET(runlet_runtime_options, worker_threads, 48);
 OFFSET(runlet_runtime_options, default_loop_limit, 52);
 OFFSET(runlet_runtime_options, event_queue_capacity, 56);
-OFFSET(runlet_runtime_options, limits, 64);
-OFFSET(runlet_runtime_options, retry, 88);
+OFFSET(runlet_runtime_options, limits_json, 64);
+OFFSET(runlet_runtime_options, retry, 80);
 #endif
 
 int main(void) {

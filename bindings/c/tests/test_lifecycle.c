@@ -72,10 +72,10 @@ static void drop_runs_once_on_every_path(void) {
   CHECK_ERR(runlet_runtime_new(&options, NULL), RUNLET_ERR_NULL_ARGUMENT);
   CHECK(atomic_load(&drops) == 2);
 
-  options.limits.max_tool_calls = 10;
+  options.retry.max_attempts = 3;
   CHECK_ERR(runlet_runtime_new(&options, &runtime), RUNLET_ERR_UNSUPPORTED);
   CHECK(atomic_load(&drops) == 3);
-  options.limits.max_tool_calls = 0;
+  options.retry.max_attempts = 0;
 
   executor.invoke = NULL;
   CHECK_ERR(runlet_runtime_new(&options, &runtime), RUNLET_ERR_NULL_ARGUMENT);
