@@ -99,6 +99,15 @@ impl<T> Returned for *const T {
     }
 }
 
+/// The message a panic carried.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
 /// Runs `body`; on a panic poisons the handles it touched and returns the panic value.
 pub(crate) fn run<R: Returned>(body: impl FnOnce() -> R) -> R::C {
     let mark = TOUCHED.with(|touched| touched.borrow().len());
@@ -110,12 +119,7 @@ pub(crate) fn run<R: Returned>(body: impl FnOnce() -> R) -> R::C {
             for poison in &touched {
                 poison.0.store(true, Ordering::Release);
             }
-            let reason = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".to_owned());
-            R::panicked(format!("Runlet panicked: {reason}"))
+            R::panicked(format!("Runlet panicked: {}", panic_message(payload.as_ref())))
         }
     }
 }

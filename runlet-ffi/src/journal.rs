@@ -8,6 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use runlet::journal::{Journal, JournalError, JournalErrorKind, Record, RunHeader, RunId, Snapshot, suite};
 
+use crate::boundary::panic_message;
 use crate::error::{
     Error, RUNLET_ERR_INVALID_ARGUMENT, RUNLET_ERR_JOURNAL, RUNLET_ERR_JOURNAL_INVALID_RECORD,
     RUNLET_ERR_JOURNAL_RUN_EXISTS, RUNLET_ERR_JOURNAL_SEQUENCE_CONFLICT, RUNLET_ERR_JOURNAL_UNKNOWN_RUN,
@@ -399,17 +400,21 @@ pub unsafe extern "C" fn runlet_journal_conformance_check(
         // SAFETY: the caller passes NULL or a readable vtable; adopted, it is released once.
         let journal = unsafe { HostJournal::adopt(journal) }?;
         refuse_blocking("runlet_journal_conformance_check")?;
-        let pool = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .map_err(|e| Error::new(RUNLET_ERR_JOURNAL, format!("the suite's runtime did not start: {e}")))?;
-        let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pool.block_on(suite::check(&journal))));
-        checked.map_err(|payload| {
-            let reason = payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                .unwrap_or_default();
-            Error::new(RUNLET_ERR_JOURNAL, format!("the journal fails the conformance suite: {reason}"))
+        // The suite runs on a thread of its own (which also releases the journal), so the host's
+        // thread is left as it was.
+        let checked = std::thread::spawn(move || {
+            let pool = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .map_err(|e| Error::new(RUNLET_ERR_JOURNAL, format!("the suite's runtime did not start: {e}")))?;
+            pool.block_on(suite::check(&journal));
+            Ok(())
+        })
+        .join();
+        checked.unwrap_or_else(|payload| {
+            Err(Error::new(
+                RUNLET_ERR_JOURNAL,
+                format!("the journal fails the conformance suite: {}", panic_message(payload.as_ref())),
+            ))
         })
     })
 }

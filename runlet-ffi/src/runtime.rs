@@ -335,3 +335,26 @@ pub unsafe extern "C" fn runlet_runtime_free(runtime: *mut runlet_runtime) {
         drop(unsafe { take(runtime) });
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::RUNLET_ERR_INVALID_JSON;
+
+    #[test]
+    fn limits_are_read_by_key_and_checked() {
+        let limits =
+            limits_from_json("limits_json", r#"{"tool_calls": 3, "wall_clock_ms": 0}"#).expect("valid");
+        assert_eq!(limits.get(LimitKey::ToolCalls), Some(3));
+        assert_eq!(limits.get(LimitKey::WallClockMs), Some(0));
+        assert_eq!(limits.get(LimitKey::Retries), None);
+        assert_eq!(limits_from_json("limits_json", "").expect("empty"), Limits::new());
+        let unknown = limits_from_json("limits_json", r#"{"calls": 3}"#).expect_err("unknown key");
+        assert_eq!(unknown.code(), RUNLET_ERR_INVALID_ARGUMENT);
+        assert!(unknown.message().contains("tool_calls, node_evaluations"), "{}", unknown.message());
+        for bad in [r#"{"retries": -1}"#, r#"{"retries": 1.5}"#, r#"{"retries": "2"}"#] {
+            assert_eq!(limits_from_json("l", bad).expect_err(bad).code(), RUNLET_ERR_INVALID_ARGUMENT);
+        }
+        assert_eq!(limits_from_json("l", "[1]").expect_err("array").code(), RUNLET_ERR_INVALID_JSON);
+    }
+}
