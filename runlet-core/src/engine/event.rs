@@ -20,6 +20,12 @@ pub enum Event {
     NodeReady {
         node: String,
     },
+    /// A node was materialised; `inputs` are the nodes its value reads, in operand order (the
+    /// data edges of spec §4.3). Observers derive `blocked`/`ready` from their states.
+    NodePlanned {
+        node: String,
+        inputs: Vec<String>,
+    },
     CallDispatchPrepared {
         node: String,
         tool: String,
@@ -154,7 +160,7 @@ impl EventDecodeError {
 }
 
 /// Every kind, in the order of their stable kind numbers (1-based); new kinds are appended.
-const KINDS: [&str; 19] = [
+const KINDS: [&str; 20] = [
     "RunCreated",
     "NodeReady",
     "CallDispatchPrepared",
@@ -174,6 +180,7 @@ const KINDS: [&str; 19] = [
     "CallFailed",
     "OrphanedCompletion",
     "CancellationRequested",
+    "NodePlanned",
 ];
 
 impl Event {
@@ -213,6 +220,7 @@ impl Event {
         match self {
             Event::RunCreated { .. } => "RunCreated",
             Event::NodeReady { .. } => "NodeReady",
+            Event::NodePlanned { .. } => "NodePlanned",
             Event::CallDispatchPrepared { .. } => "CallDispatchPrepared",
             Event::NodeSucceeded { .. } => "NodeSucceeded",
             Event::CallCompleted { .. } => "CallCompleted",
@@ -270,6 +278,7 @@ mod tests {
             },
             Event::OrphanedCompletion { node: node() },
             Event::CancellationRequested,
+            Event::NodePlanned { node: node(), inputs: vec![node()] },
         ]
     }
 
