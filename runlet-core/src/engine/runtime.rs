@@ -45,6 +45,7 @@ use super::shell::{RunEnvironment, drive};
 use crate::analyze::{AnalyzeOptions, CompiledProgram, Inputs, analyze};
 use crate::diag::Diagnostic;
 use crate::journal::{Journal, JournalError, MemoryJournal, RunHeader, RunId};
+use crate::observe::{GraphContext, RunObserver};
 use crate::schema::{Registry, validate};
 use crate::value::{Labelled, List, Value, sha256};
 
@@ -56,6 +57,7 @@ pub struct RuntimeBuilder {
     journal: Option<Arc<dyn Journal>>,
     settings: RunSettings,
     worker_threads: Option<usize>,
+    observer_buffer: Option<usize>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -112,6 +114,13 @@ impl RuntimeBuilder {
         self
     }
 
+    /// How many events a subscriber's queue holds before a slow subscriber is cut loose to
+    /// catch up from the journal (default 1024).
+    pub fn observer_buffer(mut self, events: usize) -> Self {
+        self.observer_buffer = Some(events.max(1));
+        self
+    }
+
     pub fn build(self) -> Result<Runtime, BuildError> {
         let registry = self.registry.ok_or(BuildError::MissingRegistry)?;
         let executor = self.executor.ok_or(BuildError::MissingExecutor)?;
@@ -131,12 +140,15 @@ impl RuntimeBuilder {
             executor,
             journal,
             settings: self.settings,
+            observer_buffer: self.observer_buffer.unwrap_or(DEFAULT_OBSERVER_BUFFER),
             pool: pool.build()?,
             run_prefix: format!("run-{started}-{}", std::process::id()),
             next_run: AtomicU64::new(1),
         })
     }
 }
+
+const DEFAULT_OBSERVER_BUFFER: usize = 1024;
 
 /// A compiled program with its plan: immutable, shareable, runnable many times at once.
 #[derive(Debug, Clone)]
@@ -159,6 +171,7 @@ pub struct Runtime {
     executor: Arc<dyn ToolExecutor>,
     journal: Arc<dyn Journal>,
     settings: RunSettings,
+    observer_buffer: usize,
     pool: tokio::runtime::Runtime,
     /// Run ids are this prefix (start time and process id) and a counter, so runs of different
     /// processes sharing one journal do not collide.
@@ -224,7 +237,15 @@ impl Runtime {
         };
         let core =
             RunCore::new(hir, Arc::clone(&program.plan), Arc::clone(&self.tool_names), self.settings.clone());
-        let (observer, events) = mpsc::unbounded_channel();
+        let (observer, committed) = mpsc::unbounded_channel();
+        let (forward, events) = mpsc::unbounded_channel();
+        let observing = RunObserver::new(
+            self.graph_context(program, &run_id),
+            Arc::clone(&self.journal),
+            run_id.clone(),
+            self.observer_buffer,
+        );
+        let published = self.pool.spawn(publish(committed, observing.clone(), forward));
         let cancel = CancellationToken::new();
         let env = RunEnvironment {
             run_id: run_id.clone(),
@@ -246,10 +267,37 @@ impl Runtime {
                 Ok(()) => drive(core, env, inputs).await,
                 Err(error) => Err(error),
             };
+            let _ = published.await;
             let _ = done.send(outcome);
         });
-        Ok(RunHandle { run_id, cancel, outcome, events })
+        Ok(RunHandle { run_id, cancel, outcome, events, observer: observing })
     }
+
+    /// What observers of a run of `program` with id `run` need to know about the program: for
+    /// rebuilding its graph from the journal ([`crate::observe::snapshot_from_journal`]).
+    pub fn graph_context(&self, program: &Executable, run: &RunId) -> Arc<GraphContext> {
+        Arc::new(GraphContext::new(
+            run.as_str(),
+            &program.compiled.identity().source_digest,
+            program.compiled.shared_program(),
+            Arc::clone(&program.plan),
+            Arc::clone(&self.registry),
+        ))
+    }
+}
+
+/// Publishes a run's committed events to its observer, then forwards them to the handle's
+/// event channel; ends when the shell drops its sender.
+async fn publish(
+    mut committed: mpsc::UnboundedReceiver<(u64, Event)>,
+    observer: RunObserver,
+    forward: mpsc::UnboundedSender<(u64, Event)>,
+) {
+    while let Some((seq, event)) = committed.recv().await {
+        observer.publish(seq, event.clone());
+        let _ = forward.send((seq, event));
+    }
+    observer.finish();
 }
 
 /// One started run: its id, its committed events as they happen, cancellation and its outcome.
@@ -259,6 +307,7 @@ pub struct RunHandle {
     cancel: CancellationToken,
     outcome: oneshot::Receiver<Result<Outcome, JournalError>>,
     events: mpsc::UnboundedReceiver<(u64, Event)>,
+    observer: RunObserver,
 }
 
 impl RunHandle {
@@ -274,6 +323,12 @@ impl RunHandle {
     /// Committed events with their sequence numbers, in order.
     pub fn events(&mut self) -> &mut mpsc::UnboundedReceiver<(u64, Event)> {
         &mut self.events
+    }
+
+    /// The run's observer: graph snapshots and event subscriptions (spec §6.1). Every event is
+    /// published to it before the run's outcome is delivered.
+    pub fn observer(&self) -> RunObserver {
+        self.observer.clone()
     }
 
     /// Waits for the run's end from async code.

@@ -13,7 +13,7 @@ use super::event::Event;
 use super::executor::{CallContext, ToolCall, ToolError, ToolExecutor};
 use super::identity::{OperationComponents, OperationId, WorkflowIdentity};
 use crate::journal::{Journal, JournalError, Record, RunId};
-use crate::schema::{Registry, SchemaArena, ToolDescriptor, validate};
+use crate::schema::{Registry, SchemaArena, ToolDescriptor, labels_of, validate};
 use crate::value::{Labelled, List, Value};
 
 /// Everything outside the core that one run talks to.
@@ -186,7 +186,10 @@ fn spawn_call(
         }
         let answer = match executor.dispatch(call).await {
             Ok(output) => match validate(&schemas, tool.output, &output.value) {
-                Ok(()) => Input::ToolCompleted { call: handle, value: Labelled::public(output.value) },
+                Ok(()) => {
+                    let labels = labels_of(&schemas, tool.output, &output.value);
+                    Input::ToolCompleted { call: handle, value: Labelled::new(output.value, labels) }
+                }
                 Err(mismatch) => Input::ToolFailed {
                     call: handle,
                     error: ToolError::new(

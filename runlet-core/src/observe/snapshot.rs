@@ -1,0 +1,576 @@
+//! The consistent graph snapshot of spec §6.1: public nodes (§4.1 kinds, identity, state,
+//! timestamps, tools, schemas, failures, redacted previews), labelled edges (§4.3), arms never
+//! materialised, and large loops folded into iteration ranges with state counts (§6.3).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::context::{GraphContext, NodeKind};
+use super::event::arm_name;
+use super::model::{GraphModel, NodeRecord, RunState};
+use super::node_id::{NodeId, attempt_number, iteration_index, split_local};
+use super::state::NodeState;
+use super::view::ViewPolicy;
+use crate::analyze::hir::{ExprId, ExprKind, RegionId};
+use crate::engine::event::Arm;
+use crate::schema::strongest_label;
+
+/// How much of a large graph a snapshot spells out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotOptions {
+    /// A loop with more items than this shows its first iteration and every iteration holding a
+    /// failed node in full; the others are folded into [`IterationRange`]s.
+    pub iteration_detail_limit: usize,
+}
+
+impl Default for SnapshotOptions {
+    fn default() -> Self {
+        SnapshotOptions { iteration_detail_limit: 32 }
+    }
+}
+
+/// A run's graph as of journal record `seq`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GraphSnapshot {
+    pub run_id: String,
+    pub source_unit: String,
+    /// The last journal record the snapshot includes: subscribe from here for what follows.
+    pub seq: u64,
+    pub run: RunSummary,
+    /// Nodes in id order.
+    pub nodes: Vec<GraphNode>,
+    pub edges: Vec<GraphEdge>,
+    pub iteration_ranges: Vec<IterationRange>,
+    pub not_materialized: Vec<UnmaterializedRegion>,
+    /// Journal records the state machine refused; empty for every run this runtime wrote.
+    pub integrity_errors: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunSummary {
+    pub state: RunState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    pub cancellation_requested: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SourceSpan {
+    pub start: u32,
+    pub end: u32,
+}
+
+/// One scope a node is inside: its segment and the node that opened it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OwningScope {
+    pub segment: String,
+    pub owner: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Timestamps {
+    pub planned_at_ms: Option<u64>,
+    pub started_at_ms: Option<u64>,
+    pub finished_at_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub execution: &'static str,
+    pub schema_version: String,
+    /// The attempt of the last dispatch, once dispatched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dispatch_attempt: Option<u32>,
+}
+
+/// Why a node is not running yet (spec §6.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockedOn {
+    /// Waiting for these producers' values.
+    Data { producers: Vec<String> },
+    /// Ready, but waiting for concurrency or resource permits.
+    Permits { resources: Vec<String> },
+}
+
+/// A boundary's attempts and retries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RetryInfo {
+    pub attempt: u32,
+    pub retries_allowed: u32,
+    /// Attempts scheduled after a retryable failure, in order.
+    pub scheduled_attempts: Vec<u32>,
+    pub catch_selected: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CancellationInfo {
+    /// `pruned`: cancelled before it ever became eligible.
+    pub never_eligible: bool,
+    /// Tool answers that arrived after the cancellation: evidence of an external effect.
+    pub orphaned_completions: u32,
+}
+
+/// A failure: a known one, or an uncertain external outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FailureInfo {
+    pub code: String,
+    /// The tool's message, when the view may see it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    pub retryable: bool,
+    pub uncertain: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LoopInfo {
+    pub items: usize,
+    pub iterations_started: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GraphNode {
+    /// The identity's text form.
+    pub id: String,
+    pub identity: NodeId,
+    pub kind: NodeKind,
+    pub label: String,
+    pub span: SourceSpan,
+    /// Outermost first.
+    pub scopes: Vec<OwningScope>,
+    pub state: NodeState,
+    pub timestamps: Timestamps,
+    pub attempt: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<ToolInfo>,
+    pub input_schemas: Vec<String>,
+    pub output_schema: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked_on: Option<BlockedOn>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetryInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cancellation: Option<CancellationInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<FailureInfo>,
+    /// The selected alternative of a branch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selected_arm: Option<&'static str>,
+    #[serde(rename = "loop", skip_serializing_if = "Option::is_none")]
+    pub loop_info: Option<LoopInfo>,
+    /// The node's value with unauthorized paths redacted (tool outputs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeKind {
+    /// A value flows from producer to consumer.
+    Data,
+    /// A branch selected the arm its target belongs to.
+    Control,
+    /// A loop, fold or boundary owns its target.
+    Contains,
+    /// The target is the same logical node in the next boundary attempt.
+    RetryOf,
+    /// The target (a catch block's result) replaced the failure at the source.
+    FallbackOf,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct GraphEdge {
+    pub kind: EdgeKind,
+    pub from: String,
+    pub to: String,
+    /// Data edges: the producer's output path and the consumer's input path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub producer_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consumer_path: Option<String>,
+    /// Control edges: the arm selected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    /// Data edges into a retry attempt from work that an earlier attempt already did.
+    pub reused: bool,
+}
+
+/// Iterations of a large loop shown as counts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IterationRange {
+    #[serde(rename = "loop")]
+    pub loop_node: String,
+    pub first: usize,
+    pub last: usize,
+    pub iterations: usize,
+    /// How many iterations are in each state (failed if any node failed, running while any is
+    /// unfinished, cancelled if any was cancelled or pruned, else succeeded).
+    pub iteration_states: BTreeMap<NodeState, usize>,
+    /// How many of the folded nodes are in each state.
+    pub node_states: BTreeMap<NodeState, usize>,
+}
+
+/// A region that was never entered: an untaken arm or an unused catch block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnmaterializedRegion {
+    pub owner: String,
+    pub arm: &'static str,
+    pub span: SourceSpan,
+}
+
+impl GraphModel {
+    pub(crate) fn snapshot(&self, view: &ViewPolicy, options: &SnapshotOptions) -> GraphSnapshot {
+        let context = &*self.context;
+        let mut integrity_errors = self.violations.clone();
+        let mut nodes = Vec::new();
+        let mut edges = Vec::new();
+        let mut ranges = RangeBuilder::default();
+        let placed: Vec<(&String, &NodeRecord, ExprId)> = self
+            .nodes
+            .iter()
+            .filter_map(|(local, record)| match context.expr_of(local) {
+                Some(expr) => Some((local, record, expr)),
+                None => {
+                    integrity_errors.push(format!("`{local}` names no expression of the program"));
+                    None
+                }
+            })
+            .collect();
+        let expanded = self.expanded_iterations(&placed, options);
+        let mut folded = BTreeSet::new();
+        for &(local, record, expr) in &placed {
+            if let Some(key) = self.folding_loop(local, expr, options, &expanded) {
+                ranges.add(key, record.state);
+                folded.insert(local.as_str());
+                continue;
+            }
+            nodes.push(self.public_node(local, record, expr, view));
+        }
+        for &(local, record, expr) in &placed {
+            if folded.contains(local.as_str()) {
+                continue;
+            }
+            self.node_edges(local, record, expr, &mut edges);
+        }
+        edges.retain(|edge| !folded.contains(edge.from.as_str()) && !folded.contains(edge.to.as_str()));
+        let to_public = |local: &str| context.node_id(local).to_string();
+        let edges = edges
+            .into_iter()
+            .map(|edge| GraphEdge { from: to_public(&edge.from), to: to_public(&edge.to), ..edge })
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        GraphSnapshot {
+            run_id: context.run_id().to_owned(),
+            source_unit: context.source_unit().to_owned(),
+            seq: self.seq,
+            run: RunSummary {
+                state: self.run,
+                code: self.run_code.clone(),
+                cancellation_requested: self.cancellation_requested,
+            },
+            nodes,
+            edges,
+            iteration_ranges: ranges.finish(context),
+            not_materialized: self.not_materialized(&placed),
+            integrity_errors,
+        }
+    }
+
+    fn public_node(&self, local: &str, record: &NodeRecord, expr: ExprId, view: &ViewPolicy) -> GraphNode {
+        let context = &*self.context;
+        let identity = context.node_id(local);
+        let source = context.program().expr(expr);
+        let tool = context.tool_of(expr);
+        let (input_schemas, output_schema) = context.schemas(expr);
+        let blocked_on = (record.state == NodeState::Blocked).then(|| BlockedOn::Data {
+            producers: record
+                .inputs
+                .iter()
+                .filter(|i| self.nodes.get(*i).is_none_or(|r| r.state != NodeState::Succeeded))
+                .map(|i| context.node_id(i).to_string())
+                .collect(),
+        });
+        let failure = match (&record.tool_error, &record.failure_code) {
+            (Some(error), _) => {
+                let label = tool.map(|t| strongest_label(context.registry().schemas(), t.output));
+                Some(FailureInfo {
+                    code: error.code.clone(),
+                    message: label.filter(|l| view.shows_metadata(*l)).map(|_| error.message.clone()),
+                    retryable: error.retryable,
+                    uncertain: error.uncertain,
+                })
+            }
+            (None, Some(code)) => {
+                Some(FailureInfo { code: code.clone(), message: None, retryable: false, uncertain: false })
+            }
+            (None, None) => None,
+        };
+        let retry = match &source.kind {
+            ExprKind::Boundary { retries, .. } => Some(RetryInfo {
+                attempt: record.boundary_attempt.unwrap_or(0),
+                retries_allowed: *retries,
+                scheduled_attempts: record.scheduled_retries.clone(),
+                catch_selected: record.catching,
+            }),
+            _ => None,
+        };
+        let cancellation =
+            matches!(record.state, NodeState::Cancelled | NodeState::Pruned | NodeState::Cancelling).then(
+                || CancellationInfo {
+                    never_eligible: record.state == NodeState::Pruned,
+                    orphaned_completions: record.orphaned_completions,
+                },
+            );
+        GraphNode {
+            id: identity.to_string(),
+            attempt: identity.attempt,
+            identity,
+            kind: context.kind(expr, local),
+            label: context.label(expr),
+            span: SourceSpan { start: source.span.start, end: source.span.end },
+            scopes: context
+                .owners(local, expr)
+                .into_iter()
+                .map(|(segment, owner)| OwningScope { segment, owner: context.node_id(&owner).to_string() })
+                .collect(),
+            state: record.state,
+            timestamps: Timestamps {
+                planned_at_ms: record.planned_at_ms,
+                started_at_ms: record.started_at_ms,
+                finished_at_ms: record.finished_at_ms,
+            },
+            tool: tool.map(|t| ToolInfo {
+                name: t.name.to_string(),
+                execution: t.execution.as_str(),
+                schema_version: t.schema_version.clone(),
+                dispatch_attempt: record.dispatch_attempt,
+            }),
+            input_schemas,
+            output_schema,
+            blocked_on,
+            retry,
+            cancellation,
+            failure,
+            selected_arm: record.arm.map(arm_name),
+            loop_info: record
+                .loop_items
+                .map(|items| LoopInfo { items, iterations_started: record.iterations_started }),
+            value: record.output.as_ref().map(|(value, labels)| view.preview(value, labels)),
+        }
+    }
+
+    /// The edges into `local` (by local ids): data from its inputs, control or containment from
+    /// the node owning its scope, retry from its previous attempt, fallback into a catch result.
+    fn node_edges(&self, local: &str, record: &NodeRecord, expr: ExprId, edges: &mut Vec<GraphEdge>) {
+        let context = &*self.context;
+        let edge = |kind, from: &str, to: &str| GraphEdge {
+            kind,
+            from: from.to_owned(),
+            to: to.to_owned(),
+            producer_path: None,
+            consumer_path: None,
+            condition: None,
+            reused: false,
+        };
+        let attempt = context.node_id(local).attempt;
+        for (index, input) in record.inputs.iter().enumerate() {
+            let producer_attempt = context.node_id(input).attempt;
+            edges.push(GraphEdge {
+                producer_path: Some("$".into()),
+                consumer_path: Some(context.slot(expr, index)),
+                reused: attempt > 1 && producer_attempt < attempt,
+                ..edge(EdgeKind::Data, input, local)
+            });
+        }
+        if let Some((segment, owner)) = context.owners(local, expr).pop() {
+            if matches!(segment.as_str(), "then" | "else" | "right") {
+                edges.push(GraphEdge { condition: Some(segment), ..edge(EdgeKind::Control, &owner, local) });
+            } else {
+                edges.push(edge(EdgeKind::Contains, &owner, local));
+            }
+        }
+        if let Some(previous) = previous_attempt(local).filter(|p| self.nodes.contains_key(p)) {
+            edges.push(edge(EdgeKind::RetryOf, &previous, local));
+        }
+        if let ExprKind::Boundary { catch, .. } = &context.program().expr(expr).kind {
+            if let Some((failed, catch_result)) = self.fallback(local, record, *catch) {
+                edges.push(edge(EdgeKind::FallbackOf, &failed, &catch_result));
+            }
+        }
+    }
+
+    /// For a boundary that caught: the first node to fail in its last attempt, and the catch
+    /// block's result node.
+    fn fallback(&self, boundary: &str, record: &NodeRecord, catch: RegionId) -> Option<(String, String)> {
+        if !record.catching {
+            return None;
+        }
+        let context = &*self.context;
+        let scope = split_local(boundary).0;
+        let within =
+            |segment: &str| if scope.is_empty() { segment.to_owned() } else { format!("{scope}/{segment}") };
+        let last_attempt = within(&format!("a{}", record.boundary_attempt?));
+        let result = context.program().region(catch).result;
+        let catch_result = format!("{}|{}", within("catch"), context.plan().path(result));
+        if !self.nodes.contains_key(&catch_result) {
+            return None;
+        }
+        let failed = self
+            .nodes
+            .iter()
+            .filter(|(local, r)| {
+                r.state == NodeState::Failed
+                    && (split_local(local).0 == last_attempt
+                        || split_local(local).0.starts_with(&format!("{last_attempt}/")))
+            })
+            .min_by_key(|(_, r)| r.settled_seq)?;
+        Some((failed.0.clone(), catch_result))
+    }
+
+    fn not_materialized(&self, placed: &[(&String, &NodeRecord, ExprId)]) -> Vec<UnmaterializedRegion> {
+        let context = &*self.context;
+        let mut regions = Vec::new();
+        for &(local, record, expr) in placed {
+            let untaken: Vec<(&'static str, RegionId)> =
+                match (&context.program().expr(expr).kind, record.arm) {
+                    (ExprKind::Conditional { otherwise, .. }, Some(Arm::Then)) => vec![("else", *otherwise)],
+                    (ExprKind::Conditional { then, .. }, Some(Arm::Else)) => vec![("then", *then)],
+                    (ExprKind::Logical { right, .. }, Some(Arm::ShortCircuit)) => vec![("right", *right)],
+                    (ExprKind::Boundary { catch, .. }, _)
+                        if record.state == NodeState::Succeeded && !record.catching =>
+                    {
+                        vec![("catch", *catch)]
+                    }
+                    _ => Vec::new(),
+                };
+            for (arm, region) in untaken {
+                let span = context.program().region(region).span;
+                regions.push(UnmaterializedRegion {
+                    owner: context.node_id(local).to_string(),
+                    arm,
+                    span: SourceSpan { start: span.start, end: span.end },
+                });
+            }
+        }
+        regions
+    }
+
+    /// The iterations of large loops shown in full: the first, and every one with a failed node.
+    fn expanded_iterations(
+        &self,
+        placed: &[(&String, &NodeRecord, ExprId)],
+        options: &SnapshotOptions,
+    ) -> BTreeSet<(String, usize)> {
+        let mut expanded = BTreeSet::new();
+        for &(local, record, expr) in placed {
+            for (loop_node, index) in self.large_loop_iterations(local, expr, options) {
+                if index == 0 || record.state == NodeState::Failed {
+                    expanded.insert((loop_node, index));
+                }
+            }
+        }
+        expanded
+    }
+
+    /// The outermost large-loop iteration `local` belongs to, unless that iteration is shown.
+    fn folding_loop(
+        &self,
+        local: &str,
+        expr: ExprId,
+        options: &SnapshotOptions,
+        expanded: &BTreeSet<(String, usize)>,
+    ) -> Option<(String, usize)> {
+        self.large_loop_iterations(local, expr, options).into_iter().find(|key| !expanded.contains(key))
+    }
+
+    /// The (loop node, item index) of every large-loop iteration `local` is inside, outermost
+    /// first.
+    fn large_loop_iterations(
+        &self,
+        local: &str,
+        expr: ExprId,
+        options: &SnapshotOptions,
+    ) -> Vec<(String, usize)> {
+        self.context
+            .owners(local, expr)
+            .into_iter()
+            .filter_map(|(segment, owner)| {
+                let index = iteration_index(&segment)?;
+                let items = self.nodes.get(&owner)?.loop_items?;
+                (items > options.iteration_detail_limit).then_some((owner, index))
+            })
+            .collect()
+    }
+}
+
+/// The local id of the same node in the previous attempt of its innermost boundary.
+fn previous_attempt(local: &str) -> Option<String> {
+    let (scope, syntax) = split_local(local);
+    let segments: Vec<&str> = scope.split('/').collect();
+    let position = segments.iter().rposition(|s| attempt_number(s).is_some())?;
+    let attempt = attempt_number(segments[position])?;
+    if attempt < 2 {
+        return None;
+    }
+    let previous = format!("a{}", attempt - 1);
+    let mut rewritten: Vec<&str> = segments.clone();
+    rewritten[position] = &previous;
+    Some(format!("{}|{syntax}", rewritten.join("/")))
+}
+
+/// Folded nodes grouped by loop and item index, turned into ranges of consecutive items.
+#[derive(Default)]
+struct RangeBuilder {
+    iterations: BTreeMap<String, BTreeMap<usize, BTreeMap<NodeState, usize>>>,
+}
+
+impl RangeBuilder {
+    fn add(&mut self, (loop_node, index): (String, usize), state: NodeState) {
+        *self.iterations.entry(loop_node).or_default().entry(index).or_default().entry(state).or_default() +=
+            1;
+    }
+
+    fn finish(self, context: &GraphContext) -> Vec<IterationRange> {
+        let mut ranges = Vec::new();
+        for (loop_node, iterations) in self.iterations {
+            let mut current: Option<IterationRange> = None;
+            for (index, states) in iterations {
+                let contiguous = current.as_ref().is_some_and(|r| r.last + 1 == index);
+                if !contiguous {
+                    ranges.extend(current.take());
+                }
+                let range = current.get_or_insert_with(|| IterationRange {
+                    loop_node: context.node_id(&loop_node).to_string(),
+                    first: index,
+                    last: index,
+                    iterations: 0,
+                    iteration_states: BTreeMap::new(),
+                    node_states: BTreeMap::new(),
+                });
+                range.last = index;
+                range.iterations += 1;
+                *range.iteration_states.entry(iteration_state(&states)).or_default() += 1;
+                for (state, count) in states {
+                    *range.node_states.entry(state).or_default() += count;
+                }
+            }
+            ranges.extend(current);
+        }
+        ranges
+    }
+}
+
+fn iteration_state(states: &BTreeMap<NodeState, usize>) -> NodeState {
+    if states.contains_key(&NodeState::Failed) {
+        NodeState::Failed
+    } else if states.keys().any(|s| !s.is_terminal()) {
+        NodeState::Running
+    } else if states.contains_key(&NodeState::Cancelled) || states.contains_key(&NodeState::Pruned) {
+        NodeState::Cancelled
+    } else {
+        NodeState::Succeeded
+    }
+}
