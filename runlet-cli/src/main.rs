@@ -2,8 +2,10 @@
 //! Each subcommand lives in its own module; exit statuses follow INTERFACES.md §4.
 
 mod check;
+mod events;
 mod explain;
 mod fmt;
+mod graph;
 mod heal;
 mod input;
 mod registry;
@@ -30,7 +32,9 @@ enum Command {
     /// Apply only safe insertion repairs and print the healed source.
     Heal(heal::Args),
     /// Compile a program and run it with scripted tools; print its result.
-    Run(run::Args),
+    Run(run::RunArgs),
+    /// Run a program like `run`, then print the executed graph (JSON; DOT with `--dot`).
+    Graph(graph::Args),
     /// Print the explanation of a diagnostic code, offline.
     Explain(explain::Args),
 }
@@ -49,6 +53,7 @@ fn main() -> ExitCode {
         Command::Fmt(args) => fmt::run(&args),
         Command::Heal(args) => heal::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Graph(args) => graph::run(&args),
         Command::Explain(args) => explain::run(&args),
     }
 }

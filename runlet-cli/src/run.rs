@@ -1,7 +1,7 @@
 //! `runlet run FILE --registry R.json --tools T.json [--inputs I.json] [--input NAME=JSON]…
-//! [--journal memory|sqlite:PATH] [--format text|json]`: compiles the program and runs it with the
-//! scripted tools of a fixture file. Exit 0 when it succeeds, 1 on a compile error or a failed
-//! run, 2 on usage or I/O problems.
+//! [--journal memory|sqlite:PATH] [--events OUT.jsonl] [--format text|json]`: compiles the program
+//! and runs it with the scripted tools of a fixture file. Exit 0 when it succeeds, 1 on a compile
+//! error or a failed run, 2 on usage or I/O problems. `runlet graph` shares these options.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,14 +10,16 @@ use std::sync::Arc;
 use runlet::diag::{json_diagnostics, source_digest};
 use runlet::engine::{Outcome, RunError, Runtime, ScriptedExecutor};
 use runlet::journal::{Durability, Journal, MemoryJournal, SqliteJournal};
+use runlet::observe::RunObserver;
 use runlet::value::{Value, parse_json, to_presentation_json};
 
+use crate::events::write_events;
 use crate::input::{read_text, usage_error};
 use crate::registry::{load_inputs, load_registry};
 use crate::report::{Format, print_diagnostics};
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub struct RunArgs {
     /// The Runlet source file.
     file: PathBuf,
     /// The registry file (tools and host input schemas).
@@ -35,18 +37,30 @@ pub struct Args {
     /// Where the run is journaled: `memory` (default) or `sqlite:PATH`.
     #[arg(long, default_value = "memory")]
     journal: String,
+    /// Write the run's events to this file, one JSON object per line in sequence order.
+    #[arg(long, value_name = "OUT.jsonl")]
+    events: Option<PathBuf>,
     /// How to print the result.
     #[arg(long, value_enum, default_value_t)]
-    format: Format,
+    pub format: Format,
 }
 
-pub fn run(args: &Args) -> ExitCode {
+pub fn run(args: &RunArgs) -> ExitCode {
     match execute(args) {
-        Ok(status) | Err(status) => status,
+        Ok(finished) => report(&finished.outcome, args.format),
+        Err(status) => status,
     }
 }
 
-fn execute(args: &Args) -> Result<ExitCode, ExitCode> {
+/// A run that ended, and its observer.
+pub struct Finished {
+    pub outcome: Outcome,
+    pub observer: RunObserver,
+}
+
+/// Compiles and runs the program `args` name, writing `--events` as they happen. A compile error
+/// is printed here and comes back as exit status 1; usage and I/O problems as 2.
+pub fn execute(args: &RunArgs) -> Result<Finished, ExitCode> {
     let file = read_text(&args.file)?;
     let registry = load_registry(Some(&args.registry), args.format)?;
     let mut inputs = load_inputs(args.inputs.as_deref(), &registry)?;
@@ -83,12 +97,15 @@ fn execute(args: &Args) -> Result<ExitCode, ExitCode> {
                 }
                 Format::Text => print_diagnostics(&file, &diagnostics, Format::Text),
             }
-            return Ok(ExitCode::from(1));
+            return Err(ExitCode::from(1));
         }
     };
     let run = runtime.start(&program, &inputs).map_err(usage_error)?;
+    let observer = run.observer();
+    let written = args.events.as_deref().map(|path| write_events(&observer, path));
     let outcome = run.wait().map_err(|error| usage_error(format!("the journal failed: {error}")))?;
-    Ok(report(&outcome, args.format))
+    written.transpose()?;
+    Ok(Finished { outcome, observer })
 }
 
 fn open_journal(spec: &str) -> Result<Arc<dyn Journal>, ExitCode> {
