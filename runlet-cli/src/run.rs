@@ -1,14 +1,15 @@
 //! `runlet run FILE --registry R.json --tools T.json [--inputs I.json] [--input NAME=JSON]…
-//! [--journal memory|sqlite:PATH] [--events OUT.jsonl] [--format text|json]`: compiles the program
-//! and runs it with the scripted tools of a fixture file. Exit 0 when it succeeds, 1 on a compile
-//! error or a failed run, 2 on usage or I/O problems. `runlet graph` shares these options.
+//! [--limit KEY=N]… [--journal memory|sqlite:PATH] [--events OUT.jsonl] [--format text|json]`:
+//! compiles the program and runs it with the scripted tools of a fixture file. Exit 0 when it
+//! succeeds, 1 on a compile error or a failed run, 2 on usage or I/O problems. `runlet graph`
+//! shares these options.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use runlet::diag::{json_diagnostics, source_digest};
-use runlet::engine::{Outcome, RunError, Runtime, ScriptedExecutor};
+use runlet::engine::{Limits, Outcome, RunError, Runtime, ScriptedExecutor};
 use runlet::journal::{Durability, Journal, MemoryJournal, SqliteJournal};
 use runlet::observe::RunObserver;
 use runlet::value::{Value, parse_json, to_presentation_json};
@@ -34,6 +35,9 @@ pub struct RunArgs {
     /// One host input as NAME=JSON; overrides the same name from `--inputs`.
     #[arg(long = "input", value_name = "NAME=JSON")]
     input: Vec<String>,
+    /// One execution limit as KEY=N (an inclusive maximum); repeat for several.
+    #[arg(long = "limit", value_name = "KEY=N")]
+    limit: Vec<String>,
     /// Where the run is journaled: `memory` (default) or `sqlite:PATH`.
     #[arg(long, default_value = "memory")]
     journal: String,
@@ -72,6 +76,12 @@ pub fn execute(args: &RunArgs) -> Result<Finished, ExitCode> {
             .map_err(|e| usage_error(format!("`--input {name}=…` is not valid JSON: {e}")))?;
         inputs.insert(name, value);
     }
+    let mut limits = Limits::new();
+    for assignment in &args.limit {
+        let (key, cap) = Limits::parse_assignment(assignment)
+            .map_err(|error| usage_error(format!("`--limit {assignment}`: {error}")))?;
+        limits = limits.with(key, cap);
+    }
     let fixtures = read_text(&args.tools)?;
     let executor = ScriptedExecutor::from_json_str(&fixtures.text).map_err(|error| {
         print_diagnostics(&fixtures, &error.diagnostics, args.format);
@@ -81,6 +91,7 @@ pub fn execute(args: &RunArgs) -> Result<Finished, ExitCode> {
         .registry(registry)
         .executor(Arc::new(executor))
         .journal(open_journal(&args.journal)?)
+        .limits(limits)
         .build()
         .map_err(usage_error)?;
     let program = match runtime.compile(&file.text, &inputs) {

@@ -400,3 +400,83 @@ fn run_prints_values_as_canonical_presentation_json() {
     ]);
     assert_eq!(stdout(&output), "{\"status\":\"succeeded\",\"value\":[2,1e+21,0.1]}\n");
 }
+
+const ECHO_REGISTRY: &str =
+    r#"{"tools": [{"name": "echo", "params": [{"name": "x", "schema": {}}], "execution": "idempotent"}]}"#;
+const ECHO_TOOLS: &str = r#"{"echo": [{"result": 1}]}"#;
+const THREE_CALLS: &str = "a = echo(1)\nb = echo(a)\nreturn echo(b)\n";
+
+#[test]
+fn run_limits_pass_at_the_cap_and_fail_past_it_with_their_details() {
+    let program = Scratch::new("limits.run", THREE_CALLS);
+    let registry = Scratch::new("limits-registry.json", ECHO_REGISTRY);
+    let tools = Scratch::new("limits-tools.json", ECHO_TOOLS);
+    let run = |limit: &str| {
+        runlet(&[
+            "run",
+            program.path(),
+            "--registry",
+            registry.path(),
+            "--tools",
+            tools.path(),
+            "--format",
+            "json",
+            "--limit",
+            limit,
+            "--limit",
+            "depth=1",
+        ])
+    };
+    let at_cap = run("tool_calls=3");
+    assert_eq!(at_cap.status.code(), Some(0), "{}", stdout(&at_cap));
+    let past = run("tool_calls=2");
+    assert_eq!(past.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&past)).expect("JSON");
+    assert_eq!(json["status"], "failed");
+    assert_eq!(json["error"]["code"], "RL4101");
+    assert_eq!(json["error"]["tool"], "echo");
+    let details = &json["error"]["details"];
+    assert_eq!(
+        (&details["limit"], &details["current"], &details["cap"]),
+        (&"tool_calls".into(), &3.into(), &2.into())
+    );
+    let span = (details["span"]["start"].as_u64(), details["span"]["end"].as_u64());
+    assert_eq!(span, (Some(31), Some(38)), "the span of `echo(b)`");
+}
+
+#[test]
+fn run_rejects_an_unknown_limit_or_a_bad_number_naming_the_keys() {
+    let program = Scratch::new("limits-usage.run", THREE_CALLS);
+    let registry = Scratch::new("limits-usage-registry.json", ECHO_REGISTRY);
+    let tools = Scratch::new("limits-usage-tools.json", ECHO_TOOLS);
+    for limit in ["calls=3", "tool_calls=many", "tool_calls"] {
+        let output = runlet(&[
+            "run",
+            program.path(),
+            "--registry",
+            registry.path(),
+            "--tools",
+            tools.path(),
+            "--limit",
+            limit,
+        ]);
+        assert_eq!(output.status.code(), Some(2), "--limit {limit}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("tool_calls") && stderr.contains(limit), "{stderr}");
+    }
+    let unknown = runlet(&[
+        "run",
+        program.path(),
+        "--registry",
+        registry.path(),
+        "--tools",
+        tools.path(),
+        "--limit",
+        "calls=3",
+    ]);
+    let stderr = String::from_utf8_lossy(&unknown.stderr);
+    assert!(
+        stderr.contains("wall_clock_ms") && stderr.contains("call_output_bytes"),
+        "names every key: {stderr}"
+    );
+}

@@ -86,6 +86,15 @@ pub enum Event {
         code: String,
     },
     RunCancelled,
+    /// The run crossed an execution limit (`limit` is its configuration key) at `node` ("" for
+    /// the run as a whole); the failure it causes follows. For `wall_clock_ms` it records the
+    /// shell's timer, so replay feeds it back as an input.
+    LimitExceeded {
+        limit: String,
+        current: u64,
+        cap: u64,
+        node: String,
+    },
 }
 
 /// A tool error as the journal keeps it.
@@ -160,7 +169,7 @@ impl EventDecodeError {
 }
 
 /// Every kind, in the order of their stable kind numbers (1-based); new kinds are appended.
-const KINDS: [&str; 20] = [
+const KINDS: [&str; 21] = [
     "RunCreated",
     "NodeReady",
     "CallDispatchPrepared",
@@ -180,6 +189,7 @@ const KINDS: [&str; 20] = [
     "CallFailed",
     "OrphanedCompletion",
     "CancellationRequested",
+    "LimitExceeded",
     "NodePlanned",
 ];
 
@@ -238,6 +248,7 @@ impl Event {
             Event::RunSucceeded => "RunSucceeded",
             Event::RunFailed { .. } => "RunFailed",
             Event::RunCancelled => "RunCancelled",
+            Event::LimitExceeded { .. } => "LimitExceeded",
         }
     }
 }
@@ -278,6 +289,7 @@ mod tests {
             },
             Event::OrphanedCompletion { node: node() },
             Event::CancellationRequested,
+            Event::LimitExceeded { limit: "tool_calls".into(), current: 4, cap: 3, node: node() },
             Event::NodePlanned { node: node(), inputs: vec![node()] },
         ]
     }

@@ -1,11 +1,13 @@
 //! Replay (spec §5.3, invariant 6): a fresh run core fed the inputs a journal recorded — host
-//! inputs, tool answers, cancellation — must regenerate the journal's events exactly. The first
-//! difference is a determinism violation; a journal that ends early leaves calls to resume.
+//! inputs, tool answers, cancellation, the wall-clock timer — must regenerate the journal's
+//! events exactly. The first difference is a determinism violation; a journal that ends early
+//! leaves calls to resume.
 
 use std::collections::BTreeMap;
 
 use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore};
 use super::event::Event;
+use super::limits::LimitKey;
 use crate::diag::{Code, codes};
 use crate::value::{Labelled, Value, rcve};
 
@@ -123,6 +125,9 @@ fn recorded_input(
             Input::ToolCompleted { call: call(node)?, value: Labelled::public(Value::Null) }
         }
         Event::CancellationRequested => Input::CancelRequested,
+        Event::LimitExceeded { limit, current, .. } if limit == LimitKey::WallClockMs.as_str() => {
+            Input::WallClockExpired { elapsed_ms: *current }
+        }
         other => {
             return Err(ReplayError::Diverged {
                 seq,

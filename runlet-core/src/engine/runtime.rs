@@ -40,6 +40,8 @@ use super::core::{Outcome, RunCore, RunSettings};
 use super::event::Event;
 use super::executor::ToolExecutor;
 use super::identity::WorkflowIdentity;
+use super::limits::{LimitKey, Limits};
+use super::permits::{Permits, ResourceKey, RunPermits, tool_keys};
 use super::plan::Plan;
 use super::shell::{RunEnvironment, drive};
 use crate::analyze::{AnalyzeOptions, CompiledProgram, Inputs, analyze};
@@ -56,13 +58,17 @@ pub struct RuntimeBuilder {
     executor: Option<Arc<dyn ToolExecutor>>,
     journal: Option<Arc<dyn Journal>>,
     settings: RunSettings,
+    limits: Limits,
     worker_threads: Option<usize>,
     observer_buffer: Option<usize>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RuntimeBuilder").field("settings", &self.settings).finish_non_exhaustive()
+        f.debug_struct("RuntimeBuilder")
+            .field("settings", &self.settings)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
     }
 }
 
@@ -108,6 +114,13 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The execution limits of every run (each run may override them: [`Runtime::start_with`]).
+    /// `concurrency` here caps the calls in flight over all runs together.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// Threads of the runtime's own tokio pool (default: tokio's, one per core).
     pub fn worker_threads(mut self, threads: usize) -> Self {
         self.worker_threads = Some(threads.max(1));
@@ -134,6 +147,9 @@ impl RuntimeBuilder {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_millis());
         let tool_names = registry.tools().map(|(_, t)| t.name.to_string()).collect();
+        let runtime_cap = self.limits.get(LimitKey::Concurrency);
+        let permits = Arc::new(Permits::for_registry(&registry, runtime_cap));
+        let permit_keys = tool_keys(&registry, runtime_cap.is_some());
         Ok(Runtime {
             tool_names,
             registry,
@@ -141,6 +157,9 @@ impl RuntimeBuilder {
             journal,
             settings: self.settings,
             observer_buffer: self.observer_buffer.unwrap_or(DEFAULT_OBSERVER_BUFFER),
+            limits: self.limits,
+            permits,
+            permit_keys,
             pool: pool.build()?,
             run_prefix: format!("run-{started}-{}", std::process::id()),
             next_run: AtomicU64::new(1),
@@ -155,6 +174,8 @@ const DEFAULT_OBSERVER_BUFFER: usize = 1024;
 pub struct Executable {
     compiled: CompiledProgram,
     plan: Arc<Plan>,
+    /// The size of the source it was compiled from (the `source_bytes` limit).
+    source_bytes: u64,
 }
 
 impl Executable {
@@ -172,6 +193,11 @@ pub struct Runtime {
     journal: Arc<dyn Journal>,
     settings: RunSettings,
     observer_buffer: usize,
+    limits: Limits,
+    /// Call permits shared by every run (spec §4.5).
+    permits: Arc<Permits>,
+    /// The permits each tool's calls need, by `ToolId` index.
+    permit_keys: Arc<[Vec<ResourceKey>]>,
     pool: tokio::runtime::Runtime,
     /// Run ids are this prefix (start time and process id) and a counter, so runs of different
     /// processes sharing one journal do not collide.
@@ -201,7 +227,8 @@ impl Runtime {
         match analysis.hir {
             Some(hir) if !analysis.has_errors() => {
                 let plan = Arc::new(Plan::new(&hir));
-                Ok(Executable { compiled: CompiledProgram::new(analysis.identity, hir), plan })
+                let compiled = CompiledProgram::new(analysis.identity, hir);
+                Ok(Executable { compiled, plan, source_bytes: source.len() as u64 })
             }
             _ => Err(analysis.diagnostics),
         }
@@ -210,6 +237,18 @@ impl Runtime {
     /// Starts a run of `program` with `inputs`, validated against the program's input schemas.
     /// Never blocks: the run (creating its journal entry first) proceeds on the runtime's pool.
     pub fn start(&self, program: &Executable, inputs: &Inputs) -> Result<RunHandle, StartError> {
+        self.start_with(program, inputs, RunOptions::default())
+    }
+
+    /// [`Runtime::start`] with per-run options: `options.limits` override the runtime's limits
+    /// for this run only. A run's own `concurrency` caps its calls in flight, under the
+    /// runtime-wide cap.
+    pub fn start_with(
+        &self,
+        program: &Executable,
+        inputs: &Inputs,
+        options: RunOptions,
+    ) -> Result<RunHandle, StartError> {
         let hir = program.compiled.shared_program();
         let mut values = Vec::with_capacity(hir.inputs.len());
         for input in &hir.inputs {
@@ -222,6 +261,7 @@ impl Runtime {
         }
         let run_id =
             RunId::new(format!("{}-{}", self.run_prefix, self.next_run.fetch_add(1, Ordering::Relaxed)));
+        let limits = self.limits.overridden_by(&options.limits);
         let identity = program.compiled.identity();
         let inputs_list = List::new(values.clone()).map(Value::List).unwrap_or(Value::Null);
         let header = RunHeader {
@@ -231,12 +271,22 @@ impl Runtime {
             source_digest: identity.source_digest.to_string(),
             registry_digest: identity.registry_digest.to_string(),
             inputs_digest: sha256(&inputs_list).to_string(),
-            config_digest: sha256(&Value::Int(i64::from(self.settings.default_loop_limit))).to_string(),
+            config_digest: config_digest(self.settings.default_loop_limit, &limits),
             value_encoding_version: 1,
             event_encoding_version: 1,
         };
         let core =
-            RunCore::new(hir, Arc::clone(&program.plan), Arc::clone(&self.tool_names), self.settings.clone());
+            RunCore::new(hir, Arc::clone(&program.plan), Arc::clone(&self.tool_names), self.settings.clone())
+                .with_limits(limits.clone(), program.source_bytes);
+        let own_concurrency = options.limits.get(LimitKey::Concurrency);
+        if let Some(cap) = own_concurrency {
+            self.permits.start_run(&run_id, cap);
+        }
+        let capped = own_concurrency.is_some() || self.permit_keys.iter().any(|keys| !keys.is_empty());
+        let permits = capped.then(|| {
+            let own = own_concurrency.is_some().then_some(&run_id);
+            RunPermits::new(Arc::clone(&self.permits), Arc::clone(&self.permit_keys), own)
+        });
         let (observer, committed) = mpsc::unbounded_channel();
         let (forward, events) = mpsc::unbounded_channel();
         let observing = RunObserver::new(
@@ -259,14 +309,21 @@ impl Runtime {
             executor: Arc::clone(&self.executor),
             observer: Some(observer),
             cancel: cancel.clone(),
+            wall_clock: limits.get(LimitKey::WallClockMs).map(std::time::Duration::from_millis),
+            permits,
         };
         let (done, outcome) = oneshot::channel();
         let inputs = values.into_iter().map(Labelled::public).collect();
+        let shared_permits = Arc::clone(&self.permits);
+        let ended_run = own_concurrency.map(|_| run_id.clone());
         self.pool.spawn(async move {
             let outcome = match env.journal.create_run(&header).await {
                 Ok(()) => drive(core, env, inputs).await,
                 Err(error) => Err(error),
             };
+            if let Some(run) = ended_run {
+                shared_permits.end_run(&run);
+            }
             let _ = published.await;
             let _ = done.send(outcome);
         });
@@ -298,6 +355,24 @@ async fn publish(
         let _ = forward.send((seq, event));
     }
     observer.finish();
+}
+
+/// Per-run choices for [`Runtime::start_with`].
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Limits for this run; each cap set here replaces the runtime's.
+    pub limits: Limits,
+}
+
+/// What a run's journal header pins about its configuration: the default loop limit, and the
+/// limits when any is set (a journal replays only under the configuration that wrote it).
+fn config_digest(default_loop_limit: u32, limits: &Limits) -> String {
+    let loop_limit = Value::Int(i64::from(default_loop_limit));
+    if limits.caps().next().is_none() {
+        return sha256(&loop_limit).to_string();
+    }
+    let both = List::new(vec![loop_limit, limits.to_value()]).map(Value::List).unwrap_or(Value::Null);
+    sha256(&both).to_string()
 }
 
 /// One started run: its id, its committed events as they happen, cancellation and its outcome.

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -12,6 +13,7 @@ use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore};
 use super::event::Event;
 use super::executor::{CallContext, ToolCall, ToolError, ToolExecutor};
 use super::identity::{OperationComponents, OperationId, WorkflowIdentity};
+use super::permits::RunPermits;
 use crate::journal::{Journal, JournalError, Record, RunId};
 use crate::schema::{Registry, SchemaArena, ToolDescriptor, labels_of, validate};
 use crate::value::{Labelled, List, Value};
@@ -28,6 +30,10 @@ pub struct RunEnvironment {
     pub observer: Option<mpsc::UnboundedSender<(u64, Event)>>,
     /// Fired by the host to cancel the run.
     pub cancel: CancellationToken,
+    /// The run's `wall_clock_ms` limit: past it, the core is told the time is up.
+    pub wall_clock: Option<Duration>,
+    /// The permits each call must hold while it runs (spec §4.5); `None` when nothing is capped.
+    pub permits: Option<RunPermits>,
 }
 
 impl std::fmt::Debug for RunEnvironment {
@@ -48,6 +54,17 @@ pub async fn drive(
     let mut last_seq = 0u64;
     let mut next = Some(Input::Start { inputs });
     let mut cancel_sent = false;
+    let started = tokio::time::Instant::now();
+    // Inclusive: the run may take exactly the cap; the timer fires one millisecond past it.
+    let cap = env.wall_clock.map(|cap| cap + Duration::from_millis(1));
+    let deadline = async {
+        match cap {
+            Some(cap) => tokio::time::sleep_until(started + cap).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(deadline);
+    let mut deadline_sent = false;
     loop {
         let input = match next.take() {
             Some(input) => input,
@@ -56,6 +73,11 @@ pub async fn drive(
                 _ = env.cancel.cancelled(), if !cancel_sent => {
                     cancel_sent = true;
                     Input::CancelRequested
+                }
+                _ = &mut deadline, if !deadline_sent => {
+                    deadline_sent = true;
+                    let elapsed = started.elapsed().max(cap.unwrap_or_default());
+                    Input::WallClockExpired { elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX) }
                 }
                 answer = incoming.recv() => match answer {
                     Some(input) => input,
@@ -172,7 +194,15 @@ fn spawn_call(
     let executor = Arc::clone(&env.executor);
     let handle = request.call;
     let checked = check_arguments(&schemas, &tool, &call.arguments);
+    // Requested now, in dispatch order, so waiting calls start in that order.
+    let mut permit = env.permits.as_ref().map(|p| p.request(request.tool));
     tokio::spawn(async move {
+        if let Some(permit) = &mut permit {
+            tokio::select! {
+                () = permit.granted() => {}
+                () = call.context.cancellation.cancelled() => return,
+            }
+        }
         if let Err(reason) = checked {
             let error = ToolError::new(
                 "TOOL_INPUT_SCHEMA_MISMATCH",
@@ -288,6 +318,8 @@ mod tests {
             executor: executor(journal.clone()),
             observer: None,
             cancel: CancellationToken::new(),
+            wall_clock: None,
+            permits: None,
         };
         (core, env, journal)
     }

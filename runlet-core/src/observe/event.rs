@@ -48,6 +48,13 @@ pub struct GraphEvent {
     /// The public ids of the nodes a planned node reads.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<String>,
+    /// The configuration key of a crossed limit, with the count that crossed it and its cap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cap: Option<u64>,
     /// A tool output's preview with the paths the view may not see redacted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
@@ -80,6 +87,7 @@ pub(crate) fn event_node(event: &Event) -> Option<&str> {
         | Event::BoundaryAttemptStarted { node, .. }
         | Event::BoundaryRetryScheduled { node, .. }
         | Event::CatchSelected { node } => Some(node),
+        Event::LimitExceeded { node, .. } => (!node.is_empty()).then_some(node.as_str()),
         Event::RunCreated { .. }
         | Event::CancellationRequested
         | Event::RunSucceeded
@@ -107,6 +115,9 @@ impl GraphContext {
             items: None,
             index: None,
             inputs: Vec::new(),
+            limit: None,
+            current: None,
+            cap: None,
             value: None,
         };
         match event {
@@ -145,6 +156,11 @@ impl GraphContext {
             Event::IterationMaterialized { index, .. } => public.index = Some(*index),
             Event::BoundaryAttemptStarted { attempt, .. } | Event::BoundaryRetryScheduled { attempt, .. } => {
                 public.attempt = Some(*attempt)
+            }
+            Event::LimitExceeded { limit, current, cap, .. } => {
+                public.limit = Some(limit.clone());
+                public.current = Some(*current);
+                public.cap = Some(*cap);
             }
             Event::RunCreated { .. }
             | Event::NodeReady { .. }

@@ -41,6 +41,8 @@ pub(crate) struct NodeRecord {
     pub(crate) catching: bool,
     /// Tool answers that arrived after the node was cancelled (spec §4.6).
     pub(crate) orphaned_completions: u32,
+    /// The execution limit the node crossed (its failure follows).
+    pub(crate) limit_exceeded: Option<String>,
     /// The record that put the node in a terminal state.
     pub(crate) settled_seq: Option<u64>,
 }
@@ -65,6 +67,7 @@ impl NodeRecord {
             catching: false,
             orphaned_completions: 0,
             settled_seq: None,
+            limit_exceeded: None,
         }
     }
 }
@@ -165,6 +168,11 @@ impl GraphModel {
             Event::CatchSelected { node } => self.with(seq, node, |r| r.catching = true),
             Event::CancellationRequested => self.cancellation_requested = true,
             Event::RunCreated { .. } => {}
+            Event::LimitExceeded { node, limit, .. } if !node.is_empty() => {
+                let limit = limit.clone();
+                self.with(seq, node, |r| r.limit_exceeded = Some(limit));
+            }
+            Event::LimitExceeded { .. } => {}
             Event::RunSucceeded => self.end(RunState::Succeeded, None),
             Event::RunFailed { code } => self.end(RunState::Failed, Some(code.clone())),
             Event::RunCancelled => self.end(RunState::Cancelled, None),

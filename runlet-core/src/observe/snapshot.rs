@@ -117,6 +117,9 @@ pub struct CancellationInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FailureInfo {
     pub code: String,
+    /// The execution limit whose crossing caused the failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
     /// The tool's message, when the view may see it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -298,14 +301,19 @@ impl GraphModel {
                 let label = tool.map(|t| strongest_label(context.registry().schemas(), t.output));
                 Some(FailureInfo {
                     code: error.code.clone(),
+                    limit: record.limit_exceeded.clone(),
                     message: label.filter(|l| view.shows_metadata(*l)).map(|_| error.message.clone()),
                     retryable: error.retryable,
                     uncertain: error.uncertain,
                 })
             }
-            (None, Some(code)) => {
-                Some(FailureInfo { code: code.clone(), message: None, retryable: false, uncertain: false })
-            }
+            (None, Some(code)) => Some(FailureInfo {
+                code: code.clone(),
+                limit: record.limit_exceeded.clone(),
+                message: None,
+                retryable: false,
+                uncertain: false,
+            }),
             (None, None) => None,
         };
         let retry = match &source.kind {

@@ -117,6 +117,11 @@ pub struct ToolDescriptor {
     pub execution: ExecutionClass,
     pub execution_origin: ExecutionOrigin,
     pub schema_version: String,
+    /// The most calls of this tool in flight at once over a whole runtime (`max_concurrency`);
+    /// scheduling policy, not part of the registry digest.
+    pub max_concurrency: Option<u64>,
+    /// The `resource_groups` entry whose permits the tool's calls share (`resource_group`).
+    pub resource_group: Option<String>,
     /// Documentation of the tool's schema positions, by JSON pointer relative to the tool entry
     /// (`/outputSchema/properties/email`, `/params/0/schema`).
     pub docs: SchemaDocs,

@@ -98,6 +98,11 @@ impl<'a, 'i> Fields<'a, 'i> {
         self.typed(key, "an object", Value::as_object)
     }
 
+    /// A whole number of at least 1.
+    pub(super) fn positive_integer(&mut self, key: &str) -> Option<u64> {
+        self.typed(key, "a whole number of at least 1", |v| v.as_u64().filter(|n| *n >= 1))
+    }
+
     /// A string field that must be present.
     pub(super) fn required_string(&mut self, key: &str, what: &str) -> Option<&'a str> {
         if !self.object.contains_key(key) {

@@ -52,6 +52,8 @@ pub struct Registry {
     tools: Vec<ToolDescriptor>,
     namespace: Namespace,
     inputs: BTreeMap<String, HostInput>,
+    /// Concurrency caps shared by the tools naming them (`resource_groups`), by group name.
+    resource_groups: BTreeMap<String, u64>,
     unsafe_tools: UnsafeToolPolicy,
     digest: Digest,
 }
@@ -114,6 +116,11 @@ impl Registry {
         &self.inputs
     }
 
+    /// The declared resource groups and the most calls of each group's tools in flight at once.
+    pub fn resource_groups(&self) -> &BTreeMap<String, u64> {
+        &self.resource_groups
+    }
+
     /// SHA-256 over the RCVE bytes of [`Registry::canonical_form`]: part of a run's identity,
     /// equal for registries that differ only in key order, tool order or free text.
     pub fn digest(&self) -> &Digest {
@@ -144,6 +151,7 @@ pub struct RegistryBuilder {
     options: RegistryOptions,
     tools: Vec<(ToolDescriptor, JsonPath)>,
     inputs: BTreeMap<String, (HostInput, JsonPath)>,
+    resource_groups: BTreeMap<String, u64>,
     issues: Vec<RegistryIssue>,
 }
 
@@ -154,6 +162,7 @@ impl RegistryBuilder {
             options,
             tools: Vec::new(),
             inputs: BTreeMap::new(),
+            resource_groups: BTreeMap::new(),
             issues: Vec::new(),
         }
     }
@@ -185,11 +194,17 @@ impl RegistryBuilder {
         self.inputs.insert(name.to_owned(), (HostInput { schema, docs }, path));
     }
 
+    /// Declares the resource group `name`: at most `cap` calls of its tools in flight at once.
+    pub fn add_resource_group(&mut self, name: &str, cap: u64) {
+        self.resource_groups.insert(name.to_owned(), cap);
+    }
+
     /// Checks names across the whole registry and freezes it; any error fails the build with
     /// every finding.
     pub fn build(mut self) -> Result<LoadedRegistry, RegistryError> {
         self.check_duplicates();
         self.check_unsafe_tools();
+        self.check_resource_groups();
         let mut namespace = Namespace::default();
         self.tools.sort_by(|(a, _), (b, _)| a.name.cmp(&b.name));
         self.tools.dedup_by(|(a, _), (b, _)| a.name == b.name);
@@ -216,6 +231,7 @@ impl RegistryBuilder {
             tools,
             namespace,
             inputs,
+            resource_groups: self.resource_groups,
             unsafe_tools: self.options.unsafe_tools,
             digest,
         };
@@ -233,6 +249,28 @@ impl RegistryBuilder {
                 None => {
                     first.insert(tool.name.as_str(), path);
                 }
+            }
+        }
+    }
+
+    fn check_resource_groups(&mut self) {
+        for (tool, path) in &self.tools {
+            let Some(group) = &tool.resource_group else { continue };
+            if !self.resource_groups.contains_key(group) {
+                let message =
+                    format!("`{}` names the resource group `{group}`, which is not declared", tool.name);
+                let nearest = self
+                    .resource_groups
+                    .keys()
+                    .map(|declared| (strsim::damerau_levenshtein(declared, group), declared.as_str()))
+                    .filter(|(distance, _)| *distance <= 2)
+                    .min();
+                let issue = RegistryIssue::error(codes::REGISTRY_BAD_FIELD, path.key("resource_group"), message)
+                    .with_candidates(nearest.map(|(_, name)| name))
+                    .with_help(format!(
+                        "declare it at the top level: `\"resource_groups\": {{\"{group}\": 4}}` (its most calls in flight)"
+                    ));
+                self.issues.push(issue);
             }
         }
     }

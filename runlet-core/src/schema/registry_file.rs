@@ -11,7 +11,7 @@ use super::json_path::JsonPath;
 use super::registry::{LoadedRegistry, Registry, RegistryBuilder, RegistryOptions};
 
 /// Top-level fields. `nextCursor` and `_meta` are MCP's and are accepted and not used.
-const FILE_FIELDS: &[&str] = &["tools", "inputs", "nextCursor", "_meta"];
+const FILE_FIELDS: &[&str] = &["tools", "inputs", "resource_groups", "nextCursor", "_meta"];
 
 impl Registry {
     /// Loads a registry file's text. Findings carry JSON paths; turn them into diagnostics
@@ -32,8 +32,12 @@ impl Registry {
     pub fn from_json(json: &Value, options: &RegistryOptions) -> Result<LoadedRegistry, RegistryError> {
         let mut issues = Vec::new();
         let (tools, inputs) = top_level(json, &mut issues)?;
+        let groups = resource_groups(json, &mut issues);
         let mut builder = RegistryBuilder::new(*options);
         builder.extend_issues(issues);
+        for (name, cap) in groups {
+            builder.add_resource_group(&name, cap);
+        }
         for (i, tool) in tools.into_iter().flatten().enumerate() {
             builder.add_tool_json(tool, JsonPath::root().key("tools").index(i));
         }
@@ -70,6 +74,15 @@ fn top_level<'a>(json: &'a Value, issues: &mut Vec<RegistryIssue>) -> Result<Top
         ));
     }
     Ok((fields.array("tools"), fields.object("inputs")))
+}
+
+/// The `resource_groups` object: group names and their caps (whole numbers of at least 1).
+fn resource_groups(json: &Value, issues: &mut Vec<RegistryIssue>) -> Vec<(String, u64)> {
+    let path = JsonPath::root().key("resource_groups");
+    let Some(groups) = json.get("resource_groups") else { return Vec::new() };
+    let Some(mut fields) = Fields::of(groups, &path, issues, "`resource_groups`") else { return Vec::new() };
+    let names: Vec<String> = fields.keys().cloned().collect();
+    names.into_iter().filter_map(|name| fields.positive_integer(&name).map(|cap| (name, cap))).collect()
 }
 
 /// The byte offset of serde_json's 1-based line and byte column in `text`.

@@ -29,6 +29,8 @@ const TOOL_FIELDS: &[&str] = &[
     "outputSchema",
     "execution",
     "schema_version",
+    "max_concurrency",
+    "resource_group",
     "errors",
     "annotations",
     "_meta",
@@ -64,6 +66,8 @@ pub(super) fn read_tool(
     let title = fields.string("title").map(str::to_owned);
     let description = fields.string("description").unwrap_or_default().to_owned();
     let schema_version = fields.string("schema_version").unwrap_or("1").to_owned();
+    let max_concurrency = fields.positive_integer("max_concurrency");
+    let resource_group = fields.string("resource_group").map(str::to_owned);
     let hints = read_hints(&mut fields);
     let execution = read_execution(&mut fields, &hints);
     let mut reader = ToolReader {
@@ -99,6 +103,8 @@ pub(super) fn read_tool(
         execution,
         execution_origin,
         schema_version,
+        max_concurrency,
+        resource_group,
         docs: reader.docs,
     })
 }

@@ -1,6 +1,9 @@
 //! Programs compiled from source and run end to end through the `Runtime`: parallel starts, loop
 //! limits under real concurrency, result order, failures, and the journal a run leaves.
 
+mod limit_catalogue;
+mod limits;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;

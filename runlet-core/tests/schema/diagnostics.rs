@@ -60,6 +60,26 @@ fn bad_execution() {
 }
 
 #[test]
+fn bad_permits() {
+    let codes = golden("bad_permits");
+    assert_eq!(codes, BTreeSet::from([codes::REGISTRY_BAD_FIELD]));
+}
+
+#[test]
+fn permit_declarations_load_and_leave_the_digest_alone() {
+    let with = r#"{"resource_groups": {"tenant": 4}, "tools": [
+        {"name": "crm.read", "params": [], "resource_group": "tenant", "max_concurrency": 2}]}"#;
+    let without = r#"{"tools": [{"name": "crm.read", "params": []}]}"#;
+    let options = RegistryOptions::default();
+    let with = Registry::from_json_str(with, &options).expect("loads").registry;
+    let without = Registry::from_json_str(without, &options).expect("loads").registry;
+    let tool = with.tool(with.tool_named("crm.read").expect("tool"));
+    assert_eq!((tool.max_concurrency, tool.resource_group.as_deref()), (Some(2), Some("tenant")));
+    assert_eq!(with.resource_groups().get("tenant"), Some(&4));
+    assert_eq!(with.digest(), without.digest(), "permits are scheduling policy, not identity");
+}
+
+#[test]
 fn overlapping_shapes() {
     golden("overlapping_shapes");
 }

@@ -19,4 +19,24 @@ declare_codes! {
     ANALYSIS_BUDGET_EXCEEDED = 4004,
     /// A `limit N` or `retry N` above the host's configured maximum.
     COUNT_ABOVE_MAXIMUM = 4005,
+    /// A run dispatched more tool calls than its `tool_calls` limit.
+    TOOL_CALL_LIMIT_EXCEEDED = 4101,
+    /// A run evaluated more nodes than its `node_evaluations` limit.
+    NODE_EVALUATION_LIMIT_EXCEEDED = 4102,
+    /// A run entered scopes nested deeper than its `depth` limit.
+    DEPTH_LIMIT_EXCEEDED = 4103,
+    /// A run took longer than its `wall_clock_ms` limit.
+    WALL_CLOCK_LIMIT_EXCEEDED = 4104,
+    /// A `for` or `fold` has more items than the run's `loop_iterations` limit.
+    LOOP_ITERATION_LIMIT_EXCEEDED = 4105,
+    /// A run materialized more nodes than its `graph_nodes` limit.
+    GRAPH_NODE_LIMIT_EXCEEDED = 4106,
+    /// The program's source is larger than the run's `source_bytes` limit.
+    SOURCE_BYTES_LIMIT_EXCEEDED = 4107,
+    /// A call's canonical argument list is larger than the run's `call_input_bytes` limit.
+    CALL_INPUT_BYTES_LIMIT_EXCEEDED = 4108,
+    /// A call's canonical output is larger than the run's `call_output_bytes` limit.
+    CALL_OUTPUT_BYTES_LIMIT_EXCEEDED = 4109,
+    /// A run's boundaries retried more often than its `retries` limit.
+    RETRY_LIMIT_EXCEEDED = 4110,
 }

@@ -12,6 +12,7 @@ use crate::analyze::hir::{ExprKind, LogicalOp};
 use crate::diag::codes;
 use crate::engine::error::RunError;
 use crate::engine::event::{Arm, Event};
+use crate::engine::limits::LimitKey;
 use crate::value::{Labelled, Value, ValueError, expect_bool};
 
 impl RunCore {
@@ -61,6 +62,9 @@ impl RunCore {
                     Err(error) => return self.fail_compute(node, &error),
                 };
                 self.events.push(Event::LoopCollectionResolved { node: id, items: items.len() });
+                if !self.within_loop_iterations(node, items.len()) {
+                    return;
+                }
                 let limit = limit.unwrap_or(self.settings.default_loop_limit).max(1) as usize;
                 let count = items.len();
                 self.nodes[node.0 as usize].control = Control::Loop(LoopState {
@@ -80,6 +84,9 @@ impl RunCore {
                     Err(error) => return self.fail_compute(node, &error),
                 };
                 self.events.push(Event::LoopCollectionResolved { node: id, items: items.len() });
+                if !self.within_loop_iterations(node, items.len()) {
+                    return;
+                }
                 let accumulator = self.value_of(scope, *init);
                 self.nodes[node.0 as usize].control =
                     Control::Fold(FoldState { items, index: 0, accumulator, step: None, stepping: false });
@@ -93,6 +100,12 @@ impl RunCore {
             }
             _ => {}
         }
+    }
+
+    /// Checks a loop's item count against `loop_iterations`.
+    fn within_loop_iterations(&mut self, node: NodeIx, items: usize) -> bool {
+        let span = self.program.expr(self.nodes[node.0 as usize].expr).span;
+        self.within(LimitKey::LoopIterations, items as u64, span, Some(node))
     }
 
     fn enter_arm(&mut self, node: NodeIx, scope: ScopeIx, region: crate::analyze::hir::RegionId, path: &str) {
@@ -304,6 +317,9 @@ impl RunCore {
         let id = self.node_id(node);
         if error.retryable && state.attempt <= state.retries {
             let attempt = state.attempt + 1;
+            if !self.count(LimitKey::Retries, program.expr(self.nodes[node.0 as usize].expr).span, node) {
+                return;
+            }
             self.events.push(Event::BoundaryRetryScheduled { node: id.clone(), attempt });
             self.events.push(Event::BoundaryAttemptStarted { node: id, attempt });
             if let Control::Boundary(state) = &mut self.nodes[node.0 as usize].control {

@@ -8,7 +8,8 @@ use super::{CallHandle, CallRequest, Effect, RunCore};
 use crate::analyze::hir::{BindingId, BindingKind, ExprId, ExprKind, ObjectEntry, ProjectKey};
 use crate::engine::error::RunError;
 use crate::engine::event::Event;
-use crate::value::{ConversionLimits, Labelled, List, Object, Value, ValueError, expect_bool};
+use crate::engine::limits::LimitKey;
+use crate::value::{ConversionLimits, Labelled, List, Object, Value, ValueError, expect_bool, rcve};
 
 impl RunCore {
     pub(super) fn evaluate(&mut self, node: NodeIx) {
@@ -19,6 +20,9 @@ impl RunCore {
         if self.nodes[node.0 as usize].state != NodeState::Waiting
             || self.scopes[scope.0 as usize].status != ScopeStatus::Active
         {
+            return;
+        }
+        if !self.count(LimitKey::NodeEvaluations, self.program.expr(expr).span, node) {
             return;
         }
         let program = Arc::clone(&self.program);
@@ -99,6 +103,16 @@ impl RunCore {
 
     fn dispatch(&mut self, node: NodeIx, tool: crate::schema::ToolId, arguments: List) {
         let scope = self.nodes[node.0 as usize].scope;
+        let span = self.program.expr(self.nodes[node.0 as usize].expr).span;
+        if !self.count(LimitKey::ToolCalls, span, node) {
+            return;
+        }
+        if self.is_limited(LimitKey::CallInputBytes) {
+            let size = rcve::encode(&Value::List(arguments.clone())).len() as u64;
+            if !self.within(LimitKey::CallInputBytes, size, span, Some(node)) {
+                return;
+            }
+        }
         self.nodes[node.0 as usize].state = NodeState::Running;
         let node_id = self.node_id(node);
         let attempt = self.attempt_of(scope);

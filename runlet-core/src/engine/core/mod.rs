@@ -5,6 +5,7 @@ mod control;
 mod evaluate;
 #[cfg(test)]
 mod generated;
+mod limits;
 mod state;
 #[cfg(test)]
 mod tests;
@@ -16,6 +17,7 @@ use crate::analyze::hir::{BindingKind, ExprId, ExprKind, Program, RegionId};
 use crate::engine::error::RunError;
 use crate::engine::event::{Event, RecordedToolError};
 use crate::engine::executor::ToolError;
+use crate::engine::limits::{LimitKey, Limits};
 use crate::engine::plan::{Plan, operands};
 use crate::schema::ToolId;
 use crate::value::{Labelled, List, Value, rcve};
@@ -70,6 +72,10 @@ pub enum Input {
         error: ToolError,
     },
     CancelRequested,
+    /// The run's `wall_clock_ms` limit passed: `elapsed_ms` since the run started.
+    WallClockExpired {
+        elapsed_ms: u64,
+    },
 }
 
 /// What the core asks the shell to do, in order.
@@ -107,6 +113,8 @@ pub struct RunCore {
     /// Tool names by `ToolId` index, for events and errors.
     tool_names: Arc<[String]>,
     finished: bool,
+    /// The run's limits and what it has used of them (`core/limits.rs`).
+    budget: limits::Budget,
 }
 
 impl RunCore {
@@ -129,7 +137,14 @@ impl RunCore {
             fresh: Vec::new(),
             tool_names,
             finished: false,
+            budget: limits::Budget::default(),
         }
+    }
+
+    /// This core with `limits` applied to its run; `source_bytes` is the program's source size.
+    pub fn with_limits(mut self, limits: Limits, source_bytes: u64) -> RunCore {
+        self.budget = limits::Budget::new(limits, source_bytes);
+        self
     }
 
     /// True once a `Finish` effect has been returned.
@@ -146,9 +161,12 @@ impl RunCore {
                 Input::ToolCompleted { call, value } => self.call_answered(call, Ok(value)),
                 Input::ToolFailed { call, error } => self.call_answered(call, Err(error)),
                 Input::CancelRequested => self.cancel_run(),
+                Input::WallClockExpired { elapsed_ms } => self.wall_clock_expired(elapsed_ms),
             }
+            self.apply_breach();
             while let Some(node) = self.ready.pop_front() {
                 self.evaluate(node);
+                self.apply_breach();
             }
         }
         let mut effects = Vec::with_capacity(self.effects.len() + 1);
@@ -168,6 +186,10 @@ impl RunCore {
         self.inputs = inputs;
         self.events.push(Event::RunCreated { inputs: recorded });
         let root = self.program.root;
+        let source_bytes = self.budget.source_bytes;
+        if !self.within(LimitKey::SourceBytes, source_bytes, self.program.region(root).span, None) {
+            return;
+        }
         self.enter(root, None, Owner::Run, String::new(), 0, Vec::new());
     }
 
@@ -183,10 +205,24 @@ impl RunCore {
             self.events.push(Event::OrphanedCompletion { node: id });
             return;
         }
-        self.events.push(match &answer {
-            Ok(value) => Event::CallCompleted { node: id, output: rcve::encode(value.value()) },
-            Err(error) => Event::CallFailed { node: id, error: RecordedToolError::from(error) },
-        });
+        let output_bytes = match &answer {
+            Ok(value) => {
+                let output = rcve::encode(value.value());
+                let size = output.len() as u64;
+                self.events.push(Event::CallCompleted { node: id, output });
+                Some(size)
+            }
+            Err(error) => {
+                self.events.push(Event::CallFailed { node: id, error: RecordedToolError::from(error) });
+                None
+            }
+        };
+        if let Some(size) = output_bytes {
+            let span = self.program.expr(self.nodes[node.0 as usize].expr).span;
+            if !self.within(LimitKey::CallOutputBytes, size, span, Some(node)) {
+                return;
+            }
+        }
         match answer {
             Ok(value) => self.succeed(node, value),
             Err(error) => {
@@ -224,6 +260,7 @@ impl RunCore {
         provided: Vec<(crate::analyze::hir::BindingId, Labelled)>,
     ) -> ScopeIx {
         let scope = ScopeIx(self.scopes.len() as u32);
+        let depth = 1 + parent.map_or(0, |p| self.depth_of(p));
         let full_path = match parent.map(|p| self.scopes[p.0 as usize].full_path.as_str()) {
             Some(outer) if !outer.is_empty() && !path.is_empty() => format!("{outer}/{path}"),
             Some(outer) if path.is_empty() => outer.to_owned(),
@@ -248,7 +285,10 @@ impl RunCore {
         if let Some(parent) = parent {
             self.scopes[parent.0 as usize].children.push(scope);
         }
-        self.run_segment(scope);
+        let span = self.program.region(region).span;
+        if self.within(LimitKey::Depth, depth, span, owner.node()) {
+            self.run_segment(scope);
+        }
         scope
     }
 
@@ -386,6 +426,10 @@ impl RunCore {
 
     fn create(&mut self, scope: ScopeIx, expr: ExprId) -> NodeIx {
         let node = NodeIx(self.nodes.len() as u32);
+        // Past the cap the node is still made, so this demand stays consistent; the run fails
+        // with the breach before anything evaluates it.
+        let span = self.program.expr(expr).span;
+        self.within(LimitKey::GraphNodes, u64::from(node.0) + 1, span, Some(node));
         let scope_path = &self.scopes[scope.0 as usize].full_path;
         let path = self.plan.path(expr);
         let id: Arc<str> =

@@ -107,6 +107,20 @@ pub(super) enum Owner {
     Catch(NodeIx),
 }
 
+impl Owner {
+    /// The node whose scope this is, `None` for the run's own.
+    pub(super) fn node(self) -> Option<NodeIx> {
+        match self {
+            Owner::Run => None,
+            Owner::Arm(node)
+            | Owner::Iteration(node, _)
+            | Owner::FoldStep(node)
+            | Owner::Attempt(node)
+            | Owner::Catch(node) => Some(node),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum ScopeStatus {
     Active,

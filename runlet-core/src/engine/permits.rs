@@ -1,0 +1,392 @@
+//! Call permits (spec §4.5): the concurrency caps a tool call must hold a permit of while it runs
+//! — runtime-wide, per run, per resource group, per tool — taken all-or-nothing in one global key
+//! order so they cannot deadlock, with waiting calls granted in arrival order.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::sync::oneshot;
+
+use crate::journal::RunId;
+use crate::schema::{Registry, ToolId};
+
+/// A capped resource. The derived order is the global acquisition order.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ResourceKey {
+    /// Every call of the runtime (the runtime's `concurrency` limit).
+    Runtime,
+    /// Every call of one run (a run's own `concurrency` limit).
+    Run(String),
+    /// Every call of the tools of a registry `resource_groups` entry.
+    Group(String),
+    /// Every call of one tool (its registry `max_concurrency`).
+    Tool(String),
+}
+
+/// Names one permit request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Ticket(u64);
+
+/// The permit ledger, without I/O: caps, permits held, and requests waiting in arrival order. A
+/// request is granted only when every key it needs has room, and then takes all of them at once,
+/// so no holder ever waits for another permit: there is no cycle to deadlock on.
+#[derive(Debug, Default)]
+pub struct PermitTable {
+    caps: BTreeMap<ResourceKey, u64>,
+    held: BTreeMap<ResourceKey, u64>,
+    waiting: BTreeMap<Ticket, Vec<ResourceKey>>,
+    granted: BTreeMap<Ticket, Vec<ResourceKey>>,
+    next: u64,
+}
+
+impl PermitTable {
+    pub fn new() -> PermitTable {
+        PermitTable::default()
+    }
+
+    /// Caps `key` at `cap` permits (at least 1, so every call can eventually run).
+    pub fn set_cap(&mut self, key: ResourceKey, cap: u64) {
+        self.caps.insert(key, cap.max(1));
+    }
+
+    /// Removes `key`'s cap: calls needing it no longer wait for it. Returns the requests this
+    /// grants.
+    pub fn remove_cap(&mut self, key: &ResourceKey) -> Vec<Ticket> {
+        self.caps.remove(key);
+        self.grant_waiting()
+    }
+
+    /// Asks for a permit of every key in `keys` (keys without a cap are free). Granted at once
+    /// when all have room and nobody is waiting for any of them; otherwise queued.
+    pub fn request(&mut self, keys: &[ResourceKey]) -> (Ticket, bool) {
+        let ticket = Ticket(self.next);
+        self.next += 1;
+        let needed: BTreeSet<ResourceKey> =
+            keys.iter().filter(|k| self.caps.contains_key(*k)).cloned().collect();
+        let needed: Vec<ResourceKey> = needed.into_iter().collect();
+        let contended = self.waiting.values().any(|w| w.iter().any(|k| needed.contains(k)));
+        if !contended && self.has_room(&needed) {
+            self.take(ticket, needed);
+            (ticket, true)
+        } else {
+            self.waiting.insert(ticket, needed);
+            (ticket, false)
+        }
+    }
+
+    /// Gives back `ticket`'s permits, or withdraws it if it is still waiting. Returns the
+    /// requests this grants, in arrival order.
+    pub fn release(&mut self, ticket: Ticket) -> Vec<Ticket> {
+        if self.waiting.remove(&ticket).is_none() {
+            for key in self.granted.remove(&ticket).unwrap_or_default() {
+                if let Some(count) = self.held.get_mut(&key) {
+                    *count -= 1;
+                    if *count == 0 {
+                        self.held.remove(&key);
+                    }
+                }
+            }
+        }
+        self.grant_waiting()
+    }
+
+    /// Permits of `key` held now.
+    pub fn in_use(&self, key: &ResourceKey) -> u64 {
+        self.held.get(key).copied().unwrap_or(0)
+    }
+
+    /// Requests waiting for permits ("blocked on permits").
+    pub fn waiting(&self) -> usize {
+        self.waiting.len()
+    }
+
+    /// Grants, in arrival order, every waiting request that fits. A request that does not fit
+    /// reserves its keys for this pass, so a later request cannot overtake it on a key they share
+    /// (no starvation); requests on other keys still start.
+    fn grant_waiting(&mut self) -> Vec<Ticket> {
+        let mut granted = Vec::new();
+        let mut reserved: BTreeSet<ResourceKey> = BTreeSet::new();
+        let tickets: Vec<Ticket> = self.waiting.keys().copied().collect();
+        for ticket in tickets {
+            let needed = &self.waiting[&ticket];
+            if needed.iter().all(|k| !reserved.contains(k)) && self.has_room(needed) {
+                let needed = self.waiting.remove(&ticket).unwrap_or_default();
+                self.take(ticket, needed);
+                granted.push(ticket);
+            } else {
+                reserved.extend(needed.iter().cloned());
+            }
+        }
+        granted
+    }
+
+    fn has_room(&self, needed: &[ResourceKey]) -> bool {
+        needed.iter().all(|k| self.in_use(k) < self.caps.get(k).copied().unwrap_or(u64::MAX))
+    }
+
+    fn take(&mut self, ticket: Ticket, needed: Vec<ResourceKey>) {
+        for key in &needed {
+            *self.held.entry(key.clone()).or_insert(0) += 1;
+        }
+        self.granted.insert(ticket, needed);
+    }
+}
+
+/// A [`PermitTable`] shared by every run of a runtime, waking the calls it grants.
+#[derive(Debug, Default)]
+pub struct Permits {
+    inner: Mutex<Shared>,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    table: PermitTable,
+    wakers: BTreeMap<Ticket, oneshot::Sender<()>>,
+}
+
+impl Permits {
+    /// The permits a registry's tools declare (`max_concurrency`, `resource_groups`) under a
+    /// runtime-wide `concurrency` cap, if any.
+    pub fn for_registry(registry: &Registry, concurrency: Option<u64>) -> Permits {
+        let mut table = PermitTable::new();
+        if let Some(cap) = concurrency {
+            table.set_cap(ResourceKey::Runtime, cap);
+        }
+        for (name, cap) in registry.resource_groups() {
+            table.set_cap(ResourceKey::Group(name.clone()), *cap);
+        }
+        for (_, tool) in registry.tools() {
+            if let Some(cap) = tool.max_concurrency {
+                table.set_cap(ResourceKey::Tool(tool.name.to_string()), cap);
+            }
+        }
+        Permits { inner: Mutex::new(Shared { table, wakers: BTreeMap::new() }) }
+    }
+
+    /// Caps the calls of run `run` at `cap` until [`Permits::end_run`].
+    pub fn start_run(&self, run: &RunId, cap: u64) {
+        self.lock().table.set_cap(run_key(run), cap);
+    }
+
+    /// Forgets run `run`'s own cap.
+    pub fn end_run(&self, run: &RunId) {
+        let mut shared = self.lock();
+        let granted = shared.table.remove_cap(&run_key(run));
+        shared.wake(granted);
+    }
+
+    /// Queues a request for `keys` now (so requests are ordered as they are made); await the
+    /// returned request for the permits. Dropping it, granted or not, gives everything back.
+    pub fn request(self: &Arc<Self>, keys: &[ResourceKey]) -> PermitRequest {
+        let mut shared = self.lock();
+        let (ticket, granted) = shared.table.request(keys);
+        let wait = if granted {
+            None
+        } else {
+            let (wake, wait) = oneshot::channel();
+            shared.wakers.insert(ticket, wake);
+            Some(wait)
+        };
+        PermitRequest { permits: Arc::clone(self), ticket, wait }
+    }
+
+    /// Permits of `key` held now, over every run.
+    pub fn in_use(&self, key: &ResourceKey) -> u64 {
+        self.lock().table.in_use(key)
+    }
+
+    /// Calls blocked on permits now, over every run.
+    pub fn waiting(&self) -> usize {
+        self.lock().table.waiting()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Shared> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Shared {
+    fn wake(&mut self, granted: Vec<Ticket>) {
+        for ticket in granted {
+            if let Some(wake) = self.wakers.remove(&ticket) {
+                let _ = wake.send(());
+            }
+        }
+    }
+}
+
+fn run_key(run: &RunId) -> ResourceKey {
+    ResourceKey::Run(run.as_str().to_owned())
+}
+
+/// One call's request for its permits; holds them once granted, until dropped.
+#[derive(Debug)]
+pub struct PermitRequest {
+    permits: Arc<Permits>,
+    ticket: Ticket,
+    wait: Option<oneshot::Receiver<()>>,
+}
+
+impl PermitRequest {
+    /// Waits until every permit is held.
+    pub async fn granted(&mut self) {
+        if let Some(wait) = self.wait.take() {
+            let _ = wait.await;
+        }
+    }
+}
+
+impl Drop for PermitRequest {
+    fn drop(&mut self) {
+        let mut shared = self.permits.lock();
+        shared.wakers.remove(&self.ticket);
+        let granted = shared.table.release(self.ticket);
+        shared.wake(granted);
+    }
+}
+
+/// The capped resources each tool's calls need, by `ToolId` index: the runtime-wide cap when
+/// `runtime_cap`, the tool's resource group and its own `max_concurrency`. Computed once per
+/// runtime.
+pub fn tool_keys(registry: &Registry, runtime_cap: bool) -> Arc<[Vec<ResourceKey>]> {
+    registry
+        .tools()
+        .map(|(_, tool)| {
+            let mut keys = Vec::new();
+            if runtime_cap {
+                keys.push(ResourceKey::Runtime);
+            }
+            if let Some(group) = &tool.resource_group {
+                keys.push(ResourceKey::Group(group.clone()));
+            }
+            if tool.max_concurrency.is_some() {
+                keys.push(ResourceKey::Tool(tool.name.to_string()));
+            }
+            keys
+        })
+        .collect()
+}
+
+/// How one run's calls take permits: the tools' keys, and the run's own cap if it has one.
+#[derive(Debug, Clone)]
+pub struct RunPermits {
+    permits: Arc<Permits>,
+    tool_keys: Arc<[Vec<ResourceKey>]>,
+    run: Option<ResourceKey>,
+}
+
+impl RunPermits {
+    /// For run `own` (when it has its own cap, set with [`Permits::start_run`]) with the
+    /// runtime's [`tool_keys`].
+    pub fn new(permits: Arc<Permits>, tool_keys: Arc<[Vec<ResourceKey>]>, own: Option<&RunId>) -> RunPermits {
+        RunPermits { permits, tool_keys, run: own.map(run_key) }
+    }
+
+    /// Queues the permit request of a call of `tool`.
+    pub fn request(&self, tool: ToolId) -> PermitRequest {
+        let mut keys = self.tool_keys.get(tool.index()).cloned().unwrap_or_default();
+        keys.extend(self.run.clone());
+        self.permits.request(&keys)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(name: &str) -> ResourceKey {
+        ResourceKey::Group(name.to_owned())
+    }
+
+    /// Random requests over several overlapping keys, released in random orders: no cap is ever
+    /// exceeded, nothing that fits is left waiting, and everything is granted in the end.
+    #[test]
+    fn seeded_simulation_never_exceeds_a_cap_and_never_deadlocks() {
+        let keys = [key("a"), key("b"), key("c"), ResourceKey::Runtime, ResourceKey::Tool("t".into())];
+        for seed in 1..=300u64 {
+            let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let mut random = move |n: u64| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state % n
+            };
+            let mut table = PermitTable::new();
+            for (i, k) in keys.iter().enumerate() {
+                table.set_cap(k.clone(), 1 + (seed + i as u64) % 3);
+            }
+            let mut holding: Vec<Ticket> = Vec::new();
+            let mut asked = 0;
+            let mut granted_total = 0;
+            while asked < 40 || !holding.is_empty() {
+                if asked < 40 && (holding.is_empty() || random(2) == 0) {
+                    let wanted: Vec<ResourceKey> =
+                        keys.iter().filter(|_| random(3) == 0).cloned().rev().collect();
+                    let (ticket, granted) = table.request(&wanted);
+                    asked += 1;
+                    if granted {
+                        holding.push(ticket);
+                        granted_total += 1;
+                    }
+                } else {
+                    let ticket = holding.swap_remove(random(holding.len() as u64) as usize);
+                    let woken = table.release(ticket);
+                    granted_total += woken.len();
+                    holding.extend(woken);
+                }
+                for k in &keys {
+                    assert!(table.in_use(k) <= table.caps[k], "seed {seed}: {k:?} over its cap");
+                }
+                assert!(
+                    table.waiting() == 0 || !holding.is_empty(),
+                    "seed {seed}: requests wait while nothing is held"
+                );
+            }
+            assert_eq!((table.waiting(), granted_total), (0, 40), "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn waiting_requests_start_in_arrival_order() {
+        let mut table = PermitTable::new();
+        table.set_cap(key("g"), 1);
+        let (first, granted) = table.request(&[key("g")]);
+        assert!(granted);
+        let (second, _) = table.request(&[key("g")]);
+        let (third, _) = table.request(&[key("g")]);
+        assert_eq!(table.release(first), vec![second]);
+        assert_eq!(table.release(second), vec![third]);
+        assert_eq!(table.release(third), vec![]);
+    }
+
+    #[test]
+    fn a_later_request_does_not_overtake_a_waiting_one_on_a_shared_key() {
+        let mut table = PermitTable::new();
+        table.set_cap(key("a"), 1);
+        table.set_cap(key("b"), 1);
+        let (holds_a, _) = table.request(&[key("a")]);
+        let (wants_both, granted) = table.request(&[key("a"), key("b")]);
+        assert!(!granted);
+        let (wants_b, granted) = table.request(&[key("b")]);
+        assert!(!granted, "b is reserved for the earlier request that also needs it");
+        let (wants_free, granted) = table.request(&[ResourceKey::Tool("free".into())]);
+        assert!(granted, "a key without a cap is free");
+        assert_eq!(table.release(holds_a), vec![wants_both]);
+        assert_eq!(table.release(wants_both), vec![wants_b]);
+        table.release(wants_free);
+    }
+
+    #[test]
+    fn a_withdrawn_request_is_forgotten_and_removing_a_cap_wakes_its_waiters() {
+        let mut table = PermitTable::new();
+        table.set_cap(key("a"), 1);
+        let (held, _) = table.request(&[key("a")]);
+        let (withdrawn, _) = table.request(&[key("a")]);
+        let (waiting, _) = table.request(&[key("a")]);
+        assert_eq!(table.release(withdrawn), vec![]);
+        assert_eq!(table.remove_cap(&key("a")), vec![waiting]);
+        table.release(held);
+        table.release(waiting);
+        assert_eq!((table.waiting(), table.in_use(&key("a"))), (0, 0));
+    }
+}
