@@ -47,7 +47,7 @@ use super::shell::{RunEnvironment, drive};
 use crate::analyze::{AnalyzeOptions, CompiledProgram, Inputs, analyze};
 use crate::diag::Diagnostic;
 use crate::journal::{Journal, JournalError, MemoryJournal, RunHeader, RunId};
-use crate::observe::{GraphContext, RunObserver};
+use crate::observe::{GraphContext, ProgramGraph, RunObserver};
 use crate::schema::{Registry, validate};
 use crate::value::{Labelled, List, Value, sha256};
 
@@ -176,11 +176,19 @@ pub struct Executable {
     plan: Arc<Plan>,
     /// The size of the source it was compiled from (the `source_bytes` limit).
     source_bytes: u64,
+    /// What observers of its runs need to know about it.
+    graph: Arc<ProgramGraph>,
 }
 
 impl Executable {
     pub fn compiled(&self) -> &CompiledProgram {
         &self.compiled
+    }
+
+    /// What observers of the run `run` of this program need to know about it: for rebuilding
+    /// its graph from the journal ([`crate::observe::snapshot_from_journal`]).
+    pub fn graph_context(&self, run: &RunId) -> Arc<GraphContext> {
+        Arc::new(GraphContext::new(run.as_str(), Arc::clone(&self.graph)))
     }
 }
 
@@ -228,7 +236,13 @@ impl Runtime {
             Some(hir) if !analysis.has_errors() => {
                 let plan = Arc::new(Plan::new(&hir));
                 let compiled = CompiledProgram::new(analysis.identity, hir);
-                Ok(Executable { compiled, plan, source_bytes: source.len() as u64 })
+                let graph = Arc::new(ProgramGraph::new(
+                    &compiled.identity().source_digest,
+                    compiled.shared_program(),
+                    Arc::clone(&plan),
+                    Arc::clone(&self.registry),
+                ));
+                Ok(Executable { compiled, plan, source_bytes: source.len() as u64, graph })
             }
             _ => Err(analysis.diagnostics),
         }
@@ -290,7 +304,7 @@ impl Runtime {
         let (observer, committed) = mpsc::unbounded_channel();
         let (forward, events) = mpsc::unbounded_channel();
         let observing = RunObserver::new(
-            self.graph_context(program, &run_id),
+            program.graph_context(&run_id),
             Arc::clone(&self.journal),
             run_id.clone(),
             self.observer_buffer,
@@ -328,18 +342,6 @@ impl Runtime {
             let _ = done.send(outcome);
         });
         Ok(RunHandle { run_id, cancel, outcome, events, observer: observing })
-    }
-
-    /// What observers of a run of `program` with id `run` need to know about the program: for
-    /// rebuilding its graph from the journal ([`crate::observe::snapshot_from_journal`]).
-    pub fn graph_context(&self, program: &Executable, run: &RunId) -> Arc<GraphContext> {
-        Arc::new(GraphContext::new(
-            run.as_str(),
-            &program.compiled.identity().source_digest,
-            program.compiled.shared_program(),
-            Arc::clone(&program.plan),
-            Arc::clone(&self.registry),
-        ))
     }
 }
 

@@ -30,10 +30,10 @@ pub enum NodeKind {
     External,
 }
 
-/// The static facts of one run's program, shared by its model, events and snapshots.
+/// The static facts of a compiled program the observer needs: built once per program and shared
+/// by every run of it.
 #[derive(Debug)]
-pub struct GraphContext {
-    run_id: String,
+pub struct ProgramGraph {
     source_unit: String,
     program: Arc<Program>,
     plan: Arc<Plan>,
@@ -43,14 +43,13 @@ pub struct GraphContext {
     region_owner: Vec<Option<ExprId>>,
 }
 
-impl GraphContext {
+impl ProgramGraph {
     pub fn new(
-        run_id: &str,
         source_digest: &Digest,
         program: Arc<Program>,
         plan: Arc<Plan>,
         registry: Arc<Registry>,
-    ) -> GraphContext {
+    ) -> ProgramGraph {
         let exprs_by_path = (0..program.exprs.len())
             .map(|index| {
                 let expr = ExprId(index as u32);
@@ -63,8 +62,7 @@ impl GraphContext {
                 region_owner[region.index()] = Some(ExprId(index as u32));
             }
         }
-        GraphContext {
-            run_id: run_id.to_owned(),
+        ProgramGraph {
             source_unit: format!("src-{}", &hex::encode(source_digest.bytes())[..16]),
             program,
             plan,
@@ -72,6 +70,27 @@ impl GraphContext {
             exprs_by_path,
             region_owner,
         }
+    }
+}
+
+/// One run's program graph: what turns the journal's node ids into public nodes.
+#[derive(Debug, Clone)]
+pub struct GraphContext {
+    run_id: String,
+    graph: Arc<ProgramGraph>,
+}
+
+impl std::ops::Deref for GraphContext {
+    type Target = ProgramGraph;
+
+    fn deref(&self) -> &ProgramGraph {
+        &self.graph
+    }
+}
+
+impl GraphContext {
+    pub fn new(run_id: &str, graph: Arc<ProgramGraph>) -> GraphContext {
+        GraphContext { run_id: run_id.to_owned(), graph }
     }
 
     pub fn run_id(&self) -> &str {

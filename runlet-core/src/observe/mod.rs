@@ -12,7 +12,7 @@ mod snapshot;
 mod state;
 mod view;
 
-pub use context::{GraphContext, NodeKind};
+pub use context::{GraphContext, NodeKind, ProgramGraph};
 pub use dot::to_dot;
 pub use event::GraphEvent;
 pub use hub::{ObserveError, RunObserver, Subscription, snapshot_from_journal};

@@ -148,7 +148,7 @@ fn the_snapshot_rebuilt_from_the_journal_equals_the_live_one() {
     assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
     let view = ViewPolicy::everything();
     let live = observer.snapshot(&view);
-    let context = setup.runtime.graph_context(&setup.program, &run_id);
+    let context = setup.program.graph_context(&run_id);
     let rebuilt = block_on(snapshot_from_journal(
         context,
         setup.journal.as_ref(),
@@ -192,7 +192,7 @@ fn a_journal_the_state_machine_refuses_is_reported_not_accepted() {
     let mut copied: Vec<Record> = records.clone();
     copied.push(Record { seq: last + 1, bytes: Arc::from(extra) });
     block_on(tampered.append(&run_id, 0, &copied)).expect("append");
-    let context = setup.runtime.graph_context(&setup.program, &run_id);
+    let context = setup.program.graph_context(&run_id);
     let snapshot = block_on(snapshot_from_journal(
         context,
         tampered.as_ref(),
