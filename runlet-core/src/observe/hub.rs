@@ -113,6 +113,21 @@ impl RunObserver {
         state.subscribers.clear();
     }
 
+    /// The call `node` (its journal id) waits for permits of `resources` (spec §4.5): snapshots
+    /// show it as blocked on permits until [`RunObserver::permits_granted`] or its end. A live
+    /// condition, not a journaled transition, so it never changes the node's state.
+    pub fn waiting_for_permits(&self, node: &str, resources: Vec<String>) {
+        let mut state = self.hub.state.lock();
+        if state.model.nodes.get(node).is_some_and(|r| !r.state.is_terminal()) {
+            state.model.permit_waits.insert(node.to_owned(), resources);
+        }
+    }
+
+    /// The call `node` got its permits.
+    pub fn permits_granted(&self, node: &str) {
+        self.hub.state.lock().model.permit_waits.remove(node);
+    }
+
     pub fn run_id(&self) -> &RunId {
         &self.hub.run_id
     }

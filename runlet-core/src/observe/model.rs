@@ -83,6 +83,9 @@ pub(crate) struct GraphModel {
     pub(crate) run: RunState,
     pub(crate) run_code: Option<String>,
     pub(crate) cancellation_requested: bool,
+    /// Calls waiting for concurrency or resource permits, with the resources they wait for: a
+    /// live condition the shell reports, not a journaled transition.
+    pub(crate) permit_waits: BTreeMap<String, Vec<String>>,
     /// Events the state machine refused, in order: a journal this runtime did not write, or a
     /// bug. Never silently dropped.
     pub(crate) violations: Vec<String>,
@@ -98,6 +101,7 @@ impl GraphModel {
             run: RunState::Running,
             run_code: None,
             cancellation_requested: false,
+            permit_waits: BTreeMap::new(),
             violations: Vec::new(),
         }
     }
@@ -244,6 +248,7 @@ impl GraphModel {
             if step.is_terminal() {
                 record.finished_at_ms = at_ms;
                 record.settled_seq = Some(seq);
+                self.permit_waits.remove(node);
             }
         }
     }

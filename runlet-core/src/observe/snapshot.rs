@@ -288,14 +288,18 @@ impl GraphModel {
         let source = context.program().expr(expr);
         let tool = context.tool_of(expr);
         let (input_schemas, output_schema) = context.schemas(expr);
-        let blocked_on = (record.state == NodeState::Blocked).then(|| BlockedOn::Data {
-            producers: record
-                .inputs
-                .iter()
-                .filter(|i| self.nodes.get(*i).is_none_or(|r| r.state != NodeState::Succeeded))
-                .map(|i| context.node_id(i).to_string())
-                .collect(),
-        });
+        let blocked_on = if record.state == NodeState::Blocked {
+            Some(BlockedOn::Data {
+                producers: record
+                    .inputs
+                    .iter()
+                    .filter(|i| self.nodes.get(*i).is_none_or(|r| r.state != NodeState::Succeeded))
+                    .map(|i| context.node_id(i).to_string())
+                    .collect(),
+            })
+        } else {
+            self.permit_waits.get(local).map(|resources| BlockedOn::Permits { resources: resources.clone() })
+        };
         let failure = match (&record.tool_error, &record.failure_code) {
             (Some(error), _) => {
                 let label = tool.map(|t| strongest_label(context.registry().schemas(), t.output));

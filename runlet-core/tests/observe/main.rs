@@ -12,7 +12,7 @@ use runlet::engine::event::Event;
 use runlet::engine::{Outcome, Runtime, ScriptedExecutor, ToolCall, ToolError, ToolExecutor, ToolOutput};
 use runlet::journal::{Journal, MemoryJournal, Record};
 use runlet::observe::{
-    GraphEvent, GraphSnapshot, NodeKind, NodeState, SnapshotOptions, Subscription, ViewPolicy,
+    BlockedOn, GraphEvent, GraphSnapshot, NodeKind, NodeState, SnapshotOptions, Subscription, ViewPolicy,
     snapshot_from_journal,
 };
 use runlet::schema::{Registry, RegistryOptions};
@@ -307,4 +307,35 @@ fn a_failed_iteration_of_a_large_loop_stays_expanded() {
         })
         .sum();
     assert!(cancelled + ranges_cancelled > 0, "the loop's other running iterations were cancelled");
+}
+
+#[test]
+fn a_call_waiting_for_permits_is_told_apart_from_one_waiting_for_data() {
+    let (open, gate) = watch::channel(false);
+    let setup = appendix_a(|inner| Arc::new(Gated { inner, gate }), 1024);
+    let mut run = setup.runtime.start(&setup.program, &setup.inputs).expect("starts");
+    let observer = run.observer();
+    while !matches!(run.events().blocking_recv(), Some((_, Event::CallDispatchPrepared { .. })) | None) {}
+    let snapshot = observer.snapshot(&ViewPolicy::default());
+    let in_flight = snapshot.nodes.iter().find(|n| n.state == NodeState::Dispatching).expect("a call");
+    let waiting_for_data = snapshot
+        .nodes
+        .iter()
+        .find(|n| n.state == NodeState::Blocked && n.kind == NodeKind::Call)
+        .expect("a call waiting for another's output");
+    match &waiting_for_data.blocked_on {
+        Some(BlockedOn::Data { producers }) => assert!(!producers.is_empty()),
+        other => panic!("expected data producers, got {other:?}"),
+    }
+    let local = in_flight.identity.local();
+    observer.waiting_for_permits(&local, vec!["tool:crm.customer".into()]);
+    let waiting = observer.snapshot(&ViewPolicy::default());
+    let node = waiting.nodes.iter().find(|n| n.id == in_flight.id).expect("same node");
+    assert_eq!(node.blocked_on, Some(BlockedOn::Permits { resources: vec!["tool:crm.customer".into()] }));
+    assert_eq!(node.state, in_flight.state, "a permit wait is not a state transition");
+    observer.permits_granted(&local);
+    let granted = observer.snapshot(&ViewPolicy::default());
+    assert_eq!(granted.nodes.iter().find(|n| n.id == in_flight.id).and_then(|n| n.blocked_on.clone()), None);
+    open.send_replace(true);
+    assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
 }
