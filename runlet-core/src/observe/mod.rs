@@ -6,6 +6,7 @@ mod context;
 mod dot;
 mod event;
 mod hub;
+mod iterations;
 mod model;
 mod node_id;
 mod snapshot;

@@ -6,8 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::context::{GraphContext, NodeKind};
+use super::context::NodeKind;
 use super::event::arm_name;
+use super::iterations::{IterationNodes, RangeBuilder, iteration_local};
 use super::model::{GraphModel, NodeRecord, RunState};
 use super::node_id::{NodeId, attempt_number, iteration_index, split_local};
 use super::state::NodeState;
@@ -243,14 +244,20 @@ impl GraphModel {
             .collect();
         let expanded = self.expanded_iterations(&placed, options);
         let mut folded = BTreeSet::new();
+        let mut iterations = IterationNodes::default();
         for &(local, record, expr) in &placed {
             if let Some(key) = self.folding_loop(local, expr, options, &expanded) {
                 ranges.add(key, record.state);
                 folded.insert(local.as_str());
                 continue;
             }
+            iterations.add(&context.owners(local, expr), record);
             nodes.push(self.public_node(local, record, expr, view));
         }
+        let (iteration_nodes, iteration_edges) = iterations.finish(context);
+        nodes.extend(iteration_nodes);
+        nodes.sort_by(|a, b| a.id.cmp(&b.id));
+        edges.extend(iteration_edges);
         for &(local, record, expr) in &placed {
             if folded.contains(local.as_str()) {
                 continue;
@@ -400,6 +407,8 @@ impl GraphModel {
         if let Some((segment, owner)) = context.owners(local, expr).pop() {
             if matches!(segment.as_str(), "then" | "else" | "right") {
                 edges.push(GraphEdge { condition: Some(segment), ..edge(EdgeKind::Control, &owner, local) });
+            } else if iteration_index(&segment).is_some() {
+                edges.push(edge(EdgeKind::Contains, &iteration_local(&owner, &segment), local));
             } else {
                 edges.push(edge(EdgeKind::Contains, &owner, local));
             }
@@ -531,58 +540,4 @@ fn previous_attempt(local: &str) -> Option<String> {
     let mut rewritten: Vec<&str> = segments.clone();
     rewritten[position] = &previous;
     Some(format!("{}|{syntax}", rewritten.join("/")))
-}
-
-/// Folded nodes grouped by loop and item index, turned into ranges of consecutive items.
-#[derive(Default)]
-struct RangeBuilder {
-    iterations: BTreeMap<String, BTreeMap<usize, BTreeMap<NodeState, usize>>>,
-}
-
-impl RangeBuilder {
-    fn add(&mut self, (loop_node, index): (String, usize), state: NodeState) {
-        *self.iterations.entry(loop_node).or_default().entry(index).or_default().entry(state).or_default() +=
-            1;
-    }
-
-    fn finish(self, context: &GraphContext) -> Vec<IterationRange> {
-        let mut ranges = Vec::new();
-        for (loop_node, iterations) in self.iterations {
-            let mut current: Option<IterationRange> = None;
-            for (index, states) in iterations {
-                let contiguous = current.as_ref().is_some_and(|r| r.last + 1 == index);
-                if !contiguous {
-                    ranges.extend(current.take());
-                }
-                let range = current.get_or_insert_with(|| IterationRange {
-                    loop_node: context.node_id(&loop_node).to_string(),
-                    first: index,
-                    last: index,
-                    iterations: 0,
-                    iteration_states: BTreeMap::new(),
-                    node_states: BTreeMap::new(),
-                });
-                range.last = index;
-                range.iterations += 1;
-                *range.iteration_states.entry(iteration_state(&states)).or_default() += 1;
-                for (state, count) in states {
-                    *range.node_states.entry(state).or_default() += count;
-                }
-            }
-            ranges.extend(current);
-        }
-        ranges
-    }
-}
-
-fn iteration_state(states: &BTreeMap<NodeState, usize>) -> NodeState {
-    if states.contains_key(&NodeState::Failed) {
-        NodeState::Failed
-    } else if states.keys().any(|s| !s.is_terminal()) {
-        NodeState::Running
-    } else if states.contains_key(&NodeState::Cancelled) || states.contains_key(&NodeState::Pruned) {
-        NodeState::Cancelled
-    } else {
-        NodeState::Succeeded
-    }
 }

@@ -269,7 +269,13 @@ fn large_loops_fold_into_iteration_ranges_with_state_counts() {
     assert_eq!((range.first, range.last, range.iterations), (1, 99, 99));
     assert_eq!(range.iteration_states.get(&NodeState::Succeeded), Some(&99));
     let folded_nodes: usize = range.node_states.values().sum();
-    assert_eq!(folded.nodes.len() + folded_nodes, full.nodes.len(), "every node is shown or counted");
+    let body = |s: &GraphSnapshot| s.nodes.iter().filter(|n| n.kind != NodeKind::Iteration).count();
+    assert_eq!(body(&folded) + folded_nodes, body(&full), "every node is shown or counted");
+    let iterations = |s: &GraphSnapshot| s.nodes.iter().filter(|n| n.kind == NodeKind::Iteration).count();
+    assert_eq!((iterations(&full), iterations(&folded)), (100, 1), "only the first iteration is spelled out");
+    let first = folded.nodes.iter().find(|n| n.kind == NodeKind::Iteration).expect("iteration 0");
+    assert_eq!((first.label.as_str(), first.state), ("iteration 0", NodeState::Succeeded));
+    assert!(folded.edges.iter().any(|e| e.kind == runlet::observe::EdgeKind::Contains && e.from == first.id));
     let calls = folded.nodes.iter().filter(|n| n.kind == NodeKind::Call).count();
     assert_eq!(calls, 2, "`numbers` and the first iteration's `square` stay visible");
     let loop_node = folded.nodes.iter().find(|n| n.kind == NodeKind::Loop).expect("the loop");
