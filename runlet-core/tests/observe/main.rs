@@ -345,3 +345,35 @@ fn a_call_waiting_for_permits_is_told_apart_from_one_waiting_for_data() {
     open.send_replace(true);
     assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
 }
+
+mod ordering {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
+
+        /// Whatever the queue size and wherever a subscriber starts, it sees every later record
+        /// once, in order.
+        #[test]
+        fn every_subscription_is_contiguous(buffer in 1usize..8, items in 1i64..40, start in 0u64..60) {
+            let runtime = Runtime::builder()
+                .registry(registry(LOOPS))
+                .executor(Arc::new(Squares { count: items, fail_at: None }))
+                .observer_buffer(buffer)
+                .build()
+                .expect("runtime");
+            let source = "return for n in numbers() limit 3 {\n    return square(n)\n}\n";
+            let program = runtime.compile(source, &Inputs::new()).expect("compiles");
+            let run = runtime.start(&program, &Inputs::new()).expect("starts");
+            let observer = run.observer();
+            let early = observer.subscribe(start, ViewPolicy::default());
+            run.wait().expect("journal");
+            let last = observer.seq();
+            let expected: Vec<u64> = (start + 1..=last).collect();
+            prop_assert_eq!(seqs(&drain(early)), expected.clone());
+            prop_assert_eq!(seqs(&drain(observer.subscribe(start, ViewPolicy::default()))), expected);
+        }
+    }
+}
