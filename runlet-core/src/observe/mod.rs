@@ -2,6 +2,7 @@
 //! labelled edges — built from journaled events, live snapshots and gap-free subscriptions, and
 //! the `ViewPolicy` redaction applied before anything crosses the API.
 
+mod assemble;
 mod context;
 mod dot;
 mod event;
