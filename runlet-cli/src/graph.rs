@@ -12,21 +12,21 @@ use crate::input::usage_error;
 use crate::run;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub struct GraphArgs {
     #[command(flatten)]
-    run: run::RunArgs,
+    run: run::Args,
     /// Also write the graph as Graphviz DOT to this file.
     #[arg(long, value_name = "OUT.dot")]
     dot: Option<PathBuf>,
 }
 
-pub fn run(args: &Args) -> ExitCode {
+pub fn run(args: &GraphArgs) -> ExitCode {
     match execute(args) {
         Ok(status) | Err(status) => status,
     }
 }
 
-fn execute(args: &Args) -> Result<ExitCode, ExitCode> {
+fn execute(args: &GraphArgs) -> Result<ExitCode, ExitCode> {
     let finished = run::execute(&args.run)?;
     let snapshot = finished.observer.snapshot(&ViewPolicy::default());
     if let Some(path) = &args.dot {

@@ -9,6 +9,7 @@ mod graph;
 mod heal;
 mod input;
 mod registry;
+mod replay;
 mod report;
 mod run;
 
@@ -32,9 +33,11 @@ enum Command {
     /// Apply only safe insertion repairs and print the healed source.
     Heal(heal::Args),
     /// Compile a program and run it with scripted tools; print its result.
-    Run(run::RunArgs),
+    Run(run::Args),
     /// Run a program like `run`, then print the executed graph (JSON; DOT with `--dot`).
-    Graph(graph::Args),
+    Graph(graph::GraphArgs),
+    /// Re-run a program from a recorded tool transcript without calling any tool.
+    Replay(replay::Args),
     /// Print the explanation of a diagnostic code, offline.
     Explain(explain::Args),
 }
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         Command::Heal(args) => heal::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Graph(args) => graph::run(&args),
+        Command::Replay(args) => replay::run(&args),
         Command::Explain(args) => explain::run(&args),
     }
 }

@@ -1,15 +1,17 @@
 //! `runlet run FILE --registry R.json --tools T.json [--inputs I.json] [--input NAME=JSON]…
-//! [--limit KEY=N]… [--journal memory|sqlite:PATH] [--events OUT.jsonl] [--format text|json]`:
-//! compiles the program and runs it with the scripted tools of a fixture file. Exit 0 when it
-//! succeeds, 1 on a compile error or a failed run, 2 on usage or I/O problems. `runlet graph`
-//! shares these options.
+//! [--limit KEY=N]… [--journal memory|sqlite:PATH] [--events OUT.jsonl] [--record TRANSCRIPT.json]
+//! [--format text|json]`: compiles the program and runs it with the scripted tools of a fixture
+//! file, optionally writing its events and recording a tool transcript. Exit 0 when it succeeds, 1
+//! on a compile error or a failed run, 2 on usage or I/O. `runlet graph` takes the same options.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use runlet::diag::{json_diagnostics, source_digest};
-use runlet::engine::{Limits, Outcome, RunError, Runtime, ScriptedExecutor};
+use runlet::engine::{
+    Limits, Outcome, RecordingExecutor, RunError, Runtime, ScriptedExecutor, ToolExecutor, WorkflowIdentity,
+};
 use runlet::journal::{Durability, Journal, MemoryJournal, SqliteJournal};
 use runlet::observe::RunObserver;
 use runlet::value::{Value, parse_json, to_presentation_json};
@@ -19,16 +21,15 @@ use crate::input::{read_text, usage_error};
 use crate::registry::{load_inputs, load_registry};
 use crate::report::{Format, print_diagnostics};
 
+/// The options `run` and `replay` share: the program, what it is checked and run against, and how
+/// the result is printed.
 #[derive(Debug, clap::Args)]
-pub struct RunArgs {
+pub struct ProgramArgs {
     /// The Runlet source file.
     file: PathBuf,
     /// The registry file (tools and host input schemas).
     #[arg(long)]
     registry: PathBuf,
-    /// The tool fixture file that answers the program's calls.
-    #[arg(long)]
-    tools: PathBuf,
     /// A JSON object of host input names to values.
     #[arg(long)]
     inputs: Option<PathBuf>,
@@ -49,22 +50,62 @@ pub struct RunArgs {
     pub format: Format,
 }
 
-pub fn run(args: &RunArgs) -> ExitCode {
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    program: ProgramArgs,
+    /// The tool fixture file that answers the program's calls.
+    #[arg(long)]
+    tools: PathBuf,
+    /// Write the run's tool transcript to this file, for `runlet replay`.
+    #[arg(long, value_name = "TRANSCRIPT.json")]
+    record: Option<PathBuf>,
+}
+
+pub fn run(args: &Args) -> ExitCode {
     match execute(args) {
-        Ok(finished) => report(&finished.outcome, args.format),
+        Ok(finished) => report(&finished.outcome, args.program.format),
         Err(status) => status,
     }
 }
 
-/// A run that ended, and its observer.
+/// Runs the program of `args` with its scripted tools, recording the transcript when asked.
+pub fn execute(args: &Args) -> Result<Finished, ExitCode> {
+    let format = args.program.format;
+    let fixtures = read_text(&args.tools)?;
+    let scripted = ScriptedExecutor::from_json_str(&fixtures.text).map_err(|error| {
+        print_diagnostics(&fixtures, &error.diagnostics, format);
+        usage_error(format!("the tool fixture file `{}` has errors", fixtures.display_name()))
+    })?;
+    let scripted: Arc<dyn ToolExecutor> = Arc::new(scripted);
+    let Some(path) = &args.record else {
+        return compile_and_run(&args.program, scripted, |_| Ok(()));
+    };
+    let recorder = Arc::new(RecordingExecutor::new(scripted));
+    let finished = compile_and_run(&args.program, recorder.clone(), |_| Ok(()))?;
+    let text = recorder.transcript(finished.workflow.clone()).to_json().map_err(|error| {
+        usage_error(format!("the transcript cannot be written as JSON: {}", error.message()))
+    })?;
+    std::fs::write(path, text)
+        .map_err(|error| usage_error(format!("cannot write `{}`: {error}", path.display())))?;
+    Ok(finished)
+}
+
+/// A run that ended: its outcome, its workflow identity and its observer.
 pub struct Finished {
     pub outcome: Outcome,
+    pub workflow: WorkflowIdentity,
     pub observer: RunObserver,
 }
 
-/// Compiles and runs the program `args` name, writing `--events` as they happen. A compile error
-/// is printed here and comes back as exit status 1; usage and I/O problems as 2.
-pub fn execute(args: &RunArgs) -> Result<Finished, ExitCode> {
+/// Compiles the program of `args`, asks `check` about its workflow, and runs it with `executor`
+/// answering its calls, writing `--events` as they happen. A compile error is printed and gives
+/// exit status 1; problems with the files, inputs, journal or event file exit 2.
+pub fn compile_and_run(
+    args: &ProgramArgs,
+    executor: Arc<dyn ToolExecutor>,
+    check: impl FnOnce(&WorkflowIdentity) -> Result<(), ExitCode>,
+) -> Result<Finished, ExitCode> {
     let file = read_text(&args.file)?;
     let registry = load_registry(Some(&args.registry), args.format)?;
     let mut inputs = load_inputs(args.inputs.as_deref(), &registry)?;
@@ -82,14 +123,9 @@ pub fn execute(args: &RunArgs) -> Result<Finished, ExitCode> {
             .map_err(|error| usage_error(format!("`--limit {assignment}`: {error}")))?;
         limits = limits.with(key, cap);
     }
-    let fixtures = read_text(&args.tools)?;
-    let executor = ScriptedExecutor::from_json_str(&fixtures.text).map_err(|error| {
-        print_diagnostics(&fixtures, &error.diagnostics, args.format);
-        usage_error(format!("the tool fixture file `{}` has errors", fixtures.display_name()))
-    })?;
     let runtime = Runtime::builder()
         .registry(registry)
-        .executor(Arc::new(executor))
+        .executor(executor)
         .journal(open_journal(&args.journal)?)
         .limits(limits)
         .build()
@@ -111,12 +147,14 @@ pub fn execute(args: &RunArgs) -> Result<Finished, ExitCode> {
             return Err(ExitCode::from(1));
         }
     };
+    let workflow = WorkflowIdentity::from(program.compiled().identity());
+    check(&workflow)?;
     let run = runtime.start(&program, &inputs).map_err(usage_error)?;
     let observer = run.observer();
     let written = args.events.as_deref().map(|path| write_events(&observer, path));
     let outcome = run.wait().map_err(|error| usage_error(format!("the journal failed: {error}")))?;
     written.transpose()?;
-    Ok(Finished { outcome, observer })
+    Ok(Finished { outcome, workflow, observer })
 }
 
 fn open_journal(spec: &str) -> Result<Arc<dyn Journal>, ExitCode> {
@@ -133,7 +171,7 @@ fn open_journal(spec: &str) -> Result<Arc<dyn Journal>, ExitCode> {
 
 /// Prints the run's end and returns its exit status. Values print as canonical presentation
 /// JSON (spec §3.3).
-fn report(outcome: &Outcome, format: Format) -> ExitCode {
+pub fn report(outcome: &Outcome, format: Format) -> ExitCode {
     match (outcome, format) {
         (Outcome::Succeeded(value), Format::Json) => {
             println!(r#"{{"status":"succeeded","value":{}}}"#, presentation(value.value()));

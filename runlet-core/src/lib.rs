@@ -8,5 +8,6 @@ pub mod engine;
 pub mod journal;
 pub mod observe;
 pub mod schema;
+pub mod stdlib;
 pub mod syntax;
 pub mod value;

@@ -95,6 +95,12 @@ pub enum Event {
         cap: u64,
         node: String,
     },
+    /// A nondeterministic intrinsic was sampled: the value's RCVE bytes, or why no value could be
+    /// had. Replay feeds this back instead of sampling again (spec §5.3).
+    IntrinsicSampled {
+        node: String,
+        output: Result<serde_bytes::ByteBuf, String>,
+    },
 }
 
 /// A tool error as the journal keeps it.
@@ -169,7 +175,7 @@ impl EventDecodeError {
 }
 
 /// Every kind, in the order of their stable kind numbers (1-based); new kinds are appended.
-const KINDS: [&str; 21] = [
+const KINDS: [&str; 22] = [
     "RunCreated",
     "NodeReady",
     "CallDispatchPrepared",
@@ -190,6 +196,7 @@ const KINDS: [&str; 21] = [
     "OrphanedCompletion",
     "CancellationRequested",
     "LimitExceeded",
+    "IntrinsicSampled",
     "NodePlanned",
 ];
 
@@ -249,6 +256,7 @@ impl Event {
             Event::RunFailed { .. } => "RunFailed",
             Event::RunCancelled => "RunCancelled",
             Event::LimitExceeded { .. } => "LimitExceeded",
+            Event::IntrinsicSampled { .. } => "IntrinsicSampled",
         }
     }
 }
@@ -290,6 +298,10 @@ mod tests {
             Event::OrphanedCompletion { node: node() },
             Event::CancellationRequested,
             Event::LimitExceeded { limit: "tool_calls".into(), current: 4, cap: 3, node: node() },
+            Event::IntrinsicSampled {
+                node: node(),
+                output: Ok(serde_bytes::ByteBuf::from(vec![0x10, 0x02])),
+            },
             Event::NodePlanned { node: node(), inputs: vec![node()] },
         ]
     }
@@ -302,6 +314,13 @@ mod tests {
             assert_eq!(event.kind_number() as usize, index + 1);
             assert_eq!(Event::decode(&event.encode(7)), Ok((7, event)));
         }
+    }
+
+    #[test]
+    fn a_failed_sample_round_trips() {
+        let event =
+            Event::IntrinsicSampled { node: "let:r/value#00".into(), output: Err("no source".into()) };
+        assert_eq!(Event::decode(&event.encode(3)), Ok((3, event)));
     }
 
     #[test]

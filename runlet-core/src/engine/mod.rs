@@ -16,8 +16,9 @@ mod scripted;
 mod shell;
 #[cfg(test)]
 mod testing;
+mod transcript;
 
-pub use core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, RunSettings};
+pub use core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, RunSettings, SampleRequest};
 pub use error::RunError;
 pub use executor::{
     CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolCapabilities, ToolError, ToolExecutor,
@@ -32,3 +33,7 @@ pub use replay::{ReplayError, Resumed, replay};
 pub use runtime::{BuildError, Executable, RunHandle, RunOptions, Runtime, RuntimeBuilder, StartError};
 pub use scripted::{CaseUsage, ScriptedExecutor};
 pub use shell::{RunEnvironment, drive};
+pub use transcript::{
+    CallKey, RecordingExecutor, ReplayExecutor, ReplayMismatch, RequestedCall, TRANSCRIPT_FORMAT, Transcript,
+    TranscriptEntry, TranscriptError,
+};

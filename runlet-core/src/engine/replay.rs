@@ -5,11 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore};
+use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, SampleRequest};
 use super::event::Event;
 use super::limits::LimitKey;
 use crate::diag::{Code, codes};
-use crate::value::{Labelled, Value, rcve};
+use crate::value::{Labelled, Value, ValueError, rcve};
 
 /// A core brought up to the journal's end.
 #[derive(Debug)]
@@ -17,6 +17,9 @@ pub struct Resumed {
     pub core: RunCore,
     /// Calls dispatched and not answered when the journal ends: the ones to recover.
     pub in_flight: Vec<CallRequest>,
+    /// Samples requested and not answered when the journal ends: to sample now (nothing has
+    /// seen a value for them).
+    pub unsampled: Vec<SampleRequest>,
     /// How the run ended, when the journal records its end.
     pub outcome: Option<Outcome>,
 }
@@ -42,11 +45,15 @@ impl ReplayError {
 pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayError> {
     let mut position = 0usize;
     let mut dispatched: BTreeMap<String, CallRequest> = BTreeMap::new();
+    let mut samples: BTreeMap<String, SampleRequest> = BTreeMap::new();
     let mut in_flight: BTreeMap<CallHandle, String> = BTreeMap::new();
     let mut outcome = None;
     while position < events.len() {
         let seq = position as u64 + 1;
-        let input = recorded_input(&events[position], seq, &dispatched)?;
+        let input = match &events[position] {
+            Event::IntrinsicSampled { node, output } => sampled_input(node, output, seq, &mut samples)?,
+            event => recorded_input(event, seq, &dispatched)?,
+        };
         for effect in core.react(input) {
             match effect {
                 Effect::Append(produced) => {
@@ -71,6 +78,9 @@ pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayErro
                     in_flight.remove(&call);
                 }
                 Effect::Finish(end) => outcome = Some(end),
+                Effect::Sample(request) => {
+                    samples.insert(request.node_id.clone(), request);
+                }
             }
         }
         if let Some(Event::CallCompleted { node, .. } | Event::CallFailed { node, .. }) =
@@ -80,7 +90,26 @@ pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayErro
         }
     }
     let in_flight = in_flight.values().filter_map(|node| dispatched.get(node).cloned()).collect();
-    Ok(Resumed { core, in_flight, outcome })
+    let unsampled = samples.into_values().collect();
+    Ok(Resumed { core, in_flight, unsampled, outcome })
+}
+
+/// The recorded answer to a sample replay requested: the journal's value, never a new sample.
+fn sampled_input(
+    node: &str,
+    output: &Result<serde_bytes::ByteBuf, String>,
+    seq: u64,
+    samples: &mut BTreeMap<String, SampleRequest>,
+) -> Result<Input, ReplayError> {
+    let request =
+        samples.remove(node).ok_or_else(|| ReplayError::UnknownCall { seq, node: node.to_owned() })?;
+    let answer = match output {
+        Ok(bytes) => {
+            Ok(rcve::decode(bytes).map_err(|e| ReplayError::Unreadable { seq, reason: e.to_string() })?)
+        }
+        Err(message) => Err(ValueError::new(codes::SAMPLE_UNAVAILABLE, message.clone())),
+    };
+    Ok(Input::Sampled { call: request.call, answer })
 }
 
 /// The input a journal record carries; any other record at this point is one replay should have

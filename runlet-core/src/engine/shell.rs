@@ -101,6 +101,10 @@ pub async fn drive(
                         token.cancel();
                     }
                 }
+                Effect::Sample(request) => {
+                    let answer = request.function.sample();
+                    let _ = answers.send(Input::Sampled { call: request.call, answer });
+                }
                 Effect::Finish(outcome) => {
                     for token in tokens.values() {
                         token.cancel();
@@ -184,6 +188,7 @@ fn spawn_call(
         operation.dispatch_id(request.attempt),
         tool.schema_version.as_str(),
     )
+    .with_call_site(request.call_site.as_str(), request.dynamic_key.as_str())
     .with_cancellation(token);
     let call = ToolCall {
         tool: Arc::from(tool.name.to_string()),

@@ -142,9 +142,11 @@ impl GraphContext {
         }
         match &self.program.expr(expr).kind {
             ExprKind::Call { .. } => NodeKind::Call,
-            ExprKind::Const(_) | ExprKind::Unary { .. } | ExprKind::Binary { .. } | ExprKind::Fail { .. } => {
-                NodeKind::Compute
-            }
+            ExprKind::Const(_)
+            | ExprKind::Intrinsic { .. }
+            | ExprKind::Unary { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Fail { .. } => NodeKind::Compute,
             ExprKind::Input(_) => NodeKind::External,
             ExprKind::Binding(_) | ExprKind::Project { .. } => NodeKind::Project,
             ExprKind::List(_) | ExprKind::Object(_) => NodeKind::Composite,
@@ -160,6 +162,7 @@ impl GraphContext {
         let program = &self.program;
         match &program.expr(expr).kind {
             ExprKind::Call { tool, .. } => self.registry.tool(*tool).name.to_string(),
+            ExprKind::Intrinsic { function, .. } => function.name().to_owned(),
             ExprKind::Const(value) => format!("constant {}", value.kind().name()),
             ExprKind::Input(input) => format!("input {}", program.input(*input).name),
             ExprKind::Binding(binding) => program.binding(*binding).name.clone(),
@@ -190,7 +193,7 @@ impl GraphContext {
                 BindingKind::Let(_) => "value".to_owned(),
                 _ => numbered("input"),
             },
-            ExprKind::Call { .. } => numbered("args"),
+            ExprKind::Call { .. } | ExprKind::Intrinsic { .. } => numbered("args"),
             ExprKind::List(_) => numbered("items"),
             ExprKind::Object(entries) => object_slot(entries, index),
             ExprKind::Unary { .. } | ExprKind::Convert { .. } | ExprKind::ExpectBoolean(_) => {

@@ -8,7 +8,7 @@ use super::context::GraphContext;
 use super::view::ViewPolicy;
 use crate::engine::event::{Arm, Event};
 use crate::schema::{labels_of, strongest_label};
-use crate::value::rcve;
+use crate::value::{Labels, Sensitivity, rcve};
 
 /// One committed transition as observers see it. Fields a kind does not have are absent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -86,7 +86,8 @@ pub(crate) fn event_node(event: &Event) -> Option<&str> {
         | Event::IterationMaterialized { node, .. }
         | Event::BoundaryAttemptStarted { node, .. }
         | Event::BoundaryRetryScheduled { node, .. }
-        | Event::CatchSelected { node } => Some(node),
+        | Event::CatchSelected { node }
+        | Event::IntrinsicSampled { node, .. } => Some(node),
         Event::LimitExceeded { node, .. } => (!node.is_empty()).then_some(node.as_str()),
         Event::RunCreated { .. }
         | Event::CancellationRequested
@@ -97,6 +98,14 @@ pub(crate) fn event_node(event: &Event) -> Option<&str> {
 }
 
 impl GraphContext {
+    /// The labels of a sampled intrinsic's value: its expression's label on every path (secret
+    /// when the node is unknown).
+    pub(crate) fn sample_labels(&self, node: &str) -> Labels {
+        Labels::uniform(
+            self.expr_of(node).map_or(Sensitivity::Secret, |e| self.program().expr(e).sensitivity),
+        )
+    }
+
     /// The public form of the journal record `seq`, redacted for `view`.
     pub fn graph_event(&self, seq: u64, event: &Event, at_ms: Option<u64>, view: &ViewPolicy) -> GraphEvent {
         let local = event_node(event);
@@ -156,6 +165,14 @@ impl GraphContext {
             Event::IterationMaterialized { index, .. } => public.index = Some(*index),
             Event::BoundaryAttemptStarted { attempt, .. } | Event::BoundaryRetryScheduled { attempt, .. } => {
                 public.attempt = Some(*attempt)
+            }
+            Event::IntrinsicSampled { node, output } => {
+                public.value = match output {
+                    Ok(bytes) => {
+                        rcve::decode(bytes).ok().map(|value| view.preview(&value, &self.sample_labels(node)))
+                    }
+                    Err(_) => None,
+                };
             }
             Event::LimitExceeded { limit, current, cap, .. } => {
                 public.limit = Some(limit.clone());

@@ -131,6 +131,15 @@ impl GraphModel {
                 self.advance(seq, node, NodeState::Running, at_ms);
                 self.with(seq, node, |r| r.output = output);
             }
+            Event::IntrinsicSampled { node, output } => {
+                let output = output
+                    .as_ref()
+                    .ok()
+                    .and_then(|bytes| rcve::decode(bytes).ok())
+                    .map(|value| (value, self.context.sample_labels(node)));
+                self.advance(seq, node, NodeState::Running, at_ms);
+                self.with(seq, node, |r| r.output = output);
+            }
             Event::CallFailed { node, error } => {
                 let error = error.clone();
                 self.with(seq, node, |r| r.tool_error = Some(error));

@@ -80,6 +80,10 @@ impl RunCore {
                 }
                 return;
             }
+            ExprKind::Intrinsic { function, args } => {
+                self.evaluate_intrinsic(node, scope, *function, args);
+                return;
+            }
             ExprKind::Logical { .. }
             | ExprKind::Conditional { .. }
             | ExprKind::For { .. }

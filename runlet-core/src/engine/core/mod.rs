@@ -5,6 +5,7 @@ mod control;
 mod evaluate;
 #[cfg(test)]
 mod generated;
+mod intrinsic;
 mod limits;
 mod state;
 #[cfg(test)]
@@ -20,7 +21,8 @@ use crate::engine::executor::ToolError;
 use crate::engine::limits::{LimitKey, Limits};
 use crate::engine::plan::{Plan, operands};
 use crate::schema::ToolId;
-use crate::value::{Labelled, List, Value, rcve};
+use crate::stdlib::SampledFunction;
+use crate::value::{Labelled, List, Value, ValueError, rcve};
 
 use state::{Control, Node, NodeIx, NodeState, Owner, Role, Scope, ScopeIx, ScopeStatus};
 
@@ -56,6 +58,15 @@ pub struct CallRequest {
     pub dynamic_key: String,
 }
 
+/// A nondeterministic intrinsic the shell should sample once (docs/STDLIB.md); the answer comes
+/// back as [`Input::Sampled`] and is journaled, so replay never samples again.
+#[derive(Debug, Clone)]
+pub struct SampleRequest {
+    pub call: CallHandle,
+    pub function: SampledFunction,
+    pub node_id: String,
+}
+
 /// What the core is told.
 #[derive(Debug, Clone)]
 pub enum Input {
@@ -76,6 +87,11 @@ pub enum Input {
     WallClockExpired {
         elapsed_ms: u64,
     },
+    /// The value (or failure) of a requested sample.
+    Sampled {
+        call: CallHandle,
+        answer: Result<Value, ValueError>,
+    },
 }
 
 /// What the core asks the shell to do, in order.
@@ -86,6 +102,8 @@ pub enum Effect {
     Dispatch(CallRequest),
     Cancel(CallHandle),
     Finish(Outcome),
+    /// Sample a nondeterministic intrinsic and answer with [`Input::Sampled`].
+    Sample(SampleRequest),
 }
 
 /// How a run ended.
@@ -162,6 +180,7 @@ impl RunCore {
                 Input::ToolFailed { call, error } => self.call_answered(call, Err(error)),
                 Input::CancelRequested => self.cancel_run(),
                 Input::WallClockExpired { elapsed_ms } => self.wall_clock_expired(elapsed_ms),
+                Input::Sampled { call, answer } => self.sampled(call, answer),
             }
             self.apply_breach();
             while let Some(node) = self.ready.pop_front() {

@@ -90,6 +90,9 @@ pub(super) fn continue_run(
                     in_flight.push(request);
                 }
                 Effect::Cancel(call) => in_flight.retain(|r| r.call != call),
+                Effect::Sample(request) => {
+                    panic!("the simulated programs call no intrinsic: {}", request.node_id)
+                }
                 Effect::Finish(outcome) => {
                     trace.outcome = outcome;
                     check_invariants(&core, &mut trace);
