@@ -47,7 +47,10 @@ use super::shell::{RunEnvironment, drive};
 use crate::analyze::{AnalyzeOptions, CompiledProgram, Inputs, analyze};
 use crate::diag::Diagnostic;
 use crate::journal::{Journal, JournalError, MemoryJournal, RunHeader, RunId};
-use crate::observe::{GraphContext, ProgramGraph, RunObserver};
+use crate::observe::{
+    GraphContext, GraphSnapshot, ObserveError, ObserverIndex, ProgramGraph, RunObserver, SnapshotOptions,
+    ViewPolicy, snapshot_from_journal,
+};
 use crate::schema::{Registry, validate};
 use crate::value::{Labelled, List, Value, sha256};
 
@@ -157,6 +160,7 @@ impl RuntimeBuilder {
             journal,
             settings: self.settings,
             observer_buffer: self.observer_buffer.unwrap_or(DEFAULT_OBSERVER_BUFFER),
+            observers: ObserverIndex::default(),
             limits: self.limits,
             permits,
             permit_keys,
@@ -201,6 +205,8 @@ pub struct Runtime {
     journal: Arc<dyn Journal>,
     settings: RunSettings,
     observer_buffer: usize,
+    /// The observers of runs still referenced somewhere, for [`Runtime::observer`].
+    observers: ObserverIndex,
     limits: Limits,
     /// Call permits shared by every run (spec §4.5).
     permits: Arc<Permits>,
@@ -246,6 +252,25 @@ impl Runtime {
             }
             _ => Err(analysis.diagnostics),
         }
+    }
+
+    /// The observer of run `run` (spec §6.1), while its handle or another observer of it is held.
+    pub fn observer(&self, run: &RunId) -> Option<RunObserver> {
+        self.observers.get(run)
+    }
+
+    /// The graph of run `run` of `program` as this runtime's journal records it, for runs no
+    /// observer follows any more (another process's, or a finished one). Blocks the calling
+    /// thread; not for use inside an async task.
+    pub fn journal_snapshot(
+        &self,
+        program: &Executable,
+        run: &RunId,
+        view: &ViewPolicy,
+        options: &SnapshotOptions,
+    ) -> Result<GraphSnapshot, ObserveError> {
+        let context = program.graph_context(run);
+        self.pool.block_on(snapshot_from_journal(context, self.journal.as_ref(), run, view, options))
     }
 
     /// Starts a run of `program` with `inputs`, validated against the program's input schemas.
@@ -309,6 +334,7 @@ impl Runtime {
             run_id.clone(),
             self.observer_buffer,
         );
+        self.observers.insert(&observing);
         let published = self.pool.spawn(publish(committed, observing.clone(), forward));
         let cancel = CancellationToken::new();
         let env = RunEnvironment {

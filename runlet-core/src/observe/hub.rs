@@ -2,8 +2,8 @@
 //! bounded per-subscriber queues; a subscriber that falls behind is cut loose and catches up from
 //! the journal by sequence number, so the scheduler never waits for a viewer.
 
-use std::collections::VecDeque;
-use std::sync::Arc;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use parking_lot::Mutex;
@@ -161,6 +161,32 @@ impl RunObserver {
         };
         subscription.register();
         subscription
+    }
+}
+
+/// The observers of a runtime's runs that someone still holds, by run id: what
+/// `Runtime::observer` looks runs up in. Entries of dropped observers are pruned as it grows.
+#[derive(Default)]
+pub(crate) struct ObserverIndex {
+    runs: Mutex<(BTreeMap<RunId, Weak<Hub>>, usize)>,
+}
+
+impl ObserverIndex {
+    /// Fewest entries before dropped observers are pruned.
+    const PRUNE_FLOOR: usize = 64;
+
+    pub(crate) fn insert(&self, observer: &RunObserver) {
+        let mut guard = self.runs.lock();
+        let (runs, prune_at) = &mut *guard;
+        runs.insert(observer.hub.run_id.clone(), Arc::downgrade(&observer.hub));
+        if runs.len() >= (*prune_at).max(Self::PRUNE_FLOOR) {
+            runs.retain(|_, hub| hub.strong_count() > 0);
+            *prune_at = runs.len() * 2;
+        }
+    }
+
+    pub(crate) fn get(&self, run: &RunId) -> Option<RunObserver> {
+        self.runs.lock().0.get(run).and_then(Weak::upgrade).map(|hub| RunObserver { hub })
     }
 }
 

@@ -17,6 +17,7 @@ mod view;
 pub use context::{GraphContext, NodeKind, ProgramGraph};
 pub use dot::to_dot;
 pub use event::GraphEvent;
+pub(crate) use hub::ObserverIndex;
 pub use hub::{ObserveError, RunObserver, Subscription, snapshot_from_journal};
 pub use model::RunState;
 pub use node_id::NodeId;

@@ -143,20 +143,18 @@ fn without_times(mut snapshot: GraphSnapshot) -> GraphSnapshot {
 fn the_snapshot_rebuilt_from_the_journal_equals_the_live_one() {
     let setup = appendix_a(|inner| Arc::new(inner), 1024);
     let run = setup.runtime.start(&setup.program, &setup.inputs).expect("starts");
-    let observer = run.observer();
     let run_id = run.run_id().clone();
+    let held = run.observer();
     assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
     let view = ViewPolicy::everything();
+    let observer = setup.runtime.observer(&run_id).expect("the runtime knows the run while it is observed");
     let live = observer.snapshot(&view);
-    let context = setup.program.graph_context(&run_id);
-    let rebuilt = block_on(snapshot_from_journal(
-        context,
-        setup.journal.as_ref(),
-        &run_id,
-        &view,
-        &SnapshotOptions::default(),
-    ))
-    .expect("journal reads");
+    drop((held, observer));
+    assert!(setup.runtime.observer(&run_id).is_none(), "nothing keeps an unobserved run's graph alive");
+    let rebuilt = setup
+        .runtime
+        .journal_snapshot(&setup.program, &run_id, &view, &SnapshotOptions::default())
+        .expect("journal reads");
     assert!(live.integrity_errors.is_empty(), "{:?}", live.integrity_errors);
     assert_eq!(without_times(rebuilt), without_times(live.clone()));
     assert!(live.nodes.iter().all(|n| n.state.is_terminal()), "a finished run leaves nothing pending");
