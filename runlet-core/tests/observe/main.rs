@@ -375,3 +375,69 @@ mod ordering {
         }
     }
 }
+
+const FLAKY: &str = r#"{"tools": [
+    {"name": "seed", "params": [], "outputSchema": {"type": "integer"}, "execution": "pure"},
+    {"name": "flaky", "params": [{"name": "n", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "idempotent"}
+]}"#;
+
+/// `seed()` is 7; `flaky(n)` fails retryably the first time, then answers `n + 1`.
+struct Flaky {
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait]
+impl ToolExecutor for Flaky {
+    async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+        match (call.tool.as_ref(), call.arguments.iter().next()) {
+            ("seed", _) => Ok(ToolOutput::new(Value::Int(7))),
+            (_, Some(Value::Int(n))) => {
+                if self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                    Err(ToolError::retryable("BUSY", "try again"))
+                } else {
+                    Ok(ToolOutput::new(Value::Int(n + 1)))
+                }
+            }
+            (_, other) => Err(ToolError::new("BAD_ARGUMENT", format!("{other:?}"))),
+        }
+    }
+}
+
+#[test]
+fn a_retried_attempt_links_to_the_one_before_and_reuses_outer_work() {
+    let runtime = Runtime::builder()
+        .registry(registry(FLAKY))
+        .executor(Arc::new(Flaky { calls: Default::default() }))
+        .build()
+        .expect("runtime");
+    let source =
+        "s = seed()\nr = boundary retry 1 {\n    return flaky(s)\n} catch err {\n    return 0\n}\nreturn r\n";
+    let program = runtime.compile(source, &Inputs::new()).expect("compiles");
+    let run = runtime.start(&program, &Inputs::new()).expect("starts");
+    let observer = run.observer();
+    assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
+    let snapshot = observer.snapshot(&ViewPolicy::default());
+    let calls: Vec<_> = snapshot.nodes.iter().filter(|n| n.label == "flaky").collect();
+    assert_eq!(calls.len(), 2, "one call per attempt");
+    let (first, second) = (calls[0], calls[1]);
+    assert_eq!((first.attempt, first.state), (1, NodeState::Failed));
+    assert_eq!((second.attempt, second.state), (2, NodeState::Succeeded));
+    assert!(first.failure.as_ref().is_some_and(|f| f.retryable && !f.uncertain));
+    use runlet::observe::EdgeKind;
+    assert!(
+        snapshot.edges.iter().any(|e| e.kind == EdgeKind::RetryOf && e.from == first.id && e.to == second.id),
+        "the second attempt's call is a retry of the first's"
+    );
+    let seed = snapshot.nodes.iter().find(|n| n.label == "seed").expect("seed");
+    let reads_seed: Vec<_> =
+        snapshot.edges.iter().filter(|e| e.kind == EdgeKind::Data && e.from == seed.id).collect();
+    assert!(reads_seed.iter().any(|e| e.reused), "the second attempt reuses the seed: {reads_seed:?}");
+    assert!(reads_seed.iter().any(|e| !e.reused), "the first attempt reads it fresh: {reads_seed:?}");
+    let boundary = snapshot.nodes.iter().find(|n| n.kind == NodeKind::Boundary).expect("boundary");
+    let retry = boundary.retry.as_ref().expect("retry information");
+    assert_eq!(
+        (retry.attempt, retry.scheduled_attempts.as_slice(), retry.catch_selected),
+        (2, &[2][..], false)
+    );
+    assert!(snapshot.not_materialized.iter().any(|r| r.arm == "catch"));
+}
