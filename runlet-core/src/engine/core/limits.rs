@@ -159,6 +159,7 @@ mod tests {
                     Effect::Cancel(_) => dispatched -= 1,
                     Effect::Sample(request) => panic!("appendix B samples nothing: {}", request.node_id),
                     Effect::Finish(outcome) => assert_eq!(failure_code(&outcome), "RL4104"),
+                    Effect::Sample(request) => panic!("Appendix B calls no intrinsic: {}", request.node_id),
                 }
             }
         }
