@@ -8,8 +8,8 @@ use super::iterations::{IterationNodes, RangeBuilder, iteration_local};
 use super::model::{GraphModel, NodeRecord};
 use super::node_id::{attempt_number, iteration_index, split_local};
 use super::snapshot::{
-    BlockedOn, CancellationInfo, EdgeKind, FailureInfo, GraphEdge, GraphNode, GraphSnapshot, LoopInfo,
-    OwningScope, RetryInfo, RunSummary, SnapshotOptions, SourceSpan, Timestamps, ToolInfo,
+    Backoff, BlockedOn, CancellationInfo, EdgeKind, FailureInfo, GraphEdge, GraphNode, GraphSnapshot,
+    LoopInfo, OwningScope, RetryInfo, RunSummary, SnapshotOptions, SourceSpan, Timestamps, ToolInfo,
     UnmaterializedRegion,
 };
 use super::state::NodeState;
@@ -74,6 +74,7 @@ impl GraphModel {
                 state: self.run,
                 code: self.run_code.clone(),
                 cancellation_requested: self.cancellation_requested,
+                resumptions: self.resumptions,
             },
             nodes,
             edges,
@@ -127,6 +128,9 @@ impl GraphModel {
                 retries_allowed: *retries,
                 scheduled_attempts: record.scheduled_retries.clone(),
                 catch_selected: record.catching,
+                backoff: record
+                    .backoff
+                    .map(|(delay_ms, deadline_unix_ms)| Backoff { delay_ms, deadline_unix_ms }),
             }),
             _ => None,
         };
@@ -171,6 +175,7 @@ impl GraphModel {
             loop_info: record
                 .loop_items
                 .map(|items| LoopInfo { items, iterations_started: record.iterations_started }),
+            reused_from: record.reused_from.as_ref().map(|from| context.node_id(from).to_string()),
             value: record.output.as_ref().map(|(value, labels)| view.preview(value, labels)),
         }
     }

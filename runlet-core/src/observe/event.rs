@@ -55,6 +55,16 @@ pub struct GraphEvent {
     pub current: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cap: Option<u64>,
+    /// For `CallReused`: the public id of the earlier attempt's node whose result was taken.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reused_from: Option<String>,
+    /// The timer a timer event is about, its delay and its wall-clock deadline (Unix ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timer: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadline_unix_ms: Option<u64>,
     /// A tool output's preview with the paths the view may not see redacted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
@@ -87,13 +97,19 @@ pub(crate) fn event_node(event: &Event) -> Option<&str> {
         | Event::BoundaryAttemptStarted { node, .. }
         | Event::BoundaryRetryScheduled { node, .. }
         | Event::CatchSelected { node }
-        | Event::IntrinsicSampled { node, .. } => Some(node),
+        | Event::IntrinsicSampled { node, .. }
+        | Event::NodeCancelling { node }
+        | Event::CallReused { node, .. } => Some(node),
+        Event::TimerStarted { node, .. } => (!node.is_empty()).then_some(node.as_str()),
         Event::LimitExceeded { node, .. } => (!node.is_empty()).then_some(node.as_str()),
         Event::RunCreated { .. }
         | Event::CancellationRequested
         | Event::RunSucceeded
         | Event::RunFailed { .. }
-        | Event::RunCancelled => None,
+        | Event::RunCancelled
+        | Event::TimerArmed { .. }
+        | Event::TimerFired { .. }
+        | Event::RunResumed => None,
     }
 }
 
@@ -127,6 +143,10 @@ impl GraphContext {
             limit: None,
             current: None,
             cap: None,
+            reused_from: None,
+            timer: None,
+            delay_ms: None,
+            deadline_unix_ms: None,
             value: None,
         };
         match event {
@@ -174,6 +194,16 @@ impl GraphContext {
                     Err(_) => None,
                 };
             }
+            Event::CallReused { from, .. } => public.reused_from = Some(self.node_id(from).to_string()),
+            Event::TimerStarted { timer, delay_ms, .. } => {
+                public.timer = Some(*timer);
+                public.delay_ms = Some(*delay_ms);
+            }
+            Event::TimerArmed { timer, deadline_unix_ms } => {
+                public.timer = Some(*timer);
+                public.deadline_unix_ms = Some(*deadline_unix_ms);
+            }
+            Event::TimerFired { timer } => public.timer = Some(*timer),
             Event::LimitExceeded { limit, current, cap, .. } => {
                 public.limit = Some(limit.clone());
                 public.current = Some(*current);
@@ -187,7 +217,9 @@ impl GraphContext {
             | Event::CancellationRequested
             | Event::CatchSelected { .. }
             | Event::RunSucceeded
-            | Event::RunCancelled => {}
+            | Event::RunCancelled
+            | Event::NodeCancelling { .. }
+            | Event::RunResumed => {}
         }
         public
     }

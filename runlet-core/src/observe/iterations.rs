@@ -113,6 +113,7 @@ impl IterationNodes {
                 failure: None,
                 selected_arm: None,
                 loop_info: None,
+                reused_from: None,
                 value: None,
             });
         }

@@ -43,6 +43,10 @@ pub(crate) struct NodeRecord {
     pub(crate) orphaned_completions: u32,
     /// The execution limit the node crossed (its failure follows).
     pub(crate) limit_exceeded: Option<String>,
+    /// For a call that took an earlier attempt's durable result: that attempt's node.
+    pub(crate) reused_from: Option<String>,
+    /// A boundary's retry backoff waiting to fire: its delay and, once armed, its deadline.
+    pub(crate) backoff: Option<(u64, Option<u64>)>,
     /// The record that put the node in a terminal state.
     pub(crate) settled_seq: Option<u64>,
 }
@@ -68,6 +72,8 @@ impl NodeRecord {
             orphaned_completions: 0,
             settled_seq: None,
             limit_exceeded: None,
+            reused_from: None,
+            backoff: None,
         }
     }
 }
@@ -83,6 +89,10 @@ pub(crate) struct GraphModel {
     pub(crate) run: RunState,
     pub(crate) run_code: Option<String>,
     pub(crate) cancellation_requested: bool,
+    /// How often the run was resumed after a restart.
+    pub(crate) resumptions: u32,
+    /// Timers started and not yet fired, with the node they are for ("" for the run).
+    pub(crate) timers: BTreeMap<u32, String>,
     /// Calls waiting for concurrency or resource permits, with the resources they wait for: a
     /// live condition the shell reports, not a journaled transition.
     pub(crate) permit_waits: BTreeMap<String, Vec<String>>,
@@ -101,6 +111,8 @@ impl GraphModel {
             run: RunState::Running,
             run_code: None,
             cancellation_requested: false,
+            resumptions: 0,
+            timers: BTreeMap::new(),
             permit_waits: BTreeMap::new(),
             violations: Vec::new(),
         }
@@ -181,6 +193,32 @@ impl GraphModel {
             Event::CatchSelected { node } => self.with(seq, node, |r| r.catching = true),
             Event::CancellationRequested => self.cancellation_requested = true,
             Event::RunCreated { .. } => {}
+            Event::RunResumed => self.resumptions += 1,
+            Event::NodeCancelling { node } => self.advance(seq, node, NodeState::Cancelling, at_ms),
+            Event::CallReused { node, from } => {
+                let from = from.clone();
+                self.with(seq, node, |r| r.reused_from = Some(from));
+            }
+            Event::TimerStarted { timer, node, delay_ms } => {
+                self.timers.insert(*timer, node.clone());
+                if !node.is_empty() {
+                    self.with(seq, node, |r| r.backoff = Some((*delay_ms, None)));
+                }
+            }
+            Event::TimerArmed { timer, deadline_unix_ms } => {
+                if let Some(node) = self.timers.get(timer).filter(|n| !n.is_empty()).cloned() {
+                    self.with(seq, &node, |r| {
+                        if let Some((_, deadline)) = &mut r.backoff {
+                            *deadline = Some(*deadline_unix_ms);
+                        }
+                    });
+                }
+            }
+            Event::TimerFired { timer } => {
+                if let Some(node) = self.timers.remove(timer).filter(|n| !n.is_empty()) {
+                    self.with(seq, &node, |r| r.backoff = None);
+                }
+            }
             Event::LimitExceeded { node, limit, .. } if !node.is_empty() => {
                 let limit = limit.clone();
                 self.with(seq, node, |r| r.limit_exceeded = Some(limit));

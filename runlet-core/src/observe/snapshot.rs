@@ -48,6 +48,8 @@ pub struct RunSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     pub cancellation_requested: bool,
+    /// How often the run was resumed after a restart.
+    pub resumptions: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -98,6 +100,18 @@ pub struct RetryInfo {
     /// Attempts scheduled after a retryable failure, in order.
     pub scheduled_attempts: Vec<u32>,
     pub catch_selected: bool,
+    /// The backoff before the next attempt, while it waits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backoff: Option<Backoff>,
+}
+
+/// A scheduled retry's wait (spec §6.3: scheduled retry and deadline).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Backoff {
+    pub delay_ms: u64,
+    /// The wall-clock deadline (Unix ms) once the timer is armed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadline_unix_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -158,6 +172,10 @@ pub struct GraphNode {
     pub selected_arm: Option<&'static str>,
     #[serde(rename = "loop", skip_serializing_if = "Option::is_none")]
     pub loop_info: Option<LoopInfo>,
+    /// For a call that took the durable result of an earlier attempt instead of dispatching:
+    /// that attempt's node (reused work, not a fresh attempt).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reused_from: Option<String>,
     /// The node's value with unauthorized paths redacted (tool outputs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
