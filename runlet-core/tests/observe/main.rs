@@ -410,8 +410,7 @@ fn a_retried_attempt_links_to_the_one_before_and_reuses_outer_work() {
         .executor(Arc::new(Flaky { calls: Default::default() }))
         .build()
         .expect("runtime");
-    let source =
-        "s = seed()\nr = boundary retry 1 {\n    return flaky(s)\n} catch err {\n    return 0\n}\nreturn r\n";
+    let source = "s = seed()\nr = boundary retry 1 {\n    t = seed()\n    return flaky(s + t)\n} catch err {\n    return 0\n}\nreturn r\n";
     let program = runtime.compile(source, &Inputs::new()).expect("compiles");
     let run = runtime.start(&program, &Inputs::new()).expect("starts");
     let observer = run.observer();
@@ -428,7 +427,12 @@ fn a_retried_attempt_links_to_the_one_before_and_reuses_outer_work() {
         snapshot.edges.iter().any(|e| e.kind == EdgeKind::RetryOf && e.from == first.id && e.to == second.id),
         "the second attempt's call is a retry of the first's"
     );
-    let seed = snapshot.nodes.iter().find(|n| n.label == "seed").expect("seed");
+    let inner: Vec<_> = snapshot.nodes.iter().filter(|n| n.label == "seed" && n.attempt > 0).collect();
+    assert_eq!(inner.len(), 2, "the boundary's own seed call, once per attempt");
+    assert_eq!(inner[0].reused_from, None, "the first attempt calls the tool");
+    assert_eq!(inner[1].reused_from.as_deref(), Some(inner[0].id.as_str()), "the second reuses its result");
+    assert_eq!(inner[1].state, NodeState::Succeeded);
+    let seed = snapshot.nodes.iter().find(|n| n.label == "seed" && n.attempt == 0).expect("seed");
     let reads_seed: Vec<_> =
         snapshot.edges.iter().filter(|e| e.kind == EdgeKind::Data && e.from == seed.id).collect();
     assert!(reads_seed.iter().any(|e| e.reused), "the second attempt reuses the seed: {reads_seed:?}");
