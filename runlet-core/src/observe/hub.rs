@@ -288,14 +288,16 @@ impl Subscription {
 
     async fn read_journal(&mut self) -> Result<(), ObserveError> {
         let records = self.hub.journal.read(&self.hub.run_id, self.last, CATCH_UP_BATCH).await?;
-        if records.is_empty() {
-            self.catch_up_to = self.last;
-        }
+        let before = self.pending.len();
         for record in records {
             let (seq, event) = Event::decode(&record.bytes)?;
             if seq <= self.catch_up_to {
                 self.pending.push_back((seq, event));
             }
+        }
+        if self.pending.len() == before {
+            // The journal holds nothing more up to the published position: stop reading it.
+            self.catch_up_to = self.last;
         }
         Ok(())
     }

@@ -287,6 +287,7 @@ fn a_failed_iteration_of_a_large_loop_stays_expanded() {
     assert!(matches!(outcome, Outcome::Succeeded(_)), "the catch block answers");
     let snapshot =
         observer.snapshot_with(&ViewPolicy::default(), &SnapshotOptions { iteration_detail_limit: 10 });
+    assert!(snapshot.integrity_errors.is_empty(), "{:?}", snapshot.integrity_errors);
     let failed = snapshot
         .nodes
         .iter()
@@ -370,6 +371,8 @@ mod ordering {
             run.wait().expect("journal");
             let last = observer.seq();
             let expected: Vec<u64> = (start + 1..=last).collect();
+            let snapshot = observer.snapshot(&ViewPolicy::default());
+            prop_assert!(snapshot.integrity_errors.is_empty(), "{:?}", snapshot.integrity_errors);
             prop_assert_eq!(seqs(&drain(early)), expected.clone());
             prop_assert_eq!(seqs(&drain(observer.subscribe(start, ViewPolicy::default()))), expected);
         }
@@ -416,6 +419,7 @@ fn a_retried_attempt_links_to_the_one_before_and_reuses_outer_work() {
     let observer = run.observer();
     assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
     let snapshot = observer.snapshot(&ViewPolicy::default());
+    assert!(snapshot.integrity_errors.is_empty(), "{:?}", snapshot.integrity_errors);
     let calls: Vec<_> = snapshot.nodes.iter().filter(|n| n.label == "flaky").collect();
     assert_eq!(calls.len(), 2, "one call per attempt");
     let (first, second) = (calls[0], calls[1]);
