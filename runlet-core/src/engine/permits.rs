@@ -3,6 +3,7 @@
 //! order so they cannot deadlock, with waiting calls granted in arrival order.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::oneshot;
@@ -21,6 +22,17 @@ pub enum ResourceKey {
     Group(String),
     /// Every call of one tool (its registry `max_concurrency`).
     Tool(String),
+}
+
+impl fmt::Display for ResourceKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResourceKey::Runtime => f.write_str("runtime"),
+            ResourceKey::Run(run) => write!(f, "run:{run}"),
+            ResourceKey::Group(group) => write!(f, "group:{group}"),
+            ResourceKey::Tool(tool) => write!(f, "tool:{tool}"),
+        }
+    }
 }
 
 /// Names one permit request.
@@ -61,9 +73,7 @@ impl PermitTable {
     pub fn request(&mut self, keys: &[ResourceKey]) -> (Ticket, bool) {
         let ticket = Ticket(self.next);
         self.next += 1;
-        let needed: BTreeSet<ResourceKey> =
-            keys.iter().filter(|k| self.caps.contains_key(*k)).cloned().collect();
-        let needed: Vec<ResourceKey> = needed.into_iter().collect();
+        let needed = self.capped(keys);
         let contended = self.waiting.values().any(|w| w.iter().any(|k| needed.contains(k)));
         if !contended && self.has_room(&needed) {
             self.take(ticket, needed);
@@ -98,6 +108,12 @@ impl PermitTable {
     /// Requests waiting for permits ("blocked on permits").
     pub fn waiting(&self) -> usize {
         self.waiting.len()
+    }
+
+    /// Those of `keys` that have a cap, in acquisition order.
+    fn capped(&self, keys: &[ResourceKey]) -> Vec<ResourceKey> {
+        let capped: BTreeSet<&ResourceKey> = keys.iter().filter(|k| self.caps.contains_key(*k)).collect();
+        capped.into_iter().cloned().collect()
     }
 
     /// Grants, in arrival order, every waiting request that fits. A request that does not fit
@@ -187,7 +203,8 @@ impl Permits {
             shared.wakers.insert(ticket, wake);
             Some(wait)
         };
-        PermitRequest { permits: Arc::clone(self), ticket, wait }
+        let blocked_on = if granted { Vec::new() } else { shared.table.capped(keys) };
+        PermitRequest { permits: Arc::clone(self), ticket, wait, blocked_on }
     }
 
     /// Permits of `key` held now, over every run.
@@ -225,9 +242,15 @@ pub struct PermitRequest {
     permits: Arc<Permits>,
     ticket: Ticket,
     wait: Option<oneshot::Receiver<()>>,
+    blocked_on: Vec<ResourceKey>,
 }
 
 impl PermitRequest {
+    /// The capped resources the request waits for; empty when it was granted at once.
+    pub fn blocked_on(&self) -> &[ResourceKey] {
+        &self.blocked_on
+    }
+
     /// Waits until every permit is held.
     pub async fn granted(&mut self) {
         if let Some(wait) = self.wait.take() {

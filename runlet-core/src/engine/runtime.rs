@@ -414,6 +414,7 @@ impl Runtime {
             cancel: cancel.clone(),
             wall_clock: limits.get(LimitKey::WallClockMs).map(std::time::Duration::from_millis),
             permits,
+            permit_observer: Some(observing.clone()),
             retry_classifier: self.retry_classifier.clone(),
         };
         let (done, outcome) = oneshot::channel();

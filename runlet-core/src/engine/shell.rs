@@ -18,6 +18,7 @@ use super::permits::RunPermits;
 use super::replay::Resumed;
 use super::retry::{RetryClassifier, classify, timeout_error, uncertain_error};
 use crate::journal::{Journal, JournalError, Record, RunId};
+use crate::observe::RunObserver;
 use crate::schema::{Registry, SchemaArena, ToolDescriptor, labels_of, validate};
 use crate::value::{Labelled, List, Value};
 
@@ -37,6 +38,9 @@ pub struct RunEnvironment {
     pub wall_clock: Option<Duration>,
     /// The permits each call must hold while it runs (spec §4.5); `None` when nothing is capped.
     pub permits: Option<RunPermits>,
+    /// Told which calls wait for permits, so observers can tell them from calls waiting for data
+    /// (spec §6.3); waits for permits are not journaled.
+    pub permit_observer: Option<RunObserver>,
     /// The host's retryable classification of tool errors, applied before they are journaled.
     pub retry_classifier: Option<RetryClassifier>,
 }
@@ -293,11 +297,23 @@ fn spawn_call(
     let (recover_first, timeout) = (request.recover_first, request.timeout);
     // Requested now, in dispatch order, so waiting calls start in that order.
     let mut permit = env.permits.as_ref().map(|p| p.request(request.tool));
+    let blocked = permit.as_ref().map_or(&[][..], |p| p.blocked_on());
+    let permit_wait = match &env.permit_observer {
+        Some(observer) if !blocked.is_empty() => {
+            observer.waiting_for_permits(&request.node_id, blocked.iter().map(ToString::to_string).collect());
+            Some((observer.clone(), request.node_id))
+        }
+        _ => None,
+    };
     tokio::spawn(async move {
         let name = tool.name.to_string();
         if let Some(permit) = &mut permit {
             tokio::select! {
-                () = permit.granted() => {}
+                () = permit.granted() => {
+                    if let Some((observer, node)) = &permit_wait {
+                        observer.permits_granted(node);
+                    }
+                }
                 () = call.context.cancellation.cancelled() => {
                     let _ = answers.send(Input::ToolFailed { call: handle, error: ToolError::cancelled(&name) });
                     return;
@@ -446,6 +462,7 @@ mod tests {
             cancel: CancellationToken::new(),
             wall_clock: None,
             permits: None,
+            permit_observer: None,
             retry_classifier: None,
         };
         (core, env, journal)
