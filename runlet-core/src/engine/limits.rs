@@ -243,7 +243,8 @@ mod tests {
 
     #[test]
     fn keys_round_trip_through_their_names() {
-        for key in LimitKey::ALL {
+        for (index, key) in LimitKey::ALL.into_iter().enumerate() {
+            assert_eq!(key as usize, index, "caps are indexed by key");
             assert_eq!(LimitKey::parse(key.as_str()), Some(key));
             assert_eq!(key.code().is_none(), key == LimitKey::Concurrency);
         }

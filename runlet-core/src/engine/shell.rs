@@ -201,12 +201,6 @@ fn spawn_call(
     // Requested now, in dispatch order, so waiting calls start in that order.
     let mut permit = env.permits.as_ref().map(|p| p.request(request.tool));
     tokio::spawn(async move {
-        if let Some(permit) = &mut permit {
-            tokio::select! {
-                () = permit.granted() => {}
-                () = call.context.cancellation.cancelled() => return,
-            }
-        }
         if let Err(reason) = checked {
             let error = ToolError::new(
                 "TOOL_INPUT_SCHEMA_MISMATCH",
@@ -217,6 +211,12 @@ fn spawn_call(
             );
             let _ = answers.send(Input::ToolFailed { call: handle, error });
             return;
+        }
+        if let Some(permit) = &mut permit {
+            tokio::select! {
+                () = permit.granted() => {}
+                () = call.context.cancellation.cancelled() => return,
+            }
         }
         let answer = match executor.dispatch(call).await {
             Ok(output) => match validate(&schemas, tool.output, &output.value) {

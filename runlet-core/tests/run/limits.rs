@@ -154,7 +154,7 @@ fn tool_calls_count_every_attempt_of_a_boundary() {
     let source = "return boundary retry 2 {\n    return flaky()\n} catch err {\n    return err.code\n}\n";
     let error = at_and_past_the_cap(source, LimitKey::ToolCalls, 3);
     assert_eq!(span_text(&error, source), "flaky()");
-    assert_eq!(error.attempt, 0);
+    assert_eq!(error.attempt, 3, "the third attempt's call crossed it");
 }
 
 #[test]
