@@ -307,6 +307,16 @@ fn spawn_call(
     };
     tokio::spawn(async move {
         let name = tool.name.to_string();
+        if let Err(reason) = checked {
+            let error = ToolError::new(
+                "TOOL_INPUT_SCHEMA_MISMATCH",
+                format!(
+                    "the call to `{name}` was not sent: its arguments do not match its input schema: {reason}"
+                ),
+            );
+            let _ = answers.send(Input::ToolFailed { call: handle, error });
+            return;
+        }
         if let Some(permit) = &mut permit {
             tokio::select! {
                 () = permit.granted() => {
@@ -319,16 +329,6 @@ fn spawn_call(
                     return;
                 }
             }
-        }
-        if let Err(reason) = checked {
-            let error = ToolError::new(
-                "TOOL_INPUT_SCHEMA_MISMATCH",
-                format!(
-                    "the call to `{name}` was not sent: its arguments do not match its input schema: {reason}"
-                ),
-            );
-            let _ = answers.send(Input::ToolFailed { call: handle, error });
-            return;
         }
         let recovered = if recover_first {
             match executor.recover(RecoveryRequest { call: call.clone() }).await {
