@@ -1,5 +1,5 @@
 //! End-to-end tests of the `runlet` binary: exit statuses and output shapes of INTERFACES.md §4
-//! for `check` (with registries and inputs), `fmt`, `heal` and `explain`.
+//! for `check` (with registries and inputs), `fmt`, `heal`, `explain`, `run` and `replay`.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -493,4 +493,33 @@ fn run_rejects_an_unknown_limit_or_a_bad_number_naming_the_keys() {
         stderr.contains("wall_clock_ms") && stderr.contains("call_output_bytes"),
         "names every key: {stderr}"
     );
+}
+
+#[test]
+fn replay_reproduces_a_recorded_run_and_fails_on_drift() {
+    let transcript = Scratch::new("appendix-a.transcript.json", "");
+    let inputs = example("appendix-a/inputs.json");
+    let recorded = run_example("appendix-a", &["--inputs", &inputs, "--record", transcript.path()]);
+    assert_eq!(recorded.status.code(), Some(0), "{}", String::from_utf8_lossy(&recorded.stderr));
+    let (main, registry) = (example("appendix-a/main.run"), example("appendix-a/registry.json"));
+    let replay = |extra: &[&str]| {
+        let mut args = vec!["replay", main.as_str(), "--registry", registry.as_str()];
+        args.extend_from_slice(&["--transcript", transcript.path()]);
+        args.extend_from_slice(extra);
+        runlet(&args)
+    };
+    let replayed = replay(&["--inputs", &inputs]);
+    assert_eq!(replayed.status.code(), Some(0), "{}", String::from_utf8_lossy(&replayed.stderr));
+    assert_eq!(stdout(&replayed), stdout(&recorded));
+    let drifted = replay(&["--input", r#"customer_id="c-43""#, "--format", "json"]);
+    assert_eq!(drifted.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&drifted)).expect("one JSON object");
+    assert_eq!(report["status"], "replay_mismatch");
+    let first = &report["mismatches"][0];
+    assert_eq!(first["code"], "RL8304");
+    assert!(first["call_site"].as_str().expect("call site").starts_with("let:customer/value"), "{first}");
+    let bad = Scratch::new("bad.transcript.json", r#"{"format": "runlet.transcript/9"}"#);
+    let refused = runlet(&["replay", &main, "--registry", &registry, "--transcript", bad.path()]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(stdout(&refused).contains("RL8302"), "{}", stdout(&refused));
 }

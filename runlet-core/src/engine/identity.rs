@@ -4,6 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::analyze::ProgramIdentity;
 use crate::value::{Digest, List, Value, sha256};
 
 /// The identity of the compiled program a call belongs to: source edits or a different registry
@@ -15,6 +16,16 @@ pub struct WorkflowIdentity {
     /// The frozen registry's digest ([`crate::schema::Registry::digest`]).
     pub registry_digest: Digest,
     pub language_version: u32,
+}
+
+impl From<&ProgramIdentity> for WorkflowIdentity {
+    fn from(program: &ProgramIdentity) -> WorkflowIdentity {
+        WorkflowIdentity {
+            source_digest: program.source_digest.clone(),
+            registry_digest: program.registry_digest.clone(),
+            language_version: program.language_version,
+        }
+    }
 }
 
 /// Everything an [`OperationId`] is derived from (spec §4.2).

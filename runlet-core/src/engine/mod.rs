@@ -17,6 +17,7 @@ mod scripted;
 mod shell;
 #[cfg(test)]
 mod testing;
+mod transcript;
 
 pub use core::{
     CallHandle, CallRequest, Effect, Input, Outcome, RunCore, RunSettings, SampleRequest, TimerHandle,
@@ -36,3 +37,7 @@ pub use retry::{Backoff, RetryClassifier};
 pub use runtime::{BuildError, Executable, RunHandle, RunOptions, Runtime, RuntimeBuilder, StartError};
 pub use scripted::{CaseUsage, ScriptedExecutor};
 pub use shell::{RunEnvironment, drive, resume};
+pub use transcript::{
+    CallKey, RecordingExecutor, ReplayExecutor, ReplayMismatch, RequestedCall, TRANSCRIPT_FORMAT, Transcript,
+    TranscriptEntry, TranscriptError,
+};

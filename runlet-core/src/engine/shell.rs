@@ -275,6 +275,7 @@ fn spawn_call(
         operation.dispatch_id(request.dispatch_generation),
         tool.schema_version.as_str(),
     )
+    .with_call_site(request.call_site.as_str(), request.dynamic_key.as_str())
     .with_cancellation(token.clone());
     if let Some(timeout) = request.timeout {
         context = context.with_deadline(tokio::time::Instant::now() + timeout);

@@ -189,7 +189,7 @@ impl RegistryBuilder {
     }
 
     /// Offers the intrinsics of `prelude` next to the tools (docs/STDLIB.md). The prelude's
-    /// namespaces are then closed to host tools (`RL8301`).
+    /// namespaces are then closed to host tools (`RL8021`).
     pub fn prelude(&mut self, prelude: Prelude) {
         self.prelude = prelude;
     }
