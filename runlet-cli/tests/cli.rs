@@ -415,6 +415,20 @@ fn run_prints_values_as_canonical_presentation_json() {
     assert_eq!(stdout(&output), "{\"status\":\"succeeded\",\"value\":[2,1e+21,0.1]}\n");
 }
 
+#[test]
+fn run_prints_the_result_of_the_stdlib_example() {
+    let output = run_example("stdlib", &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        stdout(&output),
+        concat!(
+            r#"{"count":2,"rows":[{"id":"t-9","key":"66c61fd66856","opened":"2026-11-20T13:02:00.000Z","orders":["ORD-20417"],"priority":2,"subject":"REFUND ORD-20417 NOT"},"#,
+            r#"{"id":"t-8","key":"dd825c6f6992","opened":"2026-11-19T08:00:00.000Z","orders":["ORD-20002"],"priority":1,"subject":"WRONG SIZE, CAFÉ ORD"}],"tags":"exchange, late, refund"}"#,
+            "\n"
+        )
+    );
+}
+
 const ECHO_REGISTRY: &str =
     r#"{"tools": [{"name": "echo", "params": [{"name": "x", "schema": {}}], "execution": "idempotent"}]}"#;
 const ECHO_TOOLS: &str = r#"{"echo": [{"result": 1}]}"#;

@@ -83,3 +83,19 @@ fn without_a_prelude_the_namespaces_are_the_hosts() {
     assert_eq!(codes, ["RL2102"], "{:?}", analysis.diagnostics);
     assert!(analysis.diagnostics[0].message.contains("is not a registered tool"));
 }
+
+#[test]
+fn the_prose_lint_offers_the_prelude_encoder() {
+    let json = r#"{"prelude": "deterministic", "tools": [{"name": "mail.send", "params": [{"name": "body", "schema": {"type": "string", "description": "The message text for the reader."}}], "outputSchema": {"type": "null"}, "execution": "idempotent"}]}"#;
+    let source = "sent = mail.send({ id: 7, tags: list.range(0, 2) })\nreturn sent\n";
+    let analysis = analyze(source, &registry(json), &Inputs::new(), &AnalyzeOptions::default());
+    insta::assert_snapshot!("prose_encoder", render_text(source, "main.run", &analysis.diagnostics));
+}
+
+#[test]
+fn lengths_and_numeric_text_get_prelude_fixes() {
+    check(
+        "prelude_fixes",
+        "xs = list.range(0, 3)\nname = \"ada\"\nreturn [xs.length, name.size, list.range(0, name), number.floor(name)]\n",
+    );
+}

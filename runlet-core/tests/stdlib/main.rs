@@ -6,5 +6,6 @@ mod catalogue;
 mod diagnostics;
 mod docs;
 mod edges;
+mod properties;
 mod replay;
 mod support;

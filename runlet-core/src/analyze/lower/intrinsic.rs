@@ -31,6 +31,12 @@ impl Lowerer<'_> {
         self.push(ExprKind::Intrinsic { function, args }, ty, Origin::Derived, at)
     }
 
+    /// The prelude function named `name`, when this registry offers it.
+    pub(super) fn prelude_function(&self, name: &str) -> Option<&'static str> {
+        let tool = self.registry.tool_named(name)?;
+        self.registry.intrinsic(tool).map(Intrinsic::name)
+    }
+
     /// The result schema an output rule gives for these arguments, when the first argument's
     /// schema is precise enough to say more than the declared output.
     fn intrinsic_output(&mut self, rule: OutputRule, args: &[ExprId]) -> Option<SchemaId> {

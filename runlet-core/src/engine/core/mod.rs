@@ -245,6 +245,18 @@ impl RunCore {
         self.finished
     }
 
+    /// How many nodes the run has materialized so far, finished ones included (the core keeps
+    /// every node of a run until the run is dropped).
+    pub fn materialized_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// How many materialized nodes are not yet succeeded, failed or cancelled. Counts by walking
+    /// every node: for measurements, not for hot paths.
+    pub fn live_nodes(&self) -> usize {
+        self.nodes.iter().filter(|node| !node.state.is_terminal()).count()
+    }
+
     /// Applies `input` and returns the effects it causes: first the events to append, then the
     /// dispatches, cancellations and the run's end that wait for that commit.
     pub fn react(&mut self, input: Input) -> Vec<Effect> {
