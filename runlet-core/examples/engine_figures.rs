@@ -197,11 +197,8 @@ fn take_dispatches(effects: Vec<Effect>, pending: &mut VecDeque<(CallHandle, Val
                 pending.push_back((request.call, argument));
             }
             Effect::Finish(end) => outcome = Some(end),
-            Effect::Append(_)
-            | Effect::Cancel(_)
-            | Effect::StartTimer { .. }
-            | Effect::CancelTimer(_)
-            | Effect::Sample(_) => {}
+            Effect::Append(_) | Effect::Cancel(_) | Effect::StartTimer { .. } | Effect::CancelTimer(_) => {}
+            Effect::Sample(request) => panic!("the figures programs sample nothing: {}", request.node_id),
         }
     }
     outcome

@@ -263,6 +263,12 @@ impl Runtime {
         &self.registry
     }
 
+    /// The runtime's own tokio pool, for hosts that run their own tasks beside its runs (the C
+    /// ABI forwards each run's events from there).
+    pub fn handle(&self) -> &tokio::runtime::Handle {
+        self.pool.handle()
+    }
+
     /// Parses and analyzes `source` against this runtime's registry; `inputs` supply the values
     /// whose schemas the registry does not declare. Errors come back as diagnostics.
     pub fn compile(&self, source: &str, inputs: &Inputs) -> Result<Executable, Vec<Diagnostic>> {
