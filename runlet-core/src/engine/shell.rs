@@ -187,7 +187,8 @@ impl Shell {
 
     /// Tells the core the wall-clock deadline of `timer`, so the journal keeps it.
     fn arm(&self, timer: TimerHandle, delay: Duration) {
-        let deadline_unix_ms = unix_ms(SystemTime::now() + delay);
+        // A delay past the clock's range (a tool may ask for any `retry_after`) never fires.
+        let deadline_unix_ms = SystemTime::now().checked_add(delay).map_or(u64::MAX, unix_ms);
         let _ = self.answers.send(Input::TimerArmed { timer, deadline_unix_ms });
     }
 
@@ -281,8 +282,8 @@ fn spawn_call(
     )
     .with_call_site(request.call_site.as_str(), request.dynamic_key.as_str())
     .with_cancellation(token.clone());
-    if let Some(timeout) = request.timeout {
-        context = context.with_deadline(tokio::time::Instant::now() + timeout);
+    if let Some(deadline) = request.timeout.and_then(|t| tokio::time::Instant::now().checked_add(t)) {
+        context = context.with_deadline(deadline);
     }
     let call = ToolCall {
         tool: Arc::from(tool.name.to_string()),

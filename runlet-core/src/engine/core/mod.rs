@@ -185,9 +185,10 @@ pub struct RunCore {
     tool_names: Arc<[String]>,
     /// Execution classes by `ToolId` index; a tool without one counts as `unsafe`.
     tool_classes: Arc<[ExecutionClass]>,
-    /// Every operation dispatched or reused so far (spec §4.2, §5.4).
+    /// The operations of calls inside boundary attempts, which a retry may meet again
+    /// (spec §4.2, §5.4).
     operations: BTreeMap<OperationKey, OperationRecord>,
-    /// The operation of each dispatched call node.
+    /// The operation of each dispatched call node inside a boundary attempt.
     call_operations: BTreeMap<NodeIx, OperationKey>,
     timers: BTreeMap<TimerHandle, TimerPurpose>,
     next_timer: u32,
@@ -569,6 +570,7 @@ impl RunCore {
             value: None,
             role: None,
             control: Control::None,
+            dispatches: 0,
         });
         self.scopes[scope.0 as usize].nodes.insert(expr, node);
         self.fresh.push(node);
