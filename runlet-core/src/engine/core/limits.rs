@@ -159,7 +159,6 @@ mod tests {
                     Effect::Cancel(_) => dispatched -= 1,
                     Effect::Sample(request) => panic!("appendix B samples nothing: {}", request.node_id),
                     Effect::Finish(outcome) => assert_eq!(failure_code(&outcome), "RL4104"),
-                    Effect::Sample(request) => panic!("Appendix B calls no intrinsic: {}", request.node_id),
                 }
             }
         }
