@@ -1,13 +1,14 @@
 //! Engine throughput: no-op tool calls through the whole runtime (compile once; each iteration
 //! starts a run of a 1,000-call loop, in-memory journal), against a bare `tokio::spawn` of the
-//! same no-op on the same pool as the baseline.
+//! same no-op on the same pool as the baseline; and the same runs under every execution limit
+//! and a runtime-wide concurrency permit, for the cost of checking them.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use runlet::analyze::Inputs;
-use runlet::engine::{Outcome, Runtime, ToolCall, ToolError, ToolExecutor, ToolOutput};
+use runlet::engine::{LimitKey, Limits, Outcome, Runtime, ToolCall, ToolError, ToolExecutor, ToolOutput};
 use runlet::schema::{Registry, RegistryOptions};
 use runlet::value::{List, Value};
 
@@ -27,32 +28,48 @@ impl ToolExecutor for Instant {
 }
 
 fn engine(c: &mut Criterion) {
-    let registry = Registry::from_json_str(
-        r#"{"tools": [
+    let registry = || {
+        Registry::from_json_str(
+            r#"{"tools": [
             {"name": "numbers", "params": [], "outputSchema": {"type": "array", "items": {"type": "integer"}}, "execution": "pure"},
             {"name": "noop", "params": [{"name": "n", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "pure"}
         ]}"#,
-        &RegistryOptions::default(),
-    )
-    .expect("registry")
-    .registry;
-    let runtime = Runtime::builder()
-        .registry(registry)
-        .executor(Arc::new(Instant))
-        .worker_threads(2)
-        .build()
-        .expect("runtime");
-    let program = runtime
-        .compile("return for n in numbers() limit 64 {\n    return noop(n)\n}\n", &Inputs::new())
-        .expect("compiles");
+            &RegistryOptions::default(),
+        )
+        .expect("registry")
+        .registry
+    };
+    let source = "return for n in numbers() limit 64 {\n    return noop(n)\n}\n";
+    let build = |limits: Limits| {
+        let runtime = Runtime::builder()
+            .registry(registry())
+            .executor(Arc::new(Instant))
+            .worker_threads(2)
+            .limits(limits)
+            .build()
+            .expect("runtime");
+        let program = runtime.compile(source, &Inputs::new()).expect("compiles");
+        (runtime, program)
+    };
+    // Every cap set, none reached: each check runs and each call takes a permit.
+    let every_limit = LimitKey::ALL.into_iter().fold(Limits::new(), |limits, key| {
+        limits.with(key, if key == LimitKey::Concurrency { 64 } else { 1 << 40 })
+    });
     let mut group = c.benchmark_group("engine");
     group.throughput(Throughput::Elements(CALLS as u64));
-    group.bench_function("run_1000_noop_calls", |b| {
-        b.iter(|| match runtime.start(&program, &Inputs::new()).expect("starts").wait().expect("journal") {
-            Outcome::Succeeded(_) => {}
-            other => panic!("{other:?}"),
-        })
-    });
+    for (name, limits) in
+        [("run_1000_noop_calls", Limits::new()), ("run_1000_noop_calls_under_limits", every_limit)]
+    {
+        let (runtime, program) = build(limits);
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                match runtime.start(&program, &Inputs::new()).expect("starts").wait().expect("journal") {
+                    Outcome::Succeeded(_) => {}
+                    other => panic!("{other:?}"),
+                }
+            })
+        });
+    }
     let pool =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("pool");
     group.bench_function("baseline_1000_tokio_spawns", |b| {

@@ -13,7 +13,7 @@ use crate::schema::{
 pub const PRELUDE_VERSION: &str = "runlet.prelude/1";
 
 /// The namespaces the prelude owns, sorted. With a prelude, a host tool under one of them is a
-/// registry error (`RL8021`).
+/// registry error (`RL8301`).
 pub const NAMESPACES: [&str; 7] = ["hash", "json", "list", "number", "regex", "text", "time"];
 
 /// Which intrinsics a registry offers (spec §7.3: the prelude is optional).
@@ -46,7 +46,11 @@ impl Prelude {
 
     /// Whether this prelude offers `intrinsic`.
     pub fn includes(self, intrinsic: Intrinsic) -> bool {
-        !matches!((self, intrinsic), (Prelude::None, _) | (Prelude::Deterministic, Intrinsic::Sampled(_)))
+        match self {
+            Prelude::None => false,
+            Prelude::Deterministic => matches!(intrinsic, Intrinsic::Pure(_)),
+            Prelude::Standard => true,
+        }
     }
 
     /// The intrinsics this prelude offers, in name order.
