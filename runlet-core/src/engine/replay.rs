@@ -18,7 +18,7 @@ pub struct Resumed {
     /// Calls dispatched and not answered when the journal ends: the ones to recover.
     pub in_flight: Vec<CallRequest>,
     /// Samples requested and not answered when the journal ends: to sample now (nothing has
-    /// seen a value for them).
+    /// seen a value for them). A node cancelled meanwhile drops its answer.
     pub unsampled: Vec<SampleRequest>,
     /// How the run ended, when the journal records its end.
     pub outcome: Option<Outcome>,
