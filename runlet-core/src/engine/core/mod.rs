@@ -21,7 +21,7 @@ use crate::engine::executor::ToolError;
 use crate::engine::limits::{LimitKey, Limits};
 use crate::engine::plan::{Plan, operands};
 use crate::schema::ToolId;
-use crate::stdlib::SampledFunction;
+use crate::stdlib::{PatternCache, SampledFunction};
 use crate::value::{Labelled, List, Value, ValueError, rcve};
 
 use state::{Control, Node, NodeIx, NodeState, Owner, Role, Scope, ScopeIx, ScopeStatus};
@@ -130,6 +130,8 @@ pub struct RunCore {
     fresh: Vec<NodeIx>,
     /// Tool names by `ToolId` index, for events and errors.
     tool_names: Arc<[String]>,
+    /// The regex patterns this run's intrinsics compiled.
+    patterns: PatternCache,
     finished: bool,
     /// The run's limits and what it has used of them (`core/limits.rs`).
     budget: limits::Budget,
@@ -154,6 +156,7 @@ impl RunCore {
             effects: Vec::new(),
             fresh: Vec::new(),
             tool_names,
+            patterns: PatternCache::default(),
             finished: false,
             budget: limits::Budget::default(),
         }
