@@ -198,4 +198,7 @@ fn print_failure(error: &RunError) {
     }
     eprintln!("  node: {}", error.node_id);
     eprintln!("  attempt: {}, retryable: {}, uncertain: {}", error.attempt, error.retryable, error.uncertain);
+    for cause in &error.causes {
+        eprintln!("  also failed: {}: {} (node {})", cause.code, cause.message, cause.node_id);
+    }
 }

@@ -310,6 +310,20 @@ fn run_prints_the_result_of_appendix_a() {
 }
 
 #[test]
+fn appendix_a_with_shop_orders_failing_retries_twice_then_prints_the_catch_summary() {
+    let inputs = example("appendix-a/inputs.json");
+    let tools = example("appendix-a/tools-orders-failing.json");
+    let (main, registry) = (example("appendix-a/main.run"), example("appendix-a/registry.json"));
+    let output = runlet(&["run", &main, "--registry", &registry, "--tools", &tools, "--inputs", &inputs]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        stdout(&output),
+        "\"Ada (pro) has one open high-priority refund ticket; her orders could not be loaded (the order service is unavailable).\"\n",
+        "the catch summary is asked for with exactly customer, tickets and the error's message"
+    );
+}
+
+#[test]
 fn run_json_reports_success_with_the_value() {
     let output = run_example("appendix-b", &["--format", "json"]);
     assert_eq!(output.status.code(), Some(0));

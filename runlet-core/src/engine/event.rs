@@ -95,6 +95,34 @@ pub enum Event {
         node: String,
         output: Result<serde_bytes::ByteBuf, String>,
     },
+    /// A running call's cancellation token fired; `NodeCancelled` follows its acknowledgement
+    /// or the end of the cancellation grace (spec §4.4 `cancelling`).
+    NodeCancelling {
+        node: String,
+    },
+    /// A call in a boundary retry took the durable result of the identical operation (same
+    /// operation id) that `from` produced in an earlier attempt, without dispatching (spec §2.8).
+    CallReused {
+        node: String,
+        from: String,
+    },
+    /// The core asked for a timer: a retry backoff of boundary `node`, or the cancellation
+    /// grace of a failed attempt (`node` is the boundary) or run (`node` is empty).
+    TimerStarted {
+        timer: u32,
+        node: String,
+        delay_ms: u64,
+    },
+    /// The shell armed the timer to fire at this wall-clock time (Unix milliseconds).
+    TimerArmed {
+        timer: u32,
+        deadline_unix_ms: u64,
+    },
+    TimerFired {
+        timer: u32,
+    },
+    /// The run continued after a restart; calls left dispatching are recovered by class.
+    RunResumed,
 }
 
 /// A tool error as the journal keeps it.
@@ -169,7 +197,7 @@ impl EventDecodeError {
 }
 
 /// Every kind, in the order of their stable kind numbers (1-based); new kinds are appended.
-const KINDS: [&str; 21] = [
+const KINDS: [&str; 27] = [
     "RunCreated",
     "NodeReady",
     "CallDispatchPrepared",
@@ -191,6 +219,12 @@ const KINDS: [&str; 21] = [
     "CancellationRequested",
     "LimitExceeded",
     "IntrinsicSampled",
+    "NodeCancelling",
+    "CallReused",
+    "TimerStarted",
+    "TimerArmed",
+    "TimerFired",
+    "RunResumed",
 ];
 
 impl Event {
@@ -249,6 +283,12 @@ impl Event {
             Event::RunCancelled => "RunCancelled",
             Event::LimitExceeded { .. } => "LimitExceeded",
             Event::IntrinsicSampled { .. } => "IntrinsicSampled",
+            Event::NodeCancelling { .. } => "NodeCancelling",
+            Event::CallReused { .. } => "CallReused",
+            Event::TimerStarted { .. } => "TimerStarted",
+            Event::TimerArmed { .. } => "TimerArmed",
+            Event::TimerFired { .. } => "TimerFired",
+            Event::RunResumed => "RunResumed",
         }
     }
 }
@@ -294,6 +334,12 @@ mod tests {
                 node: node(),
                 output: Ok(serde_bytes::ByteBuf::from(vec![0x10, 0x02])),
             },
+            Event::NodeCancelling { node: node() },
+            Event::CallReused { node: node(), from: "a1|let:x/value#00".into() },
+            Event::TimerStarted { timer: 0, node: node(), delay_ms: 250 },
+            Event::TimerArmed { timer: 0, deadline_unix_ms: 1_764_489_600_000 },
+            Event::TimerFired { timer: 0 },
+            Event::RunResumed,
         ]
     }
 

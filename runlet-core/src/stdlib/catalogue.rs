@@ -469,9 +469,9 @@ impl Intrinsic {
             execution: ExecutionClass::Pure,
             execution_origin: ExecutionOrigin::Declared,
             schema_version: PRELUDE_VERSION.to_owned(),
-            docs: SchemaDocs::new(),
             max_concurrency: None,
             resource_group: None,
+            docs: SchemaDocs::new(),
         }
     }
 }

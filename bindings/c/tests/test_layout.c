@@ -1,0 +1,65 @@
+/* The committed layout of every public struct on LP64 targets: a change to a struct's size or a
+ * field's offset fails this file's compilation, so an ABI change is always a visible diff here. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "runlet.h"
+
+#define SIZE(type, bytes) _Static_assert(sizeof(type) == (bytes), #type " changed size")
+#define OFFSET(type, field, at) _Static_assert(offsetof(type, field) == (at), #type "." #field " moved")
+
+#if UINTPTR_MAX == UINT64_MAX
+SIZE(runlet_str, 16);
+SIZE(runlet_bytes, 16);
+SIZE(runlet_buf, 16);
+SIZE(runlet_event, 80);
+OFFSET(runlet_event, kind, 8);
+OFFSET(runlet_event, kind_name, 16);
+OFFSET(runlet_event, run_id, 32);
+OFFSET(runlet_event, seq, 48);
+OFFSET(runlet_event, unix_ms, 56);
+OFFSET(runlet_event, payload_json, 64);
+SIZE(runlet_event_listener, 40);
+OFFSET(runlet_event_listener, user_data, 8);
+OFFSET(runlet_event_listener, kind_mask, 16);
+OFFSET(runlet_event_listener, on_event, 24);
+OFFSET(runlet_event_listener, drop, 32);
+SIZE(runlet_tool_executor, 32);
+OFFSET(runlet_tool_executor, user_data, 8);
+OFFSET(runlet_tool_executor, invoke, 16);
+OFFSET(runlet_tool_executor, drop, 24);
+SIZE(runlet_journal_record, 24);
+OFFSET(runlet_journal_record, bytes, 8);
+SIZE(runlet_journal_vtable, 80);
+OFFSET(runlet_journal_vtable, abi_major, 8);
+OFFSET(runlet_journal_vtable, flags, 12);
+OFFSET(runlet_journal_vtable, user_data, 16);
+OFFSET(runlet_journal_vtable, create_run, 24);
+OFFSET(runlet_journal_vtable, header, 32);
+OFFSET(runlet_journal_vtable, append, 40);
+OFFSET(runlet_journal_vtable, read, 48);
+OFFSET(runlet_journal_vtable, load_snapshot, 56);
+OFFSET(runlet_journal_vtable, store_snapshot, 64);
+OFFSET(runlet_journal_vtable, drop, 72);
+SIZE(runlet_run_options, 32);
+OFFSET(runlet_run_options, limits_json, 8);
+OFFSET(runlet_run_options, pull_events, 24);
+OFFSET(runlet_retry_policy, max_backoff_ms, 8);
+SIZE(runlet_retry_policy, 16);
+SIZE(runlet_runtime_options, 96);
+OFFSET(runlet_runtime_options, registry_json, 8);
+OFFSET(runlet_runtime_options, executor, 24);
+OFFSET(runlet_runtime_options, journal, 32);
+OFFSET(runlet_runtime_options, listener, 40);
+OFFSET(runlet_runtime_options, worker_threads, 48);
+OFFSET(runlet_runtime_options, default_loop_limit, 52);
+OFFSET(runlet_runtime_options, event_queue_capacity, 56);
+OFFSET(runlet_runtime_options, limits_json, 64);
+OFFSET(runlet_runtime_options, retry, 80);
+#endif
+
+int main(void) {
+  puts("layout: ok");
+  return 0;
+}

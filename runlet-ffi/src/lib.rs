@@ -1,0 +1,35 @@
+//! Runlet's C ABI (`include/runlet.h`): opaque handles, `{ptr,len}` strings, JSON for
+//! variable-shape data, host vtables for tools, journals and events, and one panic boundary.
+//!
+//! Only boundary code lives here: every behaviour is `runlet-core`'s. The `runlet-capi` crate
+//! links this crate into `librunlet.so` and `librunlet.a`; the header is generated from these
+//! sources by cbindgen (see `tests/header.rs`).
+#![allow(non_camel_case_types)]
+// Every exported function has the same safety contract, stated once in the header's preamble:
+// handles are NULL or live, views point at `len` readable bytes, out-pointers are writable.
+#![allow(clippy::missing_safety_doc)]
+
+#[macro_use]
+mod boundary;
+mod error;
+mod events;
+mod executor;
+mod handle;
+mod journal;
+mod program;
+mod reentrancy;
+mod run;
+mod runtime;
+mod strings;
+mod version;
+mod versioned;
+
+pub use error::*;
+pub use events::*;
+pub use executor::*;
+pub use journal::*;
+pub use program::*;
+pub use run::*;
+pub use runtime::*;
+pub use strings::*;
+pub use version::*;

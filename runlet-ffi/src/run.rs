@@ -1,0 +1,415 @@
+//! The `runlet_run` handle: a started run whose events are forwarded to the listener and the
+//! pull queue, cancellable from any thread, awaited with a timeout, and read back as status and
+//! result JSON.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+use runlet::engine::{Outcome, RunHandle, RunOptions};
+use runlet::journal::JournalError;
+use runlet::value::to_presentation_json;
+use tokio_util::sync::CancellationToken;
+
+use crate::boundary::Poison;
+use crate::error::{
+    Error, RUNLET_ERR_CANCELLED, RUNLET_ERR_INVALID_ARGUMENT, RUNLET_ERR_JOURNAL, RUNLET_ERR_LIMIT,
+    RUNLET_ERR_NOT_FINISHED, RUNLET_ERR_SCRIPT, RUNLET_ERR_TIMEOUT, RUNLET_ERR_TOOL_FAILED,
+    RUNLET_ERR_UNSUPPORTED, runlet_error,
+};
+use crate::events::{EventQueue, ListenerSink, OwnedEvent, Popped, runlet_event_owned};
+use crate::handle::{Handle, borrow, into_raw, out_param, take};
+use crate::program::{inputs_from_json, runlet_program};
+use crate::reentrancy::refuse_blocking;
+use crate::runtime::{limits_from_json, runlet_runtime};
+use crate::strings::{runlet_buf, runlet_str};
+use crate::versioned::{Versioned, copy_in};
+
+/// Where a run is: one of the `RUNLET_RUN_*` values (0 for a NULL or poisoned handle).
+pub type runlet_run_state = u32;
+
+pub const RUNLET_RUN_RUNNING: runlet_run_state = 1;
+pub const RUNLET_RUN_SUCCEEDED: runlet_run_state = 2;
+/// The program or a tool failed, or the journal did (the result error says which).
+pub const RUNLET_RUN_FAILED: runlet_run_state = 3;
+pub const RUNLET_RUN_CANCELLED: runlet_run_state = 4;
+
+/// Per-run options. Initialize with `RUNLET_RUN_OPTIONS_INIT`; NULL means the defaults.
+///
+/// - `limits_json`: caps for this run replacing the runtime's (the same JSON object as
+///   `runlet_runtime_options.limits_json`); a run's own `concurrency` caps its calls in flight
+///   under the runtime-wide cap. Empty for none.
+/// - `pull_events`: queue the run's events for `runlet_run_next_event` (bounded by the
+///   runtime's `event_queue_capacity`, with `RUNLET_EVENT_EVENTS_DROPPED` markers).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct runlet_run_options {
+    pub struct_size: usize,
+    pub limits_json: runlet_str,
+    pub pull_events: bool,
+}
+
+// SAFETY: `struct_size` first; a view and a bool are valid zeroed.
+unsafe impl Versioned for runlet_run_options {
+    const NAME: &'static str = "runlet_run_options";
+    const KNOWN_SIZES: &'static [usize] = &[std::mem::size_of::<runlet_run_options>()];
+}
+
+/// How a run ended: its status and its result JSON or error.
+#[derive(Debug)]
+struct Finished {
+    status: runlet_run_state,
+    result: Result<String, Error>,
+}
+
+impl Finished {
+    fn from_outcome(outcome: Result<Outcome, JournalError>) -> Finished {
+        match outcome {
+            Ok(Outcome::Succeeded(value)) => Finished {
+                status: RUNLET_RUN_SUCCEEDED,
+                result: to_presentation_json(value.value()).map_err(|error| {
+                    Error::new(
+                        RUNLET_ERR_UNSUPPORTED,
+                        format!("the run's result has no JSON form: {}", error.message()),
+                    )
+                }),
+            },
+            Ok(Outcome::Failed(error)) => {
+                let code = if error.code.starts_with("RL4") {
+                    RUNLET_ERR_LIMIT
+                } else if error.tool.is_some() {
+                    RUNLET_ERR_TOOL_FAILED
+                } else {
+                    RUNLET_ERR_SCRIPT
+                };
+                let record = to_presentation_json(&error.to_value()).unwrap_or_default();
+                Finished {
+                    status: RUNLET_RUN_FAILED,
+                    result: Err(Error::new(code, format!("{}: {}", error.code, error.message))
+                        .with_details_json(record)),
+                }
+            }
+            Ok(Outcome::Cancelled) => Finished {
+                status: RUNLET_RUN_CANCELLED,
+                result: Err(Error::new(RUNLET_ERR_CANCELLED, "the run was cancelled")),
+            },
+            Err(error) => Finished {
+                status: RUNLET_RUN_FAILED,
+                result: Err(Error::new(
+                    RUNLET_ERR_JOURNAL,
+                    format!("the journal failed ({}): {error}", error.code()),
+                )),
+            },
+        }
+    }
+}
+
+/// What a run's handle shares with the task forwarding its events.
+#[derive(Debug)]
+pub(crate) struct RunState {
+    run_id: Arc<str>,
+    cancel: CancellationToken,
+    finished: Mutex<Option<Finished>>,
+    done: Condvar,
+    /// The pull API's queue, when the run was started with `pull_events`.
+    pull: Option<EventQueue>,
+    poison: Arc<Poison>,
+}
+
+impl RunState {
+    fn finish(&self, finished: Finished) {
+        *self.finished.lock() = Some(finished);
+        self.done.notify_all();
+    }
+}
+
+/// A started run. Control functions (`cancel`, `status`, `wait`, `next_event`) are safe from any
+/// thread concurrently; `runlet_run_free` must not race them.
+#[derive(Debug)]
+pub struct runlet_run {
+    state: Arc<RunState>,
+}
+
+impl Handle for runlet_run {
+    const NAME: &'static str = "runlet_run";
+    fn poison(&self) -> &Arc<Poison> {
+        &self.state.poison
+    }
+}
+
+/// The runs of one runtime that have not ended, so freeing the runtime can cancel and await them.
+#[derive(Debug, Default)]
+pub(crate) struct LiveRuns {
+    runs: Mutex<BTreeMap<u64, Arc<RunState>>>,
+    ended: Condvar,
+    next_key: AtomicU64,
+}
+
+impl LiveRuns {
+    fn add(&self, state: &Arc<RunState>) -> u64 {
+        let key = self.next_key.fetch_add(1, Ordering::Relaxed);
+        self.runs.lock().insert(key, Arc::clone(state));
+        key
+    }
+
+    fn remove(&self, key: u64) {
+        self.runs.lock().remove(&key);
+        self.ended.notify_all();
+    }
+
+    /// Cancels every run still running and waits until all of them ended.
+    pub(crate) fn cancel_and_wait(&self) {
+        let mut runs = self.runs.lock();
+        for state in runs.values() {
+            state.cancel.cancel();
+        }
+        while !runs.is_empty() {
+            self.ended.wait(&mut runs);
+        }
+    }
+}
+
+/// Forwards the run's committed events to the listener and the pull queue, passes cancellation
+/// on, and records the outcome.
+async fn forward(
+    mut handle: RunHandle,
+    state: Arc<RunState>,
+    listener: Option<ListenerSink>,
+    live: Arc<LiveRuns>,
+    key: u64,
+) {
+    let mut cancel_sent = false;
+    loop {
+        tokio::select! {
+            biased;
+            _ = state.cancel.cancelled(), if !cancel_sent => {
+                cancel_sent = true;
+                handle.cancel();
+            }
+            next = handle.events().recv() => match next {
+                Some((seq, event)) => {
+                    let listener = listener.as_ref().filter(|l| l.wants(u32::from(event.kind_number())));
+                    if listener.is_none() && state.pull.is_none() {
+                        continue;
+                    }
+                    let owned = Arc::new(OwnedEvent::from_engine(&state.run_id, seq, &event));
+                    if let Some(listener) = listener {
+                        listener.queue().push(Arc::clone(&owned));
+                    }
+                    if let Some(pull) = &state.pull {
+                        pull.push(owned);
+                    }
+                }
+                None => break,
+            },
+        }
+    }
+    let outcome = handle.outcome().await;
+    if let Some(listener) = &listener {
+        listener.queue().end_run(&state.run_id);
+    }
+    if let Some(pull) = &state.pull {
+        pull.end_run(&state.run_id);
+        pull.close();
+    }
+    state.finish(Finished::from_outcome(outcome));
+    live.remove(key);
+}
+
+/// Starts a run of `program` with `input_json` (a JSON object of host input values, or empty for
+/// none) and stores its handle in `*out` (NULL on failure). Never blocks: the run proceeds on the
+/// runtime's threads. The program must come from the same runtime. Inputs that are missing or do
+/// not match their schemas give `RUNLET_ERR_INVALID_ARGUMENT`.
+///
+/// Thread-safety: any thread, concurrently.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_run_start(
+    runtime: *const runlet_runtime,
+    program: *const runlet_program,
+    input_json: runlet_str,
+    options: *const runlet_run_options,
+    out: *mut *mut runlet_run,
+) -> *mut runlet_error {
+    ffi_boundary!(Result<(), Error>, {
+        // SAFETY: the caller passes a writable out-pointer, live handles and a valid view.
+        let (out, runtime, program, input_text) =
+            unsafe { (out_param(out)?, borrow(runtime)?, borrow(program)?, input_json.to_str("input_json")?) };
+        let options = if options.is_null() {
+            runlet_run_options {
+                struct_size: std::mem::size_of::<runlet_run_options>(),
+                limits_json: runlet_str::empty(),
+                pull_events: false,
+            }
+        } else {
+            // SAFETY: the caller passes a readable options struct.
+            unsafe { copy_in(options) }?
+        };
+        let instance = runtime.instance();
+        if program.runtime_serial() != instance.serial() {
+            return Err(Error::new(RUNLET_ERR_INVALID_ARGUMENT, "the program was compiled by another runtime"));
+        }
+        let inputs = inputs_from_json("input_json", input_text)?;
+        // SAFETY: the caller passes a valid view.
+        let limits = limits_from_json("limits_json", unsafe { options.limits_json.to_str("limits_json") }?)?;
+        let engine = instance.engine();
+        let handle = engine
+            .start_with(program.executable(), &inputs, RunOptions { limits })
+            .map_err(|error| Error::new(RUNLET_ERR_INVALID_ARGUMENT, error.to_string()))?;
+        let state = Arc::new(RunState {
+            run_id: Arc::from(handle.run_id().as_str()),
+            cancel: CancellationToken::new(),
+            finished: Mutex::new(None),
+            done: Condvar::new(),
+            pull: options.pull_events.then(|| EventQueue::new(instance.event_capacity())),
+            poison: Arc::default(),
+        });
+        let live = Arc::clone(instance.live());
+        let key = live.add(&state);
+        engine.handle().spawn(forward(handle, Arc::clone(&state), instance.listener().cloned(), live, key));
+        *out = into_raw(runlet_run { state });
+        Ok(())
+    })
+}
+
+/// The run's id. Borrowed: valid until `runlet_run_free(run)`. Empty for NULL.
+///
+/// Thread-safety: any thread, concurrently.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_run_id(run: *const runlet_run) -> runlet_str {
+    ffi_boundary!(runlet_str, {
+        // SAFETY: the caller passes NULL or a live handle.
+        unsafe { borrow(run) }.map_or_else(|_| runlet_str::empty(), |run| runlet_str::of(&run.state.run_id))
+    })
+}
+
+/// Requests cancellation of the run. Idempotent, never blocks, callable from any thread and
+/// from inside callbacks. The run then ends as cancelled unless it already ended.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_run_cancel(run: *const runlet_run) -> *mut runlet_error {
+    ffi_boundary!(Result<(), Error>, {
+        // SAFETY: the caller passes NULL or a live handle.
+        unsafe { borrow(run) }?.state.cancel.cancel();
+        Ok(())
+    })
+}
+
+/// The run's status now; never blocks. 0 for a NULL or poisoned handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_run_status(run: *const runlet_run) -> runlet_run_state {
+    ffi_boundary!(runlet_run_state, {
+        // SAFETY: the caller passes NULL or a live handle.
+        unsafe { borrow(run) }.map_or(0, |run| {
+            run.state.finished.lock().as_ref().map_or(RUNLET_RUN_RUNNING, |finished| finished.status)
+        })
+    })
+}
+
+fn timeout(timeout_ms: i64) -> Option<Duration> {
+    u64::try_from(timeout_ms).ok().map(Duration::from_millis)
+}
+
+/// Waits until the run has ended, up to `timeout_ms` milliseconds (negative: no limit; 0: just
+/// check). Returns NULL once it ended (whatever the outcome), `RUNLET_ERR_TIMEOUT` if it has
+/// not. A waiting call (`timeout_ms` ≠ 0) from inside a Runlet callback is refused with
+/// `RUNLET_ERR_INVALID_ARGUMENT`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_run_wait(run: *const runlet_run, timeout_ms: i64) -> *mut runlet_error {
+    ffi_boundary!(Result<(), Error>, {
+        // SAFETY: the caller passes NULL or a live handle.
+        let state = &unsafe { borrow(run) }?.state;
+        if timeout_ms != 0 {
+            refuse_blocking("runlet_run_wait")?;
+        }
+        let deadline = timeout(timeout_ms).map(|t| Instant::now() + t);
+        let mut finished = state.finished.lock();
+        while finished.is_none() {
+            match deadline {
+                None => state.done.wait(&mut finished),
+                Some(deadline) => {
+                    if state.done.wait_until(&mut finished, deadline).timed_out() {
+                        break;
+                    }
+                }
+            }
+        }
+        match *finished {
+            Some(_) => Ok(()),
+            None => Err(Error::new(RUNLET_ERR_TIMEOUT, format!("the run did not end within {timeout_ms} ms"))),
+        }
+    })
+}
+
+/// The result of a run that succeeded, as canonical presentation JSON (spec §3.3), in a buffer
+/// the host frees with `runlet_buf_free` (`*out` is zeroed on failure). For a run that ended
+/// otherwise it returns the run's error: `RUNLET_ERR_SCRIPT`, `RUNLET_ERR_TOOL_FAILED` or
+/// `RUNLET_ERR_LIMIT` with the error record as details (its `code` is the tool's own, or the
+/// limit's `RL4xxx` with the limit named in its details), `RUNLET_ERR_CANCELLED`, or
+/// `RUNLET_ERR_JOURNAL`; `RUNLET_ERR_NOT_FINISHED` while it runs. Never blocks.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_run_result_json(
+    run: *const runlet_run,
+    out: *mut runlet_buf,
+) -> *mut runlet_error {
+    ffi_boundary!(Result<(), Error>, {
+        // SAFETY: the caller passes NULL or a writable buffer.
+        let out = unsafe { out.as_mut() }
+            .ok_or_else(|| Error::new(crate::error::RUNLET_ERR_NULL_ARGUMENT, "the `out` pointer is NULL"))?;
+        *out = runlet_buf::empty();
+        // SAFETY: the caller passes NULL or a live handle.
+        let state = &unsafe { borrow(run) }?.state;
+        let finished = state.finished.lock();
+        let finished = finished
+            .as_ref()
+            .ok_or_else(|| Error::new(RUNLET_ERR_NOT_FINISHED, "the run has not finished"))?;
+        let json = finished.result.clone()?;
+        *out = runlet_buf::from_vec(json.into_bytes());
+        Ok(())
+    })
+}
+
+/// Takes the run's next event from its pull queue (the run must be started with
+/// `pull_events`), waiting up to `timeout_ms` (negative: no limit; 0: just check). Stores an
+/// event the host frees with `runlet_event_owned_free` in `*out`, or NULL with a NULL return
+/// once the run ended and every event was taken. `RUNLET_ERR_TIMEOUT` when none arrived in
+/// time. A waiting call from inside a Runlet callback is refused with
+/// `RUNLET_ERR_INVALID_ARGUMENT`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_run_next_event(
+    run: *const runlet_run,
+    timeout_ms: i64,
+    out: *mut *mut runlet_event_owned,
+) -> *mut runlet_error {
+    ffi_boundary!(Result<(), Error>, {
+        // SAFETY: the caller passes a writable out-pointer and NULL or a live handle.
+        let (out, run) = unsafe { (out_param(out)?, borrow(run)?) };
+        if timeout_ms != 0 {
+            refuse_blocking("runlet_run_next_event")?;
+        }
+        let pull = run.state.pull.as_ref().ok_or_else(|| {
+            Error::new(RUNLET_ERR_INVALID_ARGUMENT, "the run was started without `pull_events`")
+        })?;
+        match pull.pop(timeout(timeout_ms)) {
+            Popped::Event(event) => *out = into_raw(runlet_event_owned::new(event)),
+            Popped::Closed => {}
+            Popped::TimedOut => {
+                return Err(Error::new(RUNLET_ERR_TIMEOUT, format!("no event within {timeout_ms} ms")));
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Frees the run's handle. NULL is a no-op; free at most once, not concurrently with other calls
+/// on it. An unfinished run is cancelled and detached: its tool calls' cancellation callbacks
+/// and the listener may still see it until it ends.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_run_free(run: *mut runlet_run) {
+    ffi_boundary!((), {
+        // SAFETY: the caller passes NULL or a live handle, freed once.
+        if let Some(run) = unsafe { take(run) } {
+            run.state.cancel.cancel();
+        }
+    })
+}

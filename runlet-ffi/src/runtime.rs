@@ -1,0 +1,363 @@
+//! The `runlet_runtime` handle: options in, a registry, the host's executor, journal and
+//! listener adopted, the engine's `Runtime` built; freeing cancels and awaits its runs, then
+//! tears it down (on a helper thread when freed from inside a callback).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use runlet::diag::render_json;
+use runlet::engine::{LimitKey, Limits, RunSettings, Runtime};
+use runlet::schema::{Registry, RegistryOptions};
+use runlet::value::{Value, parse_json};
+
+use crate::boundary::Poison;
+use crate::error::{
+    Error, RUNLET_ERR_INTERNAL, RUNLET_ERR_INVALID_ARGUMENT, RUNLET_ERR_INVALID_JSON,
+    RUNLET_ERR_NULL_ARGUMENT, RUNLET_ERR_REGISTRY, RUNLET_ERR_UNSUPPORTED, invalid_json, runlet_error,
+};
+use crate::events::{Dispatcher, Listener, ListenerSink, runlet_event_listener};
+use crate::executor::{HostExecutor, runlet_tool_executor};
+use crate::handle::{Handle, into_raw, out_param, take};
+use crate::journal::{HostJournal, runlet_journal_vtable};
+use crate::reentrancy::in_callback;
+use crate::run::LiveRuns;
+use crate::strings::runlet_str;
+use crate::versioned::{Versioned, copy_in};
+
+/// How failed retryable tool calls are retried (spec §2.8, §5.4). 0 means the engine's default
+/// for each field. This build of the engine has no configurable backoff yet and refuses non-zero
+/// values with `RUNLET_ERR_UNSUPPORTED`, so a host never believes a policy holds when it does
+/// not; the number of boundary retries is capped with the `retries` limit.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct runlet_retry_policy {
+    pub max_attempts: u32,
+    pub initial_backoff_ms: u32,
+    pub max_backoff_ms: u32,
+    pub backoff_multiplier_percent: u32,
+}
+
+/// What a runtime is built from. Initialize with `RUNLET_RUNTIME_OPTIONS_INIT`, which sets
+/// `struct_size`; an unknown `struct_size` is refused with `RUNLET_ERR_VERSION_MISMATCH`.
+///
+/// - `registry_json`: the tools and host input schemas (INTERFACES.md §2). Required.
+/// - `executor`: runs tool calls. Required.
+/// - `journal`: where runs are journaled; NULL for an in-memory journal.
+/// - `listener`: receives run events; NULL for none.
+/// - `worker_threads`: threads of the runtime's pool; 0 for one per core.
+/// - `default_loop_limit`: concurrency of a `for` without `limit`; 0 for 16.
+/// - `event_queue_capacity`: events queued per consumer before dropping; 0 for 1024.
+/// - `limits_json`: the execution limits of every run (spec §10) as a JSON object of caps, such
+///   as `{"tool_calls": 100, "wall_clock_ms": 30000}`; keys are `tool_calls`,
+///   `node_evaluations`, `depth`, `concurrency`, `wall_clock_ms`, `loop_iterations`,
+///   `graph_nodes`, `source_bytes`, `call_input_bytes`, `call_output_bytes`, `retries`. Empty for
+///   none. A run crossing one fails with `RUNLET_ERR_LIMIT`.
+///
+/// The structs pointed to are copied during `runlet_runtime_new`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct runlet_runtime_options {
+    pub struct_size: usize,
+    pub registry_json: runlet_str,
+    pub executor: *const runlet_tool_executor,
+    pub journal: *const runlet_journal_vtable,
+    pub listener: *const runlet_event_listener,
+    pub worker_threads: u32,
+    pub default_loop_limit: u32,
+    pub event_queue_capacity: u32,
+    pub limits_json: runlet_str,
+    pub retry: runlet_retry_policy,
+}
+
+// SAFETY: `struct_size` first; integers, pointers, views and nested integer structs are valid zeroed.
+unsafe impl Versioned for runlet_runtime_options {
+    const NAME: &'static str = "runlet_runtime_options";
+    const KNOWN_SIZES: &'static [usize] = &[std::mem::size_of::<runlet_runtime_options>()];
+}
+
+const DEFAULT_EVENT_QUEUE_CAPACITY: usize = 1024;
+
+/// Tells runtimes apart, so a program is only started on the runtime that compiled it.
+static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
+
+/// A runtime's parts: the engine, the listener's dispatcher and the runs not yet ended.
+#[derive(Debug)]
+pub(crate) struct Instance {
+    /// Taken by `drop`, which decides on which thread the engine is torn down.
+    engine: Option<Runtime>,
+    dispatcher: Option<Dispatcher>,
+    live: Arc<LiveRuns>,
+    event_capacity: usize,
+    serial: u64,
+    poison: Arc<Poison>,
+}
+
+impl Instance {
+    pub(crate) fn engine(&self) -> &Runtime {
+        self.engine.as_ref().expect("the engine lives until the runtime is dropped")
+    }
+
+    /// Where runs push events for the listener, if there is one.
+    pub(crate) fn listener(&self) -> Option<&ListenerSink> {
+        self.dispatcher.as_ref().map(Dispatcher::sink)
+    }
+
+    pub(crate) fn live(&self) -> &Arc<LiveRuns> {
+        &self.live
+    }
+
+    pub(crate) fn event_capacity(&self) -> usize {
+        self.event_capacity
+    }
+
+    pub(crate) fn serial(&self) -> u64 {
+        self.serial
+    }
+}
+
+impl Drop for Instance {
+    /// Cancels the runs still running and waits for them to end, then stops the dispatcher and
+    /// the engine's pool, waiting for their threads (so every host `drop` has run on return).
+    /// From a callback or a pool thread that would wait on itself, so there a helper thread does it.
+    fn drop(&mut self) {
+        let engine = self.engine.take();
+        let dispatcher = self.dispatcher.take();
+        let live = Arc::clone(&self.live);
+        let teardown = move || {
+            live.cancel_and_wait();
+            if let Some(dispatcher) = dispatcher {
+                dispatcher.stop();
+            }
+            drop(engine);
+        };
+        if in_callback() || tokio::runtime::Handle::try_current().is_ok() {
+            std::thread::spawn(teardown);
+        } else {
+            teardown();
+        }
+    }
+}
+
+/// A runtime: compiles programs and starts runs. All its functions are safe to call from any
+/// thread concurrently.
+#[derive(Debug)]
+pub struct runlet_runtime {
+    instance: Instance,
+}
+
+impl Handle for runlet_runtime {
+    const NAME: &'static str = "runlet_runtime";
+    fn poison(&self) -> &Arc<Poison> {
+        &self.instance.poison
+    }
+}
+
+impl runlet_runtime {
+    pub(crate) fn instance(&self) -> &Instance {
+        &self.instance
+    }
+}
+
+/// The host structs of `options`, each adopted or (when readable) released, so every `drop`
+/// runs exactly once whatever fails.
+struct Adopted {
+    executor: Result<HostExecutor, Error>,
+    journal: Option<Result<HostJournal, Error>>,
+    listener: Option<Result<Listener, Error>>,
+}
+
+/// # Safety
+/// The pointers in `options` are NULL or point at readable structs of their `struct_size`.
+unsafe fn adopt_all(options: &runlet_runtime_options) -> Adopted {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        Adopted {
+            executor: if options.executor.is_null() {
+                Err(Error::new(RUNLET_ERR_NULL_ARGUMENT, "`runlet_runtime_options.executor` is NULL"))
+            } else {
+                HostExecutor::adopt(options.executor)
+            },
+            journal: (!options.journal.is_null()).then(|| HostJournal::adopt(options.journal)),
+            listener: (!options.listener.is_null()).then(|| Listener::adopt(options.listener)),
+        }
+    }
+}
+
+fn unsupported_option(options: &runlet_runtime_options) -> Option<&'static str> {
+    let retry = options.retry;
+    [
+        ("retry.max_attempts", retry.max_attempts != 0),
+        ("retry.initial_backoff_ms", retry.initial_backoff_ms != 0),
+        ("retry.max_backoff_ms", retry.max_backoff_ms != 0),
+        ("retry.backoff_multiplier_percent", retry.backoff_multiplier_percent != 0),
+    ]
+    .into_iter()
+    .find_map(|(name, set)| set.then_some(name))
+}
+
+/// Limits from a JSON object of caps by limit key (empty for none).
+pub(crate) fn limits_from_json(what: &str, text: &str) -> Result<Limits, Error> {
+    if text.is_empty() {
+        return Ok(Limits::new());
+    }
+    let Value::Object(caps) = parse_json(text).map_err(|error| invalid_json(what, &error))? else {
+        return Err(Error::new(
+            RUNLET_ERR_INVALID_JSON,
+            format!("`{what}` must be a JSON object of limit caps"),
+        ));
+    };
+    let mut limits = Limits::new();
+    for (name, cap) in caps.entries() {
+        let key = LimitKey::parse(name).ok_or_else(|| {
+            Error::new(
+                RUNLET_ERR_INVALID_ARGUMENT,
+                format!(
+                    "`{what}`: `{name}` is not a limit; the limits are {}",
+                    LimitKey::ALL.map(LimitKey::as_str).join(", ")
+                ),
+            )
+        })?;
+        let cap = match cap {
+            Value::Int(cap) => u64::try_from(*cap).ok(),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            Error::new(
+                RUNLET_ERR_INVALID_ARGUMENT,
+                format!("`{what}`: the cap of `{name}` must be an integer ≥ 0"),
+            )
+        })?;
+        limits = limits.with(key, cap);
+    }
+    Ok(limits)
+}
+
+/// # Safety
+/// As for `runlet_runtime_new`.
+unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<Instance, Error> {
+    let executor = adopted.executor?;
+    let journal = adopted.journal.transpose()?;
+    let listener = adopted.listener.transpose()?;
+    if let Some(field) = unsupported_option(options) {
+        return Err(Error::new(
+            RUNLET_ERR_UNSUPPORTED,
+            format!("`runlet_runtime_options.{field}` is set, but this engine does not enforce it yet"),
+        ));
+    }
+    // SAFETY: the caller passes valid views.
+    let (registry_text, limits_text) = unsafe {
+        (options.registry_json.to_str("registry_json")?, options.limits_json.to_str("limits_json")?)
+    };
+    let limits = limits_from_json("limits_json", limits_text)?;
+    let registry = Registry::from_json_str(registry_text, &RegistryOptions::default())
+        .map_err(|error| {
+            let diagnostics = error.diagnostics(registry_text);
+            let first = diagnostics.first().map_or_else(String::new, |d| format!(": {}", d.message));
+            Error::new(RUNLET_ERR_REGISTRY, format!("the registry has errors{first}"))
+                .with_details_json(render_json(registry_text, &diagnostics))
+        })?
+        .registry;
+    let mut builder = Runtime::builder().registry(registry).executor(Arc::new(executor)).limits(limits);
+    if let Some(journal) = journal {
+        builder = builder.journal(Arc::new(journal));
+    }
+    if options.default_loop_limit != 0 {
+        builder = builder.settings(RunSettings {
+            default_loop_limit: options.default_loop_limit,
+            ..RunSettings::default()
+        });
+    }
+    if options.worker_threads != 0 {
+        builder = builder.worker_threads(options.worker_threads as usize);
+    }
+    let event_capacity = match options.event_queue_capacity {
+        0 => DEFAULT_EVENT_QUEUE_CAPACITY,
+        n => n as usize,
+    };
+    let engine = builder
+        .build()
+        .map_err(|e| Error::new(RUNLET_ERR_INTERNAL, format!("the runtime could not start: {e}")))?;
+    let dispatcher = listener
+        .map(|listener| listener.start(event_capacity))
+        .transpose()
+        .map_err(|e| Error::new(RUNLET_ERR_INTERNAL, format!("the event dispatcher could not start: {e}")))?;
+    Ok(Instance {
+        engine: Some(engine),
+        dispatcher,
+        live: Arc::default(),
+        event_capacity,
+        serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
+        poison: Arc::default(),
+    })
+}
+
+/// Creates a runtime from `options` and stores it in `*out` (NULL on failure).
+///
+/// The executor, journal and listener structs are copied; each one's `drop` runs exactly once —
+/// when the runtime is gone, or before this function returns an error. (A struct that is NULL
+/// or has an unknown `struct_size` is not read at all, so its `drop` cannot run.) Registry
+/// errors are `RUNLET_ERR_REGISTRY` with the diagnostics report (INTERFACES.md §1) about
+/// `registry_json` as details.
+///
+/// Thread-safety: any thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_runtime_new(
+    options: *const runlet_runtime_options,
+    out: *mut *mut runlet_runtime,
+) -> *mut runlet_error {
+    ffi_boundary!(Result<(), Error>, {
+        // SAFETY: the caller passes NULL or a readable options struct and out-pointer.
+        let options = unsafe { copy_in(options) }?;
+        // SAFETY: as above; each adopted struct's drop then runs exactly once.
+        let adopted = unsafe { adopt_all(&options) };
+        // SAFETY: the caller passes a writable out-pointer or NULL.
+        let out = match unsafe { out_param(out) } {
+            Ok(out) => out,
+            Err(error) => {
+                drop(adopted);
+                return Err(error);
+            }
+        };
+        // SAFETY: as above.
+        let instance = unsafe { build(&options, adopted) }?;
+        *out = into_raw(runlet_runtime { instance });
+        Ok(())
+    })
+}
+
+/// Frees the runtime. NULL is a no-op; free at most once. Runs still running are cancelled and
+/// awaited; then the runtime's threads stop and the executor's, journal's and listener's `drop`s
+/// run, all before this returns — except from inside a Runlet callback, where that happens on a
+/// helper thread after the callback returns. Run handles stay valid (and ended) until freed.
+///
+/// Thread-safety: any thread; not concurrently with other calls on the same handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_runtime_free(runtime: *mut runlet_runtime) {
+    ffi_boundary!((), {
+        // SAFETY: the caller passes NULL or a live handle, freed once.
+        drop(unsafe { take(runtime) });
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::RUNLET_ERR_INVALID_JSON;
+
+    #[test]
+    fn limits_are_read_by_key_and_checked() {
+        let limits =
+            limits_from_json("limits_json", r#"{"tool_calls": 3, "wall_clock_ms": 0}"#).expect("valid");
+        assert_eq!(limits.get(LimitKey::ToolCalls), Some(3));
+        assert_eq!(limits.get(LimitKey::WallClockMs), Some(0));
+        assert_eq!(limits.get(LimitKey::Retries), None);
+        assert_eq!(limits_from_json("limits_json", "").expect("empty"), Limits::new());
+        let unknown = limits_from_json("limits_json", r#"{"calls": 3}"#).expect_err("unknown key");
+        assert_eq!(unknown.code(), RUNLET_ERR_INVALID_ARGUMENT);
+        assert!(unknown.message().contains("tool_calls, node_evaluations"), "{}", unknown.message());
+        for bad in [r#"{"retries": -1}"#, r#"{"retries": 1.5}"#, r#"{"retries": "2"}"#] {
+            assert_eq!(limits_from_json("l", bad).expect_err(bad).code(), RUNLET_ERR_INVALID_ARGUMENT);
+        }
+        assert_eq!(limits_from_json("l", "[1]").expect_err("array").code(), RUNLET_ERR_INVALID_JSON);
+    }
+}
