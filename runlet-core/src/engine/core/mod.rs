@@ -27,7 +27,7 @@ use crate::engine::limits::{LimitKey, Limits};
 use crate::engine::plan::{Plan, operands};
 use crate::engine::retry::Backoff;
 use crate::schema::{ExecutionClass, ToolId};
-use crate::stdlib::SampledFunction;
+use crate::stdlib::{PatternCache, SampledFunction};
 use crate::value::{Digest, Labelled, List, Value, ValueError, rcve};
 
 use operations::{OperationKey, OperationRecord};
@@ -183,6 +183,8 @@ pub struct RunCore {
     fresh: Vec<NodeIx>,
     /// Tool names by `ToolId` index, for events and errors.
     tool_names: Arc<[String]>,
+    /// The regex patterns this run's intrinsics compiled.
+    patterns: PatternCache,
     /// Execution classes by `ToolId` index; a tool without one counts as `unsafe`.
     tool_classes: Arc<[ExecutionClass]>,
     /// The operations of calls inside boundary attempts, which a retry may meet again
@@ -218,6 +220,7 @@ impl RunCore {
             effects: Vec::new(),
             fresh: Vec::new(),
             tool_names,
+            patterns: PatternCache::default(),
             tool_classes: Arc::from([]),
             operations: BTreeMap::new(),
             call_operations: BTreeMap::new(),
