@@ -38,11 +38,13 @@ pub enum LimitKey {
     CallOutputBytes,
     /// Boundary retries in the run, over every boundary.
     Retries,
+    /// Dependency edges materialized in the run: one per input of every planned node.
+    GraphEdges,
 }
 
 impl LimitKey {
     /// Every key, in the order of [`LimitKey::as_str`]'s documentation.
-    pub const ALL: [LimitKey; 11] = [
+    pub const ALL: [LimitKey; 12] = [
         LimitKey::ToolCalls,
         LimitKey::NodeEvaluations,
         LimitKey::Depth,
@@ -54,6 +56,7 @@ impl LimitKey {
         LimitKey::CallInputBytes,
         LimitKey::CallOutputBytes,
         LimitKey::Retries,
+        LimitKey::GraphEdges,
     ];
 
     /// The host configuration key, as `--limit KEY=N` and limit errors spell it.
@@ -70,6 +73,7 @@ impl LimitKey {
             LimitKey::CallInputBytes => "call_input_bytes",
             LimitKey::CallOutputBytes => "call_output_bytes",
             LimitKey::Retries => "retries",
+            LimitKey::GraphEdges => "graph_edges",
         }
     }
 
@@ -92,6 +96,7 @@ impl LimitKey {
             LimitKey::CallInputBytes => codes::CALL_INPUT_BYTES_LIMIT_EXCEEDED,
             LimitKey::CallOutputBytes => codes::CALL_OUTPUT_BYTES_LIMIT_EXCEEDED,
             LimitKey::Retries => codes::RETRY_LIMIT_EXCEEDED,
+            LimitKey::GraphEdges => codes::GRAPH_EDGE_LIMIT_EXCEEDED,
         })
     }
 
@@ -109,6 +114,7 @@ impl LimitKey {
             LimitKey::CallInputBytes => "bytes of call input",
             LimitKey::CallOutputBytes => "bytes of call output",
             LimitKey::Retries => "boundary retries",
+            LimitKey::GraphEdges => "graph edges",
         }
     }
 }

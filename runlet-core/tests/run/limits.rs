@@ -194,6 +194,16 @@ fn graph_nodes_count_materialized_nodes() {
 }
 
 #[test]
+fn graph_edges_count_every_input_of_every_planned_node() {
+    // The loop reads its list (1 edge); each of 3 iterations multiplies two operands (2 edges).
+    let source = "return for n in [1, 2, 3] {\n    return n * 2\n}\n";
+    let error = at_and_past_the_cap(source, LimitKey::GraphEdges, 7);
+    // The last edge the last iteration plans: the product's right operand.
+    assert_eq!(span_text(&error, source), "n * 2");
+    assert!(error.node_id.starts_with("i2~"), "{}", error.node_id);
+}
+
+#[test]
 fn source_bytes_bound_the_program_text() {
     let source = "return \"a short program\"\n";
     let error = at_and_past_the_cap(source, LimitKey::SourceBytes, source.len() as u64);

@@ -39,4 +39,6 @@ declare_codes! {
     CALL_OUTPUT_BYTES_LIMIT_EXCEEDED = 4109,
     /// A run's boundaries retried more often than its `retries` limit.
     RETRY_LIMIT_EXCEEDED = 4110,
+    /// A run materialized more dependency edges than its `graph_edges` limit.
+    GRAPH_EDGE_LIMIT_EXCEEDED = 4111,
 }

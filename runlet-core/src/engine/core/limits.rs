@@ -14,7 +14,8 @@ pub(super) struct Budget {
     limits: Limits,
     /// The program's source size, checked against `source_bytes` when the run starts.
     pub(super) source_bytes: u64,
-    /// Uses so far of the counted limits (`tool_calls`, `node_evaluations`, `retries`), by key.
+    /// Uses so far of the counted limits (`tool_calls`, `node_evaluations`, `retries`,
+    /// `graph_edges`), by key.
     used: [u64; LimitKey::ALL.len()],
     /// The first limit crossed and the node responsible, until the run fails with it.
     breach: Option<(Breach, Option<NodeIx>)>,

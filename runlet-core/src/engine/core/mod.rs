@@ -542,6 +542,8 @@ impl RunCore {
                         created
                     }
                 };
+                let span = self.program.expr(node_expr).span;
+                self.count(LimitKey::GraphEdges, span, node);
                 inputs.push(self.node_id(dependency));
                 if self.nodes[dependency.0 as usize].state != NodeState::Succeeded {
                     self.nodes[node.0 as usize].waiting += 1;
