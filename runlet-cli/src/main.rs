@@ -7,6 +7,7 @@ mod fmt;
 mod heal;
 mod input;
 mod registry;
+mod replay;
 mod report;
 mod run;
 
@@ -31,6 +32,8 @@ enum Command {
     Heal(heal::Args),
     /// Compile a program and run it with scripted tools; print its result.
     Run(run::Args),
+    /// Re-run a program from a recorded tool transcript without calling any tool.
+    Replay(replay::Args),
     /// Print the explanation of a diagnostic code, offline.
     Explain(explain::Args),
 }
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         Command::Fmt(args) => fmt::run(&args),
         Command::Heal(args) => heal::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Replay(args) => replay::run(&args),
         Command::Explain(args) => explain::run(&args),
     }
 }

@@ -1,14 +1,16 @@
 //! `runlet run FILE --registry R.json --tools T.json [--inputs I.json] [--input NAME=JSON]…
-//! [--limit KEY=N]… [--journal memory|sqlite:PATH] [--format text|json]`: compiles the program and runs it with the
-//! scripted tools of a fixture file. Exit 0 when it succeeds, 1 on a compile error or a failed
-//! run, 2 on usage or I/O problems.
+//! [--limit KEY=N]… [--journal memory|sqlite:PATH] [--record TRANSCRIPT.json] [--format text|json]`: compiles the
+//! program and runs it with the scripted tools of a fixture file, optionally recording a tool
+//! transcript. Exit 0 when it succeeds, 1 on a compile error or a failed run, 2 on usage or I/O.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use runlet::diag::{json_diagnostics, source_digest};
-use runlet::engine::{Limits, Outcome, RunError, Runtime, ScriptedExecutor};
+use runlet::engine::{
+    Limits, Outcome, RecordingExecutor, RunError, Runtime, ScriptedExecutor, ToolExecutor, WorkflowIdentity,
+};
 use runlet::journal::{Durability, Journal, MemoryJournal, SqliteJournal};
 use runlet::value::{Value, parse_json, to_presentation_json};
 
@@ -16,16 +18,15 @@ use crate::input::{read_text, usage_error};
 use crate::registry::{load_inputs, load_registry};
 use crate::report::{Format, print_diagnostics};
 
+/// The options `run` and `replay` share: the program, what it is checked and run against, and how
+/// the result is printed.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub struct ProgramArgs {
     /// The Runlet source file.
     file: PathBuf,
     /// The registry file (tools and host input schemas).
     #[arg(long)]
     registry: PathBuf,
-    /// The tool fixture file that answers the program's calls.
-    #[arg(long)]
-    tools: PathBuf,
     /// A JSON object of host input names to values.
     #[arg(long)]
     inputs: Option<PathBuf>,
@@ -40,7 +41,19 @@ pub struct Args {
     journal: String,
     /// How to print the result.
     #[arg(long, value_enum, default_value_t)]
-    format: Format,
+    pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    program: ProgramArgs,
+    /// The tool fixture file that answers the program's calls.
+    #[arg(long)]
+    tools: PathBuf,
+    /// Write the run's tool transcript to this file, for `runlet replay`.
+    #[arg(long, value_name = "TRANSCRIPT.json")]
+    record: Option<PathBuf>,
 }
 
 pub fn run(args: &Args) -> ExitCode {
@@ -50,6 +63,35 @@ pub fn run(args: &Args) -> ExitCode {
 }
 
 fn execute(args: &Args) -> Result<ExitCode, ExitCode> {
+    let format = args.program.format;
+    let fixtures = read_text(&args.tools)?;
+    let scripted = ScriptedExecutor::from_json_str(&fixtures.text).map_err(|error| {
+        print_diagnostics(&fixtures, &error.diagnostics, format);
+        usage_error(format!("the tool fixture file `{}` has errors", fixtures.display_name()))
+    })?;
+    let scripted: Arc<dyn ToolExecutor> = Arc::new(scripted);
+    let Some(path) = &args.record else {
+        let (outcome, _) = compile_and_run(&args.program, scripted, |_| Ok(()))?;
+        return Ok(report(&outcome, format));
+    };
+    let recorder = Arc::new(RecordingExecutor::new(scripted));
+    let (outcome, workflow) = compile_and_run(&args.program, recorder.clone(), |_| Ok(()))?;
+    let text = recorder.transcript(workflow).to_json().map_err(|error| {
+        usage_error(format!("the transcript cannot be written as JSON: {}", error.message()))
+    })?;
+    std::fs::write(path, text)
+        .map_err(|error| usage_error(format!("cannot write `{}`: {error}", path.display())))?;
+    Ok(report(&outcome, format))
+}
+
+/// Compiles the program of `args`, asks `check` about its workflow, and runs it with `executor`
+/// answering its calls: its outcome and workflow identity. A compile error is printed and gives
+/// exit status 1; problems with the files, inputs or journal exit 2.
+pub fn compile_and_run(
+    args: &ProgramArgs,
+    executor: Arc<dyn ToolExecutor>,
+    check: impl FnOnce(&WorkflowIdentity) -> Result<(), ExitCode>,
+) -> Result<(Outcome, WorkflowIdentity), ExitCode> {
     let file = read_text(&args.file)?;
     let registry = load_registry(Some(&args.registry), args.format)?;
     let mut inputs = load_inputs(args.inputs.as_deref(), &registry)?;
@@ -67,14 +109,9 @@ fn execute(args: &Args) -> Result<ExitCode, ExitCode> {
             .map_err(|error| usage_error(format!("`--limit {assignment}`: {error}")))?;
         limits = limits.with(key, cap);
     }
-    let fixtures = read_text(&args.tools)?;
-    let executor = ScriptedExecutor::from_json_str(&fixtures.text).map_err(|error| {
-        print_diagnostics(&fixtures, &error.diagnostics, args.format);
-        usage_error(format!("the tool fixture file `{}` has errors", fixtures.display_name()))
-    })?;
     let runtime = Runtime::builder()
         .registry(registry)
-        .executor(Arc::new(executor))
+        .executor(executor)
         .journal(open_journal(&args.journal)?)
         .limits(limits)
         .build()
@@ -93,12 +130,14 @@ fn execute(args: &Args) -> Result<ExitCode, ExitCode> {
                 }
                 Format::Text => print_diagnostics(&file, &diagnostics, Format::Text),
             }
-            return Ok(ExitCode::from(1));
+            return Err(ExitCode::from(1));
         }
     };
+    let workflow = WorkflowIdentity::from(program.compiled().identity());
+    check(&workflow)?;
     let run = runtime.start(&program, &inputs).map_err(usage_error)?;
     let outcome = run.wait().map_err(|error| usage_error(format!("the journal failed: {error}")))?;
-    Ok(report(&outcome, args.format))
+    Ok((outcome, workflow))
 }
 
 fn open_journal(spec: &str) -> Result<Arc<dyn Journal>, ExitCode> {
@@ -115,7 +154,7 @@ fn open_journal(spec: &str) -> Result<Arc<dyn Journal>, ExitCode> {
 
 /// Prints the run's end and returns its exit status. Values print as canonical presentation
 /// JSON (spec §3.3).
-fn report(outcome: &Outcome, format: Format) -> ExitCode {
+pub fn report(outcome: &Outcome, format: Format) -> ExitCode {
     match (outcome, format) {
         (Outcome::Succeeded(value), Format::Json) => {
             println!(r#"{{"status":"succeeded","value":{}}}"#, presentation(value.value()));
@@ -159,4 +198,7 @@ fn print_failure(error: &RunError) {
     }
     eprintln!("  node: {}", error.node_id);
     eprintln!("  attempt: {}, retryable: {}, uncertain: {}", error.attempt, error.retryable, error.uncertain);
+    for cause in &error.causes {
+        eprintln!("  also failed: {}: {} (node {})", cause.code, cause.message, cause.node_id);
+    }
 }

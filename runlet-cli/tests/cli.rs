@@ -1,5 +1,5 @@
 //! End-to-end tests of the `runlet` binary: exit statuses and output shapes of INTERFACES.md §4
-//! for `check` (with registries and inputs), `fmt`, `heal` and `explain`.
+//! for `check` (with registries and inputs), `fmt`, `heal`, `explain`, `run` and `replay`.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -310,6 +310,20 @@ fn run_prints_the_result_of_appendix_a() {
 }
 
 #[test]
+fn appendix_a_with_shop_orders_failing_retries_twice_then_prints_the_catch_summary() {
+    let inputs = example("appendix-a/inputs.json");
+    let tools = example("appendix-a/tools-orders-failing.json");
+    let (main, registry) = (example("appendix-a/main.run"), example("appendix-a/registry.json"));
+    let output = runlet(&["run", &main, "--registry", &registry, "--tools", &tools, "--inputs", &inputs]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        stdout(&output),
+        "\"Ada (pro) has one open high-priority refund ticket; her orders could not be loaded (the order service is unavailable).\"\n",
+        "the catch summary is asked for with exactly customer, tickets and the error's message"
+    );
+}
+
+#[test]
 fn run_json_reports_success_with_the_value() {
     let output = run_example("appendix-b", &["--format", "json"]);
     assert_eq!(output.status.code(), Some(0));
@@ -401,6 +415,20 @@ fn run_prints_values_as_canonical_presentation_json() {
     assert_eq!(stdout(&output), "{\"status\":\"succeeded\",\"value\":[2,1e+21,0.1]}\n");
 }
 
+#[test]
+fn run_prints_the_result_of_the_stdlib_example() {
+    let output = run_example("stdlib", &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        stdout(&output),
+        concat!(
+            r#"{"count":2,"rows":[{"id":"t-9","key":"66c61fd66856","opened":"2026-11-20T13:02:00.000Z","orders":["ORD-20417"],"priority":2,"subject":"REFUND ORD-20417 NOT"},"#,
+            r#"{"id":"t-8","key":"dd825c6f6992","opened":"2026-11-19T08:00:00.000Z","orders":["ORD-20002"],"priority":1,"subject":"WRONG SIZE, CAFÉ ORD"}],"tags":"exchange, late, refund"}"#,
+            "\n"
+        )
+    );
+}
+
 const ECHO_REGISTRY: &str =
     r#"{"tools": [{"name": "echo", "params": [{"name": "x", "schema": {}}], "execution": "idempotent"}]}"#;
 const ECHO_TOOLS: &str = r#"{"echo": [{"result": 1}]}"#;
@@ -479,4 +507,33 @@ fn run_rejects_an_unknown_limit_or_a_bad_number_naming_the_keys() {
         stderr.contains("wall_clock_ms") && stderr.contains("call_output_bytes"),
         "names every key: {stderr}"
     );
+}
+
+#[test]
+fn replay_reproduces_a_recorded_run_and_fails_on_drift() {
+    let transcript = Scratch::new("appendix-a.transcript.json", "");
+    let inputs = example("appendix-a/inputs.json");
+    let recorded = run_example("appendix-a", &["--inputs", &inputs, "--record", transcript.path()]);
+    assert_eq!(recorded.status.code(), Some(0), "{}", String::from_utf8_lossy(&recorded.stderr));
+    let (main, registry) = (example("appendix-a/main.run"), example("appendix-a/registry.json"));
+    let replay = |extra: &[&str]| {
+        let mut args = vec!["replay", main.as_str(), "--registry", registry.as_str()];
+        args.extend_from_slice(&["--transcript", transcript.path()]);
+        args.extend_from_slice(extra);
+        runlet(&args)
+    };
+    let replayed = replay(&["--inputs", &inputs]);
+    assert_eq!(replayed.status.code(), Some(0), "{}", String::from_utf8_lossy(&replayed.stderr));
+    assert_eq!(stdout(&replayed), stdout(&recorded));
+    let drifted = replay(&["--input", r#"customer_id="c-43""#, "--format", "json"]);
+    assert_eq!(drifted.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&drifted)).expect("one JSON object");
+    assert_eq!(report["status"], "replay_mismatch");
+    let first = &report["mismatches"][0];
+    assert_eq!(first["code"], "RL8304");
+    assert!(first["call_site"].as_str().expect("call site").starts_with("let:customer/value"), "{first}");
+    let bad = Scratch::new("bad.transcript.json", r#"{"format": "runlet.transcript/9"}"#);
+    let refused = runlet(&["replay", &main, "--registry", &registry, "--transcript", bad.path()]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(stdout(&refused).contains("RL8302"), "{}", stdout(&refused));
 }

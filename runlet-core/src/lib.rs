@@ -7,5 +7,6 @@ pub mod diag;
 pub mod engine;
 pub mod journal;
 pub mod schema;
+pub mod stdlib;
 pub mod syntax;
 pub mod value;

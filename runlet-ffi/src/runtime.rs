@@ -262,7 +262,10 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
         builder = builder.journal(Arc::new(journal));
     }
     if options.default_loop_limit != 0 {
-        builder = builder.settings(RunSettings { default_loop_limit: options.default_loop_limit });
+        builder = builder.settings(RunSettings {
+            default_loop_limit: options.default_loop_limit,
+            ..RunSettings::default()
+        });
     }
     if options.worker_threads != 0 {
         builder = builder.worker_threads(options.worker_threads as usize);

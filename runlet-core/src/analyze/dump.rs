@@ -95,6 +95,11 @@ impl Dumper<'_> {
                 self.list(args);
                 self.out.push(')');
             }
+            ExprKind::Intrinsic { function, args } => {
+                let _ = write!(self.out, "{function}[intrinsic](");
+                self.list(args);
+                self.out.push(')');
+            }
             ExprKind::Unary { op, operand } => {
                 let _ = write!(self.out, "({op} ");
                 self.expr(*operand);

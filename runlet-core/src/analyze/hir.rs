@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::diag::Span;
 use crate::schema::{SchemaArena, SchemaId, ToolId};
+use crate::stdlib::Intrinsic;
 use crate::syntax::path::SyntaxPath;
 use crate::value::{BinaryOp, Sensitivity, UnaryOp, Value};
 
@@ -182,6 +183,13 @@ pub enum ExprKind {
         tool: ToolId,
         args: Vec<ExprId>,
     },
+    /// A call of a prelude intrinsic (docs/STDLIB.md): checked like a tool call, evaluated by the
+    /// run core itself — a compute node when deterministic, a journaled sample otherwise.
+    /// `args` is the canonical argument list, converted like a tool call's.
+    Intrinsic {
+        function: Intrinsic,
+        args: Vec<ExprId>,
+    },
     Unary {
         op: UnaryOp,
         operand: ExprId,
@@ -270,7 +278,9 @@ impl ExprKind {
         use Part::{Expr as E, Region as R};
         match self {
             ExprKind::Const(_) | ExprKind::Input(_) | ExprKind::Binding(_) => {}
-            ExprKind::Call { args, .. } => args.iter().for_each(|&a| visit(E(a))),
+            ExprKind::Call { args, .. } | ExprKind::Intrinsic { args, .. } => {
+                args.iter().for_each(|&a| visit(E(a)))
+            }
             ExprKind::Unary { operand, .. } => visit(E(*operand)),
             ExprKind::Binary { left, right, .. } => {
                 visit(E(*left));

@@ -2,6 +2,7 @@
 //! reports, built from compute failures, tool errors and policy breaches.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::value::{List, Object, Value, ValueError};
 
@@ -12,6 +13,8 @@ pub struct RunError {
     pub code: String,
     pub message: String,
     pub retryable: bool,
+    /// How long the tool asked to wait before a retry; scheduling only, never in the record.
+    pub retry_after: Option<Duration>,
     pub tool: Option<String>,
     pub node_id: String,
     pub attempt: u32,
@@ -28,6 +31,7 @@ impl RunError {
             code: error.code().to_string(),
             message: error.message().to_owned(),
             retryable: false,
+            retry_after: None,
             tool: None,
             node_id,
             attempt,
@@ -44,6 +48,7 @@ impl RunError {
             code,
             message,
             retryable: false,
+            retry_after: None,
             tool: None,
             node_id,
             attempt: 0,
@@ -52,6 +57,13 @@ impl RunError {
             uncertain: false,
             catchable: false,
         }
+    }
+
+    /// Whether a boundary may catch this failure: execution failures (tool failures, timeouts,
+    /// runtime conversions, compute errors) are; policy failures — limit breaches and host
+    /// cancellation — are not (spec §2.8). Every boundary decision asks this one predicate.
+    pub fn is_catchable(&self) -> bool {
+        self.catchable
     }
 
     /// The record a `catch err` block receives (spec §2.8).

@@ -89,6 +89,40 @@ pub enum Event {
         cap: u64,
         node: String,
     },
+    /// A nondeterministic intrinsic was sampled: the value's RCVE bytes, or why no value could be
+    /// had. Replay feeds this back instead of sampling again (spec §5.3).
+    IntrinsicSampled {
+        node: String,
+        output: Result<serde_bytes::ByteBuf, String>,
+    },
+    /// A running call's cancellation token fired; `NodeCancelled` follows its acknowledgement
+    /// or the end of the cancellation grace (spec §4.4 `cancelling`).
+    NodeCancelling {
+        node: String,
+    },
+    /// A call in a boundary retry took the durable result of the identical operation (same
+    /// operation id) that `from` produced in an earlier attempt, without dispatching (spec §2.8).
+    CallReused {
+        node: String,
+        from: String,
+    },
+    /// The core asked for a timer: a retry backoff of boundary `node`, or the cancellation
+    /// grace of a failed attempt (`node` is the boundary) or run (`node` is empty).
+    TimerStarted {
+        timer: u32,
+        node: String,
+        delay_ms: u64,
+    },
+    /// The shell armed the timer to fire at this wall-clock time (Unix milliseconds).
+    TimerArmed {
+        timer: u32,
+        deadline_unix_ms: u64,
+    },
+    TimerFired {
+        timer: u32,
+    },
+    /// The run continued after a restart; calls left dispatching are recovered by class.
+    RunResumed,
 }
 
 /// A tool error as the journal keeps it.
@@ -163,7 +197,7 @@ impl EventDecodeError {
 }
 
 /// Every kind, in the order of their stable kind numbers (1-based); new kinds are appended.
-const KINDS: [&str; 20] = [
+const KINDS: [&str; 27] = [
     "RunCreated",
     "NodeReady",
     "CallDispatchPrepared",
@@ -184,6 +218,13 @@ const KINDS: [&str; 20] = [
     "OrphanedCompletion",
     "CancellationRequested",
     "LimitExceeded",
+    "IntrinsicSampled",
+    "NodeCancelling",
+    "CallReused",
+    "TimerStarted",
+    "TimerArmed",
+    "TimerFired",
+    "RunResumed",
 ];
 
 impl Event {
@@ -241,6 +282,13 @@ impl Event {
             Event::RunFailed { .. } => "RunFailed",
             Event::RunCancelled => "RunCancelled",
             Event::LimitExceeded { .. } => "LimitExceeded",
+            Event::IntrinsicSampled { .. } => "IntrinsicSampled",
+            Event::NodeCancelling { .. } => "NodeCancelling",
+            Event::CallReused { .. } => "CallReused",
+            Event::TimerStarted { .. } => "TimerStarted",
+            Event::TimerArmed { .. } => "TimerArmed",
+            Event::TimerFired { .. } => "TimerFired",
+            Event::RunResumed => "RunResumed",
         }
     }
 }
@@ -282,6 +330,16 @@ mod tests {
             Event::OrphanedCompletion { node: node() },
             Event::CancellationRequested,
             Event::LimitExceeded { limit: "tool_calls".into(), current: 4, cap: 3, node: node() },
+            Event::IntrinsicSampled {
+                node: node(),
+                output: Ok(serde_bytes::ByteBuf::from(vec![0x10, 0x02])),
+            },
+            Event::NodeCancelling { node: node() },
+            Event::CallReused { node: node(), from: "a1|let:x/value#00".into() },
+            Event::TimerStarted { timer: 0, node: node(), delay_ms: 250 },
+            Event::TimerArmed { timer: 0, deadline_unix_ms: 1_764_489_600_000 },
+            Event::TimerFired { timer: 0 },
+            Event::RunResumed,
         ]
     }
 
@@ -293,6 +351,13 @@ mod tests {
             assert_eq!(event.kind_number() as usize, index + 1);
             assert_eq!(Event::decode(&event.encode(7)), Ok((7, event)));
         }
+    }
+
+    #[test]
+    fn a_failed_sample_round_trips() {
+        let event =
+            Event::IntrinsicSampled { node: "let:r/value#00".into(), output: Err("no source".into()) };
+        assert_eq!(Event::decode(&event.encode(3)), Ok((3, event)));
     }
 
     #[test]

@@ -90,6 +90,10 @@ pub struct CallContext {
     pub schema_version: Arc<str>,
     /// W3C trace context entries (`traceparent`, `tracestate`) for the tool attempt's span.
     pub trace: BTreeMap<String, String>,
+    /// The call's logical call site (its syntax path, spec §4.2); empty when not set.
+    pub call_site: Arc<str>,
+    /// The loop iterations and arms the call is inside; empty for a static call.
+    pub dynamic_key: Arc<str>,
 }
 
 impl CallContext {
@@ -112,7 +116,20 @@ impl CallContext {
             cancellation: CancellationToken::new(),
             schema_version: schema_version.into(),
             trace: BTreeMap::new(),
+            call_site: Arc::from(""),
+            dynamic_key: Arc::from(""),
         }
+    }
+
+    /// Names the call site and dynamic key the call's operation identity was derived from.
+    pub fn with_call_site(
+        mut self,
+        call_site: impl Into<Arc<str>>,
+        dynamic_key: impl Into<Arc<str>>,
+    ) -> CallContext {
+        self.call_site = call_site.into();
+        self.dynamic_key = dynamic_key.into();
+        self
     }
 
     pub fn with_deadline(mut self, deadline: Instant) -> CallContext {

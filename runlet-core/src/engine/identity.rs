@@ -4,7 +4,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::value::{Digest, List, Value, sha256};
+use crate::analyze::ProgramIdentity;
+use crate::value::rcve::ScalarRef;
+use crate::value::{Digest, sha256_of_scalars};
 
 /// The identity of the compiled program a call belongs to: source edits or a different registry
 /// make a new workflow, and calls of different workflows never share an operation (spec §4.2).
@@ -15,6 +17,16 @@ pub struct WorkflowIdentity {
     /// The frozen registry's digest ([`crate::schema::Registry::digest`]).
     pub registry_digest: Digest,
     pub language_version: u32,
+}
+
+impl From<&ProgramIdentity> for WorkflowIdentity {
+    fn from(program: &ProgramIdentity) -> WorkflowIdentity {
+        WorkflowIdentity {
+            source_digest: program.source_digest.clone(),
+            registry_digest: program.registry_digest.clone(),
+            language_version: program.language_version,
+        }
+    }
 }
 
 /// Everything an [`OperationId`] is derived from (spec §4.2).
@@ -55,28 +67,47 @@ impl OperationId {
     /// (which names the algorithm and key id). RCVE is prefix-free, so distinct component lists
     /// never encode to the same bytes.
     pub fn derive(components: &OperationComponents<'_>) -> OperationId {
+        use std::fmt::Write as _;
         let workflow = components.workflow;
-        OperationId(digest_of(vec![
-            Value::from(OPERATION_FORMAT),
-            Value::from(workflow.source_digest.to_string()),
-            Value::from(workflow.registry_digest.to_string()),
-            Value::Int(i64::from(workflow.language_version)),
-            Value::from(components.call_site),
-            Value::from(components.dynamic_key),
-            Value::from(components.schema_version),
-            Value::from(components.input_digest.to_string()),
-            Value::Int(i64::from(components.generation)),
-        ]))
+        // The three digests' text forms, written into one buffer rather than three strings.
+        let mut digests = String::with_capacity(3 * 80);
+        let mut text_of = |digest: &Digest| {
+            let start = digests.len();
+            write!(digests, "{digest}").expect("writing to a String cannot fail");
+            start..digests.len()
+        };
+        let (source, registry, input) = (
+            text_of(&workflow.source_digest),
+            text_of(&workflow.registry_digest),
+            text_of(components.input_digest),
+        );
+        OperationId(
+            *sha256_of_scalars(&[
+                ScalarRef::Str(OPERATION_FORMAT),
+                ScalarRef::Str(&digests[source]),
+                ScalarRef::Str(&digests[registry]),
+                ScalarRef::Int(i64::from(workflow.language_version)),
+                ScalarRef::Str(components.call_site),
+                ScalarRef::Str(components.dynamic_key),
+                ScalarRef::Str(components.schema_version),
+                ScalarRef::Str(&digests[input]),
+                ScalarRef::Int(i64::from(components.generation)),
+            ])
+            .bytes(),
+        )
     }
 
     /// The id of this operation's dispatch number `dispatch_generation`: SHA-256 over the RCVE
     /// bytes of `["runlet.dispatch_id/1", operation id bytes, dispatch_generation]`.
     pub fn dispatch_id(&self, dispatch_generation: u32) -> DispatchId {
-        DispatchId(digest_of(vec![
-            Value::from(DISPATCH_FORMAT),
-            Value::bytes(self.0.to_vec()),
-            Value::Int(i64::from(dispatch_generation)),
-        ]))
+        DispatchId(
+            *sha256_of_scalars(&[
+                ScalarRef::Str(DISPATCH_FORMAT),
+                ScalarRef::Bytes(&self.0),
+                ScalarRef::Int(i64::from(dispatch_generation)),
+            ])
+            .bytes(),
+        )
     }
 
     pub fn bytes(&self) -> &[u8; 32] {
@@ -88,13 +119,6 @@ impl DispatchId {
     pub fn bytes(&self) -> &[u8; 32] {
         &self.0
     }
-}
-
-/// SHA-256 of the RCVE bytes of a list of scalars.
-fn digest_of(components: Vec<Value>) -> [u8; 32] {
-    // A list of scalars has depth 1, far below the value depth limit.
-    let list = List::new(components).expect("identity components are scalars");
-    *sha256(&Value::List(list)).bytes()
 }
 
 /// Text that is not an [`OperationId`] or [`DispatchId`].
@@ -156,7 +180,7 @@ hex_id!(DispatchId, "dispatch", "a dispatch id");
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::value::{DigestKey, Labelled, Labels, Object, Sensitivity, rcve};
+    use crate::value::{DigestKey, Labelled, Labels, List, Object, Sensitivity, Value, rcve, sha256};
 
     fn workflow() -> WorkflowIdentity {
         WorkflowIdentity {

@@ -19,8 +19,9 @@ pub enum LimitKey {
     /// arm, `and`/`or` right operand, loop iteration, fold step, boundary attempt or catch
     /// entered inside a scope of depth d has depth d + 1.
     Depth,
-    /// Tool calls of the run in flight at once. A throttle: calls wait for a permit, the run
-    /// never fails because of it.
+    /// Tool calls in flight at once: over all runs when the runtime sets it, over one run when
+    /// a run sets it. A throttle: calls wait for a permit and the run never fails because of it
+    /// (0 acts as 1, so calls still run one at a time).
     Concurrency,
     /// Milliseconds from the run's start to its end.
     WallClockMs,

@@ -11,13 +11,17 @@ pub mod limits;
 pub mod permits;
 pub mod plan;
 mod replay;
+mod retry;
 mod runtime;
 mod scripted;
 mod shell;
 #[cfg(test)]
 mod testing;
+mod transcript;
 
-pub use core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, RunSettings};
+pub use core::{
+    CallHandle, CallRequest, Effect, Input, Outcome, RunCore, RunSettings, SampleRequest, TimerHandle,
+};
 pub use error::RunError;
 pub use executor::{
     CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolCapabilities, ToolError, ToolExecutor,
@@ -28,7 +32,12 @@ pub use identity::{DispatchId, IdParseError, OperationComponents, OperationId, W
 pub use limits::{Breach, LimitKey, LimitParseError, Limits};
 pub use permits::{PermitRequest, PermitTable, Permits, ResourceKey, RunPermits, Ticket, tool_keys};
 pub use plan::Plan;
-pub use replay::{ReplayError, Resumed, replay};
+pub use replay::{PendingTimer, ReplayError, Resumed, replay};
+pub use retry::{Backoff, RetryClassifier};
 pub use runtime::{BuildError, Executable, RunHandle, RunOptions, Runtime, RuntimeBuilder, StartError};
 pub use scripted::{CaseUsage, ScriptedExecutor};
-pub use shell::{RunEnvironment, drive};
+pub use shell::{RunEnvironment, drive, resume};
+pub use transcript::{
+    CallKey, RecordingExecutor, ReplayExecutor, ReplayMismatch, RequestedCall, TRANSCRIPT_FORMAT, Transcript,
+    TranscriptEntry, TranscriptError,
+};

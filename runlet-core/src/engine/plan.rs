@@ -190,7 +190,7 @@ pub fn operands(kind: &ExprKind) -> Vec<ExprId> {
         ExprKind::Const(_) | ExprKind::Input(_) | ExprKind::Binding(_) | ExprKind::Boundary { .. } => {
             Vec::new()
         }
-        ExprKind::Call { args, .. } => args.clone(),
+        ExprKind::Call { args, .. } | ExprKind::Intrinsic { args, .. } => args.clone(),
         ExprKind::Unary { operand, .. } => vec![*operand],
         ExprKind::Binary { left, right, .. } => vec![*left, *right],
         ExprKind::Logical { left, .. } => vec![*left],

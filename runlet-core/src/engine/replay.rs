@@ -4,12 +4,13 @@
 //! leaves calls to resume.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
-use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore};
+use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, SampleRequest, TimerHandle};
 use super::event::Event;
 use super::limits::LimitKey;
 use crate::diag::{Code, codes};
-use crate::value::{Labelled, Value, rcve};
+use crate::value::{Labelled, Value, ValueError, rcve};
 
 /// A core brought up to the journal's end.
 #[derive(Debug)]
@@ -17,8 +18,26 @@ pub struct Resumed {
     pub core: RunCore,
     /// Calls dispatched and not answered when the journal ends: the ones to recover.
     pub in_flight: Vec<CallRequest>,
-    /// How the run ended, when the journal records its end.
+    /// Samples requested and not answered when the journal ends: to sample now (nothing has
+    /// seen a value for them).
+    pub unsampled: Vec<SampleRequest>,
+    /// How the run ended, when the journal records its end. A cancelled run stays cancelled:
+    /// resuming it dispatches nothing (spec §4.6).
     pub outcome: Option<Outcome>,
+    /// Timers started and neither fired nor cancelled when the journal ends.
+    pub timers: Vec<PendingTimer>,
+    /// The journal's last sequence number: where appending continues.
+    pub last_seq: u64,
+}
+
+/// A timer a resumed run still waits for (spec §5.3: its deadline is not reset).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingTimer {
+    pub timer: TimerHandle,
+    /// The delay the core chose.
+    pub delay: Duration,
+    /// The wall-clock deadline the shell armed it with, if that was journaled.
+    pub deadline_unix_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -42,11 +61,16 @@ impl ReplayError {
 pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayError> {
     let mut position = 0usize;
     let mut dispatched: BTreeMap<String, CallRequest> = BTreeMap::new();
+    let mut samples: BTreeMap<String, SampleRequest> = BTreeMap::new();
     let mut in_flight: BTreeMap<CallHandle, String> = BTreeMap::new();
     let mut outcome = None;
+    let mut timers: BTreeMap<TimerHandle, PendingTimer> = BTreeMap::new();
     while position < events.len() {
         let seq = position as u64 + 1;
-        let input = recorded_input(&events[position], seq, &dispatched)?;
+        let input = match &events[position] {
+            Event::IntrinsicSampled { node, output } => sampled_input(node, output, seq, &mut samples)?,
+            event => recorded_input(event, seq, &dispatched)?,
+        };
         for effect in core.react(input) {
             match effect {
                 Effect::Append(produced) => {
@@ -70,17 +94,55 @@ pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayErro
                 Effect::Cancel(call) => {
                     in_flight.remove(&call);
                 }
+                Effect::StartTimer { timer, delay } => {
+                    timers.insert(timer, PendingTimer { timer, delay, deadline_unix_ms: None });
+                }
+                Effect::CancelTimer(timer) => {
+                    timers.remove(&timer);
+                }
                 Effect::Finish(end) => outcome = Some(end),
+                Effect::Sample(request) => {
+                    samples.insert(request.node_id.clone(), request);
+                }
             }
         }
-        if let Some(Event::CallCompleted { node, .. } | Event::CallFailed { node, .. }) =
-            events.get(seq as usize - 1)
-        {
-            in_flight.retain(|_, n| n != node);
+        match events.get(seq as usize - 1) {
+            Some(Event::CallCompleted { node, .. } | Event::CallFailed { node, .. }) => {
+                in_flight.retain(|_, n| n != node);
+            }
+            Some(Event::TimerArmed { timer, deadline_unix_ms }) => {
+                if let Some(pending) = timers.get_mut(&TimerHandle(*timer)) {
+                    pending.deadline_unix_ms = Some(*deadline_unix_ms);
+                }
+            }
+            Some(Event::TimerFired { timer }) => {
+                timers.remove(&TimerHandle(*timer));
+            }
+            _ => {}
         }
     }
     let in_flight = in_flight.values().filter_map(|node| dispatched.get(node).cloned()).collect();
-    Ok(Resumed { core, in_flight, outcome })
+    let unsampled = samples.into_values().collect();
+    let timers = timers.into_values().collect();
+    Ok(Resumed { core, in_flight, unsampled, outcome, timers, last_seq: position as u64 })
+}
+
+/// The recorded answer to a sample replay requested: the journal's value, never a new sample.
+fn sampled_input(
+    node: &str,
+    output: &Result<serde_bytes::ByteBuf, String>,
+    seq: u64,
+    samples: &mut BTreeMap<String, SampleRequest>,
+) -> Result<Input, ReplayError> {
+    let request =
+        samples.remove(node).ok_or_else(|| ReplayError::UnknownCall { seq, node: node.to_owned() })?;
+    let answer = match output {
+        Ok(bytes) => {
+            Ok(rcve::decode(bytes).map_err(|e| ReplayError::Unreadable { seq, reason: e.to_string() })?)
+        }
+        Err(message) => Err(ValueError::new(codes::SAMPLE_UNAVAILABLE, message.clone())),
+    };
+    Ok(Input::Sampled { call: request.call, answer })
 }
 
 /// The input a journal record carries; any other record at this point is one replay should have
@@ -125,6 +187,11 @@ fn recorded_input(
             Input::ToolCompleted { call: call(node)?, value: Labelled::public(Value::Null) }
         }
         Event::CancellationRequested => Input::CancelRequested,
+        Event::TimerArmed { timer, deadline_unix_ms } => {
+            Input::TimerArmed { timer: TimerHandle(*timer), deadline_unix_ms: *deadline_unix_ms }
+        }
+        Event::TimerFired { timer } => Input::TimerFired { timer: TimerHandle(*timer) },
+        Event::RunResumed => Input::Resume,
         Event::LimitExceeded { limit, current, .. } if limit == LimitKey::WallClockMs.as_str() => {
             Input::WallClockExpired { elapsed_ms: *current }
         }

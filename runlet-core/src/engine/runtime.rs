@@ -43,11 +43,12 @@ use super::identity::WorkflowIdentity;
 use super::limits::{LimitKey, Limits};
 use super::permits::{Permits, ResourceKey, RunPermits, tool_keys};
 use super::plan::Plan;
+use super::retry::{Backoff, RetryClassifier};
 use super::shell::{RunEnvironment, drive};
 use crate::analyze::{AnalyzeOptions, CompiledProgram, Inputs, analyze};
 use crate::diag::Diagnostic;
 use crate::journal::{Journal, JournalError, MemoryJournal, RunHeader, RunId};
-use crate::schema::{Registry, validate};
+use crate::schema::{ExecutionClass, Registry, validate};
 use crate::value::{Labelled, List, Value, sha256};
 
 /// Configures a [`Runtime`].
@@ -59,6 +60,8 @@ pub struct RuntimeBuilder {
     settings: RunSettings,
     limits: Limits,
     worker_threads: Option<usize>,
+    retry_classifier: Option<RetryClassifier>,
+    prohibit_unsafe_tools: bool,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -79,6 +82,10 @@ pub enum BuildError {
     MissingExecutor,
     #[error("the runtime's worker threads could not start: {0}")]
     Threads(#[from] std::io::Error),
+    #[error(
+        "RL8017: tool `{tool}` is `unsafe` and this runtime prohibits unsafe tools: declare a safer execution class or remove it"
+    )]
+    UnsafeToolProhibited { tool: String },
 }
 
 /// Why a run could not start.
@@ -112,6 +119,44 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Exponential backoff between boundary attempts (spec §2.8): retry *k* waits
+    /// `min(cap, base × factorᵏ⁻¹)`; a tool's `retry_after` replaces it, capped by `cap`.
+    pub fn retry_backoff(mut self, base: std::time::Duration, factor: u32, cap: std::time::Duration) -> Self {
+        self.settings.retry_backoff = Some(Backoff { base, factor, cap });
+        self
+    }
+
+    /// The host's retryable classification: called with the tool's name and each error it
+    /// returns, after the registry's declared error codes; its answer is journaled.
+    pub fn retry_classifier(
+        mut self,
+        classify: impl Fn(&str, &super::ToolError) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.retry_classifier = Some(Arc::new(classify));
+        self
+    }
+
+    /// The deadline of each tool call; a call past it fails with the retryable `RL6102`.
+    pub fn tool_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.settings.tool_timeout = Some(timeout);
+        self
+    }
+
+    /// How long a failed attempt waits for its cancelled calls to acknowledge (default 5 s);
+    /// `None` waits for every acknowledgement.
+    pub fn cancellation_grace(mut self, grace: Option<std::time::Duration>) -> Self {
+        self.settings.cancellation_grace = grace;
+        self
+    }
+
+    /// Refuses to build over a registry with an `unsafe` tool (spec §5.4), whatever policy the
+    /// registry was loaded with. Requiring a boundary around unsafe calls instead is the
+    /// registry's `UnsafeToolPolicy::RequireBoundary`, which the analyzer enforces (`RL3001`).
+    pub fn prohibit_unsafe_tools(mut self) -> Self {
+        self.prohibit_unsafe_tools = true;
+        self
+    }
+
     /// The execution limits of every run (each run may override them: [`Runtime::start_with`]).
     /// `concurrency` here caps the calls in flight over all runs together.
     pub fn limits(mut self, limits: Limits) -> Self {
@@ -128,6 +173,11 @@ impl RuntimeBuilder {
     pub fn build(self) -> Result<Runtime, BuildError> {
         let registry = self.registry.ok_or(BuildError::MissingRegistry)?;
         let executor = self.executor.ok_or(BuildError::MissingExecutor)?;
+        if self.prohibit_unsafe_tools {
+            if let Some((_, tool)) = registry.tools().find(|(_, t)| t.execution == ExecutionClass::Unsafe) {
+                return Err(BuildError::UnsafeToolProhibited { tool: tool.name.to_string() });
+            }
+        }
         let journal = self.journal.unwrap_or_else(|| Arc::new(MemoryJournal::new()));
         let mut pool = tokio::runtime::Builder::new_multi_thread();
         pool.enable_all().thread_name("runlet-worker");
@@ -138,11 +188,14 @@ impl RuntimeBuilder {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_millis());
         let tool_names = registry.tools().map(|(_, t)| t.name.to_string()).collect();
+        let tool_classes = registry.tools().map(|(_, t)| t.execution).collect();
         let runtime_cap = self.limits.get(LimitKey::Concurrency);
         let permits = Arc::new(Permits::for_registry(&registry, runtime_cap));
         let permit_keys = tool_keys(&registry, runtime_cap.is_some());
         Ok(Runtime {
             tool_names,
+            tool_classes,
+            retry_classifier: self.retry_classifier,
             registry,
             executor,
             journal,
@@ -177,6 +230,9 @@ pub struct Runtime {
     registry: Arc<Registry>,
     /// Tool names by `ToolId` index, shared by every run's core.
     tool_names: Arc<[String]>,
+    /// Execution classes by `ToolId` index, shared by every run's core.
+    tool_classes: Arc<[ExecutionClass]>,
+    retry_classifier: Option<RetryClassifier>,
     executor: Arc<dyn ToolExecutor>,
     journal: Arc<dyn Journal>,
     settings: RunSettings,
@@ -270,6 +326,7 @@ impl Runtime {
         };
         let core =
             RunCore::new(hir, Arc::clone(&program.plan), Arc::clone(&self.tool_names), self.settings.clone())
+                .with_tool_classes(Arc::clone(&self.tool_classes))
                 .with_limits(limits.clone(), program.source_bytes);
         let own_concurrency = options.limits.get(LimitKey::Concurrency);
         if let Some(cap) = own_concurrency {
@@ -296,6 +353,7 @@ impl Runtime {
             cancel: cancel.clone(),
             wall_clock: limits.get(LimitKey::WallClockMs).map(std::time::Duration::from_millis),
             permits,
+            retry_classifier: self.retry_classifier.clone(),
         };
         let (done, outcome) = oneshot::channel();
         let inputs = values.into_iter().map(Labelled::public).collect();

@@ -4,16 +4,19 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore};
+use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, SampleRequest, TimerHandle};
 use super::event::Event;
-use super::executor::{CallContext, ToolCall, ToolError, ToolExecutor};
+use super::executor::{CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolError, ToolExecutor};
 use super::identity::{OperationComponents, OperationId, WorkflowIdentity};
 use super::permits::RunPermits;
+use super::replay::Resumed;
+use super::retry::{RetryClassifier, classify, timeout_error, uncertain_error};
 use crate::journal::{Journal, JournalError, Record, RunId};
 use crate::schema::{Registry, SchemaArena, ToolDescriptor, validate};
 use crate::value::{Labelled, List, Value};
@@ -34,6 +37,8 @@ pub struct RunEnvironment {
     pub wall_clock: Option<Duration>,
     /// The permits each call must hold while it runs (spec §4.5); `None` when nothing is capped.
     pub permits: Option<RunPermits>,
+    /// The host's retryable classification of tool errors, applied before they are journaled.
+    pub retry_classifier: Option<RetryClassifier>,
 }
 
 impl std::fmt::Debug for RunEnvironment {
@@ -45,71 +50,156 @@ impl std::fmt::Debug for RunEnvironment {
 /// Drives `core` from `Start { inputs }` to its end. A journal failure stops the run: nothing
 /// that was not committed is acted on.
 pub async fn drive(
-    mut core: RunCore,
+    core: RunCore,
     env: RunEnvironment,
     inputs: Vec<Labelled>,
 ) -> Result<Outcome, JournalError> {
-    let (answers, mut incoming) = mpsc::unbounded_channel::<Input>();
-    let mut tokens: BTreeMap<CallHandle, CancellationToken> = BTreeMap::new();
-    let mut last_seq = 0u64;
-    let mut next = Some(Input::Start { inputs });
-    let mut cancel_sent = false;
-    let started = tokio::time::Instant::now();
-    // Inclusive: the run may take exactly the cap; the timer fires one millisecond past it.
-    let cap = env.wall_clock.map(|cap| cap + Duration::from_millis(1));
-    let deadline = async {
-        match cap {
-            Some(cap) => tokio::time::sleep_until(started + cap).await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::pin!(deadline);
-    let mut deadline_sent = false;
-    loop {
-        let input = match next.take() {
-            Some(input) => input,
-            None => tokio::select! {
-                biased;
-                _ = env.cancel.cancelled(), if !cancel_sent => {
-                    cancel_sent = true;
-                    Input::CancelRequested
-                }
-                _ = &mut deadline, if !deadline_sent => {
-                    deadline_sent = true;
-                    let elapsed = started.elapsed().max(cap.unwrap_or_default());
-                    Input::WallClockExpired { elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX) }
-                }
-                answer = incoming.recv() => match answer {
-                    Some(input) => input,
-                    None => return Ok(Outcome::Cancelled),
-                },
-            },
+    Shell::new(env, 0).run(core, Input::Start { inputs }).await
+}
+
+/// Continues a run that [`replay`](super::replay) brought up to its journal's end, appending
+/// after it. A run the journal records as ended (a cancelled run included) stays ended and
+/// dispatches nothing; otherwise pending timers keep their journaled deadlines (spec §5.3),
+/// unanswered samples are taken now, and calls left dispatching are recovered by execution
+/// class (spec §5.4). The `wall_clock_ms` limit counts from the resumption.
+pub async fn resume(resumed: Resumed, env: RunEnvironment) -> Result<Outcome, JournalError> {
+    if let Some(outcome) = resumed.outcome {
+        return Ok(outcome);
+    }
+    let mut shell = Shell::new(env, resumed.last_seq);
+    for pending in resumed.timers {
+        let remaining = match pending.deadline_unix_ms {
+            Some(deadline) => Duration::from_millis(deadline.saturating_sub(unix_ms(SystemTime::now()))),
+            None => {
+                shell.arm(pending.timer, pending.delay);
+                pending.delay
+            }
         };
-        if let Input::ToolCompleted { call, .. } | Input::ToolFailed { call, .. } = &input {
-            tokens.remove(call);
-        }
-        for effect in core.react(input) {
-            match effect {
-                Effect::Append(events) => last_seq = append(&env, last_seq, events).await?,
-                Effect::Dispatch(request) => {
-                    let token = CancellationToken::new();
-                    tokens.insert(request.call, token.clone());
-                    spawn_call(&env, request, token, answers.clone());
-                }
-                Effect::Cancel(call) => {
-                    if let Some(token) = tokens.remove(&call) {
-                        token.cancel();
+        shell.schedule(pending.timer, remaining);
+    }
+    for request in resumed.unsampled {
+        shell.sample(request);
+    }
+    shell.run(resumed.core, Input::Resume).await
+}
+
+/// One run's effect executor: its journal position, the tokens of its calls and its timers.
+struct Shell {
+    env: RunEnvironment,
+    answers: mpsc::UnboundedSender<Input>,
+    incoming: mpsc::UnboundedReceiver<Input>,
+    tokens: BTreeMap<CallHandle, CancellationToken>,
+    timers: BTreeMap<TimerHandle, JoinHandle<()>>,
+    last_seq: u64,
+}
+
+impl Shell {
+    fn new(env: RunEnvironment, last_seq: u64) -> Shell {
+        let (answers, incoming) = mpsc::unbounded_channel::<Input>();
+        Shell { env, answers, incoming, tokens: BTreeMap::new(), timers: BTreeMap::new(), last_seq }
+    }
+
+    async fn run(mut self, mut core: RunCore, first: Input) -> Result<Outcome, JournalError> {
+        let mut next = Some(first);
+        let mut cancel_sent = false;
+        let started = tokio::time::Instant::now();
+        // Inclusive: the run may take exactly the cap; the timer fires one millisecond past it.
+        let cap = self.env.wall_clock.map(|cap| cap + Duration::from_millis(1));
+        let deadline = async {
+            match cap {
+                Some(cap) => tokio::time::sleep_until(started + cap).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(deadline);
+        let mut deadline_sent = false;
+        loop {
+            let input = match next.take() {
+                Some(input) => input,
+                None => tokio::select! {
+                    biased;
+                    _ = self.env.cancel.cancelled(), if !cancel_sent => {
+                        cancel_sent = true;
+                        Input::CancelRequested
                     }
-                }
-                Effect::Finish(outcome) => {
-                    for token in tokens.values() {
-                        token.cancel();
+                    _ = &mut deadline, if !deadline_sent => {
+                        deadline_sent = true;
+                        let elapsed = started.elapsed().max(cap.unwrap_or_default());
+                        Input::WallClockExpired { elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX) }
                     }
-                    return Ok(outcome);
+                    answer = self.incoming.recv() => match answer {
+                        Some(input) => input,
+                        None => return Ok(Outcome::Cancelled),
+                    },
+                },
+            };
+            if let Input::ToolCompleted { call, .. } | Input::ToolFailed { call, .. } = &input {
+                self.tokens.remove(call);
+            }
+            for effect in core.react(input) {
+                match effect {
+                    Effect::Append(events) => {
+                        self.last_seq = append(&self.env, self.last_seq, events).await?
+                    }
+                    Effect::Dispatch(request) => {
+                        let token = CancellationToken::new();
+                        self.tokens.insert(request.call, token.clone());
+                        spawn_call(&self.env, request, token, self.answers.clone());
+                    }
+                    Effect::Cancel(call) => {
+                        if let Some(token) = self.tokens.remove(&call) {
+                            token.cancel();
+                        }
+                    }
+                    Effect::StartTimer { timer, delay } => {
+                        self.arm(timer, delay);
+                        self.schedule(timer, delay);
+                    }
+                    Effect::CancelTimer(timer) => {
+                        if let Some(task) = self.timers.remove(&timer) {
+                            task.abort();
+                        }
+                    }
+                    Effect::Sample(request) => self.sample(request),
+                    Effect::Finish(outcome) => {
+                        for token in self.tokens.values() {
+                            token.cancel();
+                        }
+                        for task in self.timers.values() {
+                            task.abort();
+                        }
+                        return Ok(outcome);
+                    }
                 }
             }
         }
     }
+
+    /// Samples a nondeterministic intrinsic once; the core journals the answer.
+    fn sample(&self, request: SampleRequest) {
+        let answer = request.function.sample();
+        let _ = self.answers.send(Input::Sampled { call: request.call, answer });
+    }
+
+    /// Tells the core the wall-clock deadline of `timer`, so the journal keeps it.
+    fn arm(&self, timer: TimerHandle, delay: Duration) {
+        let deadline_unix_ms = unix_ms(SystemTime::now() + delay);
+        let _ = self.answers.send(Input::TimerArmed { timer, deadline_unix_ms });
+    }
+
+    /// Fires `timer` after `delay` on the tokio clock.
+    fn schedule(&mut self, timer: TimerHandle, delay: Duration) {
+        let answers = self.answers.clone();
+        let task = tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let _ = answers.send(Input::TimerFired { timer });
+        });
+        self.timers.insert(timer, task);
+    }
+}
+
+fn unix_ms(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis().min(u128::from(u64::MAX)) as u64)
 }
 
 async fn append(env: &RunEnvironment, last_seq: u64, events: Vec<Event>) -> Result<u64, JournalError> {
@@ -158,7 +248,9 @@ fn check_arguments(schemas: &SchemaArena, tool: &ToolDescriptor, arguments: &Lis
     Err(failure)
 }
 
-/// Runs one call on its own task and reports the validated answer to the core.
+/// Runs one call on its own task and reports the validated answer to the core: recovery first
+/// when the core asks for it, the host's deadline around the dispatch, and the host's retryable
+/// classification on every error.
 fn spawn_call(
     env: &RunEnvironment,
     request: CallRequest,
@@ -167,24 +259,27 @@ fn spawn_call(
 ) {
     let tool = env.registry.tool(request.tool).clone();
     let schemas = Arc::clone(env.registry.schemas());
-    let input_digest = crate::value::sha256(&Value::List(request.arguments.clone()));
     let operation = OperationId::derive(&OperationComponents {
         workflow: &env.workflow,
         call_site: &request.call_site,
         dynamic_key: &request.dynamic_key,
         schema_version: &tool.schema_version,
-        input_digest: &input_digest,
+        input_digest: &request.input_digest,
         generation: 0,
     });
-    let context = CallContext::new(
+    let mut context = CallContext::new(
         env.run_id.clone(),
         request.node_id.as_str(),
         request.attempt,
         operation,
-        operation.dispatch_id(request.attempt),
+        operation.dispatch_id(request.dispatch_generation),
         tool.schema_version.as_str(),
     )
-    .with_cancellation(token);
+    .with_call_site(request.call_site.as_str(), request.dynamic_key.as_str())
+    .with_cancellation(token.clone());
+    if let Some(timeout) = request.timeout {
+        context = context.with_deadline(tokio::time::Instant::now() + timeout);
+    }
     let call = ToolCall {
         tool: Arc::from(tool.name.to_string()),
         tool_id: request.tool,
@@ -192,43 +287,72 @@ fn spawn_call(
         context,
     };
     let executor = Arc::clone(&env.executor);
+    let classifier = env.retry_classifier.clone();
     let handle = request.call;
     let checked = check_arguments(&schemas, &tool, &call.arguments);
+    let (recover_first, timeout) = (request.recover_first, request.timeout);
     // Requested now, in dispatch order, so waiting calls start in that order.
     let mut permit = env.permits.as_ref().map(|p| p.request(request.tool));
     tokio::spawn(async move {
+        let name = tool.name.to_string();
         if let Some(permit) = &mut permit {
             tokio::select! {
                 () = permit.granted() => {}
-                () = call.context.cancellation.cancelled() => return,
+                () = call.context.cancellation.cancelled() => {
+                    let _ = answers.send(Input::ToolFailed { call: handle, error: ToolError::cancelled(&name) });
+                    return;
+                }
             }
         }
         if let Err(reason) = checked {
             let error = ToolError::new(
                 "TOOL_INPUT_SCHEMA_MISMATCH",
                 format!(
-                    "the call to `{}` was not sent: its arguments do not match its input schema: {reason}",
-                    tool.name
+                    "the call to `{name}` was not sent: its arguments do not match its input schema: {reason}"
                 ),
             );
             let _ = answers.send(Input::ToolFailed { call: handle, error });
             return;
         }
-        let answer = match executor.dispatch(call).await {
+        let recovered = if recover_first {
+            match executor.recover(RecoveryRequest { call: call.clone() }).await {
+                Ok(RecoveryOutcome::Succeeded(output)) => Some(Ok(output)),
+                Ok(RecoveryOutcome::NotApplied) => None,
+                Ok(RecoveryOutcome::Unknown | RecoveryOutcome::Unsupported) => {
+                    Some(Err(uncertain_error(&name, "and recovery by operation id could not tell")))
+                }
+                Err(error) => Some(Err(error)),
+            }
+        } else {
+            None
+        };
+        let answered = match recovered {
+            Some(answer) => answer,
+            None => match timeout {
+                Some(timeout) => match tokio::time::timeout(timeout, executor.dispatch(call)).await {
+                    Ok(answer) => answer,
+                    Err(_) => {
+                        token.cancel();
+                        Err(timeout_error(&name, tool.execution, timeout))
+                    }
+                },
+                None => executor.dispatch(call).await,
+            },
+        };
+        let answer = match answered {
             Ok(output) => match validate(&schemas, tool.output, &output.value) {
                 Ok(()) => Input::ToolCompleted { call: handle, value: Labelled::public(output.value) },
                 Err(mismatch) => Input::ToolFailed {
                     call: handle,
                     error: ToolError::new(
                         "TOOL_OUTPUT_SCHEMA_MISMATCH",
-                        format!(
-                            "`{}` returned a value its output schema does not accept: {mismatch}",
-                            tool.name
-                        ),
+                        format!("`{name}` returned a value its output schema does not accept: {mismatch}"),
                     ),
                 },
             },
-            Err(error) => Input::ToolFailed { call: handle, error },
+            Err(error) => {
+                Input::ToolFailed { call: handle, error: classify(&tool, classifier.as_ref(), error) }
+            }
         };
         let _ = answers.send(answer);
     });
@@ -286,8 +410,10 @@ mod tests {
         executor: impl FnOnce(Arc<MemoryJournal>) -> Arc<dyn ToolExecutor>,
     ) -> (RunCore, RunEnvironment, Arc<MemoryJournal>) {
         let names: Arc<[String]> = registry.tools().map(|(_, t)| t.name.to_string()).collect();
+        let classes = registry.tools().map(|(_, t)| t.execution).collect();
         let core =
-            RunCore::new(Arc::clone(program), Arc::new(Plan::new(program)), names, RunSettings::default());
+            RunCore::new(Arc::clone(program), Arc::new(Plan::new(program)), names, RunSettings::default())
+                .with_tool_classes(classes);
         let run_id = RunId::new(run);
         let journal = Arc::new(MemoryJournal::new());
         let digest = sha256(&Value::Null);
@@ -317,6 +443,7 @@ mod tests {
             cancel: CancellationToken::new(),
             wall_clock: None,
             permits: None,
+            retry_classifier: None,
         };
         (core, env, journal)
     }
@@ -385,5 +512,123 @@ mod tests {
             }
             other => panic!("expected a failed run, got {other:?}"),
         }
+    }
+
+    /// Records every call's tool, operation id and dispatch id, then answers from `inner`.
+    struct Recording {
+        seen: std::sync::Mutex<Vec<(String, OperationId, crate::engine::DispatchId)>>,
+        inner: ScriptedExecutor,
+    }
+
+    #[async_trait]
+    impl ToolExecutor for Recording {
+        async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+            let entry = (call.tool.to_string(), call.context.operation_id, call.context.dispatch_id);
+            self.seen.lock().expect("not poisoned").push(entry);
+            self.inner.dispatch(call).await
+        }
+    }
+
+    const CLASSES: &str = r#"{"tools": [
+        {"name": "t.idem", "params": [{"name": "x", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "idempotent"},
+        {"name": "t.once", "params": [{"name": "x", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "at_most_once"}
+    ]}"#;
+
+    const RESUMED: &str = "a = t.idem(1)\nb = boundary {\n    return t.once(2)\n} catch e {\n    return e.code\n}\nreturn [a, b]\n";
+
+    /// Compiles `source` against `registry_json`, reacts to `Start` (and `then`, when given)
+    /// without running any call — a worker that stops there — and journals what it appended.
+    async fn crashed(
+        registry_json: &str,
+        source: &str,
+        then: Option<Input>,
+    ) -> (Arc<crate::analyze::hir::Program>, Arc<Registry>, RunEnvironment, Arc<Recording>, Vec<CallRequest>)
+    {
+        let registry =
+            Arc::new(Registry::from_json_str(registry_json, &Default::default()).expect("registry").registry);
+        let analysis = crate::analyze::analyze(source, &registry, &Default::default(), &Default::default());
+        let program = Arc::new(analysis.hir.expect("compiles"));
+        let recording = Arc::new(Recording {
+            seen: std::sync::Mutex::new(Vec::new()),
+            inner: ScriptedExecutor::from_json_str(
+                r#"{"t.idem": [{"result": 10}], "t.once": [{"result": 20}]}"#,
+            )
+            .expect("fixtures"),
+        });
+        let executor: Arc<dyn ToolExecutor> = recording.clone();
+        let (mut core, env, _) = prepared(&program, &registry, "crashed", |_| executor).await;
+        let mut seq = 0;
+        let mut sent = Vec::new();
+        for input in std::iter::once(Input::Start { inputs: Vec::new() }).chain(then) {
+            for effect in core.react(input) {
+                match effect {
+                    Effect::Append(events) => seq = append(&env, seq, events).await.expect("journal"),
+                    Effect::Dispatch(request) => sent.push(request),
+                    _ => {}
+                }
+            }
+        }
+        (program, registry, env, recording, sent)
+    }
+
+    async fn journaled(env: &RunEnvironment) -> Vec<Event> {
+        let records = env.journal.read(&env.run_id, 0, usize::MAX).await.expect("read");
+        records.iter().map(|r| Event::decode(&r.bytes).expect("decodes").1).collect()
+    }
+
+    fn fresh(program: &Arc<crate::analyze::hir::Program>, registry: &Registry) -> RunCore {
+        let names: Arc<[String]> = registry.tools().map(|(_, t)| t.name.to_string()).collect();
+        let classes = registry.tools().map(|(_, t)| t.execution).collect();
+        RunCore::new(Arc::clone(program), Arc::new(Plan::new(program)), names, RunSettings::default())
+            .with_tool_classes(classes)
+    }
+
+    #[tokio::test]
+    async fn a_crashed_run_resumes_redispatching_idempotent_calls_and_surfacing_at_most_once_ones() {
+        let (program, registry, env, recording, before) = crashed(CLASSES, RESUMED, None).await;
+        assert_eq!(before.len(), 2, "both calls were dispatching when the worker stopped");
+        let events = journaled(&env).await;
+        let resumed = crate::engine::replay(fresh(&program, &registry), &events).expect("replays");
+        assert_eq!(resumed.last_seq, events.len() as u64);
+        let outcome = resume(resumed, env.clone()).await.expect("journal works");
+        match outcome {
+            Outcome::Succeeded(value) => assert_eq!(
+                crate::value::to_presentation_json(value.value()).expect("json"),
+                r#"[10,"RL6109"]"#,
+                "the idempotent call is sent again; the at-most-once one is uncertain and caught"
+            ),
+            other => panic!("expected success, got {other:?}"),
+        }
+        let seen = recording.seen.lock().expect("not poisoned").clone();
+        assert_eq!(seen.len(), 1, "only the idempotent call is sent again: {seen:?}");
+        let idem =
+            before.iter().find(|r| registry.tool(r.tool).name.to_string() == "t.idem").expect("t.idem");
+        let tool = registry.tool(idem.tool);
+        let operation = OperationId::derive(&OperationComponents {
+            workflow: &env.workflow,
+            call_site: &idem.call_site,
+            dynamic_key: &idem.dynamic_key,
+            schema_version: &tool.schema_version,
+            input_digest: &idem.input_digest,
+            generation: 0,
+        });
+        assert_eq!(seen[0].1, operation, "the same operation id");
+        assert_eq!(seen[0].2, operation.dispatch_id(2), "the second dispatch of it");
+        let whole = journaled(&env).await;
+        assert!(whole.contains(&Event::RunResumed));
+        let replayed =
+            crate::engine::replay(fresh(&program, &registry), &whole).expect("the resumed journal replays");
+        assert!(matches!(replayed.outcome, Some(Outcome::Succeeded(_))));
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_run_stays_cancelled_when_resumed() {
+        let (program, registry, env, recording, _) =
+            crashed(CLASSES, RESUMED, Some(Input::CancelRequested)).await;
+        let resumed =
+            crate::engine::replay(fresh(&program, &registry), &journaled(&env).await).expect("replays");
+        assert!(matches!(resume(resumed, env.clone()).await, Ok(Outcome::Cancelled)));
+        assert!(recording.seen.lock().expect("not poisoned").is_empty(), "nothing is dispatched");
+        assert_eq!(journaled(&env).await.last(), Some(&Event::RunCancelled), "nothing is appended");
     }
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::diag::codes;
+use crate::stdlib::{self, Intrinsic, Prelude};
 use crate::value::{Digest, Value, sha256};
 
 use super::arena::SchemaArena;
@@ -56,6 +57,9 @@ pub struct Registry {
     resource_groups: BTreeMap<String, u64>,
     unsafe_tools: UnsafeToolPolicy,
     digest: Digest,
+    prelude: Prelude,
+    /// The tools that are intrinsics of the prelude, by id.
+    intrinsics: BTreeMap<ToolId, Intrinsic>,
 }
 
 /// A registry that loaded, with the warnings found on the way.
@@ -137,6 +141,21 @@ impl Registry {
         self.unsafe_tools
     }
 
+    /// The prelude of intrinsics this registry offers next to its tools.
+    pub fn prelude(&self) -> Prelude {
+        self.prelude
+    }
+
+    /// The intrinsic `tool` is, when it is one of the prelude's functions rather than a host tool.
+    pub fn intrinsic(&self, tool: ToolId) -> Option<Intrinsic> {
+        self.intrinsics.get(&tool).copied()
+    }
+
+    /// `root` when it is a namespace of this registry's prelude (such as `text`).
+    pub fn intrinsic_namespace<'r>(&self, root: &'r str) -> Option<&'r str> {
+        (self.prelude != Prelude::None && stdlib::NAMESPACES.contains(&root)).then_some(root)
+    }
+
     /// Whether calls of `tool` must be inside a `boundary` under the host's policy.
     pub fn requires_boundary(&self, tool: ToolId) -> bool {
         self.unsafe_tools == UnsafeToolPolicy::RequireBoundary
@@ -153,6 +172,7 @@ pub struct RegistryBuilder {
     inputs: BTreeMap<String, (HostInput, JsonPath)>,
     resource_groups: BTreeMap<String, u64>,
     issues: Vec<RegistryIssue>,
+    prelude: Prelude,
 }
 
 impl RegistryBuilder {
@@ -164,7 +184,14 @@ impl RegistryBuilder {
             inputs: BTreeMap::new(),
             resource_groups: BTreeMap::new(),
             issues: Vec::new(),
+            prelude: Prelude::None,
         }
+    }
+
+    /// Offers the intrinsics of `prelude` next to the tools (docs/STDLIB.md). The prelude's
+    /// namespaces are then closed to host tools (`RL8021`).
+    pub fn prelude(&mut self, prelude: Prelude) {
+        self.prelude = prelude;
     }
 
     /// Adds findings made outside the builder (such as about the file around the tools).
@@ -205,11 +232,17 @@ impl RegistryBuilder {
         self.check_duplicates();
         self.check_unsafe_tools();
         self.check_resource_groups();
+        self.add_prelude();
         let mut namespace = Namespace::default();
         self.tools.sort_by(|(a, _), (b, _)| a.name.cmp(&b.name));
         self.tools.dedup_by(|(a, _), (b, _)| a.name == b.name);
+        let mut intrinsics = BTreeMap::new();
         for (i, (tool, _)) in self.tools.iter().enumerate() {
             namespace.insert(tool.name.segments(), ToolId(i as u32));
+            // A host tool cannot be in a prelude namespace (`add_prelude`), so a prelude name is
+            // the intrinsic's own descriptor.
+            let intrinsic = Intrinsic::named(tool.name.as_str()).filter(|&f| self.prelude.includes(f));
+            intrinsics.extend(intrinsic.map(|f| (ToolId(i as u32), f)));
         }
         for (name, (_, path)) in &self.inputs {
             if namespace.get(&[name]).is_some() {
@@ -234,6 +267,8 @@ impl RegistryBuilder {
             resource_groups: self.resource_groups,
             unsafe_tools: self.options.unsafe_tools,
             digest,
+            prelude: self.prelude,
+            intrinsics,
         };
         Ok(LoadedRegistry { registry, warnings: self.issues })
     }
@@ -272,6 +307,31 @@ impl RegistryBuilder {
                     ));
                 self.issues.push(issue);
             }
+        }
+    }
+
+    /// Adds the prelude's descriptors, after reporting every host tool in a prelude namespace:
+    /// a host cannot override or extend an intrinsic namespace (docs/STDLIB.md, "Names").
+    fn add_prelude(&mut self) {
+        if self.prelude == Prelude::None {
+            return;
+        }
+        for (tool, path) in &self.tools {
+            if stdlib::NAMESPACES.contains(&tool.name.root()) {
+                let message = format!(
+                    "`{}` is in the `{}` namespace, which the {} prelude owns",
+                    tool.name,
+                    tool.name.root(),
+                    self.prelude.as_str()
+                );
+                let issue = RegistryIssue::error(codes::PRELUDE_NAMESPACE_TAKEN, path.key("name"), message)
+                    .with_help("rename the tool into a namespace of its own, or load the registry without the prelude")
+                    .with_candidates(stdlib::NAMESPACES.iter().map(|ns| format!("{ns}.*")));
+                self.issues.push(issue);
+            }
+        }
+        for intrinsic in self.prelude.intrinsics() {
+            self.tools.push((intrinsic.descriptor(&mut self.arena), JsonPath::root().key("prelude")));
         }
     }
 

@@ -9,9 +9,10 @@ use super::fields::Fields;
 use super::issue::{RegistryError, RegistryIssue};
 use super::json_path::JsonPath;
 use super::registry::{LoadedRegistry, Registry, RegistryBuilder, RegistryOptions};
+use crate::stdlib::Prelude;
 
 /// Top-level fields. `nextCursor` and `_meta` are MCP's and are accepted and not used.
-const FILE_FIELDS: &[&str] = &["tools", "inputs", "resource_groups", "nextCursor", "_meta"];
+const FILE_FIELDS: &[&str] = &["tools", "inputs", "resource_groups", "prelude", "nextCursor", "_meta"];
 
 impl Registry {
     /// Loads a registry file's text. Findings carry JSON paths; turn them into diagnostics
@@ -34,6 +35,9 @@ impl Registry {
         let (tools, inputs) = top_level(json, &mut issues)?;
         let groups = resource_groups(json, &mut issues);
         let mut builder = RegistryBuilder::new(*options);
+        if let Some(prelude) = prelude_field(json, &mut issues) {
+            builder.prelude(prelude);
+        }
         builder.extend_issues(issues);
         for (name, cap) in groups {
             builder.add_resource_group(&name, cap);
@@ -83,6 +87,22 @@ fn resource_groups(json: &Value, issues: &mut Vec<RegistryIssue>) -> Vec<(String
     let Some(mut fields) = Fields::of(groups, &path, issues, "`resource_groups`") else { return Vec::new() };
     let names: Vec<String> = fields.keys().cloned().collect();
     names.into_iter().filter_map(|name| fields.positive_integer(&name).map(|cap| (name, cap))).collect()
+}
+
+/// The `prelude` field: `none`, `deterministic` or `standard` (docs/STDLIB.md); absent is none.
+fn prelude_field(json: &Value, issues: &mut Vec<RegistryIssue>) -> Option<Prelude> {
+    let field = json.get("prelude")?;
+    let chosen = field.as_str().and_then(Prelude::parse);
+    if chosen.is_none() {
+        let message = format!("`prelude` is {field}, which is not a prelude");
+        let names = Prelude::ALL.iter().map(|p| format!("\"{}\"", p.as_str()));
+        issues.push(
+            RegistryIssue::error(codes::INVALID_PRELUDE, JsonPath::root().key("prelude"), message)
+                .with_help("choose the intrinsics the registry offers")
+                .with_candidates(names),
+        );
+    }
+    chosen
 }
 
 /// The byte offset of serde_json's 1-based line and byte column in `text`.

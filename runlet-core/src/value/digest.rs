@@ -10,7 +10,7 @@ use sha2::{Digest as _, Sha256};
 
 use super::error::ValueError;
 use super::model::Value;
-use super::rcve::{Sink, write_value};
+use super::rcve::{ScalarRef, Sink, write_scalar_list, write_value};
 use super::sensitivity::{Labels, Sensitivity};
 use crate::diag::codes;
 
@@ -130,35 +130,38 @@ impl fmt::Debug for DigestKey {
     }
 }
 
-/// Feeds encoded bytes to a hash in large chunks: RCVE writes many tiny pieces.
+/// Feeds encoded bytes to a hash in chunks: RCVE writes many tiny pieces. The buffer lives on
+/// the stack, so digesting a small value (an identity, a call's arguments) allocates nothing.
 struct HashSink<H: sha2::digest::Update> {
     hash: H,
-    buffer: Vec<u8>,
+    buffer: [u8; HASH_CHUNK],
+    len: usize,
 }
 
-const HASH_CHUNK: usize = 16 * 1024;
+const HASH_CHUNK: usize = 1024;
 
 impl<H: sha2::digest::Update> HashSink<H> {
     fn new(hash: H) -> Self {
-        HashSink { hash, buffer: Vec::with_capacity(HASH_CHUNK) }
+        HashSink { hash, buffer: [0; HASH_CHUNK], len: 0 }
     }
 
     fn into_hash(mut self) -> H {
-        self.hash.update(&self.buffer);
+        self.hash.update(&self.buffer[..self.len]);
         self.hash
     }
 }
 
 impl<H: sha2::digest::Update> Sink for HashSink<H> {
     fn put(&mut self, bytes: &[u8]) {
-        if self.buffer.len() + bytes.len() > HASH_CHUNK {
-            self.hash.update(&self.buffer);
-            self.buffer.clear();
+        if self.len + bytes.len() > HASH_CHUNK {
+            self.hash.update(&self.buffer[..self.len]);
+            self.len = 0;
         }
         if bytes.len() >= HASH_CHUNK {
             self.hash.update(bytes);
         } else {
-            self.buffer.extend_from_slice(bytes);
+            self.buffer[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+            self.len += bytes.len();
         }
     }
 }
@@ -167,6 +170,14 @@ impl<H: sha2::digest::Update> Sink for HashSink<H> {
 pub fn sha256(value: &Value) -> Digest {
     let mut sink = HashSink::new(Sha256::new());
     write_value(value, &mut sink);
+    Digest::Sha256(sink.into_hash().finalize().into())
+}
+
+/// SHA-256 of the RCVE bytes of the List of `items`: equal to [`sha256`] of that List built from
+/// values, without building it.
+pub fn sha256_of_scalars(items: &[ScalarRef<'_>]) -> Digest {
+    let mut sink = HashSink::new(Sha256::new());
+    write_scalar_list(items, &mut sink);
     Digest::Sha256(sink.into_hash().finalize().into())
 }
 
@@ -187,6 +198,36 @@ pub fn canonical_digest(value: &Value, labels: &Labels, key: &DigestKey) -> Dige
 mod tests {
     use super::*;
     use crate::value::rcve::encode;
+
+    #[test]
+    fn scalar_lists_digest_like_the_same_list_of_values() {
+        use crate::value::List;
+        let scalars = [
+            ScalarRef::Str("runlet"),
+            ScalarRef::Str(""),
+            ScalarRef::Int(0),
+            ScalarRef::Int(-64),
+            ScalarRef::Int(i64::MIN),
+            ScalarRef::Bytes(&[0, 255]),
+            ScalarRef::Str(&"é".repeat(100)),
+            ScalarRef::Str(&"x".repeat(1000)),
+            ScalarRef::Str(&"y".repeat(3000)),
+        ];
+        let values = vec![
+            Value::from("runlet"),
+            Value::from(""),
+            Value::Int(0),
+            Value::Int(-64),
+            Value::Int(i64::MIN),
+            Value::bytes(vec![0, 255]),
+            Value::from("é".repeat(100)),
+            Value::from("x".repeat(1000)),
+            Value::from("y".repeat(3000)),
+        ];
+        let list = Value::List(List::new(values).expect("flat"));
+        assert_eq!(sha256_of_scalars(&scalars), sha256(&list));
+        assert_eq!(sha256_of_scalars(&[]), sha256(&Value::List(List::new(Vec::new()).expect("empty"))));
+    }
 
     #[test]
     fn sha256_hashes_the_rcve_bytes() {

@@ -29,11 +29,11 @@ impl Lowerer<'_> {
             Some(callable) if callable.segments == segments.len() => self.tool_call(e, callable.tool, args),
             found => {
                 let text = segments.join(".");
-                let mut diagnostic = Diagnostic::error(
-                    codes::UNKNOWN_TOOL,
-                    callee.span,
-                    format!("`{text}` is not a registered tool"),
-                );
+                let message = match self.registry.intrinsic_namespace(root) {
+                    Some(namespace) => format!("`{text}` is not an intrinsic of the `{namespace}` namespace"),
+                    None => format!("`{text}` is not a registered tool"),
+                };
+                let mut diagnostic = Diagnostic::error(codes::UNKNOWN_TOOL, callee.span, message);
                 if let Some(found) = found {
                     let tool = self.registry.tool(found.tool).name.to_string();
                     let rest = segments[found.segments..].join(".");
@@ -192,6 +192,9 @@ impl Lowerer<'_> {
             );
         }
         let output = self.registry.tool(tool).output;
+        if let Some(function) = self.registry.intrinsic(tool) {
+            return self.intrinsic_call(function, converted, output, &at);
+        }
         let ty =
             if converted.iter().any(|&a| self.ty(a) == Ty::Never) { Ty::Never } else { Ty::Schema(output) };
         self.push(ExprKind::Call { tool, args: converted }, ty, Origin::ToolOutput(tool), &at)

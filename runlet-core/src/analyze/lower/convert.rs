@@ -318,7 +318,26 @@ impl Lowerer<'_> {
                         self.types.display(part)
                     ),
                 );
-                diagnostic = diagnostic.with_help(kind_help(self.types.kind(part), self.types.kind(to)));
+                let parser = match (self.types.kind(part), self.types.kind(to)) {
+                    (SchemaKind::String(_), SchemaKind::Integer(_)) => {
+                        self.prelude_function("number.parse_integer")
+                    }
+                    (SchemaKind::String(_), SchemaKind::Number(_)) => self.prelude_function("number.parse"),
+                    _ => None,
+                };
+                diagnostic = match parser.filter(|_| part == from) {
+                    Some(parser) => {
+                        let call = format!("{parser}({})", self.text(span));
+                        diagnostic.with_help(format!("parse the text explicitly: `{call}`")).with_fix(
+                            Fix::new(
+                                format!("parse it with `{parser}`"),
+                                Applicability::MaybeIncorrect,
+                                vec![Edit { span, replacement: call }],
+                            ),
+                        )
+                    }
+                    None => diagnostic.with_help(kind_help(self.types.kind(part), self.types.kind(to))),
+                };
                 if part != from || to != target {
                     diagnostic = diagnostic.with_note(format!("the value: {}", self.types.display(from)));
                 }
@@ -348,16 +367,20 @@ impl Lowerer<'_> {
                 self.describe(span)
             ),
         );
-        if self.registry.tool_named("json.encode").is_some() {
+        // The prelude's encoder (docs/STDLIB.md), else one the host registers.
+        let encoder =
+            ["json.stringify", "json.encode"].into_iter().find(|n| self.registry.tool_named(n).is_some());
+        if let Some(encoder) = encoder {
             diagnostic = diagnostic.with_fix(Fix::new(
-                format!("use `json.encode({text})` to say so"),
+                format!("use `{encoder}({text})` to say so"),
                 Applicability::MaybeIncorrect,
-                vec![Edit { span, replacement: format!("json.encode({text})") }],
+                vec![Edit { span, replacement: format!("{encoder}({text})") }],
             ));
         }
-        self.report(diagnostic.with_help(
-            "pass the properties the text needs, or encode the value explicitly with `json.encode`",
-        ));
+        self.report(diagnostic.with_help(format!(
+            "pass the properties the text needs, or encode the value explicitly with `{}`",
+            encoder.unwrap_or("json.encode")
+        )));
     }
 
     fn is_prose(&self, context: &Context) -> bool {

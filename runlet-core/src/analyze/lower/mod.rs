@@ -11,6 +11,7 @@ mod context;
 mod control;
 mod convert;
 mod expr;
+mod intrinsic;
 mod names;
 mod narrow;
 mod operator;

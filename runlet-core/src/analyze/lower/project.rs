@@ -100,9 +100,22 @@ impl Lowerer<'_> {
                 span,
                 format!("{what} is {kind}, which has no property `{name}`"),
             );
-            diagnostic = match (foreign::property(name), self.types.kind(schema)) {
-                (Some(help), _) => diagnostic.with_help(help),
-                (None, SchemaKind::List(_)) => diagnostic.with_help(format!(
+            let length = match (foreign::property(name), self.types.kind(schema)) {
+                (Some(_), SchemaKind::List(_)) => self.prelude_function("list.length"),
+                (Some(_), SchemaKind::String(_)) => self.prelude_function("text.length"),
+                _ => None,
+            };
+            diagnostic = match (length, foreign::property(name), self.types.kind(schema)) {
+                (Some(function), _, _) => {
+                    let call = format!("{function}({})", self.text(object.span));
+                    diagnostic.with_help(format!("call `{call}`")).with_fix(Fix::machine(
+                        format!("call `{function}`"),
+                        Span::new(object.span.start, span.end),
+                        call,
+                    ))
+                }
+                (None, Some(help), _) => diagnostic.with_help(help),
+                (None, None, SchemaKind::List(_)) => diagnostic.with_help(format!(
                     "read `{name}` of each element with `for`: `for item in … {{ return item.{name} }}`"
                 )),
                 _ => diagnostic.with_help("read properties of objects only"),

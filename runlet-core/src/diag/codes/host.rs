@@ -43,6 +43,10 @@ declare_codes! {
     UNKNOWN_TOOL_ANNOTATION = 8019,
     /// A tool lists the same error code twice.
     DUPLICATE_ERROR_CODE = 8020,
+    /// A registry with the prelude has a tool in one of the prelude's namespaces.
+    PRELUDE_NAMESPACE_TAKEN = 8021,
+    /// The registry file's `prelude` is not `none`, `deterministic` or `standard`.
+    INVALID_PRELUDE = 8022,
     /// JSON supplied by the host is not valid portable JSON.
     INVALID_HOST_JSON = 8101,
     /// The host supplied an unusable digest key.
@@ -56,4 +60,15 @@ declare_codes! {
     TOOL_FIXTURE_ANSWER = 8203,
     /// No case of the tool fixture file answers a call.
     NO_FIXTURE_CASE = 8204,
+    /// A transcript file, call or error object has a missing field, a field of the wrong JSON
+    /// type, a value out of range, or a field the format does not define.
+    TRANSCRIPT_BAD_FIELD = 8301,
+    /// A transcript file names a format or format version this Runlet does not read.
+    TRANSCRIPT_FORMAT = 8302,
+    /// A transcript was recorded with a different program or registry than the one replayed.
+    REPLAY_WORKFLOW_CHANGED = 8303,
+    /// A replayed run requested a call the transcript has no matching entry for.
+    REPLAY_DRIFT = 8304,
+    /// A replayed run ended without requesting a call the transcript recorded.
+    REPLAY_UNCONSUMED = 8305,
 }

@@ -33,4 +33,20 @@ declare_codes! {
     UNEXPECTED_PROPERTY = 5303,
     /// Several union variants accept the value equally well and give different results.
     AMBIGUOUS_CONVERSION = 5304,
+    /// A regular expression does not compile or exceeds the regex size limits.
+    INVALID_REGEX = 5401,
+    /// `json.parse` was given text that is not strict JSON.
+    INVALID_JSON_TEXT = 5402,
+    /// `number.parse` or `number.parse_integer` was given text that is not a number.
+    INVALID_NUMBER_TEXT = 5403,
+    /// `time.parse` was given text that is not an RFC 3339 date-time.
+    INVALID_TIME_TEXT = 5404,
+    /// An intrinsic argument is outside the function's domain (an empty separator, a range).
+    INTRINSIC_ARGUMENT_INVALID = 5405,
+    /// An intrinsic would build a string or list larger than its cap.
+    INTRINSIC_RESULT_TOO_LARGE = 5406,
+    /// `list.sort` was given elements that are not all numbers or all strings.
+    NOT_SORTABLE = 5407,
+    /// The host could not sample a nondeterministic intrinsic (no clock or random source).
+    SAMPLE_UNAVAILABLE = 5408,
 }

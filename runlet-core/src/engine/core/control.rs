@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use super::state::{
-    BoundaryState, Control, FoldState, LoopState, NodeIx, NodeState, Owner, ScopeIx, ScopeStatus,
+    BoundaryPhase, BoundaryState, Control, FoldState, LoopState, NodeIx, NodeState, Owner, ScopeIx,
+    ScopeStatus,
 };
 use super::{Effect, Outcome, RunCore};
 use crate::analyze::hir::{ExprKind, LogicalOp};
@@ -92,11 +93,15 @@ impl RunCore {
                     Control::Fold(FoldState { items, index: 0, accumulator, step: None, stepping: false });
                 self.advance_fold(node);
             }
-            ExprKind::Boundary { retries, body, .. } => {
-                self.nodes[node.0 as usize].control =
-                    Control::Boundary(BoundaryState { attempt: 1, retries: *retries, catching: false });
-                self.events.push(Event::BoundaryAttemptStarted { node: id, attempt: 1 });
-                self.enter(*body, Some(scope), Owner::Attempt(node), "a1".into(), 1, Vec::new());
+            ExprKind::Boundary { retries, .. } => {
+                self.nodes[node.0 as usize].control = Control::Boundary(BoundaryState {
+                    attempt: 0,
+                    retries: *retries,
+                    catching: false,
+                    attempt_scope: scope,
+                    phase: BoundaryPhase::Running,
+                });
+                self.start_attempt(node);
             }
             _ => {}
         }
@@ -285,63 +290,20 @@ impl RunCore {
     /// A node of `scope` failed: cancel what the scope still runs, then let its owner decide.
     pub(super) fn scope_failed(&mut self, scope: ScopeIx, error: RunError) {
         if self.scopes[scope.0 as usize].status != ScopeStatus::Active {
+            if scope == ScopeIx(0) && !error.is_catchable() {
+                self.policy_failure_while_draining(error);
+            }
             return;
         }
         self.scopes[scope.0 as usize].status = ScopeStatus::Failed;
         self.cancel_contents(scope);
         match self.scopes[scope.0 as usize].owner {
-            Owner::Run => {
-                self.events.push(Event::RunFailed { code: error.code.clone() });
-                self.finish(Outcome::Failed(error));
-            }
+            Owner::Run => self.run_failed(error),
             Owner::Arm(node) | Owner::Iteration(node, _) | Owner::FoldStep(node) | Owner::Catch(node) => {
                 self.fail(node, error)
             }
             Owner::Attempt(node) => self.attempt_failed(node, error),
         }
-    }
-
-    /// A boundary attempt failed: retry while the error is retryable and attempts remain,
-    /// otherwise run the catch block with the error value (spec §2.8). Policy failures pass.
-    fn attempt_failed(&mut self, node: NodeIx, error: RunError) {
-        let program = Arc::clone(&self.program);
-        let (ExprKind::Boundary { body, error: binding, catch, .. }, scope) =
-            (&program.expr(self.nodes[node.0 as usize].expr).kind, self.nodes[node.0 as usize].scope)
-        else {
-            return;
-        };
-        let Control::Boundary(state) = &self.nodes[node.0 as usize].control else { return };
-        if !error.catchable || state.catching {
-            return self.fail(node, error);
-        }
-        let id = self.node_id(node);
-        if error.retryable && state.attempt <= state.retries {
-            let attempt = state.attempt + 1;
-            if !self.count(LimitKey::Retries, program.expr(self.nodes[node.0 as usize].expr).span, node) {
-                return;
-            }
-            self.events.push(Event::BoundaryRetryScheduled { node: id.clone(), attempt });
-            self.events.push(Event::BoundaryAttemptStarted { node: id, attempt });
-            if let Control::Boundary(state) = &mut self.nodes[node.0 as usize].control {
-                state.attempt = attempt;
-            }
-            self.enter(*body, Some(scope), Owner::Attempt(node), format!("a{attempt}"), attempt, Vec::new());
-            return;
-        }
-        self.events.push(Event::CatchSelected { node: id });
-        if let Control::Boundary(state) = &mut self.nodes[node.0 as usize].control {
-            state.catching = true;
-        }
-        let attempt = self.attempt_of(scope);
-        let caught = Labelled::public(error.to_value());
-        self.enter(
-            *catch,
-            Some(scope),
-            Owner::Catch(node),
-            "catch".into(),
-            attempt,
-            vec![(*binding, caught)],
-        );
     }
 
     /// Cancels `scope` (if still active) and everything it owns.
@@ -352,19 +314,25 @@ impl RunCore {
         self.cancel_contents(scope);
     }
 
-    /// Cancels the unfinished nodes of `scope` (running calls get a `Cancel`) and its children.
+    /// Cancels the unfinished nodes of `scope` and its children. A running call gets a `Cancel`
+    /// and stays `Cancelling` until it acknowledges (spec §4.4, §4.6); other nodes are cancelled
+    /// at once, releasing the timers and permits they hold.
     fn cancel_contents(&mut self, scope: ScopeIx) {
         let nodes: Vec<NodeIx> = self.scopes[scope.0 as usize].nodes.values().copied().collect();
         for node in nodes {
             let state = self.nodes[node.0 as usize].state;
-            if state.is_terminal() {
+            if state.is_terminal() || state == NodeState::Cancelling {
                 continue;
             }
             let is_call =
                 matches!(self.program.expr(self.nodes[node.0 as usize].expr).kind, ExprKind::Call { .. });
             if state == NodeState::Running && is_call {
                 self.effects.push(Effect::Cancel(super::CallHandle(node.0)));
+                self.nodes[node.0 as usize].state = NodeState::Cancelling;
+                self.events.push(Event::NodeCancelling { node: self.node_id(node) });
+                continue;
             }
+            self.release_control(node);
             self.nodes[node.0 as usize].state = NodeState::Cancelled;
             self.events.push(Event::NodeCancelled { node: self.node_id(node) });
         }

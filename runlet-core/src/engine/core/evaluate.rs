@@ -3,13 +3,12 @@
 
 use std::sync::Arc;
 
+use super::RunCore;
 use super::state::{NodeIx, NodeState, ScopeIx, ScopeStatus};
-use super::{CallHandle, CallRequest, Effect, RunCore};
 use crate::analyze::hir::{BindingId, BindingKind, ExprId, ExprKind, ObjectEntry, ProjectKey};
 use crate::engine::error::RunError;
-use crate::engine::event::Event;
 use crate::engine::limits::LimitKey;
-use crate::value::{ConversionLimits, Labelled, List, Object, Value, ValueError, expect_bool, rcve};
+use crate::value::{ConversionLimits, Labelled, List, Object, Value, ValueError, expect_bool};
 
 impl RunCore {
     pub(super) fn evaluate(&mut self, node: NodeIx) {
@@ -75,9 +74,13 @@ impl RunCore {
                 let values: Vec<Value> =
                     args.iter().map(|a| self.value_of(scope, *a).value().clone()).collect();
                 match List::new(values) {
-                    Ok(arguments) => self.dispatch(node, *tool, arguments),
+                    Ok(arguments) => self.start_call(node, *tool, arguments),
                     Err(error) => self.fail_compute(node, &error),
                 }
+                return;
+            }
+            ExprKind::Intrinsic { function, args } => {
+                self.evaluate_intrinsic(node, scope, *function, args);
                 return;
             }
             ExprKind::Logical { .. }
@@ -99,39 +102,6 @@ impl RunCore {
         let scope = self.nodes[node.0 as usize].scope;
         let run_error = RunError::compute(error, self.node_id(node), self.attempt_of(scope));
         self.fail(node, run_error);
-    }
-
-    fn dispatch(&mut self, node: NodeIx, tool: crate::schema::ToolId, arguments: List) {
-        let scope = self.nodes[node.0 as usize].scope;
-        let span = self.program.expr(self.nodes[node.0 as usize].expr).span;
-        if !self.count(LimitKey::ToolCalls, span, node) {
-            return;
-        }
-        if self.is_limited(LimitKey::CallInputBytes) {
-            let size = rcve::encode(&Value::List(arguments.clone())).len() as u64;
-            if !self.within(LimitKey::CallInputBytes, size, span, Some(node)) {
-                return;
-            }
-        }
-        self.nodes[node.0 as usize].state = NodeState::Running;
-        let node_id = self.node_id(node);
-        let attempt = self.attempt_of(scope);
-        self.events.push(Event::NodeReady { node: node_id.clone() });
-        self.events.push(Event::CallDispatchPrepared {
-            node: node_id.clone(),
-            tool: self.tool_name(tool),
-            attempt,
-        });
-        let (call_site, dynamic_key) = self.call_identity(node);
-        self.effects.push(Effect::Dispatch(CallRequest {
-            call: CallHandle(node.0),
-            tool,
-            arguments,
-            node_id,
-            attempt,
-            call_site,
-            dynamic_key,
-        }));
     }
 
     /// The error a `fail(code, message[, details])` raises: never retryable (spec §2.7.3).
@@ -157,6 +127,7 @@ impl RunCore {
             code: text(code),
             message: text(message),
             retryable: false,
+            retry_after: None,
             tool: None,
             node_id: self.node_id(node),
             attempt: self.attempt_of(scope),

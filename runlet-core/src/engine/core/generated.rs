@@ -1,32 +1,48 @@
 //! Seeded simulation on generated programs: random well-typed sources (calls, arithmetic,
-//! conditionals, `for … limit`, `skip`, effect roots, `fold`, boundaries) are compiled by the
-//! analyzer and run under many completion orders; every order must reach the same outcome, the
-//! invariants hold after each reaction, and the journal replays exactly.
+//! conditionals, `for … limit`, `skip`, effect roots, `fold`, nested boundaries around loops)
+//! are compiled by the analyzer and run under many completion orders with injected failures,
+//! timeouts, cancellation acknowledgements, late completions and a crash; every order must reach
+//! the same outcome, the invariants hold after each reaction, and the journal replays exactly.
 
 use std::sync::Arc;
 
-use super::tests::{Oracle, continue_run, fresh_core, value_of};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::tests::{Oracle, Simulation, Trace, continue_run, fresh_core, value_of};
 use super::{Input, Outcome};
 use crate::analyze::{AnalyzeOptions, Inputs, analyze};
+use crate::engine::event::Event;
 use crate::engine::executor::ToolError;
-use crate::schema::{Registry, RegistryOptions};
+use crate::engine::retry::timeout_error;
+use crate::schema::{ExecutionClass, Registry, RegistryOptions};
 use crate::value::{List, Value};
 
 const REGISTRY: &str = r#"{"tools": [
     {"name": "t.num", "params": [{"name": "x", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "pure"},
     {"name": "t.list", "params": [{"name": "n", "schema": {"type": "integer"}}], "outputSchema": {"type": "array", "items": {"type": "integer"}}, "execution": "pure"},
     {"name": "t.flag", "params": [{"name": "x", "schema": {"type": "integer"}}], "outputSchema": {"type": "boolean"}, "execution": "pure"},
-    {"name": "t.write", "params": [{"name": "x", "schema": {"type": "integer"}}], "outputSchema": {"type": "boolean"}, "execution": "idempotent"}
+    {"name": "t.write", "params": [{"name": "x", "schema": {"type": "integer"}}], "outputSchema": {"type": "boolean"}, "execution": "idempotent"},
+    {"name": "t.flaky", "params": [{"name": "x", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "idempotent"},
+    {"name": "t.charge", "params": [{"name": "x", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "at_most_once"}
 ]}"#;
 
-/// Deterministic tools: `t.num` fails on 13 (the same error whichever call hits it first).
-fn oracle(tool: &str, args: &List, _attempt: u32) -> Result<Value, ToolError> {
+/// Deterministic tools: `t.num` fails on 13 (the same error whichever call hits it first);
+/// `t.flaky` fails retryably in a first attempt on multiples of 3; `t.charge` times out (an
+/// uncertain outcome) on 1 mod 4 and otherwise answers 0, which is also what its catch returns.
+fn oracle(tool: &str, args: &List, attempt: u32) -> Result<Value, ToolError> {
     let n = match args.iter().next() {
         Some(Value::Int(n)) => *n,
         _ => 0,
     };
     Ok(match tool {
         "t.num" if n == 13 => return Err(ToolError::new("THIRTEEN", "unlucky")),
+        "t.flaky" if attempt == 1 && n % 3 == 0 => return Err(ToolError::retryable("FLAKY", "try again")),
+        "t.flaky" => Value::Int(n % 7),
+        "t.charge" if n.rem_euclid(4) == 1 => {
+            return Err(timeout_error(tool, ExecutionClass::AtMostOnce, Duration::from_secs(1)));
+        }
+        "t.charge" => Value::Int(0),
         "t.num" => Value::Int((n * 3 + 1).rem_euclid(50)),
         "t.list" => List::new((0..n.rem_euclid(6)).map(Value::Int).collect()).expect("list").into(),
         "t.flag" => Value::Bool(n % 2 == 0),
@@ -56,7 +72,7 @@ impl Generator {
     }
 
     fn int(&mut self, depth: u32) -> String {
-        let choice = if depth == 0 || self.pick(5) == 0 { self.pick(2) } else { 2 + self.pick(5) };
+        let choice = if depth == 0 || self.pick(5) == 0 { self.pick(2) } else { 2 + self.pick(6) };
         match choice {
             0 => self.pick(20).to_string(),
             1 if !self.ints.is_empty() => {
@@ -77,14 +93,28 @@ impl Generator {
                 let collection = self.list(depth - 1);
                 format!("fold {acc} = 0 for {item} in {collection} {{\n    return {acc} + {item}\n}}")
             }
-            _ => {
+            6 => {
                 let err = self.fresh("err");
                 format!(
                     "boundary retry 1 {{\n    return t.num({})\n}} catch {err} {{\n    return 0\n}}",
                     self.int(depth - 1)
                 )
             }
+            _ => self.nested_boundary(depth - 1),
         }
+    }
+
+    /// A boundary around a fold of flaky calls and a nested boundary around an at-most-once
+    /// call that reads the fold: the inner call is sent only once the fold succeeded, so its
+    /// attempt never fails afterwards and the outcome does not depend on completion order.
+    fn nested_boundary(&mut self, depth: u32) -> String {
+        let (sum, acc, item, inner, outer) =
+            (self.fresh("s"), self.fresh("acc"), self.fresh("item"), self.fresh("e"), self.fresh("err"));
+        let collection = self.list(depth);
+        let retries = self.pick(3);
+        format!(
+            "boundary retry {retries} {{\n    {sum} = fold {acc} = 0 for {item} in {collection} {{\n        return {acc} + t.flaky({item})\n    }}\n    return boundary {{\n        return t.charge({sum})\n    }} catch {inner} {{\n        return 0\n    }}\n}} catch {outer} {{\n    return 1\n}}"
+        )
     }
 
     fn boolean(&mut self, depth: u32) -> String {
@@ -134,11 +164,39 @@ impl Generator {
     }
 }
 
+/// The run's end as a comparable value: the result, or the failure's code.
+fn ending(outcome: &Outcome) -> Result<Value, String> {
+    match outcome {
+        Outcome::Succeeded(_) => Ok(value_of(outcome)),
+        Outcome::Failed(error) => Err(error.code.clone()),
+        Outcome::Cancelled => Err("cancelled".into()),
+    }
+}
+
+/// Invariant 8: an at-most-once operation is dispatched at most once, whatever the retries, and
+/// an uncertain failure stays uncertain in the error that reports it.
+fn check_no_false_exactly_once(trace: &Trace, registry: &Registry, source: &str) {
+    let charge = registry.tool_named("t.charge").expect("tool");
+    let mut sent: BTreeMap<(String, String, String), usize> = BTreeMap::new();
+    for request in trace.requests.iter().filter(|r| r.tool == charge) {
+        let key = (request.call_site.clone(), request.dynamic_key.clone(), request.input_digest.to_string());
+        *sent.entry(key).or_default() += 1;
+    }
+    assert!(sent.values().all(|n| *n == 1), "an at-most-once operation was sent twice:\n{source}");
+    if let Outcome::Failed(error) = &trace.outcome {
+        let uncertain = trace.events.iter().any(|e| {
+            matches!(e, Event::CallFailed { node, error: recorded } if *node == error.node_id && recorded.uncertain)
+        });
+        assert!(!uncertain || error.uncertain, "an uncertain failure lost its uncertainty:\n{source}");
+    }
+}
+
 #[test]
 fn generated_programs_reach_one_outcome_under_every_completion_order() {
     let registry =
         Arc::new(Registry::from_json_str(REGISTRY, &RegistryOptions::default()).expect("registry").registry);
     let mut compiled = 0;
+    let mut seen: BTreeMap<&'static str, usize> = BTreeMap::new();
     for program_seed in 1..=150u64 {
         let mut generator =
             Generator { state: program_seed.wrapping_mul(0x9E37_79B9_7F4A_7C15), names: 0, ints: Vec::new() };
@@ -153,7 +211,7 @@ fn generated_programs_reach_one_outcome_under_every_completion_order() {
         compiled += 1;
         let program = Arc::new(hir);
         let oracle: &Oracle = &oracle;
-        let mut first: Option<(Outcome, usize)> = None;
+        let mut first: Option<(Result<Value, String>, usize)> = None;
         for order_seed in 0..8 {
             let start = Some(Input::Start { inputs: Vec::new() });
             let trace = continue_run(
@@ -164,28 +222,70 @@ fn generated_programs_reach_one_outcome_under_every_completion_order() {
                 oracle,
                 order_seed,
             );
+            check_no_false_exactly_once(&trace, &registry, &source);
+            for event in &trace.events {
+                *seen.entry(event.kind()).or_default() += 1;
+            }
             let writes = trace.dispatched.iter().filter(|t| *t == "t.write").count();
-            match (&first, &trace.outcome) {
-                (None, outcome) => first = Some((outcome.clone(), writes)),
-                (Some((Outcome::Succeeded(_), expected_writes)), Outcome::Succeeded(_)) => {
-                    let expected = first.as_ref().map(|(o, _)| value_of(o)).expect("first outcome");
-                    assert_eq!(value_of(&trace.outcome), expected, "order {order_seed} of\n{source}");
-                    assert_eq!(
-                        writes, *expected_writes,
-                        "effect roots ran a different number of times:\n{source}"
-                    );
-                }
-                (Some((Outcome::Failed(expected), _)), Outcome::Failed(error)) => {
-                    assert_eq!(error.code, expected.code, "order {order_seed} of\n{source}");
-                }
-                (Some((expected, _)), outcome) => {
-                    panic!("order {order_seed} ended {outcome:?}, another {expected:?}:\n{source}")
+            let end = ending(&trace.outcome);
+            match &first {
+                None => first = Some((end.clone(), writes)),
+                Some((expected, expected_writes)) => {
+                    assert_eq!(&end, expected, "order {order_seed} of\n{source}");
+                    if end.is_ok() {
+                        assert_eq!(
+                            writes, *expected_writes,
+                            "effect roots ran a different number of times:\n{source}"
+                        );
+                    }
                 }
             }
+            // Invariants 6 and 9: the journal replays to the same end, primary error and causes
+            // included.
             let resumed = crate::engine::replay(fresh_core(&program, &registry), &trace.events)
                 .unwrap_or_else(|e| panic!("replay diverged: {e}\n{source}"));
-            assert!(resumed.outcome.is_some());
+            match (&resumed.outcome, &trace.outcome) {
+                (Some(Outcome::Failed(replayed)), Outcome::Failed(original)) => {
+                    assert_eq!(replayed, original, "replay chose another primary error or causes:\n{source}")
+                }
+                (Some(replayed), original) => assert_eq!(ending(replayed), ending(original), "{source}"),
+                (None, _) => panic!("the replayed journal has no end:\n{source}"),
+            }
+            // A crash between two committed batches, with calls dispatching: resuming reaches
+            // the same end. A call answer always opens its reaction's batch.
+            let answers: Vec<usize> = trace
+                .events
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| matches!(e, Event::CallCompleted { .. } | Event::CallFailed { .. }))
+                .map(|(i, _)| i)
+                .collect();
+            if let Some(&cut) = answers.get(answers.len() / 2) {
+                let resumed = crate::engine::replay(fresh_core(&program, &registry), &trace.events[..cut])
+                    .unwrap_or_else(|e| panic!("prefix replay diverged: {e}\n{source}"));
+                let mut sim = Simulation::new(resumed.core, Vec::new(), &registry, order_seed + 1);
+                let rest = match sim.step(Input::Resume) {
+                    Some(outcome) => outcome,
+                    None => sim.run(None, oracle).outcome,
+                };
+                assert_eq!(
+                    ending(&rest),
+                    first.as_ref().map(|(e, _)| e.clone()).expect("first"),
+                    "resumed:\n{source}"
+                );
+            }
         }
     }
     assert_eq!(compiled, 150);
+    for kind in [
+        "BoundaryRetryScheduled",
+        "CatchSelected",
+        "NodeCancelling",
+        "OrphanedCompletion",
+        "CallReused",
+        "TimerFired",
+        "RunFailed",
+    ] {
+        assert!(seen.get(kind).is_some_and(|n| *n > 0), "the generated runs never produced {kind}: {seen:?}");
+    }
 }

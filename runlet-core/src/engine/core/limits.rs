@@ -158,6 +158,7 @@ mod tests {
                     Effect::Dispatch(_) => dispatched += 1,
                     Effect::Cancel(_) => dispatched -= 1,
                     Effect::Finish(outcome) => assert_eq!(failure_code(&outcome), "RL4104"),
+                    Effect::StartTimer { .. } | Effect::CancelTimer(_) | Effect::Sample(_) => {}
                 }
             }
         }

@@ -3,15 +3,21 @@
 
 mod control;
 mod evaluate;
+mod failure;
+#[cfg(test)]
+mod failure_tests;
 #[cfg(test)]
 mod generated;
+mod intrinsic;
 mod limits;
+mod operations;
 mod state;
 #[cfg(test)]
 mod tests;
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::analyze::hir::{BindingKind, ExprId, ExprKind, Program, RegionId};
 use crate::engine::error::RunError;
@@ -19,23 +25,44 @@ use crate::engine::event::{Event, RecordedToolError};
 use crate::engine::executor::ToolError;
 use crate::engine::limits::{LimitKey, Limits};
 use crate::engine::plan::{Plan, operands};
-use crate::schema::ToolId;
-use crate::value::{Labelled, List, Value, rcve};
+use crate::engine::retry::Backoff;
+use crate::schema::{ExecutionClass, ToolId};
+use crate::stdlib::SampledFunction;
+use crate::value::{Digest, Labelled, List, Value, ValueError, rcve};
 
-use state::{Control, Node, NodeIx, NodeState, Owner, Role, Scope, ScopeIx, ScopeStatus};
+use operations::{OperationKey, OperationRecord};
+use state::{
+    Control, Drain, Node, NodeIx, NodeState, Owner, Role, Scope, ScopeIx, ScopeStatus, TimerPurpose,
+};
 
 /// Per-run policy the core applies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunSettings {
     /// The concurrency of a `for` without `limit` (spec §2.7: never unbounded).
     pub default_loop_limit: u32,
+    /// The delay between boundary attempts (spec §2.8); `None` retries at once.
+    pub retry_backoff: Option<Backoff>,
+    /// How long a failed attempt waits for its cancelled calls to acknowledge before it
+    /// retries or catches (spec §2.8); `None` waits for every acknowledgement.
+    pub cancellation_grace: Option<Duration>,
+    /// The host's deadline for one tool call; a call past it fails with `RL6102`.
+    pub tool_timeout: Option<Duration>,
 }
 
 impl Default for RunSettings {
     fn default() -> Self {
-        RunSettings { default_loop_limit: 16 }
+        RunSettings {
+            default_loop_limit: 16,
+            retry_backoff: None,
+            cancellation_grace: Some(Duration::from_secs(5)),
+            tool_timeout: None,
+        }
     }
 }
+
+/// Names one timer the core asked for; `TimerFired` quotes it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TimerHandle(pub u32);
 
 /// Names one dispatched call; completions quote it back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -54,6 +81,24 @@ pub struct CallRequest {
     pub call_site: String,
     /// Loop iterations and arms the call is inside; empty for a static call.
     pub dynamic_key: String,
+    /// Digest of the canonical argument list: the operation's input digest (spec §4.2).
+    pub input_digest: Digest,
+    /// The transport attempt of this operation, from 1: it makes the `dispatch_id`.
+    pub dispatch_generation: u32,
+    /// An earlier dispatch of this `recoverable` operation ended uncertain: ask the executor's
+    /// `recover` first and dispatch only if the operation definitely did not apply (spec §5.4).
+    pub recover_first: bool,
+    /// The host's deadline for the call (`RunSettings::tool_timeout`).
+    pub timeout: Option<Duration>,
+}
+
+/// A nondeterministic intrinsic the shell should sample once (docs/STDLIB.md); the answer comes
+/// back as [`Input::Sampled`] and is journaled, so replay never samples again.
+#[derive(Debug, Clone)]
+pub struct SampleRequest {
+    pub call: CallHandle,
+    pub function: SampledFunction,
+    pub node_id: String,
 }
 
 /// What the core is told.
@@ -72,9 +117,26 @@ pub enum Input {
         error: ToolError,
     },
     CancelRequested,
+    /// The shell started `timer`: it fires at this wall-clock time (Unix milliseconds), which
+    /// the journal keeps so a resumed run does not restart the wait (spec §5.3).
+    TimerArmed {
+        timer: TimerHandle,
+        deadline_unix_ms: u64,
+    },
+    TimerFired {
+        timer: TimerHandle,
+    },
+    /// The run continues after a restart: calls left dispatching are recovered by their
+    /// execution class (spec §4.4, §5.4).
+    Resume,
     /// The run's `wall_clock_ms` limit passed: `elapsed_ms` since the run started.
     WallClockExpired {
         elapsed_ms: u64,
+    },
+    /// The value (or failure) of a requested sample.
+    Sampled {
+        call: CallHandle,
+        answer: Result<Value, ValueError>,
     },
 }
 
@@ -85,7 +147,16 @@ pub enum Effect {
     Append(Vec<Event>),
     Dispatch(CallRequest),
     Cancel(CallHandle),
+    /// Send `TimerArmed` now and `TimerFired` once `delay` has passed.
+    StartTimer {
+        timer: TimerHandle,
+        delay: Duration,
+    },
+    /// The timer is no longer wanted; a `TimerFired` for it is ignored anyway.
+    CancelTimer(TimerHandle),
     Finish(Outcome),
+    /// Sample a nondeterministic intrinsic and answer with [`Input::Sampled`].
+    Sample(SampleRequest),
 }
 
 /// How a run ended.
@@ -112,6 +183,16 @@ pub struct RunCore {
     fresh: Vec<NodeIx>,
     /// Tool names by `ToolId` index, for events and errors.
     tool_names: Arc<[String]>,
+    /// Execution classes by `ToolId` index; a tool without one counts as `unsafe`.
+    tool_classes: Arc<[ExecutionClass]>,
+    /// Every operation dispatched or reused so far (spec §4.2, §5.4).
+    operations: BTreeMap<OperationKey, OperationRecord>,
+    /// The operation of each dispatched call node.
+    call_operations: BTreeMap<NodeIx, OperationKey>,
+    timers: BTreeMap<TimerHandle, TimerPurpose>,
+    next_timer: u32,
+    /// The run's failure waiting for cancelled calls before the run ends.
+    run_drain: Option<Drain>,
     finished: bool,
     /// The run's limits and what it has used of them (`core/limits.rs`).
     budget: limits::Budget,
@@ -136,9 +217,21 @@ impl RunCore {
             effects: Vec::new(),
             fresh: Vec::new(),
             tool_names,
+            tool_classes: Arc::from([]),
+            operations: BTreeMap::new(),
+            call_operations: BTreeMap::new(),
+            timers: BTreeMap::new(),
+            next_timer: 0,
+            run_drain: None,
             finished: false,
             budget: limits::Budget::default(),
         }
+    }
+
+    /// The execution class of each tool, by `ToolId` index (spec §5.4).
+    pub fn with_tool_classes(mut self, classes: Arc<[ExecutionClass]>) -> RunCore {
+        self.tool_classes = classes;
+        self
     }
 
     /// This core with `limits` applied to its run; `source_bytes` is the program's source size.
@@ -152,6 +245,18 @@ impl RunCore {
         self.finished
     }
 
+    /// How many nodes the run has materialized so far, finished ones included (the core keeps
+    /// every node of a run until the run is dropped).
+    pub fn materialized_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// How many materialized nodes are not yet succeeded, failed or cancelled. Counts by walking
+    /// every node: for measurements, not for hot paths.
+    pub fn live_nodes(&self) -> usize {
+        self.nodes.iter().filter(|node| !node.state.is_terminal()).count()
+    }
+
     /// Applies `input` and returns the effects it causes: first the events to append, then the
     /// dispatches, cancellations and the run's end that wait for that commit.
     pub fn react(&mut self, input: Input) -> Vec<Effect> {
@@ -161,7 +266,11 @@ impl RunCore {
                 Input::ToolCompleted { call, value } => self.call_answered(call, Ok(value)),
                 Input::ToolFailed { call, error } => self.call_answered(call, Err(error)),
                 Input::CancelRequested => self.cancel_run(),
+                Input::TimerArmed { timer, deadline_unix_ms } => self.timer_armed(timer, deadline_unix_ms),
+                Input::TimerFired { timer } => self.timer_fired(timer),
+                Input::Resume => self.resume(),
                 Input::WallClockExpired { elapsed_ms } => self.wall_clock_expired(elapsed_ms),
+                Input::Sampled { call, answer } => self.sampled(call, answer),
             }
             self.apply_breach();
             while let Some(node) = self.ready.pop_front() {
@@ -201,9 +310,13 @@ impl RunCore {
             return;
         }
         let id = self.node_id(node);
-        if entry.state != NodeState::Running {
-            self.events.push(Event::OrphanedCompletion { node: id });
-            return;
+        match entry.state {
+            NodeState::Running => {}
+            NodeState::Cancelling => return self.cancelled_call_answered(node, answer),
+            _ => {
+                self.events.push(Event::OrphanedCompletion { node: id });
+                return;
+            }
         }
         let output_bytes = match &answer {
             Ok(value) => {
@@ -224,8 +337,12 @@ impl RunCore {
             }
         }
         match answer {
-            Ok(value) => self.succeed(node, value),
+            Ok(value) => {
+                self.operation_succeeded(node, &value);
+                self.succeed(node, value)
+            }
             Err(error) => {
+                self.operation_failed(node, &error);
                 let run_error = self.tool_error(node, error);
                 self.fail(node, run_error);
             }
@@ -237,6 +354,11 @@ impl RunCore {
         if let Some(root) = self.scopes.first().map(|_| ScopeIx(0)) {
             self.cancel_scope(root);
         }
+        for index in 0..self.nodes.len() {
+            if self.nodes[index].state == NodeState::Cancelling {
+                self.mark_cancelled(NodeIx(index as u32));
+            }
+        }
         self.events.push(Event::RunCancelled);
         self.finish(Outcome::Cancelled);
     }
@@ -244,6 +366,9 @@ impl RunCore {
     fn finish(&mut self, outcome: Outcome) {
         self.finished = true;
         self.ready.clear();
+        for timer in std::mem::take(&mut self.timers).into_keys() {
+            self.effects.push(Effect::CancelTimer(timer));
+        }
         self.effects.push(Effect::Finish(outcome));
     }
 
@@ -565,16 +690,20 @@ impl RunCore {
         self.scopes[scope.0 as usize].attempt
     }
 
+    /// The run error of a failed call. It is retryable only when the tool says so and its
+    /// execution class lets a boundary dispatch the operation again (spec §5.4).
     fn tool_error(&self, node: NodeIx, error: ToolError) -> RunError {
         let entry = &self.nodes[node.0 as usize];
         let tool = match &self.program.expr(entry.expr).kind {
             ExprKind::Call { tool, .. } => Some(*tool),
             _ => None,
         };
+        let permitted = tool.is_some_and(|t| crate::engine::retry::redispatch_permitted(self.tool_class(t)));
         RunError {
             code: error.code,
             message: error.message,
-            retryable: error.retryable,
+            retryable: error.retryable && permitted,
+            retry_after: error.retry_after,
             tool: tool.map(|t| self.tool_name(t)),
             node_id: self.node_id(node),
             attempt: self.attempt_of(entry.scope),
@@ -587,5 +716,9 @@ impl RunCore {
 
     fn tool_name(&self, tool: ToolId) -> String {
         self.tool_names.get(tool.index()).cloned().unwrap_or_default()
+    }
+
+    fn tool_class(&self, tool: ToolId) -> ExecutionClass {
+        self.tool_classes.get(tool.index()).copied().unwrap_or(ExecutionClass::Unsafe)
     }
 }

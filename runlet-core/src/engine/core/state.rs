@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::TimerHandle;
 use crate::analyze::hir::{BindingId, ExprId, RegionId};
+use crate::engine::error::RunError;
 use crate::value::Labelled;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -15,11 +17,13 @@ pub(super) struct ScopeIx(pub(super) u32);
 
 /// A node's place in the state machine of spec §4.4 (`blocked` and `ready` are `Waiting`
 /// with and without unresolved dependencies; `dispatching`/`running` and expanded control
-/// nodes are `Running`).
+/// nodes are `Running`; `Cancelling` is a running call whose token fired and whose
+/// acknowledgement has not come back).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum NodeState {
     Waiting,
     Running,
+    Cancelling,
     Succeeded,
     Failed,
     Cancelled,
@@ -94,6 +98,38 @@ pub(super) struct BoundaryState {
     pub(super) attempt: u32,
     pub(super) retries: u32,
     pub(super) catching: bool,
+    /// The scope of the current attempt.
+    pub(super) attempt_scope: ScopeIx,
+    pub(super) phase: BoundaryPhase,
+}
+
+/// Where a boundary is between attempts.
+#[derive(Debug)]
+pub(super) enum BoundaryPhase {
+    /// An attempt or the catch block runs.
+    Running,
+    /// The attempt failed with this primary error; its cancelled calls are acknowledging.
+    Draining(Drain),
+    /// Waiting out the backoff before the next attempt.
+    Backoff(TimerHandle),
+}
+
+/// A failed attempt (or run) waiting for its cancelled calls before deciding (spec §2.8, §9.3).
+#[derive(Debug)]
+pub(super) struct Drain {
+    /// The first failure committed: the primary error. Later failures join its `causes`.
+    pub(super) error: RunError,
+    /// The grace timer, when the host configured a cancellation grace.
+    pub(super) grace: Option<TimerHandle>,
+}
+
+/// What a pending timer is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum TimerPurpose {
+    /// The backoff before the boundary node's next attempt.
+    Backoff(NodeIx),
+    /// The cancellation grace of a draining boundary node, or of the run when `None`.
+    Grace(Option<NodeIx>),
 }
 
 /// What a scope's completion feeds.

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use super::state::{Control, NodeState};
+use super::state::{Control, NodeState, ScopeStatus};
 use super::*;
 use crate::analyze::hir::{BindingKind, ExprKind, Program, RegionId, RegionKind};
 use crate::engine::event::Event;
@@ -24,8 +24,10 @@ pub(super) struct Trace {
     pub(super) outcome: Outcome,
     pub(super) events: Vec<Event>,
     pub(super) dispatched: Vec<String>,
+    /// Every dispatch request, in order.
+    pub(super) requests: Vec<CallRequest>,
     /// The most loop iterations active at once, over every loop.
-    peak_iterations: usize,
+    pub(super) peak_iterations: usize,
 }
 
 /// Runs `program` to its end, answering in-flight calls in an order drawn from `seed`, and checks
@@ -40,66 +42,160 @@ fn tool_names(registry: &Registry) -> Arc<[String]> {
 }
 
 pub(super) fn fresh_core(program: &Arc<Program>, registry: &Registry) -> RunCore {
+    core_with(program, registry, RunSettings { default_loop_limit: 3, ..RunSettings::default() })
+}
+
+pub(super) fn core_with(program: &Arc<Program>, registry: &Registry, settings: RunSettings) -> RunCore {
     let plan = Arc::new(Plan::new(program));
-    RunCore::new(Arc::clone(program), plan, tool_names(registry), RunSettings { default_loop_limit: 3 })
+    let classes = registry.tools().map(|(_, t)| t.execution).collect();
+    RunCore::new(Arc::clone(program), plan, tool_names(registry), settings).with_tool_classes(classes)
 }
 
 /// Drives `core` from `first` (or, without one, by answering `in_flight`) to the run's end.
 pub(super) fn continue_run(
-    mut core: RunCore,
-    mut in_flight: Vec<CallRequest>,
+    core: RunCore,
+    in_flight: Vec<CallRequest>,
     first: Option<Input>,
     registry: &Registry,
     oracle: &Oracle,
     seed: u64,
 ) -> Trace {
-    let names = tool_names(registry);
-    let mut state = seed | 1;
-    let mut random = move |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n as u64) as usize
-    };
-    let mut trace =
-        Trace { outcome: Outcome::Cancelled, events: Vec::new(), dispatched: Vec::new(), peak_iterations: 0 };
-    let mut next = first;
-    for _ in 0..10_000 {
-        let input = match next.take() {
-            Some(input) => input,
-            None => {
-                assert!(!in_flight.is_empty(), "the run is stuck: nothing in flight and not finished");
-                let request = in_flight.swap_remove(random(in_flight.len()));
-                match oracle(&names[request.tool.index()], &request.arguments, request.attempt) {
-                    Ok(value) => Input::ToolCompleted { call: request.call, value: Labelled::public(value) },
-                    Err(error) => Input::ToolFailed { call: request.call, error },
-                }
+    Simulation::new(core, in_flight, registry, seed).run(first, oracle)
+}
+
+/// A simulated shell: in-flight calls, cancelled calls still to acknowledge, and timers, each
+/// answered in an order a seed draws.
+pub(super) struct Simulation {
+    pub(super) core: RunCore,
+    pub(super) in_flight: Vec<CallRequest>,
+    /// Calls whose token fired: they acknowledge, or complete late, in a drawn order.
+    pub(super) cancelled: Vec<CallRequest>,
+    pub(super) timers: Vec<TimerHandle>,
+    pub(super) trace: Trace,
+    names: Arc<[String]>,
+    state: u64,
+}
+
+impl Simulation {
+    pub(super) fn new(
+        core: RunCore,
+        in_flight: Vec<CallRequest>,
+        registry: &Registry,
+        seed: u64,
+    ) -> Simulation {
+        Simulation {
+            core,
+            in_flight,
+            cancelled: Vec::new(),
+            timers: Vec::new(),
+            trace: Trace {
+                outcome: Outcome::Cancelled,
+                events: Vec::new(),
+                dispatched: Vec::new(),
+                requests: Vec::new(),
+                peak_iterations: 0,
+            },
+            names: tool_names(registry),
+            state: seed | 1,
+        }
+    }
+
+    fn random(&mut self, n: usize) -> usize {
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        (self.state % n as u64) as usize
+    }
+
+    /// The next input: a call answer, a cancelled call's acknowledgement or late answer, or a
+    /// timer firing.
+    fn draw(&mut self, oracle: &Oracle) -> Input {
+        let (calls, cancelled, timers) = (self.in_flight.len(), self.cancelled.len(), self.timers.len());
+        assert!(calls + cancelled + timers > 0, "the run is stuck: nothing in flight and not finished");
+        let pick = self.random(calls + cancelled + timers);
+        if pick < calls {
+            let request = self.in_flight.swap_remove(pick);
+            return self.answer(&request, oracle);
+        }
+        if pick < calls + cancelled {
+            let request = self.cancelled.swap_remove(pick - calls);
+            if self.random(2) == 0 {
+                let error = ToolError::cancelled(&self.names[request.tool.index()]);
+                return Input::ToolFailed { call: request.call, error };
             }
-        };
-        let effects = core.react(input);
+            return self.answer(&request, oracle);
+        }
+        Input::TimerFired { timer: self.timers.swap_remove(pick - calls - cancelled) }
+    }
+
+    fn answer(&self, request: &CallRequest, oracle: &Oracle) -> Input {
+        match oracle(&self.names[request.tool.index()], &request.arguments, request.attempt) {
+            Ok(value) => Input::ToolCompleted { call: request.call, value: Labelled::public(value) },
+            Err(error) => Input::ToolFailed { call: request.call, error },
+        }
+    }
+
+    /// Reacts to `input` and applies the effects; the run's end when it came.
+    pub(super) fn step(&mut self, input: Input) -> Option<Outcome> {
+        let effects = self.core.react(input);
         let mut appended = false;
+        // Inputs the shell sends back at once: timer deadlines and samples.
+        let mut armed = Vec::new();
         for effect in effects {
             match effect {
                 Effect::Append(events) => {
                     appended = true;
-                    trace.events.extend(events);
+                    self.trace.events.extend(events);
                 }
                 Effect::Dispatch(request) => {
                     assert!(appended, "a dispatch came before its events were appended");
-                    trace.dispatched.push(names[request.tool.index()].clone());
-                    in_flight.push(request);
+                    self.trace.dispatched.push(self.names[request.tool.index()].clone());
+                    self.trace.requests.push(request.clone());
+                    self.in_flight.push(request);
                 }
-                Effect::Cancel(call) => in_flight.retain(|r| r.call != call),
+                Effect::Cancel(call) => {
+                    let position = self.in_flight.iter().position(|r| r.call == call);
+                    if let Some(request) = position.map(|p| self.in_flight.swap_remove(p)) {
+                        self.cancelled.push(request);
+                    }
+                }
+                Effect::StartTimer { timer, delay } => {
+                    self.timers.push(timer);
+                    armed.push(Input::TimerArmed { timer, deadline_unix_ms: delay.as_millis() as u64 });
+                }
+                Effect::CancelTimer(timer) => self.timers.retain(|t| *t != timer),
+                Effect::Sample(request) => {
+                    armed.push(Input::Sampled { call: request.call, answer: request.function.sample() })
+                }
                 Effect::Finish(outcome) => {
-                    trace.outcome = outcome;
-                    check_invariants(&core, &mut trace);
-                    return trace;
+                    check_invariants(&self.core, &mut self.trace);
+                    return Some(outcome);
                 }
             }
         }
-        check_invariants(&core, &mut trace);
+        check_invariants(&self.core, &mut self.trace);
+        for input in armed {
+            if let Some(outcome) = self.step(input) {
+                return Some(outcome);
+            }
+        }
+        None
     }
-    panic!("the run did not finish within 10,000 reactions");
+
+    pub(super) fn run(mut self, first: Option<Input>, oracle: &Oracle) -> Trace {
+        let mut next = first;
+        for _ in 0..10_000 {
+            let input = match next.take() {
+                Some(input) => input,
+                None => self.draw(oracle),
+            };
+            if let Some(outcome) = self.step(input) {
+                self.trace.outcome = outcome;
+                return self.trace;
+            }
+        }
+        panic!("the run did not finish within 10,000 reactions");
+    }
 }
 
 fn check_invariants(core: &RunCore, trace: &mut Trace) {
@@ -119,6 +215,28 @@ fn check_invariants(core: &RunCore, trace: &mut Trace) {
     for node in &core.nodes {
         if matches!(node.state, NodeState::Running | NodeState::Succeeded) {
             assert_eq!(node.waiting, 0, "a node ran before its dependencies resolved");
+        }
+    }
+    // Boundary ownership (invariant 5): only work under a failed or cancelled scope is
+    // cancelled, and no node is dispatched twice (a retry never repeats work outside its
+    // boundary; only a resume redispatches).
+    for node in &core.nodes {
+        if matches!(node.state, NodeState::Cancelled | NodeState::Cancelling) {
+            let mut scope = Some(node.scope);
+            let mut owned_by_failure = false;
+            while let Some(ix) = scope {
+                let entry = &core.scopes[ix.0 as usize];
+                owned_by_failure |= matches!(entry.status, ScopeStatus::Failed | ScopeStatus::Cancelled);
+                scope = entry.parent;
+            }
+            assert!(owned_by_failure, "{} was cancelled though no scope owning it failed", node.id);
+        }
+    }
+    let resumed = trace.events.iter().any(|e| matches!(e, Event::RunResumed));
+    let mut prepared = BTreeSet::new();
+    for event in &trace.events {
+        if let Event::CallDispatchPrepared { node, .. } = event {
+            assert!(resumed || prepared.insert(node.clone()), "{node} was dispatched twice");
         }
     }
     // Single selection (invariant 3): one branch decision per conditional node.

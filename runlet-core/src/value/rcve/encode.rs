@@ -67,6 +67,31 @@ pub(in crate::value) fn write_value(value: &Value, sink: &mut impl Sink) {
     }
 }
 
+/// A scalar borrowed rather than held in a [`Value`], for encoding short lists of them (the
+/// components of an identity) without building values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalarRef<'a> {
+    Str(&'a str),
+    Int(i64),
+    Bytes(&'a [u8]),
+}
+
+/// Writes the RCVE v1 bytes of the List of `items`: exactly the bytes of the same List of
+/// values.
+pub(in crate::value) fn write_scalar_list(items: &[ScalarRef<'_>], sink: &mut impl Sink) {
+    write_tagged_leb128(sink, TAG_LIST, items.len() as u64);
+    for item in items {
+        match item {
+            ScalarRef::Str(text) => write_string(sink, text),
+            ScalarRef::Int(i) => write_tagged_leb128(sink, TAG_INTEGER, ((*i << 1) ^ (*i >> 63)) as u64),
+            ScalarRef::Bytes(bytes) => {
+                write_tagged_leb128(sink, TAG_BYTES, bytes.len() as u64);
+                sink.put(bytes);
+            }
+        }
+    }
+}
+
 fn write_string(sink: &mut impl Sink, text: &str) {
     write_tagged_leb128(sink, TAG_STRING, text.len() as u64);
     sink.put(text.as_bytes());

@@ -16,8 +16,8 @@ mod decode;
 mod encode;
 
 pub use decode::{DecodeError, DecodeErrorKind, decode, decode_with_depth};
-pub(super) use encode::{Sink, write_value};
-pub use encode::{encode, encode_into};
+pub use encode::{ScalarRef, encode, encode_into};
+pub(super) use encode::{Sink, write_scalar_list, write_value};
 
 const TAG_NULL: u8 = 0x00;
 const TAG_FALSE: u8 = 0x01;

@@ -1,0 +1,357 @@
+//! The engine figures of BENCHMARKS.md that criterion cannot take: memory per node (a counting
+//! global allocator), loop growth and RSS per input length, and tail latency of one call.
+//!
+//! `cargo run --release -p runlet-core --example engine_figures [a] [b] [c] [d]` prints the named
+//! figures (all without arguments). It is an
+//! example rather than a bench or a bin so that its global allocator counts only this process,
+//! it builds with the workspace's own checks, and the library ships no extra binary. The loop
+//! figures re-run this binary once per input length (`loop N`), so each RSS peak is its own.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use runlet::analyze::Inputs;
+use runlet::engine::plan::Plan;
+use runlet::engine::{
+    CallHandle, Effect, Executable, Input, Outcome, RunCore, RunSettings, Runtime, ToolCall, ToolError,
+    ToolExecutor, ToolOutput,
+};
+use runlet::schema::{Registry, RegistryOptions};
+use runlet::value::{Labelled, List, Value};
+
+/// Counts the bytes currently allocated through it, and every allocation made.
+struct CountingAllocator;
+
+static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every method forwards to `System` with the caller's arguments and only adds counting.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE_BYTES.fetch_add(layout.size(), Ordering::Relaxed);
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: forwarded unchanged; the caller upholds `dealloc`'s contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE_BYTES.fetch_add(new_size, Ordering::Relaxed);
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: forwarded unchanged; the caller upholds `realloc`'s contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
+
+const REGISTRY: &str = r#"{"tools": [
+    {"name": "numbers", "params": [], "outputSchema": {"type": "array", "items": {"type": "integer"}}, "execution": "pure"},
+    {"name": "noop", "params": [{"name": "n", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "pure"},
+    {"name": "sleepy", "params": [{"name": "n", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "pure"}
+]}"#;
+
+fn registry() -> Registry {
+    Registry::from_json_str(REGISTRY, &RegistryOptions::default()).expect("registry").registry
+}
+
+fn loop_source(limit: usize) -> String {
+    format!("return for n in numbers() limit {limit} {{\n    return noop(n)\n}}\n")
+}
+
+fn numbers(count: usize) -> Value {
+    let count = i64::try_from(count).expect("count fits i64");
+    List::new((0..count).map(Value::Int).collect()).expect("a flat list").into()
+}
+
+/// Answers `numbers` with 0..count, `noop` with its argument and `sleepy` after 1 ms.
+struct Tools {
+    count: usize,
+}
+
+#[async_trait]
+impl ToolExecutor for Tools {
+    async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+        let argument = call.arguments.iter().next().cloned().unwrap_or(Value::Null);
+        Ok(ToolOutput::new(match call.tool.as_ref() {
+            "numbers" => numbers(self.count),
+            "sleepy" => {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                argument
+            }
+            _ => argument,
+        }))
+    }
+}
+
+fn runtime(count: usize) -> Runtime {
+    Runtime::builder()
+        .registry(registry())
+        .executor(Arc::new(Tools { count }))
+        .worker_threads(2)
+        .build()
+        .expect("runtime")
+}
+
+fn median(samples: &mut [f64]) -> f64 {
+    percentile(samples, 50.0)
+}
+
+fn percentile(samples: &mut [f64], percent: f64) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    let rank = ((percent / 100.0) * (samples.len() - 1) as f64).round() as usize;
+    samples[rank]
+}
+
+/// (a) No-op calls through the whole runtime with the in-memory journal, against a bare
+/// `tokio::spawn` of the same no-op on a pool of the same size.
+fn throughput() {
+    const CALLS: usize = 1_000;
+    const RUNS: usize = 60;
+    let runtime = runtime(CALLS);
+    let program = runtime.compile(&loop_source(64), &Inputs::new()).expect("compiles");
+    let mut seconds = Vec::with_capacity(RUNS);
+    let mut events = 0;
+    let allocations_before = ALLOCATIONS.load(Ordering::Relaxed);
+    for _ in 0..RUNS {
+        let started = Instant::now();
+        let mut run = runtime.start(&program, &Inputs::new()).expect("starts");
+        let mut received = 0;
+        while let Some((_, event)) = run.events().blocking_recv() {
+            received += 1;
+            if matches!(event, runlet::engine::event::Event::RunSucceeded) {
+                break;
+            }
+        }
+        assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
+        seconds.push(started.elapsed().as_secs_f64());
+        events = received;
+    }
+    let allocations =
+        (ALLOCATIONS.load(Ordering::Relaxed) - allocations_before) as f64 / (RUNS * CALLS) as f64;
+    let engine = median(&mut seconds);
+    let pool =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("pool");
+    let mut baseline: Vec<f64> = (0..RUNS)
+        .map(|_| {
+            let started = Instant::now();
+            pool.block_on(async {
+                let tasks: Vec<_> =
+                    (0..CALLS).map(|n| tokio::spawn(async move { Value::Int(n as i64) })).collect();
+                for task in tasks {
+                    task.await.expect("task");
+                }
+            });
+            started.elapsed().as_secs_f64()
+        })
+        .collect();
+    let baseline = median(&mut baseline);
+    println!(
+        "(a) {CALLS} no-op calls per run, for … limit 64, in-memory journal, 2 worker threads, median of {RUNS} runs"
+    );
+    println!(
+        "    run: {:.3} ms; {events} journal events per run; {allocations:.1} heap allocations per call",
+        engine * 1e3
+    );
+    println!(
+        "    calls/s: {:.0} ({:.2} µs per call); transitions (journal events)/s: {:.0}",
+        CALLS as f64 / engine,
+        engine * 1e6 / CALLS as f64,
+        events as f64 / engine
+    );
+    println!(
+        "    baseline {CALLS} tokio::spawn no-ops: {:.3} ms ({:.0} tasks/s); engine/baseline time ratio {:.1}",
+        baseline * 1e3,
+        CALLS as f64 / baseline,
+        engine / baseline
+    );
+}
+
+/// A fresh run core of `source`.
+fn core_of(source: &str) -> RunCore {
+    let runtime = runtime(0);
+    let program: Executable = runtime.compile(source, &Inputs::new()).expect("compiles");
+    let hir = program.compiled().shared_program();
+    let names: Arc<[String]> = runtime.registry().tools().map(|(_, tool)| tool.name.to_string()).collect();
+    RunCore::new(Arc::clone(&hir), Arc::new(Plan::new(&hir)), names, RunSettings::default())
+}
+
+/// Keeps only what answering a dispatch needs: its handle and its (Integer) argument.
+fn take_dispatches(effects: Vec<Effect>, pending: &mut VecDeque<(CallHandle, Value)>) -> Option<Outcome> {
+    let mut outcome = None;
+    for effect in effects {
+        match effect {
+            Effect::Dispatch(request) => {
+                let argument = request.arguments.iter().next().cloned().unwrap_or(Value::Null);
+                pending.push_back((request.call, argument));
+            }
+            Effect::Finish(end) => outcome = Some(end),
+            Effect::Append(_) | Effect::Cancel(_) | Effect::StartTimer { .. } | Effect::CancelTimer(_) => {}
+            Effect::Sample(request) => panic!("the figures programs sample nothing: {}", request.node_id),
+        }
+    }
+    outcome
+}
+
+/// (b) Live heap bytes per materialized node: a `for … limit 16` over 100,000 items, driven
+/// until 100,000 nodes beyond those before the list arrived exist (finished ones included, since
+/// the core keeps them), measured against the heap right before the list arrived.
+fn bytes_per_node() {
+    const NODES: usize = 100_000;
+    let mut core = core_of(&loop_source(16));
+    let mut pending = VecDeque::with_capacity(64);
+    take_dispatches(core.react(Input::Start { inputs: Vec::new() }), &mut pending);
+    let (numbers_call, _) = pending.pop_front().expect("the numbers call");
+    let list = Labelled::public(numbers(NODES));
+    let nodes_before = core.materialized_nodes();
+    let before = LIVE_BYTES.load(Ordering::Relaxed);
+    let mut outcome =
+        take_dispatches(core.react(Input::ToolCompleted { call: numbers_call, value: list }), &mut pending);
+    let mut iterations = 0;
+    while outcome.is_none() && core.materialized_nodes() - nodes_before < NODES {
+        let Some((call, argument)) = pending.pop_front() else { break };
+        outcome = take_dispatches(
+            core.react(Input::ToolCompleted { call, value: Labelled::public(argument) }),
+            &mut pending,
+        );
+        iterations += 1;
+    }
+    let after = LIVE_BYTES.load(Ordering::Relaxed);
+    let nodes = core.materialized_nodes() - nodes_before;
+    let bytes = after.saturating_sub(before);
+    println!(
+        "(b) for n in numbers() limit 16 over {NODES} items, driven until {nodes} more nodes exist ({iterations} calls answered)"
+    );
+    println!(
+        "    live heap growth {bytes} B: {:.0} B per materialized node; the list's values moved in with the answer, {} B, are part of it",
+        bytes as f64 / nodes as f64,
+        NODES * std::mem::size_of::<Value>(),
+    );
+    drop(core);
+}
+
+/// Peak resident set size of this process, from `/proc/self/status`.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// (c), one input length: drives a `for … limit 16` over `count` items to its end, answering every
+/// call at once, sampling live and materialized nodes about 200 times.
+fn loop_growth(count: usize) {
+    let mut core = core_of(&loop_source(16));
+    let mut pending = VecDeque::new();
+    let started = Instant::now();
+    let mut outcome = take_dispatches(core.react(Input::Start { inputs: Vec::new() }), &mut pending);
+    let (numbers_call, _) = pending.pop_front().expect("the numbers call");
+    let effects =
+        core.react(Input::ToolCompleted { call: numbers_call, value: Labelled::public(numbers(count)) });
+    outcome = outcome.or(take_dispatches(effects, &mut pending));
+    let sample_every = (count / 200).max(1);
+    let (mut peak_live, mut steps) = (0, 0usize);
+    while outcome.is_none() {
+        let Some((call, argument)) = pending.pop_front() else { break };
+        let effects = core.react(Input::ToolCompleted { call, value: Labelled::public(argument) });
+        outcome = take_dispatches(effects, &mut pending);
+        steps += 1;
+        if steps % sample_every == 0 {
+            peak_live = peak_live.max(core.live_nodes());
+        }
+    }
+    assert!(matches!(outcome, Some(Outcome::Succeeded(_))), "{outcome:?}");
+    println!(
+        "    {count:>9} items: peak live nodes {peak_live:>6}, materialized at the end {:>9} ({:.2} per item), live heap at the end {:>5} MiB, peak RSS {:>5} MiB, {:.2} s",
+        core.materialized_nodes(),
+        core.materialized_nodes() as f64 / count as f64,
+        LIVE_BYTES.load(Ordering::Relaxed) >> 20,
+        peak_rss_kib().unwrap_or(0) >> 10,
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// (c) Each input length in its own process, so each RSS peak is its own.
+fn loop_figures() {
+    println!(
+        "(c) for n in numbers() limit 16 {{ return noop(n) }}, the core driven directly, every call answered at once"
+    );
+    let me = std::env::current_exe().expect("this binary");
+    for count in ["10000", "100000", "1000000"] {
+        let output =
+            std::process::Command::new(&me).args(["loop", count]).output().expect("re-run this binary");
+        print!("{}", String::from_utf8_lossy(&output.stdout));
+        if !output.status.success() {
+            println!("    {count}: failed: {}", String::from_utf8_lossy(&output.stderr));
+        }
+    }
+}
+
+/// (d) End-to-end latency of a run of one 1 ms call, against a bare tokio task that sleeps 1 ms,
+/// both started from this thread and awaited by blocking on a channel.
+fn latency() {
+    const RUNS: usize = 1_000;
+    let runtime = runtime(0);
+    let program = runtime.compile("return sleepy(1)\n", &Inputs::new()).expect("compiles");
+    let mut engine: Vec<f64> = (0..RUNS)
+        .map(|_| {
+            let started = Instant::now();
+            let outcome = runtime.start(&program, &Inputs::new()).expect("starts").wait().expect("journal");
+            assert!(matches!(outcome, Outcome::Succeeded(_)));
+            started.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    let pool =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("pool");
+    let mut baseline: Vec<f64> = (0..RUNS)
+        .map(|_| {
+            let started = Instant::now();
+            let (done, wait) = tokio::sync::oneshot::channel();
+            pool.spawn(async move {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                let _ = done.send(());
+            });
+            wait.blocking_recv().expect("the task answers");
+            started.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    let (engine_p50, engine_p99) = (percentile(&mut engine, 50.0), percentile(&mut engine, 99.0));
+    let (base_p50, base_p99) = (percentile(&mut baseline, 50.0), percentile(&mut baseline, 99.0));
+    println!("(d) one run of `return sleepy(1)` (the tool sleeps 1 ms), {RUNS} runs one after another");
+    println!("    engine end to end: p50 {engine_p50:.0} µs, p99 {engine_p99:.0} µs");
+    println!("    bare tokio task sleeping 1 ms: p50 {base_p50:.0} µs, p99 {base_p99:.0} µs");
+    println!("    overhead: p50 {:.0} µs, p99 {:.0} µs", engine_p50 - base_p50, engine_p99 - base_p99);
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [mode, count] = args.as_slice()
+        && mode == "loop"
+    {
+        loop_growth(count.parse().expect("an item count"));
+        return;
+    }
+    let wanted = |figure: &str| args.is_empty() || args.iter().any(|arg| arg == figure);
+    if wanted("a") {
+        throughput();
+    }
+    if wanted("b") {
+        bytes_per_node();
+    }
+    if wanted("c") {
+        loop_figures();
+    }
+    if wanted("d") {
+        latency();
+    }
+}

@@ -1,0 +1,200 @@
+//! The operations a run's calls perform (spec §4.2, §5.4): reuse of durable results across
+//! boundary attempts, dispatch generations, the execution-class rules for dispatching again, and
+//! recovery of calls left dispatching when a run resumes.
+
+use std::sync::Arc;
+
+use super::state::{NodeIx, NodeState, Owner, ScopeIx};
+use super::{CallHandle, CallRequest, Effect, RunCore};
+use crate::analyze::hir::ExprKind;
+use crate::engine::event::Event;
+use crate::engine::executor::ToolError;
+use crate::engine::limits::LimitKey;
+use crate::engine::retry::{redispatch_permitted, uncertain_error};
+use crate::schema::{ExecutionClass, ToolId};
+use crate::value::{Digest, Labelled, List, Value, rcve, sha256};
+
+/// What identifies an operation within one run: the call site, the dynamic key and the digest
+/// of the canonical inputs. The workflow, schema version and generation are the run's own, so
+/// equal keys mean equal operation ids.
+pub(super) type OperationKey = (Arc<str>, String, Digest);
+
+/// What the run knows about one operation.
+#[derive(Debug, Default)]
+pub(super) struct OperationRecord {
+    /// `CallDispatchPrepared` events so far: the last dispatch generation.
+    pub(super) dispatches: u32,
+    /// The last dispatch ended without knowing whether the operation took effect.
+    pub(super) uncertain: bool,
+    /// The last dispatch failed with this confirmed (not uncertain) error.
+    pub(super) failure: Option<ToolError>,
+    /// A durable success inside a boundary attempt and the node id that produced it: later
+    /// attempts reuse it instead of dispatching (spec §2.8).
+    pub(super) result: Option<(Labelled, String)>,
+}
+
+impl RunCore {
+    /// A ready call: reuse the operation's durable result, refuse a dispatch the class forbids,
+    /// or prepare the next dispatch.
+    pub(super) fn start_call(&mut self, node: NodeIx, tool: ToolId, arguments: List) {
+        let (call_site, dynamic_key) = self.call_identity(node);
+        let input_digest = sha256(&Value::List(arguments.clone()));
+        let key: OperationKey = (call_site.into(), dynamic_key, input_digest);
+        let id = self.node_id(node);
+        let class = self.tool_class(tool);
+        let record = self.operations.entry(key.clone()).or_default();
+        if let Some((value, from)) = record.result.clone() {
+            self.events.push(Event::CallReused { node: id, from });
+            self.succeed(node, value);
+            return;
+        }
+        if record.dispatches > 0 && !redispatch_permitted(class) {
+            let confirmed = record.failure.clone().filter(|_| !record.uncertain);
+            let error = match confirmed {
+                Some(failure) => ToolError { retryable: false, ..failure },
+                None => uncertain_error(&self.tool_name(tool), "after an earlier dispatch was not confirmed"),
+            };
+            let run_error = self.tool_error(node, error);
+            return self.fail(node, run_error);
+        }
+        self.events.push(Event::NodeReady { node: id });
+        self.call_operations.insert(node, key);
+        self.prepare_dispatch(node, tool, arguments);
+    }
+
+    /// Records the next dispatch of `node`'s operation and asks the shell to send it. Every
+    /// dispatch counts against `tool_calls` and is measured against `call_input_bytes`.
+    fn prepare_dispatch(&mut self, node: NodeIx, tool: ToolId, arguments: List) {
+        let Some(key) = self.call_operations.get(&node).cloned() else { return };
+        let span = self.program.expr(self.nodes[node.0 as usize].expr).span;
+        if !self.count(LimitKey::ToolCalls, span, node) {
+            return;
+        }
+        if self.is_limited(LimitKey::CallInputBytes) {
+            let size = rcve::encode(&Value::List(arguments.clone())).len() as u64;
+            if !self.within(LimitKey::CallInputBytes, size, span, Some(node)) {
+                return;
+            }
+        }
+        let class = self.tool_class(tool);
+        let record = self.operations.entry(key.clone()).or_default();
+        record.dispatches += 1;
+        let dispatch_generation = record.dispatches;
+        let recover_first = record.uncertain && class == ExecutionClass::Recoverable;
+        let scope = self.nodes[node.0 as usize].scope;
+        self.nodes[node.0 as usize].state = NodeState::Running;
+        let node_id = self.node_id(node);
+        let attempt = self.attempt_of(scope);
+        self.events.push(Event::CallDispatchPrepared {
+            node: node_id.clone(),
+            tool: self.tool_name(tool),
+            attempt,
+        });
+        let (call_site, dynamic_key, input_digest) = key;
+        self.effects.push(Effect::Dispatch(CallRequest {
+            call: CallHandle(node.0),
+            tool,
+            arguments,
+            node_id,
+            attempt,
+            call_site: call_site.to_string(),
+            dynamic_key,
+            input_digest,
+            dispatch_generation,
+            recover_first,
+            timeout: self.settings.tool_timeout,
+        }));
+    }
+
+    /// A dispatched call succeeded: inside a boundary attempt its result becomes reusable.
+    pub(super) fn operation_succeeded(&mut self, node: NodeIx, value: &Labelled) {
+        let inside_attempt = self.inside_attempt(self.nodes[node.0 as usize].scope);
+        let id = self.node_id(node);
+        let Some(record) = self.call_operations.get(&node).and_then(|key| self.operations.get_mut(key))
+        else {
+            return;
+        };
+        record.uncertain = false;
+        record.failure = None;
+        if inside_attempt {
+            record.result = Some((value.clone(), id));
+        }
+    }
+
+    /// A dispatched call failed: remember whether its outcome is known.
+    pub(super) fn operation_failed(&mut self, node: NodeIx, error: &ToolError) {
+        let Some(record) = self.call_operations.get(&node).and_then(|key| self.operations.get_mut(key))
+        else {
+            return;
+        };
+        record.uncertain = error.uncertain;
+        record.failure = (!error.uncertain).then(|| error.clone());
+    }
+
+    /// A cancelled call answered: whatever happened, its result may not be used, so the
+    /// operation's outcome counts as unknown for the class rules.
+    pub(super) fn operation_unsettled(&mut self, node: NodeIx) {
+        if let Some(record) = self.call_operations.get(&node).and_then(|key| self.operations.get_mut(key)) {
+            record.uncertain = true;
+            record.failure = None;
+        }
+    }
+
+    fn inside_attempt(&self, mut scope: ScopeIx) -> bool {
+        loop {
+            let entry = &self.scopes[scope.0 as usize];
+            if matches!(entry.owner, Owner::Attempt(_)) {
+                return true;
+            }
+            let Some(parent) = entry.parent else { return false };
+            scope = parent;
+        }
+    }
+
+    /// `Input::Resume`: the worker that ran the journal's prefix is gone. Cancelled calls can no
+    /// longer acknowledge, so they are cancelled; calls left dispatching are uncertain and
+    /// recovered by class (spec §5.4): `pure` and `idempotent` are dispatched again with the
+    /// same operation id, `recoverable` asks the executor first, `at_most_once` and `unsafe`
+    /// fail with an uncertain `RL6109`.
+    pub(super) fn resume(&mut self) {
+        if self.scopes.is_empty() {
+            return;
+        }
+        self.events.push(Event::RunResumed);
+        let mut dispatching = Vec::new();
+        for index in 0..self.nodes.len() {
+            let node = NodeIx(index as u32);
+            match self.nodes[index].state {
+                NodeState::Cancelling => self.mark_cancelled(node),
+                NodeState::Running if self.call_operations.contains_key(&node) => dispatching.push(node),
+                _ => {}
+            }
+        }
+        for node in dispatching {
+            if self.finished || self.nodes[node.0 as usize].state != NodeState::Running {
+                continue;
+            }
+            let Some((tool, arguments)) = self.call_arguments(node) else { continue };
+            if let Some(record) = self.call_operations.get(&node).and_then(|key| self.operations.get_mut(key))
+            {
+                record.uncertain = true;
+            }
+            if redispatch_permitted(self.tool_class(tool)) {
+                self.prepare_dispatch(node, tool, arguments);
+            } else {
+                let error = uncertain_error(&self.tool_name(tool), "after the worker running it stopped");
+                let run_error = self.tool_error(node, error);
+                self.fail(node, run_error);
+            }
+        }
+        self.settle_all_drains();
+    }
+
+    /// The tool and canonical argument list of a call node whose operands have succeeded.
+    fn call_arguments(&self, node: NodeIx) -> Option<(ToolId, List)> {
+        let entry = &self.nodes[node.0 as usize];
+        let ExprKind::Call { tool, args } = &self.program.expr(entry.expr).kind else { return None };
+        let values = args.iter().map(|a| self.value_of(entry.scope, *a).value().clone()).collect();
+        List::new(values).ok().map(|list| (*tool, list))
+    }
+}

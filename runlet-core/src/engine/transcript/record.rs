@@ -1,0 +1,71 @@
+//! The recording executor: a decorator that passes every call to the executor it wraps and keeps
+//! the call's key, operation id, request and answer, for a [`Transcript`] of the run.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use parking_lot::Mutex;
+
+use super::{CallKey, Transcript, TranscriptEntry};
+use crate::engine::executor::{
+    RecoveryOutcome, RecoveryRequest, ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput,
+};
+use crate::engine::identity::WorkflowIdentity;
+
+/// Records every call dispatched through it, in dispatch order, and answers with whatever the
+/// wrapped executor answers. Recovery queries pass through unrecorded: a transcript describes
+/// the calls of one uninterrupted run.
+pub struct RecordingExecutor {
+    inner: Arc<dyn ToolExecutor>,
+    /// One entry per dispatch, answered as cancelled until its answer arrives.
+    calls: Mutex<Vec<TranscriptEntry>>,
+}
+
+impl std::fmt::Debug for RecordingExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordingExecutor").field("calls", &self.calls.lock().len()).finish_non_exhaustive()
+    }
+}
+
+impl RecordingExecutor {
+    pub fn new(inner: Arc<dyn ToolExecutor>) -> RecordingExecutor {
+        RecordingExecutor { inner, calls: Mutex::new(Vec::new()) }
+    }
+
+    /// The transcript of every call dispatched so far, for the run's `workflow`. Take it after
+    /// the run ended: a call still unanswered then is written as cancelled (`RL6201`), since its
+    /// answer can no longer reach the run (a finished run cancels the calls it still has out).
+    pub fn transcript(&self, workflow: WorkflowIdentity) -> Transcript {
+        Transcript::new(workflow, self.calls.lock().clone())
+    }
+}
+
+#[async_trait]
+impl ToolExecutor for RecordingExecutor {
+    fn capabilities(&self, tool: &str) -> ToolCapabilities {
+        self.inner.capabilities(tool)
+    }
+
+    async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+        let request = TranscriptEntry {
+            key: CallKey::of(&call.context),
+            operation_id: call.context.operation_id,
+            tool: Arc::clone(&call.tool),
+            arguments: call.arguments.clone(),
+            answer: Err(ToolError::cancelled(&call.tool)),
+        };
+        let slot = {
+            let mut calls = self.calls.lock();
+            calls.push(request);
+            calls.len() - 1
+        };
+        let answer = self.inner.dispatch(call).await;
+        self.calls.lock()[slot].answer =
+            answer.as_ref().map(|output| output.value.clone()).map_err(Clone::clone);
+        answer
+    }
+
+    async fn recover(&self, request: RecoveryRequest) -> Result<RecoveryOutcome, ToolError> {
+        self.inner.recover(request).await
+    }
+}
