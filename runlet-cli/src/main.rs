@@ -2,8 +2,10 @@
 //! Each subcommand lives in its own module; exit statuses follow INTERFACES.md §4.
 
 mod check;
+mod events;
 mod explain;
 mod fmt;
+mod graph;
 mod heal;
 mod input;
 mod registry;
@@ -32,6 +34,8 @@ enum Command {
     Heal(heal::Args),
     /// Compile a program and run it with scripted tools; print its result.
     Run(run::Args),
+    /// Run a program like `run`, then print the executed graph (JSON; DOT with `--dot`).
+    Graph(graph::GraphArgs),
     /// Re-run a program from a recorded tool transcript without calling any tool.
     Replay(replay::Args),
     /// Print the explanation of a diagnostic code, offline.
@@ -52,6 +56,7 @@ fn main() -> ExitCode {
         Command::Fmt(args) => fmt::run(&args),
         Command::Heal(args) => heal::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Graph(args) => graph::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Explain(args) => explain::run(&args),
     }

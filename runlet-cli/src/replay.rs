@@ -35,9 +35,10 @@ fn execute(args: &Args) -> Result<ExitCode, ExitCode> {
         usage_error(format!("the transcript `{}` has errors", file.display_name()))
     })?;
     let replay = Arc::new(ReplayExecutor::new(transcript.clone()));
-    let (outcome, _) = compile_and_run(&args.program, replay.clone(), |workflow| {
+    let outcome = compile_and_run(&args.program, replay.clone(), |workflow| {
         transcript.check_workflow(workflow).map_err(|mismatch| print_mismatches(&[mismatch], format))
-    })?;
+    })?
+    .outcome;
     let mismatches = replay.mismatches();
     if mismatches.is_empty() {
         return Ok(report(&outcome, format));

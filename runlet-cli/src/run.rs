@@ -1,7 +1,8 @@
 //! `runlet run FILE --registry R.json --tools T.json [--inputs I.json] [--input NAME=JSON]…
-//! [--limit KEY=N]… [--journal memory|sqlite:PATH] [--record TRANSCRIPT.json] [--format text|json]`: compiles the
-//! program and runs it with the scripted tools of a fixture file, optionally recording a tool
-//! transcript. Exit 0 when it succeeds, 1 on a compile error or a failed run, 2 on usage or I/O.
+//! [--limit KEY=N]… [--journal memory|sqlite:PATH] [--events OUT.jsonl] [--record TRANSCRIPT.json]
+//! [--format text|json]`: compiles the program and runs it with the scripted tools of a fixture
+//! file, optionally writing its events and recording a tool transcript. Exit 0 when it succeeds, 1
+//! on a compile error or a failed run, 2 on usage or I/O. `runlet graph` takes the same options.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,8 +13,10 @@ use runlet::engine::{
     Limits, Outcome, RecordingExecutor, RunError, Runtime, ScriptedExecutor, ToolExecutor, WorkflowIdentity,
 };
 use runlet::journal::{Durability, Journal, MemoryJournal, SqliteJournal};
+use runlet::observe::RunObserver;
 use runlet::value::{Value, parse_json, to_presentation_json};
 
+use crate::events::write_events;
 use crate::input::{read_text, usage_error};
 use crate::registry::{load_inputs, load_registry};
 use crate::report::{Format, print_diagnostics};
@@ -39,6 +42,9 @@ pub struct ProgramArgs {
     /// Where the run is journaled: `memory` (default) or `sqlite:PATH`.
     #[arg(long, default_value = "memory")]
     journal: String,
+    /// Write the run's events to this file, one JSON object per line in sequence order.
+    #[arg(long, value_name = "OUT.jsonl")]
+    events: Option<PathBuf>,
     /// How to print the result.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
@@ -58,11 +64,13 @@ pub struct Args {
 
 pub fn run(args: &Args) -> ExitCode {
     match execute(args) {
-        Ok(status) | Err(status) => status,
+        Ok(finished) => report(&finished.outcome, args.program.format),
+        Err(status) => status,
     }
 }
 
-fn execute(args: &Args) -> Result<ExitCode, ExitCode> {
+/// Runs the program of `args` with its scripted tools, recording the transcript when asked.
+pub fn execute(args: &Args) -> Result<Finished, ExitCode> {
     let format = args.program.format;
     let fixtures = read_text(&args.tools)?;
     let scripted = ScriptedExecutor::from_json_str(&fixtures.text).map_err(|error| {
@@ -71,27 +79,33 @@ fn execute(args: &Args) -> Result<ExitCode, ExitCode> {
     })?;
     let scripted: Arc<dyn ToolExecutor> = Arc::new(scripted);
     let Some(path) = &args.record else {
-        let (outcome, _) = compile_and_run(&args.program, scripted, |_| Ok(()))?;
-        return Ok(report(&outcome, format));
+        return compile_and_run(&args.program, scripted, |_| Ok(()));
     };
     let recorder = Arc::new(RecordingExecutor::new(scripted));
-    let (outcome, workflow) = compile_and_run(&args.program, recorder.clone(), |_| Ok(()))?;
-    let text = recorder.transcript(workflow).to_json().map_err(|error| {
+    let finished = compile_and_run(&args.program, recorder.clone(), |_| Ok(()))?;
+    let text = recorder.transcript(finished.workflow.clone()).to_json().map_err(|error| {
         usage_error(format!("the transcript cannot be written as JSON: {}", error.message()))
     })?;
     std::fs::write(path, text)
         .map_err(|error| usage_error(format!("cannot write `{}`: {error}", path.display())))?;
-    Ok(report(&outcome, format))
+    Ok(finished)
+}
+
+/// A run that ended: its outcome, its workflow identity and its observer.
+pub struct Finished {
+    pub outcome: Outcome,
+    pub workflow: WorkflowIdentity,
+    pub observer: RunObserver,
 }
 
 /// Compiles the program of `args`, asks `check` about its workflow, and runs it with `executor`
-/// answering its calls: its outcome and workflow identity. A compile error is printed and gives
-/// exit status 1; problems with the files, inputs or journal exit 2.
+/// answering its calls, writing `--events` as they happen. A compile error is printed and gives
+/// exit status 1; problems with the files, inputs, journal or event file exit 2.
 pub fn compile_and_run(
     args: &ProgramArgs,
     executor: Arc<dyn ToolExecutor>,
     check: impl FnOnce(&WorkflowIdentity) -> Result<(), ExitCode>,
-) -> Result<(Outcome, WorkflowIdentity), ExitCode> {
+) -> Result<Finished, ExitCode> {
     let file = read_text(&args.file)?;
     let registry = load_registry(Some(&args.registry), args.format)?;
     let mut inputs = load_inputs(args.inputs.as_deref(), &registry)?;
@@ -136,8 +150,11 @@ pub fn compile_and_run(
     let workflow = WorkflowIdentity::from(program.compiled().identity());
     check(&workflow)?;
     let run = runtime.start(&program, &inputs).map_err(usage_error)?;
+    let observer = run.observer();
+    let written = args.events.as_deref().map(|path| write_events(&observer, path));
     let outcome = run.wait().map_err(|error| usage_error(format!("the journal failed: {error}")))?;
-    Ok((outcome, workflow))
+    written.transpose()?;
+    Ok(Finished { outcome, workflow, observer })
 }
 
 fn open_journal(spec: &str) -> Result<Arc<dyn Journal>, ExitCode> {

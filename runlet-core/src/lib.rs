@@ -6,6 +6,7 @@ pub mod analyze;
 pub mod diag;
 pub mod engine;
 pub mod journal;
+pub mod observe;
 pub mod schema;
 pub mod stdlib;
 pub mod syntax;

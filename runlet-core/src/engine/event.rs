@@ -20,6 +20,12 @@ pub enum Event {
     NodeReady {
         node: String,
     },
+    /// A node was materialised; `inputs` are the nodes its value reads, in operand order (the
+    /// data edges of spec §4.3). Observers derive `blocked`/`ready` from their states.
+    NodePlanned {
+        node: String,
+        inputs: Vec<String>,
+    },
     CallDispatchPrepared {
         node: String,
         tool: String,
@@ -197,7 +203,7 @@ impl EventDecodeError {
 }
 
 /// Every kind, in the order of their stable kind numbers (1-based); new kinds are appended.
-const KINDS: [&str; 27] = [
+const KINDS: [&str; 28] = [
     "RunCreated",
     "NodeReady",
     "CallDispatchPrepared",
@@ -225,6 +231,7 @@ const KINDS: [&str; 27] = [
     "TimerArmed",
     "TimerFired",
     "RunResumed",
+    "NodePlanned",
 ];
 
 impl Event {
@@ -264,6 +271,7 @@ impl Event {
         match self {
             Event::RunCreated { .. } => "RunCreated",
             Event::NodeReady { .. } => "NodeReady",
+            Event::NodePlanned { .. } => "NodePlanned",
             Event::CallDispatchPrepared { .. } => "CallDispatchPrepared",
             Event::NodeSucceeded { .. } => "NodeSucceeded",
             Event::CallCompleted { .. } => "CallCompleted",
@@ -340,6 +348,7 @@ mod tests {
             Event::TimerArmed { timer: 0, deadline_unix_ms: 1_764_489_600_000 },
             Event::TimerFired { timer: 0 },
             Event::RunResumed,
+            Event::NodePlanned { node: node(), inputs: vec![node()] },
         ]
     }
 

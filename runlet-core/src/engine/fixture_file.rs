@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::executor::ToolError;
 use crate::diag::{Code, Diagnostic, Span, codes};
 use crate::schema::{JsonPath, QualifiedName, locate};
-use crate::value::{JsonErrorKind, List, Object, Value, parse_json};
+use crate::value::{JsonError, JsonErrorKind, List, Object, Value, parse_json};
 
 /// The fields of a case.
 const CASE_FIELDS: &[&str] = &["args", "result", "error", "times", "delay_ms"];
@@ -48,7 +48,8 @@ pub struct FixtureError {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-fn first_message(diagnostics: &[Diagnostic]) -> String {
+/// `code: message` of the first diagnostic, for the one-line form of a file's errors.
+pub(super) fn first_message(diagnostics: &[Diagnostic]) -> String {
     diagnostics.first().map(|d| format!("{}: {}", d.code, d.message)).unwrap_or_default()
 }
 
@@ -57,17 +58,8 @@ impl ToolFixtures {
     /// duplicate keys, integers outside i64 and the like are errors), so `result` values are
     /// exactly what the file says.
     pub fn from_json_str(text: &str) -> Result<ToolFixtures, FixtureError> {
-        let document = parse_json(text).map_err(|error| {
-            let reason = error.kind.reason().replace('_', " ");
-            let message = match &error.kind {
-                JsonErrorKind::DuplicateKey(key) => {
-                    format!("the tool fixture file is not valid JSON: {reason} `{key}`")
-                }
-                _ => format!("the tool fixture file is not valid JSON: {reason}"),
-            };
-            let diagnostic =
-                Diagnostic::error(codes::INVALID_HOST_JSON, Span::at(span_offset(error.offset)), message);
-            FixtureError { diagnostics: vec![diagnostic] }
+        let document = parse_json(text).map_err(|error| FixtureError {
+            diagnostics: vec![invalid_json("the tool fixture file", &error)],
         })?;
         let mut reader = Reader { text, diagnostics: Vec::new() };
         let tools = reader.file(&document);
@@ -89,8 +81,16 @@ impl ToolFixtures {
     }
 }
 
-fn span_offset(offset: usize) -> u32 {
-    u32::try_from(offset).unwrap_or(u32::MAX)
+/// The `RL8101` diagnostic for `what` (a host JSON file) that the strict reader rejected, at the
+/// offset of the problem.
+pub(super) fn invalid_json(what: &str, error: &JsonError) -> Diagnostic {
+    let reason = error.kind.reason().replace('_', " ");
+    let message = match &error.kind {
+        JsonErrorKind::DuplicateKey(key) => format!("{what} is not valid JSON: {reason} `{key}`"),
+        _ => format!("{what} is not valid JSON: {reason}"),
+    };
+    let offset = u32::try_from(error.offset).unwrap_or(u32::MAX);
+    Diagnostic::error(codes::INVALID_HOST_JSON, Span::at(offset), message)
 }
 
 /// Walks a parsed fixture file, collecting a diagnostic for everything wrong in it.

@@ -66,7 +66,7 @@ impl Plan {
                 convert_targets.insert(ExprId(index as u32), shape_map.shape(&program.schemas, target));
             }
         }
-        let paths = program.exprs.iter().map(|expr| Arc::from(expr.path.to_string())).collect();
+        let paths = distinct_paths(program);
         Plan { binding_region, segments, prefetch, paths, shapes: shape_map.into_shapes(), convert_targets }
     }
 
@@ -98,6 +98,24 @@ impl Plan {
     pub fn prefetch(&self, region: RegionId) -> &[BindingId] {
         &self.prefetch[region.index()]
     }
+}
+
+/// Each expression's syntax path as text. Expressions the analyzer adds (conversions, boolean
+/// checks) share the path of the source node they belong to; the second and later expressions of
+/// a shared path get `@k` appended (`k` counting from 1 in lowering order), so that no two nodes
+/// of one scope share an id.
+fn distinct_paths(program: &Program) -> Vec<Arc<str>> {
+    let mut seen: BTreeMap<String, u32> = BTreeMap::new();
+    program
+        .exprs
+        .iter()
+        .map(|expr| {
+            let text = expr.path.to_string();
+            let count = seen.entry(text.clone()).or_insert(0);
+            *count += 1;
+            if *count == 1 { Arc::from(text) } else { Arc::from(format!("{text}@{}", *count - 1)) }
+        })
+        .collect()
 }
 
 /// The regions a construct enters whenever it runs: loop and fold bodies and boundary bodies.
@@ -157,7 +175,7 @@ fn prefetch_sets(program: &Program, binding_region: &[RegionId]) -> Vec<Vec<Bind
 }
 
 /// Every region an expression owns.
-fn owned_regions(kind: &ExprKind) -> Vec<RegionId> {
+pub fn owned_regions(kind: &ExprKind) -> Vec<RegionId> {
     match kind {
         ExprKind::Logical { right, .. } => vec![*right],
         ExprKind::Conditional { then, otherwise, .. } => vec![*then, *otherwise],

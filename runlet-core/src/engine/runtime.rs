@@ -48,6 +48,10 @@ use super::shell::{RunEnvironment, drive};
 use crate::analyze::{AnalyzeOptions, CompiledProgram, Inputs, analyze};
 use crate::diag::Diagnostic;
 use crate::journal::{Journal, JournalError, MemoryJournal, RunHeader, RunId};
+use crate::observe::{
+    GraphContext, GraphSnapshot, ObserveError, ObserverIndex, ProgramGraph, RunObserver, SnapshotOptions,
+    ViewPolicy, snapshot_from_journal,
+};
 use crate::schema::{ExecutionClass, Registry, validate};
 use crate::value::{Labelled, List, Value, sha256};
 
@@ -60,6 +64,7 @@ pub struct RuntimeBuilder {
     settings: RunSettings,
     limits: Limits,
     worker_threads: Option<usize>,
+    observer_buffer: Option<usize>,
     retry_classifier: Option<RetryClassifier>,
     prohibit_unsafe_tools: bool,
 }
@@ -170,6 +175,13 @@ impl RuntimeBuilder {
         self
     }
 
+    /// How many events a subscriber's queue holds before a slow subscriber is cut loose to
+    /// catch up from the journal (default 1024).
+    pub fn observer_buffer(mut self, events: usize) -> Self {
+        self.observer_buffer = Some(events.max(1));
+        self
+    }
+
     pub fn build(self) -> Result<Runtime, BuildError> {
         let registry = self.registry.ok_or(BuildError::MissingRegistry)?;
         let executor = self.executor.ok_or(BuildError::MissingExecutor)?;
@@ -200,6 +212,8 @@ impl RuntimeBuilder {
             executor,
             journal,
             settings: self.settings,
+            observer_buffer: self.observer_buffer.unwrap_or(DEFAULT_OBSERVER_BUFFER),
+            observers: ObserverIndex::default(),
             limits: self.limits,
             permits,
             permit_keys,
@@ -210,6 +224,8 @@ impl RuntimeBuilder {
     }
 }
 
+const DEFAULT_OBSERVER_BUFFER: usize = 1024;
+
 /// A compiled program with its plan: immutable, shareable, runnable many times at once.
 #[derive(Debug, Clone)]
 pub struct Executable {
@@ -217,11 +233,19 @@ pub struct Executable {
     plan: Arc<Plan>,
     /// The size of the source it was compiled from (the `source_bytes` limit).
     source_bytes: u64,
+    /// What observers of its runs need to know about it.
+    graph: Arc<ProgramGraph>,
 }
 
 impl Executable {
     pub fn compiled(&self) -> &CompiledProgram {
         &self.compiled
+    }
+
+    /// What observers of the run `run` of this program need to know about it: for rebuilding
+    /// its graph from the journal ([`crate::observe::snapshot_from_journal`]).
+    pub fn graph_context(&self, run: &RunId) -> Arc<GraphContext> {
+        Arc::new(GraphContext::new(run.as_str(), Arc::clone(&self.graph)))
     }
 }
 
@@ -236,6 +260,9 @@ pub struct Runtime {
     executor: Arc<dyn ToolExecutor>,
     journal: Arc<dyn Journal>,
     settings: RunSettings,
+    observer_buffer: usize,
+    /// The observers of runs still referenced somewhere, for [`Runtime::observer`].
+    observers: ObserverIndex,
     limits: Limits,
     /// Call permits shared by every run (spec §4.5).
     permits: Arc<Permits>,
@@ -277,10 +304,35 @@ impl Runtime {
             Some(hir) if !analysis.has_errors() => {
                 let plan = Arc::new(Plan::new(&hir));
                 let compiled = CompiledProgram::new(analysis.identity, hir);
-                Ok(Executable { compiled, plan, source_bytes: source.len() as u64 })
+                let graph = Arc::new(ProgramGraph::new(
+                    &compiled.identity().source_digest,
+                    compiled.shared_program(),
+                    Arc::clone(&plan),
+                    Arc::clone(&self.registry),
+                ));
+                Ok(Executable { compiled, plan, source_bytes: source.len() as u64, graph })
             }
             _ => Err(analysis.diagnostics),
         }
+    }
+
+    /// The observer of run `run` (spec §6.1), while its handle or another observer of it is held.
+    pub fn observer(&self, run: &RunId) -> Option<RunObserver> {
+        self.observers.get(run)
+    }
+
+    /// The graph of run `run` of `program` as this runtime's journal records it, for runs no
+    /// observer follows any more (another process's, or a finished one). Blocks the calling
+    /// thread; not for use inside an async task.
+    pub fn journal_snapshot(
+        &self,
+        program: &Executable,
+        run: &RunId,
+        view: &ViewPolicy,
+        options: &SnapshotOptions,
+    ) -> Result<GraphSnapshot, ObserveError> {
+        let context = program.graph_context(run);
+        self.pool.block_on(snapshot_from_journal(context, self.journal.as_ref(), run, view, options))
     }
 
     /// Starts a run of `program` with `inputs`, validated against the program's input schemas.
@@ -337,7 +389,16 @@ impl Runtime {
             let own = own_concurrency.is_some().then_some(&run_id);
             RunPermits::new(Arc::clone(&self.permits), Arc::clone(&self.permit_keys), own)
         });
-        let (observer, events) = mpsc::unbounded_channel();
+        let (observer, committed) = mpsc::unbounded_channel();
+        let (forward, events) = mpsc::unbounded_channel();
+        let observing = RunObserver::new(
+            program.graph_context(&run_id),
+            Arc::clone(&self.journal),
+            run_id.clone(),
+            self.observer_buffer,
+        );
+        self.observers.insert(&observing);
+        let published = self.pool.spawn(publish(committed, observing.clone(), forward));
         let cancel = CancellationToken::new();
         let env = RunEnvironment {
             run_id: run_id.clone(),
@@ -367,10 +428,25 @@ impl Runtime {
             if let Some(run) = ended_run {
                 shared_permits.end_run(&run);
             }
+            let _ = published.await;
             let _ = done.send(outcome);
         });
-        Ok(RunHandle { run_id, cancel, outcome, events })
+        Ok(RunHandle { run_id, cancel, outcome, events, observer: observing })
     }
+}
+
+/// Publishes a run's committed events to its observer, then forwards them to the handle's
+/// event channel; ends when the shell drops its sender.
+async fn publish(
+    mut committed: mpsc::UnboundedReceiver<(u64, Event)>,
+    observer: RunObserver,
+    forward: mpsc::UnboundedSender<(u64, Event)>,
+) {
+    while let Some((seq, event)) = committed.recv().await {
+        observer.publish(seq, event.clone());
+        let _ = forward.send((seq, event));
+    }
+    observer.finish();
 }
 
 /// Per-run choices for [`Runtime::start_with`].
@@ -398,6 +474,7 @@ pub struct RunHandle {
     cancel: CancellationToken,
     outcome: oneshot::Receiver<Result<Outcome, JournalError>>,
     events: mpsc::UnboundedReceiver<(u64, Event)>,
+    observer: RunObserver,
 }
 
 impl RunHandle {
@@ -413,6 +490,12 @@ impl RunHandle {
     /// Committed events with their sequence numbers, in order.
     pub fn events(&mut self) -> &mut mpsc::UnboundedReceiver<(u64, Event)> {
         &mut self.events
+    }
+
+    /// The run's observer: graph snapshots and event subscriptions (spec §6.1). Every event is
+    /// published to it before the run's outcome is delivered.
+    pub fn observer(&self) -> RunObserver {
+        self.observer.clone()
     }
 
     /// Waits for the run's end from async code.

@@ -18,7 +18,7 @@ use super::permits::RunPermits;
 use super::replay::Resumed;
 use super::retry::{RetryClassifier, classify, timeout_error, uncertain_error};
 use crate::journal::{Journal, JournalError, Record, RunId};
-use crate::schema::{Registry, SchemaArena, ToolDescriptor, validate};
+use crate::schema::{Registry, SchemaArena, ToolDescriptor, labels_of, validate};
 use crate::value::{Labelled, List, Value};
 
 /// Everything outside the core that one run talks to.
@@ -341,7 +341,10 @@ fn spawn_call(
         };
         let answer = match answered {
             Ok(output) => match validate(&schemas, tool.output, &output.value) {
-                Ok(()) => Input::ToolCompleted { call: handle, value: Labelled::public(output.value) },
+                Ok(()) => {
+                    let labels = labels_of(&schemas, tool.output, &output.value);
+                    Input::ToolCompleted { call: handle, value: Labelled::new(output.value, labels) }
+                }
                 Err(mismatch) => Input::ToolFailed {
                     call: handle,
                     error: ToolError::new(

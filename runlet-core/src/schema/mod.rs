@@ -14,6 +14,7 @@ mod import;
 mod infer;
 mod issue;
 mod json_path;
+mod label;
 mod locate;
 mod model;
 mod names;
@@ -36,6 +37,7 @@ pub use import::{ImportOptions, UnsupportedKeywords};
 pub use infer::{InferenceLoss, Inferred};
 pub use issue::{RegistryError, RegistryIssue};
 pub use json_path::{JsonPath, PathSegment};
+pub use label::{labels_of, strongest_label};
 pub use locate::locate;
 pub use model::{
     Constant, DefId, IntegerRange, LengthRange, ListSchema, NumberRange, ObjectSchema, Property, Schema,

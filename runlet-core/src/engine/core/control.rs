@@ -68,7 +68,7 @@ impl RunCore {
                 }
                 let limit = limit.unwrap_or(self.settings.default_loop_limit).max(1) as usize;
                 let count = items.len();
-                self.nodes[node.0 as usize].control = Control::Loop(LoopState {
+                self.nodes[node.0 as usize].control = Control::Loop(Box::new(LoopState {
                     items,
                     limit,
                     next: 0,
@@ -76,7 +76,7 @@ impl RunCore {
                     results: vec![None; count],
                     finished: 0,
                     starting: false,
-                });
+                }));
                 self.start_iterations(node);
             }
             ExprKind::Fold { init, collection, .. } => {
@@ -89,18 +89,23 @@ impl RunCore {
                     return;
                 }
                 let accumulator = self.value_of(scope, *init);
-                self.nodes[node.0 as usize].control =
-                    Control::Fold(FoldState { items, index: 0, accumulator, step: None, stepping: false });
+                self.nodes[node.0 as usize].control = Control::Fold(Box::new(FoldState {
+                    items,
+                    index: 0,
+                    accumulator,
+                    step: None,
+                    stepping: false,
+                }));
                 self.advance_fold(node);
             }
             ExprKind::Boundary { retries, .. } => {
-                self.nodes[node.0 as usize].control = Control::Boundary(BoundaryState {
+                self.nodes[node.0 as usize].control = Control::Boundary(Box::new(BoundaryState {
                     attempt: 0,
                     retries: *retries,
                     catching: false,
                     attempt_scope: scope,
                     phase: BoundaryPhase::Running,
-                });
+                }));
                 self.start_attempt(node);
             }
             _ => {}

@@ -528,6 +528,7 @@ impl RunCore {
                     pending.push(created);
                 }
             }
+            let mut inputs = Vec::new();
             for (dep_scope, dep_expr) in self.dependencies(node_scope, node_expr) {
                 let dependency = match self.scopes[dep_scope.0 as usize].nodes.get(&dep_expr) {
                     Some(&existing) => existing,
@@ -537,11 +538,13 @@ impl RunCore {
                         created
                     }
                 };
+                inputs.push(self.node_id(dependency));
                 if self.nodes[dependency.0 as usize].state != NodeState::Succeeded {
                     self.nodes[node.0 as usize].waiting += 1;
                     self.nodes[dependency.0 as usize].dependents.push(node);
                 }
             }
+            self.events.push(Event::NodePlanned { node: self.node_id(node), inputs });
         }
         first
     }

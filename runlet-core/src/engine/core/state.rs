@@ -65,9 +65,11 @@ pub(super) struct Node {
 #[derive(Debug)]
 pub(super) enum Control {
     None,
-    Loop(LoopState),
-    Fold(FoldState),
-    Boundary(BoundaryState),
+    // Boxed: only control nodes have a state, and inline the largest (a boundary draining with
+    // its whole error) would size every node of the run.
+    Loop(Box<LoopState>),
+    Fold(Box<FoldState>),
+    Boundary(Box<BoundaryState>),
 }
 
 #[derive(Debug)]

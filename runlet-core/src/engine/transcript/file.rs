@@ -9,9 +9,10 @@ use serde::Serialize;
 use super::{CallKey, Transcript, TranscriptEntry};
 use crate::diag::{Code, Diagnostic, Span, codes};
 use crate::engine::executor::ToolError;
+use crate::engine::fixture_file::{first_message, invalid_json};
 use crate::engine::identity::{OperationId, WorkflowIdentity};
 use crate::schema::{JsonPath, QualifiedName, locate};
-use crate::value::{JsonErrorKind, Object, Value, ValueError, parse_json, to_serde_json};
+use crate::value::{Object, Value, ValueError, parse_json, to_serde_json};
 
 /// The format name and version a transcript file starts with; a layout change must change it.
 pub const TRANSCRIPT_FORMAT: &str = "runlet.transcript/1";
@@ -28,10 +29,6 @@ const ERROR_FIELDS: &[&str] = &["code", "message", "retryable", "retry_after_ms"
 pub struct TranscriptError {
     /// Diagnostics about the transcript's text (render them with that text).
     pub diagnostics: Vec<Diagnostic>,
-}
-
-fn first_message(diagnostics: &[Diagnostic]) -> String {
-    diagnostics.first().map(|d| format!("{}: {}", d.code, d.message)).unwrap_or_default()
 }
 
 #[derive(Serialize)]
@@ -96,18 +93,8 @@ impl Transcript {
     /// Reads a transcript file. The JSON is read with the strict host reader (`RL8101`), then
     /// every field is checked (`RL8301`); a file of another format version is `RL8302`.
     pub fn from_json_str(text: &str) -> Result<Transcript, TranscriptError> {
-        let document = parse_json(text).map_err(|error| {
-            let reason = error.kind.reason().replace('_', " ");
-            let message = match &error.kind {
-                JsonErrorKind::DuplicateKey(key) => {
-                    format!("the transcript is not valid JSON: {reason} `{key}`")
-                }
-                _ => format!("the transcript is not valid JSON: {reason}"),
-            };
-            let offset = u32::try_from(error.offset).unwrap_or(u32::MAX);
-            let diagnostic = Diagnostic::error(codes::INVALID_HOST_JSON, Span::at(offset), message);
-            TranscriptError { diagnostics: vec![diagnostic] }
-        })?;
+        let document = parse_json(text)
+            .map_err(|error| TranscriptError { diagnostics: vec![invalid_json("the transcript", &error)] })?;
         let mut reader = Reader { text, diagnostics: Vec::new() };
         let transcript = reader.file(&document);
         match transcript {

@@ -1,0 +1,226 @@
+//! The public event stream's items (spec §6.1): one `GraphEvent` per journal record, with the
+//! node's public id, the tool, the time since the run started, and details redacted under a
+//! `ViewPolicy` before they leave the runtime.
+
+use serde::Serialize;
+
+use super::context::GraphContext;
+use super::view::ViewPolicy;
+use crate::engine::event::{Arm, Event};
+use crate::schema::{labels_of, strongest_label};
+use crate::value::{Labels, Sensitivity, rcve};
+
+/// One committed transition as observers see it. Fields a kind does not have are absent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GraphEvent {
+    pub seq: u64,
+    /// The event name of spec §5.2 (`RunCreated`, `CallDispatchPrepared`, …).
+    pub kind: &'static str,
+    /// The node's public id, for events about a node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// The called tool, for events about a call node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// Milliseconds since the run started, when the event was published in this process.
+    pub at_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
+    /// The error code of a failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// A tool error's message, when the view may see it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retryable: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uncertain: Option<bool>,
+    /// The alternative a branch took: `then`, `else`, `short_circuit` or `right`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arm: Option<&'static str>,
+    /// How many items a loop's collection has.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items: Option<usize>,
+    /// Which item an iteration is for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<usize>,
+    /// The public ids of the nodes a planned node reads.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<String>,
+    /// The configuration key of a crossed limit, with the count that crossed it and its cap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cap: Option<u64>,
+    /// For `CallReused`: the public id of the earlier attempt's node whose result was taken.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reused_from: Option<String>,
+    /// The timer a timer event is about, its delay and its wall-clock deadline (Unix ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timer: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadline_unix_ms: Option<u64>,
+    /// A tool output's preview with the paths the view may not see redacted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+pub(crate) fn arm_name(arm: Arm) -> &'static str {
+    match arm {
+        Arm::Then => "then",
+        Arm::Else => "else",
+        Arm::ShortCircuit => "short_circuit",
+        Arm::Right => "right",
+    }
+}
+
+/// The journal's node id of `event`, when it is about a node.
+pub(crate) fn event_node(event: &Event) -> Option<&str> {
+    match event {
+        Event::NodeReady { node }
+        | Event::NodePlanned { node, .. }
+        | Event::CallDispatchPrepared { node, .. }
+        | Event::NodeSucceeded { node }
+        | Event::CallCompleted { node, .. }
+        | Event::CallFailed { node, .. }
+        | Event::OrphanedCompletion { node }
+        | Event::NodeFailed { node, .. }
+        | Event::NodeCancelled { node }
+        | Event::BranchSelected { node, .. }
+        | Event::LoopCollectionResolved { node, .. }
+        | Event::IterationMaterialized { node, .. }
+        | Event::BoundaryAttemptStarted { node, .. }
+        | Event::BoundaryRetryScheduled { node, .. }
+        | Event::CatchSelected { node }
+        | Event::IntrinsicSampled { node, .. }
+        | Event::NodeCancelling { node }
+        | Event::CallReused { node, .. } => Some(node),
+        Event::TimerStarted { node, .. } => (!node.is_empty()).then_some(node.as_str()),
+        Event::LimitExceeded { node, .. } => (!node.is_empty()).then_some(node.as_str()),
+        Event::RunCreated { .. }
+        | Event::CancellationRequested
+        | Event::RunSucceeded
+        | Event::RunFailed { .. }
+        | Event::RunCancelled
+        | Event::TimerArmed { .. }
+        | Event::TimerFired { .. }
+        | Event::RunResumed => None,
+    }
+}
+
+impl GraphContext {
+    /// The labels of a sampled intrinsic's value: its expression's label on every path (secret
+    /// when the node is unknown).
+    pub(crate) fn sample_labels(&self, node: &str) -> Labels {
+        Labels::uniform(
+            self.expr_of(node).map_or(Sensitivity::Secret, |e| self.program().expr(e).sensitivity),
+        )
+    }
+
+    /// The public form of the journal record `seq`, redacted for `view`.
+    pub fn graph_event(&self, seq: u64, event: &Event, at_ms: Option<u64>, view: &ViewPolicy) -> GraphEvent {
+        let local = event_node(event);
+        let mut public = GraphEvent {
+            seq,
+            kind: event.kind(),
+            node: local.map(|l| self.node_id(l).to_string()),
+            tool: local.and_then(|l| self.tool_name(l)),
+            at_ms,
+            attempt: None,
+            code: None,
+            message: None,
+            retryable: None,
+            uncertain: None,
+            arm: None,
+            items: None,
+            index: None,
+            inputs: Vec::new(),
+            limit: None,
+            current: None,
+            cap: None,
+            reused_from: None,
+            timer: None,
+            delay_ms: None,
+            deadline_unix_ms: None,
+            value: None,
+        };
+        match event {
+            Event::NodePlanned { inputs, .. } => {
+                public.inputs = inputs.iter().map(|i| self.node_id(i).to_string()).collect();
+            }
+            Event::CallDispatchPrepared { tool, attempt, .. } => {
+                public.tool = Some(tool.clone());
+                public.attempt = Some(*attempt);
+            }
+            Event::CallCompleted { node, output } => {
+                let tool = self.expr_of(node).and_then(|e| self.tool_of(e));
+                public.value = match (rcve::decode(output), tool) {
+                    (Ok(value), Some(tool)) => {
+                        let labels = labels_of(self.registry().schemas(), tool.output, &value);
+                        Some(view.preview(&value, &labels))
+                    }
+                    _ => None,
+                };
+            }
+            Event::CallFailed { node, error } => {
+                public.code = Some(error.code.clone());
+                public.retryable = Some(error.retryable);
+                public.uncertain = Some(error.uncertain);
+                let label = self
+                    .expr_of(node)
+                    .and_then(|e| self.tool_of(e))
+                    .map(|tool| strongest_label(self.registry().schemas(), tool.output));
+                if label.is_some_and(|label| view.shows_metadata(label)) {
+                    public.message = Some(error.message.clone());
+                }
+            }
+            Event::NodeFailed { code, .. } | Event::RunFailed { code } => public.code = Some(code.clone()),
+            Event::BranchSelected { arm, .. } => public.arm = Some(arm_name(*arm)),
+            Event::LoopCollectionResolved { items, .. } => public.items = Some(*items),
+            Event::IterationMaterialized { index, .. } => public.index = Some(*index),
+            Event::BoundaryAttemptStarted { attempt, .. } | Event::BoundaryRetryScheduled { attempt, .. } => {
+                public.attempt = Some(*attempt)
+            }
+            Event::IntrinsicSampled { node, output } => {
+                public.value = match output {
+                    Ok(bytes) => {
+                        rcve::decode(bytes).ok().map(|value| view.preview(&value, &self.sample_labels(node)))
+                    }
+                    Err(_) => None,
+                };
+            }
+            Event::CallReused { from, .. } => public.reused_from = Some(self.node_id(from).to_string()),
+            Event::TimerStarted { timer, delay_ms, .. } => {
+                public.timer = Some(*timer);
+                public.delay_ms = Some(*delay_ms);
+            }
+            Event::TimerArmed { timer, deadline_unix_ms } => {
+                public.timer = Some(*timer);
+                public.deadline_unix_ms = Some(*deadline_unix_ms);
+            }
+            Event::TimerFired { timer } => public.timer = Some(*timer),
+            Event::LimitExceeded { limit, current, cap, .. } => {
+                public.limit = Some(limit.clone());
+                public.current = Some(*current);
+                public.cap = Some(*cap);
+            }
+            Event::RunCreated { .. }
+            | Event::NodeReady { .. }
+            | Event::NodeSucceeded { .. }
+            | Event::OrphanedCompletion { .. }
+            | Event::NodeCancelled { .. }
+            | Event::CancellationRequested
+            | Event::CatchSelected { .. }
+            | Event::RunSucceeded
+            | Event::RunCancelled
+            | Event::NodeCancelling { .. }
+            | Event::RunResumed => {}
+        }
+        public
+    }
+}

@@ -1,0 +1,328 @@
+//! Live observation of one run (spec §6.1): the shell's committed events feed a graph model and
+//! bounded per-subscriber queues; a subscriber that falls behind is cut loose and catches up from
+//! the journal by sequence number, so the scheduler never waits for a viewer.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Weak};
+use std::time::Instant;
+
+use parking_lot::Mutex;
+use tokio::sync::mpsc;
+
+use super::context::GraphContext;
+use super::event::GraphEvent;
+use super::model::GraphModel;
+use super::snapshot::{GraphSnapshot, SnapshotOptions};
+use super::view::ViewPolicy;
+use crate::diag::Code;
+use crate::engine::event::{Event, EventDecodeError};
+use crate::journal::{Journal, JournalError, RunId};
+
+/// How many journal records a catching-up subscriber reads at once.
+const CATCH_UP_BATCH: usize = 256;
+
+/// Why an observer could not deliver.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ObserveError {
+    #[error("the journal could not be read: {0}")]
+    Journal(#[from] JournalError),
+    #[error(transparent)]
+    Decode(#[from] EventDecodeError),
+}
+
+impl ObserveError {
+    pub fn code(&self) -> Code {
+        match self {
+            ObserveError::Journal(error) => error.code(),
+            ObserveError::Decode(error) => error.code(),
+        }
+    }
+}
+
+/// The observer of one run: consistent snapshots and ordered subscriptions from any sequence
+/// number. Cheap to clone.
+#[derive(Clone)]
+pub struct RunObserver {
+    hub: Arc<Hub>,
+}
+
+impl std::fmt::Debug for RunObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunObserver").field("run_id", &self.hub.run_id).finish_non_exhaustive()
+    }
+}
+
+struct Hub {
+    context: Arc<GraphContext>,
+    journal: Arc<dyn Journal>,
+    run_id: RunId,
+    started: Instant,
+    /// Events a subscriber's queue holds before the subscriber is cut loose.
+    buffer: usize,
+    state: Mutex<HubState>,
+}
+
+struct HubState {
+    model: GraphModel,
+    /// When each published record (index `seq - 1`) was published, in ms since the run started.
+    published_at: Vec<u64>,
+    subscribers: Vec<mpsc::Sender<(u64, Event)>>,
+    finished: bool,
+}
+
+impl RunObserver {
+    pub(crate) fn new(
+        context: Arc<GraphContext>,
+        journal: Arc<dyn Journal>,
+        run_id: RunId,
+        buffer: usize,
+    ) -> RunObserver {
+        let model = GraphModel::new(Arc::clone(&context));
+        RunObserver {
+            hub: Arc::new(Hub {
+                context,
+                journal,
+                run_id,
+                started: Instant::now(),
+                buffer: buffer.max(1),
+                state: Mutex::new(HubState {
+                    model,
+                    published_at: Vec::new(),
+                    subscribers: Vec::new(),
+                    finished: false,
+                }),
+            }),
+        }
+    }
+
+    /// Takes the committed record `seq`: applies it to the model and offers it to every
+    /// subscriber without waiting; a subscriber whose queue is full is dropped and will catch up
+    /// from the journal.
+    pub(crate) fn publish(&self, seq: u64, event: Event) {
+        let at_ms = self.hub.started.elapsed().as_millis().min(u128::from(u64::MAX)) as u64;
+        let mut state = self.hub.state.lock();
+        state.model.apply(seq, &event, Some(at_ms));
+        state.published_at.push(at_ms);
+        state.subscribers.retain(|subscriber| subscriber.try_send((seq, event.clone())).is_ok());
+    }
+
+    /// The run's events have all been published: subscriptions end once they have read them.
+    pub(crate) fn finish(&self) {
+        let mut state = self.hub.state.lock();
+        state.finished = true;
+        state.subscribers.clear();
+    }
+
+    /// The call `node` (its journal id) waits for permits of `resources` (spec §4.5): snapshots
+    /// show it as blocked on permits until [`RunObserver::permits_granted`] or its end. A live
+    /// condition, not a journaled transition, so it never changes the node's state.
+    pub fn waiting_for_permits(&self, node: &str, resources: Vec<String>) {
+        let mut state = self.hub.state.lock();
+        if state.model.nodes.get(node).is_some_and(|r| !r.state.is_terminal()) {
+            state.model.permit_waits.insert(node.to_owned(), resources);
+        }
+    }
+
+    /// The call `node` got its permits.
+    pub fn permits_granted(&self, node: &str) {
+        self.hub.state.lock().model.permit_waits.remove(node);
+    }
+
+    pub fn run_id(&self) -> &RunId {
+        &self.hub.run_id
+    }
+
+    /// The last record published.
+    pub fn seq(&self) -> u64 {
+        self.hub.state.lock().model.seq
+    }
+
+    /// The graph as of the last published record.
+    pub fn snapshot(&self, view: &ViewPolicy) -> GraphSnapshot {
+        self.snapshot_with(view, &SnapshotOptions::default())
+    }
+
+    pub fn snapshot_with(&self, view: &ViewPolicy, options: &SnapshotOptions) -> GraphSnapshot {
+        self.hub.state.lock().model.snapshot(view, options)
+    }
+
+    /// Every record after `after_seq`, in order, each exactly once, redacted for `view`; the
+    /// subscription ends after the run's last record. Subscribing from a snapshot's `seq`
+    /// continues exactly where the snapshot stops.
+    pub fn subscribe(&self, after_seq: u64, view: ViewPolicy) -> Subscription {
+        let mut subscription = Subscription {
+            hub: Arc::clone(&self.hub),
+            view,
+            last: after_seq,
+            catch_up_to: after_seq,
+            pending: VecDeque::new(),
+            live: None,
+            ended: false,
+        };
+        subscription.register();
+        subscription
+    }
+}
+
+/// The observers of a runtime's runs that someone still holds, by run id: what
+/// `Runtime::observer` looks runs up in. Entries of dropped observers are pruned as it grows.
+#[derive(Default)]
+pub(crate) struct ObserverIndex {
+    runs: Mutex<(BTreeMap<RunId, Weak<Hub>>, usize)>,
+}
+
+impl ObserverIndex {
+    /// Fewest entries before dropped observers are pruned.
+    const PRUNE_FLOOR: usize = 64;
+
+    pub(crate) fn insert(&self, observer: &RunObserver) {
+        let mut guard = self.runs.lock();
+        let (runs, prune_at) = &mut *guard;
+        runs.insert(observer.hub.run_id.clone(), Arc::downgrade(&observer.hub));
+        if runs.len() >= (*prune_at).max(Self::PRUNE_FLOOR) {
+            runs.retain(|_, hub| hub.strong_count() > 0);
+            *prune_at = runs.len() * 2;
+        }
+    }
+
+    pub(crate) fn get(&self, run: &RunId) -> Option<RunObserver> {
+        self.runs.lock().0.get(run).and_then(Weak::upgrade).map(|hub| RunObserver { hub })
+    }
+}
+
+impl Hub {
+    /// A queue for the records after the last published one, and that record's number (`None`
+    /// for the queue once the run has finished).
+    fn register(&self) -> (u64, Option<mpsc::Receiver<(u64, Event)>>) {
+        let mut state = self.state.lock();
+        let seq = state.model.seq;
+        if state.finished {
+            return (seq, None);
+        }
+        let (sender, receiver) = mpsc::channel(self.buffer);
+        state.subscribers.push(sender);
+        (seq, Some(receiver))
+    }
+
+    fn published_at(&self, seq: u64) -> Option<u64> {
+        let index = usize::try_from(seq.checked_sub(1)?).ok()?;
+        self.state.lock().published_at.get(index).copied()
+    }
+}
+
+/// An ordered stream of a run's events.
+pub struct Subscription {
+    hub: Arc<Hub>,
+    view: ViewPolicy,
+    /// The last record delivered.
+    last: u64,
+    /// Records up to here come from the journal; later ones from `live`.
+    catch_up_to: u64,
+    pending: VecDeque<(u64, Event)>,
+    live: Option<mpsc::Receiver<(u64, Event)>>,
+    /// No further queue will be opened: the run finished.
+    ended: bool,
+}
+
+impl std::fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subscription").field("last", &self.last).finish_non_exhaustive()
+    }
+}
+
+impl Subscription {
+    /// The next event, or `None` once the run's last record was delivered. After an error the
+    /// subscription ends; reconnect with `subscribe(last_seq, …)`.
+    pub async fn next(&mut self) -> Option<Result<GraphEvent, ObserveError>> {
+        loop {
+            if let Some((seq, event)) = self.pending.pop_front() {
+                if let Some(event) = self.deliver(seq, &event) {
+                    return Some(Ok(event));
+                }
+                continue;
+            }
+            if self.last < self.catch_up_to {
+                if let Err(error) = self.read_journal().await {
+                    self.ended = true;
+                    self.live = None;
+                    self.catch_up_to = self.last;
+                    return Some(Err(error));
+                }
+                continue;
+            }
+            match &mut self.live {
+                Some(queue) => match queue.recv().await {
+                    Some((seq, event)) => {
+                        if let Some(event) = self.deliver(seq, &event) {
+                            return Some(Ok(event));
+                        }
+                    }
+                    None => self.live = None,
+                },
+                None if self.ended => return None,
+                None => self.register(),
+            }
+        }
+    }
+
+    /// The sequence number of the last event delivered: where to reconnect.
+    pub fn last_seq(&self) -> u64 {
+        self.last
+    }
+
+    fn register(&mut self) {
+        let (published, queue) = self.hub.register();
+        self.ended = queue.is_none();
+        self.live = queue;
+        self.catch_up_to = published.max(self.last);
+    }
+
+    /// The public event for record `seq`, unless it was delivered already.
+    fn deliver(&mut self, seq: u64, event: &Event) -> Option<GraphEvent> {
+        if seq <= self.last {
+            return None;
+        }
+        self.last = seq;
+        Some(self.hub.context.graph_event(seq, event, self.hub.published_at(seq), &self.view))
+    }
+
+    async fn read_journal(&mut self) -> Result<(), ObserveError> {
+        let records = self.hub.journal.read(&self.hub.run_id, self.last, CATCH_UP_BATCH).await?;
+        let before = self.pending.len();
+        for record in records {
+            let (seq, event) = Event::decode(&record.bytes)?;
+            if seq <= self.catch_up_to {
+                self.pending.push_back((seq, event));
+            }
+        }
+        if self.pending.len() == before {
+            // The journal holds nothing more up to the published position: stop reading it.
+            self.catch_up_to = self.last;
+        }
+        Ok(())
+    }
+}
+
+/// The graph a journal records for a run: the same fold the live observer makes, without
+/// publication times.
+pub async fn snapshot_from_journal(
+    context: Arc<GraphContext>,
+    journal: &dyn Journal,
+    run: &RunId,
+    view: &ViewPolicy,
+    options: &SnapshotOptions,
+) -> Result<GraphSnapshot, ObserveError> {
+    let mut model = GraphModel::new(context);
+    let mut after = 0;
+    loop {
+        let records = journal.read(run, after, CATCH_UP_BATCH).await?;
+        if records.is_empty() {
+            return Ok(model.snapshot(view, options));
+        }
+        for record in records {
+            let (seq, event) = Event::decode(&record.bytes)?;
+            model.apply(seq, &event, None);
+            after = seq;
+        }
+    }
+}

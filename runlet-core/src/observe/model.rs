@@ -1,0 +1,309 @@
+//! The graph model: a fold of a run's journaled events into node records whose states move only
+//! through `NodeState::transition`, so the same events give the same model live or from the
+//! journal.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::context::GraphContext;
+use super::state::NodeState;
+use crate::engine::event::{Arm, Event, RecordedToolError};
+use crate::value::{Labels, Value, rcve};
+
+/// How the run itself stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+/// What the events said about one node.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct NodeRecord {
+    pub(crate) state: NodeState,
+    pub(crate) inputs: Vec<String>,
+    pub(crate) planned_at_ms: Option<u64>,
+    pub(crate) started_at_ms: Option<u64>,
+    pub(crate) finished_at_ms: Option<u64>,
+    /// The attempt of the node's last dispatch.
+    pub(crate) dispatch_attempt: Option<u32>,
+    pub(crate) tool_error: Option<RecordedToolError>,
+    pub(crate) failure_code: Option<String>,
+    pub(crate) output: Option<(Value, Labels)>,
+    pub(crate) arm: Option<Arm>,
+    pub(crate) loop_items: Option<usize>,
+    pub(crate) iterations_started: usize,
+    pub(crate) boundary_attempt: Option<u32>,
+    pub(crate) scheduled_retries: Vec<u32>,
+    pub(crate) catching: bool,
+    /// Tool answers that arrived after the node was cancelled (spec §4.6).
+    pub(crate) orphaned_completions: u32,
+    /// The execution limit the node crossed (its failure follows).
+    pub(crate) limit_exceeded: Option<String>,
+    /// For a call that took an earlier attempt's durable result: that attempt's node.
+    pub(crate) reused_from: Option<String>,
+    /// A boundary's retry backoff waiting to fire: its delay and, once armed, its deadline.
+    pub(crate) backoff: Option<(u64, Option<u64>)>,
+    /// The record that put the node in a terminal state.
+    pub(crate) settled_seq: Option<u64>,
+}
+
+impl NodeRecord {
+    fn planned(inputs: Vec<String>, at_ms: Option<u64>) -> NodeRecord {
+        NodeRecord {
+            state: NodeState::Planned,
+            inputs,
+            planned_at_ms: at_ms,
+            started_at_ms: None,
+            finished_at_ms: None,
+            dispatch_attempt: None,
+            tool_error: None,
+            failure_code: None,
+            output: None,
+            arm: None,
+            loop_items: None,
+            iterations_started: 0,
+            boundary_attempt: None,
+            scheduled_retries: Vec::new(),
+            catching: false,
+            orphaned_completions: 0,
+            settled_seq: None,
+            limit_exceeded: None,
+            reused_from: None,
+            backoff: None,
+        }
+    }
+}
+
+/// A fold of one run's events.
+#[derive(Debug, Clone)]
+pub(crate) struct GraphModel {
+    pub(crate) context: Arc<GraphContext>,
+    pub(crate) seq: u64,
+    pub(crate) nodes: BTreeMap<String, NodeRecord>,
+    /// For each node, the nodes that read it.
+    pub(crate) consumers: BTreeMap<String, Vec<String>>,
+    pub(crate) run: RunState,
+    pub(crate) run_code: Option<String>,
+    pub(crate) cancellation_requested: bool,
+    /// How often the run was resumed after a restart.
+    pub(crate) resumptions: u32,
+    /// Timers started and not yet fired, with the node they are for ("" for the run).
+    pub(crate) timers: BTreeMap<u32, String>,
+    /// Calls waiting for concurrency or resource permits, with the resources they wait for: a
+    /// live condition the shell reports, not a journaled transition.
+    pub(crate) permit_waits: BTreeMap<String, Vec<String>>,
+    /// Events the state machine refused, in order: a journal this runtime did not write, or a
+    /// bug. Never silently dropped.
+    pub(crate) violations: Vec<String>,
+}
+
+impl GraphModel {
+    pub(crate) fn new(context: Arc<GraphContext>) -> GraphModel {
+        GraphModel {
+            context,
+            seq: 0,
+            nodes: BTreeMap::new(),
+            consumers: BTreeMap::new(),
+            run: RunState::Running,
+            run_code: None,
+            cancellation_requested: false,
+            resumptions: 0,
+            timers: BTreeMap::new(),
+            permit_waits: BTreeMap::new(),
+            violations: Vec::new(),
+        }
+    }
+
+    /// Applies the journal record `seq`, published `at_ms` after the run started when known.
+    pub(crate) fn apply(&mut self, seq: u64, event: &Event, at_ms: Option<u64>) {
+        if seq != self.seq + 1 {
+            self.violations.push(format!("record {seq} follows record {}", self.seq));
+        }
+        self.seq = self.seq.max(seq);
+        match event {
+            Event::NodePlanned { node, inputs } => self.plan(seq, node, inputs, at_ms),
+            Event::NodeReady { node } => self.advance(seq, node, NodeState::Ready, at_ms),
+            Event::CallDispatchPrepared { node, attempt, .. } => {
+                self.advance(seq, node, NodeState::Dispatching, at_ms);
+                self.with(seq, node, |r| r.dispatch_attempt = Some(*attempt));
+            }
+            Event::CallCompleted { node, output } => {
+                let tool = self.context.expr_of(node).and_then(|e| self.context.tool_of(e)).map(|t| t.output);
+                let output = rcve::decode(output).ok().map(|value| {
+                    let labels = tool.map_or_else(
+                        || Labels::uniform(crate::value::Sensitivity::Secret),
+                        |schema| crate::schema::labels_of(self.context.registry().schemas(), schema, &value),
+                    );
+                    (value, labels)
+                });
+                self.advance(seq, node, NodeState::Running, at_ms);
+                self.with(seq, node, |r| r.output = output);
+            }
+            Event::IntrinsicSampled { node, output } => {
+                let output = output
+                    .as_ref()
+                    .ok()
+                    .and_then(|bytes| rcve::decode(bytes).ok())
+                    .map(|value| (value, self.context.sample_labels(node)));
+                self.advance(seq, node, NodeState::Running, at_ms);
+                self.with(seq, node, |r| r.output = output);
+            }
+            Event::CallFailed { node, error } => {
+                let error = error.clone();
+                self.with(seq, node, |r| r.tool_error = Some(error));
+            }
+            Event::NodeSucceeded { node } => {
+                self.advance(seq, node, NodeState::Succeeded, at_ms);
+                self.release_consumers(seq, node, at_ms);
+            }
+            Event::NodeFailed { node, code } => {
+                self.advance(seq, node, NodeState::Failed, at_ms);
+                let code = code.clone();
+                self.with(seq, node, |r| r.failure_code = Some(code));
+            }
+            Event::NodeCancelled { node } => {
+                let never_eligible = self
+                    .nodes
+                    .get(node)
+                    .is_some_and(|r| matches!(r.state, NodeState::Planned | NodeState::Blocked));
+                let target = if never_eligible { NodeState::Pruned } else { NodeState::Cancelled };
+                self.advance(seq, node, target, at_ms);
+            }
+            Event::OrphanedCompletion { node } => self.with(seq, node, |r| r.orphaned_completions += 1),
+            Event::BranchSelected { node, arm } => {
+                self.advance(seq, node, NodeState::Running, at_ms);
+                self.with(seq, node, |r| r.arm = Some(*arm));
+            }
+            Event::LoopCollectionResolved { node, items } => {
+                self.advance(seq, node, NodeState::Running, at_ms);
+                self.with(seq, node, |r| r.loop_items = Some(*items));
+            }
+            Event::IterationMaterialized { node, .. } => self.with(seq, node, |r| r.iterations_started += 1),
+            Event::BoundaryAttemptStarted { node, attempt } => {
+                self.advance(seq, node, NodeState::Running, at_ms);
+                self.with(seq, node, |r| r.boundary_attempt = Some(*attempt));
+            }
+            Event::BoundaryRetryScheduled { node, attempt } => {
+                self.with(seq, node, |r| r.scheduled_retries.push(*attempt))
+            }
+            Event::CatchSelected { node } => self.with(seq, node, |r| r.catching = true),
+            Event::CancellationRequested => self.cancellation_requested = true,
+            Event::RunCreated { .. } => {}
+            Event::RunResumed => self.resumptions += 1,
+            Event::NodeCancelling { node } => self.advance(seq, node, NodeState::Cancelling, at_ms),
+            Event::CallReused { node, from } => {
+                let from = from.clone();
+                self.with(seq, node, |r| r.reused_from = Some(from));
+            }
+            Event::TimerStarted { timer, node, delay_ms } => {
+                self.timers.insert(*timer, node.clone());
+                if !node.is_empty() {
+                    self.with(seq, node, |r| r.backoff = Some((*delay_ms, None)));
+                }
+            }
+            Event::TimerArmed { timer, deadline_unix_ms } => {
+                if let Some(node) = self.timers.get(timer).filter(|n| !n.is_empty()).cloned() {
+                    self.with(seq, &node, |r| {
+                        if let Some((_, deadline)) = &mut r.backoff {
+                            *deadline = Some(*deadline_unix_ms);
+                        }
+                    });
+                }
+            }
+            Event::TimerFired { timer } => {
+                if let Some(node) = self.timers.remove(timer).filter(|n| !n.is_empty()) {
+                    self.with(seq, &node, |r| r.backoff = None);
+                }
+            }
+            Event::LimitExceeded { node, limit, .. } if !node.is_empty() => {
+                let limit = limit.clone();
+                self.with(seq, node, |r| r.limit_exceeded = Some(limit));
+            }
+            Event::LimitExceeded { .. } => {}
+            Event::RunSucceeded => self.end(RunState::Succeeded, None),
+            Event::RunFailed { code } => self.end(RunState::Failed, Some(code.clone())),
+            Event::RunCancelled => self.end(RunState::Cancelled, None),
+        }
+    }
+
+    fn end(&mut self, state: RunState, code: Option<String>) {
+        self.run = state;
+        self.run_code = code;
+    }
+
+    fn plan(&mut self, seq: u64, node: &str, inputs: &[String], at_ms: Option<u64>) {
+        if self.nodes.contains_key(node) {
+            self.violations.push(format!("record {seq} plans `{node}` a second time"));
+            return;
+        }
+        for input in inputs {
+            self.consumers.entry(input.clone()).or_default().push(node.to_owned());
+        }
+        self.nodes.insert(node.to_owned(), NodeRecord::planned(inputs.to_vec(), at_ms));
+        self.advance(seq, node, NodeState::Blocked, at_ms);
+        if self.inputs_succeeded(node) {
+            self.advance(seq, node, NodeState::Ready, at_ms);
+        }
+    }
+
+    fn inputs_succeeded(&self, node: &str) -> bool {
+        self.nodes.get(node).is_some_and(|record| {
+            record.inputs.iter().all(|i| self.nodes.get(i).is_some_and(|r| r.state == NodeState::Succeeded))
+        })
+    }
+
+    /// A node succeeded: its blocked consumers whose inputs all succeeded become ready.
+    fn release_consumers(&mut self, seq: u64, node: &str, at_ms: Option<u64>) {
+        let consumers = self.consumers.get(node).cloned().unwrap_or_default();
+        for consumer in consumers {
+            let blocked = self.nodes.get(&consumer).is_some_and(|r| r.state == NodeState::Blocked);
+            if blocked && self.inputs_succeeded(&consumer) {
+                self.advance(seq, &consumer, NodeState::Ready, at_ms);
+            }
+        }
+    }
+
+    /// Moves `node` to `target` along the lifecycle, each step checked by the state machine.
+    fn advance(&mut self, seq: u64, node: &str, target: NodeState, at_ms: Option<u64>) {
+        let Some(record) = self.nodes.get_mut(node) else {
+            self.violations.push(format!("record {seq} moves `{node}`, which was never planned"));
+            return;
+        };
+        let Some(path) = record.state.path_to(target) else {
+            self.violations.push(format!(
+                "record {seq} would move `{node}` from {} to {}",
+                record.state.name(),
+                target.name()
+            ));
+            return;
+        };
+        for step in path {
+            match record.state.transition(step) {
+                Ok(next) => record.state = next,
+                Err(illegal) => {
+                    self.violations.push(format!("record {seq}: `{node}`: {illegal}"));
+                    return;
+                }
+            }
+            if step == NodeState::Dispatching {
+                record.started_at_ms = record.started_at_ms.or(at_ms);
+            }
+            if step.is_terminal() {
+                record.finished_at_ms = at_ms;
+                record.settled_seq = Some(seq);
+                self.permit_waits.remove(node);
+            }
+        }
+    }
+
+    fn with(&mut self, seq: u64, node: &str, change: impl FnOnce(&mut NodeRecord)) {
+        match self.nodes.get_mut(node) {
+            Some(record) => change(record),
+            None => self.violations.push(format!("record {seq} is about `{node}`, which was never planned")),
+        }
+    }
+}
