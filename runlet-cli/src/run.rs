@@ -215,6 +215,9 @@ fn print_failure(error: &RunError) {
     }
     eprintln!("  node: {}", error.node_id);
     eprintln!("  attempt: {}, retryable: {}, uncertain: {}", error.attempt, error.retryable, error.uncertain);
+    if !error.details.is_empty() {
+        eprintln!("  details: {}", presentation(&Value::Object(error.details.clone())));
+    }
     for cause in &error.causes {
         eprintln!("  also failed: {}: {} (node {})", cause.code, cause.message, cause.node_id);
     }

@@ -17,7 +17,8 @@ pub enum LimitKey {
     NodeEvaluations,
     /// The one-based nesting depth of a dynamic scope: the program is 1, and each conditional
     /// arm, `and`/`or` right operand, loop iteration, fold step, boundary attempt or catch
-    /// entered inside a scope of depth d has depth d + 1.
+    /// entered inside a scope of depth d has depth d + 1. Value nesting is bounded separately
+    /// (`RL4303`, `RL4301`).
     Depth,
     /// Tool calls in flight at once: over all runs when the runtime sets it, over one run when
     /// a run sets it. A throttle: calls wait for a permit and the run never fails because of it
@@ -243,7 +244,8 @@ mod tests {
 
     #[test]
     fn keys_round_trip_through_their_names() {
-        for key in LimitKey::ALL {
+        for (index, key) in LimitKey::ALL.into_iter().enumerate() {
+            assert_eq!(key as usize, index, "caps are indexed by key");
             assert_eq!(LimitKey::parse(key.as_str()), Some(key));
             assert_eq!(key.code().is_none(), key == LimitKey::Concurrency);
         }

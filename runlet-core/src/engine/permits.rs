@@ -3,6 +3,7 @@
 //! order so they cannot deadlock, with waiting calls granted in arrival order.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::oneshot;
@@ -23,6 +24,17 @@ pub enum ResourceKey {
     Tool(String),
 }
 
+impl fmt::Display for ResourceKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResourceKey::Runtime => f.write_str("runtime"),
+            ResourceKey::Run(run) => write!(f, "run:{run}"),
+            ResourceKey::Group(group) => write!(f, "group:{group}"),
+            ResourceKey::Tool(tool) => write!(f, "tool:{tool}"),
+        }
+    }
+}
+
 /// Names one permit request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Ticket(u64);
@@ -30,7 +42,7 @@ pub struct Ticket(u64);
 /// The permit ledger, without I/O: caps, permits held, and requests waiting in arrival order. A
 /// request is granted only when every key it needs has room, and then takes all of them at once,
 /// so no holder ever waits for another permit: there is no cycle to deadlock on.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct PermitTable {
     caps: BTreeMap<ResourceKey, u64>,
     held: BTreeMap<ResourceKey, u64>,
@@ -57,21 +69,15 @@ impl PermitTable {
     }
 
     /// Asks for a permit of every key in `keys` (keys without a cap are free). Granted at once
-    /// when all have room and nobody is waiting for any of them; otherwise queued.
+    /// when all have room and no earlier request is waiting for one of them; otherwise queued.
     pub fn request(&mut self, keys: &[ResourceKey]) -> (Ticket, bool) {
         let ticket = Ticket(self.next);
         self.next += 1;
-        let needed: BTreeSet<ResourceKey> =
-            keys.iter().filter(|k| self.caps.contains_key(*k)).cloned().collect();
-        let needed: Vec<ResourceKey> = needed.into_iter().collect();
-        let contended = self.waiting.values().any(|w| w.iter().any(|k| needed.contains(k)));
-        if !contended && self.has_room(&needed) {
-            self.take(ticket, needed);
-            (ticket, true)
-        } else {
-            self.waiting.insert(ticket, needed);
-            (ticket, false)
-        }
+        let needed = self.capped(keys);
+        self.waiting.insert(ticket, needed);
+        // Every earlier request is blocked, and a new one frees nothing: only it can start.
+        let granted = self.grant_waiting();
+        (ticket, granted.contains(&ticket))
     }
 
     /// Gives back `ticket`'s permits, or withdraws it if it is still waiting. Returns the
@@ -100,28 +106,36 @@ impl PermitTable {
         self.waiting.len()
     }
 
+    /// Those of `keys` that have a cap, in acquisition order.
+    fn capped(&self, keys: &[ResourceKey]) -> Vec<ResourceKey> {
+        let capped: BTreeSet<&ResourceKey> = keys.iter().filter(|k| self.caps.contains_key(*k)).collect();
+        capped.into_iter().cloned().collect()
+    }
+
     /// Grants, in arrival order, every waiting request that fits. A request that does not fit
-    /// reserves its keys for this pass, so a later request cannot overtake it on a key they share
-    /// (no starvation); requests on other keys still start.
+    /// reserves the keys it lacks room on, so a later request cannot take the next free permit
+    /// of such a key ahead of it (no starvation); keys that still have room stay open to later
+    /// requests, so one full group does not hold up calls that do not need it.
     fn grant_waiting(&mut self) -> Vec<Ticket> {
         let mut granted = Vec::new();
         let mut reserved: BTreeSet<ResourceKey> = BTreeSet::new();
         let tickets: Vec<Ticket> = self.waiting.keys().copied().collect();
         for ticket in tickets {
             let needed = &self.waiting[&ticket];
-            if needed.iter().all(|k| !reserved.contains(k)) && self.has_room(needed) {
+            let full: Vec<ResourceKey> = needed.iter().filter(|k| !self.has_room(k)).cloned().collect();
+            if full.is_empty() && needed.iter().all(|k| !reserved.contains(k)) {
                 let needed = self.waiting.remove(&ticket).unwrap_or_default();
                 self.take(ticket, needed);
                 granted.push(ticket);
             } else {
-                reserved.extend(needed.iter().cloned());
+                reserved.extend(full);
             }
         }
         granted
     }
 
-    fn has_room(&self, needed: &[ResourceKey]) -> bool {
-        needed.iter().all(|k| self.in_use(k) < self.caps.get(k).copied().unwrap_or(u64::MAX))
+    fn has_room(&self, key: &ResourceKey) -> bool {
+        self.in_use(key) < self.caps.get(key).copied().unwrap_or(u64::MAX)
     }
 
     fn take(&mut self, ticket: Ticket, needed: Vec<ResourceKey>) {
@@ -187,7 +201,8 @@ impl Permits {
             shared.wakers.insert(ticket, wake);
             Some(wait)
         };
-        PermitRequest { permits: Arc::clone(self), ticket, wait }
+        let blocked_on = if granted { Vec::new() } else { shared.table.capped(keys) };
+        PermitRequest { permits: Arc::clone(self), ticket, wait, blocked_on }
     }
 
     /// Permits of `key` held now, over every run.
@@ -225,9 +240,15 @@ pub struct PermitRequest {
     permits: Arc<Permits>,
     ticket: Ticket,
     wait: Option<oneshot::Receiver<()>>,
+    blocked_on: Vec<ResourceKey>,
 }
 
 impl PermitRequest {
+    /// The capped resources the request waits for; empty when it was granted at once.
+    pub fn blocked_on(&self) -> &[ResourceKey] {
+        &self.blocked_on
+    }
+
     /// Waits until every permit is held.
     pub async fn granted(&mut self) {
         if let Some(wait) = self.wait.take() {
@@ -337,6 +358,8 @@ mod tests {
                 for k in &keys {
                     assert!(table.in_use(k) <= table.caps[k], "seed {seed}: {k:?} over its cap");
                 }
+                let mut pass = table.clone();
+                assert_eq!(pass.grant_waiting(), vec![], "seed {seed}: a waiting request fits");
                 assert!(
                     table.waiting() == 0 || !holding.is_empty(),
                     "seed {seed}: requests wait while nothing is held"
@@ -360,20 +383,26 @@ mod tests {
     }
 
     #[test]
-    fn a_later_request_does_not_overtake_a_waiting_one_on_a_shared_key() {
+    fn a_later_request_does_not_overtake_a_waiting_one_on_a_full_key() {
         let mut table = PermitTable::new();
         table.set_cap(key("a"), 1);
         table.set_cap(key("b"), 1);
-        let (holds_a, _) = table.request(&[key("a")]);
-        let (wants_both, granted) = table.request(&[key("a"), key("b")]);
+        table.set_cap(ResourceKey::Runtime, 2);
+        let (holds_a, _) = table.request(&[ResourceKey::Runtime, key("a")]);
+        let (waits_for_a, granted) = table.request(&[ResourceKey::Runtime, key("a")]);
         assert!(!granted);
-        let (wants_b, granted) = table.request(&[key("b")]);
-        assert!(!granted, "b is reserved for the earlier request that also needs it");
+        let (overtakes, granted) = table.request(&[key("a")]);
+        assert!(!granted, "the next permit of `a` belongs to the earlier request");
+        let (needs_b, granted) = table.request(&[ResourceKey::Runtime, key("b")]);
+        assert!(granted, "a full `a` does not hold up a call that needs only room the runtime has");
         let (wants_free, granted) = table.request(&[ResourceKey::Tool("free".into())]);
         assert!(granted, "a key without a cap is free");
-        assert_eq!(table.release(holds_a), vec![wants_both]);
-        assert_eq!(table.release(wants_both), vec![wants_b]);
-        table.release(wants_free);
+        assert_eq!(table.release(holds_a), vec![waits_for_a]);
+        assert_eq!(table.release(waits_for_a), vec![overtakes]);
+        for ticket in [overtakes, needs_b, wants_free] {
+            table.release(ticket);
+        }
+        assert_eq!((table.waiting(), table.in_use(&ResourceKey::Runtime)), (0, 0));
     }
 
     #[test]

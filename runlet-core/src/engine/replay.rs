@@ -19,7 +19,7 @@ pub struct Resumed {
     /// Calls dispatched and not answered when the journal ends: the ones to recover.
     pub in_flight: Vec<CallRequest>,
     /// Samples requested and not answered when the journal ends: to sample now (nothing has
-    /// seen a value for them).
+    /// seen a value for them). A node cancelled meanwhile drops its answer.
     pub unsampled: Vec<SampleRequest>,
     /// How the run ended, when the journal records its end. A cancelled run stays cancelled:
     /// resuming it dispatches nothing (spec §4.6).

@@ -372,7 +372,7 @@ impl Runtime {
             source_digest: identity.source_digest.to_string(),
             registry_digest: identity.registry_digest.to_string(),
             inputs_digest: sha256(&inputs_list).to_string(),
-            config_digest: config_digest(self.settings.default_loop_limit, &limits),
+            config_digest: config_digest(&self.settings, &limits),
             value_encoding_version: 1,
             event_encoding_version: 1,
         };
@@ -414,6 +414,7 @@ impl Runtime {
             cancel: cancel.clone(),
             wall_clock: limits.get(LimitKey::WallClockMs).map(std::time::Duration::from_millis),
             permits,
+            permit_observer: Some(observing.clone()),
             retry_classifier: self.retry_classifier.clone(),
         };
         let (done, outcome) = oneshot::channel();
@@ -458,13 +459,25 @@ pub struct RunOptions {
 
 /// What a run's journal header pins about its configuration: the default loop limit, and the
 /// limits when any is set (a journal replays only under the configuration that wrote it).
-fn config_digest(default_loop_limit: u32, limits: &Limits) -> String {
-    let loop_limit = Value::Int(i64::from(default_loop_limit));
-    if limits.caps().next().is_none() {
-        return sha256(&loop_limit).to_string();
-    }
-    let both = List::new(vec![loop_limit, limits.to_value()]).map(Value::List).unwrap_or(Value::Null);
-    sha256(&both).to_string()
+/// The digest of the configuration a run header pins: everything besides source, registry and
+/// inputs that decides the events a run records — the default loop limit, the limits, and the
+/// failure policy (backoff, cancellation grace, tool deadline).
+fn config_digest(settings: &RunSettings, limits: &Limits) -> String {
+    let millis =
+        |duration: std::time::Duration| Value::Int(i64::try_from(duration.as_millis()).unwrap_or(i64::MAX));
+    let optional = |duration: Option<std::time::Duration>| duration.map_or(Value::Null, millis);
+    let backoff = settings.retry_backoff.map_or(Value::Null, |b| {
+        List::new(vec![millis(b.base), Value::Int(i64::from(b.factor)), millis(b.cap)])
+            .map_or(Value::Null, Value::List)
+    });
+    let pinned = vec![
+        Value::Int(i64::from(settings.default_loop_limit)),
+        limits.to_value(),
+        backoff,
+        optional(settings.cancellation_grace),
+        optional(settings.tool_timeout),
+    ];
+    sha256(&List::new(pinned).map_or(Value::Null, Value::List)).to_string()
 }
 
 /// One started run: its id, its committed events as they happen, cancellation and its outcome.
@@ -506,5 +519,32 @@ impl RunHandle {
     /// Blocks the calling thread until the run ends. Not for use inside an async task.
     pub fn wait(self) -> Result<Outcome, JournalError> {
         self.outcome.blocking_recv().unwrap_or(Ok(Outcome::Cancelled))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn the_configuration_digest_pins_the_failure_policy() {
+        let base = RunSettings::default();
+        let digest = |settings: &RunSettings| config_digest(settings, &Limits::default());
+        let backoff = RunSettings {
+            retry_backoff: Some(Backoff {
+                base: Duration::from_millis(100),
+                factor: 2,
+                cap: Duration::from_secs(1),
+            }),
+            ..base.clone()
+        };
+        let grace = RunSettings { cancellation_grace: None, ..base.clone() };
+        let timeout = RunSettings { tool_timeout: Some(Duration::from_secs(30)), ..base.clone() };
+        let digests: std::collections::BTreeSet<String> =
+            [&base, &backoff, &grace, &timeout].into_iter().map(digest).collect();
+        assert_eq!(digests.len(), 4, "each policy change changes the pinned configuration");
+        assert_eq!(digest(&base), digest(&RunSettings::default()), "and the digest is deterministic");
     }
 }

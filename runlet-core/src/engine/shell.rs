@@ -18,6 +18,7 @@ use super::permits::RunPermits;
 use super::replay::Resumed;
 use super::retry::{RetryClassifier, classify, timeout_error, uncertain_error};
 use crate::journal::{Journal, JournalError, Record, RunId};
+use crate::observe::RunObserver;
 use crate::schema::{Registry, SchemaArena, ToolDescriptor, labels_of, validate};
 use crate::value::{Labelled, List, Value};
 
@@ -37,6 +38,9 @@ pub struct RunEnvironment {
     pub wall_clock: Option<Duration>,
     /// The permits each call must hold while it runs (spec §4.5); `None` when nothing is capped.
     pub permits: Option<RunPermits>,
+    /// Told which calls wait for permits, so observers can tell them from calls waiting for data
+    /// (spec §6.3); waits for permits are not journaled.
+    pub permit_observer: Option<RunObserver>,
     /// The host's retryable classification of tool errors, applied before they are journaled.
     pub retry_classifier: Option<RetryClassifier>,
 }
@@ -183,7 +187,8 @@ impl Shell {
 
     /// Tells the core the wall-clock deadline of `timer`, so the journal keeps it.
     fn arm(&self, timer: TimerHandle, delay: Duration) {
-        let deadline_unix_ms = unix_ms(SystemTime::now() + delay);
+        // A delay past the clock's range (a tool may ask for any `retry_after`) never fires.
+        let deadline_unix_ms = SystemTime::now().checked_add(delay).map_or(u64::MAX, unix_ms);
         let _ = self.answers.send(Input::TimerArmed { timer, deadline_unix_ms });
     }
 
@@ -277,8 +282,8 @@ fn spawn_call(
     )
     .with_call_site(request.call_site.as_str(), request.dynamic_key.as_str())
     .with_cancellation(token.clone());
-    if let Some(timeout) = request.timeout {
-        context = context.with_deadline(tokio::time::Instant::now() + timeout);
+    if let Some(deadline) = request.timeout.and_then(|t| tokio::time::Instant::now().checked_add(t)) {
+        context = context.with_deadline(deadline);
     }
     let call = ToolCall {
         tool: Arc::from(tool.name.to_string()),
@@ -293,17 +298,16 @@ fn spawn_call(
     let (recover_first, timeout) = (request.recover_first, request.timeout);
     // Requested now, in dispatch order, so waiting calls start in that order.
     let mut permit = env.permits.as_ref().map(|p| p.request(request.tool));
+    let blocked = permit.as_ref().map_or(&[][..], |p| p.blocked_on());
+    let permit_wait = match &env.permit_observer {
+        Some(observer) if !blocked.is_empty() => {
+            observer.waiting_for_permits(&request.node_id, blocked.iter().map(ToString::to_string).collect());
+            Some((observer.clone(), request.node_id))
+        }
+        _ => None,
+    };
     tokio::spawn(async move {
         let name = tool.name.to_string();
-        if let Some(permit) = &mut permit {
-            tokio::select! {
-                () = permit.granted() => {}
-                () = call.context.cancellation.cancelled() => {
-                    let _ = answers.send(Input::ToolFailed { call: handle, error: ToolError::cancelled(&name) });
-                    return;
-                }
-            }
-        }
         if let Err(reason) = checked {
             let error = ToolError::new(
                 "TOOL_INPUT_SCHEMA_MISMATCH",
@@ -313,6 +317,19 @@ fn spawn_call(
             );
             let _ = answers.send(Input::ToolFailed { call: handle, error });
             return;
+        }
+        if let Some(permit) = &mut permit {
+            tokio::select! {
+                () = permit.granted() => {
+                    if let Some((observer, node)) = &permit_wait {
+                        observer.permits_granted(node);
+                    }
+                }
+                () = call.context.cancellation.cancelled() => {
+                    let _ = answers.send(Input::ToolFailed { call: handle, error: ToolError::cancelled(&name) });
+                    return;
+                }
+            }
         }
         let recovered = if recover_first {
             match executor.recover(RecoveryRequest { call: call.clone() }).await {
@@ -446,6 +463,7 @@ mod tests {
             cancel: CancellationToken::new(),
             wall_clock: None,
             permits: None,
+            permit_observer: None,
             retry_classifier: None,
         };
         (core, env, journal)

@@ -115,10 +115,11 @@ impl RunObserver {
 
     /// The call `node` (its journal id) waits for permits of `resources` (spec §4.5): snapshots
     /// show it as blocked on permits until [`RunObserver::permits_granted`] or its end. A live
-    /// condition, not a journaled transition, so it never changes the node's state.
+    /// condition, not a journaled transition, so it never changes the node's state. The call's
+    /// events may still be on their way to the observer, so a node not seen yet is accepted.
     pub fn waiting_for_permits(&self, node: &str, resources: Vec<String>) {
         let mut state = self.hub.state.lock();
-        if state.model.nodes.get(node).is_some_and(|r| !r.state.is_terminal()) {
+        if !state.model.nodes.get(node).is_some_and(|r| r.state.is_terminal()) {
             state.model.permit_waits.insert(node.to_owned(), resources);
         }
     }

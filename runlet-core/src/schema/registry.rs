@@ -241,8 +241,10 @@ impl RegistryBuilder {
             namespace.insert(tool.name.segments(), ToolId(i as u32));
             // A host tool cannot be in a prelude namespace (`add_prelude`), so a prelude name is
             // the intrinsic's own descriptor.
-            let intrinsic = Intrinsic::named(tool.name.as_str()).filter(|&f| self.prelude.includes(f));
-            intrinsics.extend(intrinsic.map(|f| (ToolId(i as u32), f)));
+            if stdlib::NAMESPACES.contains(&tool.name.root()) {
+                let intrinsic = Intrinsic::named(tool.name.as_str()).filter(|&f| self.prelude.includes(f));
+                intrinsics.extend(intrinsic.map(|f| (ToolId(i as u32), f)));
+            }
         }
         for (name, (_, path)) in &self.inputs {
             if namespace.get(&[name]).is_some() {

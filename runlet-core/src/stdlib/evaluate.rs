@@ -5,11 +5,21 @@ use crate::value::{Value, ValueError};
 
 use super::args::Args;
 use super::catalogue::PureFunction;
+use super::regex::PatternCache;
 use super::{hash, json, list, number, regex, text, time};
 
 impl PureFunction {
     /// The function's result for `arguments`; the same arguments always give the same result.
     pub fn evaluate(self, arguments: &[Value]) -> Result<Value, ValueError> {
+        self.evaluate_with(arguments, &mut PatternCache::default())
+    }
+
+    /// Like [`PureFunction::evaluate`], compiling regex patterns through `patterns`.
+    pub fn evaluate_with(
+        self,
+        arguments: &[Value],
+        patterns: &mut PatternCache,
+    ) -> Result<Value, ValueError> {
         use PureFunction::*;
         let args = Args { name: self.signature().name, values: arguments };
         match self {
@@ -23,12 +33,12 @@ impl PureFunction {
             TextStartsWith => text::starts_with(args),
             TextEndsWith => text::ends_with(args),
             TextSlice => text::slice(args),
-            RegexMatches => regex::matches(args),
-            RegexFind => regex::find(args),
-            RegexFindAll => regex::find_all(args),
-            RegexCaptures => regex::captures(args),
-            RegexReplace => regex::replace(args),
-            RegexSplit => regex::split(args),
+            RegexMatches => regex::matches(args, patterns),
+            RegexFind => regex::find(args, patterns),
+            RegexFindAll => regex::find_all(args, patterns),
+            RegexCaptures => regex::captures(args, patterns),
+            RegexReplace => regex::replace(args, patterns),
+            RegexSplit => regex::split(args, patterns),
             ListLength => list::length(args),
             ListSlice => list::slice(args),
             ListReverse => list::reverse(args),

@@ -24,7 +24,7 @@ pub use catalogue::{
     Intrinsic, NAMESPACES, OutputRule, PRELUDE_VERSION, Prelude, PureFunction, SampledFunction, Signature,
     Type,
 };
-pub use regex::compile as compile_regex;
+pub use regex::{PatternCache, compile as compile_regex};
 
 /// The most bytes a string an intrinsic builds may have (`RL5406` beyond it).
 pub const MAX_RESULT_BYTES: usize = 16 * 1024 * 1024;

@@ -1,6 +1,9 @@
 //! The `regex` namespace over the `regex` crate: linear-time matching (no backreferences or
 //! look-around), patterns compiled under size limits, failures as `RL5401`.
 
+use std::collections::VecDeque;
+use std::sync::Arc;
+
 use ::regex::{Regex, RegexBuilder};
 
 use crate::diag::codes;
@@ -17,6 +20,31 @@ const COMPILED_SIZE_LIMIT: usize = 1 << 20;
 const DFA_SIZE_LIMIT: usize = 1 << 21;
 /// How deeply groups and repetitions may nest.
 const NEST_LIMIT: u32 = 64;
+/// How many compiled patterns a [`PatternCache`] keeps.
+const PATTERN_CACHE_ENTRIES: usize = 32;
+
+/// The patterns one run has compiled, so that a pattern evaluated in every loop iteration is
+/// compiled once. Bounded: past 32 patterns the oldest is dropped. A run owns its cache; runs
+/// share nothing.
+#[derive(Debug, Default)]
+pub struct PatternCache {
+    entries: VecDeque<(Arc<str>, Regex)>,
+}
+
+impl PatternCache {
+    /// `pattern` compiled (see [`compile`]), from the cache when it was compiled before.
+    pub fn compiled(&mut self, pattern: &str) -> Result<Regex, ValueError> {
+        if let Some((_, regex)) = self.entries.iter().find(|(known, _)| **known == *pattern) {
+            return Ok(regex.clone());
+        }
+        let regex = compile(pattern)?;
+        if self.entries.len() == PATTERN_CACHE_ENTRIES {
+            self.entries.pop_front();
+        }
+        self.entries.push_back((pattern.into(), regex.clone()));
+        Ok(regex)
+    }
+}
 
 /// Compiles `pattern` under the prelude's limits. The error is `RL5401` with one line saying
 /// what is wrong and, for a syntax error, the byte range of the pattern at fault (details
@@ -62,34 +90,34 @@ pub fn compile(pattern: &str) -> Result<Regex, ValueError> {
         })
 }
 
-fn pattern(args: Args<'_>) -> Result<Regex, ValueError> {
-    compile(args.text(0)?)
+fn pattern(args: Args<'_>, patterns: &mut PatternCache) -> Result<Regex, ValueError> {
+    patterns.compiled(args.text(0)?)
 }
 
-pub(super) fn matches(args: Args<'_>) -> Result<Value, ValueError> {
-    Ok(Value::Bool(pattern(args)?.is_match(args.text(1)?)))
+pub(super) fn matches(args: Args<'_>, patterns: &mut PatternCache) -> Result<Value, ValueError> {
+    Ok(Value::Bool(pattern(args, patterns)?.is_match(args.text(1)?)))
 }
 
-pub(super) fn find(args: Args<'_>) -> Result<Value, ValueError> {
-    Ok(pattern(args)?.find(args.text(1)?).map_or(Value::Null, |m| Value::from(m.as_str())))
+pub(super) fn find(args: Args<'_>, patterns: &mut PatternCache) -> Result<Value, ValueError> {
+    Ok(pattern(args, patterns)?.find(args.text(1)?).map_or(Value::Null, |m| Value::from(m.as_str())))
 }
 
-pub(super) fn find_all(args: Args<'_>) -> Result<Value, ValueError> {
-    let regex = pattern(args)?;
+pub(super) fn find_all(args: Args<'_>, patterns: &mut PatternCache) -> Result<Value, ValueError> {
+    let regex = pattern(args, patterns)?;
     args.list_result(strings(regex.find_iter(args.text(1)?).map(|m| m.as_str())))
 }
 
 /// The first match's groups: the whole match, then each group (`null` when it took no part).
-pub(super) fn captures(args: Args<'_>) -> Result<Value, ValueError> {
-    let regex = pattern(args)?;
+pub(super) fn captures(args: Args<'_>, patterns: &mut PatternCache) -> Result<Value, ValueError> {
+    let regex = pattern(args, patterns)?;
     let Some(found) = regex.captures(args.text(1)?) else { return Ok(Value::Null) };
     let groups = found.iter().map(|group| group.map_or(Value::Null, |m| Value::from(m.as_str()))).collect();
     args.list_result(groups)
 }
 
 /// Every match replaced by the expanded replacement; the result is built under the byte cap.
-pub(super) fn replace(args: Args<'_>) -> Result<Value, ValueError> {
-    let regex = pattern(args)?;
+pub(super) fn replace(args: Args<'_>, patterns: &mut PatternCache) -> Result<Value, ValueError> {
+    let regex = pattern(args, patterns)?;
     let (text, replacement) = (args.text(1)?, args.text(2)?);
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
@@ -106,7 +134,27 @@ pub(super) fn replace(args: Args<'_>) -> Result<Value, ValueError> {
     args.string_result(out)
 }
 
-pub(super) fn split(args: Args<'_>) -> Result<Value, ValueError> {
-    let regex = pattern(args)?;
+pub(super) fn split(args: Args<'_>, patterns: &mut PatternCache) -> Result<Value, ValueError> {
+    let regex = pattern(args, patterns)?;
     args.list_result(strings(regex.split(args.text(1)?)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_compiles_each_pattern_once_and_keeps_the_newest() {
+        let mut cache = PatternCache::default();
+        cache.compiled("a+").expect("compiles");
+        cache.compiled("a+").expect("compiles");
+        assert_eq!(cache.entries.len(), 1);
+        for n in 0..PATTERN_CACHE_ENTRIES {
+            cache.compiled(&format!("x{{{n}}}")).expect("compiles");
+        }
+        assert_eq!(cache.entries.len(), PATTERN_CACHE_ENTRIES);
+        assert!(cache.entries.iter().all(|(pattern, _)| &**pattern != "a+"), "the oldest is dropped");
+        assert!(cache.compiled("(").is_err(), "a failing pattern is not cached");
+        assert_eq!(cache.entries.len(), PATTERN_CACHE_ENTRIES);
+    }
 }

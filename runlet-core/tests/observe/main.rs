@@ -9,7 +9,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use runlet::analyze::Inputs;
 use runlet::engine::event::Event;
-use runlet::engine::{Outcome, Runtime, ScriptedExecutor, ToolCall, ToolError, ToolExecutor, ToolOutput};
+use runlet::engine::{
+    LimitKey, Limits, Outcome, RunOptions, Runtime, ScriptedExecutor, ToolCall, ToolError, ToolExecutor,
+    ToolOutput,
+};
 use runlet::journal::{Journal, MemoryJournal, Record};
 use runlet::observe::{
     BlockedOn, GraphEvent, GraphSnapshot, NodeKind, NodeState, SnapshotOptions, Subscription, ViewPolicy,
@@ -318,11 +321,42 @@ fn a_failed_iteration_of_a_large_loop_stays_expanded() {
 fn a_call_waiting_for_permits_is_told_apart_from_one_waiting_for_data() {
     let (open, gate) = watch::channel(false);
     let setup = appendix_a(|inner| Arc::new(Gated { inner, gate }), 1024);
-    let mut run = setup.runtime.start(&setup.program, &setup.inputs).expect("starts");
+    let options = RunOptions { limits: Limits::new().with(LimitKey::Concurrency, 1) };
+    let mut run = setup.runtime.start_with(&setup.program, &setup.inputs, options).expect("starts");
     let observer = run.observer();
-    while !matches!(run.events().blocking_recv(), Some((_, Event::CallDispatchPrepared { .. })) | None) {}
-    let snapshot = observer.snapshot(&ViewPolicy::default());
-    let in_flight = snapshot.nodes.iter().find(|n| n.state == NodeState::Dispatching).expect("a call");
+    let mut prepared = 0;
+    while prepared < 2 {
+        match run.events().blocking_recv() {
+            Some((_, Event::CallDispatchPrepared { .. })) => prepared += 1,
+            Some(_) => {}
+            None => panic!("the run ended before two calls were prepared"),
+        }
+    }
+    let permit_wait = BlockedOn::Permits { resources: vec![format!("run:{}", run.run_id().as_str())] };
+    // Permit waits are reported by the call's task, just after its dispatch is prepared.
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let snapshot = loop {
+        let snapshot = observer.snapshot(&ViewPolicy::default());
+        if snapshot.nodes.iter().any(|n| n.blocked_on.as_ref() == Some(&permit_wait)) {
+            break snapshot;
+        }
+        assert!(std::time::Instant::now() < give_up, "no call is shown waiting for permits");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    let calls_in_flight = |snapshot: &GraphSnapshot| {
+        snapshot.nodes.iter().filter(|n| n.state == NodeState::Dispatching).count()
+    };
+    let waiting_for_permits: Vec<_> =
+        snapshot.nodes.iter().filter(|n| n.blocked_on.as_ref() == Some(&permit_wait)).collect();
+    assert_eq!(
+        waiting_for_permits.len() + 1,
+        calls_in_flight(&snapshot),
+        "every prepared call but the one holding the run's single permit waits for it"
+    );
+    assert!(
+        waiting_for_permits.iter().all(|n| n.state == NodeState::Dispatching),
+        "a permit wait is no state"
+    );
     let waiting_for_data = snapshot
         .nodes
         .iter()
@@ -332,15 +366,6 @@ fn a_call_waiting_for_permits_is_told_apart_from_one_waiting_for_data() {
         Some(BlockedOn::Data { producers }) => assert!(!producers.is_empty()),
         other => panic!("expected data producers, got {other:?}"),
     }
-    let local = in_flight.identity.local();
-    observer.waiting_for_permits(&local, vec!["tool:crm.customer".into()]);
-    let waiting = observer.snapshot(&ViewPolicy::default());
-    let node = waiting.nodes.iter().find(|n| n.id == in_flight.id).expect("same node");
-    assert_eq!(node.blocked_on, Some(BlockedOn::Permits { resources: vec!["tool:crm.customer".into()] }));
-    assert_eq!(node.state, in_flight.state, "a permit wait is not a state transition");
-    observer.permits_granted(&local);
-    let granted = observer.snapshot(&ViewPolicy::default());
-    assert_eq!(granted.nodes.iter().find(|n| n.id == in_flight.id).and_then(|n| n.blocked_on.clone()), None);
     open.send_replace(true);
     assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
 }

@@ -238,3 +238,28 @@ fn a_runtime_can_prohibit_unsafe_tools() {
         other => panic!("expected the prohibition, got {other:?}"),
     }
 }
+
+#[test]
+fn a_backoff_past_the_clock_never_fires_and_cancelling_the_run_ends_it() {
+    let executor = failing(ToolError::retryable("BUSY", "busy").with_retry_after(Duration::MAX));
+    let runtime = Runtime::builder()
+        .registry(registry(FLAKY_REGISTRY))
+        .executor(executor.clone())
+        .build()
+        .expect("runtime");
+    let program = runtime.compile(RETRIED, &Inputs::new()).expect("compiles");
+    let mut run = runtime.start(&program, &Inputs::new()).expect("starts");
+    loop {
+        match run.events().blocking_recv() {
+            Some((_, Event::TimerArmed { deadline_unix_ms, .. })) => {
+                assert_eq!(deadline_unix_ms, u64::MAX, "a deadline past the clock's range");
+                break;
+            }
+            Some(_) => {}
+            None => panic!("the run ended before its backoff started"),
+        }
+    }
+    run.cancel();
+    assert!(matches!(run.wait().expect("journal works"), Outcome::Cancelled), "the backoff is cancellable");
+    assert_eq!(executor.calls.load(Ordering::SeqCst), 1);
+}

@@ -154,7 +154,7 @@ fn tool_calls_count_every_attempt_of_a_boundary() {
     let source = "return boundary retry 2 {\n    return flaky()\n} catch err {\n    return err.code\n}\n";
     let error = at_and_past_the_cap(source, LimitKey::ToolCalls, 3);
     assert_eq!(span_text(&error, source), "flaky()");
-    assert_eq!(error.attempt, 0);
+    assert_eq!(error.attempt, 3, "the third attempt's call crossed it");
 }
 
 #[test]
@@ -327,4 +327,25 @@ fn per_tool_and_resource_group_permits_bound_their_calls() {
     assert_eq!(tools.peak("narrow"), 2, "narrow declares max_concurrency 2");
     assert_eq!(tools.peak("api.*"), 3, "the api group allows 3");
     assert!(tools.peak("all") <= 8);
+}
+
+#[test]
+fn cancelling_a_run_whose_calls_wait_for_permits_frees_them_and_is_no_limit_error() {
+    let tools = Arc::new(Tools::default());
+    let runtime = runtime(tools.clone(), Limits::new().with(LimitKey::Concurrency, 1));
+    let program = runtime.compile(PARALLEL, &Inputs::new()).expect("compiles");
+    let options = RunOptions { limits: Limits::new().with(LimitKey::WallClockMs, 60_000) };
+    let mut cancelled = runtime.start_with(&program, &Inputs::new(), options).expect("starts");
+    loop {
+        match cancelled.events().blocking_recv() {
+            Some((_, Event::CallDispatchPrepared { .. })) => break,
+            Some(_) => {}
+            None => panic!("the run ended before dispatching"),
+        }
+    }
+    cancelled.cancel();
+    assert!(matches!(cancelled.wait().expect("journal"), Outcome::Cancelled));
+    let outcome = runtime.start(&program, &Inputs::new()).expect("starts").wait().expect("journal");
+    assert_eq!(succeeded(&outcome), "[1,2,3,4,5,6,7,8,9,10,11,12]", "no permit was left behind");
+    assert_eq!(tools.peak("all"), 1);
 }

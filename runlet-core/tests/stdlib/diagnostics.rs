@@ -2,6 +2,7 @@
 //! pattern that does not compile, an object where positional arguments go, a binding named like
 //! a prelude namespace, and registries that take a prelude namespace or name no prelude.
 
+use runlet::analyze::hir::ExprKind;
 use runlet::analyze::{AnalyzeOptions, Inputs, analyze};
 use runlet::diag::render_text;
 use runlet::schema::{Registry, RegistryOptions};
@@ -98,4 +99,15 @@ fn lengths_and_numeric_text_get_prelude_fixes() {
         "prelude_fixes",
         "xs = list.range(0, 3)\nname = \"ada\"\nreturn [xs.length, name.size, list.range(0, name), number.floor(name)]\n",
     );
+}
+
+#[test]
+fn without_a_prelude_a_host_tool_named_like_an_intrinsic_is_a_tool_call() {
+    let json = r#"{"tools": [{"name": "text.upper", "params": [{"name": "text", "schema": {"type": "string"}}], "outputSchema": {"type": "string"}, "execution": "pure"}]}"#;
+    let registry = Registry::from_json_str(json, &RegistryOptions::default()).expect("loads").registry;
+    let analysis =
+        analyze("return text.upper(\"x\")\n", &registry, &Inputs::new(), &AnalyzeOptions::default());
+    let program = analysis.hir.expect("analyzes");
+    assert!(program.exprs.iter().any(|e| matches!(e.kind, ExprKind::Call { .. })));
+    assert!(!program.exprs.iter().any(|e| matches!(e.kind, ExprKind::Intrinsic { .. })));
 }

@@ -647,3 +647,47 @@ fn a_limit_breach_ends_a_draining_run_at_once_and_no_boundary_catches_it() {
         0
     );
 }
+
+#[test]
+fn a_failing_catch_propagates_to_the_enclosing_boundary_with_the_full_error_record() {
+    let program = compile(
+        "r = boundary {\n    return boundary retry 1 {\n        return t.f(1)\n    } catch e {\n        return t.f(e.attempt + 10)\n    }\n} catch err {\n    return err\n}\nreturn r\n",
+    );
+    let oracle = |_: &str, args: &List, _: u32| -> Result<Value, ToolError> {
+        let n = first_int(args);
+        let error = if n == 1 {
+            ToolError::retryable("F1", "first")
+        } else {
+            ToolError::new(format!("F{n}"), "catch")
+        };
+        Err(error.with_details(crate::value::Object::from_pairs(vec![("n".into(), int(n))]).expect("flat")))
+    };
+    for seed in 0..8 {
+        let trace = simulate(&program, &oracle, seed);
+        let Value::Object(record) = caught_value(&trace) else { panic!("a record") };
+        let keys: Vec<&str> = record.entries().iter().map(|(k, _)| &**k).collect();
+        assert_eq!(
+            keys,
+            ["attempt", "causes", "code", "details", "message", "node_id", "retryable", "tool", "uncertain"],
+            "the catch record of spec §2.8"
+        );
+        let field = |name: &str| record.get(name).cloned().expect("field");
+        assert_eq!(
+            field("code"),
+            Value::from("F12"),
+            "the inner catch ran once, after attempt 2, and failed"
+        );
+        assert_eq!(field("tool"), Value::from("t.f"));
+        assert_eq!(field("retryable"), Value::Bool(false));
+        assert_eq!(field("details"), json_object(r#"{"n": 12}"#));
+        assert!(
+            matches!(field("node_id"), Value::String(id) if id.contains("catch")),
+            "raised in the catch scope"
+        );
+        assert_eq!(requests(&trace, &program.1, "t.f").len(), 3, "two attempts, then the catch's call");
+    }
+}
+
+fn json_object(text: &str) -> Value {
+    crate::value::parse_json(text).expect("JSON")
+}

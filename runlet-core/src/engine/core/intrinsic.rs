@@ -36,7 +36,7 @@ impl RunCore {
 
     /// A deterministic intrinsic's result, as sensitive as its most sensitive argument.
     fn pure_result(
-        &self,
+        &mut self,
         scope: ScopeIx,
         function: PureFunction,
         args: &[ExprId],
@@ -44,7 +44,7 @@ impl RunCore {
         let arguments: Vec<Labelled> = args.iter().map(|a| self.value_of(scope, *a)).collect();
         let level = arguments.iter().map(Labelled::max_sensitivity).max().unwrap_or(Sensitivity::Public);
         let values: Vec<Value> = arguments.into_iter().map(|a| a.into_parts().0).collect();
-        match function.evaluate(&values) {
+        match function.evaluate_with(&values, &mut self.patterns) {
             Ok(value) => Ok(Labelled::uniform(value, level)),
             Err(error) => Err(error.with_sensitivity(level)),
         }

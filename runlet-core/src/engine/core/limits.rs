@@ -84,7 +84,9 @@ impl RunCore {
         let node_id = node.map(|n| self.node_id(n)).unwrap_or_default();
         let mut error = breach.to_error(node_id.clone());
         if let Some(node) = node {
-            if let ExprKind::Call { tool, .. } = self.program.expr(self.nodes[node.0 as usize].expr).kind {
+            let entry = &self.nodes[node.0 as usize];
+            error.attempt = self.attempt_of(entry.scope);
+            if let ExprKind::Call { tool, .. } = self.program.expr(entry.expr).kind {
                 error.tool = Some(self.tool_name(tool));
             }
         }

@@ -27,7 +27,7 @@ use crate::engine::limits::{LimitKey, Limits};
 use crate::engine::plan::{Plan, operands};
 use crate::engine::retry::Backoff;
 use crate::schema::{ExecutionClass, ToolId};
-use crate::stdlib::SampledFunction;
+use crate::stdlib::{PatternCache, SampledFunction};
 use crate::value::{Digest, Labelled, List, Value, ValueError, rcve};
 
 use operations::{OperationKey, OperationRecord};
@@ -183,11 +183,14 @@ pub struct RunCore {
     fresh: Vec<NodeIx>,
     /// Tool names by `ToolId` index, for events and errors.
     tool_names: Arc<[String]>,
+    /// The regex patterns this run's intrinsics compiled.
+    patterns: PatternCache,
     /// Execution classes by `ToolId` index; a tool without one counts as `unsafe`.
     tool_classes: Arc<[ExecutionClass]>,
-    /// Every operation dispatched or reused so far (spec §4.2, §5.4).
+    /// The operations of calls inside boundary attempts, which a retry may meet again
+    /// (spec §4.2, §5.4).
     operations: BTreeMap<OperationKey, OperationRecord>,
-    /// The operation of each dispatched call node.
+    /// The operation of each dispatched call node inside a boundary attempt.
     call_operations: BTreeMap<NodeIx, OperationKey>,
     timers: BTreeMap<TimerHandle, TimerPurpose>,
     next_timer: u32,
@@ -217,6 +220,7 @@ impl RunCore {
             effects: Vec::new(),
             fresh: Vec::new(),
             tool_names,
+            patterns: PatternCache::default(),
             tool_classes: Arc::from([]),
             operations: BTreeMap::new(),
             call_operations: BTreeMap::new(),
@@ -569,6 +573,7 @@ impl RunCore {
             value: None,
             role: None,
             control: Control::None,
+            dispatches: 0,
         });
         self.scopes[scope.0 as usize].nodes.insert(expr, node);
         self.fresh.push(node);

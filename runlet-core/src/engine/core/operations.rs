@@ -34,38 +34,51 @@ pub(super) struct OperationRecord {
 }
 
 impl RunCore {
-    /// A ready call: reuse the operation's durable result, refuse a dispatch the class forbids,
-    /// or prepare the next dispatch.
+    /// A ready call: inside a boundary attempt, reuse the operation's durable result or refuse
+    /// a dispatch the class forbids; then prepare the dispatch. Calls outside every attempt are
+    /// never demanded twice, so they keep no operation record (a resume counts on the node).
     pub(super) fn start_call(&mut self, node: NodeIx, tool: ToolId, arguments: List) {
-        let (call_site, dynamic_key) = self.call_identity(node);
         let input_digest = sha256(&Value::List(arguments.clone()));
-        let key: OperationKey = (call_site.into(), dynamic_key, input_digest);
         let id = self.node_id(node);
-        let class = self.tool_class(tool);
-        let record = self.operations.entry(key.clone()).or_default();
-        if let Some((value, from)) = record.result.clone() {
-            self.events.push(Event::CallReused { node: id, from });
-            self.succeed(node, value);
-            return;
-        }
-        if record.dispatches > 0 && !redispatch_permitted(class) {
-            let confirmed = record.failure.clone().filter(|_| !record.uncertain);
-            let error = match confirmed {
-                Some(failure) => ToolError { retryable: false, ..failure },
-                None => uncertain_error(&self.tool_name(tool), "after an earlier dispatch was not confirmed"),
-            };
-            let run_error = self.tool_error(node, error);
-            return self.fail(node, run_error);
+        let mut recover_first = false;
+        if self.inside_attempt(self.nodes[node.0 as usize].scope) {
+            let (call_site, dynamic_key) = self.call_identity(node);
+            let key: OperationKey = (call_site.into(), dynamic_key, input_digest.clone());
+            let class = self.tool_class(tool);
+            let record = self.operations.entry(key.clone()).or_default();
+            if let Some((value, from)) = record.result.clone() {
+                self.events.push(Event::CallReused { node: id, from });
+                self.succeed(node, value);
+                return;
+            }
+            if record.dispatches > 0 && !redispatch_permitted(class) {
+                let confirmed = record.failure.clone().filter(|_| !record.uncertain);
+                let error = match confirmed {
+                    Some(failure) => ToolError { retryable: false, ..failure },
+                    None => {
+                        uncertain_error(&self.tool_name(tool), "after an earlier dispatch was not confirmed")
+                    }
+                };
+                let run_error = self.tool_error(node, error);
+                return self.fail(node, run_error);
+            }
+            recover_first = record.uncertain && class == ExecutionClass::Recoverable;
+            self.call_operations.insert(node, key);
         }
         self.events.push(Event::NodeReady { node: id });
-        self.call_operations.insert(node, key);
-        self.prepare_dispatch(node, tool, arguments);
+        self.prepare_dispatch(node, tool, arguments, input_digest, recover_first);
     }
 
     /// Records the next dispatch of `node`'s operation and asks the shell to send it. Every
     /// dispatch counts against `tool_calls` and is measured against `call_input_bytes`.
-    fn prepare_dispatch(&mut self, node: NodeIx, tool: ToolId, arguments: List) {
-        let Some(key) = self.call_operations.get(&node).cloned() else { return };
+    fn prepare_dispatch(
+        &mut self,
+        node: NodeIx,
+        tool: ToolId,
+        arguments: List,
+        input_digest: Digest,
+        recover_first: bool,
+    ) {
         let span = self.program.expr(self.nodes[node.0 as usize].expr).span;
         if !self.count(LimitKey::ToolCalls, span, node) {
             return;
@@ -76,11 +89,17 @@ impl RunCore {
                 return;
             }
         }
-        let class = self.tool_class(tool);
-        let record = self.operations.entry(key.clone()).or_default();
-        record.dispatches += 1;
-        let dispatch_generation = record.dispatches;
-        let recover_first = record.uncertain && class == ExecutionClass::Recoverable;
+        let dispatch_generation =
+            match self.call_operations.get(&node).and_then(|k| self.operations.get_mut(k)) {
+                Some(record) => {
+                    record.dispatches += 1;
+                    record.dispatches
+                }
+                None => {
+                    self.nodes[node.0 as usize].dispatches += 1;
+                    self.nodes[node.0 as usize].dispatches
+                }
+            };
         let scope = self.nodes[node.0 as usize].scope;
         self.nodes[node.0 as usize].state = NodeState::Running;
         let node_id = self.node_id(node);
@@ -90,14 +109,14 @@ impl RunCore {
             tool: self.tool_name(tool),
             attempt,
         });
-        let (call_site, dynamic_key, input_digest) = key;
+        let (call_site, dynamic_key) = self.call_identity(node);
         self.effects.push(Effect::Dispatch(CallRequest {
             call: CallHandle(node.0),
             tool,
             arguments,
             node_id,
             attempt,
-            call_site: call_site.to_string(),
+            call_site,
             dynamic_key,
             input_digest,
             dispatch_generation,
@@ -106,9 +125,8 @@ impl RunCore {
         }));
     }
 
-    /// A dispatched call succeeded: inside a boundary attempt its result becomes reusable.
+    /// A dispatched call of a boundary attempt succeeded: its result becomes reusable.
     pub(super) fn operation_succeeded(&mut self, node: NodeIx, value: &Labelled) {
-        let inside_attempt = self.inside_attempt(self.nodes[node.0 as usize].scope);
         let id = self.node_id(node);
         let Some(record) = self.call_operations.get(&node).and_then(|key| self.operations.get_mut(key))
         else {
@@ -116,12 +134,10 @@ impl RunCore {
         };
         record.uncertain = false;
         record.failure = None;
-        if inside_attempt {
-            record.result = Some((value.clone(), id));
-        }
+        record.result = Some((value.clone(), id));
     }
 
-    /// A dispatched call failed: remember whether its outcome is known.
+    /// A dispatched call of a boundary attempt failed: remember whether its outcome is known.
     pub(super) fn operation_failed(&mut self, node: NodeIx, error: &ToolError) {
         let Some(record) = self.call_operations.get(&node).and_then(|key| self.operations.get_mut(key))
         else {
@@ -164,9 +180,10 @@ impl RunCore {
         let mut dispatching = Vec::new();
         for index in 0..self.nodes.len() {
             let node = NodeIx(index as u32);
+            let is_call = matches!(self.program.expr(self.nodes[index].expr).kind, ExprKind::Call { .. });
             match self.nodes[index].state {
                 NodeState::Cancelling => self.mark_cancelled(node),
-                NodeState::Running if self.call_operations.contains_key(&node) => dispatching.push(node),
+                NodeState::Running if is_call => dispatching.push(node),
                 _ => {}
             }
         }
@@ -175,12 +192,12 @@ impl RunCore {
                 continue;
             }
             let Some((tool, arguments)) = self.call_arguments(node) else { continue };
-            if let Some(record) = self.call_operations.get(&node).and_then(|key| self.operations.get_mut(key))
-            {
-                record.uncertain = true;
-            }
-            if redispatch_permitted(self.tool_class(tool)) {
-                self.prepare_dispatch(node, tool, arguments);
+            self.operation_unsettled(node);
+            let class = self.tool_class(tool);
+            if redispatch_permitted(class) {
+                let input_digest = sha256(&Value::List(arguments.clone()));
+                let recover_first = class == ExecutionClass::Recoverable;
+                self.prepare_dispatch(node, tool, arguments, input_digest, recover_first);
             } else {
                 let error = uncertain_error(&self.tool_name(tool), "after the worker running it stopped");
                 let run_error = self.tool_error(node, error);

@@ -59,6 +59,9 @@ pub(super) struct Node {
     pub(super) value: Option<Labelled>,
     pub(super) role: Option<Role>,
     pub(super) control: Control,
+    /// Dispatches of a call outside every boundary attempt (more than one only after a resume);
+    /// calls inside attempts count per operation instead.
+    pub(super) dispatches: u32,
 }
 
 /// The dynamic part of a control node: what it expanded into.
