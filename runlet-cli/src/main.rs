@@ -43,6 +43,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    restore_default_sigpipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -59,5 +60,17 @@ fn main() -> ExitCode {
         Command::Graph(args) => graph::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Explain(args) => explain::run(&args),
+    }
+}
+
+/// Lets a closed pipe end the process quietly (`runlet graph … | head`), as it does for other
+/// Unix tools, instead of every `println!` after it failing with a panic. Rust ignores SIGPIPE
+/// by default.
+fn restore_default_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in `main`, before any thread starts; restoring the default
+    // disposition of SIGPIPE has no other effect on the process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

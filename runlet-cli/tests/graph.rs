@@ -209,3 +209,30 @@ fn graph_reports_a_failed_run_with_status_1_and_still_prints_the_graph() {
         "the call that never became eligible is pruned: {nodes:?}"
     );
 }
+
+/// A reader that stops early (`runlet graph … | head`) ends the command quietly, never with a
+/// panic about the broken pipe.
+#[test]
+fn a_closed_stdout_ends_graph_without_a_panic() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let file = |f: &str| example(&format!("appendix-a/{f}"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_runlet"))
+        .args(["graph", &file("main.run"), "--registry", &file("registry.json")])
+        .args(["--tools", &file("tools.json"), "--inputs", &file("inputs.json")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the runlet binary");
+    let mut first = [0u8; 1];
+    child.stdout.take().expect("stdout").read_exact(&mut first).expect("the graph starts");
+    let output = child.wait_with_output().expect("runlet ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // The graph is larger than a pipe's buffer, so the write really met the closed pipe.
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(output.status.signal(), Some(libc::SIGPIPE), "ended by SIGPIPE: {:?}", output.status);
+    }
+}
