@@ -326,16 +326,20 @@ typedef struct runlet_event_listener {
 } runlet_event_listener;
 
 /**
- * How failed retryable tool calls are retried (spec §2.8, §5.4). 0 means the engine's default
- * for each field. This build of the engine has no configurable backoff yet and refuses non-zero
- * values with `RUNLET_ERR_UNSUPPORTED`, so a host never believes a policy holds when it does
- * not; the number of boundary retries is capped with the `retries` limit.
+ * How boundaries retry and how long tool calls may take (spec §2.8, §5.4). The number of
+ * retries is the program's (`boundary retry N`), capped by the `retries` limit.
+ *
+ * - `backoff_base_ms`, `backoff_factor`, `backoff_cap_ms`: retry *k* of a boundary waits
+ *   `min(cap, base × factor^(k-1))`, and a tool's `retry_after` is capped by `cap`. All 0: no
+ *   backoff. With a base, the cap is required; a factor of 0 is taken as 1.
+ * - `tool_timeout_ms`: the deadline of each tool call (a call past it fails with the retryable
+ *   `RL6102`); 0 for none.
  */
 typedef struct runlet_retry_policy {
-  uint32_t max_attempts;
-  uint32_t initial_backoff_ms;
-  uint32_t max_backoff_ms;
-  uint32_t backoff_multiplier_percent;
+  uint32_t backoff_base_ms;
+  uint32_t backoff_factor;
+  uint32_t backoff_cap_ms;
+  uint32_t tool_timeout_ms;
 } runlet_retry_policy;
 
 /**
@@ -348,6 +352,7 @@ typedef struct runlet_retry_policy {
  * - `listener`: receives run events; NULL for none.
  * - `worker_threads`: threads of the runtime's pool; 0 for one per core.
  * - `default_loop_limit`: concurrency of a `for` without `limit`; 0 for 16.
+ * - `retry`: backoff between boundary retries and the tool-call deadline; zeroed for none.
  * - `event_queue_capacity`: events queued per consumer before dropping; 0 for 1024.
  * - `limits_json`: the execution limits of every run (spec §10) as a JSON object of caps, such
  *   as `{"tool_calls": 100, "wall_clock_ms": 30000}`; keys are `tool_calls`,
@@ -452,7 +457,8 @@ typedef struct runlet_runtime_options {
 #define RUNLET_ERR_NOT_FINISHED 15
 
 /**
- * An option this build of the engine does not enforce yet was set.
+ * What was asked for has no form at the boundary (a run result holding bytes, which JSON cannot
+ * carry).
  */
 #define RUNLET_ERR_UNSUPPORTED 16
 

@@ -4,6 +4,7 @@
 
 use std::ffi::c_void;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -14,7 +15,7 @@ use runlet::value::{Value, parse_json};
 use runlet_ffi::*;
 
 const CALLS: usize = 100_000;
-const REGISTRY: &str = r#"{"tools": [{"name": "noop.call", "params": [{"name": "x", "schema": {}}], "execution": "pure"}],
+const REGISTRY: &str = r#"{"tools": [{"name": "noop.call", "params": [{"name": "x", "schema": {}}], "execution": "idempotent"}],
     "inputs": {"items": {"type": "array", "items": {"type": "integer"}}}}"#;
 const SOURCE: &str = "out = for i in items limit 64 {\n  return noop.call(i)\n}\nreturn 0\n";
 
@@ -31,8 +32,12 @@ fn ok(err: *mut runlet_error) {
     assert!(err.is_null(), "a Runlet call failed");
 }
 
+/// Calls either executor answered, so each measured run is checked to make every call.
+static CALLED: AtomicUsize = AtomicUsize::new(0);
+
 /// The host's executor: completes every call inline with `null`.
 unsafe extern "C" fn noop_invoke(_user_data: *mut c_void, call: *mut runlet_tool_call) {
+    CALLED.fetch_add(1, Ordering::Relaxed);
     // SAFETY: the token handed to `invoke`, consumed once.
     ok(unsafe { runlet_tool_call_complete(call, text("null")) });
 }
@@ -69,6 +74,7 @@ impl CHost {
     }
 
     fn run_once(&self) {
+        let before = CALLED.load(Ordering::Relaxed);
         let mut run = std::ptr::null_mut();
         let mut result = runlet_buf { ptr: std::ptr::null_mut(), len: 0 };
         // SAFETY: live handles and out-pointers; everything returned is freed.
@@ -80,6 +86,7 @@ impl CHost {
             runlet_buf_free(result);
             runlet_run_free(run);
         }
+        assert_eq!(CALLED.load(Ordering::Relaxed) - before, CALLS, "every call was made");
     }
 }
 
@@ -99,6 +106,7 @@ struct Noop;
 #[async_trait]
 impl ToolExecutor for Noop {
     async fn dispatch(&self, _call: ToolCall) -> Result<ToolOutput, ToolError> {
+        CALLED.fetch_add(1, Ordering::Relaxed);
         Ok(ToolOutput::new(Value::Null))
     }
 }
@@ -125,8 +133,10 @@ fn bench(c: &mut Criterion) {
     let (runtime, program, inputs) = native_host();
     group.bench_function("native_rust_executor", |b| {
         b.iter(|| {
+            let before = CALLED.load(Ordering::Relaxed);
             let outcome = runtime.start(&program, &inputs).expect("starts").wait().expect("journal");
             assert!(matches!(outcome, Outcome::Succeeded(_)));
+            assert_eq!(CALLED.load(Ordering::Relaxed) - before, CALLS, "every call was made");
         })
     });
     group.finish();

@@ -44,7 +44,8 @@ pub const RUNLET_ERR_PANIC: runlet_code = 13;
 pub const RUNLET_ERR_INTERNAL: runlet_code = 14;
 /// The run has not finished yet.
 pub const RUNLET_ERR_NOT_FINISHED: runlet_code = 15;
-/// An option this build of the engine does not enforce yet was set.
+/// What was asked for has no form at the boundary (a run result holding bytes, which JSON cannot
+/// carry).
 pub const RUNLET_ERR_UNSUPPORTED: runlet_code = 16;
 /// The registry JSON is invalid; details are the diagnostics report about the registry text.
 pub const RUNLET_ERR_REGISTRY: runlet_code = 17;

@@ -4,16 +4,17 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use runlet::diag::render_json;
-use runlet::engine::{LimitKey, Limits, RunSettings, Runtime};
+use runlet::engine::{LimitKey, Limits, RunSettings, Runtime, RuntimeBuilder};
 use runlet::schema::{Registry, RegistryOptions};
 use runlet::value::{Value, parse_json};
 
 use crate::boundary::Poison;
 use crate::error::{
     Error, RUNLET_ERR_INTERNAL, RUNLET_ERR_INVALID_ARGUMENT, RUNLET_ERR_INVALID_JSON,
-    RUNLET_ERR_NULL_ARGUMENT, RUNLET_ERR_REGISTRY, RUNLET_ERR_UNSUPPORTED, invalid_json, runlet_error,
+    RUNLET_ERR_NULL_ARGUMENT, RUNLET_ERR_REGISTRY, invalid_json, runlet_error,
 };
 use crate::events::{Dispatcher, Listener, ListenerSink, runlet_event_listener};
 use crate::executor::{HostExecutor, runlet_tool_executor};
@@ -24,17 +25,21 @@ use crate::run::LiveRuns;
 use crate::strings::runlet_str;
 use crate::versioned::{Versioned, copy_in};
 
-/// How failed retryable tool calls are retried (spec §2.8, §5.4). 0 means the engine's default
-/// for each field. This build of the engine has no configurable backoff yet and refuses non-zero
-/// values with `RUNLET_ERR_UNSUPPORTED`, so a host never believes a policy holds when it does
-/// not; the number of boundary retries is capped with the `retries` limit.
+/// How boundaries retry and how long tool calls may take (spec §2.8, §5.4). The number of
+/// retries is the program's (`boundary retry N`), capped by the `retries` limit.
+///
+/// - `backoff_base_ms`, `backoff_factor`, `backoff_cap_ms`: retry *k* of a boundary waits
+///   `min(cap, base × factor^(k-1))`, and a tool's `retry_after` is capped by `cap`. All 0: no
+///   backoff. With a base, the cap is required; a factor of 0 is taken as 1.
+/// - `tool_timeout_ms`: the deadline of each tool call (a call past it fails with the retryable
+///   `RL6102`); 0 for none.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct runlet_retry_policy {
-    pub max_attempts: u32,
-    pub initial_backoff_ms: u32,
-    pub max_backoff_ms: u32,
-    pub backoff_multiplier_percent: u32,
+    pub backoff_base_ms: u32,
+    pub backoff_factor: u32,
+    pub backoff_cap_ms: u32,
+    pub tool_timeout_ms: u32,
 }
 
 /// What a runtime is built from. Initialize with `RUNLET_RUNTIME_OPTIONS_INIT`, which sets
@@ -46,6 +51,7 @@ pub struct runlet_retry_policy {
 /// - `listener`: receives run events; NULL for none.
 /// - `worker_threads`: threads of the runtime's pool; 0 for one per core.
 /// - `default_loop_limit`: concurrency of a `for` without `limit`; 0 for 16.
+/// - `retry`: backoff between boundary retries and the tool-call deadline; zeroed for none.
 /// - `event_queue_capacity`: events queued per consumer before dropping; 0 for 1024.
 /// - `limits_json`: the execution limits of every run (spec §10) as a JSON object of caps, such
 ///   as `{"tool_calls": 100, "wall_clock_ms": 30000}`; keys are `tool_calls`,
@@ -183,16 +189,26 @@ unsafe fn adopt_all(options: &runlet_runtime_options) -> Adopted {
     }
 }
 
-fn unsupported_option(options: &runlet_runtime_options) -> Option<&'static str> {
-    let retry = options.retry;
-    [
-        ("retry.max_attempts", retry.max_attempts != 0),
-        ("retry.initial_backoff_ms", retry.initial_backoff_ms != 0),
-        ("retry.max_backoff_ms", retry.max_backoff_ms != 0),
-        ("retry.backoff_multiplier_percent", retry.backoff_multiplier_percent != 0),
-    ]
-    .into_iter()
-    .find_map(|(name, set)| set.then_some(name))
+/// Applies the retry policy to `builder`.
+fn with_retry_policy(
+    mut builder: RuntimeBuilder,
+    retry: runlet_retry_policy,
+) -> Result<RuntimeBuilder, Error> {
+    let ms = |ms: u32| Duration::from_millis(u64::from(ms));
+    if retry.backoff_base_ms != 0 || retry.backoff_cap_ms != 0 {
+        if retry.backoff_base_ms == 0 || retry.backoff_cap_ms == 0 {
+            return Err(Error::new(
+                RUNLET_ERR_INVALID_ARGUMENT,
+                "`retry.backoff_base_ms` and `retry.backoff_cap_ms` are set together",
+            ));
+        }
+        let factor = retry.backoff_factor.max(1);
+        builder = builder.retry_backoff(ms(retry.backoff_base_ms), factor, ms(retry.backoff_cap_ms));
+    }
+    if retry.tool_timeout_ms != 0 {
+        builder = builder.tool_timeout(ms(retry.tool_timeout_ms));
+    }
+    Ok(builder)
 }
 
 /// Limits from a JSON object of caps by limit key (empty for none).
@@ -238,12 +254,6 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
     let executor = adopted.executor?;
     let journal = adopted.journal.transpose()?;
     let listener = adopted.listener.transpose()?;
-    if let Some(field) = unsupported_option(options) {
-        return Err(Error::new(
-            RUNLET_ERR_UNSUPPORTED,
-            format!("`runlet_runtime_options.{field}` is set, but this engine does not enforce it yet"),
-        ));
-    }
     // SAFETY: the caller passes valid views.
     let (registry_text, limits_text) = unsafe {
         (options.registry_json.to_str("registry_json")?, options.limits_json.to_str("limits_json")?)
@@ -267,6 +277,7 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
             ..RunSettings::default()
         });
     }
+    builder = with_retry_policy(builder, options.retry)?;
     if options.worker_threads != 0 {
         builder = builder.worker_threads(options.worker_threads as usize);
     }

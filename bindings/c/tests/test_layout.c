@@ -45,7 +45,7 @@ OFFSET(runlet_journal_vtable, drop, 72);
 SIZE(runlet_run_options, 32);
 OFFSET(runlet_run_options, limits_json, 8);
 OFFSET(runlet_run_options, pull_events, 24);
-OFFSET(runlet_retry_policy, max_backoff_ms, 8);
+OFFSET(runlet_retry_policy, backoff_cap_ms, 8);
 SIZE(runlet_retry_policy, 16);
 SIZE(runlet_runtime_options, 96);
 OFFSET(runlet_runtime_options, registry_json, 8);

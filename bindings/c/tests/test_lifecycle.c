@@ -72,10 +72,12 @@ static void drop_runs_once_on_every_path(void) {
   CHECK_ERR(runlet_runtime_new(&options, NULL), RUNLET_ERR_NULL_ARGUMENT);
   CHECK(atomic_load(&drops) == 2);
 
-  options.retry.max_attempts = 3;
-  CHECK_ERR(runlet_runtime_new(&options, &runtime), RUNLET_ERR_UNSUPPORTED);
+  options.retry.backoff_base_ms = 10; /* a base without a cap */
+  CHECK_ERR(runlet_runtime_new(&options, &runtime), RUNLET_ERR_INVALID_ARGUMENT);
   CHECK(atomic_load(&drops) == 3);
-  options.retry.max_attempts = 0;
+  options.retry.backoff_cap_ms = 1000;
+  options.retry.backoff_factor = 2;
+  options.retry.tool_timeout_ms = 30000;
 
   executor.invoke = NULL;
   CHECK_ERR(runlet_runtime_new(&options, &runtime), RUNLET_ERR_NULL_ARGUMENT);
