@@ -260,7 +260,7 @@ fn loop_growth(count: usize) {
         core.react(Input::ToolCompleted { call: numbers_call, value: Labelled::public(numbers(count)) });
     outcome = outcome.or(take_dispatches(effects, &mut pending));
     let sample_every = (count / 200).max(1);
-    let (mut peak_live, mut steps) = (0, 0usize);
+    let (mut peak_live, mut peak_held, mut steps) = (0, 0, 0usize);
     while outcome.is_none() {
         let Some((call, argument)) = pending.pop_front() else { break };
         let effects = core.react(Input::ToolCompleted { call, value: Labelled::public(argument) });
@@ -268,11 +268,12 @@ fn loop_growth(count: usize) {
         steps += 1;
         if steps % sample_every == 0 {
             peak_live = peak_live.max(core.live_nodes());
+            peak_held = peak_held.max(core.held_nodes());
         }
     }
     assert!(matches!(outcome, Some(Outcome::Succeeded(_))), "{outcome:?}");
     println!(
-        "    {count:>9} items: peak live nodes {peak_live:>6}, materialized at the end {:>9} ({:.2} per item), live heap at the end {:>5} MiB, peak RSS {:>5} MiB, {:.2} s",
+        "    {count:>9} items: peak live nodes {peak_live:>6}, peak held nodes {peak_held:>6}, materialized at the end {:>9} ({:.2} per item), live heap at the end {:>5} MiB, peak RSS {:>5} MiB, {:.2} s",
         core.materialized_nodes(),
         core.materialized_nodes() as f64 / count as f64,
         LIVE_BYTES.load(Ordering::Relaxed) >> 20,

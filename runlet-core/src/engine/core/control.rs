@@ -186,6 +186,7 @@ impl RunCore {
             }
             _ => return,
         };
+        self.retire(scope);
         if starting {
             return;
         }
@@ -259,7 +260,7 @@ impl RunCore {
         }
     }
 
-    fn fold_step_done(&mut self, node: NodeIx, value: Option<Labelled>) {
+    fn fold_step_done(&mut self, node: NodeIx, scope: ScopeIx, value: Option<Labelled>) {
         let stepping = match &mut self.nodes[node.0 as usize].control {
             Control::Fold(state) => {
                 if let Some(value) = value {
@@ -271,6 +272,7 @@ impl RunCore {
             }
             _ => return,
         };
+        self.retire(scope);
         if !stepping {
             self.advance_fold(node);
         }
@@ -288,7 +290,7 @@ impl RunCore {
                 self.succeed(node, value.unwrap_or_else(null));
             }
             Owner::Iteration(node, index) => self.iteration_done(node, index, scope, value),
-            Owner::FoldStep(node) => self.fold_step_done(node, value),
+            Owner::FoldStep(node) => self.fold_step_done(node, scope, value),
         }
     }
 

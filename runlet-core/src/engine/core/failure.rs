@@ -290,7 +290,7 @@ impl RunCore {
         else {
             return;
         };
-        let next_scope = ScopeIx(self.scopes.len() as u32);
+        let next_scope = self.next_scope();
         let attempt = match &mut self.nodes[node.0 as usize].control {
             Control::Boundary(state) => {
                 state.attempt += 1;

@@ -11,6 +11,7 @@ mod generated;
 mod intrinsic;
 mod limits;
 mod operations;
+mod reclaim;
 mod state;
 #[cfg(test)]
 mod tests;
@@ -199,6 +200,13 @@ pub struct RunCore {
     finished: bool,
     /// The run's limits and what it has used of them (`core/limits.rs`).
     budget: limits::Budget,
+    /// How many nodes the run has created, released ones included.
+    materialized: usize,
+    /// Released node and scope slots the next `create`/`enter` reuses (`core/reclaim.rs`).
+    free_nodes: Vec<NodeIx>,
+    free_scopes: Vec<ScopeIx>,
+    /// Finished iterations and fold steps whose value was taken, released after the current step.
+    retired: Vec<ScopeIx>,
 }
 
 impl RunCore {
@@ -229,6 +237,10 @@ impl RunCore {
             run_drain: None,
             finished: false,
             budget: limits::Budget::default(),
+            materialized: 0,
+            free_nodes: Vec::new(),
+            free_scopes: Vec::new(),
+            retired: Vec::new(),
         }
     }
 
@@ -249,16 +261,21 @@ impl RunCore {
         self.finished
     }
 
-    /// How many nodes the run has materialized so far, finished ones included (the core keeps
-    /// every node of a run until the run is dropped).
+    /// How many nodes the run has materialized so far, finished and released ones included.
     pub fn materialized_nodes(&self) -> usize {
-        self.nodes.len()
+        self.materialized
     }
 
     /// How many materialized nodes are not yet succeeded, failed or cancelled. Counts by walking
     /// every node: for measurements, not for hot paths.
     pub fn live_nodes(&self) -> usize {
         self.nodes.iter().filter(|node| !node.state.is_terminal()).count()
+    }
+
+    /// How many node slots the run holds: live nodes and finished ones not yet released (a
+    /// finished loop iteration's nodes are released once its value is taken).
+    pub fn held_nodes(&self) -> usize {
+        self.nodes.len() - self.free_nodes.len()
     }
 
     /// Applies `input` and returns the effects it causes: first the events to append, then the
@@ -277,9 +294,11 @@ impl RunCore {
                 Input::Sampled { call, answer } => self.sampled(call, answer),
             }
             self.apply_breach();
+            self.release_retired();
             while let Some(node) = self.ready.pop_front() {
                 self.evaluate(node);
                 self.apply_breach();
+                self.release_retired();
             }
         }
         let mut effects = Vec::with_capacity(self.effects.len() + 1);
@@ -388,14 +407,14 @@ impl RunCore {
         attempt: u32,
         provided: Vec<(crate::analyze::hir::BindingId, Labelled)>,
     ) -> ScopeIx {
-        let scope = ScopeIx(self.scopes.len() as u32);
+        let scope = self.next_scope();
         let depth = 1 + parent.map_or(0, |p| self.depth_of(p));
         let full_path = match parent.map(|p| self.scopes[p.0 as usize].full_path.as_str()) {
             Some(outer) if !outer.is_empty() && !path.is_empty() => format!("{outer}/{path}"),
             Some(outer) if path.is_empty() => outer.to_owned(),
             _ => path.clone(),
         };
-        self.scopes.push(Scope {
+        self.place_scope(Scope {
             region,
             parent,
             owner,
@@ -556,16 +575,17 @@ impl RunCore {
     }
 
     fn create(&mut self, scope: ScopeIx, expr: ExprId) -> NodeIx {
-        let node = NodeIx(self.nodes.len() as u32);
+        let node = self.next_node();
+        self.materialized += 1;
         // Past the cap the node is still made, so this demand stays consistent; the run fails
         // with the breach before anything evaluates it.
         let span = self.program.expr(expr).span;
-        self.within(LimitKey::GraphNodes, u64::from(node.0) + 1, span, Some(node));
+        self.within(LimitKey::GraphNodes, self.materialized as u64, span, Some(node));
         let scope_path = &self.scopes[scope.0 as usize].full_path;
         let path = self.plan.path(expr);
         let id: Arc<str> =
             if scope_path.is_empty() { Arc::clone(path) } else { format!("{scope_path}|{path}").into() };
-        self.nodes.push(Node {
+        self.place_node(Node {
             id,
             expr,
             scope,

@@ -28,6 +28,8 @@ pub(super) struct Trace {
     pub(super) requests: Vec<CallRequest>,
     /// The most loop iterations active at once, over every loop.
     pub(super) peak_iterations: usize,
+    /// The most node slots the core held at once (live nodes and unreleased finished ones).
+    pub(super) peak_held_nodes: usize,
 }
 
 /// Runs `program` to its end, answering in-flight calls in an order drawn from `seed`, and checks
@@ -94,6 +96,7 @@ impl Simulation {
                 dispatched: Vec::new(),
                 requests: Vec::new(),
                 peak_iterations: 0,
+                peak_held_nodes: 0,
             },
             names: tool_names(registry),
             state: seed | 1,
@@ -199,6 +202,8 @@ impl Simulation {
 }
 
 fn check_invariants(core: &RunCore, trace: &mut Trace) {
+    assert!(core.live_nodes() <= core.held_nodes(), "a live node sits in a released slot");
+    trace.peak_held_nodes = trace.peak_held_nodes.max(core.held_nodes());
     // Loop bound (invariant 4): never more than `limit` iterations active.
     for node in &core.nodes {
         if let Control::Loop(state) = &node.control {
@@ -294,13 +299,18 @@ fn scored_loop(limit: Option<u32>) -> (Arc<Program>, Arc<Registry>) {
     b.finish()
 }
 
-fn scored_loop_oracle(tool: &str, args: &List, _attempt: u32) -> Result<Value, ToolError> {
+fn scored_loop_oracle(tool: &str, args: &List, attempt: u32) -> Result<Value, ToolError> {
+    long_scored_loop_oracle(7, tool, args, attempt)
+}
+
+/// The `scored_loop` tools with `items` answering `1..=count`.
+fn long_scored_loop_oracle(count: i64, tool: &str, args: &List, _attempt: u32) -> Result<Value, ToolError> {
     let first = || match args.iter().next() {
         Some(Value::Int(n)) => *n,
         other => panic!("unexpected argument {other:?}"),
     };
     Ok(match tool {
-        "items" => list((1..=7).map(int).collect()),
+        "items" => list((1..=count).map(int).collect()),
         "audit" => Value::Bool(true),
         "score" => int(first() * 10),
         other => panic!("unexpected call to {other}"),
@@ -324,6 +334,25 @@ fn loop_results_keep_input_order_skip_drops_and_limit_bounds_iterations() {
                 "the limit is reached, not exceeded"
             );
         }
+    }
+}
+
+#[test]
+fn a_long_loop_holds_as_many_nodes_as_a_short_one() {
+    let (program, registry) = scored_loop(Some(2));
+    let peak_for = |count: i64, seed: u64| {
+        let oracle =
+            move |tool: &str, args: &List, attempt: u32| long_scored_loop_oracle(count, tool, args, attempt);
+        let trace = simulate(&program, &registry, &oracle, seed);
+        let kept = (1..=count).filter(|n| *n != 2).map(|n| int(n * 10)).collect();
+        assert_eq!(value_of(&trace.outcome), list(kept), "seed {seed}: results in input order");
+        trace.peak_held_nodes
+    };
+    for seed in 0..8 {
+        let short = peak_for(20, seed);
+        let long = peak_for(1_000, seed);
+        assert!(long <= short, "seed {seed}: 1,000 items held {long} nodes at once, 20 items {short}");
+        assert!(short <= 40, "seed {seed}: two active iterations held {short} nodes at once");
     }
 }
 
