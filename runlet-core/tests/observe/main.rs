@@ -4,9 +4,13 @@
 
 mod redaction;
 
+#[path = "../common/examples.rs"]
+mod examples;
+
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use examples::{example, inputs, registry};
 use runlet::analyze::Inputs;
 use runlet::engine::event::Event;
 use runlet::engine::{
@@ -18,25 +22,8 @@ use runlet::observe::{
     BlockedOn, GraphEvent, GraphSnapshot, NodeKind, NodeState, SnapshotOptions, Subscription, ViewPolicy,
     snapshot_from_journal,
 };
-use runlet::schema::{Registry, RegistryOptions};
 use runlet::value::{Value, parse_json};
 use tokio::sync::watch;
-
-fn example(name: &str, file: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples").join(name).join(file);
-    std::fs::read_to_string(path).expect("example file")
-}
-
-fn registry(json: &str) -> Registry {
-    Registry::from_json_str(json, &RegistryOptions::default()).expect("registry loads").registry
-}
-
-fn inputs(json: &str) -> Inputs {
-    match parse_json(json).expect("inputs JSON") {
-        Value::Object(object) => object.entries().iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
-        _ => panic!("inputs must be an object"),
-    }
-}
 
 fn block_on<F: std::future::Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio").block_on(future)

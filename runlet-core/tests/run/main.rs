@@ -5,33 +5,20 @@ mod failure;
 mod limit_catalogue;
 mod limits;
 
+#[path = "../common/examples.rs"]
+mod examples;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use examples::{example, inputs, registry};
 use runlet::analyze::Inputs;
 use runlet::engine::event::Event;
 use runlet::engine::{Outcome, Runtime, ScriptedExecutor, ToolCall, ToolError, ToolExecutor, ToolOutput};
 use runlet::journal::{Journal, MemoryJournal};
-use runlet::schema::{Registry, RegistryOptions};
 use runlet::value::{Value, parse_json, to_presentation_json};
-
-fn example(name: &str, file: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples").join(name).join(file);
-    std::fs::read_to_string(path).expect("example file")
-}
-
-fn registry(json: &str) -> Registry {
-    Registry::from_json_str(json, &RegistryOptions::default()).expect("registry loads").registry
-}
-
-fn inputs(json: &str) -> Inputs {
-    match parse_json(json).expect("inputs JSON") {
-        Value::Object(object) => object.entries().iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
-        _ => panic!("inputs must be an object"),
-    }
-}
 
 fn succeeded(outcome: Outcome) -> String {
     match outcome {
