@@ -59,6 +59,19 @@ impl Prelude {
     }
 }
 
+/// Declares a fieldless enum together with `ALL`, its variants in declaration order.
+macro_rules! enum_with_all {
+    ($(#[$meta:meta])* $vis:vis enum $name:ident { $($variant:ident,)+ }) => {
+        $(#[$meta])* $vis enum $name { $($variant,)+ }
+
+        impl $name {
+            /// Every variant, in declaration order.
+            pub const ALL: [$name; [$($name::$variant),+].len()] = [$($name::$variant),+];
+        }
+    };
+}
+
+enum_with_all! {
 /// A deterministic intrinsic: its result depends only on its arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PureFunction {
@@ -98,12 +111,15 @@ pub enum PureFunction {
     HashSha256,
     HashDigest,
 }
+}
 
+enum_with_all! {
 /// A nondeterministic intrinsic: the shell samples it once and the journal keeps the value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SampledFunction {
     TimeNow,
     NumberRandom,
+}
 }
 
 /// One function of the prelude.
@@ -203,47 +219,6 @@ const END: ParamSpec = opt("end", Type::Integer);
 const VALUE: ParamSpec = p("value", Type::Number);
 
 impl PureFunction {
-    pub const ALL: [PureFunction; 35] = {
-        use PureFunction::*;
-        [
-            TextLength,
-            TextUpper,
-            TextLower,
-            TextTrim,
-            TextSplit,
-            TextJoin,
-            TextReplace,
-            TextStartsWith,
-            TextEndsWith,
-            TextSlice,
-            RegexMatches,
-            RegexFind,
-            RegexFindAll,
-            RegexCaptures,
-            RegexReplace,
-            RegexSplit,
-            ListLength,
-            ListSlice,
-            ListReverse,
-            ListSort,
-            ListUnique,
-            ListFlatten,
-            ListRange,
-            JsonParse,
-            JsonStringify,
-            NumberParse,
-            NumberParseInteger,
-            NumberFloor,
-            NumberCeil,
-            NumberRound,
-            NumberFormat,
-            TimeFormat,
-            TimeParse,
-            HashSha256,
-            HashDigest,
-        ]
-    };
-
     pub fn signature(self) -> Signature {
         use PureFunction::*;
         match self {
@@ -404,8 +379,6 @@ impl PureFunction {
 }
 
 impl SampledFunction {
-    pub const ALL: [SampledFunction; 2] = [SampledFunction::TimeNow, SampledFunction::NumberRandom];
-
     pub fn signature(self) -> Signature {
         match self {
             SampledFunction::TimeNow => {
