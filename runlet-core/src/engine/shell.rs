@@ -262,8 +262,10 @@ fn spawn_call(
     token: CancellationToken,
     answers: mpsc::UnboundedSender<Input>,
 ) {
-    let tool = env.registry.tool(request.tool).clone();
-    let schemas = Arc::clone(env.registry.schemas());
+    // The task borrows the descriptor from the shared registry rather than copying it per call.
+    let registry = Arc::clone(&env.registry);
+    let tool = registry.tool(request.tool);
+    let name: Arc<str> = Arc::from(tool.name.to_string());
     let operation = OperationId::derive(&OperationComponents {
         workflow: &env.workflow,
         call_site: &request.call_site,
@@ -285,16 +287,12 @@ fn spawn_call(
     if let Some(deadline) = request.timeout.and_then(|t| tokio::time::Instant::now().checked_add(t)) {
         context = context.with_deadline(deadline);
     }
-    let call = ToolCall {
-        tool: Arc::from(tool.name.to_string()),
-        tool_id: request.tool,
-        arguments: request.arguments,
-        context,
-    };
+    let call =
+        ToolCall { tool: Arc::clone(&name), tool_id: request.tool, arguments: request.arguments, context };
     let executor = Arc::clone(&env.executor);
     let classifier = env.retry_classifier.clone();
     let handle = request.call;
-    let checked = check_arguments(&schemas, &tool, &call.arguments);
+    let checked = check_arguments(registry.schemas(), tool, &call.arguments);
     let (recover_first, timeout) = (request.recover_first, request.timeout);
     // Requested now, in dispatch order, so waiting calls start in that order.
     let mut permit = env.permits.as_ref().map(|p| p.request(request.tool));
@@ -307,7 +305,7 @@ fn spawn_call(
         _ => None,
     };
     tokio::spawn(async move {
-        let name = tool.name.to_string();
+        let (tool, schemas) = (registry.tool(call.tool_id), registry.schemas());
         if let Err(reason) = checked {
             let error = ToolError::new(
                 "TOOL_INPUT_SCHEMA_MISMATCH",
@@ -357,9 +355,9 @@ fn spawn_call(
             },
         };
         let answer = match answered {
-            Ok(output) => match validate(&schemas, tool.output, &output.value) {
+            Ok(output) => match validate(schemas, tool.output, &output.value) {
                 Ok(()) => {
-                    let labels = labels_of(&schemas, tool.output, &output.value);
+                    let labels = labels_of(schemas, tool.output, &output.value);
                     Input::ToolCompleted { call: handle, value: Labelled::new(output.value, labels) }
                 }
                 Err(mismatch) => Input::ToolFailed {
@@ -371,7 +369,7 @@ fn spawn_call(
                 },
             },
             Err(error) => {
-                Input::ToolFailed { call: handle, error: classify(&tool, classifier.as_ref(), error) }
+                Input::ToolFailed { call: handle, error: classify(tool, classifier.as_ref(), error) }
             }
         };
         let _ = answers.send(answer);
