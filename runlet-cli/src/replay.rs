@@ -1,6 +1,7 @@
 //! `runlet replay FILE --registry R.json --transcript TRANSCRIPT.json [--inputs I.json] …`: runs
 //! the program with every call answered from a recorded transcript (docs/transcripts.md), calling
-//! no tool. Drift or unconsumed entries fail the replay. Exit statuses as `run`.
+//! no tool, and every sampled intrinsic given its recorded value. Drift or unconsumed entries fail
+//! the replay. Exit statuses as `run`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,7 +36,7 @@ fn execute(args: &Args) -> Result<ExitCode, ExitCode> {
         usage_error(format!("the transcript `{}` has errors", file.display_name()))
     })?;
     let replay = Arc::new(ReplayExecutor::new(transcript.clone()));
-    let outcome = compile_and_run(&args.program, replay.clone(), |workflow| {
+    let outcome = compile_and_run(&args.program, replay.clone(), replay.clone(), |workflow| {
         transcript.check_workflow(workflow).map_err(|mismatch| print_mismatches(&[mismatch], format))
     })?
     .outcome;

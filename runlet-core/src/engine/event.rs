@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::diag::{Code, codes};
+use crate::engine::core::Resolution;
 use crate::engine::executor::ToolError;
 use crate::journal::{Envelope, EnvelopeError};
 use crate::value::{Value, rcve};
@@ -129,6 +130,57 @@ pub enum Event {
     },
     /// The run continued after a restart; calls left dispatching are recovered by class.
     RunResumed,
+    /// The host resolved the uncertain outcome of a call left dispatching (spec §5.4); the
+    /// next resume applies it.
+    OperationResolved {
+        node: String,
+        resolution: RecordedResolution,
+    },
+    /// The host authorized a fresh operation generation for a call left dispatching (spec
+    /// §5.4); the next resume dispatches it under that generation's operation id.
+    FreshGenerationAuthorized {
+        node: String,
+        generation: u32,
+    },
+}
+
+/// A host's resolution of an uncertain operation as the journal keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RecordedResolution {
+    /// The operation took effect: the output's RCVE bytes.
+    Applied {
+        #[serde(with = "serde_bytes")]
+        output: Vec<u8>,
+    },
+    NotApplied,
+    Failed {
+        error: RecordedToolError,
+    },
+}
+
+impl From<&Resolution> for RecordedResolution {
+    fn from(resolution: &Resolution) -> Self {
+        match resolution {
+            Resolution::Applied(value) => RecordedResolution::Applied { output: rcve::encode(value) },
+            Resolution::NotApplied => RecordedResolution::NotApplied,
+            Resolution::Failed(error) => RecordedResolution::Failed { error: RecordedToolError::from(error) },
+        }
+    }
+}
+
+impl RecordedResolution {
+    /// The resolution again, or why the recorded bytes are not one.
+    pub fn to_resolution(&self) -> Result<Resolution, String> {
+        Ok(match self {
+            RecordedResolution::Applied { output } => {
+                Resolution::Applied(rcve::decode(output).map_err(|e| e.to_string())?)
+            }
+            RecordedResolution::NotApplied => Resolution::NotApplied,
+            RecordedResolution::Failed { error } => Resolution::Failed(
+                error.to_tool_error().ok_or("the recorded error details are not an object")?,
+            ),
+        })
+    }
 }
 
 /// A tool error as the journal keeps it.
@@ -203,7 +255,7 @@ impl EventDecodeError {
 }
 
 /// Every kind, in the order of their stable kind numbers (1-based); new kinds are appended.
-const KINDS: [&str; 28] = [
+const KINDS: [&str; 30] = [
     "RunCreated",
     "NodeReady",
     "CallDispatchPrepared",
@@ -232,6 +284,8 @@ const KINDS: [&str; 28] = [
     "TimerFired",
     "RunResumed",
     "NodePlanned",
+    "OperationResolved",
+    "FreshGenerationAuthorized",
 ];
 
 impl Event {
@@ -297,6 +351,8 @@ impl Event {
             Event::TimerArmed { .. } => "TimerArmed",
             Event::TimerFired { .. } => "TimerFired",
             Event::RunResumed => "RunResumed",
+            Event::OperationResolved { .. } => "OperationResolved",
+            Event::FreshGenerationAuthorized { .. } => "FreshGenerationAuthorized",
         }
     }
 }
@@ -349,6 +405,11 @@ mod tests {
             Event::TimerFired { timer: 0 },
             Event::RunResumed,
             Event::NodePlanned { node: node(), inputs: vec![node()] },
+            Event::OperationResolved {
+                node: node(),
+                resolution: RecordedResolution::Applied { output: vec![0x10, 0x02] },
+            },
+            Event::FreshGenerationAuthorized { node: node(), generation: 1 },
         ]
     }
 

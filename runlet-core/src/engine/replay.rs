@@ -192,6 +192,15 @@ fn recorded_input(
         }
         Event::TimerFired { timer } => Input::TimerFired { timer: TimerHandle(*timer) },
         Event::RunResumed => Input::Resume,
+        Event::OperationResolved { node, resolution } => Input::OperationResolved {
+            call: call(node)?,
+            resolution: resolution
+                .to_resolution()
+                .map_err(|reason| ReplayError::Unreadable { seq, reason })?,
+        },
+        Event::FreshGenerationAuthorized { node, generation } => {
+            Input::FreshGenerationAuthorized { call: call(node)?, generation: *generation }
+        }
         Event::LimitExceeded { limit, current, .. } if limit == LimitKey::WallClockMs.as_str() => {
             Input::WallClockExpired { elapsed_ms: *current }
         }

@@ -12,6 +12,7 @@ mod intrinsic;
 mod limits;
 mod operations;
 mod reclaim;
+mod recovery;
 mod state;
 #[cfg(test)]
 mod tests;
@@ -32,6 +33,8 @@ use crate::stdlib::{PatternCache, SampledFunction};
 use crate::value::{Digest, Labelled, List, Value, ValueError, rcve};
 
 use operations::{OperationKey, OperationRecord};
+use recovery::HostDecision;
+pub use recovery::Resolution;
 use state::{
     Control, Drain, Node, NodeIx, NodeState, Owner, Role, Scope, ScopeIx, ScopeStatus, TimerPurpose,
 };
@@ -91,6 +94,8 @@ pub struct CallRequest {
     pub recover_first: bool,
     /// The host's deadline for the call (`RunSettings::tool_timeout`).
     pub timeout: Option<Duration>,
+    /// The operation generation (spec §4.2): 0 unless the host authorized fresh generations.
+    pub operation_generation: u32,
 }
 
 /// A nondeterministic intrinsic the shell should sample once (docs/STDLIB.md); the answer comes
@@ -138,6 +143,18 @@ pub enum Input {
     Sampled {
         call: CallHandle,
         answer: Result<Value, ValueError>,
+    },
+    /// The host resolved the uncertain outcome of a call left dispatching; the next `Resume`
+    /// applies it (spec §5.4).
+    OperationResolved {
+        call: CallHandle,
+        resolution: Resolution,
+    },
+    /// The host authorized a fresh operation generation for a call left dispatching; the next
+    /// `Resume` dispatches it under the new operation id (spec §5.4).
+    FreshGenerationAuthorized {
+        call: CallHandle,
+        generation: u32,
     },
 }
 
@@ -207,6 +224,8 @@ pub struct RunCore {
     free_scopes: Vec<ScopeIx>,
     /// Finished iterations and fold steps whose value was taken, released after the current step.
     retired: Vec<ScopeIx>,
+    /// The host's recovery decisions for calls left dispatching, applied on `Resume`.
+    host_decisions: BTreeMap<NodeIx, HostDecision>,
 }
 
 impl RunCore {
@@ -241,6 +260,7 @@ impl RunCore {
             free_nodes: Vec::new(),
             free_scopes: Vec::new(),
             retired: Vec::new(),
+            host_decisions: BTreeMap::new(),
         }
     }
 
@@ -292,6 +312,10 @@ impl RunCore {
                 Input::Resume => self.resume(),
                 Input::WallClockExpired { elapsed_ms } => self.wall_clock_expired(elapsed_ms),
                 Input::Sampled { call, answer } => self.sampled(call, answer),
+                Input::OperationResolved { call, resolution } => self.operation_resolved(call, resolution),
+                Input::FreshGenerationAuthorized { call, generation } => {
+                    self.fresh_generation_authorized(call, generation)
+                }
             }
             self.apply_breach();
             self.release_retired();
