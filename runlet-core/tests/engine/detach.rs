@@ -2,6 +2,7 @@
 //! at once — no acknowledgement is awaited — and what it answers later is an orphaned completion.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use tokio::sync::Notify;
@@ -51,7 +52,7 @@ fn a_cancelled_call_that_cannot_be_cancelled_is_detached_and_its_late_answer_orp
     let runtime = Runtime::builder()
         .registry(registry)
         .executor(tools.clone())
-        .cancellation_grace(None)
+        .cancellation_grace(Some(Duration::from_secs(60)))
         .build()
         .expect("runtime");
     let program = runtime.compile(PROGRAM, &Inputs::new()).expect("compiles");
@@ -66,7 +67,7 @@ fn a_cancelled_call_that_cannot_be_cancelled_is_detached_and_its_late_answer_orp
         }
         panic!("the run ended first: {seen:?}");
     };
-    // With no grace, only detaching lets the boundary catch while `t.hang` never answers.
+    // The boundary catches without waiting out the grace: `t.hang` is detached, not timed out.
     next(&mut seen, &|e| matches!(e, Event::CallDispatchPrepared { tool, .. } if tool == "t.gate"));
     let detached = seen.iter().find_map(|e| match e {
         Event::CallFailed { error, .. } if error.code == codes::TOOL_CALL_CANCELLED.to_string() => {
@@ -76,6 +77,7 @@ fn a_cancelled_call_that_cannot_be_cancelled_is_detached_and_its_late_answer_orp
     });
     let details = Value::Object(detached.expect("a cancellation answer for t.hang").details);
     assert_eq!(to_presentation_json(&details).expect("json"), r#"{"cancellation":"not_delivered"}"#);
+    assert!(!seen.iter().any(|e| matches!(e, Event::TimerFired { .. })), "no grace was waited out: {seen:?}");
     tools.release.notify_one();
     next(&mut seen, &|e| matches!(e, Event::OrphanedCompletion { .. }));
     tools.gate.notify_one();
