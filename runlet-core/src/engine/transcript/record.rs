@@ -51,7 +51,7 @@ impl RecordingExecutor {
 impl Sampler for RecordingExecutor {
     fn sample(&self, function: SampledFunction, node_id: &str) -> Result<Value, ValueError> {
         let answer = SystemSampler.sample(function, node_id);
-        let recorded = answer.as_ref().map(Clone::clone).map_err(|error| error.message().to_owned());
+        let recorded = answer.clone().map_err(|error| error.message().to_owned());
         self.samples.lock().push(SampleEntry { node_id: Arc::from(node_id), function, answer: recorded });
         answer
     }
