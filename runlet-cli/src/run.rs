@@ -100,8 +100,9 @@ pub struct Finished {
 }
 
 /// Compiles the program of `args`, asks `check` about its workflow, and runs it with `executor`
-/// answering its calls and `sampler` its sampled intrinsics, writing `--events` as they happen. A compile error is printed and gives
-/// exit status 1; problems with the files, inputs, journal or event file exit 2.
+/// answering its calls and `sampler` its sampled intrinsics, writing `--events` as they happen.
+/// A compile error is printed and gives exit status 1; problems with the files, inputs, journal
+/// or event file exit 2.
 pub fn compile_and_run(
     args: &ProgramArgs,
     executor: Arc<dyn ToolExecutor>,

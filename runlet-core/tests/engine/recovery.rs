@@ -178,6 +178,8 @@ fn an_applied_resolution_is_the_calls_result_without_dispatching() {
         let (outcome, after) = resumed(class, &journal, &run);
         assert_eq!(outcome, "[10,7]", "{class}");
         assert!(after.is_empty(), "{class}: {after:?}");
+        let replayed = resumed(class, &journal, &run);
+        assert_eq!(replayed, ("[10,7]".to_owned(), Vec::new()), "{class}: the decided journal replays");
     }
 }
 
@@ -225,6 +227,8 @@ fn an_unsafe_operation_runs_again_only_under_an_authorized_fresh_generation() {
     let (outcome, after) = resumed("unsafe", &journal, &run);
     assert_eq!(outcome, "[10,100]");
     assert_eq!(after, vec![("t.second".to_owned(), fresh)], "dispatched once, under the fresh generation");
+    let replayed = resumed("unsafe", &journal, &run);
+    assert_eq!(replayed, ("[10,100]".to_owned(), Vec::new()), "the authorized journal replays");
 }
 
 /// The node of the crashed run's `t.second` call.

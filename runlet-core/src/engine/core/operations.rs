@@ -181,8 +181,8 @@ impl RunCore {
 
     /// `Input::Resume`: the worker that ran the journal's prefix is gone. Cancelled calls can no
     /// longer acknowledge, so they are cancelled; calls left dispatching take the host's
-    /// journaled decision when there is one, otherwise they are uncertain and recovered by class
-    /// (spec §5.4): `pure` and `idempotent` are dispatched again with the
+    /// journaled decision when there is one (`core/recovery.rs`), otherwise they are uncertain
+    /// and recovered by class (spec §5.4): `pure` and `idempotent` are dispatched again with the
     /// same operation id, `recoverable` asks the executor first, `at_most_once` and `unsafe`
     /// fail with an uncertain `RL6109`.
     pub(super) fn resume(&mut self) {

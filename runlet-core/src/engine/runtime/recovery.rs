@@ -62,7 +62,10 @@ pub struct UncertainOperation {
 }
 
 /// An interrupted run brought up to its journal's end, for host decisions and resumption.
-/// Nothing runs until [`Recovery::resume`]; decisions are journaled as they are made.
+/// Nothing runs until [`Recovery::resume`]; decisions are journaled as they are made (blocking
+/// the calling thread; not for use inside an async task). The run must not be running
+/// elsewhere: the journal's sequence check refuses the second of two writers, so a decision
+/// racing a live worker fails with `RL7003` rather than interleaving.
 pub struct Recovery<'r> {
     runtime: &'r Runtime,
     program: Executable,

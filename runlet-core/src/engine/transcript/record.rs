@@ -38,9 +38,10 @@ impl RecordingExecutor {
         RecordingExecutor { inner, calls: Mutex::new(Vec::new()), samples: Mutex::new(Vec::new()) }
     }
 
-    /// The transcript of every call dispatched and sample taken so far, for the run's `workflow`. Take it after
-    /// the run ended: a call still unanswered then is written as cancelled (`RL6201`), since its
-    /// answer can no longer reach the run (a finished run cancels the calls it still has out).
+    /// The transcript of every call dispatched and sample taken so far, for the run's
+    /// `workflow`. Take it after the run ended: a call still unanswered then is written as
+    /// cancelled (`RL6201`), since its answer can no longer reach the run (a finished run cancels
+    /// the calls it still has out).
     pub fn transcript(&self, workflow: WorkflowIdentity) -> Transcript {
         Transcript::new(workflow, self.calls.lock().clone()).with_samples(self.samples.lock().clone())
     }
