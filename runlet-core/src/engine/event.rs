@@ -359,6 +359,8 @@ impl Event {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn every_kind() -> Vec<Event> {
@@ -428,6 +430,22 @@ mod tests {
         let event =
             Event::IntrinsicSampled { node: "let:r/value#00".into(), output: Err("no source".into()) };
         assert_eq!(Event::decode(&event.encode(3)), Ok((3, event)));
+    }
+
+    #[test]
+    fn every_resolution_round_trips_through_the_journal() {
+        let failed = ToolError::new("CARD_DECLINED", "declined").with_retry_after(Duration::from_millis(5));
+        for resolution in
+            [Resolution::Applied(Value::Int(7)), Resolution::NotApplied, Resolution::Failed(failed)]
+        {
+            let recorded = RecordedResolution::from(&resolution);
+            let event =
+                Event::OperationResolved { node: "let:b/value#00".into(), resolution: recorded.clone() };
+            assert_eq!(Event::decode(&event.encode(4)), Ok((4, event)));
+            assert_eq!(recorded.to_resolution(), Ok(resolution));
+        }
+        let unreadable = RecordedResolution::Applied { output: vec![0xff] };
+        assert!(unreadable.to_resolution().is_err(), "bytes that are no value are refused, not trusted");
     }
 
     #[test]
