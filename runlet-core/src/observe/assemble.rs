@@ -59,11 +59,8 @@ impl GraphModel {
             }
             self.node_edges(local, record, expr, &mut edges);
         }
-        edges.retain(|edge| {
-            !folded.contains(edge.from.as_str())
-                && !folded.contains(edge.to.as_str())
-                && !(edge.kind == EdgeKind::Data && self.folded_away(&edge.from))
-        });
+        let hidden = |local: &str, data: bool| folded.contains(local) || (data && self.folded_away(local));
+        edges.retain(|edge| !hidden(&edge.from, edge.kind == EdgeKind::Data) && !hidden(&edge.to, false));
         let to_public = |local: &str| context.node_id(local).to_string();
         let edges = edges
             .into_iter()
