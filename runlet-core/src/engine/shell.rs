@@ -738,7 +738,11 @@ mod tests {
             ),
             other => panic!("expected success, got {other:?}"),
         }
-        assert_eq!(recording.seen.lock().expect("not poisoned").len(), 1, "the idempotent call is sent again");
+        assert_eq!(
+            recording.seen.lock().expect("not poisoned").len(),
+            1,
+            "the idempotent call is sent again"
+        );
     }
 
     #[tokio::test]

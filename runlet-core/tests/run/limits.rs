@@ -10,8 +10,8 @@ use async_trait::async_trait;
 use runlet::analyze::Inputs;
 use runlet::engine::event::Event;
 use runlet::engine::{
-    LimitKey, Limits, Outcome, Plan, RunCore, RunError, RunOptions, RunSettings, Runtime, ToolCall, ToolError,
-    ToolExecutor, ToolOutput, replay,
+    LimitKey, Limits, Outcome, Plan, RunCore, RunError, RunOptions, RunSettings, Runtime, ToolCall,
+    ToolError, ToolExecutor, ToolOutput, replay,
 };
 use runlet::journal::{Journal, MemoryJournal};
 use runlet::value::{Value, rcve, to_presentation_json};
@@ -253,7 +253,12 @@ fn journal_bytes_count_every_record_and_the_success_record_must_fit_too() {
     assert_eq!(
         events[crossing..],
         [
-            &Event::LimitExceeded { limit: "journal_bytes".into(), current: total, cap: total - 1, node: String::new() },
+            &Event::LimitExceeded {
+                limit: "journal_bytes".into(),
+                current: total,
+                cap: total - 1,
+                node: String::new()
+            },
             &Event::RunFailed { code: "RL4112".into() },
         ]
     );

@@ -229,7 +229,11 @@ mod tests {
                     // The simulation fails the test if the run stops without ending.
                     let trace = appendix_b_run(&limits, seed);
                     if cap >= total {
-                        assert_eq!(value_of(&trace.outcome), value_of(&full.outcome), "seed {seed}, cap {cap}");
+                        assert_eq!(
+                            value_of(&trace.outcome),
+                            value_of(&full.outcome),
+                            "seed {seed}, cap {cap}"
+                        );
                         continue;
                     }
                     let Outcome::Failed(error) = &trace.outcome else {
