@@ -111,7 +111,8 @@ pub(crate) fn event_node(event: &Event) -> Option<&str> {
         | Event::RunCancelled
         | Event::TimerArmed { .. }
         | Event::TimerFired { .. }
-        | Event::RunResumed => None,
+        | Event::RunResumed
+        | Event::WallClockStarted { .. } => None,
     }
 }
 
@@ -222,6 +223,7 @@ impl GraphContext {
             | Event::RunCancelled
             | Event::NodeCancelling { .. }
             | Event::RunResumed
+            | Event::WallClockStarted { .. }
             | Event::OperationResolved { .. }
             | Event::FreshGenerationAuthorized { .. } => {}
         }
