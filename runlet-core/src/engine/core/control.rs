@@ -354,7 +354,8 @@ impl RunCore {
 /// An iteration's dynamic key (spec §4.2): its input index and a short digest of its element.
 fn iteration_key(index: usize, element: &Labelled) -> String {
     let digest = crate::value::sha256(element.value());
-    format!("i{index}~{}", hex::encode(&digest.bytes()[..4]))
+    let [a, b, c, d, ..] = *digest.bytes();
+    format!("i{index}~{a:02x}{b:02x}{c:02x}{d:02x}")
 }
 
 /// The items a `for`/`fold` iterates: list elements in order, or `{ key, value }` records of an

@@ -284,7 +284,7 @@ impl Recovery<'_> {
                 _ => Vec::new(),
             })
             .collect();
-        let records = records_after(self.resumed.last_seq, &events);
+        let records = records_after(self.resumed.last_seq, &events, &mut Vec::new());
         let journal = &self.runtime.journal;
         self.resumed.last_seq =
             self.runtime.pool.block_on(journal.append(&self.run_id, self.resumed.last_seq, &records))?;
