@@ -512,13 +512,19 @@ fn run_rejects_an_unknown_limit_or_a_bad_number_naming_the_keys() {
 #[test]
 fn replay_reproduces_a_recorded_run_and_fails_on_drift() {
     let transcript = Scratch::new("appendix-a.transcript.json", "");
+    // Appendix A passes sensitive values to its tools: their operation ids are keyed, so the
+    // recording and the replay share a key file.
+    let key = Scratch::new("appendix-a.key", "appendix key material\n");
     let inputs = example("appendix-a/inputs.json");
-    let recorded = run_example("appendix-a", &["--inputs", &inputs, "--record", transcript.path()]);
+    let keyed = ["--digest-key-file", key.path()];
+    let recorded =
+        run_example("appendix-a", &["--inputs", &inputs, "--record", transcript.path(), keyed[0], keyed[1]]);
     assert_eq!(recorded.status.code(), Some(0), "{}", String::from_utf8_lossy(&recorded.stderr));
     let (main, registry) = (example("appendix-a/main.run"), example("appendix-a/registry.json"));
     let replay = |extra: &[&str]| {
         let mut args = vec!["replay", main.as_str(), "--registry", registry.as_str()];
         args.extend_from_slice(&["--transcript", transcript.path()]);
+        args.extend_from_slice(&keyed);
         args.extend_from_slice(extra);
         runlet(&args)
     };
