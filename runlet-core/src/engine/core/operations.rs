@@ -213,10 +213,12 @@ impl RunCore {
     /// when any path of any argument is sensitive or secret, plain SHA-256 when all are public.
     fn input_digest(&self, node: NodeIx, arguments: &List) -> Digest {
         let entry = &self.nodes[node.0 as usize];
+        let nodes = &self.scopes[entry.scope.0 as usize].nodes;
         let sensitive = match &self.program.expr(entry.expr).kind {
-            ExprKind::Call { args, .. } => {
-                args.iter().any(|a| self.value_of(entry.scope, *a).max_sensitivity() > Sensitivity::Public)
-            }
+            ExprKind::Call { args, .. } => args.iter().any(|a| {
+                let value = nodes.get(a).and_then(|n| self.nodes[n.0 as usize].value.as_ref());
+                value.is_some_and(|v| v.max_sensitivity() > Sensitivity::Public)
+            }),
             _ => false,
         };
         let list = Value::List(arguments.clone());
