@@ -82,8 +82,8 @@
 
 /**
  * The kind of the marker that stands for events a slow consumer missed. Its `seq` is the first
- * missed sequence number and its payload `{"dropped": N, "first_seq": S}`; re-read them from
- * the journal. Markers are delivered whatever the `kind_mask`.
+ * missed sequence number and its payload `{"seq": S, "kind": "EventsDropped", "dropped": N,
+ * "first_seq": S}`; re-read them from the journal. Markers are delivered whatever the `kind_mask`.
  */
 #define RUNLET_EVENT_EVENTS_DROPPED 63
 
@@ -107,6 +107,21 @@
  * `MAJOR * 10000 + MINOR * 100 + PATCH`, for `#if` comparisons.
  */
 #define RUNLET_VERSION_NUMBER 100
+
+/**
+ * Public values and metadata: the default, and the zero value.
+ */
+#define RUNLET_SENSITIVITY_PUBLIC 0
+
+/**
+ * Values or metadata labelled sensitive by the tool schemas.
+ */
+#define RUNLET_SENSITIVITY_SENSITIVE 1
+
+/**
+ * Values or metadata labelled secret by the tool schemas.
+ */
+#define RUNLET_SENSITIVITY_SECRET 2
 
 /**
  * An error: code, message, optional details JSON, and, for errors that fail a tool call, the
@@ -171,8 +186,10 @@ typedef struct runlet_str {
  * until `runlet_event_owned_free`).
  *
  * `kind` is the event's stable kind number (`RunCreated` is 1, …; the engine's journal kind
- * numbers) or `RUNLET_EVENT_EVENTS_DROPPED`, and `kind_name` its name. `payload_json` is a JSON
- * object of the event's fields; fields holding encoded values (RCVE) are arrays of octets.
+ * numbers) or `RUNLET_EVENT_EVENTS_DROPPED`, and `kind_name` its name. `payload_json` is the
+ * event's public JSON object, the same one `runlet run --events` writes: `seq`, `kind`, `node`,
+ * `tool`, `at_ms` and the kind's fields, with values and value-derived metadata redacted under
+ * the runtime's `view` policy before they cross the boundary.
  */
 typedef struct runlet_event {
   size_t struct_size;
@@ -343,6 +360,21 @@ typedef struct runlet_retry_policy {
 } runlet_retry_policy;
 
 /**
+ * What listeners and pull queues may see of a run's events; zeroed, public only.
+ *
+ * - `values`: the strongest label (`RUNLET_SENSITIVITY_*`) of value paths shown in previews;
+ *   stronger paths read `"<redacted:LABEL>"`.
+ * - `metadata`: the strongest label of metadata derived from values (tool error messages) that
+ *   is shown; stronger metadata is left out.
+ * - `preview_chars`: value previews are cut to this many characters; 0 for 200.
+ */
+typedef struct runlet_view_policy {
+  uint32_t values;
+  uint32_t metadata;
+  uint32_t preview_chars;
+} runlet_view_policy;
+
+/**
  * What a runtime is built from. Initialize with `RUNLET_RUNTIME_OPTIONS_INIT`, which sets
  * `struct_size`; an unknown `struct_size` is refused with `RUNLET_ERR_VERSION_MISMATCH`.
  *
@@ -359,6 +391,8 @@ typedef struct runlet_retry_policy {
  *   `node_evaluations`, `depth`, `concurrency`, `wall_clock_ms`, `loop_iterations`,
  *   `graph_nodes`, `source_bytes`, `call_input_bytes`, `call_output_bytes`, `retries`. Empty for
  *   none. A run crossing one fails with `RUNLET_ERR_LIMIT`.
+ * - `view`: what listeners and pull queues may see of values and value-derived metadata;
+ *   zeroed, public only (tool outputs labelled sensitive or secret are redacted).
  *
  * The structs pointed to are copied during `runlet_runtime_new`.
  */
@@ -373,6 +407,7 @@ typedef struct runlet_runtime_options {
   uint32_t event_queue_capacity;
   struct runlet_str limits_json;
   struct runlet_retry_policy retry;
+  struct runlet_view_policy view;
 } runlet_runtime_options;
 
 /**

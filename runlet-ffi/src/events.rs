@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 use runlet::engine::event::Event;
+use runlet::observe::GraphEvent;
 
 use crate::error::{Error, RUNLET_ERR_NULL_ARGUMENT};
 use crate::executor::UserData;
@@ -17,8 +18,8 @@ use crate::strings::runlet_str;
 use crate::versioned::{Versioned, copy_in};
 
 /// The kind of the marker that stands for events a slow consumer missed. Its `seq` is the first
-/// missed sequence number and its payload `{"dropped": N, "first_seq": S}`; re-read them from
-/// the journal. Markers are delivered whatever the `kind_mask`.
+/// missed sequence number and its payload `{"seq": S, "kind": "EventsDropped", "dropped": N,
+/// "first_seq": S}`; re-read them from the journal. Markers are delivered whatever the `kind_mask`.
 pub const RUNLET_EVENT_EVENTS_DROPPED: u32 = 63;
 
 /// A `kind_mask` selecting every kind.
@@ -28,8 +29,10 @@ pub const RUNLET_EVENT_MASK_ALL: u64 = u64::MAX;
 /// until `runlet_event_owned_free`).
 ///
 /// `kind` is the event's stable kind number (`RunCreated` is 1, …; the engine's journal kind
-/// numbers) or `RUNLET_EVENT_EVENTS_DROPPED`, and `kind_name` its name. `payload_json` is a JSON
-/// object of the event's fields; fields holding encoded values (RCVE) are arrays of octets.
+/// numbers) or `RUNLET_EVENT_EVENTS_DROPPED`, and `kind_name` its name. `payload_json` is the
+/// event's public JSON object, the same one `runlet run --events` writes: `seq`, `kind`, `node`,
+/// `tool`, `at_ms` and the kind's fields, with values and value-derived metadata redacted under
+/// the runtime's `view` policy before they cross the boundary.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct runlet_event {
@@ -84,19 +87,16 @@ fn now_unix_ms() -> i64 {
 }
 
 impl OwnedEvent {
-    pub(crate) fn from_engine(run_id: &Arc<str>, seq: u64, event: &Event) -> OwnedEvent {
-        let payload = match serde_json::to_value(event) {
-            Ok(serde_json::Value::Object(mut tagged)) => tagged.remove(event.kind()),
-            _ => None,
-        };
-        let payload_json = payload.map_or_else(|| "{}".to_owned(), |fields| fields.to_string());
+    /// A committed event in its public form: `payload_json` is the event as `runlet run
+    /// --events` writes it, already redacted under the runtime's view policy.
+    pub(crate) fn published(run_id: &Arc<str>, event: &Event, public: &GraphEvent) -> OwnedEvent {
         OwnedEvent {
             kind: u32::from(event.kind_number()),
             kind_name: event.kind(),
             run_id: Arc::clone(run_id),
-            seq,
+            seq: public.seq,
             unix_ms: now_unix_ms(),
-            payload_json,
+            payload_json: serde_json::to_string(public).unwrap_or_else(|_| "{}".to_owned()),
         }
     }
 
@@ -107,7 +107,11 @@ impl OwnedEvent {
             run_id: Arc::clone(run_id),
             seq: missed.first_seq,
             unix_ms: now_unix_ms(),
-            payload_json: format!(r#"{{"dropped":{},"first_seq":{}}}"#, missed.count, missed.first_seq),
+            payload_json: format!(
+                r#"{{"seq":{seq},"kind":"EventsDropped","dropped":{count},"first_seq":{seq}}}"#,
+                seq = missed.first_seq,
+                count = missed.count
+            ),
         }
     }
 
@@ -372,7 +376,14 @@ mod tests {
     use super::*;
 
     fn event(run: &Arc<str>, seq: u64) -> Arc<OwnedEvent> {
-        Arc::new(OwnedEvent::from_engine(run, seq, &Event::NodeReady { node: format!("n{seq}") }))
+        Arc::new(OwnedEvent {
+            kind: 2,
+            kind_name: "NodeReady",
+            run_id: Arc::clone(run),
+            seq,
+            unix_ms: 0,
+            payload_json: format!(r#"{{"seq":{seq},"kind":"NodeReady"}}"#),
+        })
     }
 
     fn drain(queue: &EventQueue) -> Vec<(u32, u64, String)> {
@@ -381,18 +392,6 @@ mod tests {
             out.push((e.kind, e.seq, e.payload_json.clone()));
         }
         out
-    }
-
-    #[test]
-    fn payloads_are_the_event_fields() {
-        let run: Arc<str> = Arc::from("r1");
-        let ready = OwnedEvent::from_engine(&run, 3, &Event::NodeReady { node: "let:x".into() });
-        assert_eq!(
-            (ready.kind, ready.kind_name, ready.payload_json.as_str()),
-            (2, "NodeReady", r#"{"node":"let:x"}"#)
-        );
-        let done = OwnedEvent::from_engine(&run, 9, &Event::RunSucceeded);
-        assert_eq!((done.kind, done.payload_json.as_str()), (13, "{}"));
     }
 
     #[test]
@@ -413,9 +412,17 @@ mod tests {
         assert_eq!(
             second,
             [
-                (RUNLET_EVENT_EVENTS_DROPPED, 4, r#"{"dropped":2,"first_seq":4}"#.to_owned()),
-                (2, 6, r#"{"node":"n6"}"#.to_owned()),
-                (RUNLET_EVENT_EVENTS_DROPPED, 1, r#"{"dropped":2,"first_seq":1}"#.to_owned()),
+                (
+                    RUNLET_EVENT_EVENTS_DROPPED,
+                    4,
+                    r#"{"seq":4,"kind":"EventsDropped","dropped":2,"first_seq":4}"#.to_owned()
+                ),
+                (2, 6, r#"{"seq":6,"kind":"NodeReady"}"#.to_owned()),
+                (
+                    RUNLET_EVENT_EVENTS_DROPPED,
+                    1,
+                    r#"{"seq":1,"kind":"EventsDropped","dropped":2,"first_seq":1}"#.to_owned()
+                ),
             ]
         );
     }

@@ -23,6 +23,7 @@ mod runtime;
 mod strings;
 mod version;
 mod versioned;
+mod view;
 
 pub use error::*;
 pub use events::*;
@@ -33,3 +34,4 @@ pub use run::*;
 pub use runtime::*;
 pub use strings::*;
 pub use version::*;
+pub use view::*;

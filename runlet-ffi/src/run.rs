@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 use runlet::engine::{Outcome, RunHandle, RunOptions};
 use runlet::journal::JournalError;
+use runlet::observe::{GraphContext, ViewPolicy};
 use runlet::value::to_presentation_json;
 use tokio_util::sync::CancellationToken;
 
@@ -171,15 +172,25 @@ impl LiveRuns {
     }
 }
 
+/// Who receives a run's events, and how they are made public: the run's graph context names its
+/// nodes and tools, and the runtime's view policy redacts them.
+struct Consumers {
+    listener: Option<ListenerSink>,
+    context: Arc<GraphContext>,
+    view: Arc<ViewPolicy>,
+}
+
 /// Forwards the run's committed events to the listener and the pull queue, passes cancellation
 /// on, and records the outcome.
 async fn forward(
     mut handle: RunHandle,
     state: Arc<RunState>,
-    listener: Option<ListenerSink>,
+    consumers: Consumers,
     live: Arc<LiveRuns>,
     key: u64,
 ) {
+    let Consumers { listener, context, view } = consumers;
+    let started = Instant::now();
     let mut cancel_sent = false;
     loop {
         tokio::select! {
@@ -194,7 +205,9 @@ async fn forward(
                     if listener.is_none() && state.pull.is_none() {
                         continue;
                     }
-                    let owned = Arc::new(OwnedEvent::from_engine(&state.run_id, seq, &event));
+                    let at_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    let public = context.graph_event(seq, &event, Some(at_ms), &view);
+                    let owned = Arc::new(OwnedEvent::published(&state.run_id, &event, &public));
                     if let Some(listener) = listener {
                         listener.queue().push(Arc::clone(&owned));
                     }
@@ -267,7 +280,12 @@ pub unsafe extern "C" fn runlet_run_start(
         });
         let live = Arc::clone(instance.live());
         let key = live.add(&state);
-        engine.handle().spawn(forward(handle, Arc::clone(&state), instance.listener().cloned(), live, key));
+        let consumers = Consumers {
+            listener: instance.listener().cloned(),
+            context: program.executable().graph_context(handle.run_id()),
+            view: Arc::clone(instance.view()),
+        };
+        engine.handle().spawn(forward(handle, Arc::clone(&state), consumers, live, key));
         *out = into_raw(runlet_run { state });
         Ok(())
     })

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use runlet::diag::render_json;
 use runlet::engine::{LimitKey, Limits, RunSettings, Runtime, RuntimeBuilder};
+use runlet::observe::ViewPolicy;
 use runlet::schema::{Registry, RegistryOptions};
 use runlet::value::{Value, parse_json};
 
@@ -24,6 +25,7 @@ use crate::reentrancy::in_callback;
 use crate::run::LiveRuns;
 use crate::strings::runlet_str;
 use crate::versioned::{Versioned, copy_in};
+use crate::view::{runlet_view_policy, view_policy};
 
 /// How boundaries retry and how long tool calls may take (spec §2.8, §5.4). The number of
 /// retries is the program's (`boundary retry N`), capped by the `retries` limit.
@@ -58,6 +60,8 @@ pub struct runlet_retry_policy {
 ///   `node_evaluations`, `depth`, `concurrency`, `wall_clock_ms`, `loop_iterations`,
 ///   `graph_nodes`, `source_bytes`, `call_input_bytes`, `call_output_bytes`, `retries`. Empty for
 ///   none. A run crossing one fails with `RUNLET_ERR_LIMIT`.
+/// - `view`: what listeners and pull queues may see of values and value-derived metadata;
+///   zeroed, public only (tool outputs labelled sensitive or secret are redacted).
 ///
 /// The structs pointed to are copied during `runlet_runtime_new`.
 #[repr(C)]
@@ -73,12 +77,14 @@ pub struct runlet_runtime_options {
     pub event_queue_capacity: u32,
     pub limits_json: runlet_str,
     pub retry: runlet_retry_policy,
+    pub view: runlet_view_policy,
 }
 
 // SAFETY: `struct_size` first; integers, pointers, views and nested integer structs are valid zeroed.
 unsafe impl Versioned for runlet_runtime_options {
     const NAME: &'static str = "runlet_runtime_options";
-    const KNOWN_SIZES: &'static [usize] = &[std::mem::size_of::<runlet_runtime_options>()];
+    const KNOWN_SIZES: &'static [usize] =
+        &[std::mem::offset_of!(runlet_runtime_options, view), std::mem::size_of::<runlet_runtime_options>()];
 }
 
 const DEFAULT_EVENT_QUEUE_CAPACITY: usize = 1024;
@@ -94,6 +100,8 @@ pub(crate) struct Instance {
     dispatcher: Option<Dispatcher>,
     live: Arc<LiveRuns>,
     event_capacity: usize,
+    /// What event consumers may see; every event is redacted under it before it is queued.
+    view: Arc<ViewPolicy>,
     serial: u64,
     poison: Arc<Poison>,
 }
@@ -114,6 +122,10 @@ impl Instance {
 
     pub(crate) fn event_capacity(&self) -> usize {
         self.event_capacity
+    }
+
+    pub(crate) fn view(&self) -> &Arc<ViewPolicy> {
+        &self.view
     }
 
     pub(crate) fn serial(&self) -> u64 {
@@ -259,6 +271,7 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
         (options.registry_json.to_str("registry_json")?, options.limits_json.to_str("limits_json")?)
     };
     let limits = limits_from_json("limits_json", limits_text)?;
+    let view = view_policy(options.view)?;
     let registry = Registry::from_json_str(registry_text, &RegistryOptions::default())
         .map_err(|error| {
             let diagnostics = error.diagnostics(registry_text);
@@ -297,6 +310,7 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
         dispatcher,
         live: Arc::default(),
         event_capacity,
+        view: Arc::new(view),
         serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
         poison: Arc::default(),
     })
