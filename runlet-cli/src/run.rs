@@ -1,8 +1,9 @@
 //! `runlet run FILE --registry R.json --tools T.json [--inputs I.json] [--input NAME=JSON]…
 //! [--limit KEY=N]… [--journal memory|sqlite:PATH] [--events OUT.jsonl] [--record TRANSCRIPT.json]
-//! [--digest-key-file PATH] [--format text|json]`: compiles the program and runs it with the scripted tools of a fixture
-//! file, optionally writing its events and recording a tool transcript. Exit 0 when it succeeds, 1
-//! on a compile error or a failed run, 2 on usage or I/O. `runlet graph` takes the same options.
+//! [--digest-key-file PATH] [--format text|json]`: compiles the program and runs it with the
+//! scripted tools of a fixture file, optionally writing its events and recording a tool
+//! transcript. Exit 0 when it succeeds, 1 on a compile error or a failed run, 2 on usage or I/O.
+//! `runlet graph` takes the same options.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
