@@ -1,16 +1,17 @@
 //! The engine figures of BENCHMARKS.md that criterion cannot take: memory per node (a counting
 //! global allocator), loop growth and RSS per input length, and tail latency of one call.
 //!
-//! `cargo run --release -p runlet-core --example engine_figures [a] [b] [c] [d]` prints the named
-//! figures (all without arguments). It is an
+//! `cargo run --release -p runlet-core --example engine_figures [a] [b] [c] [c-runtime] [d]` prints
+//! the named figures (all without arguments). It is an
 //! example rather than a bench or a bin so that its global allocator counts only this process,
 //! it builds with the workspace's own checks, and the library ships no extra binary. The loop
-//! figures re-run this binary once per input length (`loop N`), so each RSS peak is its own.
+//! figures re-run this binary once per input length (`loop N`, `runtime-loop N`), so each RSS
+//! peak is its own.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -20,6 +21,7 @@ use runlet::engine::{
     CallHandle, Effect, Executable, Input, Outcome, RunCore, RunSettings, Runtime, ToolCall, ToolError,
     ToolExecutor, ToolOutput,
 };
+use runlet::journal::{Journal, JournalError, JournalErrorKind, Record, RunHeader, RunId, Snapshot};
 use runlet::schema::{Registry, RegistryOptions};
 use runlet::value::{Labelled, List, Value};
 
@@ -283,20 +285,97 @@ fn loop_growth(count: usize) {
     );
 }
 
-/// (c) Each input length in its own process, so each RSS peak is its own.
-fn loop_figures() {
-    println!(
-        "(c) for n in numbers() limit 16 {{ return noop(n) }}, the core driven directly, every call answered at once"
-    );
+/// (c) and (c-runtime): each input length in its own process (`mode count`), so each RSS peak
+/// is its own.
+fn loop_figures(title: &str, mode: &str) {
+    println!("{title}");
     let me = std::env::current_exe().expect("this binary");
     for count in ["10000", "100000", "1000000"] {
         let output =
-            std::process::Command::new(&me).args(["loop", count]).output().expect("re-run this binary");
+            std::process::Command::new(&me).args([mode, count]).output().expect("re-run this binary");
         print!("{}", String::from_utf8_lossy(&output.stdout));
         if !output.status.success() {
             println!("    {count}: failed: {}", String::from_utf8_lossy(&output.stderr));
         }
     }
+}
+
+/// A journal that keeps one run's header and counts the records and bytes appended to it, so
+/// the journal's own growth neither adds to the RSS of (c-runtime) nor goes unreported.
+#[derive(Default)]
+struct CountingJournal {
+    header: std::sync::Mutex<Option<RunHeader>>,
+    last_seq: AtomicU64,
+    bytes: AtomicU64,
+}
+
+#[async_trait]
+impl Journal for CountingJournal {
+    async fn create_run(&self, header: &RunHeader) -> Result<(), JournalError> {
+        *self.header.lock().expect("header lock") = Some(header.clone());
+        Ok(())
+    }
+
+    async fn header(&self, _run: &RunId) -> Result<RunHeader, JournalError> {
+        let header = self.header.lock().expect("header lock").clone();
+        header.ok_or_else(|| JournalError::new(JournalErrorKind::UnknownRun, "no run was created"))
+    }
+
+    async fn append(&self, _run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError> {
+        let last = expected_seq + records.len() as u64;
+        let bytes: usize = records.iter().map(|record| record.bytes.len()).sum();
+        self.bytes.fetch_add(bytes as u64, Ordering::Relaxed);
+        self.last_seq.store(last, Ordering::Relaxed);
+        Ok(last)
+    }
+
+    async fn read(&self, _run: &RunId, _after: u64, _limit: usize) -> Result<Vec<Record>, JournalError> {
+        Ok(Vec::new())
+    }
+
+    async fn load_snapshot(&self, _run: &RunId) -> Result<Option<Snapshot>, JournalError> {
+        Ok(None)
+    }
+
+    async fn store_snapshot(&self, _run: &RunId, _snapshot: Snapshot) -> Result<(), JournalError> {
+        Ok(())
+    }
+}
+
+/// (c-runtime), one input length: the same loop through the whole `Runtime` (shell, observer,
+/// event forwarding) with the counting journal, reading the handle's events as they come and
+/// sampling the observer's node records after each.
+fn runtime_loop_growth(count: usize) {
+    let journal = Arc::new(CountingJournal::default());
+    let runtime = Runtime::builder()
+        .registry(registry())
+        .executor(Arc::new(Tools { count }))
+        .journal(journal.clone())
+        .worker_threads(2)
+        .build()
+        .expect("runtime");
+    let program = runtime.compile(&loop_source(16), &Inputs::new()).expect("compiles");
+    let started = Instant::now();
+    let mut run = runtime.start(&program, &Inputs::new()).expect("starts");
+    let observer = run.observer();
+    let (mut events, mut peak_records) = (0usize, 0usize);
+    while let Some((_, event)) = run.events().blocking_recv() {
+        events += 1;
+        peak_records = peak_records.max(observer.retained_node_records());
+        if matches!(event, runlet::engine::event::Event::RunSucceeded) {
+            break;
+        }
+    }
+    assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
+    println!(
+        "    {count:>9} items: peak observer node records {peak_records:>9}, at the end {:>9}, live heap at the end {:>5} MiB, peak RSS {:>5} MiB; journal {events} records, {} MiB (counted, not kept); {:.2} s",
+        observer.retained_node_records(),
+        LIVE_BYTES.load(Ordering::Relaxed) >> 20,
+        peak_rss_kib().unwrap_or(0) >> 10,
+        journal.bytes.load(Ordering::Relaxed) >> 20,
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(journal.last_seq.load(Ordering::Relaxed), events as u64, "every record was appended");
 }
 
 /// (d) End-to-end latency of a run of one 1 ms call, against a bare tokio task that sleeps 1 ms,
@@ -338,10 +417,13 @@ fn latency() {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let [mode, count] = args.as_slice()
-        && mode == "loop"
+        && let Ok(count) = count.parse()
     {
-        loop_growth(count.parse().expect("an item count"));
-        return;
+        match mode.as_str() {
+            "loop" => return loop_growth(count),
+            "runtime-loop" => return runtime_loop_growth(count),
+            _ => {}
+        }
     }
     let wanted = |figure: &str| args.is_empty() || args.iter().any(|arg| arg == figure);
     if wanted("a") {
@@ -351,7 +433,16 @@ fn main() {
         bytes_per_node();
     }
     if wanted("c") {
-        loop_figures();
+        loop_figures(
+            "(c) for n in numbers() limit 16 { return noop(n) }, the core driven directly, every call answered at once",
+            "loop",
+        );
+    }
+    if wanted("c-runtime") {
+        loop_figures(
+            "(c-runtime) the same loop through the whole Runtime (observer on, events read as they come), journal counting bytes without keeping them",
+            "runtime-loop",
+        );
     }
     if wanted("d") {
         latency();

@@ -41,13 +41,14 @@ impl GraphModel {
         let mut iterations = IterationNodes::default();
         for &(local, record, expr) in &placed {
             if let Some(key) = self.folding_loop(local, expr, options, &expanded) {
-                ranges.add(key, record.state);
+                ranges.add(key, record.state, 1);
                 folded.insert(local.as_str());
                 continue;
             }
             iterations.add(&context.owners(local, expr), record);
             nodes.push(self.public_node(local, record, expr, view));
         }
+        self.add_folded_spans(&mut ranges, options, &expanded);
         let (iteration_nodes, iteration_edges) = iterations.finish(context);
         nodes.extend(iteration_nodes);
         nodes.sort_by(|a, b| a.id.cmp(&b.id));
@@ -58,7 +59,8 @@ impl GraphModel {
             }
             self.node_edges(local, record, expr, &mut edges);
         }
-        edges.retain(|edge| !folded.contains(edge.from.as_str()) && !folded.contains(edge.to.as_str()));
+        let hidden = |local: &str, data: bool| folded.contains(local) || (data && self.folded_away(local));
+        edges.retain(|edge| !hidden(&edge.from, edge.kind == EdgeKind::Data) && !hidden(&edge.to, false));
         let to_public = |local: &str| context.node_id(local).to_string();
         let edges = edges
             .into_iter()
@@ -95,7 +97,7 @@ impl GraphModel {
                 producers: record
                     .inputs
                     .iter()
-                    .filter(|i| self.nodes.get(*i).is_none_or(|r| r.state != NodeState::Succeeded))
+                    .filter(|i| !self.succeeded(i))
                     .map(|i| context.node_id(i).to_string())
                     .collect(),
             })
@@ -281,6 +283,30 @@ impl GraphModel {
             }
         }
         regions
+    }
+
+    /// The iterations the model folded as it went: ranges of their loop, or counted in the
+    /// iteration this snapshot folds the loop itself into.
+    fn add_folded_spans(
+        &self,
+        ranges: &mut RangeBuilder,
+        options: &SnapshotOptions,
+        expanded: &BTreeSet<(String, usize)>,
+    ) {
+        for (loop_node, spans) in self.retention.folded() {
+            let outer = self
+                .context
+                .expr_of(loop_node)
+                .and_then(|expr| self.folding_loop(loop_node, expr, options, expanded));
+            match outer {
+                Some(key) => ranges.add(key, NodeState::Succeeded, spans.values().map(|s| s.nodes).sum()),
+                None => {
+                    for (&first, &span) in spans {
+                        ranges.add_span(loop_node.clone(), first, span);
+                    }
+                }
+            }
+        }
     }
 
     /// The iterations of large loops shown in full: the first, and every one with a failed node.

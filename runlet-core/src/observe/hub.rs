@@ -21,6 +21,10 @@ use crate::journal::{Journal, JournalError, RunId};
 /// How many journal records a catching-up subscriber reads at once.
 const CATCH_UP_BATCH: usize = 256;
 
+/// How many of the latest records' publication times are kept for subscribers catching up;
+/// older records are delivered without `at_ms`, as records read from another process's journal.
+const PUBLICATION_TIMES_KEPT: usize = 65_536;
+
 /// Why an observer could not deliver.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ObserveError {
@@ -64,8 +68,10 @@ struct Hub {
 
 struct HubState {
     model: GraphModel,
-    /// When each published record (index `seq - 1`) was published, in ms since the run started.
-    published_at: Vec<u64>,
+    /// When the latest published records were published, in ms since the run started: the
+    /// record `first_timed_seq` first, at most [`PUBLICATION_TIMES_KEPT`] of them.
+    published_at: VecDeque<u64>,
+    first_timed_seq: u64,
     subscribers: Vec<mpsc::Sender<(u64, Event)>>,
     finished: bool,
 }
@@ -87,7 +93,8 @@ impl RunObserver {
                 buffer: buffer.max(1),
                 state: Mutex::new(HubState {
                     model,
-                    published_at: Vec::new(),
+                    published_at: VecDeque::new(),
+                    first_timed_seq: 1,
                     subscribers: Vec::new(),
                     finished: false,
                 }),
@@ -102,7 +109,11 @@ impl RunObserver {
         let at_ms = self.hub.started.elapsed().as_millis().min(u128::from(u64::MAX)) as u64;
         let mut state = self.hub.state.lock();
         state.model.apply(seq, &event, Some(at_ms));
-        state.published_at.push(at_ms);
+        if state.published_at.len() == PUBLICATION_TIMES_KEPT {
+            state.published_at.pop_front();
+            state.first_timed_seq += 1;
+        }
+        state.published_at.push_back(at_ms);
         state.subscribers.retain(|subscriber| subscriber.try_send((seq, event.clone())).is_ok());
     }
 
@@ -119,7 +130,11 @@ impl RunObserver {
     /// events may still be on their way to the observer, so a node not seen yet is accepted.
     pub fn waiting_for_permits(&self, node: &str, resources: Vec<String>) {
         let mut state = self.hub.state.lock();
-        if !state.model.nodes.get(node).is_some_and(|r| r.state.is_terminal()) {
+        let settled = match state.model.nodes.get(node) {
+            Some(record) => record.state.is_terminal(),
+            None => state.model.folded_away(node),
+        };
+        if !settled {
             state.model.permit_waits.insert(node.to_owned(), resources);
         }
     }
@@ -127,6 +142,13 @@ impl RunObserver {
     /// The call `node` got its permits.
     pub fn permits_granted(&self, node: &str) {
         self.hub.state.lock().model.permit_waits.remove(node);
+    }
+
+    /// How many node records the observer holds now: bounded on long loops, whose finished
+    /// iterations are kept as counts. For tests and figures, not a stable API.
+    #[doc(hidden)]
+    pub fn retained_node_records(&self) -> usize {
+        self.hub.state.lock().model.nodes.len()
     }
 
     pub fn run_id(&self) -> &RunId {
@@ -206,8 +228,9 @@ impl Hub {
     }
 
     fn published_at(&self, seq: u64) -> Option<u64> {
-        let index = usize::try_from(seq.checked_sub(1)?).ok()?;
-        self.state.lock().published_at.get(index).copied()
+        let state = self.state.lock();
+        let index = usize::try_from(seq.checked_sub(state.first_timed_seq)?).ok()?;
+        state.published_at.get(index).copied()
     }
 }
 

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use super::context::{GraphContext, NodeKind};
 use super::model::NodeRecord;
 use super::node_id::{iteration_index, split_local};
+use super::retention::FoldedSpan;
 use super::snapshot::{EdgeKind, GraphEdge, GraphNode, IterationRange, OwningScope, SourceSpan, Timestamps};
 use super::state::NodeState;
 use crate::analyze::hir::ExprKind;
@@ -128,40 +129,74 @@ fn min_some(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     }
 }
 
-/// Folded nodes grouped by loop and item index, turned into ranges of consecutive items.
+/// Folded nodes grouped by loop and item index, and the iterations the model folded already,
+/// turned into ranges of consecutive items.
 #[derive(Default)]
 pub(crate) struct RangeBuilder {
     iterations: BTreeMap<String, BTreeMap<usize, BTreeMap<NodeState, usize>>>,
+    spans: BTreeMap<String, Vec<(usize, FoldedSpan)>>,
 }
 
 impl RangeBuilder {
-    pub(crate) fn add(&mut self, (loop_node, index): (String, usize), state: NodeState) {
+    /// Counts `count` nodes in `state` in iteration `index` of `loop_node`.
+    pub(crate) fn add(&mut self, (loop_node, index): (String, usize), state: NodeState, count: usize) {
         *self.iterations.entry(loop_node).or_default().entry(index).or_default().entry(state).or_default() +=
-            1;
+            count;
     }
 
-    pub(crate) fn finish(self, context: &GraphContext) -> Vec<IterationRange> {
-        let mut ranges = Vec::new();
-        for (loop_node, iterations) in self.iterations {
-            let mut current: Option<IterationRange> = None;
+    /// Adds iterations `first..=span.last` of `loop_node`, whose nodes all succeeded.
+    pub(crate) fn add_span(&mut self, loop_node: String, first: usize, span: FoldedSpan) {
+        self.spans.entry(loop_node).or_default().push((first, span));
+    }
+
+    pub(crate) fn finish(mut self, context: &GraphContext) -> Vec<IterationRange> {
+        let mut pieces: BTreeMap<String, Vec<IterationRange>> = BTreeMap::new();
+        for (loop_node, iterations) in std::mem::take(&mut self.iterations) {
+            let public = context.node_id(&loop_node).to_string();
+            let loop_pieces = pieces.entry(loop_node).or_default();
             for (index, states) in iterations {
-                let contiguous = current.as_ref().is_some_and(|r| r.last + 1 == index);
-                if !contiguous {
-                    ranges.extend(current.take());
-                }
-                let range = current.get_or_insert_with(|| IterationRange {
-                    loop_node: context.node_id(&loop_node).to_string(),
+                loop_pieces.push(IterationRange {
+                    loop_node: public.clone(),
                     first: index,
                     last: index,
-                    iterations: 0,
-                    iteration_states: BTreeMap::new(),
-                    node_states: BTreeMap::new(),
+                    iterations: 1,
+                    iteration_states: BTreeMap::from([(iteration_state(&states), 1)]),
+                    node_states: states,
                 });
-                range.last = index;
-                range.iterations += 1;
-                *range.iteration_states.entry(iteration_state(&states)).or_default() += 1;
-                for (state, count) in states {
-                    *range.node_states.entry(state).or_default() += count;
+            }
+        }
+        for (loop_node, spans) in self.spans {
+            let public = context.node_id(&loop_node).to_string();
+            let loop_pieces = pieces.entry(loop_node).or_default();
+            for (first, span) in spans {
+                let iterations = span.last - first + 1;
+                loop_pieces.push(IterationRange {
+                    loop_node: public.clone(),
+                    first,
+                    last: span.last,
+                    iterations,
+                    iteration_states: BTreeMap::from([(NodeState::Succeeded, iterations)]),
+                    node_states: BTreeMap::from([(NodeState::Succeeded, span.nodes)]),
+                });
+            }
+        }
+        let mut ranges = Vec::new();
+        for (_, mut loop_pieces) in pieces {
+            loop_pieces.sort_by_key(|piece| (piece.first, piece.last));
+            let mut current: Option<IterationRange> = None;
+            for piece in loop_pieces {
+                match &mut current {
+                    Some(range) if range.last + 1 == piece.first => {
+                        range.last = piece.last;
+                        range.iterations += piece.iterations;
+                        for (state, count) in piece.iteration_states {
+                            *range.iteration_states.entry(state).or_default() += count;
+                        }
+                        for (state, count) in piece.node_states {
+                            *range.node_states.entry(state).or_default() += count;
+                        }
+                    }
+                    _ => ranges.extend(current.replace(piece)),
                 }
             }
             ranges.extend(current);

@@ -10,6 +10,7 @@ mod hub;
 mod iterations;
 mod model;
 mod node_id;
+mod retention;
 mod snapshot;
 mod state;
 mod view;

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::context::GraphContext;
+use super::retention::Retention;
 use super::state::NodeState;
 use crate::engine::event::{Arm, Event, RecordedToolError};
 use crate::value::{Labels, Value, rcve};
@@ -99,6 +100,8 @@ pub(crate) struct GraphModel {
     /// Events the state machine refused, in order: a journal this runtime did not write, or a
     /// bug. Never silently dropped.
     pub(crate) violations: Vec<String>,
+    /// Large loops' iterations being tracked, and those folded into counts.
+    pub(crate) retention: Retention,
 }
 
 impl GraphModel {
@@ -115,11 +118,17 @@ impl GraphModel {
             timers: BTreeMap::new(),
             permit_waits: BTreeMap::new(),
             violations: Vec::new(),
+            retention: Retention::default(),
         }
     }
 
     /// Applies the journal record `seq`, published `at_ms` after the run started when known.
     pub(crate) fn apply(&mut self, seq: u64, event: &Event, at_ms: Option<u64>) {
+        self.apply_event(seq, event, at_ms);
+        self.fold_finished_iterations();
+    }
+
+    fn apply_event(&mut self, seq: u64, event: &Event, at_ms: Option<u64>) {
         if seq != self.seq + 1 {
             self.violations.push(format!("record {seq} follows record {}", self.seq));
         }
@@ -244,6 +253,7 @@ impl GraphModel {
             self.consumers.entry(input.clone()).or_default().push(node.to_owned());
         }
         self.nodes.insert(node.to_owned(), NodeRecord::planned(inputs.to_vec(), at_ms));
+        self.track_planned(seq, node);
         self.advance(seq, node, NodeState::Blocked, at_ms);
         if self.inputs_succeeded(node) {
             self.advance(seq, node, NodeState::Ready, at_ms);
@@ -251,9 +261,15 @@ impl GraphModel {
     }
 
     fn inputs_succeeded(&self, node: &str) -> bool {
-        self.nodes.get(node).is_some_and(|record| {
-            record.inputs.iter().all(|i| self.nodes.get(i).is_some_and(|r| r.state == NodeState::Succeeded))
-        })
+        self.nodes.get(node).is_some_and(|record| record.inputs.iter().all(|i| self.succeeded(i)))
+    }
+
+    /// Whether `node` succeeded, its record kept or folded into its iteration's count.
+    pub(crate) fn succeeded(&self, node: &str) -> bool {
+        match self.nodes.get(node) {
+            Some(record) => record.state == NodeState::Succeeded,
+            None => self.folded_away(node),
+        }
     }
 
     /// A node succeeded: its blocked consumers whose inputs all succeeded become ready.
@@ -296,6 +312,7 @@ impl GraphModel {
                 record.finished_at_ms = at_ms;
                 record.settled_seq = Some(seq);
                 self.permit_waits.remove(node);
+                self.retention.settled(node);
             }
         }
     }

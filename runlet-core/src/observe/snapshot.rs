@@ -15,7 +15,9 @@ use super::state::NodeState;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SnapshotOptions {
     /// A loop with more items than this shows its first iteration and every iteration holding a
-    /// failed node in full; the others are folded into [`IterationRange`]s.
+    /// failed node in full; the others are folded into [`IterationRange`]s. The observer itself
+    /// keeps only counts for the finished iterations of loops over 1,024 items, so above that
+    /// those stay in ranges whatever this says.
     pub iteration_detail_limit: usize,
 }
 

@@ -271,6 +271,53 @@ fn large_loops_fold_into_iteration_ranges_with_state_counts() {
     assert_eq!(range.loop_node, loop_node.id);
 }
 
+/// A 5,000-item loop through the whole runtime: the observer's records stay bounded by the loop's
+/// limit, not its length, and what it shows adds up to every item.
+#[test]
+fn a_long_loop_keeps_the_observer_flat_and_counts_every_iteration() {
+    const ITEMS: usize = 5_000;
+    let journal = Arc::new(MemoryJournal::new());
+    let runtime = Runtime::builder()
+        .registry(registry(LOOPS))
+        .executor(Arc::new(Squares { count: ITEMS as i64, fail_at: None }))
+        .journal(journal.clone())
+        .build()
+        .expect("runtime");
+    let source = "return for n in numbers() limit 16 {\n    return square(n)\n}\n";
+    let program = runtime.compile(source, &Inputs::new()).expect("compiles");
+    let mut run = runtime.start(&program, &Inputs::new()).expect("starts");
+    let run_id = run.run_id().clone();
+    let observer = run.observer();
+    let (mut events, mut peak) = (0, 0);
+    while let Some((_, event)) = run.events().blocking_recv() {
+        events += 1;
+        peak = peak.max(observer.retained_node_records());
+        if matches!(event, Event::RunSucceeded) {
+            break;
+        }
+    }
+    assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
+    assert!(events > 5 * ITEMS, "{events} events");
+    assert!(peak <= 150, "at most about `limit` iterations are held, not {peak} records");
+    assert!(
+        observer.retained_node_records() <= 10,
+        "{} records at the end",
+        observer.retained_node_records()
+    );
+    let view = ViewPolicy::everything();
+    let live = observer.snapshot(&view);
+    assert!(live.integrity_errors.is_empty(), "{:?}", live.integrity_errors);
+    let shown = live.nodes.iter().filter(|n| n.kind == NodeKind::Iteration).count();
+    let ranged: usize = live.iteration_ranges.iter().map(|r| r.iterations).sum();
+    assert_eq!((shown, ranged), (1, ITEMS - 1), "{:?}", live.iteration_ranges);
+    let folded_nodes: usize = live.iteration_ranges.iter().flat_map(|r| r.node_states.values()).sum();
+    assert_eq!(folded_nodes, 2 * (ITEMS - 1), "each iteration's call and its argument");
+    let rebuilt = runtime
+        .journal_snapshot(&program, &run_id, &view, &SnapshotOptions::default())
+        .expect("journal reads");
+    assert_eq!(without_times(rebuilt), without_times(live));
+}
+
 #[test]
 fn a_failed_iteration_of_a_large_loop_stays_expanded() {
     let (observer, outcome) = run_squares(60, Some(41));
