@@ -129,6 +129,11 @@ pub enum Event {
     },
     /// The run continued after a restart; calls left dispatching are recovered by class.
     RunResumed,
+    /// The shell started the run's `wall_clock_ms` clock at this wall-clock time (Unix
+    /// milliseconds); a resumed run counts its time from here, not from the resumption.
+    WallClockStarted {
+        started_unix_ms: u64,
+    },
 }
 
 /// A tool error as the journal keeps it.
@@ -203,7 +208,7 @@ impl EventDecodeError {
 }
 
 /// Every kind, in the order of their stable kind numbers (1-based); new kinds are appended.
-const KINDS: [&str; 28] = [
+const KINDS: [&str; 29] = [
     "RunCreated",
     "NodeReady",
     "CallDispatchPrepared",
@@ -232,6 +237,7 @@ const KINDS: [&str; 28] = [
     "TimerFired",
     "RunResumed",
     "NodePlanned",
+    "WallClockStarted",
 ];
 
 impl Event {
@@ -245,6 +251,14 @@ impl Event {
     pub fn encode(&self, seq: u64) -> Vec<u8> {
         let payload = rmp_serde::to_vec_named(self).expect("events serialize to MessagePack");
         Envelope { seq, kind: self.kind_number(), payload }.encode()
+    }
+
+    /// The length of [`Event::encode`]'s record, without building it; the same at every
+    /// sequence number.
+    pub fn encoded_len(&self) -> usize {
+        let mut payload = ByteCount(0);
+        rmp_serde::encode::write_named(&mut payload, self).expect("events serialize to MessagePack");
+        Envelope::encoded_len(payload.0)
     }
 
     /// Reads a journal record back: the sequence number it was written at and the event.
@@ -297,7 +311,22 @@ impl Event {
             Event::TimerArmed { .. } => "TimerArmed",
             Event::TimerFired { .. } => "TimerFired",
             Event::RunResumed => "RunResumed",
+            Event::WallClockStarted { .. } => "WallClockStarted",
         }
+    }
+}
+
+/// A writer that only counts the bytes written to it.
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -349,6 +378,7 @@ mod tests {
             Event::TimerFired { timer: 0 },
             Event::RunResumed,
             Event::NodePlanned { node: node(), inputs: vec![node()] },
+            Event::WallClockStarted { started_unix_ms: 1_764_489_600_000 },
         ]
     }
 
@@ -358,7 +388,10 @@ mod tests {
         assert_eq!(events.len(), KINDS.len());
         for (index, event) in events.into_iter().enumerate() {
             assert_eq!(event.kind_number() as usize, index + 1);
-            assert_eq!(Event::decode(&event.encode(7)), Ok((7, event)));
+            assert_eq!(Event::decode(&event.encode(7)), Ok((7, event.clone())));
+            for seq in [1, 300, u64::MAX] {
+                assert_eq!(event.encoded_len(), event.encode(seq).len(), "{}", event.kind());
+            }
         }
     }
 

@@ -40,11 +40,15 @@ pub enum LimitKey {
     Retries,
     /// Dependency edges materialized in the run: one per input of every planned node.
     GraphEdges,
+    /// Bytes of the journal records the run appends: each event's whole record (envelope and
+    /// checksum included), counted from the events alone so a replay crosses at the same point.
+    /// The records of the limit failure itself do not count.
+    JournalBytes,
 }
 
 impl LimitKey {
     /// Every key, in the order of [`LimitKey::as_str`]'s documentation.
-    pub const ALL: [LimitKey; 12] = [
+    pub const ALL: [LimitKey; 13] = [
         LimitKey::ToolCalls,
         LimitKey::NodeEvaluations,
         LimitKey::Depth,
@@ -57,6 +61,7 @@ impl LimitKey {
         LimitKey::CallOutputBytes,
         LimitKey::Retries,
         LimitKey::GraphEdges,
+        LimitKey::JournalBytes,
     ];
 
     /// The host configuration key, as `--limit KEY=N` and limit errors spell it.
@@ -74,6 +79,7 @@ impl LimitKey {
             LimitKey::CallOutputBytes => "call_output_bytes",
             LimitKey::Retries => "retries",
             LimitKey::GraphEdges => "graph_edges",
+            LimitKey::JournalBytes => "journal_bytes",
         }
     }
 
@@ -97,6 +103,7 @@ impl LimitKey {
             LimitKey::CallOutputBytes => codes::CALL_OUTPUT_BYTES_LIMIT_EXCEEDED,
             LimitKey::Retries => codes::RETRY_LIMIT_EXCEEDED,
             LimitKey::GraphEdges => codes::GRAPH_EDGE_LIMIT_EXCEEDED,
+            LimitKey::JournalBytes => codes::JOURNAL_BYTES_LIMIT_EXCEEDED,
         })
     }
 
@@ -115,6 +122,7 @@ impl LimitKey {
             LimitKey::CallOutputBytes => "bytes of call output",
             LimitKey::Retries => "boundary retries",
             LimitKey::GraphEdges => "graph edges",
+            LimitKey::JournalBytes => "bytes of journal records",
         }
     }
 }
@@ -261,6 +269,7 @@ mod tests {
     #[test]
     fn assignments_parse_and_name_the_valid_keys_when_wrong() {
         assert_eq!(Limits::parse_assignment("tool_calls=3"), Ok((LimitKey::ToolCalls, 3)));
+        assert_eq!(Limits::parse_assignment("journal_bytes=4096"), Ok((LimitKey::JournalBytes, 4096)));
         let unknown = Limits::parse_assignment("calls=3").expect_err("unknown key");
         assert!(unknown.to_string().contains("tool_calls, node_evaluations, depth"), "{unknown}");
         assert!(matches!(Limits::parse_assignment("depth=-1"), Err(LimitParseError::BadNumber { .. })));

@@ -29,6 +29,9 @@ pub struct Resumed {
     pub timers: Vec<PendingTimer>,
     /// The journal's last sequence number: where appending continues.
     pub last_seq: u64,
+    /// When the shell started the run's wall clock (Unix milliseconds), if the journal records
+    /// it: a resumed run's `wall_clock_ms` counts from here.
+    pub started_unix_ms: Option<u64>,
 }
 
 /// A timer a resumed run still waits for (spec §5.3: its deadline is not reset).
@@ -84,6 +87,7 @@ pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayErro
     let mut in_flight: BTreeMap<CallHandle, String> = BTreeMap::new();
     let mut outcome = None;
     let mut timers: BTreeMap<TimerHandle, PendingTimer> = BTreeMap::new();
+    let mut started_unix_ms = None;
     while position < events.len() {
         let seq = position as u64 + 1;
         let input = match &events[position] {
@@ -137,13 +141,14 @@ pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayErro
             Some(Event::TimerFired { timer }) => {
                 timers.remove(&TimerHandle(*timer));
             }
+            Some(Event::WallClockStarted { started_unix_ms: started }) => started_unix_ms = Some(*started),
             _ => {}
         }
     }
     let in_flight = in_flight.values().filter_map(|node| dispatched.get(node).cloned()).collect();
     let unsampled = samples.into_values().collect();
     let timers = timers.into_values().collect();
-    Ok(Resumed { core, in_flight, unsampled, outcome, timers, last_seq: position as u64 })
+    Ok(Resumed { core, in_flight, unsampled, outcome, timers, last_seq: position as u64, started_unix_ms })
 }
 
 /// The recorded answer to a sample replay requested: the journal's value, never a new sample.
@@ -213,6 +218,9 @@ fn recorded_input(
         }
         Event::TimerFired { timer } => Input::TimerFired { timer: TimerHandle(*timer) },
         Event::RunResumed => Input::Resume,
+        Event::WallClockStarted { started_unix_ms } => {
+            Input::WallClockStarted { started_unix_ms: *started_unix_ms }
+        }
         Event::LimitExceeded { limit, current, .. } if limit == LimitKey::WallClockMs.as_str() => {
             Input::WallClockExpired { elapsed_ms: *current }
         }

@@ -52,25 +52,44 @@ impl std::fmt::Debug for RunEnvironment {
 }
 
 /// Drives `core` from `Start { inputs }` to its end. A journal failure stops the run: nothing
-/// that was not committed is acted on.
+/// that was not committed is acted on. Under a `wall_clock_ms` limit the clock's start is
+/// journaled first thing after the start, so a resumed run keeps counting from it.
 pub async fn drive(
     core: RunCore,
     env: RunEnvironment,
     inputs: Vec<Labelled>,
 ) -> Result<Outcome, JournalError> {
-    Shell::new(env, 0).run(core, Input::Start { inputs }).await
+    let shell = Shell::new(env, 0, Duration::ZERO);
+    if shell.env.wall_clock.is_some() {
+        let started_unix_ms = unix_ms(SystemTime::now());
+        let _ = shell.answers.send(Input::WallClockStarted { started_unix_ms });
+    }
+    shell.run(core, Input::Start { inputs }).await
 }
 
 /// Continues a run that [`replay`](super::replay) brought up to its journal's end, appending
 /// after it. A run the journal records as ended (a cancelled run included) stays ended and
 /// dispatches nothing; otherwise pending timers keep their journaled deadlines (spec §5.3),
 /// unanswered samples are taken now, and calls left dispatching are recovered by execution
-/// class (spec §5.4). The `wall_clock_ms` limit counts from the resumption.
+/// class (spec §5.4). The `wall_clock_ms` limit counts from the run's start as the journal
+/// records it (from the resumption for a journal that does not): a run whose time is already
+/// up fails at once, recovering nothing.
 pub async fn resume(resumed: Resumed, env: RunEnvironment) -> Result<Outcome, JournalError> {
     if let Some(outcome) = resumed.outcome {
         return Ok(outcome);
     }
-    let mut shell = Shell::new(env, resumed.last_seq);
+    let already_ran = resumed.started_unix_ms.map_or(Duration::ZERO, |started| {
+        Duration::from_millis(unix_ms(SystemTime::now()).saturating_sub(started))
+    });
+    let mut shell = Shell::new(env, resumed.last_seq, already_ran);
+    let first = match shell.env.wall_clock {
+        Some(cap) if already_ran > cap => {
+            // The core ends the run before recovering anything, and then ignores the `Resume`.
+            let _ = shell.answers.send(Input::Resume);
+            Input::WallClockExpired { elapsed_ms: whole_ms(already_ran) }
+        }
+        _ => Input::Resume,
+    };
     for pending in resumed.timers {
         let remaining = match pending.deadline_unix_ms {
             Some(deadline) => Duration::from_millis(deadline.saturating_sub(unix_ms(SystemTime::now()))),
@@ -84,7 +103,7 @@ pub async fn resume(resumed: Resumed, env: RunEnvironment) -> Result<Outcome, Jo
     for request in resumed.unsampled {
         shell.sample(request);
     }
-    shell.run(resumed.core, Input::Resume).await
+    shell.run(resumed.core, first).await
 }
 
 /// One run's effect executor: its journal position, the tokens of its calls and its timers.
@@ -95,23 +114,27 @@ struct Shell {
     tokens: BTreeMap<CallHandle, CancellationToken>,
     timers: BTreeMap<TimerHandle, JoinHandle<()>>,
     last_seq: u64,
+    /// How long the run's wall clock had run before this shell took the run over.
+    already_ran: Duration,
 }
 
 impl Shell {
-    fn new(env: RunEnvironment, last_seq: u64) -> Shell {
+    fn new(env: RunEnvironment, last_seq: u64, already_ran: Duration) -> Shell {
         let (answers, incoming) = mpsc::unbounded_channel::<Input>();
-        Shell { env, answers, incoming, tokens: BTreeMap::new(), timers: BTreeMap::new(), last_seq }
+        let (tokens, timers) = (BTreeMap::new(), BTreeMap::new());
+        Shell { env, answers, incoming, tokens, timers, last_seq, already_ran }
     }
 
     async fn run(mut self, mut core: RunCore, first: Input) -> Result<Outcome, JournalError> {
         let mut next = Some(first);
         let mut cancel_sent = false;
         let started = tokio::time::Instant::now();
+        let already_ran = self.already_ran;
         // Inclusive: the run may take exactly the cap; the timer fires one millisecond past it.
         let cap = self.env.wall_clock.map(|cap| cap + Duration::from_millis(1));
         let deadline = async {
             match cap {
-                Some(cap) => tokio::time::sleep_until(started + cap).await,
+                Some(cap) => tokio::time::sleep_until(started + cap.saturating_sub(already_ran)).await,
                 None => std::future::pending().await,
             }
         };
@@ -128,8 +151,8 @@ impl Shell {
                     }
                     _ = &mut deadline, if !deadline_sent => {
                         deadline_sent = true;
-                        let elapsed = started.elapsed().max(cap.unwrap_or_default());
-                        Input::WallClockExpired { elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX) }
+                        let elapsed = already_ran.saturating_add(started.elapsed()).max(cap.unwrap_or_default());
+                        Input::WallClockExpired { elapsed_ms: whole_ms(elapsed) }
                     }
                     answer = self.incoming.recv() => match answer {
                         Some(input) => input,
@@ -201,6 +224,10 @@ impl Shell {
         });
         self.timers.insert(timer, task);
     }
+}
+
+fn whole_ms(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn unix_ms(time: SystemTime) -> u64 {
@@ -384,6 +411,7 @@ mod tests {
     use super::*;
     use crate::engine::core::RunSettings;
     use crate::engine::executor::ToolOutput;
+    use crate::engine::limits::{LimitKey, Limits};
     use crate::engine::plan::Plan;
     use crate::engine::scripted::ScriptedExecutor;
     use crate::engine::testing::{appendix_b, list};
@@ -637,6 +665,83 @@ mod tests {
         let replayed =
             crate::engine::replay(fresh(&program, &registry), &whole).expect("the resumed journal replays");
         assert!(matches!(replayed.outcome, Some(Outcome::Succeeded(_))));
+    }
+
+    #[tokio::test]
+    async fn the_wall_clock_start_is_journaled_once_and_replays() {
+        let (program, registry) = appendix_b();
+        let (core, mut env, _) = prepared(&program, &registry, "clocked", |_| {
+            Arc::new(ScriptedExecutor::from_json_str(FIXTURES).expect("fixtures"))
+        })
+        .await;
+        env.wall_clock = Some(Duration::from_secs(3600));
+        let before = unix_ms(SystemTime::now());
+        assert!(matches!(drive(core, env.clone(), Vec::new()).await, Ok(Outcome::Succeeded(_))));
+        let after = unix_ms(SystemTime::now());
+        let events = journaled(&env).await;
+        let starts: Vec<u64> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::WallClockStarted { started_unix_ms } => Some(*started_unix_ms),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(starts.len(), 1, "{events:?}");
+        assert!((before..=after).contains(&starts[0]), "{before} <= {} <= {after}", starts[0]);
+        let replayed = crate::engine::replay(fresh(&program, &registry), &events).expect("replays");
+        assert!(matches!(replayed.outcome, Some(Outcome::Succeeded(_))));
+        assert_eq!(replayed.started_unix_ms, Some(starts[0]));
+    }
+
+    #[tokio::test]
+    async fn a_resumed_run_whose_wall_clock_ran_out_before_the_crash_fails_at_once() {
+        // The run started in 1970: whatever the machine's clock says now, its second is spent.
+        let started = Some(Input::WallClockStarted { started_unix_ms: 1_000 });
+        let (program, registry, mut env, recording, _) = crashed(CLASSES, RESUMED, started).await;
+        env.wall_clock = Some(Duration::from_millis(1000));
+        let limits = Limits::new().with(LimitKey::WallClockMs, 1000);
+        let core = || fresh(&program, &registry).with_limits(limits.clone(), 0);
+        let resumed = crate::engine::replay(core(), &journaled(&env).await).expect("replays");
+        assert_eq!(resumed.started_unix_ms, Some(1_000));
+        let error = match resume(resumed, env.clone()).await.expect("journal works") {
+            Outcome::Failed(error) => error,
+            other => panic!("expected the wall clock to fail the run, got {other:?}"),
+        };
+        assert_eq!(error.code, "RL4104");
+        let detail = |key: &str| error.details.get(key).cloned();
+        assert_eq!(detail("cap"), Some(Value::Int(1000)));
+        assert!(
+            matches!(detail("current"), Some(Value::Int(elapsed)) if elapsed > 1_000_000_000),
+            "counted from the journaled start: {:?}",
+            detail("current")
+        );
+        assert!(recording.seen.lock().expect("not poisoned").is_empty(), "nothing is dispatched again");
+        let whole = journaled(&env).await;
+        assert!(!whole.contains(&Event::RunResumed), "the run ends before it resumes");
+        assert_eq!(whole.last(), Some(&Event::RunFailed { code: "RL4104".into() }));
+        let replayed = crate::engine::replay(core(), &whole).expect("replays");
+        assert!(matches!(replayed.outcome, Some(Outcome::Failed(e)) if e == error));
+    }
+
+    #[tokio::test]
+    async fn a_resumed_run_with_wall_clock_left_goes_on() {
+        let started = Some(Input::WallClockStarted { started_unix_ms: unix_ms(SystemTime::now()) });
+        let (program, registry, mut env, recording, _) = crashed(CLASSES, RESUMED, started).await;
+        env.wall_clock = Some(Duration::from_secs(3600));
+        let resumed =
+            crate::engine::replay(fresh(&program, &registry), &journaled(&env).await).expect("replays");
+        match resume(resumed, env.clone()).await.expect("journal works") {
+            Outcome::Succeeded(value) => assert_eq!(
+                crate::value::to_presentation_json(value.value()).expect("json"),
+                r#"[10,"RL6109"]"#
+            ),
+            other => panic!("expected success, got {other:?}"),
+        }
+        assert_eq!(
+            recording.seen.lock().expect("not poisoned").len(),
+            1,
+            "the idempotent call is sent again"
+        );
     }
 
     #[tokio::test]

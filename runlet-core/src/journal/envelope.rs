@@ -39,6 +39,12 @@ impl EnvelopeError {
 }
 
 impl Envelope {
+    /// The length of the encoded record around a payload of `payload_len` bytes: the frame has
+    /// a fixed size, whatever the sequence number and kind.
+    pub const fn encoded_len(payload_len: usize) -> usize {
+        HEADER_LEN + payload_len + TRAILER_LEN
+    }
+
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(HEADER_LEN + self.payload.len() + TRAILER_LEN);
         out.push(ENVELOPE_VERSION);
@@ -80,6 +86,7 @@ mod tests {
         let bytes = Envelope { seq: 2, kind: 7, payload: vec![0xAA] }.encode();
         assert_eq!(&bytes[..12], &[1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 7, 0xAA]);
         assert_eq!(bytes[12..], crc32c::crc32c(&bytes[..12]).to_be_bytes());
+        assert_eq!(Envelope::encoded_len(1), bytes.len());
     }
 
     #[test]

@@ -109,7 +109,8 @@ pub(crate) fn event_node(event: &Event) -> Option<&str> {
         | Event::RunCancelled
         | Event::TimerArmed { .. }
         | Event::TimerFired { .. }
-        | Event::RunResumed => None,
+        | Event::RunResumed
+        | Event::WallClockStarted { .. } => None,
     }
 }
 
@@ -219,7 +220,8 @@ impl GraphContext {
             | Event::RunSucceeded
             | Event::RunCancelled
             | Event::NodeCancelling { .. }
-            | Event::RunResumed => {}
+            | Event::RunResumed
+            | Event::WallClockStarted { .. } => {}
         }
         public
     }

@@ -201,7 +201,7 @@ impl GraphModel {
             }
             Event::CatchSelected { node } => self.with(seq, node, |r| r.catching = true),
             Event::CancellationRequested => self.cancellation_requested = true,
-            Event::RunCreated { .. } => {}
+            Event::RunCreated { .. } | Event::WallClockStarted { .. } => {}
             Event::RunResumed => self.resumptions += 1,
             Event::NodeCancelling { node } => self.advance(seq, node, NodeState::Cancelling, at_ms),
             Event::CallReused { node, from } => {

@@ -73,7 +73,7 @@ fn run_example(source: &str) -> Outcome {
     runtime.start(&program, &Inputs::new()).expect("starts").wait().expect("journal")
 }
 
-const LIMIT_CODES: [Code; 10] = [
+const LIMIT_CODES: [Code; 12] = [
     codes::TOOL_CALL_LIMIT_EXCEEDED,
     codes::NODE_EVALUATION_LIMIT_EXCEEDED,
     codes::DEPTH_LIMIT_EXCEEDED,
@@ -84,6 +84,8 @@ const LIMIT_CODES: [Code; 10] = [
     codes::CALL_INPUT_BYTES_LIMIT_EXCEEDED,
     codes::CALL_OUTPUT_BYTES_LIMIT_EXCEEDED,
     codes::RETRY_LIMIT_EXCEEDED,
+    codes::GRAPH_EDGE_LIMIT_EXCEEDED,
+    codes::JOURNAL_BYTES_LIMIT_EXCEEDED,
 ];
 
 #[test]

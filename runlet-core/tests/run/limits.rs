@@ -10,8 +10,10 @@ use async_trait::async_trait;
 use runlet::analyze::Inputs;
 use runlet::engine::event::Event;
 use runlet::engine::{
-    LimitKey, Limits, Outcome, RunError, RunOptions, Runtime, ToolCall, ToolError, ToolExecutor, ToolOutput,
+    LimitKey, Limits, Outcome, Plan, RunCore, RunError, RunOptions, RunSettings, Runtime, ToolCall,
+    ToolError, ToolExecutor, ToolOutput, replay,
 };
+use runlet::journal::{Journal, MemoryJournal};
 use runlet::value::{Value, rcve, to_presentation_json};
 
 use crate::registry;
@@ -201,6 +203,98 @@ fn graph_edges_count_every_input_of_every_planned_node() {
     // The last edge the last iteration plans: the product's right operand.
     assert_eq!(span_text(&error, source), "n * 2");
     assert!(error.node_id.starts_with("i2~"), "{}", error.node_id);
+}
+
+/// Runs `source` under `limits` with a journal of its own: how the run ended, and each journal
+/// record's event with the record's length.
+fn journaled_run(source: &str, limits: Limits) -> (Outcome, Vec<(Event, u64)>) {
+    let journal = Arc::new(MemoryJournal::new());
+    let runtime = Runtime::builder()
+        .registry(registry(TOOLS))
+        .executor(Arc::new(Tools::default()))
+        .journal(journal.clone())
+        .limits(limits)
+        .build()
+        .expect("runtime");
+    let program = runtime.compile(source, &Inputs::new()).expect("compiles");
+    let handle = runtime.start(&program, &Inputs::new()).expect("starts");
+    let run = handle.run_id().clone();
+    let outcome = handle.wait().expect("journal");
+    let reader = tokio::runtime::Builder::new_current_thread().build().expect("reader");
+    let records = reader.block_on(journal.read(&run, 0, usize::MAX)).expect("read");
+    let events = records
+        .iter()
+        .map(|record| (Event::decode(&record.bytes).expect("decodes").1, record.bytes.len() as u64))
+        .collect();
+    (outcome, events)
+}
+
+fn bytes_of(records: &[(Event, u64)]) -> u64 {
+    records.iter().map(|(_, len)| len).sum()
+}
+
+const TWO_CALLS: &str = "a = echo(1)\nreturn echo(a)\n";
+
+#[test]
+fn journal_bytes_count_every_record_and_the_success_record_must_fit_too() {
+    let (outcome, records) = journaled_run(TWO_CALLS, Limits::new());
+    succeeded(&outcome);
+    assert_eq!(records.last().map(|(e, _)| e), Some(&Event::RunSucceeded));
+    let total = bytes_of(&records);
+    // One byte short, the run's success record is the one that crosses the cap.
+    let error = at_and_past_the_cap(TWO_CALLS, LimitKey::JournalBytes, total);
+    assert_eq!(error.node_id, "", "the run as a whole crossed it");
+    assert_eq!(span_text(&error, TWO_CALLS).trim_end(), TWO_CALLS.trim_end());
+    let (_, failed_records) = journaled_run(TWO_CALLS, Limits::new().with(LimitKey::JournalBytes, total - 1));
+    let events: Vec<&Event> = failed_records.iter().map(|(e, _)| e).collect();
+    let succeeded_run: Vec<&Event> = records.iter().map(|(e, _)| e).collect();
+    let crossing = succeeded_run.len() - 1;
+    assert_eq!(events[..crossing], succeeded_run[..crossing], "everything but the success is kept");
+    assert_eq!(
+        events[crossing..],
+        [
+            &Event::LimitExceeded {
+                limit: "journal_bytes".into(),
+                current: total,
+                cap: total - 1,
+                node: String::new()
+            },
+            &Event::RunFailed { code: "RL4112".into() },
+        ]
+    );
+}
+
+#[test]
+fn journal_bytes_crossed_by_a_call_completion_stop_the_run_before_its_next_call_and_replay_there() {
+    let (_, records) = journaled_run(TWO_CALLS, Limits::new());
+    let completion =
+        records.iter().position(|(e, _)| matches!(e, Event::CallCompleted { .. })).expect("a completion");
+    let cap = bytes_of(&records[..=completion]) - 1;
+    let limits = Limits::new().with(LimitKey::JournalBytes, cap);
+    let (outcome, journal) = journaled_run(TWO_CALLS, limits.clone());
+    let error = failed(outcome);
+    assert_eq!(error.code, "RL4112");
+    assert_eq!(detail(&error, "cap"), Value::Int(cap as i64));
+    let crossing = journal
+        .iter()
+        .position(|(e, _)| matches!(e, Event::LimitExceeded { .. }))
+        .expect("the breach is journaled");
+    assert!(crossing > completion, "the completion's step is journaled before the breach");
+    assert_eq!(journal[..=completion], records[..=completion]);
+    assert_eq!(detail(&error, "current"), Value::Int(bytes_of(&journal[..crossing]) as i64));
+    let prepared = journal.iter().filter(|(e, _)| matches!(e, Event::CallDispatchPrepared { .. })).count();
+    assert_eq!(prepared, 1, "the second call is never prepared");
+    assert_eq!(journal.last().map(|(e, _)| e), Some(&Event::RunFailed { code: "RL4112".into() }));
+    // A fresh core fed the journal regenerates it, crossing at the same record.
+    let runtime = runtime(Arc::new(Tools::default()), Limits::new());
+    let program = runtime.compile(TWO_CALLS, &Inputs::new()).expect("compiles");
+    let hir = program.compiled().shared_program();
+    let names: Arc<[String]> = runtime.registry().tools().map(|(_, t)| t.name.to_string()).collect();
+    let core = RunCore::new(Arc::clone(&hir), Arc::new(Plan::new(&hir)), names, RunSettings::default())
+        .with_limits(limits, TWO_CALLS.len() as u64);
+    let events: Vec<Event> = journal.into_iter().map(|(e, _)| e).collect();
+    let replayed = replay(core, &events).expect("replays without divergence");
+    assert!(matches!(replayed.outcome, Some(Outcome::Failed(e)) if e == error));
 }
 
 #[test]

@@ -41,4 +41,6 @@ declare_codes! {
     RETRY_LIMIT_EXCEEDED = 4110,
     /// A run materialized more dependency edges than its `graph_edges` limit.
     GRAPH_EDGE_LIMIT_EXCEEDED = 4111,
+    /// A run's journal records took more bytes than its `journal_bytes` limit.
+    JOURNAL_BYTES_LIMIT_EXCEEDED = 4112,
 }

@@ -283,8 +283,9 @@ impl RunCore {
         let null = || Labelled::public(Value::Null);
         match self.scopes[scope.0 as usize].owner {
             Owner::Run => {
-                self.events.push(Event::RunSucceeded);
-                self.finish(Outcome::Succeeded(value.unwrap_or_else(null)));
+                if self.record_success() {
+                    self.finish(Outcome::Succeeded(value.unwrap_or_else(null)));
+                }
             }
             Owner::Arm(node) | Owner::Attempt(node) | Owner::Catch(node) => {
                 self.succeed(node, value.unwrap_or_else(null));

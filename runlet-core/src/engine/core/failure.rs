@@ -41,10 +41,13 @@ impl RunCore {
         self.begin_drain(None, error);
     }
 
-    /// A limit breach while the run drains another failure: the run ends at once with the breach.
+    /// A limit breach after the run's own scope ended — while the run drains another failure, or
+    /// when its success did not fit a limit (`record_success`): the run ends at once with the breach.
     pub(super) fn policy_failure_while_draining(&mut self, error: RunError) {
-        let Some(drain) = self.run_drain.take() else { return };
-        if let Some(timer) = drain.grace {
+        if self.finished {
+            return;
+        }
+        if let Some(timer) = self.run_drain.take().and_then(|drain| drain.grace) {
             self.cancel_timer(timer);
         }
         self.run_failed(error);

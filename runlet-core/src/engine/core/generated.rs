@@ -2,7 +2,8 @@
 //! conditionals, `for … limit`, `skip`, effect roots, `fold`, nested boundaries around loops)
 //! are compiled by the analyzer and run under many completion orders with injected failures,
 //! timeouts, cancellation acknowledgements, late completions and a crash; every order must reach
-//! the same outcome, the invariants hold after each reaction, and the journal replays exactly.
+//! the same outcome, the invariants hold after each reaction, and the journal replays exactly —
+//! also when a `journal_bytes` cap cuts the run short.
 
 use std::sync::Arc;
 
@@ -11,9 +12,11 @@ use std::time::Duration;
 
 use super::tests::{Oracle, Simulation, Trace, continue_run, fresh_core, value_of};
 use super::{Input, Outcome};
+use crate::analyze::hir::Program;
 use crate::analyze::{AnalyzeOptions, Inputs, analyze};
 use crate::engine::event::Event;
 use crate::engine::executor::ToolError;
+use crate::engine::limits::{LimitKey, Limits};
 use crate::engine::retry::timeout_error;
 use crate::schema::{ExecutionClass, Registry, RegistryOptions};
 use crate::value::{List, Value};
@@ -191,6 +194,52 @@ fn check_no_false_exactly_once(trace: &Trace, registry: &Registry, source: &str)
     }
 }
 
+/// The program the generator writes from `program_seed`, and its compiled form.
+fn generated_program(registry: &Registry, program_seed: u64) -> (String, Arc<Program>) {
+    let mut generator =
+        Generator { state: program_seed.wrapping_mul(0x9E37_79B9_7F4A_7C15), names: 0, ints: Vec::new() };
+    let source = generator.program();
+    let analysis = analyze(&source, registry, &Inputs::new(), &AnalyzeOptions::default());
+    let Some(hir) = analysis.hir else {
+        panic!("the generator wrote a program the analyzer rejects:\n{source}\n{:#?}", analysis.diagnostics);
+    };
+    (source, Arc::new(hir))
+}
+
+#[test]
+fn generated_programs_end_when_their_journal_outgrows_its_cap_and_replay_there() {
+    let registry =
+        Arc::new(Registry::from_json_str(REGISTRY, &RegistryOptions::default()).expect("registry").registry);
+    let mut crossed = 0;
+    for program_seed in 1..=150u64 {
+        let (source, program) = generated_program(&registry, program_seed);
+        let oracle: &Oracle = &oracle;
+        for order_seed in 0..4 {
+            let run = |limits: &Limits| {
+                let core = fresh_core(&program, &registry).with_limits(limits.clone(), 0);
+                let start = Some(Input::Start { inputs: Vec::new() });
+                continue_run(core, Vec::new(), start, &registry, oracle, order_seed)
+            };
+            let full = run(&Limits::new());
+            let total: u64 = full.events.iter().map(|e| e.encoded_len() as u64).sum();
+            // Half way through the journal: the run still ends (the simulation fails the test
+            // if it stops without ending), failing as a whole unless its own end came first.
+            let limits = Limits::new().with(LimitKey::JournalBytes, total / 2);
+            let capped = run(&limits);
+            match ending(&capped.outcome) {
+                Err(code) if code == "RL4112" => crossed += 1,
+                other => assert_eq!(other, ending(&full.outcome), "order {order_seed} of\n{source}"),
+            }
+            let replayed =
+                crate::engine::replay(fresh_core(&program, &registry).with_limits(limits, 0), &capped.events)
+                    .unwrap_or_else(|e| panic!("replay diverged: {e}\n{source}"));
+            let replayed_end = replayed.outcome.as_ref().map(ending);
+            assert_eq!(replayed_end, Some(ending(&capped.outcome)), "{source}");
+        }
+    }
+    assert!(crossed > 500, "only {crossed} runs crossed their journal cap");
+}
+
 #[test]
 fn generated_programs_reach_one_outcome_under_every_completion_order() {
     let registry =
@@ -198,18 +247,8 @@ fn generated_programs_reach_one_outcome_under_every_completion_order() {
     let mut compiled = 0;
     let mut seen: BTreeMap<&'static str, usize> = BTreeMap::new();
     for program_seed in 1..=150u64 {
-        let mut generator =
-            Generator { state: program_seed.wrapping_mul(0x9E37_79B9_7F4A_7C15), names: 0, ints: Vec::new() };
-        let source = generator.program();
-        let analysis = analyze(&source, &registry, &Inputs::new(), &AnalyzeOptions::default());
-        let Some(hir) = analysis.hir else {
-            panic!(
-                "the generator wrote a program the analyzer rejects:\n{source}\n{:#?}",
-                analysis.diagnostics
-            );
-        };
+        let (source, program) = generated_program(&registry, program_seed);
         compiled += 1;
-        let program = Arc::new(hir);
         let oracle: &Oracle = &oracle;
         let mut first: Option<(Result<Value, String>, usize)> = None;
         for order_seed in 0..8 {

@@ -15,8 +15,10 @@ pub(super) struct Budget {
     /// The program's source size, checked against `source_bytes` when the run starts.
     pub(super) source_bytes: u64,
     /// Uses so far of the counted limits (`tool_calls`, `node_evaluations`, `retries`,
-    /// `graph_edges`), by key.
+    /// `graph_edges`, `journal_bytes`), by key.
     used: [u64; LimitKey::ALL.len()],
+    /// How many of the step's events `journal_bytes` has counted.
+    journal_counted: usize,
     /// The first limit crossed and the node responsible, until the run fails with it.
     breach: Option<(Breach, Option<NodeIx>)>,
 }
@@ -24,6 +26,11 @@ pub(super) struct Budget {
 impl Budget {
     pub(super) fn new(limits: Limits, source_bytes: u64) -> Budget {
         Budget { limits, source_bytes, ..Budget::default() }
+    }
+
+    /// The step's events went to the shell: the next step's are counted from the first.
+    pub(super) fn events_taken(&mut self) {
+        self.journal_counted = 0;
     }
 }
 
@@ -56,6 +63,41 @@ impl RunCore {
     /// Whether a limit applies to `key` (so measuring for it is worth its cost).
     pub(super) fn is_limited(&self, key: LimitKey) -> bool {
         self.budget.limits.get(key).is_some()
+    }
+
+    /// Counts the records of the events recorded since the last count against `journal_bytes`,
+    /// and whether the run is still within every limit. A run that has ended counts no more: the
+    /// records of its end (a limit failure's included) do not count.
+    pub(super) fn measure_journal(&mut self) -> bool {
+        if self.finished || !self.is_limited(LimitKey::JournalBytes) {
+            return self.budget.breach.is_none();
+        }
+        let uncounted = self.events.get(self.budget.journal_counted..).unwrap_or_default();
+        let bytes: u64 = uncounted.iter().map(|event| event.encoded_len() as u64).sum();
+        self.budget.journal_counted = self.events.len();
+        let used = &mut self.budget.used[LimitKey::JournalBytes as usize];
+        *used = used.saturating_add(bytes);
+        let current = *used;
+        let span = self.program.region(self.program.root).span;
+        self.within(LimitKey::JournalBytes, current, span, None)
+    }
+
+    /// Records `RunSucceeded` when the run may end with it: no limit was crossed, that record
+    /// counted. Otherwise nothing is recorded and the breach fails the run as a whole instead
+    /// (`apply_breach`), though its own scope already succeeded.
+    pub(super) fn record_success(&mut self) -> bool {
+        self.events.push(Event::RunSucceeded);
+        if self.measure_journal() {
+            return true;
+        }
+        self.events.pop();
+        self.budget.journal_counted = self.budget.journal_counted.min(self.events.len());
+        false
+    }
+
+    /// The shell started the run's wall clock: journaled, so a resumed run keeps the start.
+    pub(super) fn wall_clock_started(&mut self, started_unix_ms: u64) {
+        self.events.push(Event::WallClockStarted { started_unix_ms });
     }
 
     /// The shell's timer for `wall_clock_ms` fired.
@@ -115,16 +157,122 @@ impl RunCore {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{continue_run, fresh_core};
+    use super::super::tests::{Simulation, Trace, continue_run, fresh_core, value_of};
     use super::super::{Effect, Input, Outcome};
+    use crate::engine::error::RunError;
     use crate::engine::event::Event;
     use crate::engine::limits::{LimitKey, Limits};
     use crate::engine::testing::{appendix_b, appendix_b_oracle};
+    use crate::value::Value;
 
     fn failure_code(outcome: &Outcome) -> &str {
         match outcome {
             Outcome::Failed(error) => &error.code,
             other => panic!("expected a failed run, got {other:?}"),
+        }
+    }
+
+    fn record_bytes(events: &[Event]) -> u64 {
+        events.iter().map(|event| event.encoded_len() as u64).sum()
+    }
+
+    /// The `current` count of a limit failure.
+    fn current(error: &RunError) -> u64 {
+        match error.details.get("current") {
+            Some(Value::Int(n)) => *n as u64,
+            other => panic!("current is {other:?}"),
+        }
+    }
+
+    /// A `journal_bytes` failure of `journal` counted exactly the records before its
+    /// `LimitExceeded`, plus the success record it left out when the crossing step ended the run.
+    /// Returns where the failure's records start.
+    fn check_journal_failure(journal: &[Event], error: &RunError, cap: u64) -> usize {
+        assert_eq!(error.code, "RL4112", "{error:?}");
+        assert_eq!(error.node_id, "", "the run as a whole crossed it");
+        let crossing = journal
+            .iter()
+            .position(|e| matches!(e, Event::LimitExceeded { limit, .. } if limit == "journal_bytes"))
+            .expect("the breach is journaled");
+        let before = record_bytes(&journal[..crossing]);
+        let success = Event::RunSucceeded.encoded_len() as u64;
+        assert!(current(error) > cap, "{} is within {cap}", current(error));
+        assert!(
+            current(error) == before || current(error) == before + success,
+            "counted {} for {before} bytes of records",
+            current(error)
+        );
+        assert_eq!(journal.last(), Some(&Event::RunFailed { code: "RL4112".into() }));
+        crossing
+    }
+
+    /// Appendix B under `limits`, its calls answered in the order `seed` draws.
+    fn appendix_b_run(limits: &Limits, seed: u64) -> Trace {
+        let (program, registry) = appendix_b();
+        let core = fresh_core(&program, &registry).with_limits(limits.clone(), 0);
+        let start = Some(Input::Start { inputs: Vec::new() });
+        continue_run(core, Vec::new(), start, &registry, &appendix_b_oracle, seed)
+    }
+
+    #[test]
+    fn journal_bytes_end_the_run_at_every_crossing_point_and_replay_and_resume_count_alike() {
+        let (program, registry) = appendix_b();
+        for seed in 0..6 {
+            let full = appendix_b_run(&Limits::new(), seed);
+            let total = record_bytes(&full.events);
+            let mut through = 0;
+            for event in &full.events {
+                through += event.encoded_len() as u64;
+                // The cap just below and at every record's end: each record crosses once.
+                for cap in [through - 1, through] {
+                    let limits = Limits::new().with(LimitKey::JournalBytes, cap);
+                    // The simulation fails the test if the run stops without ending.
+                    let trace = appendix_b_run(&limits, seed);
+                    if cap >= total {
+                        assert_eq!(
+                            value_of(&trace.outcome),
+                            value_of(&full.outcome),
+                            "seed {seed}, cap {cap}"
+                        );
+                        continue;
+                    }
+                    let Outcome::Failed(error) = &trace.outcome else {
+                        panic!("seed {seed}, cap {cap}: {:?}", trace.outcome)
+                    };
+                    let crossing = check_journal_failure(&trace.events, error, cap);
+                    assert_eq!(trace.events[..crossing], full.events[..crossing], "the same run until then");
+                    let replayed = crate::engine::replay(
+                        fresh_core(&program, &registry).with_limits(limits.clone(), 0),
+                        &trace.events,
+                    )
+                    .expect("replays");
+                    assert!(matches!(&replayed.outcome, Some(Outcome::Failed(e)) if e == error));
+                    // A crash at the last call answer before the crossing: the resumed run counts
+                    // the records it replayed and fails again.
+                    let answered = trace.events[..crossing]
+                        .iter()
+                        .rposition(|e| matches!(e, Event::CallCompleted { .. } | Event::CallFailed { .. }));
+                    let Some(cut) = answered else { continue };
+                    let prefix = &trace.events[..cut];
+                    let resumed = crate::engine::replay(
+                        fresh_core(&program, &registry).with_limits(limits.clone(), 0),
+                        prefix,
+                    )
+                    .expect("replays a prefix");
+                    let mut sim = Simulation::new(resumed.core, Vec::new(), &registry, seed + 1);
+                    let rest = match sim.step(Input::Resume) {
+                        Some(outcome) => Trace { outcome, ..sim.trace },
+                        None => sim.run(None, &appendix_b_oracle),
+                    };
+                    let journal = [prefix, &rest.events].concat();
+                    match &rest.outcome {
+                        Outcome::Failed(error) => {
+                            check_journal_failure(&journal, error, cap);
+                        }
+                        other => panic!("seed {seed}, cap {cap}: the resumed run ended {other:?}"),
+                    }
+                }
+            }
         }
     }
 

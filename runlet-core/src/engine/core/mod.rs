@@ -142,6 +142,11 @@ pub enum Input {
         call: CallHandle,
         answer: Result<Value, ValueError>,
     },
+    /// The shell started the run's `wall_clock_ms` clock at this wall-clock time (Unix
+    /// milliseconds); the journal keeps it, so a resumed run counts from the original start.
+    WallClockStarted {
+        started_unix_ms: u64,
+    },
 }
 
 /// What the core asks the shell to do, in order.
@@ -330,11 +335,14 @@ impl RunCore {
                 Input::Resume => self.resume(),
                 Input::WallClockExpired { elapsed_ms } => self.wall_clock_expired(elapsed_ms),
                 Input::Sampled { call, answer } => self.sampled(call, answer),
+                Input::WallClockStarted { started_unix_ms } => self.wall_clock_started(started_unix_ms),
             }
+            self.measure_journal();
             self.apply_breach();
             self.release_retired();
             while let Some(node) = self.ready.pop_front() {
                 self.evaluate(node);
+                self.measure_journal();
                 self.apply_breach();
                 self.release_retired();
             }
@@ -343,6 +351,7 @@ impl RunCore {
         if !self.events.is_empty() {
             effects.push(Effect::Append(std::mem::take(&mut self.events)));
         }
+        self.budget.events_taken();
         effects.append(&mut self.effects);
         effects
     }
