@@ -389,8 +389,8 @@ typedef struct runlet_view_policy {
  * - `limits_json`: the execution limits of every run (spec §10) as a JSON object of caps, such
  *   as `{"tool_calls": 100, "wall_clock_ms": 30000}`; keys are `tool_calls`,
  *   `node_evaluations`, `depth`, `concurrency`, `wall_clock_ms`, `loop_iterations`,
- *   `graph_nodes`, `source_bytes`, `call_input_bytes`, `call_output_bytes`, `retries`. Empty for
- *   none. A run crossing one fails with `RUNLET_ERR_LIMIT`.
+ *   `graph_nodes`, `graph_edges`, `source_bytes`, `call_input_bytes`, `call_output_bytes`,
+ *   `retries`, `journal_bytes`. Empty for none. A run crossing one fails with `RUNLET_ERR_LIMIT`.
  * - `view`: what listeners and pull queues may see of values and value-derived metadata;
  *   zeroed, public only (tool outputs labelled sensitive or secret are redacted).
  *

@@ -58,8 +58,8 @@ pub struct runlet_retry_policy {
 /// - `limits_json`: the execution limits of every run (spec §10) as a JSON object of caps, such
 ///   as `{"tool_calls": 100, "wall_clock_ms": 30000}`; keys are `tool_calls`,
 ///   `node_evaluations`, `depth`, `concurrency`, `wall_clock_ms`, `loop_iterations`,
-///   `graph_nodes`, `source_bytes`, `call_input_bytes`, `call_output_bytes`, `retries`. Empty for
-///   none. A run crossing one fails with `RUNLET_ERR_LIMIT`.
+///   `graph_nodes`, `graph_edges`, `source_bytes`, `call_input_bytes`, `call_output_bytes`,
+///   `retries`, `journal_bytes`. Empty for none. A run crossing one fails with `RUNLET_ERR_LIMIT`.
 /// - `view`: what listeners and pull queues may see of values and value-derived metadata;
 ///   zeroed, public only (tool outputs labelled sensitive or secret are redacted).
 ///
@@ -384,5 +384,19 @@ mod tests {
             assert_eq!(limits_from_json("l", bad).expect_err(bad).code(), RUNLET_ERR_INVALID_ARGUMENT);
         }
         assert_eq!(limits_from_json("l", "[1]").expect_err("array").code(), RUNLET_ERR_INVALID_JSON);
+    }
+
+    #[test]
+    fn the_header_documents_every_limit_key() {
+        let header = include_str!("../../include/runlet.h");
+        let start = header.find("`limits_json`: the execution limits").expect("the limits paragraph");
+        let paragraph = &header[start..start + header[start..].find("RUNLET_ERR_LIMIT").expect("its end")];
+        for key in LimitKey::ALL {
+            assert!(
+                paragraph.contains(&format!("`{}`", key.as_str())),
+                "`{}` is not documented",
+                key.as_str()
+            );
+        }
     }
 }
