@@ -249,8 +249,16 @@ impl Event {
 
     /// The journal record of this event at sequence number `seq`.
     pub fn encode(&self, seq: u64) -> Vec<u8> {
-        let payload = rmp_serde::to_vec_named(self).expect("events serialize to MessagePack");
-        Envelope { seq, kind: self.kind_number(), payload }.encode()
+        let mut out = Vec::new();
+        self.encode_into(seq, &mut out);
+        out
+    }
+
+    /// [`Event::encode`] into `out` (replacing what it held), reusing its capacity.
+    pub fn encode_into(&self, seq: u64, out: &mut Vec<u8>) {
+        Envelope::frame_into(out, seq, self.kind_number(), |out| {
+            rmp_serde::encode::write_named(out, self).expect("events serialize to MessagePack")
+        });
     }
 
     /// The length of [`Event::encode`]'s record, without building it; the same at every
@@ -392,6 +400,17 @@ mod tests {
             for seq in [1, 300, u64::MAX] {
                 assert_eq!(event.encoded_len(), event.encode(seq).len(), "{}", event.kind());
             }
+        }
+    }
+
+    #[test]
+    fn encoding_into_a_reused_buffer_gives_the_same_records() {
+        let mut buffer = Vec::new();
+        for (seq, event) in every_kind().into_iter().rev().enumerate() {
+            event.encode_into(seq as u64, &mut buffer);
+            assert_eq!(buffer, event.encode(seq as u64), "{}", event.kind());
+            let payload = rmp_serde::to_vec_named(&event).expect("encode");
+            assert_eq!(buffer, Envelope { seq: seq as u64, kind: event.kind_number(), payload }.encode());
         }
     }
 

@@ -477,7 +477,7 @@ async fn publish(
     forward: mpsc::UnboundedSender<(u64, Event)>,
 ) {
     while let Some((seq, event)) = committed.recv().await {
-        observer.publish(seq, event.clone());
+        observer.publish(seq, &event);
         let _ = forward.send((seq, event));
     }
     observer.finish();

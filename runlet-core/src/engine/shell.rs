@@ -116,13 +116,15 @@ struct Shell {
     last_seq: u64,
     /// How long the run's wall clock had run before this shell took the run over.
     already_ran: Duration,
+    /// The buffer every journal record of the run is encoded in before it is copied out.
+    encoding: Vec<u8>,
 }
 
 impl Shell {
     fn new(env: RunEnvironment, last_seq: u64, already_ran: Duration) -> Shell {
         let (answers, incoming) = mpsc::unbounded_channel::<Input>();
         let (tokens, timers) = (BTreeMap::new(), BTreeMap::new());
-        Shell { env, answers, incoming, tokens, timers, last_seq, already_ran }
+        Shell { env, answers, incoming, tokens, timers, last_seq, already_ran, encoding: Vec::new() }
     }
 
     async fn run(mut self, mut core: RunCore, first: Input) -> Result<Outcome, JournalError> {
@@ -166,7 +168,7 @@ impl Shell {
             for effect in core.react(input) {
                 match effect {
                     Effect::Append(events) => {
-                        self.last_seq = append(&self.env, self.last_seq, events).await?
+                        self.last_seq = append(&self.env, self.last_seq, events, &mut self.encoding).await?
                     }
                     Effect::Dispatch(request) => {
                         let token = CancellationToken::new();
@@ -234,13 +236,21 @@ fn unix_ms(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis().min(u128::from(u64::MAX)) as u64)
 }
 
-async fn append(env: &RunEnvironment, last_seq: u64, events: Vec<Event>) -> Result<u64, JournalError> {
+/// Appends `events` after `last_seq`, each encoded in `buffer` (reused across batches) and copied
+/// once into its record.
+async fn append(
+    env: &RunEnvironment,
+    last_seq: u64,
+    events: Vec<Event>,
+    buffer: &mut Vec<u8>,
+) -> Result<u64, JournalError> {
     let records: Vec<Record> = events
         .iter()
         .enumerate()
         .map(|(offset, event)| {
             let seq = last_seq + 1 + offset as u64;
-            Record { seq, bytes: Arc::from(event.encode(seq)) }
+            event.encode_into(seq, buffer);
+            Record { seq, bytes: Arc::from(buffer.as_slice()) }
         })
         .collect();
     let committed = env.journal.append(&env.run_id, last_seq, &records).await?;
@@ -602,12 +612,14 @@ mod tests {
         });
         let executor: Arc<dyn ToolExecutor> = recording.clone();
         let (mut core, env, _) = prepared(&program, &registry, "crashed", |_| executor).await;
-        let mut seq = 0;
+        let (mut seq, mut buffer) = (0, Vec::new());
         let mut sent = Vec::new();
         for input in std::iter::once(Input::Start { inputs: Vec::new() }).chain(then) {
             for effect in core.react(input) {
                 match effect {
-                    Effect::Append(events) => seq = append(&env, seq, events).await.expect("journal"),
+                    Effect::Append(events) => {
+                        seq = append(&env, seq, events, &mut buffer).await.expect("journal")
+                    }
                     Effect::Dispatch(request) => sent.push(request),
                     _ => {}
                 }

@@ -47,13 +47,21 @@ impl Envelope {
 
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(HEADER_LEN + self.payload.len() + TRAILER_LEN);
-        out.push(ENVELOPE_VERSION);
-        out.extend_from_slice(&self.seq.to_be_bytes());
-        out.extend_from_slice(&self.kind.to_be_bytes());
-        out.extend_from_slice(&self.payload);
-        let checksum = crc32c::crc32c(&out);
-        out.extend_from_slice(&checksum.to_be_bytes());
+        Envelope::frame_into(&mut out, self.seq, self.kind, |out| out.extend_from_slice(&self.payload));
         out
+    }
+
+    /// Replaces `out` with the record frame of `seq` and `kind` around the payload `write`
+    /// appends: the payload is written in place, so a caller can reuse one buffer for many
+    /// records. The bytes are those of [`Envelope::encode`].
+    pub fn frame_into(out: &mut Vec<u8>, seq: u64, kind: u16, write: impl FnOnce(&mut Vec<u8>)) {
+        out.clear();
+        out.push(ENVELOPE_VERSION);
+        out.extend_from_slice(&seq.to_be_bytes());
+        out.extend_from_slice(&kind.to_be_bytes());
+        write(out);
+        let checksum = crc32c::crc32c(out);
+        out.extend_from_slice(&checksum.to_be_bytes());
     }
 
     pub fn decode(bytes: &[u8]) -> Result<Envelope, EnvelopeError> {

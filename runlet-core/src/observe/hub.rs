@@ -104,11 +104,11 @@ impl RunObserver {
 
     /// Takes the committed record `seq`: applies it to the model and offers it to every
     /// subscriber without waiting; a subscriber whose queue is full is dropped and will catch up
-    /// from the journal.
-    pub(crate) fn publish(&self, seq: u64, event: Event) {
+    /// from the journal. The event is copied only for the subscribers there are.
+    pub(crate) fn publish(&self, seq: u64, event: &Event) {
         let at_ms = self.hub.started.elapsed().as_millis().min(u128::from(u64::MAX)) as u64;
         let mut state = self.hub.state.lock();
-        state.model.apply(seq, &event, Some(at_ms));
+        state.model.apply(seq, event, Some(at_ms));
         if state.published_at.len() == PUBLICATION_TIMES_KEPT {
             state.published_at.pop_front();
             state.first_timed_seq += 1;

@@ -36,11 +36,20 @@ impl Digest {
 
 impl fmt::Display for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut hex = [0u8; 64];
         match self {
-            Digest::Sha256(bytes) => write!(f, "sha256:{}", hex::encode(bytes)),
-            Digest::HmacSha256 { key_id, mac } => write!(f, "hmac-sha256:{key_id}:{}", hex::encode(mac)),
+            Digest::Sha256(bytes) => write!(f, "sha256:{}", lower_hex(bytes, &mut hex)),
+            Digest::HmacSha256 { key_id, mac } => {
+                write!(f, "hmac-sha256:{key_id}:{}", lower_hex(mac, &mut hex))
+            }
         }
     }
+}
+
+/// The lowercase hex of 32 digest bytes, written into `out` rather than a fresh string.
+fn lower_hex<'a>(bytes: &[u8; 32], out: &'a mut [u8; 64]) -> &'a str {
+    hex::encode_to_slice(bytes, out).expect("64 hex digits fit 32 bytes");
+    std::str::from_utf8(out).expect("hex digits are ASCII")
 }
 
 impl fmt::Debug for Digest {

@@ -355,7 +355,8 @@ impl RunCore {
 /// keyed under the run's key when the element is sensitive or secret (spec §6.2).
 fn iteration_key(index: usize, element: &Labelled, key: &DigestKey) -> String {
     let digest = element.digest(key);
-    format!("i{index}~{}", hex::encode(&digest.bytes()[..4]))
+    let [a, b, c, d, ..] = *digest.bytes();
+    format!("i{index}~{a:02x}{b:02x}{c:02x}{d:02x}")
 }
 
 /// The items a `for`/`fold` iterates: list elements in order, or `{ key, value }` records of an
