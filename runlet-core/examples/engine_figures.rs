@@ -60,6 +60,7 @@ static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 const REGISTRY: &str = r#"{"tools": [
     {"name": "numbers", "params": [], "outputSchema": {"type": "array", "items": {"type": "integer"}}, "execution": "pure"},
+    {"name": "rows", "params": [], "outputSchema": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}}, "execution": "pure"},
     {"name": "noop", "params": [{"name": "n", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "pure"},
     {"name": "sleepy", "params": [{"name": "n", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "pure"}
 ]}"#;
@@ -211,35 +212,33 @@ fn take_dispatches(effects: Vec<Effect>, pending: &mut VecDeque<(CallHandle, Val
 /// until 100,000 nodes beyond those before the list arrived exist (finished ones included, since
 /// the core keeps them), measured against the heap right before the list arrived.
 fn bytes_per_node() {
-    const NODES: usize = 100_000;
-    let mut core = core_of(&loop_source(16));
-    let mut pending = VecDeque::with_capacity(64);
+    const ROWS: usize = 100;
+    const PER_ROW: usize = 1_000;
+    // Both limits as large as their lists, so all 100,000 inner iterations start at once; no
+    // call is answered, so every materialized node is still held when the heap is read.
+    let source = format!(
+        "return for row in rows() limit {ROWS} {{\n    return for n in row limit {PER_ROW} {{\n        return noop(n)\n    }}\n}}\n"
+    );
+    let mut core = core_of(&source);
+    let mut pending = VecDeque::with_capacity(ROWS * PER_ROW);
     take_dispatches(core.react(Input::Start { inputs: Vec::new() }), &mut pending);
-    let (numbers_call, _) = pending.pop_front().expect("the numbers call");
-    let list = Labelled::public(numbers(NODES));
-    let nodes_before = core.materialized_nodes();
+    let (rows_call, _) = pending.pop_front().expect("the rows call");
+    let rows: Vec<Value> = (0..ROWS).map(|_| numbers(PER_ROW)).collect();
+    let rows = Labelled::public(List::new(rows).expect("a list of rows").into());
+    let held_before = core.held_nodes();
     let before = LIVE_BYTES.load(Ordering::Relaxed);
-    let mut outcome =
-        take_dispatches(core.react(Input::ToolCompleted { call: numbers_call, value: list }), &mut pending);
-    let mut iterations = 0;
-    while outcome.is_none() && core.materialized_nodes() - nodes_before < NODES {
-        let Some((call, argument)) = pending.pop_front() else { break };
-        outcome = take_dispatches(
-            core.react(Input::ToolCompleted { call, value: Labelled::public(argument) }),
-            &mut pending,
-        );
-        iterations += 1;
-    }
+    take_dispatches(core.react(Input::ToolCompleted { call: rows_call, value: rows }), &mut pending);
     let after = LIVE_BYTES.load(Ordering::Relaxed);
-    let nodes = core.materialized_nodes() - nodes_before;
+    let held = core.held_nodes() - held_before;
     let bytes = after.saturating_sub(before);
     println!(
-        "(b) for n in numbers() limit 16 over {NODES} items, driven until {nodes} more nodes exist ({iterations} calls answered)"
+        "(b) {ROWS} rows × {PER_ROW} items, every iteration started: {} calls dispatched and unanswered, {held} more nodes held",
+        pending.len()
     );
     println!(
-        "    live heap growth {bytes} B: {:.0} B per materialized node; the list's values moved in with the answer, {} B, are part of it",
-        bytes as f64 / nodes as f64,
-        NODES * std::mem::size_of::<Value>(),
+        "    live heap growth {bytes} B: {:.0} B per held node; the rows' values moved in with the answer, {} B, are part of it",
+        bytes as f64 / held as f64,
+        ROWS * PER_ROW * std::mem::size_of::<Value>(),
     );
     drop(core);
 }
