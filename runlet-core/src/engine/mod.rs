@@ -34,7 +34,7 @@ pub use identity::{DispatchId, IdParseError, OperationComponents, OperationId, W
 pub use limits::{Breach, LimitKey, LimitParseError, Limits};
 pub use permits::{PermitRequest, PermitTable, Permits, ResourceKey, RunPermits, Ticket, tool_keys};
 pub use plan::Plan;
-pub use replay::{PendingTimer, ReplayError, Resumed, replay};
+pub use replay::{PendingTimer, ReplayError, Resumed, replay, replay_run};
 pub use retry::{Backoff, RetryClassifier};
 pub use runtime::{
     BuildError, Executable, Recovery, RecoveryError, RunHandle, RunOptions, Runtime, RuntimeBuilder,

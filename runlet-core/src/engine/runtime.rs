@@ -56,7 +56,7 @@ use crate::observe::{
     ViewPolicy, snapshot_from_journal,
 };
 use crate::schema::{ExecutionClass, Registry, validate};
-use crate::value::{Labelled, List, Value, sha256};
+use crate::value::{DigestKey, Labelled, List, Value, ValueError, sha256};
 pub use recovery::{Recovery, RecoveryError, UncertainOperation};
 
 /// Configures a [`Runtime`].
@@ -72,6 +72,8 @@ pub struct RuntimeBuilder {
     retry_classifier: Option<RetryClassifier>,
     prohibit_unsafe_tools: bool,
     sampler: Option<Arc<dyn Sampler>>,
+    /// The host's key for digests of sensitive values, or why it is unusable.
+    digest_key: Option<Result<DigestKey, ValueError>>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -96,6 +98,8 @@ pub enum BuildError {
         "RL8017: tool `{tool}` is `unsafe` and this runtime prohibits unsafe tools: declare a safer execution class or remove it"
     )]
     UnsafeToolProhibited { tool: String },
+    #[error("{0}")]
+    InvalidDigestKey(ValueError),
 }
 
 /// Why a run could not start.
@@ -121,6 +125,17 @@ impl RuntimeBuilder {
     /// Where runs are journaled; an in-memory journal when not set.
     pub fn journal(mut self, journal: Arc<dyn Journal>) -> Self {
         self.journal = Some(journal);
+        self
+    }
+
+    /// The key that digests of sensitive or secret values are keyed with (spec §6.2): operation
+    /// ids and iteration keys of calls and items carrying such labels. Run headers pin
+    /// `hmac-sha256` and `key_id`, never the key, so a journal replays only under the same key id.
+    /// Without one, the runtime makes a random key when built (`local-<hex>`): its runs'
+    /// keyed ids cannot be recomputed by any other process. An id outside 1 to 64 characters
+    /// of `A-Z a-z 0-9 . _ -` or an empty key fails `build` with `RL8102`.
+    pub fn digest_key(mut self, key_id: &str, key: &[u8]) -> Self {
+        self.digest_key = Some(DigestKey::new(key_id, key));
         self
     }
 
@@ -202,6 +217,8 @@ impl RuntimeBuilder {
                 return Err(BuildError::UnsafeToolProhibited { tool: tool.name.to_string() });
             }
         }
+        let digest_key =
+            self.digest_key.unwrap_or_else(DigestKey::random).map_err(BuildError::InvalidDigestKey)?;
         let journal = self.journal.unwrap_or_else(|| Arc::new(MemoryJournal::new()));
         let mut pool = tokio::runtime::Builder::new_multi_thread();
         pool.enable_all().thread_name("runlet-worker");
@@ -225,6 +242,7 @@ impl RuntimeBuilder {
             executor,
             journal,
             settings: self.settings,
+            digest_key,
             observer_buffer: self.observer_buffer.unwrap_or(DEFAULT_OBSERVER_BUFFER),
             observers: ObserverIndex::default(),
             limits: self.limits,
@@ -274,6 +292,8 @@ pub struct Runtime {
     executor: Arc<dyn ToolExecutor>,
     journal: Arc<dyn Journal>,
     settings: RunSettings,
+    /// Keys digests of sensitive values for every run of this runtime (spec §6.2).
+    digest_key: DigestKey,
     observer_buffer: usize,
     /// The observers of runs still referenced somewhere, for [`Runtime::observer`].
     observers: ObserverIndex,
@@ -298,6 +318,12 @@ impl std::fmt::Debug for Runtime {
 impl Runtime {
     pub fn builder() -> RuntimeBuilder {
         RuntimeBuilder::default()
+    }
+
+    /// The key this runtime's runs key digests of sensitive values with: a replaying core needs
+    /// the same one.
+    pub fn digest_key(&self) -> &DigestKey {
+        &self.digest_key
     }
 
     pub fn registry(&self) -> &Arc<Registry> {
@@ -378,21 +404,23 @@ impl Runtime {
             RunId::new(format!("{}-{}", self.run_prefix, self.next_run.fetch_add(1, Ordering::Relaxed)));
         let limits = self.limits.overridden_by(&options.limits);
         let identity = program.compiled.identity();
-        let inputs_list = List::new(values.clone()).map(Value::List).unwrap_or(Value::Null);
+        let core = self.core_for(program, &limits);
+        let inputs = core.labelled_inputs(values);
+        let inputs_digest = Labelled::list(inputs.clone())
+            .map_or_else(|_| sha256(&Value::Null), |inputs| inputs.digest(&self.digest_key));
         let header = RunHeader {
             run_id: run_id.clone(),
             language_version: identity.language_version,
             runtime_version: env!("CARGO_PKG_VERSION").to_owned(),
             source_digest: identity.source_digest.to_string(),
             registry_digest: identity.registry_digest.to_string(),
-            inputs_digest: sha256(&inputs_list).to_string(),
+            inputs_digest: inputs_digest.to_string(),
             config_digest: config_digest(&self.settings, &limits),
+            keyed_digest: self.digest_key.pinned(),
             value_encoding_version: 1,
             event_encoding_version: 1,
         };
-        let core = self.core_for(program, &limits);
         let own_concurrency = options.limits.get(LimitKey::Concurrency);
-        let inputs = values.into_iter().map(Labelled::public).collect();
         Ok(self.launch(program, run_id, &limits, own_concurrency, move |env| async move {
             match env.journal.create_run(&header).await {
                 Ok(()) => drive(core, env, inputs).await,
@@ -404,9 +432,15 @@ impl Runtime {
     /// A fresh core for a run of `program` under `limits`.
     fn core_for(&self, program: &Executable, limits: &Limits) -> RunCore {
         let hir = program.compiled.shared_program();
-        RunCore::new(hir, Arc::clone(&program.plan), Arc::clone(&self.tool_names), self.settings.clone())
-            .with_tool_classes(Arc::clone(&self.tool_classes))
-            .with_limits(limits.clone(), program.source_bytes)
+        RunCore::new(
+            hir,
+            Arc::clone(&program.plan),
+            Arc::clone(&self.tool_names),
+            self.settings.clone(),
+            self.digest_key.clone(),
+        )
+        .with_tool_classes(Arc::clone(&self.tool_classes))
+        .with_limits(limits.clone(), program.source_bytes)
     }
 
     /// Spawns run `run_id` of `program` on the pool with its permits, observer and cancellation:

@@ -159,6 +159,7 @@ impl Runtime {
             ("language version", header.language_version.to_string(), identity.language_version.to_string()),
             ("runtime version", header.runtime_version.clone(), env!("CARGO_PKG_VERSION").to_owned()),
             ("the configuration digest", header.config_digest.clone(), config_digest(&self.settings, limits)),
+            ("the digest key", header.keyed_digest.clone(), self.digest_key.pinned()),
             ("value encoding version", header.value_encoding_version.to_string(), "1".to_owned()),
             ("event encoding version", header.event_encoding_version.to_string(), "1".to_owned()),
         ];
