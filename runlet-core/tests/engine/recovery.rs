@@ -67,6 +67,7 @@ fn runtime(class: &str, journal: &Arc<MemoryJournal>, tools: &Arc<Tools>) -> (Ru
         .registry(registry(class))
         .executor(tools.clone())
         .journal(journal.clone())
+        .digest_key("recovery-test", b"the key every worker of these runs shares")
         .worker_threads(1)
         .build()
         .expect("runtime");
@@ -285,6 +286,15 @@ fn a_run_is_not_resumed_under_another_program_or_configuration() {
     let program = runtime.compile(PROGRAM, &Inputs::new()).expect("compiles");
     let limited = RunOptions { limits: Limits::new().with(LimitKey::ToolCalls, 9) };
     let error = runtime.recovery(&program, &run, limited).expect_err("other limits");
+    assert_eq!(error.code(), codes::RUN_PIN_MISMATCH);
+    let rekeyed = Runtime::builder()
+        .registry(registry("idempotent"))
+        .executor(Tools::new(None))
+        .journal(journal.clone())
+        .build()
+        .expect("runtime");
+    let program = rekeyed.compile(PROGRAM, &Inputs::new()).expect("compiles");
+    let error = rekeyed.resume(&program, &run).expect_err("another digest key");
     assert_eq!(error.code(), codes::RUN_PIN_MISMATCH);
     let unknown = runtime.resume(&program, &RunId::new("no-such-run")).expect_err("unknown run");
     assert_eq!(unknown.code(), codes::JOURNAL_UNKNOWN_RUN);
