@@ -14,18 +14,20 @@ use runlet::engine::{
 };
 use runlet::journal::{Journal, MemoryJournal, RunId};
 use runlet::schema::{Registry, RegistryOptions};
-use runlet::value::{Value, to_presentation_json};
+use runlet::value::{Sensitivity, Value, to_presentation_json};
 
 /// `t.first` and `t.second` answer at once with their argument times ten; `t.second` is of the
 /// class under test. The second call reads the first, so it starts only after the first is done.
+/// `t.first`'s output is sensitive, so `t.second`'s operation id is keyed; its own is secret.
 fn registry(class: &str) -> Registry {
-    let tool = |name: &str, class: &str| {
+    let tool = |name: &str, class: &str, label: &str| {
         format!(
             r#"{{"name": "{name}", "params": [{{"name": "x", "schema": {{"type": "integer"}}}}],
-                "outputSchema": {{"type": "integer"}}, "execution": "{class}"}}"#
+                "outputSchema": {{"type": "integer", "x-runlet-sensitivity": "{label}"}}, "execution": "{class}"}}"#
         )
     };
-    let text = format!(r#"{{"tools": [{}, {}]}}"#, tool("t.first", "idempotent"), tool("t.second", class));
+    let first = tool("t.first", "idempotent", "sensitive");
+    let text = format!(r#"{{"tools": [{first}, {}]}}"#, tool("t.second", class, "secret"));
     Registry::from_json_str(&text, &RegistryOptions::default()).expect("registry").registry
 }
 
@@ -105,7 +107,15 @@ fn events(journal: &MemoryJournal, run: &RunId) -> Vec<Event> {
 
 fn json(outcome: Outcome) -> String {
     match outcome {
-        Outcome::Succeeded(value) => to_presentation_json(value.value()).expect("json"),
+        Outcome::Succeeded(value) => {
+            let json = to_presentation_json(value.value()).expect("json");
+            assert_eq!(
+                value.max_sensitivity(),
+                Sensitivity::Secret,
+                "t.second's answer keeps its label: {json}"
+            );
+            json
+        }
         Outcome::Failed(error) => format!("failed {} uncertain={}", error.code, error.uncertain),
         Outcome::Cancelled => "cancelled".into(),
     }
@@ -194,7 +204,7 @@ fn a_not_applied_resolution_dispatches_once_more_under_the_same_operation() {
         .expect("resolves");
         let (outcome, after) = resumed(class, &journal, &run);
         assert_eq!(outcome, "[10,100]", "{class}");
-        assert_eq!(after, vec![before[1].clone()], "{class}: one dispatch, the same operation id");
+        assert_eq!(after, vec![before[1].clone()], "{class}: one dispatch, the same (keyed) operation id");
     }
 }
 

@@ -228,7 +228,7 @@ impl RunCore {
 
     /// The digest of a call's canonical argument list (spec §6.2): keyed under the run's key
     /// when any path of any argument is sensitive or secret, plain SHA-256 when all are public.
-    fn input_digest(&self, node: NodeIx, arguments: &List) -> Digest {
+    pub(super) fn input_digest(&self, node: NodeIx, arguments: &List) -> Digest {
         let entry = &self.nodes[node.0 as usize];
         let nodes = &self.scopes[entry.scope.0 as usize].nodes;
         let sensitive = match &self.program.expr(entry.expr).kind {

@@ -7,7 +7,7 @@ use crate::analyze::hir::ExprKind;
 use crate::engine::event::{Event, RecordedResolution};
 use crate::engine::executor::ToolError;
 use crate::schema::ToolId;
-use crate::value::{Labelled, List, Value, sha256};
+use crate::value::{List, Value};
 
 /// What the host learned about an operation whose outcome was uncertain.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,7 +72,7 @@ impl RunCore {
         let call = CallHandle(node.0);
         let generation = match decision {
             HostDecision::Resolved(Resolution::Applied(value)) => {
-                return self.call_answered(call, Ok(Labelled::public(value)));
+                return self.call_answered(call, Ok(self.labelled_output(call, value)));
             }
             HostDecision::Resolved(Resolution::Failed(error)) => {
                 return self.call_answered(call, Err(error.with_uncertain(false)));
@@ -81,7 +81,7 @@ impl RunCore {
             HostDecision::FreshGeneration(generation) => generation,
         };
         self.operation_settled(node);
-        let input_digest = sha256(&Value::List(arguments.clone()));
+        let input_digest = self.input_digest(node, &arguments);
         self.prepare_dispatch(node, tool, arguments, input_digest, false, generation);
     }
 }
