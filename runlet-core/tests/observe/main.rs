@@ -2,6 +2,7 @@
 //! event exactly once, snapshots rebuilt from the journal equal the live ones, journals the state
 //! machine refuses are reported, large loops fold into iteration ranges, and secrets stay hidden.
 
+mod closure;
 mod redaction;
 
 #[path = "../common/examples.rs"]

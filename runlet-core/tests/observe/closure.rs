@@ -1,0 +1,178 @@
+//! Redaction closure on generated programs (spec §6.2, invariant 10): a secret tool output flows
+//! through random chains of concatenation, composites, projections, loops, tool calls and
+//! caught failures; every value derived from it stays secret, and no published event, snapshot
+//! or failure record shows it to a default viewer.
+
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use runlet::analyze::Inputs;
+use runlet::engine::{Outcome, Runtime, ScriptedExecutor};
+use runlet::observe::{GraphEvent, ViewPolicy};
+use runlet::value::Sensitivity;
+
+use super::{drain, registry};
+
+const TOOLS: &str = r#"{"tools": [
+    {"name": "vault.get", "params": [], "execution": "pure",
+     "outputSchema": {"type": "object", "required": ["id", "token"], "properties": {
+        "id": {"type": "string"},
+        "token": {"type": "string", "x-runlet-sensitivity": "secret"}}}},
+    {"name": "notes.save", "params": [{"name": "text", "schema": {"type": "string"}}], "execution": "pure",
+     "outputSchema": {"type": "string"}}
+]}"#;
+
+/// One binding's form over earlier bindings (by index, taken modulo how many exist): `Text` are
+/// String bindings, `List` lists of Strings, `Record` objects `{v: String}`.
+#[derive(Debug, Clone)]
+enum Step {
+    Prefix(usize),
+    Concat(usize, usize),
+    Wrap(usize, usize),
+    First(usize),
+    Record(usize),
+    Field(usize),
+    Each(usize),
+    Saved(usize),
+    Caught(usize),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    Text,
+    List,
+    Record,
+}
+
+/// A binding: its name, kind and whether its value was derived from the secret.
+struct Binding {
+    name: String,
+    kind: Kind,
+    secret: bool,
+}
+
+/// The program for `steps`, and whether the value it returns derives from the secret. Steps
+/// whose operands do not exist yet are skipped, so every program type-checks.
+fn program(steps: &[Step]) -> (String, bool) {
+    let mut source = String::from("s = vault.get()\nt = s.token\np = s.id\n");
+    let mut bound = vec![
+        Binding { name: "t".into(), kind: Kind::Text, secret: true },
+        Binding { name: "p".into(), kind: Kind::Text, secret: false },
+    ];
+    for (i, step) in steps.iter().enumerate() {
+        let pick = |kind: Kind, at: usize| {
+            let of_kind: Vec<&Binding> = bound.iter().filter(|b| b.kind == kind).collect();
+            (!of_kind.is_empty()).then(|| of_kind[at % of_kind.len()])
+        };
+        let name = format!("x{i}");
+        let made = match *step {
+            Step::Prefix(a) => {
+                pick(Kind::Text, a).map(|a| (format!("\"k-\" + {}", a.name), Kind::Text, a.secret))
+            }
+            Step::Concat(a, b) => pick(Kind::Text, a)
+                .zip(pick(Kind::Text, b))
+                .map(|(a, b)| (format!("{} + {}", a.name, b.name), Kind::Text, a.secret || b.secret)),
+            Step::Wrap(a, b) => pick(Kind::Text, a)
+                .zip(pick(Kind::Text, b))
+                .map(|(a, b)| (format!("[{}, {}]", a.name, b.name), Kind::List, a.secret || b.secret)),
+            Step::First(a) => pick(Kind::List, a).map(|a| (format!("{}[0]", a.name), Kind::Text, a.secret)),
+            Step::Record(a) => {
+                pick(Kind::Text, a).map(|a| (format!("{{ v: {} }}", a.name), Kind::Record, a.secret))
+            }
+            Step::Field(a) => pick(Kind::Record, a).map(|a| (format!("{}.v", a.name), Kind::Text, a.secret)),
+            Step::Each(a) => pick(Kind::List, a).map(|a| {
+                (format!("for e in {} limit 2 {{\n    return e + \"!\"\n}}", a.name), Kind::List, a.secret)
+            }),
+            // A tool's answer is labelled by its own schema: public, whatever its argument was.
+            Step::Saved(a) => {
+                pick(Kind::Text, a).map(|a| (format!("notes.save({})", a.name), Kind::Text, false))
+            }
+            // The failure's code is built from the operand; the catch returns the code it got. A
+            // failure record never holds a secret: a secret code is its redaction marker.
+            Step::Caught(a) => pick(Kind::Text, a).map(|a| {
+                let body = format!(
+                    "boundary {{\n    return fail({}, \"failed\")\n}} catch err {{\n    return err.code\n}}",
+                    a.name
+                );
+                (body, Kind::Text, false)
+            }),
+        };
+        if let Some((expression, kind, secret)) = made {
+            source.push_str(&format!("{name} = {expression}\n"));
+            bound.push(Binding { name, kind, secret });
+        }
+    }
+    let last = bound.last().expect("t and p are bound");
+    source.push_str(&format!("return {}\n", last.name));
+    (source, last.secret)
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let at = 0usize..8;
+    prop_oneof![
+        at.clone().prop_map(Step::Prefix),
+        (at.clone(), at.clone()).prop_map(|(a, b)| Step::Concat(a, b)),
+        (at.clone(), at.clone()).prop_map(|(a, b)| Step::Wrap(a, b)),
+        at.clone().prop_map(Step::First),
+        at.clone().prop_map(Step::Record),
+        at.clone().prop_map(Step::Field),
+        at.clone().prop_map(Step::Each),
+        at.clone().prop_map(Step::Saved),
+        at.prop_map(Step::Caught),
+    ]
+}
+
+/// Runs `source` with the secret as `vault.get`'s token; the outcome and everything published
+/// under `view` (events, then the final snapshot) as JSON text.
+fn run(source: &str, secret: &str, view: &ViewPolicy) -> (Outcome, String) {
+    let fixtures = serde_json::json!({
+        "vault.get": [{"result": {"id": "v-1", "token": secret}}],
+        "notes.save": [{"result": "saved"}]
+    });
+    let runtime = Runtime::builder()
+        .registry(registry(TOOLS))
+        .executor(Arc::new(ScriptedExecutor::from_json_str(&fixtures.to_string()).expect("fixtures")))
+        .build()
+        .expect("runtime");
+    let program = runtime.compile(source, &Inputs::new()).unwrap_or_else(|d| panic!("{source}\n{d:?}"));
+    let run = runtime.start(&program, &Inputs::new()).expect("starts");
+    let observer = run.observer();
+    let subscription = observer.subscribe(0, view.clone());
+    let outcome = run.wait().expect("journal");
+    let events: Vec<GraphEvent> = drain(subscription);
+    let published = format!(
+        "{}\n{}",
+        serde_json::to_string(&events).expect("events serialize"),
+        serde_json::to_string(&observer.snapshot(view)).expect("snapshot serializes")
+    );
+    (outcome, published)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn values_derived_from_a_secret_stay_secret_and_hidden(
+        steps in prop::collection::vec(step(), 1..8),
+        secret in "[A-Za-z0-9]{12,20}",
+    ) {
+        let secret = format!("SECRET{secret}");
+        let (source, derived) = program(&steps);
+        let (outcome, published) = run(&source, &secret, &ViewPolicy::default());
+        prop_assert!(!published.contains(&secret), "the secret leaked from\n{source}\n{published}");
+        match outcome {
+            Outcome::Succeeded(value) => {
+                if derived {
+                    prop_assert_eq!(value.max_sensitivity(), Sensitivity::Secret, "{}", source);
+                }
+            }
+            Outcome::Failed(error) => {
+                let record = format!("{error:?}");
+                prop_assert!(!record.contains(&secret), "the failure record leaked: {record}");
+            }
+            Outcome::Cancelled => prop_assert!(false, "nothing cancels: {source}"),
+        }
+        let (_, cleared) = run(&source, &secret, &ViewPolicy::everything());
+        prop_assert!(cleared.contains(&secret), "a cleared view sees the token, so the scan can fail");
+    }
+}
