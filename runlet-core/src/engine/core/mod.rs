@@ -590,12 +590,7 @@ impl RunCore {
         // with the breach before anything evaluates it.
         let span = self.program.expr(expr).span;
         self.within(LimitKey::GraphNodes, self.materialized as u64, span, Some(node));
-        let scope_path = &self.scopes[scope.0 as usize].full_path;
-        let path = self.plan.path(expr);
-        let id: Arc<str> =
-            if scope_path.is_empty() { Arc::clone(path) } else { format!("{scope_path}|{path}").into() };
         self.place_node(Node {
-            id,
             expr,
             scope,
             state: NodeState::Waiting,
@@ -698,8 +693,13 @@ impl RunCore {
     }
 
     /// The public id of a node: its scope path and its expression's syntax path (spec §4.2).
+    /// Built when asked rather than kept per node: a held id string cost each node of a wide
+    /// loop more than the node itself.
     fn node_id(&self, node: NodeIx) -> String {
-        self.nodes[node.0 as usize].id.to_string()
+        let entry = &self.nodes[node.0 as usize];
+        let scope_path = &self.scopes[entry.scope.0 as usize].full_path;
+        let path = self.plan.path(entry.expr);
+        if scope_path.is_empty() { path.to_string() } else { format!("{scope_path}|{path}") }
     }
 
     /// The dynamic key of work in `scope` (spec §4.2): the `/`-joined segments of the scope and

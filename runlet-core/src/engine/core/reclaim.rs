@@ -1,12 +1,10 @@
 //! Slot reuse in the node and scope arenas: a loop iteration or fold step whose value was taken
 //! gives its nodes and scopes back, so a long loop holds about `limit` iterations at a time.
 
-use std::collections::BTreeSet;
-use std::sync::Arc;
-
 use super::RunCore;
 use super::state::{Control, Node, NodeIx, NodeState, Owner, Scope, ScopeIx, ScopeStatus, TimerPurpose};
 use crate::analyze::hir::{ExprId, RegionId};
+use std::collections::BTreeSet;
 
 impl RunCore {
     /// The slot the next `place_node` fills.
@@ -81,7 +79,7 @@ impl RunCore {
         for &node in &nodes {
             self.call_operations.remove(&node);
             let expr = self.nodes[node.0 as usize].expr;
-            self.nodes[node.0 as usize] = released_node(Arc::clone(self.plan.path(expr)), expr);
+            self.nodes[node.0 as usize] = released_node(expr);
             self.free_nodes.push(node);
         }
         for &ix in &scopes {
@@ -93,9 +91,8 @@ impl RunCore {
 }
 
 /// What a released node slot holds until it is reused: a finished node with nothing in it.
-fn released_node(id: Arc<str>, expr: ExprId) -> Node {
+fn released_node(expr: ExprId) -> Node {
     Node {
-        id,
         expr,
         scope: ScopeIx(0),
         state: NodeState::Succeeded,

@@ -2,7 +2,6 @@
 //! by compact indices that never reach events or identities.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use super::TimerHandle;
 use crate::analyze::hir::{BindingId, ExprId, RegionId};
@@ -48,8 +47,6 @@ pub(super) enum Role {
 
 #[derive(Debug)]
 pub(super) struct Node {
-    /// The public node id (spec §4.2), built once.
-    pub(super) id: Arc<str>,
     pub(super) expr: ExprId,
     pub(super) scope: ScopeIx,
     pub(super) state: NodeState,
