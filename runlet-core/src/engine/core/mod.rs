@@ -173,6 +173,9 @@ pub enum Outcome {
     Cancelled,
 }
 
+/// The capacity the effect and ready queues keep between steps.
+const BUFFER_KEPT: usize = 64;
+
 /// One run's state machine.
 #[derive(Debug)]
 pub struct RunCore {
@@ -315,6 +318,10 @@ impl RunCore {
         }
         self.budget.events_taken();
         effects.append(&mut self.effects);
+        // A step that started a wide loop queued one dispatch per iteration; keep the buffers
+        // an ordinary step needs, not that burst's, for the rest of the run.
+        self.effects.shrink_to(BUFFER_KEPT);
+        self.ready.shrink_to(BUFFER_KEPT);
         effects
     }
 
