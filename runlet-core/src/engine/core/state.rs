@@ -1,8 +1,6 @@
 //! The run core's arenas: nodes (expression instances) and scopes (region instances), addressed
 //! by compact indices that never reach events or identities.
 
-use std::collections::BTreeMap;
-
 use super::TimerHandle;
 use crate::analyze::hir::{BindingId, ExprId, RegionId};
 use crate::engine::error::RunError;
@@ -179,7 +177,7 @@ pub(super) struct Scope {
     pub(super) attempt: u32,
     /// Values of the bindings the scope itself declares (loop item, accumulator, caught error).
     pub(super) provided: Vec<(BindingId, Labelled)>,
-    pub(super) nodes: BTreeMap<ExprId, NodeIx>,
+    pub(super) nodes: ScopeNodes,
     pub(super) children: Vec<ScopeIx>,
     pub(super) status: ScopeStatus,
     /// The step segment being run (see `Plan::segments`).
@@ -188,4 +186,34 @@ pub(super) struct Scope {
     pub(super) outstanding: u32,
     pub(super) result: Option<NodeIx>,
     pub(super) skipped: bool,
+}
+
+/// A scope's nodes by expression, in expression order: a sorted vector rather than a map, since
+/// most scopes (a loop body's iterations) hold a handful of nodes and a map's smallest
+/// allocation would cost each of them over 100 bytes.
+#[derive(Debug, Default)]
+pub(super) struct ScopeNodes(Vec<(ExprId, NodeIx)>);
+
+impl ScopeNodes {
+    pub(super) fn get(&self, expr: &ExprId) -> Option<&NodeIx> {
+        let position = self.0.binary_search_by_key(expr, |(e, _)| *e).ok()?;
+        Some(&self.0[position].1)
+    }
+
+    pub(super) fn contains_key(&self, expr: &ExprId) -> bool {
+        self.get(expr).is_some()
+    }
+
+    /// Records `node` as the instance of `expr`, replacing any earlier one.
+    pub(super) fn insert(&mut self, expr: ExprId, node: NodeIx) {
+        match self.0.binary_search_by_key(&expr, |(e, _)| *e) {
+            Ok(position) => self.0[position].1 = node,
+            Err(position) => self.0.insert(position, (expr, node)),
+        }
+    }
+
+    /// The nodes in expression order.
+    pub(super) fn values(&self) -> impl Iterator<Item = &NodeIx> {
+        self.0.iter().map(|(_, node)| node)
+    }
 }
