@@ -425,7 +425,7 @@ impl RunCore {
     ) -> ScopeIx {
         let scope = self.next_scope();
         let depth = 1 + parent.map_or(0, |p| self.depth_of(p));
-        let full_path = match parent.map(|p| self.scopes[p.0 as usize].full_path.as_str()) {
+        let full_path = match parent.map(|p| &*self.scopes[p.0 as usize].full_path) {
             Some(outer) if !outer.is_empty() && !path.is_empty() => format!("{outer}/{path}"),
             Some(outer) if path.is_empty() => outer.to_owned(),
             _ => path.clone(),
@@ -434,8 +434,8 @@ impl RunCore {
             region,
             parent,
             owner,
-            path,
-            full_path,
+            path: path.into_boxed_str(),
+            full_path: full_path.into_boxed_str(),
             attempt,
             provided,
             nodes: Default::default(),
@@ -718,7 +718,7 @@ impl RunCore {
         while let Some(ix) = current {
             let s = &self.scopes[ix.0 as usize];
             if !s.path.is_empty() && !matches!(s.owner, Owner::Attempt(_)) {
-                segments.push(s.path.as_str());
+                segments.push(&*s.path);
             }
             current = s.parent;
         }

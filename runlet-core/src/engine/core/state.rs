@@ -171,9 +171,9 @@ pub(super) struct Scope {
     pub(super) parent: Option<ScopeIx>,
     pub(super) owner: Owner,
     /// This scope's segment of node ids: `""` for the program, `then`, `i3~…`, `a2`, `catch`, ….
-    pub(super) path: String,
+    pub(super) path: Box<str>,
     /// The segments of this scope and its ancestors, `/`-joined: the first part of node ids.
-    pub(super) full_path: String,
+    pub(super) full_path: Box<str>,
     pub(super) attempt: u32,
     /// Values of the bindings the scope itself declares (loop item, accumulator, caught error).
     pub(super) provided: Vec<(BindingId, Labelled)>,
