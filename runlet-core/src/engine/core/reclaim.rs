@@ -16,7 +16,7 @@ impl RunCore {
     pub(super) fn place_node(&mut self, node: Node) {
         match self.free_nodes.pop() {
             Some(slot) => self.nodes[slot.0 as usize] = node,
-            None => self.nodes.push(node),
+            None => push_with_little_slack(&mut self.nodes, node),
         }
     }
 
@@ -29,7 +29,7 @@ impl RunCore {
     pub(super) fn place_scope(&mut self, scope: Scope) {
         match self.free_scopes.pop() {
             Some(slot) => self.scopes[slot.0 as usize] = scope,
-            None => self.scopes.push(scope),
+            None => push_with_little_slack(&mut self.scopes, scope),
         }
     }
 
@@ -88,6 +88,15 @@ impl RunCore {
             self.free_scopes.push(ix);
         }
     }
+}
+
+/// Appends to an arena growing by a quarter rather than doubling: the arenas hold a run's
+/// largest allocations, and doubling leaves up to half of one unused for the rest of the run.
+fn push_with_little_slack<T>(arena: &mut Vec<T>, item: T) {
+    if arena.len() == arena.capacity() {
+        arena.reserve_exact(arena.len() / 4 + 16);
+    }
+    arena.push(item);
 }
 
 /// What a released node slot holds until it is reused: a finished node with nothing in it.
