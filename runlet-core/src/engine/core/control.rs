@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::state::{
-    BoundaryPhase, BoundaryState, Control, FoldState, LoopState, NodeIx, NodeState, Owner, ScopeIx,
+    BoundaryPhase, BoundaryState, Control, FoldState, LoopItem, LoopState, NodeIx, NodeState, Owner, ScopeIx,
     ScopeStatus,
 };
 use super::{Effect, Outcome, RunCore};
@@ -67,13 +67,11 @@ impl RunCore {
                     return;
                 }
                 let limit = limit.unwrap_or(self.settings.default_loop_limit).max(1) as usize;
-                let count = items.len();
                 self.nodes[node.0 as usize].control = Control::Loop(Box::new(LoopState {
-                    items,
+                    items: items.into_iter().map(LoopItem::Waiting).collect(),
                     limit,
                     next: 0,
                     active: Vec::new(),
-                    results: vec![None; count],
                     finished: 0,
                     starting: false,
                 }));
@@ -141,7 +139,14 @@ impl RunCore {
                     if state.active.len() < state.limit && state.next < state.items.len() =>
                 {
                     state.next += 1;
-                    (state.next - 1, state.items[state.next - 1].clone())
+                    match std::mem::replace(&mut state.items[state.next - 1], LoopItem::Running) {
+                        LoopItem::Waiting(element) => (state.next - 1, element),
+                        // Items from `next` on have not started; should one have, it stays.
+                        started => {
+                            state.items[state.next - 1] = started;
+                            continue;
+                        }
+                    }
                 }
                 _ => break,
             };
@@ -157,7 +162,7 @@ impl RunCore {
                 vec![(*item, value)],
             );
             if let Control::Loop(state) = &mut self.nodes[node.0 as usize].control {
-                if state.results[index].is_none()
+                if !matches!(state.items[index], LoopItem::Finished(_))
                     && self.scopes[iteration.0 as usize].status == ScopeStatus::Active
                 {
                     state.active.push(iteration);
@@ -179,7 +184,7 @@ impl RunCore {
     fn iteration_done(&mut self, node: NodeIx, index: usize, scope: ScopeIx, value: Option<Labelled>) {
         let (starting, done) = match &mut self.nodes[node.0 as usize].control {
             Control::Loop(state) => {
-                state.results[index] = Some(value);
+                state.items[index] = LoopItem::Finished(value);
                 state.finished += 1;
                 state.active.retain(|s| *s != scope);
                 (state.starting, state.finished == state.items.len())
@@ -199,10 +204,16 @@ impl RunCore {
 
     fn finish_loop(&mut self, node: NodeIx) {
         let results = match &mut self.nodes[node.0 as usize].control {
-            Control::Loop(state) => std::mem::take(&mut state.results),
+            Control::Loop(state) => std::mem::take(&mut state.items),
             _ => return,
         };
-        let kept: Vec<Labelled> = results.into_iter().flatten().flatten().collect();
+        let kept: Vec<Labelled> = results
+            .into_iter()
+            .filter_map(|item| match item {
+                LoopItem::Finished(result) => result,
+                LoopItem::Waiting(_) | LoopItem::Running => None,
+            })
+            .collect();
         match Labelled::list(kept) {
             Ok(list) => self.succeed(node, list),
             Err(error) => self.fail_compute(node, &error),
