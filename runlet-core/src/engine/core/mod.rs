@@ -434,7 +434,7 @@ impl RunCore {
             region,
             parent,
             owner,
-            path: path.into_boxed_str(),
+            path_len: path.len() as u32,
             full_path: full_path.into_boxed_str(),
             attempt,
             provided,
@@ -717,8 +717,8 @@ impl RunCore {
         let mut current = Some(scope);
         while let Some(ix) = current {
             let s = &self.scopes[ix.0 as usize];
-            if !s.path.is_empty() && !matches!(s.owner, Owner::Attempt(_)) {
-                segments.push(&*s.path);
+            if !s.path().is_empty() && !matches!(s.owner, Owner::Attempt(_)) {
+                segments.push(s.path());
             }
             current = s.parent;
         }

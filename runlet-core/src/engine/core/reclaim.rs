@@ -120,7 +120,7 @@ fn released_scope(region: RegionId) -> Scope {
         region,
         parent: None,
         owner: Owner::Run,
-        path: Box::default(),
+        path_len: 0,
         full_path: Box::default(),
         attempt: 0,
         provided: Vec::new(),

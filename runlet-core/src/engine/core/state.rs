@@ -179,8 +179,8 @@ pub(super) struct Scope {
     pub(super) region: RegionId,
     pub(super) parent: Option<ScopeIx>,
     pub(super) owner: Owner,
-    /// This scope's segment of node ids: `""` for the program, `then`, `i3~…`, `a2`, `catch`, ….
-    pub(super) path: Box<str>,
+    /// The length of this scope's own segment, which ends `full_path` (see `Scope::path`).
+    pub(super) path_len: u32,
     /// The segments of this scope and its ancestors, `/`-joined: the first part of node ids.
     pub(super) full_path: Box<str>,
     pub(super) attempt: u32,
@@ -195,6 +195,13 @@ pub(super) struct Scope {
     pub(super) outstanding: u32,
     pub(super) result: Option<NodeIx>,
     pub(super) skipped: bool,
+}
+
+impl Scope {
+    /// This scope's segment of node ids: `""` for the program, `then`, `i3~…`, `a2`, `catch`, ….
+    pub(super) fn path(&self) -> &str {
+        &self.full_path[self.full_path.len() - self.path_len as usize..]
+    }
 }
 
 /// A scope's nodes by expression, in expression order: a sorted vector rather than a map, since
