@@ -20,6 +20,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
+use smallvec::SmallVec;
+
 use crate::analyze::hir::{BindingKind, ExprId, ExprKind, Program, RegionId};
 use crate::engine::error::RunError;
 use crate::engine::event::{Event, RecordedToolError};
@@ -602,7 +604,7 @@ impl RunCore {
             scope,
             state: NodeState::Waiting,
             waiting: 0,
-            dependents: Vec::new(),
+            dependents: SmallVec::new(),
             value: None,
             role: None,
             control: Control::None,

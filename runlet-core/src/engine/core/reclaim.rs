@@ -1,10 +1,13 @@
 //! Slot reuse in the node and scope arenas: a loop iteration or fold step whose value was taken
 //! gives its nodes and scopes back, so a long loop holds about `limit` iterations at a time.
 
+use std::collections::BTreeSet;
+
+use smallvec::SmallVec;
+
 use super::RunCore;
 use super::state::{Control, Node, NodeIx, NodeState, Owner, Scope, ScopeIx, ScopeStatus, TimerPurpose};
 use crate::analyze::hir::{ExprId, RegionId};
-use std::collections::BTreeSet;
 
 impl RunCore {
     /// The slot the next `place_node` fills.
@@ -106,7 +109,7 @@ fn released_node(expr: ExprId) -> Node {
         scope: ScopeIx(0),
         state: NodeState::Succeeded,
         waiting: 0,
-        dependents: Vec::new(),
+        dependents: SmallVec::new(),
         value: None,
         role: None,
         control: Control::None,

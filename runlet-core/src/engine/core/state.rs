@@ -1,6 +1,8 @@
 //! The run core's arenas: nodes (expression instances) and scopes (region instances), addressed
 //! by compact indices that never reach events or identities.
 
+use smallvec::SmallVec;
+
 use super::TimerHandle;
 use crate::analyze::hir::{BindingId, ExprId, RegionId};
 use crate::engine::error::RunError;
@@ -50,7 +52,8 @@ pub(super) struct Node {
     pub(super) state: NodeState,
     /// Dependencies not yet succeeded.
     pub(super) waiting: u32,
-    pub(super) dependents: Vec<NodeIx>,
+    /// Inline up to four: most nodes have one dependent or none.
+    pub(super) dependents: SmallVec<[NodeIx; 4]>,
     pub(super) value: Option<Labelled>,
     pub(super) role: Option<Role>,
     pub(super) control: Control,
@@ -206,9 +209,9 @@ impl Scope {
 
 /// A scope's nodes by expression, in expression order: a sorted vector rather than a map, since
 /// most scopes (a loop body's iterations) hold a handful of nodes and a map's smallest
-/// allocation would cost each of them over 100 bytes.
+/// allocation would cost each of them over 100 bytes. Two are held inline, without allocating.
 #[derive(Debug, Default)]
-pub(super) struct ScopeNodes(Vec<(ExprId, NodeIx)>);
+pub(super) struct ScopeNodes(SmallVec<[(ExprId, NodeIx); 2]>);
 
 impl ScopeNodes {
     pub(super) fn get(&self, expr: &ExprId) -> Option<&NodeIx> {
