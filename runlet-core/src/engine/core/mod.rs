@@ -464,7 +464,7 @@ impl RunCore {
         let region = self.scopes[scope.0 as usize].region;
         let segment_index = self.scopes[scope.0 as usize].segment;
         let plan = Arc::clone(&self.plan);
-        let segment = &plan.segments(region)[segment_index];
+        let segment = &plan.segments(region)[segment_index as usize];
         for &root in &segment.roots {
             let node = self.demand(scope, root);
             self.watch(node, Role::Root);

@@ -193,7 +193,7 @@ pub(super) struct Scope {
     pub(super) children: Vec<ScopeIx>,
     pub(super) status: ScopeStatus,
     /// The step segment being run (see `Plan::segments`).
-    pub(super) segment: usize,
+    pub(super) segment: u32,
     /// Watched nodes (roots, result, skip condition) not yet succeeded.
     pub(super) outstanding: u32,
     pub(super) result: Option<NodeIx>,
