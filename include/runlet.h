@@ -393,6 +393,12 @@ typedef struct runlet_view_policy {
  *   `retries`, `journal_bytes`. Empty for none. A run crossing one fails with `RUNLET_ERR_LIMIT`.
  * - `view`: what listeners and pull queues may see of values and value-derived metadata;
  *   zeroed, public only (tool outputs labelled sensitive or secret are redacted).
+ * - `digest_key`, `digest_key_id`: the key that operation ids and loop keys of sensitive or
+ *   secret values are keyed with (HMAC-SHA-256, spec §6.2). Journals pin the id, never the key,
+ *   and replay only under the same id. An empty id names the key by its fingerprint
+ *   (`fp-<16 hex>`, as `runlet --digest-key-file` does); ids are 1 to 64 of `A-Z a-z 0-9 . _ -`.
+ *   No key: a random key of this runtime, so its runs' keyed ids cannot be recomputed by
+ *   another process. A bad key or id is `RUNLET_ERR_INVALID_ARGUMENT`.
  *
  * The structs pointed to are copied during `runlet_runtime_new`.
  */
@@ -408,6 +414,8 @@ typedef struct runlet_runtime_options {
   struct runlet_str limits_json;
   struct runlet_retry_policy retry;
   struct runlet_view_policy view;
+  struct runlet_str digest_key_id;
+  struct runlet_bytes digest_key;
 } runlet_runtime_options;
 
 /**

@@ -2,6 +2,7 @@
 //! Each subcommand lives in its own module; exit statuses follow INTERFACES.md §4.
 
 mod check;
+mod digest_key;
 mod events;
 mod explain;
 mod fmt;

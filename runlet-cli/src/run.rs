@@ -1,8 +1,9 @@
 //! `runlet run FILE --registry R.json --tools T.json [--inputs I.json] [--input NAME=JSON]…
 //! [--limit KEY=N]… [--journal memory|sqlite:PATH] [--events OUT.jsonl] [--record TRANSCRIPT.json]
-//! [--format text|json]`: compiles the program and runs it with the scripted tools of a fixture
-//! file, optionally writing its events and recording a tool transcript. Exit 0 when it succeeds, 1
-//! on a compile error or a failed run, 2 on usage or I/O. `runlet graph` takes the same options.
+//! [--digest-key-file PATH] [--format text|json]`: compiles the program and runs it with the
+//! scripted tools of a fixture file, optionally writing its events and recording a tool
+//! transcript. Exit 0 when it succeeds, 1 on a compile error or a failed run, 2 on usage or I/O.
+//! `runlet graph` takes the same options.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,6 +17,7 @@ use runlet::journal::{Durability, Journal, MemoryJournal, SqliteJournal};
 use runlet::observe::RunObserver;
 use runlet::value::{Value, parse_json, to_presentation_json};
 
+use crate::digest_key;
 use crate::events::write_events;
 use crate::input::{read_text, usage_error};
 use crate::registry::{load_inputs, load_registry};
@@ -45,6 +47,11 @@ pub struct ProgramArgs {
     /// Write the run's events to this file, one JSON object per line in sequence order.
     #[arg(long, value_name = "OUT.jsonl")]
     events: Option<PathBuf>,
+    /// The key digests of sensitive or secret values are keyed with (default: the file
+    /// `RUNLET_DIGEST_KEY_FILE` names; without either, a random key of this process). A recorded
+    /// run replays only under the key it was recorded with.
+    #[arg(long, value_name = "PATH")]
+    digest_key_file: Option<PathBuf>,
     /// How to print the result.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
@@ -91,11 +98,13 @@ pub fn execute(args: &Args) -> Result<Finished, ExitCode> {
     Ok(finished)
 }
 
-/// A run that ended: its outcome, its workflow identity and its observer.
+/// A run that ended: its outcome, its workflow identity, its observer and the id of the key its
+/// digests of sensitive values were keyed with.
 pub struct Finished {
     pub outcome: Outcome,
     pub workflow: WorkflowIdentity,
     pub observer: RunObserver,
+    pub digest_key: String,
 }
 
 /// Compiles the program of `args`, asks `check` about its workflow, and runs it with `executor`
@@ -123,13 +132,15 @@ pub fn compile_and_run(
             .map_err(|error| usage_error(format!("`--limit {assignment}`: {error}")))?;
         limits = limits.with(key, cap);
     }
-    let runtime = Runtime::builder()
+    let mut builder = Runtime::builder()
         .registry(registry)
         .executor(executor)
         .journal(open_journal(&args.journal)?)
-        .limits(limits)
-        .build()
-        .map_err(usage_error)?;
+        .limits(limits);
+    if let Some(key) = digest_key::load(args.digest_key_file.as_deref())? {
+        builder = builder.digest_key(&key.id, &key.secret);
+    }
+    let runtime = builder.build().map_err(usage_error)?;
     let program = match runtime.compile(&file.text, &inputs) {
         Ok(program) => program,
         Err(diagnostics) => {
@@ -154,7 +165,8 @@ pub fn compile_and_run(
     let written = args.events.as_deref().map(|path| write_events(&observer, path));
     let outcome = run.wait().map_err(|error| usage_error(format!("the journal failed: {error}")))?;
     written.transpose()?;
-    Ok(Finished { outcome, workflow, observer })
+    let digest_key = runtime.digest_key().id().to_owned();
+    Ok(Finished { outcome, workflow, observer, digest_key })
 }
 
 fn open_journal(spec: &str) -> Result<Arc<dyn Journal>, ExitCode> {

@@ -512,13 +512,19 @@ fn run_rejects_an_unknown_limit_or_a_bad_number_naming_the_keys() {
 #[test]
 fn replay_reproduces_a_recorded_run_and_fails_on_drift() {
     let transcript = Scratch::new("appendix-a.transcript.json", "");
+    // Appendix A passes sensitive values to its tools: their operation ids are keyed, so the
+    // recording and the replay share a key file.
+    let key = Scratch::new("appendix-a.key", "appendix key material\n");
     let inputs = example("appendix-a/inputs.json");
-    let recorded = run_example("appendix-a", &["--inputs", &inputs, "--record", transcript.path()]);
+    let keyed = ["--digest-key-file", key.path()];
+    let recorded =
+        run_example("appendix-a", &["--inputs", &inputs, "--record", transcript.path(), keyed[0], keyed[1]]);
     assert_eq!(recorded.status.code(), Some(0), "{}", String::from_utf8_lossy(&recorded.stderr));
     let (main, registry) = (example("appendix-a/main.run"), example("appendix-a/registry.json"));
     let replay = |extra: &[&str]| {
         let mut args = vec!["replay", main.as_str(), "--registry", registry.as_str()];
         args.extend_from_slice(&["--transcript", transcript.path()]);
+        args.extend_from_slice(&keyed);
         args.extend_from_slice(extra);
         runlet(&args)
     };
@@ -536,4 +542,81 @@ fn replay_reproduces_a_recorded_run_and_fails_on_drift() {
     let refused = runlet(&["replay", &main, "--registry", &registry, "--transcript", bad.path()]);
     assert_eq!(refused.status.code(), Some(2));
     assert!(stdout(&refused).contains("RL8302"), "{}", stdout(&refused));
+}
+
+/// A registry whose answer carries a secret token, for runs whose call identities are keyed.
+const VAULT_REGISTRY: &str = r#"{"tools": [
+  {"name": "vault.get", "execution": "pure", "outputSchema": {"type": "object", "required": ["token"],
+   "properties": {"token": {"type": "string", "x-runlet-sensitivity": "secret"}}}},
+  {"name": "svc.use", "params": [{"name": "text", "schema": {"type": "string"}}], "outputSchema": {"type": "string"}, "execution": "pure"}
+]}"#;
+const VAULT_TOOLS: &str =
+    r#"{"vault.get": [{"result": {"token": "T-4711"}}], "svc.use": [{"result": "ok"}]}"#;
+const VAULT_PROGRAM: &str = "s = vault.get()\nused = svc.use(s.token)\nreturn used\n";
+
+/// `runlet` with `args`, with `RUNLET_DIGEST_KEY_FILE` set to `key_file` or removed.
+fn runlet_keyed(args: &[&str], key_file: Option<&str>) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_runlet"));
+    match key_file {
+        Some(path) => command.env("RUNLET_DIGEST_KEY_FILE", path),
+        None => command.env_remove("RUNLET_DIGEST_KEY_FILE"),
+    };
+    command.args(args).output().expect("run the runlet binary")
+}
+
+#[test]
+fn a_keyed_recording_replays_only_under_its_key_file() {
+    let main = Scratch::new("keyed.run", VAULT_PROGRAM);
+    let registry = Scratch::new("keyed.registry.json", VAULT_REGISTRY);
+    let tools = Scratch::new("keyed.tools.json", VAULT_TOOLS);
+    let key = Scratch::new("keyed.tenant.key", "tenant key material\n");
+    let other = Scratch::new("keyed.other.key", "other key material");
+    let transcript = Scratch::new("keyed.transcript.json", "");
+    let program = [main.path(), "--registry", registry.path()];
+    let record = |key_flag: &[&str]| {
+        let mut args = vec!["run"];
+        args.extend_from_slice(&program);
+        args.extend_from_slice(&["--tools", tools.path(), "--record", transcript.path()]);
+        args.extend_from_slice(key_flag);
+        let recorded = runlet_keyed(&args, None);
+        assert_eq!(recorded.status.code(), Some(0), "{}", String::from_utf8_lossy(&recorded.stderr));
+        std::fs::read_to_string(transcript.path()).expect("the transcript")
+    };
+    let replay = |key_flag: &[&str], key_file: Option<&str>| {
+        let mut args = vec!["replay"];
+        args.extend_from_slice(&program);
+        args.extend_from_slice(&["--transcript", transcript.path()]);
+        args.extend_from_slice(key_flag);
+        let output = runlet_keyed(&args, key_file);
+        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    let text = record(&["--digest-key-file", key.path()]);
+    let recorded: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let key_id = recorded["digest_key"].as_str().expect("the transcript names its key").to_owned();
+    assert!(key_id.starts_with("fp-") && key_id.len() == 19, "{key_id}");
+    assert!(!text.contains("tenant key material"), "the key itself is never written");
+
+    assert_eq!(replay(&["--digest-key-file", key.path()], None).0, Some(0));
+    assert_eq!(replay(&[], Some(key.path())).0, Some(0), "the environment variable names the key file");
+    let (status, missing) = replay(&[], None);
+    assert_eq!(status, Some(1));
+    assert!(missing.starts_with("error[RL8103]"), "the key mismatch leads: {missing}");
+    assert!(missing.contains(&key_id) && missing.contains("local-"), "names both keys: {missing}");
+    assert!(missing.contains("--digest-key-file"), "says how to pass the key: {missing}");
+    let (status, wrong) = replay(&["--digest-key-file", other.path()], None);
+    assert_eq!(status, Some(1));
+    assert!(wrong.contains(&key_id) && wrong.contains("not the one the run was recorded with"), "{wrong}");
+
+    let text = record(&[]);
+    let recorded: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert!(recorded["digest_key"].as_str().is_some_and(|id| id.starts_with("local-")), "{text}");
+    let (status, random) = replay(&["--digest-key-file", key.path()], None);
+    assert_eq!(status, Some(1));
+    assert!(random.contains("record the run again with `--digest-key-file"), "{random}");
+    let empty = Scratch::new("keyed.empty.key", "\n");
+    assert_eq!(
+        replay(&["--digest-key-file", empty.path()], None).0,
+        Some(2),
+        "an empty key is a usage error"
+    );
 }

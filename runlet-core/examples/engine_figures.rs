@@ -187,7 +187,8 @@ fn core_of(source: &str) -> RunCore {
     let program: Executable = runtime.compile(source, &Inputs::new()).expect("compiles");
     let hir = program.compiled().shared_program();
     let names: Arc<[String]> = runtime.registry().tools().map(|(_, tool)| tool.name.to_string()).collect();
-    RunCore::new(Arc::clone(&hir), Arc::new(Plan::new(&hir)), names, RunSettings::default())
+    let key = runtime.digest_key().clone();
+    RunCore::new(Arc::clone(&hir), Arc::new(Plan::new(&hir)), names, RunSettings::default(), key)
 }
 
 /// Keeps only what answering a dispatch needs: its handle and its (Integer) argument.

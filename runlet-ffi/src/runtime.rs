@@ -10,7 +10,7 @@ use runlet::diag::render_json;
 use runlet::engine::{LimitKey, Limits, RunSettings, Runtime, RuntimeBuilder};
 use runlet::observe::ViewPolicy;
 use runlet::schema::{Registry, RegistryOptions};
-use runlet::value::{Value, parse_json};
+use runlet::value::{DigestKey, Value, parse_json};
 
 use crate::boundary::Poison;
 use crate::error::{
@@ -23,7 +23,7 @@ use crate::handle::{Handle, into_raw, out_param, take};
 use crate::journal::{HostJournal, runlet_journal_vtable};
 use crate::reentrancy::in_callback;
 use crate::run::LiveRuns;
-use crate::strings::runlet_str;
+use crate::strings::{runlet_bytes, runlet_str};
 use crate::versioned::{Versioned, copy_in};
 use crate::view::{runlet_view_policy, view_policy};
 
@@ -62,6 +62,12 @@ pub struct runlet_retry_policy {
 ///   `retries`, `journal_bytes`. Empty for none. A run crossing one fails with `RUNLET_ERR_LIMIT`.
 /// - `view`: what listeners and pull queues may see of values and value-derived metadata;
 ///   zeroed, public only (tool outputs labelled sensitive or secret are redacted).
+/// - `digest_key`, `digest_key_id`: the key that operation ids and loop keys of sensitive or
+///   secret values are keyed with (HMAC-SHA-256, spec §6.2). Journals pin the id, never the key,
+///   and replay only under the same id. An empty id names the key by its fingerprint
+///   (`fp-<16 hex>`, as `runlet --digest-key-file` does); ids are 1 to 64 of `A-Z a-z 0-9 . _ -`.
+///   No key: a random key of this runtime, so its runs' keyed ids cannot be recomputed by
+///   another process. A bad key or id is `RUNLET_ERR_INVALID_ARGUMENT`.
 ///
 /// The structs pointed to are copied during `runlet_runtime_new`.
 #[repr(C)]
@@ -78,6 +84,8 @@ pub struct runlet_runtime_options {
     pub limits_json: runlet_str,
     pub retry: runlet_retry_policy,
     pub view: runlet_view_policy,
+    pub digest_key_id: runlet_str,
+    pub digest_key: runlet_bytes,
 }
 
 // SAFETY: `struct_size` first; integers, pointers, views and nested integer structs are valid zeroed.
@@ -85,6 +93,26 @@ unsafe impl Versioned for runlet_runtime_options {
     const NAME: &'static str = "runlet_runtime_options";
     const KNOWN_SIZES: &'static [usize] =
         &[std::mem::offset_of!(runlet_runtime_options, view), std::mem::size_of::<runlet_runtime_options>()];
+}
+
+/// The host's digest key from `options`, if it gives one: its id (the fingerprint when no id is
+/// given) and its secret, both checked.
+///
+/// # Safety
+/// The views in `options` point at their `len` readable bytes.
+unsafe fn digest_key(options: &runlet_runtime_options) -> Result<Option<(String, &[u8])>, Error> {
+    // SAFETY: forwarded from the caller.
+    let (id, secret) = unsafe {
+        (options.digest_key_id.to_str("digest_key_id")?, options.digest_key.to_slice("digest_key")?)
+    };
+    if id.is_empty() && secret.is_empty() {
+        return Ok(None);
+    }
+    let key = if id.is_empty() { DigestKey::fingerprinted(secret) } else { DigestKey::new(id, secret) };
+    let key = key.map_err(|error| {
+        Error::new(RUNLET_ERR_INVALID_ARGUMENT, format!("`digest_key`: {}", error.message()))
+    })?;
+    Ok(Some((key.id().to_owned(), secret)))
 }
 
 const DEFAULT_EVENT_QUEUE_CAPACITY: usize = 1024;
@@ -272,6 +300,8 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
     };
     let limits = limits_from_json("limits_json", limits_text)?;
     let view = view_policy(options.view)?;
+    // SAFETY: the caller passes valid views.
+    let key = unsafe { digest_key(options) }?;
     let registry = Registry::from_json_str(registry_text, &RegistryOptions::default())
         .map_err(|error| {
             let diagnostics = error.diagnostics(registry_text);
@@ -291,6 +321,9 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
         });
     }
     builder = with_retry_policy(builder, options.retry)?;
+    if let Some((id, secret)) = key {
+        builder = builder.digest_key(&id, secret);
+    }
     if options.worker_threads != 0 {
         builder = builder.worker_threads(options.worker_threads as usize);
     }

@@ -47,7 +47,7 @@ OFFSET(runlet_run_options, limits_json, 8);
 OFFSET(runlet_run_options, pull_events, 24);
 OFFSET(runlet_retry_policy, backoff_cap_ms, 8);
 SIZE(runlet_retry_policy, 16);
-SIZE(runlet_runtime_options, 112);
+SIZE(runlet_runtime_options, 144);
 OFFSET(runlet_runtime_options, registry_json, 8);
 OFFSET(runlet_runtime_options, executor, 24);
 OFFSET(runlet_runtime_options, journal, 32);
@@ -58,6 +58,8 @@ OFFSET(runlet_runtime_options, event_queue_capacity, 56);
 OFFSET(runlet_runtime_options, limits_json, 64);
 OFFSET(runlet_runtime_options, retry, 80);
 OFFSET(runlet_runtime_options, view, 96);
+OFFSET(runlet_runtime_options, digest_key_id, 112);
+OFFSET(runlet_runtime_options, digest_key, 128);
 SIZE(runlet_view_policy, 12);
 OFFSET(runlet_view_policy, preview_chars, 8);
 #endif

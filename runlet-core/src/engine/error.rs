@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::value::{List, Object, Value, ValueError};
+use crate::value::{List, Object, Sensitivity, Value, ValueError};
 
 /// One execution failure. `catchable` is false for policy failures (limit breaches, host
 /// cancellation), which no boundary catches.
@@ -26,7 +26,10 @@ pub struct RunError {
 
 impl RunError {
     /// A deterministic compute failure (an operator, projection, conversion or check) at `node_id`.
+    /// An error about a sensitive or secret value keeps only its code (spec §6.2): the error is
+    /// journaled, published and caught as a plain value, so it must not quote what failed.
     pub fn compute(error: &ValueError, node_id: String, attempt: u32) -> RunError {
+        let error = error.redacted(Sensitivity::Public);
         RunError {
             code: error.code().to_string(),
             message: error.message().to_owned(),

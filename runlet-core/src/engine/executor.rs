@@ -94,6 +94,9 @@ pub struct CallContext {
     pub call_site: Arc<str>,
     /// The loop iterations and arms the call is inside; empty for a static call.
     pub dynamic_key: Arc<str>,
+    /// The id of the digest key the operation id was keyed under, because an argument or a
+    /// loop item it depends on is sensitive or secret (spec §6.2); None when all are public.
+    pub digest_key: Option<Arc<str>>,
 }
 
 impl CallContext {
@@ -118,7 +121,14 @@ impl CallContext {
             trace: BTreeMap::new(),
             call_site: Arc::from(""),
             dynamic_key: Arc::from(""),
+            digest_key: None,
         }
+    }
+
+    /// Names the digest key the call's operation identity was keyed under, if any.
+    pub fn with_digest_key(mut self, key_id: Option<Arc<str>>) -> CallContext {
+        self.digest_key = key_id;
+        self
     }
 
     /// Names the call site and dynamic key the call's operation identity was derived from.

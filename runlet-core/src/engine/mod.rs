@@ -32,7 +32,7 @@ pub use identity::{DispatchId, IdParseError, OperationComponents, OperationId, W
 pub use limits::{Breach, LimitKey, LimitParseError, Limits};
 pub use permits::{PermitRequest, PermitTable, Permits, ResourceKey, RunPermits, Ticket, tool_keys};
 pub use plan::Plan;
-pub use replay::{PendingTimer, ReplayError, Resumed, replay};
+pub use replay::{PendingTimer, ReplayError, Resumed, replay, replay_run};
 pub use retry::{Backoff, RetryClassifier};
 pub use runtime::{BuildError, Executable, RunHandle, RunOptions, Runtime, RuntimeBuilder, StartError};
 pub use scripted::{CaseUsage, ScriptedExecutor};

@@ -10,6 +10,7 @@ use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, Samp
 use super::event::Event;
 use super::limits::LimitKey;
 use crate::diag::{Code, codes};
+use crate::journal::RunHeader;
 use crate::value::{Labelled, Value, ValueError, rcve};
 
 /// A core brought up to the journal's end.
@@ -51,12 +52,30 @@ pub enum ReplayError {
     UnknownCall { seq: u64, node: String },
     #[error("journal record {seq} holds bytes that are not a canonical value: {reason}")]
     Unreadable { seq: u64, reason: String },
+    #[error(
+        "RL8103: the run was recorded under the digest key `{recorded}`, but this core keys digests with `{given}`: operation ids and loop keys of sensitive or secret values would all differ; replay with the key the run was recorded with"
+    )]
+    DigestKeyMismatch { recorded: String, given: String },
 }
 
 impl ReplayError {
     pub fn code(&self) -> Code {
-        codes::DETERMINISM_VIOLATION
+        match self {
+            ReplayError::DigestKeyMismatch { .. } => codes::DIGEST_KEY_MISMATCH,
+            _ => codes::DETERMINISM_VIOLATION,
+        }
     }
+}
+
+/// [`replay`] of a journaled run after checking that `core` keys digests under the key id the
+/// run's header pins (spec §5.5): under another key its keyed ids could never match. A host
+/// resuming a journaled run replays it through here.
+pub fn replay_run(core: RunCore, header: &RunHeader, events: &[Event]) -> Result<Resumed, ReplayError> {
+    let given = core.digest_key().pinned();
+    if header.keyed_digest != given {
+        return Err(ReplayError::DigestKeyMismatch { recorded: header.keyed_digest.clone(), given });
+    }
+    replay(core, events)
 }
 
 /// Replays `events` (the journal from sequence 1, in order) into `core`, a fresh core of the
@@ -73,7 +92,7 @@ pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayErro
         let seq = position as u64 + 1;
         let input = match &events[position] {
             Event::IntrinsicSampled { node, output } => sampled_input(node, output, seq, &mut samples)?,
-            event => recorded_input(event, seq, &dispatched)?,
+            event => recorded_input(event, seq, &dispatched, &core)?,
         };
         for effect in core.react(input) {
             match effect {
@@ -156,6 +175,7 @@ fn recorded_input(
     event: &Event,
     seq: u64,
     dispatched: &BTreeMap<String, CallRequest>,
+    core: &RunCore,
 ) -> Result<Input, ReplayError> {
     let call = |node: &str| {
         dispatched
@@ -169,7 +189,7 @@ fn recorded_input(
     Ok(match event {
         Event::RunCreated { inputs } => match value(inputs)? {
             Value::List(list) => {
-                Input::Start { inputs: list.iter().cloned().map(Labelled::public).collect() }
+                Input::Start { inputs: core.labelled_inputs(list.iter().cloned().collect()) }
             }
             _ => {
                 return Err(ReplayError::Unreadable {
@@ -179,7 +199,8 @@ fn recorded_input(
             }
         },
         Event::CallCompleted { node, output } => {
-            Input::ToolCompleted { call: call(node)?, value: Labelled::public(value(output)?) }
+            let call = call(node)?;
+            Input::ToolCompleted { call, value: core.labelled_output(call, value(output)?) }
         }
         Event::CallFailed { node, error } => Input::ToolFailed {
             call: call(node)?,

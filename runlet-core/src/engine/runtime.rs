@@ -53,7 +53,7 @@ use crate::observe::{
     ViewPolicy, snapshot_from_journal,
 };
 use crate::schema::{ExecutionClass, Registry, validate};
-use crate::value::{Labelled, List, Value, sha256};
+use crate::value::{DigestKey, Labelled, List, Value, ValueError, sha256};
 
 /// Configures a [`Runtime`].
 #[derive(Default)]
@@ -67,6 +67,8 @@ pub struct RuntimeBuilder {
     observer_buffer: Option<usize>,
     retry_classifier: Option<RetryClassifier>,
     prohibit_unsafe_tools: bool,
+    /// The host's key for digests of sensitive values, or why it is unusable.
+    digest_key: Option<Result<DigestKey, ValueError>>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -91,6 +93,8 @@ pub enum BuildError {
         "RL8017: tool `{tool}` is `unsafe` and this runtime prohibits unsafe tools: declare a safer execution class or remove it"
     )]
     UnsafeToolProhibited { tool: String },
+    #[error("{0}")]
+    InvalidDigestKey(ValueError),
 }
 
 /// Why a run could not start.
@@ -116,6 +120,17 @@ impl RuntimeBuilder {
     /// Where runs are journaled; an in-memory journal when not set.
     pub fn journal(mut self, journal: Arc<dyn Journal>) -> Self {
         self.journal = Some(journal);
+        self
+    }
+
+    /// The key that digests of sensitive or secret values are keyed with (spec §6.2): operation
+    /// ids and iteration keys of calls and items carrying such labels. Run headers pin
+    /// `hmac-sha256` and `key_id`, never the key, so a journal replays only under the same key id.
+    /// Without one, the runtime makes a random key when built (`local-<hex>`): its runs'
+    /// keyed ids cannot be recomputed by any other process. An id outside 1 to 64 characters
+    /// of `A-Z a-z 0-9 . _ -` or an empty key fails `build` with `RL8102`.
+    pub fn digest_key(mut self, key_id: &str, key: &[u8]) -> Self {
+        self.digest_key = Some(DigestKey::new(key_id, key));
         self
     }
 
@@ -190,6 +205,8 @@ impl RuntimeBuilder {
                 return Err(BuildError::UnsafeToolProhibited { tool: tool.name.to_string() });
             }
         }
+        let digest_key =
+            self.digest_key.unwrap_or_else(DigestKey::random).map_err(BuildError::InvalidDigestKey)?;
         let journal = self.journal.unwrap_or_else(|| Arc::new(MemoryJournal::new()));
         let mut pool = tokio::runtime::Builder::new_multi_thread();
         pool.enable_all().thread_name("runlet-worker");
@@ -212,6 +229,7 @@ impl RuntimeBuilder {
             executor,
             journal,
             settings: self.settings,
+            digest_key,
             observer_buffer: self.observer_buffer.unwrap_or(DEFAULT_OBSERVER_BUFFER),
             observers: ObserverIndex::default(),
             limits: self.limits,
@@ -260,6 +278,8 @@ pub struct Runtime {
     executor: Arc<dyn ToolExecutor>,
     journal: Arc<dyn Journal>,
     settings: RunSettings,
+    /// Keys digests of sensitive values for every run of this runtime (spec §6.2).
+    digest_key: DigestKey,
     observer_buffer: usize,
     /// The observers of runs still referenced somewhere, for [`Runtime::observer`].
     observers: ObserverIndex,
@@ -284,6 +304,12 @@ impl std::fmt::Debug for Runtime {
 impl Runtime {
     pub fn builder() -> RuntimeBuilder {
         RuntimeBuilder::default()
+    }
+
+    /// The key this runtime's runs key digests of sensitive values with: a replaying core needs
+    /// the same one.
+    pub fn digest_key(&self) -> &DigestKey {
+        &self.digest_key
     }
 
     pub fn registry(&self) -> &Arc<Registry> {
@@ -364,22 +390,30 @@ impl Runtime {
             RunId::new(format!("{}-{}", self.run_prefix, self.next_run.fetch_add(1, Ordering::Relaxed)));
         let limits = self.limits.overridden_by(&options.limits);
         let identity = program.compiled.identity();
-        let inputs_list = List::new(values.clone()).map(Value::List).unwrap_or(Value::Null);
+        let core = RunCore::new(
+            hir,
+            Arc::clone(&program.plan),
+            Arc::clone(&self.tool_names),
+            self.settings.clone(),
+            self.digest_key.clone(),
+        )
+        .with_tool_classes(Arc::clone(&self.tool_classes))
+        .with_limits(limits.clone(), program.source_bytes);
+        let inputs = core.labelled_inputs(values);
+        let inputs_digest = Labelled::list(inputs.clone())
+            .map_or_else(|_| sha256(&Value::Null), |inputs| inputs.digest(&self.digest_key));
         let header = RunHeader {
             run_id: run_id.clone(),
             language_version: identity.language_version,
             runtime_version: env!("CARGO_PKG_VERSION").to_owned(),
             source_digest: identity.source_digest.to_string(),
             registry_digest: identity.registry_digest.to_string(),
-            inputs_digest: sha256(&inputs_list).to_string(),
+            inputs_digest: inputs_digest.to_string(),
             config_digest: config_digest(&self.settings, &limits),
+            keyed_digest: self.digest_key.pinned(),
             value_encoding_version: 1,
             event_encoding_version: 1,
         };
-        let core =
-            RunCore::new(hir, Arc::clone(&program.plan), Arc::clone(&self.tool_names), self.settings.clone())
-                .with_tool_classes(Arc::clone(&self.tool_classes))
-                .with_limits(limits.clone(), program.source_bytes);
         let own_concurrency = options.limits.get(LimitKey::Concurrency);
         if let Some(cap) = own_concurrency {
             self.permits.start_run(&run_id, cap);
@@ -418,7 +452,6 @@ impl Runtime {
             retry_classifier: self.retry_classifier.clone(),
         };
         let (done, outcome) = oneshot::channel();
-        let inputs = values.into_iter().map(Labelled::public).collect();
         let shared_permits = Arc::clone(&self.permits);
         let ended_run = own_concurrency.map(|_| run_id.clone());
         self.pool.spawn(async move {

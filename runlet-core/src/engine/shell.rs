@@ -320,6 +320,7 @@ fn spawn_call(
         tool.schema_version.as_str(),
     )
     .with_call_site(request.call_site.as_str(), request.dynamic_key.as_str())
+    .with_digest_key(request.digest_key.clone())
     .with_cancellation(token.clone());
     if let Some(deadline) = request.timeout.and_then(|t| tokio::time::Instant::now().checked_add(t)) {
         context = context.with_deadline(deadline);
@@ -425,7 +426,7 @@ mod tests {
     use crate::engine::scripted::ScriptedExecutor;
     use crate::engine::testing::{appendix_b, list};
     use crate::journal::{MemoryJournal, RunHeader};
-    use crate::value::sha256;
+    use crate::value::{DigestKey, sha256};
 
     const FIXTURES: &str = r#"{
         "github.me": [{ "result": { "login": "octo" }, "delay_ms": 5 }],
@@ -465,11 +466,7 @@ mod tests {
         run: &str,
         executor: impl FnOnce(Arc<MemoryJournal>) -> Arc<dyn ToolExecutor>,
     ) -> (RunCore, RunEnvironment, Arc<MemoryJournal>) {
-        let names: Arc<[String]> = registry.tools().map(|(_, t)| t.name.to_string()).collect();
-        let classes = registry.tools().map(|(_, t)| t.execution).collect();
-        let core =
-            RunCore::new(Arc::clone(program), Arc::new(Plan::new(program)), names, RunSettings::default())
-                .with_tool_classes(classes);
+        let core = fresh(program, registry);
         let run_id = RunId::new(run);
         let journal = Arc::new(MemoryJournal::new());
         let digest = sha256(&Value::Null);
@@ -481,6 +478,7 @@ mod tests {
             registry_digest: registry.digest().to_string(),
             inputs_digest: digest.to_string(),
             config_digest: digest.to_string(),
+            keyed_digest: core.digest_key().pinned(),
             value_encoding_version: 1,
             event_encoding_version: 1,
         };
@@ -638,7 +636,8 @@ mod tests {
     fn fresh(program: &Arc<crate::analyze::hir::Program>, registry: &Registry) -> RunCore {
         let names: Arc<[String]> = registry.tools().map(|(_, t)| t.name.to_string()).collect();
         let classes = registry.tools().map(|(_, t)| t.execution).collect();
-        RunCore::new(Arc::clone(program), Arc::new(Plan::new(program)), names, RunSettings::default())
+        let key = DigestKey::new("test", b"test key").expect("valid key");
+        RunCore::new(Arc::clone(program), Arc::new(Plan::new(program)), names, RunSettings::default(), key)
             .with_tool_classes(classes)
     }
 

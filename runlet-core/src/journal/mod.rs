@@ -49,6 +49,11 @@ pub struct RunHeader {
     pub registry_digest: String,
     pub inputs_digest: String,
     pub config_digest: String,
+    /// The keyed-digest algorithm and key id digests of sensitive values use,
+    /// `hmac-sha256:<key id>` (spec §5.5); the key itself never enters the journal. Empty in
+    /// headers written before runs pinned it.
+    #[serde(default)]
+    pub keyed_digest: String,
     pub value_encoding_version: u32,
     pub event_encoding_version: u32,
 }

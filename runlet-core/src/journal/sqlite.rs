@@ -293,6 +293,7 @@ mod tests {
             registry_digest: "r".into(),
             inputs_digest: "i".into(),
             config_digest: "c".into(),
+            keyed_digest: "hmac-sha256:k".into(),
             value_encoding_version: 1,
             event_encoding_version: 1,
         };

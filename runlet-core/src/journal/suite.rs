@@ -30,6 +30,7 @@ fn fresh_run(label: &str) -> RunHeader {
         registry_digest: "sha256:registry".into(),
         inputs_digest: "sha256:inputs".into(),
         config_digest: "sha256:config".into(),
+        keyed_digest: "hmac-sha256:tenant-7.v1".into(),
         value_encoding_version: 1,
         event_encoding_version: 1,
     }

@@ -102,6 +102,9 @@ pub struct DigestKey {
 
 const HMAC_BLOCK: usize = 64;
 
+/// What a fingerprinted key's id is the keyed digest of.
+const KEY_ID_LABEL: &str = "runlet.digest_key_id/1";
+
 /// Key ids are 1 to 64 characters from `A-Z a-z 0-9 . _ -`, so `hmac-sha256:<id>:<hex>` is
 /// unambiguous.
 fn is_valid_key_id(id: &str) -> bool {
@@ -110,6 +113,9 @@ fn is_valid_key_id(id: &str) -> bool {
 }
 
 impl DigestKey {
+    /// How the ids of [`DigestKey::random`] keys start.
+    pub const RANDOM_ID_PREFIX: &'static str = "local-";
+
     /// A key named `id` (1 to 64 characters from `A-Z a-z 0-9 . _ -`) with a non-empty secret.
     pub fn new(id: &str, secret: &[u8]) -> Result<DigestKey, ValueError> {
         if !is_valid_key_id(id) || secret.is_empty() {
@@ -128,8 +134,40 @@ impl DigestKey {
         Ok(DigestKey { id: id.into(), block: Arc::new(block) })
     }
 
+    /// A fresh key from the operating system's random source, named `local-<16 hex>` by random
+    /// bits too. Nothing outside this process knows it: digests under it cannot be recomputed
+    /// by another process, so a journal keyed by it replays only where the key still lives.
+    pub fn random() -> Result<DigestKey, ValueError> {
+        let mut bits = [0u8; 40];
+        getrandom::fill(&mut bits).map_err(|error| {
+            ValueError::new(codes::INVALID_DIGEST_KEY, format!("no random source for a digest key: {error}"))
+        })?;
+        let (id, secret) = bits.split_at(8);
+        DigestKey::new(&format!("{}{}", DigestKey::RANDOM_ID_PREFIX, hex::encode(id)), secret)
+    }
+
+    /// A key named by its own fingerprint, `fp-<16 hex>`: the first 8 bytes of the HMAC-SHA-256
+    /// of `runlet.digest_key_id/1` under `secret`. Equal secrets get equal ids and, short of a
+    /// collision, different secrets different ones, so a host that only has the key material
+    /// (a key file) still pins an id that tells keys apart without revealing them.
+    pub fn fingerprinted(secret: &[u8]) -> Result<DigestKey, ValueError> {
+        let probe = DigestKey::new("fp", secret)?;
+        let fingerprint = keyed(&Value::from(KEY_ID_LABEL), &probe);
+        DigestKey::new(&format!("fp-{}", hex::encode(&fingerprint.bytes()[..8])), secret)
+    }
+
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// Whether `id` may name a key: 1 to 64 characters from `A-Z a-z 0-9 . _ -`.
+    pub fn is_valid_id(id: &str) -> bool {
+        is_valid_key_id(id)
+    }
+
+    /// What a run header pins about this key: `hmac-sha256:<key id>`.
+    pub fn pinned(&self) -> String {
+        format!("hmac-sha256:{}", self.id)
     }
 }
 
@@ -291,6 +329,27 @@ mod tests {
             Err(codes::INVALID_DIGEST_KEY)
         );
         assert!(DigestKey::new("ok", b"").is_err());
+    }
+
+    #[test]
+    fn random_keys_differ_and_name_themselves_apart() {
+        let (one, two) = (DigestKey::random().expect("random"), DigestKey::random().expect("random"));
+        assert!(one.id().starts_with("local-") && one.id().len() == 22, "{one:?}");
+        assert_ne!(one.id(), two.id());
+        assert_ne!(keyed(&Value::Int(1), &one).bytes(), keyed(&Value::Int(1), &two).bytes());
+    }
+
+    #[test]
+    fn fingerprinted_keys_are_named_by_their_secret() {
+        let one = DigestKey::fingerprinted(b"tenant key one").expect("valid key");
+        let again = DigestKey::fingerprinted(b"tenant key one").expect("valid key");
+        let two = DigestKey::fingerprinted(b"tenant key two").expect("valid key");
+        assert!(one.id().starts_with("fp-") && one.id().len() == 19, "{one:?}");
+        assert_eq!(one.id(), again.id());
+        assert_ne!(one.id(), two.id());
+        assert_eq!(keyed(&Value::Int(1), &one), keyed(&Value::Int(1), &again));
+        assert_eq!(one.pinned(), format!("hmac-sha256:{}", one.id()));
+        assert!(DigestKey::fingerprinted(b"").is_err());
     }
 
     #[test]

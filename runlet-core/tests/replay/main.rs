@@ -60,7 +60,14 @@ struct Ran {
 fn run(case: &Case, inputs: &Inputs, executor: Arc<dyn ToolExecutor>) -> Ran {
     let registry =
         Registry::from_json_str(&case.registry, &RegistryOptions::default()).expect("registry").registry;
-    let runtime = Runtime::builder().registry(registry).executor(executor).build().expect("runtime");
+    // Recording and replaying runtimes share the host key: the examples' sensitive arguments
+    // have keyed operation ids, and a transcript replays only under the key that recorded it.
+    let runtime = Runtime::builder()
+        .registry(registry)
+        .executor(executor)
+        .digest_key("replay-tests.v1", b"transcript key")
+        .build()
+        .expect("runtime");
     let program = runtime.compile(&case.source, inputs).expect("compiles");
     let mut handle = runtime.start(&program, inputs).expect("starts");
     let mut tools = BTreeMap::new();

@@ -69,6 +69,24 @@ fn every_answer_shape_round_trips_exactly() {
 }
 
 #[test]
+fn the_digest_key_id_round_trips_and_must_be_a_key_id() {
+    let keyed = sample().with_digest_key("fp-0123456789abcdef");
+    let text = keyed.to_json().expect("JSON");
+    assert!(text.contains(r#""digest_key": "fp-0123456789abcdef""#), "{text}");
+    let back = Transcript::from_json_str(&text).expect("reads back");
+    assert_eq!(back.digest_key(), Some("fp-0123456789abcdef"));
+    assert_eq!(back, keyed);
+    assert_eq!(
+        Transcript::from_json_str(&sample().to_json().expect("JSON")).expect("reads").digest_key(),
+        None
+    );
+    for bad in [r#""tenant:7""#, r#""""#, "7"] {
+        let text = text.replace(r#""fp-0123456789abcdef""#, bad);
+        assert_eq!(codes_of(&text), ["RL8301"], "{bad}");
+    }
+}
+
+#[test]
 fn bytes_cannot_be_written() {
     let transcript =
         Transcript::new(workflow(), vec![entry("let:a/value", "", 1, Ok(Value::bytes(vec![1])))]);

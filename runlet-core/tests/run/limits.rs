@@ -290,7 +290,8 @@ fn journal_bytes_crossed_by_a_call_completion_stop_the_run_before_its_next_call_
     let program = runtime.compile(TWO_CALLS, &Inputs::new()).expect("compiles");
     let hir = program.compiled().shared_program();
     let names: Arc<[String]> = runtime.registry().tools().map(|(_, t)| t.name.to_string()).collect();
-    let core = RunCore::new(Arc::clone(&hir), Arc::new(Plan::new(&hir)), names, RunSettings::default())
+    let key = runtime.digest_key().clone();
+    let core = RunCore::new(Arc::clone(&hir), Arc::new(Plan::new(&hir)), names, RunSettings::default(), key)
         .with_limits(limits, TWO_CALLS.len() as u64);
     let events: Vec<Event> = journal.into_iter().map(|(e, _)| e).collect();
     let replayed = replay(core, &events).expect("replays without divergence");

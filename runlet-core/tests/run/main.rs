@@ -2,6 +2,7 @@
 //! limits under real concurrency, result order, failures, and the journal a run leaves.
 
 mod failure;
+mod keyed;
 mod limit_catalogue;
 mod limits;
 

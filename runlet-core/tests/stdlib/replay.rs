@@ -42,7 +42,8 @@ fn recorded_run() -> (Executable, Runtime, Value, Vec<Event>) {
 fn fresh_core(program: &Executable, runtime: &Runtime) -> RunCore {
     let hir = program.compiled().shared_program();
     let names: Arc<[String]> = runtime.registry().tools().map(|(_, t)| t.name.to_string()).collect();
-    RunCore::new(Arc::clone(&hir), Arc::new(Plan::new(&hir)), names, RunSettings::default())
+    let key = runtime.digest_key().clone();
+    RunCore::new(Arc::clone(&hir), Arc::new(Plan::new(&hir)), names, RunSettings::default(), key)
 }
 
 fn replayed_value(program: &Executable, runtime: &Runtime, events: &[Event]) -> Value {

@@ -14,7 +14,7 @@ use crate::diag::codes;
 use crate::engine::error::RunError;
 use crate::engine::event::{Arm, Event};
 use crate::engine::limits::LimitKey;
-use crate::value::{Labelled, Value, ValueError, expect_bool};
+use crate::value::{DigestKey, Labelled, Value, ValueError, expect_bool};
 
 impl RunCore {
     /// A ready control node: its operands are resolved, so it picks or creates its scopes.
@@ -157,7 +157,7 @@ impl RunCore {
                 *body,
                 Some(scope),
                 Owner::Iteration(node, index),
-                iteration_key(index, &value),
+                iteration_key(index, &value, &self.digest_key),
                 attempt,
                 vec![(*item, value)],
             );
@@ -254,7 +254,7 @@ impl RunCore {
                 *body,
                 Some(scope),
                 Owner::FoldStep(node),
-                iteration_key(index, &value),
+                iteration_key(index, &value, &self.digest_key),
                 attempt,
                 vec![(*accumulator, acc), (*item, value)],
             );
@@ -362,9 +362,10 @@ impl RunCore {
     }
 }
 
-/// An iteration's dynamic key (spec §4.2): its input index and a short digest of its element.
-fn iteration_key(index: usize, element: &Labelled) -> String {
-    let digest = crate::value::sha256(element.value());
+/// An iteration's dynamic key (spec §4.2): its input index and a short digest of its element,
+/// keyed under the run's key when the element is sensitive or secret (spec §6.2).
+fn iteration_key(index: usize, element: &Labelled, key: &DigestKey) -> String {
+    let digest = element.digest(key);
     let [a, b, c, d, ..] = *digest.bytes();
     format!("i{index}~{a:02x}{b:02x}{c:02x}{d:02x}")
 }

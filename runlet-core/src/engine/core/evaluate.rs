@@ -8,7 +8,7 @@ use super::state::{NodeIx, NodeState, ScopeIx, ScopeStatus};
 use crate::analyze::hir::{BindingId, BindingKind, ExprId, ExprKind, ObjectEntry, ProjectKey};
 use crate::engine::error::RunError;
 use crate::engine::limits::LimitKey;
-use crate::value::{ConversionLimits, Labelled, List, Object, Value, ValueError, expect_bool};
+use crate::value::{ConversionLimits, Labelled, List, Object, Sensitivity, Value, ValueError, expect_bool};
 
 impl RunCore {
     pub(super) fn evaluate(&mut self, node: NodeIx) {
@@ -104,7 +104,10 @@ impl RunCore {
         self.fail(node, run_error);
     }
 
-    /// The error a `fail(code, message[, details])` raises: never retryable (spec §2.7.3).
+    /// The error a `fail(code, message[, details])` raises: never retryable (spec §2.7.3). The
+    /// error is journaled, published and caught as plain values, so every sensitive or secret
+    /// path of its code, message and details is replaced by its redaction marker
+    /// (`"<redacted:secret>"`) first; details keep their structure (spec §6.2).
     fn raised(
         &self,
         node: NodeIx,
@@ -113,13 +116,14 @@ impl RunCore {
         message: ExprId,
         details: Option<ExprId>,
     ) -> RunError {
-        let text = |expr: ExprId| match self.value_of(scope, expr).value() {
+        let public = |expr: ExprId| self.value_of(scope, expr).redacted(Sensitivity::Public);
+        let text = |expr: ExprId| match public(expr) {
             Value::String(text) => text.to_string(),
-            other => crate::value::scalar_text(other).unwrap_or_default(),
+            other => crate::value::scalar_text(&other).unwrap_or_default(),
         };
         let details = details
-            .and_then(|d| match self.value_of(scope, d).value() {
-                Value::Object(object) => Some(object.clone()),
+            .and_then(|d| match public(d) {
+                Value::Object(object) => Some(object),
                 _ => None,
             })
             .unwrap_or_else(Object::empty);

@@ -29,9 +29,9 @@ use crate::engine::executor::ToolError;
 use crate::engine::limits::{LimitKey, Limits};
 use crate::engine::plan::{Plan, operands};
 use crate::engine::retry::Backoff;
-use crate::schema::{ExecutionClass, ToolId};
+use crate::schema::{ExecutionClass, ToolId, labels_of};
 use crate::stdlib::{PatternCache, SampledFunction};
-use crate::value::{Digest, Labelled, List, Value, ValueError, rcve};
+use crate::value::{Digest, DigestKey, Labelled, List, Value, ValueError, rcve};
 
 use operations::{OperationKey, OperationRecord};
 use state::{
@@ -86,6 +86,9 @@ pub struct CallRequest {
     pub dynamic_key: String,
     /// Digest of the canonical argument list: the operation's input digest (spec §4.2).
     pub input_digest: Digest,
+    /// The id of the digest key the operation's identity was keyed under: some argument, or an
+    /// item of a loop the call is inside, is sensitive or secret (spec §6.2). None when public.
+    pub digest_key: Option<Arc<str>>,
     /// The transport attempt of this operation, from 1: it makes the `dispatch_id`.
     pub dispatch_generation: u32,
     /// An earlier dispatch of this `recoverable` operation ended uncertain: ask the executor's
@@ -184,6 +187,9 @@ pub struct RunCore {
     program: Arc<Program>,
     plan: Arc<Plan>,
     settings: RunSettings,
+    /// The run-pinned key for digests of sensitive or secret values (spec §6.2): operation
+    /// input digests and iteration keys.
+    digest_key: DigestKey,
     inputs: Vec<Labelled>,
     nodes: Vec<Node>,
     scopes: Vec<Scope>,
@@ -225,11 +231,13 @@ impl RunCore {
         plan: Arc<Plan>,
         tool_names: Arc<[String]>,
         settings: RunSettings,
+        digest_key: DigestKey,
     ) -> RunCore {
         RunCore {
             program,
             plan,
             settings,
+            digest_key,
             inputs: Vec::new(),
             nodes: Vec::new(),
             scopes: Vec::new(),
@@ -251,6 +259,36 @@ impl RunCore {
             free_nodes: Vec::new(),
             free_scopes: Vec::new(),
             retired: Vec::new(),
+        }
+    }
+
+    /// The key this run's digests of sensitive values are keyed with.
+    pub fn digest_key(&self) -> &DigestKey {
+        &self.digest_key
+    }
+
+    /// Host input values labelled by the schemas the program declares them with (spec §6.2).
+    pub fn labelled_inputs(&self, values: Vec<Value>) -> Vec<Labelled> {
+        let schemas = &self.program.schemas;
+        let labelled = values.into_iter().zip(&self.program.inputs);
+        labelled
+            .map(|(value, input)| {
+                let labels = labels_of(schemas, input.schema, &value);
+                Labelled::new(value, labels)
+            })
+            .collect()
+    }
+
+    /// A tool answer to `call` labelled by the tool's output schema, as the shell labels answers
+    /// it validates (spec §6.2): replay gives recorded answers the labels they had.
+    pub fn labelled_output(&self, call: CallHandle, value: Value) -> Labelled {
+        match self.nodes.get(call.0 as usize) {
+            Some(node) => {
+                let schema = self.program.expr(node.expr).schema;
+                let labels = labels_of(&self.program.schemas, schema, &value);
+                Labelled::new(value, labels)
+            }
+            None => Labelled::public(value),
         }
     }
 

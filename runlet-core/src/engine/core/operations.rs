@@ -12,7 +12,7 @@ use crate::engine::executor::ToolError;
 use crate::engine::limits::LimitKey;
 use crate::engine::retry::{redispatch_permitted, uncertain_error};
 use crate::schema::{ExecutionClass, ToolId};
-use crate::value::{Digest, Labelled, List, Value, rcve, sha256};
+use crate::value::{Digest, Labelled, List, Sensitivity, Value, keyed, rcve, sha256};
 
 /// What identifies an operation within one run: the call site, the dynamic key and the digest
 /// of the canonical inputs. The workflow, schema version and generation are the run's own, so
@@ -38,7 +38,7 @@ impl RunCore {
     /// a dispatch the class forbids; then prepare the dispatch. Calls outside every attempt are
     /// never demanded twice, so they keep no operation record (a resume counts on the node).
     pub(super) fn start_call(&mut self, node: NodeIx, tool: ToolId, arguments: List) {
-        let input_digest = sha256(&Value::List(arguments.clone()));
+        let input_digest = self.input_digest(node, &arguments);
         let id = self.node_id(node);
         let mut recover_first = false;
         if self.inside_attempt(self.nodes[node.0 as usize].scope) {
@@ -110,6 +110,7 @@ impl RunCore {
             attempt,
         });
         let (call_site, dynamic_key) = self.call_identity(node);
+        let digest_key = self.identity_key(&input_digest, scope);
         self.effects.push(Effect::Dispatch(CallRequest {
             call: CallHandle(node.0),
             tool,
@@ -119,6 +120,7 @@ impl RunCore {
             call_site,
             dynamic_key,
             input_digest,
+            digest_key,
             dispatch_generation,
             recover_first,
             timeout: self.settings.tool_timeout,
@@ -195,7 +197,7 @@ impl RunCore {
             self.operation_unsettled(node);
             let class = self.tool_class(tool);
             if redispatch_permitted(class) {
-                let input_digest = sha256(&Value::List(arguments.clone()));
+                let input_digest = self.input_digest(node, &arguments);
                 let recover_first = class == ExecutionClass::Recoverable;
                 self.prepare_dispatch(node, tool, arguments, input_digest, recover_first);
             } else {
@@ -205,6 +207,36 @@ impl RunCore {
             }
         }
         self.settle_all_drains();
+    }
+
+    /// The digest of a call's canonical argument list (spec §6.2): keyed under the run's key
+    /// when any path of any argument is sensitive or secret, plain SHA-256 when all are public.
+    fn input_digest(&self, node: NodeIx, arguments: &List) -> Digest {
+        let entry = &self.nodes[node.0 as usize];
+        let nodes = &self.scopes[entry.scope.0 as usize].nodes;
+        let sensitive = match &self.program.expr(entry.expr).kind {
+            ExprKind::Call { args, .. } => args.iter().any(|a| {
+                let value = nodes.get(a).and_then(|n| self.nodes[n.0 as usize].value.as_ref());
+                value.is_some_and(|v| v.max_sensitivity() > Sensitivity::Public)
+            }),
+            _ => false,
+        };
+        let list = Value::List(arguments.clone());
+        if sensitive { keyed(&list, &self.digest_key) } else { sha256(&list) }
+    }
+
+    /// The id of the run's digest key when the identity of a call in `scope` was keyed: its input
+    /// digest is, or the key of an iteration or fold step around it is (that key digests the
+    /// step's item, the last value the step's scope provides).
+    fn identity_key(&self, input_digest: &Digest, scope: ScopeIx) -> Option<Arc<str>> {
+        let mut scopes = std::iter::successors(Some(scope), |s| self.scopes[s.0 as usize].parent);
+        let keyed_item = scopes.any(|s| {
+            let scope = &self.scopes[s.0 as usize];
+            matches!(scope.owner, Owner::Iteration(..) | Owner::FoldStep(..))
+                && scope.provided.last().is_some_and(|(_, item)| item.max_sensitivity() > Sensitivity::Public)
+        });
+        let keyed = keyed_item || matches!(input_digest, Digest::HmacSha256 { .. });
+        keyed.then(|| Arc::from(self.digest_key.id()))
     }
 
     /// The tool and canonical argument list of a call node whose operands have succeeded.

@@ -13,7 +13,7 @@ use crate::engine::event::Event;
 use crate::engine::plan::Plan;
 use crate::engine::testing::{Builder, appendix_b, appendix_b_oracle, int, list};
 use crate::schema::Registry;
-use crate::value::{BinaryOp, Labelled, List, Value};
+use crate::value::{BinaryOp, DigestKey, Labelled, List, Value};
 
 /// How the simulated tools answer: `Ok` values, or errors (retryable or not).
 pub(super) type Oracle = dyn Fn(&str, &List, u32) -> Result<Value, ToolError>;
@@ -50,7 +50,8 @@ pub(super) fn fresh_core(program: &Arc<Program>, registry: &Registry) -> RunCore
 pub(super) fn core_with(program: &Arc<Program>, registry: &Registry, settings: RunSettings) -> RunCore {
     let plan = Arc::new(Plan::new(program));
     let classes = registry.tools().map(|(_, t)| t.execution).collect();
-    RunCore::new(Arc::clone(program), plan, tool_names(registry), settings).with_tool_classes(classes)
+    let key = DigestKey::new("test", b"test key").expect("valid key");
+    RunCore::new(Arc::clone(program), plan, tool_names(registry), settings, key).with_tool_classes(classes)
 }
 
 /// Drives `core` from `first` (or, without one, by answering `in_flight`) to the run's end.

@@ -12,12 +12,12 @@ use crate::engine::executor::ToolError;
 use crate::engine::fixture_file::{first_message, invalid_json};
 use crate::engine::identity::{OperationId, WorkflowIdentity};
 use crate::schema::{JsonPath, QualifiedName, locate};
-use crate::value::{Object, Value, ValueError, parse_json, to_serde_json};
+use crate::value::{DigestKey, Object, Value, ValueError, parse_json, to_serde_json};
 
 /// The format name and version a transcript file starts with; a layout change must change it.
 pub const TRANSCRIPT_FORMAT: &str = "runlet.transcript/1";
 
-const ROOT_FIELDS: &[&str] = &["format", "workflow", "calls"];
+const ROOT_FIELDS: &[&str] = &["format", "workflow", "digest_key", "calls"];
 const WORKFLOW_FIELDS: &[&str] = &["source_digest", "registry_digest", "language_version"];
 const ENTRY_FIELDS: &[&str] =
     &["call_site", "dynamic_key", "attempt", "operation_id", "tool", "arguments", "result", "error"];
@@ -35,6 +35,8 @@ pub struct TranscriptError {
 struct FileOut<'a> {
     format: &'static str,
     workflow: WorkflowOut,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    digest_key: Option<&'a str>,
     calls: Vec<EntryOut<'a>>,
 }
 
@@ -83,6 +85,7 @@ impl Transcript {
                 registry_digest: self.workflow.registry_digest.to_string(),
                 language_version: self.workflow.language_version,
             },
+            digest_key: self.digest_key(),
             calls,
         };
         let mut text = serde_json::to_string_pretty(&file).expect("JSON trees always serialize");
@@ -228,6 +231,11 @@ impl Reader<'_> {
         let workflow = self
             .required(fields, "workflow", &root, Ok)
             .and_then(|w| self.workflow(w, &root.key("workflow")));
+        let digest_key = self.optional(fields, "digest_key", &root, |v| {
+            v.as_str().filter(|id| DigestKey::is_valid_id(id)).ok_or_else(|| {
+                "`digest_key` must be a key id: 1 to 64 characters from `A-Z a-z 0-9 . _ -`".to_owned()
+            })
+        });
         let calls = self.required(fields, "calls", &root, |v| match v {
             Value::List(calls) => Ok(calls),
             _ => Err("`calls` must be a JSON array of calls".to_owned()),
@@ -237,7 +245,11 @@ impl Reader<'_> {
             .flat_map(|calls| calls.iter().enumerate())
             .filter_map(|(i, entry)| self.entry(entry, &root.key("calls").index(i)))
             .collect();
-        Some(Transcript::new(workflow?, entries))
+        let transcript = Transcript::new(workflow?, entries);
+        Some(match digest_key.ok()? {
+            Some(key_id) => transcript.with_digest_key(key_id),
+            None => transcript,
+        })
     }
 
     fn workflow(&mut self, value: &Value, path: &JsonPath) -> Option<WorkflowIdentity> {

@@ -82,6 +82,8 @@ fn request_text(tool: &str, arguments: &List) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Transcript {
     workflow: WorkflowIdentity,
+    /// The id of the digest key some call's identity was keyed under (spec §6.2), if any was.
+    digest_key: Option<Arc<str>>,
     entries: Vec<TranscriptEntry>,
 }
 
@@ -89,12 +91,24 @@ impl Transcript {
     /// A transcript of `entries`, sorted by key (stably, so same-key entries keep their order).
     pub fn new(workflow: WorkflowIdentity, mut entries: Vec<TranscriptEntry>) -> Transcript {
         entries.sort_by(|a, b| a.key.cmp(&b.key));
-        Transcript { workflow, entries }
+        Transcript { workflow, digest_key: None, entries }
+    }
+
+    /// The transcript noting that its run keyed some call's identity under `key_id` (spec §6.2):
+    /// a replay under another key gets other ids for such calls, and its mismatches say so.
+    pub fn with_digest_key(mut self, key_id: &str) -> Transcript {
+        self.digest_key = Some(Arc::from(key_id));
+        self
     }
 
     /// The program and registry the transcript was recorded with.
     pub fn workflow(&self) -> &WorkflowIdentity {
         &self.workflow
+    }
+
+    /// The id of the digest key the run was recorded under, when the transcript names one.
+    pub fn digest_key(&self) -> Option<&str> {
+        self.digest_key.as_deref()
     }
 
     pub fn entries(&self) -> &[TranscriptEntry] {

@@ -19,6 +19,8 @@ pub struct RecordingExecutor {
     inner: Arc<dyn ToolExecutor>,
     /// One entry per dispatch, answered as cancelled until its answer arrives.
     calls: Mutex<Vec<TranscriptEntry>>,
+    /// The digest key a dispatched call's identity was keyed under, once one was.
+    digest_key: Mutex<Option<Arc<str>>>,
 }
 
 impl std::fmt::Debug for RecordingExecutor {
@@ -29,14 +31,19 @@ impl std::fmt::Debug for RecordingExecutor {
 
 impl RecordingExecutor {
     pub fn new(inner: Arc<dyn ToolExecutor>) -> RecordingExecutor {
-        RecordingExecutor { inner, calls: Mutex::new(Vec::new()) }
+        RecordingExecutor { inner, calls: Mutex::new(Vec::new()), digest_key: Mutex::new(None) }
     }
 
     /// The transcript of every call dispatched so far, for the run's `workflow`. Take it after
     /// the run ended: a call still unanswered then is written as cancelled (`RL6201`), since its
     /// answer can no longer reach the run (a finished run cancels the calls it still has out).
+    /// The transcript names the digest key when some call's identity was keyed under it.
     pub fn transcript(&self, workflow: WorkflowIdentity) -> Transcript {
-        Transcript::new(workflow, self.calls.lock().clone())
+        let transcript = Transcript::new(workflow, self.calls.lock().clone());
+        match self.digest_key.lock().as_deref() {
+            Some(key_id) => transcript.with_digest_key(key_id),
+            None => transcript,
+        }
     }
 }
 
@@ -54,6 +61,9 @@ impl ToolExecutor for RecordingExecutor {
             arguments: call.arguments.clone(),
             answer: Err(ToolError::cancelled(&call.tool)),
         };
+        if let Some(key_id) = &call.context.digest_key {
+            self.digest_key.lock().get_or_insert_with(|| Arc::clone(key_id));
+        }
         let slot = {
             let mut calls = self.calls.lock();
             calls.push(request);

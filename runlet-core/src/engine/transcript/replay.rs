@@ -12,13 +12,15 @@ use super::{CallKey, Transcript, TranscriptEntry, request_text};
 use crate::diag::{Code, codes};
 use crate::engine::executor::{ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput};
 use crate::engine::identity::{OperationId, WorkflowIdentity};
-use crate::value::List;
+use crate::value::{DigestKey, List};
 
 /// Answers calls from a transcript. A call is answered by the first unused entry recorded at its
 /// [`CallKey`] when that entry's operation id and tool equal the call's (the operation id covers
 /// the canonical arguments and schema version); anything else is drift, answered with an
 /// `RL8304` error. An entry recorded as cancelled answers only once its call is cancelled again.
 pub struct ReplayExecutor {
+    /// The id of the digest key the transcript was recorded under, when it names one.
+    recorded_key: Option<Arc<str>>,
     entries: Mutex<BTreeMap<CallKey, VecDeque<TranscriptEntry>>>,
     drift: Mutex<Vec<ReplayMismatch>>,
 }
@@ -50,6 +52,9 @@ pub enum ReplayMismatch {
     NotRecorded { requested: Box<RequestedCall>, nearest: Option<Box<TranscriptEntry>> },
     /// The run ended without asking for a recorded call (`RL8305`).
     Unconsumed { recorded: Box<TranscriptEntry> },
+    /// The replay mismatched, and the transcript was recorded under another digest key than
+    /// the replaying runtime's (`RL8103`): calls with sensitive or secret values get other ids.
+    DigestKeyChanged { recorded: Arc<str>, current: Arc<str> },
 }
 
 impl ReplayMismatch {
@@ -58,13 +63,14 @@ impl ReplayMismatch {
             ReplayMismatch::WorkflowChanged { .. } => codes::REPLAY_WORKFLOW_CHANGED,
             ReplayMismatch::Drift { .. } | ReplayMismatch::NotRecorded { .. } => codes::REPLAY_DRIFT,
             ReplayMismatch::Unconsumed { .. } => codes::REPLAY_UNCONSUMED,
+            ReplayMismatch::DigestKeyChanged { .. } => codes::DIGEST_KEY_MISMATCH,
         }
     }
 
-    /// The call key the mismatch is about; none for a changed workflow.
+    /// The call key the mismatch is about; none for a changed workflow or digest key.
     pub fn key(&self) -> Option<&CallKey> {
         match self {
-            ReplayMismatch::WorkflowChanged { .. } => None,
+            ReplayMismatch::WorkflowChanged { .. } | ReplayMismatch::DigestKeyChanged { .. } => None,
             ReplayMismatch::Drift { requested, .. } | ReplayMismatch::NotRecorded { requested, .. } => {
                 Some(&requested.key)
             }
@@ -129,17 +135,57 @@ impl fmt::Display for ReplayMismatch {
                 recorded.operation_id,
                 recorded.key
             ),
+            ReplayMismatch::DigestKeyChanged { recorded, current } => {
+                write!(
+                    f,
+                    "the transcript was recorded under the digest key `{recorded}`, but this replay \
+                     keys digests with `{current}`: calls whose arguments or loop items are \
+                     sensitive or secret get other operation ids under another key; "
+                )?;
+                if recorded.starts_with(DigestKey::RANDOM_ID_PREFIX) {
+                    f.write_str(
+                        "the recording used a random key of its own process (no key was given), \
+                         which no other process can replay: record the run again with \
+                         `--digest-key-file PATH` and replay it with the same file",
+                    )
+                } else if current.starts_with(DigestKey::RANDOM_ID_PREFIX) {
+                    f.write_str("pass the key the run was recorded with: `--digest-key-file PATH`")
+                } else {
+                    f.write_str("the given key is not the one the run was recorded with")
+                }
+            }
         }
     }
 }
 
 impl ReplayExecutor {
     pub fn new(transcript: Transcript) -> ReplayExecutor {
+        let recorded_key = transcript.digest_key.clone();
         let mut entries: BTreeMap<CallKey, VecDeque<TranscriptEntry>> = BTreeMap::new();
         for entry in transcript.entries {
             entries.entry(entry.key.clone()).or_default().push_back(entry);
         }
-        ReplayExecutor { entries: Mutex::new(entries), drift: Mutex::new(Vec::new()) }
+        ReplayExecutor { recorded_key, entries: Mutex::new(entries), drift: Mutex::new(Vec::new()) }
+    }
+
+    /// [`ReplayExecutor::mismatches`] of a replay whose runtime keys digests under
+    /// `current_key`: when there are mismatches and the transcript names another key, they are
+    /// led by [`ReplayMismatch::DigestKeyChanged`], their likely cause. A run whose calls and
+    /// loops carry only public values has the same ids under every key, so a key change alone
+    /// is no mismatch.
+    pub fn mismatches_under_key(&self, current_key: &str) -> Vec<ReplayMismatch> {
+        let mut mismatches = self.mismatches();
+        match &self.recorded_key {
+            Some(recorded) if !mismatches.is_empty() && recorded.as_ref() != current_key => {
+                let changed = ReplayMismatch::DigestKeyChanged {
+                    recorded: Arc::clone(recorded),
+                    current: current_key.into(),
+                };
+                mismatches.insert(0, changed);
+            }
+            _ => {}
+        }
+        mismatches
     }
 
     /// Every mismatch of the replay, by call key: the drift seen so far and every entry no call
