@@ -477,7 +477,7 @@ impl RunCore {
             path_len: path.len() as u32,
             full_path: full_path.into_boxed_str(),
             attempt,
-            provided,
+            provided: SmallVec::from_vec(provided),
             nodes: Default::default(),
             children: Vec::new(),
             status: ScopeStatus::Active,

@@ -126,7 +126,7 @@ fn released_scope(region: RegionId) -> Scope {
         path_len: 0,
         full_path: Box::default(),
         attempt: 0,
-        provided: Vec::new(),
+        provided: SmallVec::new(),
         nodes: Default::default(),
         children: Vec::new(),
         status: ScopeStatus::Succeeded,

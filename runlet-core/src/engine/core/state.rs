@@ -188,7 +188,8 @@ pub(super) struct Scope {
     pub(super) full_path: Box<str>,
     pub(super) attempt: u32,
     /// Values of the bindings the scope itself declares (loop item, accumulator, caught error).
-    pub(super) provided: Vec<(BindingId, Labelled)>,
+    /// Inline when one (a loop's item, a caught error): no allocation per iteration.
+    pub(super) provided: SmallVec<[(BindingId, Labelled); 1]>,
     pub(super) nodes: ScopeNodes,
     pub(super) children: Vec<ScopeIx>,
     pub(super) status: ScopeStatus,
