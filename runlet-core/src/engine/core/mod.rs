@@ -20,6 +20,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
+use compact_str::CompactString;
 use smallvec::SmallVec;
 
 use crate::analyze::hir::{BindingKind, ExprId, ExprKind, Program, RegionId};
@@ -465,17 +466,11 @@ impl RunCore {
     ) -> ScopeIx {
         let scope = self.next_scope();
         let depth = 1 + parent.map_or(0, |p| self.depth_of(p));
-        let full_path = match parent.map(|p| &*self.scopes[p.0 as usize].full_path) {
-            Some(outer) if !outer.is_empty() && !path.is_empty() => format!("{outer}/{path}"),
-            Some(outer) if path.is_empty() => outer.to_owned(),
-            _ => path.clone(),
-        };
         self.place_scope(Scope {
             region,
             parent,
             owner,
-            path_len: path.len() as u32,
-            full_path: full_path.into_boxed_str(),
+            path: CompactString::new(&path),
             attempt,
             provided: SmallVec::from_vec(provided),
             nodes: Default::default(),
@@ -740,25 +735,34 @@ impl RunCore {
     }
 
     /// The public id of a node: its scope path and its expression's syntax path (spec §4.2).
-    /// Built when asked rather than kept per node: a held id string cost each node of a wide
-    /// loop more than the node itself.
+    /// Built when asked rather than kept per node or scope: held id strings cost each node of a
+    /// wide loop more than the node itself.
     fn node_id(&self, node: NodeIx) -> String {
         let entry = &self.nodes[node.0 as usize];
-        let scope_path = &self.scopes[entry.scope.0 as usize].full_path;
-        let path = self.plan.path(entry.expr);
-        if scope_path.is_empty() { path.to_string() } else { format!("{scope_path}|{path}") }
+        let mut id = self.joined_segments(entry.scope, true);
+        if !id.is_empty() {
+            id.push('|');
+        }
+        id.push_str(self.plan.path(entry.expr));
+        id
     }
 
     /// The dynamic key of work in `scope` (spec §4.2): the `/`-joined segments of the scope and
     /// its ancestors, leaving out boundary attempts, since an attempt number alone never changes
     /// an operation's identity.
     fn dynamic_key(&self, scope: ScopeIx) -> String {
+        self.joined_segments(scope, false)
+    }
+
+    /// The non-empty segments of `scope` and its ancestors, outermost first, `/`-joined; those of
+    /// boundary attempts only when `attempts` is set.
+    fn joined_segments(&self, scope: ScopeIx, attempts: bool) -> String {
         let mut segments = Vec::new();
         let mut current = Some(scope);
         while let Some(ix) = current {
             let s = &self.scopes[ix.0 as usize];
-            if !s.path().is_empty() && !matches!(s.owner, Owner::Attempt(_)) {
-                segments.push(s.path());
+            if !s.path.is_empty() && (attempts || !matches!(s.owner, Owner::Attempt(_))) {
+                segments.push(s.path.as_str());
             }
             current = s.parent;
         }

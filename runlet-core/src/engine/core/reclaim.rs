@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use compact_str::CompactString;
 use smallvec::SmallVec;
 
 use super::RunCore;
@@ -123,8 +124,7 @@ fn released_scope(region: RegionId) -> Scope {
         region,
         parent: None,
         owner: Owner::Run,
-        path_len: 0,
-        full_path: Box::default(),
+        path: CompactString::default(),
         attempt: 0,
         provided: SmallVec::new(),
         nodes: Default::default(),

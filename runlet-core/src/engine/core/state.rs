@@ -1,6 +1,7 @@
 //! The run core's arenas: nodes (expression instances) and scopes (region instances), addressed
 //! by compact indices that never reach events or identities.
 
+use compact_str::CompactString;
 use smallvec::SmallVec;
 
 use super::TimerHandle;
@@ -182,10 +183,9 @@ pub(super) struct Scope {
     pub(super) region: RegionId,
     pub(super) parent: Option<ScopeIx>,
     pub(super) owner: Owner,
-    /// The length of this scope's own segment, which ends `full_path` (see `Scope::path`).
-    pub(super) path_len: u32,
-    /// The segments of this scope and its ancestors, `/`-joined: the first part of node ids.
-    pub(super) full_path: Box<str>,
+    /// This scope's segment of node ids: `""` for the program, `then`, `i3~…`, `a2`, `catch`, ….
+    /// Inline up to 24 bytes; node ids join it with its ancestors' when asked.
+    pub(super) path: CompactString,
     pub(super) attempt: u32,
     /// Values of the bindings the scope itself declares (loop item, accumulator, caught error).
     /// Inline when one (a loop's item, a caught error): no allocation per iteration.
@@ -199,13 +199,6 @@ pub(super) struct Scope {
     pub(super) outstanding: u32,
     pub(super) result: Option<NodeIx>,
     pub(super) skipped: bool,
-}
-
-impl Scope {
-    /// This scope's segment of node ids: `""` for the program, `then`, `i3~…`, `a2`, `catch`, ….
-    pub(super) fn path(&self) -> &str {
-        &self.full_path[self.full_path.len() - self.path_len as usize..]
-    }
 }
 
 /// A scope's nodes by expression, in expression order: a sorted vector rather than a map, since
