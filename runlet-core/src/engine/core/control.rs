@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::state::{
-    BoundaryPhase, BoundaryState, Control, FoldState, LoopItem, LoopState, NodeIx, NodeState, Owner, ScopeIx,
+    BoundaryPhase, BoundaryState, Control, FoldState, LoopState, NodeIx, NodeState, Owner, ScopeIx,
     ScopeStatus,
 };
 use super::{Effect, Outcome, RunCore};
@@ -68,7 +68,7 @@ impl RunCore {
                 }
                 let limit = limit.unwrap_or(self.settings.default_loop_limit).max(1) as usize;
                 self.nodes[node.0 as usize].control = Control::Loop(Box::new(LoopState {
-                    items: items.into_iter().map(LoopItem::Waiting).collect(),
+                    items: items.into_iter().map(Some).collect(),
                     limit,
                     next: 0,
                     active: Vec::new(),
@@ -139,14 +139,9 @@ impl RunCore {
                     if state.active.len() < state.limit && state.next < state.items.len() =>
                 {
                     state.next += 1;
-                    match std::mem::replace(&mut state.items[state.next - 1], LoopItem::Running) {
-                        LoopItem::Waiting(element) => (state.next - 1, element),
-                        // Items from `next` on have not started; should one have, it stays.
-                        started => {
-                            state.items[state.next - 1] = started;
-                            continue;
-                        }
-                    }
+                    // Items from `next` on have not started, so each still holds its element.
+                    let Some(element) = state.items[state.next - 1].take() else { continue };
+                    (state.next - 1, element)
                 }
                 _ => break,
             };
@@ -162,9 +157,8 @@ impl RunCore {
                 vec![(*item, value)],
             );
             if let Control::Loop(state) = &mut self.nodes[node.0 as usize].control {
-                if !matches!(state.items[index], LoopItem::Finished(_))
-                    && self.scopes[iteration.0 as usize].status == ScopeStatus::Active
-                {
+                // An iteration that finished while it was entered is no longer active.
+                if self.scopes[iteration.0 as usize].status == ScopeStatus::Active {
                     state.active.push(iteration);
                 }
             }
@@ -184,7 +178,7 @@ impl RunCore {
     fn iteration_done(&mut self, node: NodeIx, index: usize, scope: ScopeIx, value: Option<Labelled>) {
         let (starting, done) = match &mut self.nodes[node.0 as usize].control {
             Control::Loop(state) => {
-                state.items[index] = LoopItem::Finished(value);
+                state.items[index] = value;
                 state.finished += 1;
                 state.active.retain(|s| *s != scope);
                 (state.starting, state.finished == state.items.len())
@@ -207,13 +201,7 @@ impl RunCore {
             Control::Loop(state) => std::mem::take(&mut state.items),
             _ => return,
         };
-        let kept: Vec<Labelled> = results
-            .into_iter()
-            .filter_map(|item| match item {
-                LoopItem::Finished(result) => result,
-                LoopItem::Waiting(_) | LoopItem::Running => None,
-            })
-            .collect();
+        let kept: Vec<Labelled> = results.into_iter().flatten().collect();
         match Labelled::list(kept) {
             Ok(list) => self.succeed(node, list),
             Err(error) => self.fail_compute(node, &error),

@@ -76,24 +76,16 @@ pub(super) enum Control {
 
 #[derive(Debug)]
 pub(super) struct LoopState {
-    pub(super) items: Vec<LoopItem>,
+    /// Per item: its element until its iteration takes it, then nothing until the iteration
+    /// finishes, then its result (`None` when skipped). One vector rather than an element list
+    /// and a result list, since an element is not read again once its iteration has it.
+    pub(super) items: Vec<Option<Labelled>>,
     pub(super) limit: usize,
     pub(super) next: usize,
     pub(super) active: Vec<ScopeIx>,
     pub(super) finished: usize,
     /// True while `start_iterations` runs, so a finishing iteration does not re-enter it.
     pub(super) starting: bool,
-}
-
-/// One item of a loop: its element until its iteration takes it, then the iteration's result.
-/// One vector rather than an element list and a result list, since an element is not read again
-/// once its iteration has it.
-#[derive(Debug)]
-pub(super) enum LoopItem {
-    Waiting(Labelled),
-    Running,
-    /// The iteration's result, `None` when it was skipped.
-    Finished(Option<Labelled>),
 }
 
 #[derive(Debug)]
