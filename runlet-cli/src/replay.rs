@@ -1,7 +1,8 @@
 //! `runlet replay FILE --registry R.json --transcript TRANSCRIPT.json [--inputs I.json] …`: runs
 //! the program with every call answered from a recorded transcript (docs/transcripts.md), calling
-//! no tool. Drift or unconsumed entries fail the replay, led by `RL8103` when the transcript was
-//! recorded under another digest key (`--digest-key-file`). Exit statuses as `run`.
+//! no tool, and every sampled intrinsic given its recorded value. Drift or unconsumed entries fail
+//! the replay, led by `RL8103` when the transcript was recorded under another digest key
+//! (`--digest-key-file`). Exit statuses as `run`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,7 +37,7 @@ fn execute(args: &Args) -> Result<ExitCode, ExitCode> {
         usage_error(format!("the transcript `{}` has errors", file.display_name()))
     })?;
     let replay = Arc::new(ReplayExecutor::new(transcript.clone()));
-    let finished = compile_and_run(&args.program, replay.clone(), |workflow| {
+    let finished = compile_and_run(&args.program, replay.clone(), replay.clone(), |workflow| {
         transcript.check_workflow(workflow).map_err(|mismatch| print_mismatches(&[mismatch], format))
     })?;
     let mismatches = replay.mismatches_under_key(&finished.digest_key);

@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use runlet::diag::{json_diagnostics, source_digest};
 use runlet::engine::{
-    Limits, Outcome, RecordingExecutor, RunError, Runtime, ScriptedExecutor, ToolExecutor, WorkflowIdentity,
+    Limits, Outcome, RecordingExecutor, RunError, Runtime, Sampler, ScriptedExecutor, SystemSampler,
+    ToolExecutor, WorkflowIdentity,
 };
 use runlet::journal::{Durability, Journal, MemoryJournal, SqliteJournal};
 use runlet::observe::RunObserver;
@@ -86,10 +87,10 @@ pub fn execute(args: &Args) -> Result<Finished, ExitCode> {
     })?;
     let scripted: Arc<dyn ToolExecutor> = Arc::new(scripted);
     let Some(path) = &args.record else {
-        return compile_and_run(&args.program, scripted, |_| Ok(()));
+        return compile_and_run(&args.program, scripted, Arc::new(SystemSampler), |_| Ok(()));
     };
     let recorder = Arc::new(RecordingExecutor::new(scripted));
-    let finished = compile_and_run(&args.program, recorder.clone(), |_| Ok(()))?;
+    let finished = compile_and_run(&args.program, recorder.clone(), recorder.clone(), |_| Ok(()))?;
     let text = recorder.transcript(finished.workflow.clone()).to_json().map_err(|error| {
         usage_error(format!("the transcript cannot be written as JSON: {}", error.message()))
     })?;
@@ -108,11 +109,13 @@ pub struct Finished {
 }
 
 /// Compiles the program of `args`, asks `check` about its workflow, and runs it with `executor`
-/// answering its calls, writing `--events` as they happen. A compile error is printed and gives
-/// exit status 1; problems with the files, inputs, journal or event file exit 2.
+/// answering its calls and `sampler` its sampled intrinsics, writing `--events` as they happen.
+/// A compile error is printed and gives exit status 1; problems with the files, inputs, journal
+/// or event file exit 2.
 pub fn compile_and_run(
     args: &ProgramArgs,
     executor: Arc<dyn ToolExecutor>,
+    sampler: Arc<dyn Sampler>,
     check: impl FnOnce(&WorkflowIdentity) -> Result<(), ExitCode>,
 ) -> Result<Finished, ExitCode> {
     let file = read_text(&args.file)?;
@@ -135,6 +138,7 @@ pub fn compile_and_run(
     let mut builder = Runtime::builder()
         .registry(registry)
         .executor(executor)
+        .sampler(sampler)
         .journal(open_journal(&args.journal)?)
         .limits(limits);
     if let Some(key) = digest_key::load(args.digest_key_file.as_deref())? {

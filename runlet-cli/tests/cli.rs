@@ -620,3 +620,47 @@ fn a_keyed_recording_replays_only_under_its_key_file() {
         "an empty key is a usage error"
     );
 }
+
+#[test]
+fn replay_gives_sampled_intrinsics_their_recorded_values() {
+    let program = Scratch::new(
+        "sampled.run",
+        "t = time.now()\nr = number.random()\ne = echo.it([t, r])\nreturn [t, r, e]\n",
+    );
+    let registry = Scratch::new(
+        "sampled.registry.json",
+        r#"{"prelude": "standard", "tools": [{"name": "echo.it", "params": [{"name": "x", "schema": {}}], "execution": "pure"}]}"#,
+    );
+    let tools = Scratch::new("sampled.tools.json", r#"{"echo.it": [{"result": "ok"}]}"#);
+    let transcript = Scratch::new("sampled.transcript.json", "");
+    let (program_path, registry_path) = (program.path(), registry.path());
+    let recorded = runlet(&[
+        "run",
+        program_path,
+        "--registry",
+        registry_path,
+        "--tools",
+        tools.path(),
+        "--record",
+        transcript.path(),
+    ]);
+    assert_eq!(recorded.status.code(), Some(0), "{}", String::from_utf8_lossy(&recorded.stderr));
+    let text = std::fs::read_to_string(transcript.path()).expect("transcript written");
+    let file: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let functions: Vec<&str> = file["samples"]
+        .as_array()
+        .expect("samples")
+        .iter()
+        .map(|s| s["function"].as_str().expect("name"))
+        .collect();
+    assert_eq!(functions.len(), 2, "{text}");
+    assert!(functions.contains(&"time.now") && functions.contains(&"number.random"), "{text}");
+    let replayed =
+        runlet(&["replay", program_path, "--registry", registry_path, "--transcript", transcript.path()]);
+    assert_eq!(replayed.status.code(), Some(0), "{}", String::from_utf8_lossy(&replayed.stderr));
+    assert_eq!(stdout(&replayed), stdout(&recorded), "the recorded clock and random values come back");
+    let without = Scratch::new("unsampled.transcript.json", &text.replace("\"samples\"", "\"unused\""));
+    let refused =
+        runlet(&["replay", program_path, "--registry", registry_path, "--transcript", without.path()]);
+    assert_eq!(refused.status.code(), Some(2), "an unknown field is refused");
+}

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::diag::{Code, codes};
+use crate::engine::core::Resolution;
 use crate::engine::executor::ToolError;
 use crate::journal::{Envelope, EnvelopeError};
 use crate::value::{Value, rcve};
@@ -134,6 +135,57 @@ pub enum Event {
     WallClockStarted {
         started_unix_ms: u64,
     },
+    /// The host resolved the uncertain outcome of a call left dispatching (spec §5.4); the
+    /// next resume applies it.
+    OperationResolved {
+        node: String,
+        resolution: RecordedResolution,
+    },
+    /// The host authorized a fresh operation generation for a call left dispatching (spec
+    /// §5.4); the next resume dispatches it under that generation's operation id.
+    FreshGenerationAuthorized {
+        node: String,
+        generation: u32,
+    },
+}
+
+/// A host's resolution of an uncertain operation as the journal keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RecordedResolution {
+    /// The operation took effect: the output's RCVE bytes.
+    Applied {
+        #[serde(with = "serde_bytes")]
+        output: Vec<u8>,
+    },
+    NotApplied,
+    Failed {
+        error: RecordedToolError,
+    },
+}
+
+impl From<&Resolution> for RecordedResolution {
+    fn from(resolution: &Resolution) -> Self {
+        match resolution {
+            Resolution::Applied(value) => RecordedResolution::Applied { output: rcve::encode(value) },
+            Resolution::NotApplied => RecordedResolution::NotApplied,
+            Resolution::Failed(error) => RecordedResolution::Failed { error: RecordedToolError::from(error) },
+        }
+    }
+}
+
+impl RecordedResolution {
+    /// The resolution again, or why the recorded bytes are not one.
+    pub fn to_resolution(&self) -> Result<Resolution, String> {
+        Ok(match self {
+            RecordedResolution::Applied { output } => {
+                Resolution::Applied(rcve::decode(output).map_err(|e| e.to_string())?)
+            }
+            RecordedResolution::NotApplied => Resolution::NotApplied,
+            RecordedResolution::Failed { error } => Resolution::Failed(
+                error.to_tool_error().ok_or("the recorded error details are not an object")?,
+            ),
+        })
+    }
 }
 
 /// A tool error as the journal keeps it.
@@ -208,7 +260,7 @@ impl EventDecodeError {
 }
 
 /// Every kind, in the order of their stable kind numbers (1-based); new kinds are appended.
-const KINDS: [&str; 29] = [
+const KINDS: [&str; 31] = [
     "RunCreated",
     "NodeReady",
     "CallDispatchPrepared",
@@ -238,6 +290,8 @@ const KINDS: [&str; 29] = [
     "RunResumed",
     "NodePlanned",
     "WallClockStarted",
+    "OperationResolved",
+    "FreshGenerationAuthorized",
 ];
 
 impl Event {
@@ -320,6 +374,8 @@ impl Event {
             Event::TimerFired { .. } => "TimerFired",
             Event::RunResumed => "RunResumed",
             Event::WallClockStarted { .. } => "WallClockStarted",
+            Event::OperationResolved { .. } => "OperationResolved",
+            Event::FreshGenerationAuthorized { .. } => "FreshGenerationAuthorized",
         }
     }
 }
@@ -340,6 +396,8 @@ impl std::io::Write for ByteCount {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn every_kind() -> Vec<Event> {
@@ -387,6 +445,11 @@ mod tests {
             Event::RunResumed,
             Event::NodePlanned { node: node(), inputs: vec![node()] },
             Event::WallClockStarted { started_unix_ms: 1_764_489_600_000 },
+            Event::OperationResolved {
+                node: node(),
+                resolution: RecordedResolution::Applied { output: vec![0x10, 0x02] },
+            },
+            Event::FreshGenerationAuthorized { node: node(), generation: 1 },
         ]
     }
 
@@ -419,6 +482,22 @@ mod tests {
         let event =
             Event::IntrinsicSampled { node: "let:r/value#00".into(), output: Err("no source".into()) };
         assert_eq!(Event::decode(&event.encode(3)), Ok((3, event)));
+    }
+
+    #[test]
+    fn every_resolution_round_trips_through_the_journal() {
+        let failed = ToolError::new("CARD_DECLINED", "declined").with_retry_after(Duration::from_millis(5));
+        for resolution in
+            [Resolution::Applied(Value::Int(7)), Resolution::NotApplied, Resolution::Failed(failed)]
+        {
+            let recorded = RecordedResolution::from(&resolution);
+            let event =
+                Event::OperationResolved { node: "let:b/value#00".into(), resolution: recorded.clone() };
+            assert_eq!(Event::decode(&event.encode(4)), Ok((4, event)));
+            assert_eq!(recorded.to_resolution(), Ok(resolution));
+        }
+        let unreadable = RecordedResolution::Applied { output: vec![0xff] };
+        assert!(unreadable.to_resolution().is_err(), "bytes that are no value are refused, not trusted");
     }
 
     #[test]

@@ -220,6 +220,23 @@ impl ToolError {
         ToolError::new(codes::TOOL_CALL_CANCELLED.to_string(), format!("the call to `{tool}` was cancelled"))
     }
 
+    /// The engine's own acknowledgement for a cancelled call whose executor cannot cancel it
+    /// (spec §4.6): `RL6201` with details `{cancellation: "not_delivered"}`. The call is
+    /// detached; whatever it answers later is only an orphaned completion.
+    pub fn cancellation_not_delivered(tool: &str) -> ToolError {
+        let details = Object::from_pairs(vec![(Arc::from("cancellation"), Value::from("not_delivered"))]);
+        let error = ToolError::new(
+            codes::TOOL_CALL_CANCELLED.to_string(),
+            format!(
+                "the call to `{tool}` was cancelled, but its executor cannot stop it: it was detached, and a later answer is only an orphaned completion"
+            ),
+        );
+        match details {
+            Ok(details) => error.with_details(details),
+            Err(_) => error,
+        }
+    }
+
     pub fn with_retry_after(mut self, wait: Duration) -> ToolError {
         self.retry_after = Some(wait);
         self

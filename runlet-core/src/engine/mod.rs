@@ -13,6 +13,7 @@ pub mod plan;
 mod replay;
 mod retry;
 mod runtime;
+mod sampler;
 mod scripted;
 mod shell;
 #[cfg(test)]
@@ -20,7 +21,8 @@ mod testing;
 mod transcript;
 
 pub use core::{
-    CallHandle, CallRequest, Effect, Input, Outcome, RunCore, RunSettings, SampleRequest, TimerHandle,
+    CallHandle, CallRequest, Effect, Input, Outcome, Resolution, RunCore, RunSettings, SampleRequest,
+    TimerHandle,
 };
 pub use error::RunError;
 pub use executor::{
@@ -34,10 +36,14 @@ pub use permits::{PermitRequest, PermitTable, Permits, ResourceKey, RunPermits, 
 pub use plan::Plan;
 pub use replay::{PendingTimer, ReplayError, Resumed, replay, replay_run};
 pub use retry::{Backoff, RetryClassifier};
-pub use runtime::{BuildError, Executable, RunHandle, RunOptions, Runtime, RuntimeBuilder, StartError};
+pub use runtime::{
+    BuildError, Executable, Recovery, RecoveryError, RunHandle, RunOptions, Runtime, RuntimeBuilder,
+    StartError, UncertainOperation,
+};
+pub use sampler::{Sampler, SystemSampler};
 pub use scripted::{CaseUsage, ScriptedExecutor};
 pub use shell::{RunEnvironment, drive, resume};
 pub use transcript::{
-    CallKey, RecordingExecutor, ReplayExecutor, ReplayMismatch, RequestedCall, TRANSCRIPT_FORMAT, Transcript,
-    TranscriptEntry, TranscriptError,
+    CallKey, RecordingExecutor, ReplayExecutor, ReplayMismatch, RequestedCall, SampleEntry,
+    TRANSCRIPT_FORMAT, Transcript, TranscriptEntry, TranscriptError,
 };

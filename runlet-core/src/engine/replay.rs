@@ -221,6 +221,15 @@ fn recorded_input(
         Event::WallClockStarted { started_unix_ms } => {
             Input::WallClockStarted { started_unix_ms: *started_unix_ms }
         }
+        Event::OperationResolved { node, resolution } => Input::OperationResolved {
+            call: call(node)?,
+            resolution: resolution
+                .to_resolution()
+                .map_err(|reason| ReplayError::Unreadable { seq, reason })?,
+        },
+        Event::FreshGenerationAuthorized { node, generation } => {
+            Input::FreshGenerationAuthorized { call: call(node)?, generation: *generation }
+        }
         Event::LimitExceeded { limit, current, .. } if limit == LimitKey::WallClockMs.as_str() => {
             Input::WallClockExpired { elapsed_ms: *current }
         }

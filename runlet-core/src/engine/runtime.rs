@@ -44,7 +44,10 @@ use super::limits::{LimitKey, Limits};
 use super::permits::{Permits, ResourceKey, RunPermits, tool_keys};
 use super::plan::Plan;
 use super::retry::{Backoff, RetryClassifier};
+use super::sampler::{Sampler, SystemSampler};
 use super::shell::{RunEnvironment, drive};
+
+mod recovery;
 use crate::analyze::{AnalyzeOptions, CompiledProgram, Inputs, analyze};
 use crate::diag::Diagnostic;
 use crate::journal::{Journal, JournalError, MemoryJournal, RunHeader, RunId};
@@ -54,6 +57,7 @@ use crate::observe::{
 };
 use crate::schema::{ExecutionClass, Registry, validate};
 use crate::value::{DigestKey, Labelled, List, Value, ValueError, sha256};
+pub use recovery::{Recovery, RecoveryError, UncertainOperation};
 
 /// Configures a [`Runtime`].
 #[derive(Default)]
@@ -67,6 +71,7 @@ pub struct RuntimeBuilder {
     observer_buffer: Option<usize>,
     retry_classifier: Option<RetryClassifier>,
     prohibit_unsafe_tools: bool,
+    sampler: Option<Arc<dyn Sampler>>,
     /// The host's key for digests of sensitive values, or why it is unusable.
     digest_key: Option<Result<DigestKey, ValueError>>,
 }
@@ -197,6 +202,13 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Where `time.now()` and `number.random()` get their values (default: the system's
+    /// clock and random source); a transcript recorder or replayer wraps or replaces it.
+    pub fn sampler(mut self, sampler: Arc<dyn Sampler>) -> Self {
+        self.sampler = Some(sampler);
+        self
+    }
+
     pub fn build(self) -> Result<Runtime, BuildError> {
         let registry = self.registry.ok_or(BuildError::MissingRegistry)?;
         let executor = self.executor.ok_or(BuildError::MissingExecutor)?;
@@ -225,6 +237,7 @@ impl RuntimeBuilder {
             tool_names,
             tool_classes,
             retry_classifier: self.retry_classifier,
+            sampler: self.sampler.unwrap_or_else(|| Arc::new(SystemSampler)),
             registry,
             executor,
             journal,
@@ -275,6 +288,7 @@ pub struct Runtime {
     /// Execution classes by `ToolId` index, shared by every run's core.
     tool_classes: Arc<[ExecutionClass]>,
     retry_classifier: Option<RetryClassifier>,
+    sampler: Arc<dyn Sampler>,
     executor: Arc<dyn ToolExecutor>,
     journal: Arc<dyn Journal>,
     settings: RunSettings,
@@ -390,15 +404,7 @@ impl Runtime {
             RunId::new(format!("{}-{}", self.run_prefix, self.next_run.fetch_add(1, Ordering::Relaxed)));
         let limits = self.limits.overridden_by(&options.limits);
         let identity = program.compiled.identity();
-        let core = RunCore::new(
-            hir,
-            Arc::clone(&program.plan),
-            Arc::clone(&self.tool_names),
-            self.settings.clone(),
-            self.digest_key.clone(),
-        )
-        .with_tool_classes(Arc::clone(&self.tool_classes))
-        .with_limits(limits.clone(), program.source_bytes);
+        let core = self.core_for(program, &limits);
         let inputs = core.labelled_inputs(values);
         let inputs_digest = Labelled::list(inputs.clone())
             .map_or_else(|_| sha256(&Value::Null), |inputs| inputs.digest(&self.digest_key));
@@ -415,6 +421,42 @@ impl Runtime {
             event_encoding_version: 1,
         };
         let own_concurrency = options.limits.get(LimitKey::Concurrency);
+        Ok(self.launch(program, run_id, &limits, own_concurrency, move |env| async move {
+            match env.journal.create_run(&header).await {
+                Ok(()) => drive(core, env, inputs).await,
+                Err(error) => Err(error),
+            }
+        }))
+    }
+
+    /// A fresh core for a run of `program` under `limits`.
+    fn core_for(&self, program: &Executable, limits: &Limits) -> RunCore {
+        let hir = program.compiled.shared_program();
+        RunCore::new(
+            hir,
+            Arc::clone(&program.plan),
+            Arc::clone(&self.tool_names),
+            self.settings.clone(),
+            self.digest_key.clone(),
+        )
+        .with_tool_classes(Arc::clone(&self.tool_classes))
+        .with_limits(limits.clone(), program.source_bytes)
+    }
+
+    /// Spawns run `run_id` of `program` on the pool with its permits, observer and cancellation:
+    /// `run` drives its core in the environment given to it (starting or resuming the run).
+    fn launch<F, R>(
+        &self,
+        program: &Executable,
+        run_id: RunId,
+        limits: &Limits,
+        own_concurrency: Option<u64>,
+        run: F,
+    ) -> RunHandle
+    where
+        F: FnOnce(RunEnvironment) -> R + Send + 'static,
+        R: std::future::Future<Output = Result<Outcome, JournalError>> + Send + 'static,
+    {
         if let Some(cap) = own_concurrency {
             self.permits.start_run(&run_id, cap);
         }
@@ -436,11 +478,7 @@ impl Runtime {
         let cancel = CancellationToken::new();
         let env = RunEnvironment {
             run_id: run_id.clone(),
-            workflow: Arc::new(WorkflowIdentity {
-                source_digest: identity.source_digest.clone(),
-                registry_digest: identity.registry_digest.clone(),
-                language_version: identity.language_version,
-            }),
+            workflow: Arc::new(WorkflowIdentity::from(program.compiled.identity())),
             registry: Arc::clone(&self.registry),
             journal: Arc::clone(&self.journal),
             executor: Arc::clone(&self.executor),
@@ -450,22 +488,20 @@ impl Runtime {
             permits,
             permit_observer: Some(observing.clone()),
             retry_classifier: self.retry_classifier.clone(),
+            sampler: Arc::clone(&self.sampler),
         };
         let (done, outcome) = oneshot::channel();
         let shared_permits = Arc::clone(&self.permits);
         let ended_run = own_concurrency.map(|_| run_id.clone());
         self.pool.spawn(async move {
-            let outcome = match env.journal.create_run(&header).await {
-                Ok(()) => drive(core, env, inputs).await,
-                Err(error) => Err(error),
-            };
+            let outcome = run(env).await;
             if let Some(run) = ended_run {
                 shared_permits.end_run(&run);
             }
             let _ = published.await;
             let _ = done.send(outcome);
         });
-        Ok(RunHandle { run_id, cancel, outcome, events, observer: observing })
+        RunHandle { run_id, cancel, outcome, events, observer: observing }
     }
 }
 

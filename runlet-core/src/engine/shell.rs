@@ -17,6 +17,7 @@ use super::identity::{OperationComponents, OperationId, WorkflowIdentity};
 use super::permits::RunPermits;
 use super::replay::Resumed;
 use super::retry::{RetryClassifier, classify, timeout_error, uncertain_error};
+use super::sampler::Sampler;
 use crate::journal::{Journal, JournalError, Record, RunId};
 use crate::observe::RunObserver;
 use crate::schema::{Registry, SchemaArena, ToolDescriptor, labels_of, validate};
@@ -43,6 +44,8 @@ pub struct RunEnvironment {
     pub permit_observer: Option<RunObserver>,
     /// The host's retryable classification of tool errors, applied before they are journaled.
     pub retry_classifier: Option<RetryClassifier>,
+    /// Samples the run's nondeterministic intrinsics.
+    pub sampler: Arc<dyn Sampler>,
 }
 
 impl std::fmt::Debug for RunEnvironment {
@@ -112,6 +115,9 @@ struct Shell {
     answers: mpsc::UnboundedSender<Input>,
     incoming: mpsc::UnboundedReceiver<Input>,
     tokens: BTreeMap<CallHandle, CancellationToken>,
+    /// Calls whose executor does not support cancellation, with their tool's name: cancelling
+    /// one detaches it at once instead of waiting for an acknowledgement (spec §4.6).
+    undeliverable: BTreeMap<CallHandle, Arc<str>>,
     timers: BTreeMap<TimerHandle, JoinHandle<()>>,
     last_seq: u64,
     /// How long the run's wall clock had run before this shell took the run over.
@@ -124,7 +130,17 @@ impl Shell {
     fn new(env: RunEnvironment, last_seq: u64, already_ran: Duration) -> Shell {
         let (answers, incoming) = mpsc::unbounded_channel::<Input>();
         let (tokens, timers) = (BTreeMap::new(), BTreeMap::new());
-        Shell { env, answers, incoming, tokens, timers, last_seq, already_ran, encoding: Vec::new() }
+        Shell {
+            env,
+            answers,
+            incoming,
+            tokens,
+            undeliverable: BTreeMap::new(),
+            timers,
+            last_seq,
+            already_ran,
+            encoding: Vec::new(),
+        }
     }
 
     async fn run(mut self, mut core: RunCore, first: Input) -> Result<Outcome, JournalError> {
@@ -164,6 +180,7 @@ impl Shell {
             };
             if let Input::ToolCompleted { call, .. } | Input::ToolFailed { call, .. } = &input {
                 self.tokens.remove(call);
+                self.undeliverable.remove(call);
             }
             for effect in core.react(input) {
                 match effect {
@@ -173,11 +190,19 @@ impl Shell {
                     Effect::Dispatch(request) => {
                         let token = CancellationToken::new();
                         self.tokens.insert(request.call, token.clone());
+                        let name = self.env.registry.tool(request.tool).name.to_string();
+                        if !self.env.executor.capabilities(&name).cancellation {
+                            self.undeliverable.insert(request.call, Arc::from(name));
+                        }
                         spawn_call(&self.env, request, token, self.answers.clone());
                     }
                     Effect::Cancel(call) => {
                         if let Some(token) = self.tokens.remove(&call) {
                             token.cancel();
+                        }
+                        if let Some(tool) = self.undeliverable.remove(&call) {
+                            let error = ToolError::cancellation_not_delivered(&tool);
+                            let _ = self.answers.send(Input::ToolFailed { call, error });
                         }
                     }
                     Effect::StartTimer { timer, delay } => {
@@ -206,7 +231,7 @@ impl Shell {
 
     /// Samples a nondeterministic intrinsic once; the core journals the answer.
     fn sample(&self, request: SampleRequest) {
-        let answer = request.function.sample();
+        let answer = self.env.sampler.sample(request.function, &request.node_id);
         let _ = self.answers.send(Input::Sampled { call: request.call, answer });
     }
 
@@ -244,15 +269,7 @@ async fn append(
     events: Vec<Event>,
     buffer: &mut Vec<u8>,
 ) -> Result<u64, JournalError> {
-    let records: Vec<Record> = events
-        .iter()
-        .enumerate()
-        .map(|(offset, event)| {
-            let seq = last_seq + 1 + offset as u64;
-            event.encode_into(seq, buffer);
-            Record { seq, bytes: Arc::from(buffer.as_slice()) }
-        })
-        .collect();
+    let records = records_after(last_seq, &events, buffer);
     let committed = env.journal.append(&env.run_id, last_seq, &records).await?;
     if let Some(observer) = &env.observer {
         for (offset, event) in events.into_iter().enumerate() {
@@ -260,6 +277,36 @@ async fn append(
         }
     }
     Ok(committed)
+}
+
+/// The journal records of `events` appended after sequence number `last_seq`, each encoded in
+/// `buffer` and copied once into its record.
+pub(super) fn records_after(last_seq: u64, events: &[Event], buffer: &mut Vec<u8>) -> Vec<Record> {
+    events
+        .iter()
+        .enumerate()
+        .map(|(offset, event)| {
+            let seq = last_seq + 1 + offset as u64;
+            event.encode_into(seq, buffer);
+            Record { seq, bytes: Arc::from(buffer.as_slice()) }
+        })
+        .collect()
+}
+
+/// The operation id of `request`, a call of `workflow` to `tool` (spec §4.2).
+pub(super) fn operation_of(
+    workflow: &WorkflowIdentity,
+    tool: &ToolDescriptor,
+    request: &CallRequest,
+) -> OperationId {
+    OperationId::derive(&OperationComponents {
+        workflow,
+        call_site: &request.call_site,
+        dynamic_key: &request.dynamic_key,
+        schema_version: &tool.schema_version,
+        input_digest: &request.input_digest,
+        generation: request.operation_generation,
+    })
 }
 
 /// Checks resolved arguments against the tool's call shapes (spec §7.2: validated immediately
@@ -303,14 +350,7 @@ fn spawn_call(
     let registry = Arc::clone(&env.registry);
     let tool = registry.tool(request.tool);
     let name: Arc<str> = Arc::from(tool.name.to_string());
-    let operation = OperationId::derive(&OperationComponents {
-        workflow: &env.workflow,
-        call_site: &request.call_site,
-        dynamic_key: &request.dynamic_key,
-        schema_version: &tool.schema_version,
-        input_digest: &request.input_digest,
-        generation: 0,
-    });
+    let operation = operation_of(&env.workflow, tool, &request);
     let mut context = CallContext::new(
         env.run_id.clone(),
         request.node_id.as_str(),
@@ -499,6 +539,7 @@ mod tests {
             permits: None,
             permit_observer: None,
             retry_classifier: None,
+            sampler: Arc::new(crate::engine::SystemSampler),
         };
         (core, env, journal)
     }

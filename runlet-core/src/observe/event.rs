@@ -99,7 +99,9 @@ pub(crate) fn event_node(event: &Event) -> Option<&str> {
         | Event::CatchSelected { node }
         | Event::IntrinsicSampled { node, .. }
         | Event::NodeCancelling { node }
-        | Event::CallReused { node, .. } => Some(node),
+        | Event::CallReused { node, .. }
+        | Event::OperationResolved { node, .. }
+        | Event::FreshGenerationAuthorized { node, .. } => Some(node),
         Event::TimerStarted { node, .. } => (!node.is_empty()).then_some(node.as_str()),
         Event::LimitExceeded { node, .. } => (!node.is_empty()).then_some(node.as_str()),
         Event::RunCreated { .. }
@@ -221,7 +223,9 @@ impl GraphContext {
             | Event::RunCancelled
             | Event::NodeCancelling { .. }
             | Event::RunResumed
-            | Event::WallClockStarted { .. } => {}
+            | Event::WallClockStarted { .. }
+            | Event::OperationResolved { .. }
+            | Event::FreshGenerationAuthorized { .. } => {}
         }
         public
     }

@@ -203,6 +203,7 @@ impl GraphModel {
             Event::CancellationRequested => self.cancellation_requested = true,
             Event::RunCreated { .. } | Event::WallClockStarted { .. } => {}
             Event::RunResumed => self.resumptions += 1,
+            Event::OperationResolved { .. } | Event::FreshGenerationAuthorized { .. } => {}
             Event::NodeCancelling { node } => self.advance(seq, node, NodeState::Cancelling, at_ms),
             Event::CallReused { node, from } => {
                 let from = from.clone();

@@ -73,4 +73,11 @@ declare_codes! {
     REPLAY_DRIFT = 8304,
     /// A replayed run ended without requesting a call the transcript recorded.
     REPLAY_UNCONSUMED = 8305,
+    /// A host recovery decision names an operation that is not uncertain: no call of the run is
+    /// left dispatching under it, or a decision about it is already journaled.
+    OPERATION_NOT_UNCERTAIN = 8401,
+    /// The operation's execution class does not allow the recovery decision the host asked for.
+    RECOVERY_DECISION_REFUSED = 8402,
+    /// The output a host resolved an operation with does not match the tool's output schema.
+    RESOLVED_OUTPUT_MISMATCH = 8403,
 }

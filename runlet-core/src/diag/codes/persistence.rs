@@ -14,4 +14,7 @@ declare_codes! {
     INVALID_RCVE = 7201,
     /// Replaying a journal produced a different transition than the journal records.
     DETERMINISM_VIOLATION = 7108,
+    /// A run header pins another program, registry, runtime version, configuration or
+    /// encoding than the runtime asked to resume or recover the run.
+    RUN_PIN_MISMATCH = 7301,
 }

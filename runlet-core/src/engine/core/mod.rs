@@ -12,6 +12,7 @@ mod intrinsic;
 mod limits;
 mod operations;
 mod reclaim;
+mod recovery;
 mod state;
 #[cfg(test)]
 mod tests;
@@ -35,6 +36,8 @@ use crate::stdlib::{PatternCache, SampledFunction};
 use crate::value::{Digest, DigestKey, Labelled, List, Value, ValueError, rcve};
 
 use operations::{OperationKey, OperationRecord};
+use recovery::HostDecision;
+pub use recovery::Resolution;
 use state::{
     Control, Drain, Node, NodeIx, NodeState, Owner, Role, Scope, ScopeIx, ScopeStatus, TimerPurpose,
 };
@@ -97,6 +100,8 @@ pub struct CallRequest {
     pub recover_first: bool,
     /// The host's deadline for the call (`RunSettings::tool_timeout`).
     pub timeout: Option<Duration>,
+    /// The operation generation (spec §4.2): 0 unless the host authorized fresh generations.
+    pub operation_generation: u32,
 }
 
 /// A nondeterministic intrinsic the shell should sample once (docs/STDLIB.md); the answer comes
@@ -149,6 +154,18 @@ pub enum Input {
     /// milliseconds); the journal keeps it, so a resumed run counts from the original start.
     WallClockStarted {
         started_unix_ms: u64,
+    },
+    /// The host resolved the uncertain outcome of a call left dispatching; the next `Resume`
+    /// applies it (spec §5.4).
+    OperationResolved {
+        call: CallHandle,
+        resolution: Resolution,
+    },
+    /// The host authorized a fresh operation generation for a call left dispatching; the next
+    /// `Resume` dispatches it under the new operation id (spec §5.4).
+    FreshGenerationAuthorized {
+        call: CallHandle,
+        generation: u32,
     },
 }
 
@@ -224,6 +241,8 @@ pub struct RunCore {
     free_scopes: Vec<ScopeIx>,
     /// Finished iterations and fold steps whose value was taken, released after the current step.
     retired: Vec<ScopeIx>,
+    /// The host's recovery decisions for calls left dispatching, applied on `Resume`.
+    host_decisions: BTreeMap<NodeIx, HostDecision>,
 }
 
 impl RunCore {
@@ -260,6 +279,7 @@ impl RunCore {
             free_nodes: Vec::new(),
             free_scopes: Vec::new(),
             retired: Vec::new(),
+            host_decisions: BTreeMap::new(),
         }
     }
 
@@ -342,6 +362,10 @@ impl RunCore {
                 Input::WallClockExpired { elapsed_ms } => self.wall_clock_expired(elapsed_ms),
                 Input::Sampled { call, answer } => self.sampled(call, answer),
                 Input::WallClockStarted { started_unix_ms } => self.wall_clock_started(started_unix_ms),
+                Input::OperationResolved { call, resolution } => self.operation_resolved(call, resolution),
+                Input::FreshGenerationAuthorized { call, generation } => {
+                    self.fresh_generation_authorized(call, generation)
+                }
             }
             self.measure_journal();
             self.apply_breach();

@@ -66,18 +66,20 @@ impl RunCore {
             self.call_operations.insert(node, key);
         }
         self.events.push(Event::NodeReady { node: id });
-        self.prepare_dispatch(node, tool, arguments, input_digest, recover_first);
+        self.prepare_dispatch(node, tool, arguments, input_digest, recover_first, 0);
     }
 
-    /// Records the next dispatch of `node`'s operation and asks the shell to send it. Every
-    /// dispatch counts against `tool_calls` and is measured against `call_input_bytes`.
-    fn prepare_dispatch(
+    /// Records the next dispatch of `node`'s operation (under `operation_generation`) and asks
+    /// the shell to send it. Every dispatch counts against `tool_calls` and is measured against
+    /// `call_input_bytes`.
+    pub(super) fn prepare_dispatch(
         &mut self,
         node: NodeIx,
         tool: ToolId,
         arguments: List,
         input_digest: Digest,
         recover_first: bool,
+        operation_generation: u32,
     ) {
         let span = self.program.expr(self.nodes[node.0 as usize].expr).span;
         if !self.count(LimitKey::ToolCalls, span, node) {
@@ -124,6 +126,7 @@ impl RunCore {
             dispatch_generation,
             recover_first,
             timeout: self.settings.tool_timeout,
+            operation_generation,
         }));
     }
 
@@ -158,6 +161,15 @@ impl RunCore {
         }
     }
 
+    /// The host settled the outcome of `node`'s operation (it did not apply, or a fresh
+    /// generation replaces it): it is no longer uncertain.
+    pub(super) fn operation_settled(&mut self, node: NodeIx) {
+        if let Some(record) = self.call_operations.get(&node).and_then(|key| self.operations.get_mut(key)) {
+            record.uncertain = false;
+            record.failure = None;
+        }
+    }
+
     fn inside_attempt(&self, mut scope: ScopeIx) -> bool {
         loop {
             let entry = &self.scopes[scope.0 as usize];
@@ -170,8 +182,9 @@ impl RunCore {
     }
 
     /// `Input::Resume`: the worker that ran the journal's prefix is gone. Cancelled calls can no
-    /// longer acknowledge, so they are cancelled; calls left dispatching are uncertain and
-    /// recovered by class (spec §5.4): `pure` and `idempotent` are dispatched again with the
+    /// longer acknowledge, so they are cancelled; calls left dispatching take the host's
+    /// journaled decision when there is one (`core/recovery.rs`), otherwise they are uncertain
+    /// and recovered by class (spec §5.4): `pure` and `idempotent` are dispatched again with the
     /// same operation id, `recoverable` asks the executor first, `at_most_once` and `unsafe`
     /// fail with an uncertain `RL6109`.
     pub(super) fn resume(&mut self) {
@@ -194,12 +207,16 @@ impl RunCore {
                 continue;
             }
             let Some((tool, arguments)) = self.call_arguments(node) else { continue };
+            if let Some(decision) = self.host_decisions.remove(&node) {
+                self.apply_host_decision(node, tool, arguments, decision);
+                continue;
+            }
             self.operation_unsettled(node);
             let class = self.tool_class(tool);
             if redispatch_permitted(class) {
                 let input_digest = self.input_digest(node, &arguments);
                 let recover_first = class == ExecutionClass::Recoverable;
-                self.prepare_dispatch(node, tool, arguments, input_digest, recover_first);
+                self.prepare_dispatch(node, tool, arguments, input_digest, recover_first, 0);
             } else {
                 let error = uncertain_error(&self.tool_name(tool), "after the worker running it stopped");
                 let run_error = self.tool_error(node, error);
@@ -211,7 +228,7 @@ impl RunCore {
 
     /// The digest of a call's canonical argument list (spec §6.2): keyed under the run's key
     /// when any path of any argument is sensitive or secret, plain SHA-256 when all are public.
-    fn input_digest(&self, node: NodeIx, arguments: &List) -> Digest {
+    pub(super) fn input_digest(&self, node: NodeIx, arguments: &List) -> Digest {
         let entry = &self.nodes[node.0 as usize];
         let nodes = &self.scopes[entry.scope.0 as usize].nodes;
         let sensitive = match &self.program.expr(entry.expr).kind {

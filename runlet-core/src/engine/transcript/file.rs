@@ -6,18 +6,20 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::{CallKey, Transcript, TranscriptEntry};
+use super::{CallKey, SampleEntry, Transcript, TranscriptEntry};
 use crate::diag::{Code, Diagnostic, Span, codes};
 use crate::engine::executor::ToolError;
 use crate::engine::fixture_file::{first_message, invalid_json};
 use crate::engine::identity::{OperationId, WorkflowIdentity};
 use crate::schema::{JsonPath, QualifiedName, locate};
+use crate::stdlib::Intrinsic;
 use crate::value::{DigestKey, Object, Value, ValueError, parse_json, to_serde_json};
 
 /// The format name and version a transcript file starts with; a layout change must change it.
 pub const TRANSCRIPT_FORMAT: &str = "runlet.transcript/1";
 
-const ROOT_FIELDS: &[&str] = &["format", "workflow", "digest_key", "calls"];
+const ROOT_FIELDS: &[&str] = &["format", "workflow", "digest_key", "calls", "samples"];
+const SAMPLE_FIELDS: &[&str] = &["node_id", "function", "result", "error"];
 const WORKFLOW_FIELDS: &[&str] = &["source_digest", "registry_digest", "language_version"];
 const ENTRY_FIELDS: &[&str] =
     &["call_site", "dynamic_key", "attempt", "operation_id", "tool", "arguments", "result", "error"];
@@ -38,6 +40,20 @@ struct FileOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     digest_key: Option<&'a str>,
     calls: Vec<EntryOut<'a>>,
+    /// Absent when the run sampled nothing, so such files read the same as before samples were
+    /// recorded.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    samples: Vec<SampleOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct SampleOut<'a> {
+    node_id: &'a str,
+    function: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -78,6 +94,7 @@ impl Transcript {
     /// carry, fails with `RL5207`.
     pub fn to_json(&self) -> Result<String, ValueError> {
         let calls = self.entries.iter().map(entry_out).collect::<Result<Vec<_>, _>>()?;
+        let samples = self.samples.iter().map(sample_out).collect::<Result<Vec<_>, _>>()?;
         let file = FileOut {
             format: TRANSCRIPT_FORMAT,
             workflow: WorkflowOut {
@@ -87,6 +104,7 @@ impl Transcript {
             },
             digest_key: self.digest_key(),
             calls,
+            samples,
         };
         let mut text = serde_json::to_string_pretty(&file).expect("JSON trees always serialize");
         text.push('\n');
@@ -108,6 +126,19 @@ impl Transcript {
             }
         }
     }
+}
+
+fn sample_out(sample: &SampleEntry) -> Result<SampleOut<'_>, ValueError> {
+    let (result, error) = match &sample.answer {
+        Ok(value) => (Some(to_serde_json(value)?), None),
+        Err(message) => (None, Some(message.as_str())),
+    };
+    Ok(SampleOut {
+        node_id: &sample.node_id,
+        function: Intrinsic::Sampled(sample.function).name(),
+        result,
+        error,
+    })
 }
 
 fn entry_out(entry: &TranscriptEntry) -> Result<EntryOut<'_>, ValueError> {
@@ -245,11 +276,48 @@ impl Reader<'_> {
             .flat_map(|calls| calls.iter().enumerate())
             .filter_map(|(i, entry)| self.entry(entry, &root.key("calls").index(i)))
             .collect();
-        let transcript = Transcript::new(workflow?, entries);
+        let samples = self.optional(fields, "samples", &root, |v| match v {
+            Value::List(samples) => Ok(samples),
+            _ => Err("`samples` must be a JSON array of sampled values".to_owned()),
+        });
+        let samples: Vec<SampleEntry> = samples
+            .ok()?
+            .into_iter()
+            .flat_map(|samples| samples.iter().enumerate())
+            .filter_map(|(i, sample)| self.sample(sample, &root.key("samples").index(i)))
+            .collect();
+        let transcript = Transcript::new(workflow?, entries).with_samples(samples);
         Some(match digest_key.ok()? {
             Some(key_id) => transcript.with_digest_key(key_id),
             None => transcript,
         })
+    }
+
+    fn sample(&mut self, value: &Value, path: &JsonPath) -> Option<SampleEntry> {
+        let fields = self.object(value, path, "a sample", SAMPLE_FIELDS)?;
+        let node_id = self.required(fields, "node_id", path, |v| {
+            v.as_str().map(Arc::from).ok_or_else(|| "`node_id` must be a string".to_owned())
+        });
+        let function =
+            self.required(fields, "function", path, |v| match v.as_str().and_then(Intrinsic::named) {
+                Some(Intrinsic::Sampled(function)) => Ok(function),
+                _ => {
+                    Err("`function` must name a sampled intrinsic: `time.now` or `number.random`".to_owned())
+                }
+            });
+        let answer = match (fields.get("result"), fields.get("error")) {
+            (Some(result), None) => Some(Ok(result.clone())),
+            (None, Some(error)) => self.read(error, &path.key("error"), |v| {
+                v.as_str()
+                    .map(|message| Err(message.to_owned()))
+                    .ok_or_else(|| "`error` must be the message of the failed sample".to_owned())
+            }),
+            _ => {
+                self.bad(path, "a sample needs exactly one of `result` and `error`".to_owned());
+                None
+            }
+        };
+        Some(SampleEntry { node_id: node_id?, function: function?, answer: answer? })
     }
 
     fn workflow(&mut self, value: &Value, path: &JsonPath) -> Option<WorkflowIdentity> {

@@ -1,5 +1,6 @@
 //! Tool transcripts (docs/transcripts.md): every tool call of a run, keyed by where it sits in the
-//! run rather than when it arrived, with its request and the answer it got.
+//! run rather than when it arrived, with its request and the answer it got, and every sampled
+//! intrinsic value, keyed by its node.
 
 mod file;
 mod record;
@@ -10,6 +11,7 @@ use std::sync::Arc;
 
 use super::executor::{CallContext, ToolError};
 use super::identity::{OperationId, WorkflowIdentity};
+use crate::stdlib::SampledFunction;
 use crate::value::{List, Value, to_presentation_json};
 
 pub use file::{TRANSCRIPT_FORMAT, TranscriptError};
@@ -77,21 +79,39 @@ fn request_text(tool: &str, arguments: &List) -> String {
     format!("{tool}({shown})")
 }
 
+/// One sampled intrinsic (`time.now()`, `number.random()`): the value the run got, or why it got
+/// none.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleEntry {
+    /// The public id of the intrinsic's node: where it sits in the run, like a [`CallKey`].
+    pub node_id: Arc<str>,
+    pub function: SampledFunction,
+    pub answer: Result<Value, String>,
+}
+
 /// The calls of one run of one workflow, ordered by [`CallKey`]; calls sharing a key (redispatches
-/// of one operation) keep the order they were dispatched in.
+/// of one operation) keep the order they were dispatched in. Its samples are ordered by node id.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Transcript {
     workflow: WorkflowIdentity,
     /// The id of the digest key some call's identity was keyed under (spec §6.2), if any was.
     digest_key: Option<Arc<str>>,
     entries: Vec<TranscriptEntry>,
+    samples: Vec<SampleEntry>,
 }
 
 impl Transcript {
     /// A transcript of `entries`, sorted by key (stably, so same-key entries keep their order).
     pub fn new(workflow: WorkflowIdentity, mut entries: Vec<TranscriptEntry>) -> Transcript {
         entries.sort_by(|a, b| a.key.cmp(&b.key));
-        Transcript { workflow, digest_key: None, entries }
+        Transcript { workflow, digest_key: None, entries, samples: Vec::new() }
+    }
+
+    /// This transcript with `samples`, sorted by node id (stably).
+    pub fn with_samples(mut self, mut samples: Vec<SampleEntry>) -> Transcript {
+        samples.sort_by(|a, b| a.node_id.cmp(&b.node_id));
+        self.samples = samples;
+        self
     }
 
     /// The transcript noting that its run keyed some call's identity under `key_id` (spec §6.2):
@@ -113,6 +133,10 @@ impl Transcript {
 
     pub fn entries(&self) -> &[TranscriptEntry] {
         &self.entries
+    }
+
+    pub fn samples(&self) -> &[SampleEntry] {
+        &self.samples
     }
 
     /// Fails with [`ReplayMismatch::WorkflowChanged`] when `current` is not the workflow the

@@ -1,16 +1,20 @@
 //! The recording executor: a decorator that passes every call to the executor it wraps and keeps
-//! the call's key, operation id, request and answer, for a [`Transcript`] of the run.
+//! the call's key, operation id, request and answer — and, as the run's sampler, every sampled
+//! intrinsic value — for a [`Transcript`] of the run.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
 
-use super::{CallKey, Transcript, TranscriptEntry};
+use super::{CallKey, SampleEntry, Transcript, TranscriptEntry};
 use crate::engine::executor::{
     RecoveryOutcome, RecoveryRequest, ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput,
 };
 use crate::engine::identity::WorkflowIdentity;
+use crate::engine::sampler::{Sampler, SystemSampler};
+use crate::stdlib::SampledFunction;
+use crate::value::{Value, ValueError};
 
 /// Records every call dispatched through it, in dispatch order, and answers with whatever the
 /// wrapped executor answers. Recovery queries pass through unrecorded: a transcript describes
@@ -19,6 +23,8 @@ pub struct RecordingExecutor {
     inner: Arc<dyn ToolExecutor>,
     /// One entry per dispatch, answered as cancelled until its answer arrives.
     calls: Mutex<Vec<TranscriptEntry>>,
+    /// One entry per sample taken through it (as the run's [`Sampler`]).
+    samples: Mutex<Vec<SampleEntry>>,
     /// The digest key a dispatched call's identity was keyed under, once one was.
     digest_key: Mutex<Option<Arc<str>>>,
 }
@@ -31,19 +37,37 @@ impl std::fmt::Debug for RecordingExecutor {
 
 impl RecordingExecutor {
     pub fn new(inner: Arc<dyn ToolExecutor>) -> RecordingExecutor {
-        RecordingExecutor { inner, calls: Mutex::new(Vec::new()), digest_key: Mutex::new(None) }
+        RecordingExecutor {
+            inner,
+            calls: Mutex::new(Vec::new()),
+            samples: Mutex::new(Vec::new()),
+            digest_key: Mutex::new(None),
+        }
     }
 
-    /// The transcript of every call dispatched so far, for the run's `workflow`. Take it after
-    /// the run ended: a call still unanswered then is written as cancelled (`RL6201`), since its
-    /// answer can no longer reach the run (a finished run cancels the calls it still has out).
-    /// The transcript names the digest key when some call's identity was keyed under it.
+    /// The transcript of every call dispatched and sample taken so far, for the run's
+    /// `workflow`. Take it after the run ended: a call still unanswered then is written as
+    /// cancelled (`RL6201`), since its answer can no longer reach the run (a finished run cancels
+    /// the calls it still has out). The transcript names the digest key when some call's
+    /// identity was keyed under it.
     pub fn transcript(&self, workflow: WorkflowIdentity) -> Transcript {
-        let transcript = Transcript::new(workflow, self.calls.lock().clone());
+        let transcript =
+            Transcript::new(workflow, self.calls.lock().clone()).with_samples(self.samples.lock().clone());
         match self.digest_key.lock().as_deref() {
             Some(key_id) => transcript.with_digest_key(key_id),
             None => transcript,
         }
+    }
+}
+
+/// Used as the run's sampler too ([`crate::engine::RuntimeBuilder::sampler`]), it samples the
+/// system's clock and random source and keeps every value for the transcript.
+impl Sampler for RecordingExecutor {
+    fn sample(&self, function: SampledFunction, node_id: &str) -> Result<Value, ValueError> {
+        let answer = SystemSampler.sample(function, node_id);
+        let recorded = answer.clone().map_err(|error| error.message().to_owned());
+        self.samples.lock().push(SampleEntry { node_id: Arc::from(node_id), function, answer: recorded });
+        answer
     }
 }
 

@@ -1,5 +1,6 @@
 //! The replay executor: answers each call from the transcript entry recorded at the same call key
-//! (never by arrival order) without calling any tool, and keeps every drift and unconsumed entry.
+//! (never by arrival order) without calling any tool, and each sample from the value recorded at
+//! the same node, and keeps every drift and unconsumed entry.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
@@ -8,11 +9,13 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 
-use super::{CallKey, Transcript, TranscriptEntry, request_text};
+use super::{CallKey, SampleEntry, Transcript, TranscriptEntry, request_text};
 use crate::diag::{Code, codes};
 use crate::engine::executor::{ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput};
 use crate::engine::identity::{OperationId, WorkflowIdentity};
-use crate::value::{DigestKey, List};
+use crate::engine::sampler::Sampler;
+use crate::stdlib::{Intrinsic, SampledFunction};
+use crate::value::{DigestKey, List, Value, ValueError};
 
 /// Answers calls from a transcript. A call is answered by the first unused entry recorded at its
 /// [`CallKey`] when that entry's operation id and tool equal the call's (the operation id covers
@@ -22,6 +25,8 @@ pub struct ReplayExecutor {
     /// The id of the digest key the transcript was recorded under, when it names one.
     recorded_key: Option<Arc<str>>,
     entries: Mutex<BTreeMap<CallKey, VecDeque<TranscriptEntry>>>,
+    /// Recorded samples by node id, each answering once.
+    samples: Mutex<BTreeMap<Arc<str>, SampleEntry>>,
     drift: Mutex<Vec<ReplayMismatch>>,
 }
 
@@ -52,6 +57,8 @@ pub enum ReplayMismatch {
     NotRecorded { requested: Box<RequestedCall>, nearest: Option<Box<TranscriptEntry>> },
     /// The run ended without asking for a recorded call (`RL8305`).
     Unconsumed { recorded: Box<TranscriptEntry> },
+    /// The run sampled an intrinsic the transcript recorded no value of at that node (`RL8304`).
+    SampleNotRecorded { node_id: Arc<str>, function: SampledFunction },
     /// The replay mismatched, and the transcript was recorded under another digest key than
     /// the replaying runtime's (`RL8103`): calls with sensitive or secret values get other ids.
     DigestKeyChanged { recorded: Arc<str>, current: Arc<str> },
@@ -61,16 +68,21 @@ impl ReplayMismatch {
     pub fn code(&self) -> Code {
         match self {
             ReplayMismatch::WorkflowChanged { .. } => codes::REPLAY_WORKFLOW_CHANGED,
-            ReplayMismatch::Drift { .. } | ReplayMismatch::NotRecorded { .. } => codes::REPLAY_DRIFT,
+            ReplayMismatch::Drift { .. }
+            | ReplayMismatch::NotRecorded { .. }
+            | ReplayMismatch::SampleNotRecorded { .. } => codes::REPLAY_DRIFT,
             ReplayMismatch::Unconsumed { .. } => codes::REPLAY_UNCONSUMED,
             ReplayMismatch::DigestKeyChanged { .. } => codes::DIGEST_KEY_MISMATCH,
         }
     }
 
-    /// The call key the mismatch is about; none for a changed workflow or digest key.
+    /// The call key the mismatch is about; none for a changed workflow or digest key, or a
+    /// sample.
     pub fn key(&self) -> Option<&CallKey> {
         match self {
-            ReplayMismatch::WorkflowChanged { .. } | ReplayMismatch::DigestKeyChanged { .. } => None,
+            ReplayMismatch::WorkflowChanged { .. }
+            | ReplayMismatch::DigestKeyChanged { .. }
+            | ReplayMismatch::SampleNotRecorded { .. } => None,
             ReplayMismatch::Drift { requested, .. } | ReplayMismatch::NotRecorded { requested, .. } => {
                 Some(&requested.key)
             }
@@ -128,6 +140,12 @@ impl fmt::Display for ReplayMismatch {
                     None => f.write_str(" nor anywhere else at that call site"),
                 }
             }
+            ReplayMismatch::SampleNotRecorded { node_id, function } => write!(
+                f,
+                "replay drift at node `{node_id}`: the run sampled `{}()`, but the transcript recorded \
+                 no such sample there",
+                Intrinsic::Sampled(*function).name()
+            ),
             ReplayMismatch::Unconsumed { recorded } => write!(
                 f,
                 "the transcript recorded `{}` ({}) at {}, but the replayed run never requested it",
@@ -165,7 +183,13 @@ impl ReplayExecutor {
         for entry in transcript.entries {
             entries.entry(entry.key.clone()).or_default().push_back(entry);
         }
-        ReplayExecutor { recorded_key, entries: Mutex::new(entries), drift: Mutex::new(Vec::new()) }
+        let samples = transcript.samples.into_iter().map(|sample| (Arc::clone(&sample.node_id), sample));
+        ReplayExecutor {
+            recorded_key,
+            entries: Mutex::new(entries),
+            samples: Mutex::new(samples.collect()),
+            drift: Mutex::new(Vec::new()),
+        }
     }
 
     /// [`ReplayExecutor::mismatches`] of a replay whose runtime keys digests under
@@ -249,5 +273,24 @@ impl ToolExecutor for ReplayExecutor {
             call.context.cancellation.cancelled().await;
         }
         entry.answer.map(ToolOutput::new)
+    }
+}
+
+/// Used as the run's sampler too ([`crate::engine::RuntimeBuilder::sampler`]), it answers each
+/// sample with the value recorded at the same node, never sampling again.
+impl Sampler for ReplayExecutor {
+    fn sample(&self, function: SampledFunction, node_id: &str) -> Result<Value, ValueError> {
+        let recorded = self.samples.lock().remove(node_id).filter(|sample| sample.function == function);
+        match recorded {
+            Some(sample) => {
+                sample.answer.map_err(|message| ValueError::new(codes::SAMPLE_UNAVAILABLE, message))
+            }
+            None => {
+                let mismatch = ReplayMismatch::SampleNotRecorded { node_id: Arc::from(node_id), function };
+                let error = ValueError::new(codes::REPLAY_DRIFT, mismatch.to_string());
+                self.drift.lock().push(mismatch);
+                Err(error)
+            }
+        }
     }
 }

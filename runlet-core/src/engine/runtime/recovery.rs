@@ -1,0 +1,294 @@
+//! The host recovery API (spec §4.4, §5.3, §5.4): bringing an interrupted run back from the
+//! runtime's journal, journaling host decisions about its uncertain operations, and resuming it.
+
+use super::{Executable, RunHandle, RunOptions, Runtime, config_digest};
+use crate::diag::{Code, codes};
+use crate::engine::core::{CallRequest, Effect, Input, Resolution};
+use crate::engine::event::{Event, EventDecodeError};
+use crate::engine::identity::{OperationId, WorkflowIdentity};
+use crate::engine::limits::{LimitKey, Limits};
+use crate::engine::replay::{ReplayError, Resumed, replay};
+use crate::engine::shell::{operation_of, records_after, resume};
+use crate::journal::{JournalError, RunHeader, RunId};
+use crate::schema::{ExecutionClass, validate};
+
+/// Why a run could not be recovered, or a host decision about it was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RecoveryError {
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    #[error(transparent)]
+    Decode(#[from] EventDecodeError),
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    #[error(
+        "RL7301: run `{run}` pins {field} `{journal}`, but this runtime would resume it with `{runtime}`"
+    )]
+    PinMismatch { run: String, field: &'static str, journal: String, runtime: String },
+    #[error(
+        "RL8401: operation `{operation}` is not uncertain: no call of the run is left dispatching under it without a journaled decision"
+    )]
+    NotUncertain { operation: String },
+    #[error("RL8402: `{tool}` is `{class}`: {reason}")]
+    DecisionRefused { tool: String, class: &'static str, reason: &'static str },
+    #[error("RL8403: `{tool}` does not accept the resolved output: {reason}")]
+    OutputMismatch { tool: String, reason: String },
+}
+
+impl RecoveryError {
+    pub fn code(&self) -> Code {
+        match self {
+            RecoveryError::Journal(error) => error.code(),
+            RecoveryError::Decode(error) => error.code(),
+            RecoveryError::Replay(error) => error.code(),
+            RecoveryError::PinMismatch { .. } => codes::RUN_PIN_MISMATCH,
+            RecoveryError::NotUncertain { .. } => codes::OPERATION_NOT_UNCERTAIN,
+            RecoveryError::DecisionRefused { .. } => codes::RECOVERY_DECISION_REFUSED,
+            RecoveryError::OutputMismatch { .. } => codes::RESOLVED_OUTPUT_MISMATCH,
+        }
+    }
+}
+
+/// A call an interrupted run left dispatching: its outcome is unknown until the host decides or
+/// the run resumes (invariant 8).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UncertainOperation {
+    pub operation_id: OperationId,
+    pub node_id: String,
+    pub tool: String,
+    pub class: ExecutionClass,
+    /// The operation generation it was dispatched under (0 unless the host authorized one).
+    pub generation: u32,
+}
+
+/// An interrupted run brought up to its journal's end, for host decisions and resumption.
+/// Nothing runs until [`Recovery::resume`]; decisions are journaled as they are made (blocking
+/// the calling thread; not for use inside an async task). The run must not be running
+/// elsewhere: the journal's sequence check refuses the second of two writers, so a decision
+/// racing a live worker fails with `RL7003` rather than interleaving.
+pub struct Recovery<'r> {
+    runtime: &'r Runtime,
+    program: Executable,
+    run_id: RunId,
+    limits: Limits,
+    own_concurrency: Option<u64>,
+    workflow: WorkflowIdentity,
+    resumed: Resumed,
+}
+
+impl std::fmt::Debug for Recovery<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recovery").field("run_id", &self.run_id).finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// Brings run `run_id` of `program` back from this runtime's journal: checks what its header
+    /// pins (source, registry, versions, configuration with `options.limits`, encodings), then
+    /// replays its events. Blocks the calling thread; not for use inside an async task.
+    pub fn recovery(
+        &self,
+        program: &Executable,
+        run_id: &RunId,
+        options: RunOptions,
+    ) -> Result<Recovery<'_>, RecoveryError> {
+        let limits = self.limits.overridden_by(&options.limits);
+        let resumed = self.pool.block_on(async {
+            let header = self.journal.header(run_id).await?;
+            self.check_pins(program, &header, &limits)?;
+            let records = self.journal.read(run_id, 0, usize::MAX).await?;
+            let events = records
+                .iter()
+                .map(|record| Event::decode(&record.bytes).map(|(_, event)| event))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok::<_, RecoveryError>(replay(self.core_for(program, &limits), &events)?)
+        })?;
+        Ok(Recovery {
+            runtime: self,
+            program: program.clone(),
+            run_id: run_id.clone(),
+            own_concurrency: options.limits.get(LimitKey::Concurrency),
+            limits,
+            workflow: WorkflowIdentity::from(program.compiled.identity()),
+            resumed,
+        })
+    }
+
+    /// Resumes the interrupted run `run_id` of `program`, started without per-run options, from
+    /// this runtime's journal: finished work is never repeated, calls left dispatching take the
+    /// host's journaled decisions or are recovered by execution class (spec §5.4), and a run the
+    /// journal records as ended stays ended. Blocks while it replays the journal.
+    pub fn resume(&self, program: &Executable, run_id: &RunId) -> Result<RunHandle, RecoveryError> {
+        Ok(self.recovery(program, run_id, RunOptions::default())?.resume())
+    }
+
+    /// Journals the host's resolution of an uncertain operation of run `run_id` (started
+    /// without per-run options); the next resume applies it. See [`Recovery::resolve`].
+    pub fn resolve_operation(
+        &self,
+        program: &Executable,
+        run_id: &RunId,
+        operation: &OperationId,
+        resolution: Resolution,
+    ) -> Result<(), RecoveryError> {
+        self.recovery(program, run_id, RunOptions::default())?.resolve(operation, resolution)
+    }
+
+    /// Journals the host's authorization of a fresh generation of an uncertain operation of run
+    /// `run_id` (started without per-run options). See [`Recovery::authorize_fresh_generation`].
+    pub fn authorize_fresh_generation(
+        &self,
+        program: &Executable,
+        run_id: &RunId,
+        operation: &OperationId,
+    ) -> Result<OperationId, RecoveryError> {
+        self.recovery(program, run_id, RunOptions::default())?.authorize_fresh_generation(operation)
+    }
+
+    /// Refuses a journal whose header pins something else than this runtime runs `program` with.
+    fn check_pins(
+        &self,
+        program: &Executable,
+        header: &RunHeader,
+        limits: &Limits,
+    ) -> Result<(), RecoveryError> {
+        let identity = program.compiled.identity();
+        let pinned = [
+            ("the source digest", header.source_digest.clone(), identity.source_digest.to_string()),
+            ("the registry digest", header.registry_digest.clone(), identity.registry_digest.to_string()),
+            ("language version", header.language_version.to_string(), identity.language_version.to_string()),
+            ("runtime version", header.runtime_version.clone(), env!("CARGO_PKG_VERSION").to_owned()),
+            ("the configuration digest", header.config_digest.clone(), config_digest(&self.settings, limits)),
+            ("the digest key", header.keyed_digest.clone(), self.digest_key.pinned()),
+            ("value encoding version", header.value_encoding_version.to_string(), "1".to_owned()),
+            ("event encoding version", header.event_encoding_version.to_string(), "1".to_owned()),
+        ];
+        match pinned.into_iter().find(|(_, journal, runtime)| journal != runtime) {
+            Some((field, journal, runtime)) => {
+                Err(RecoveryError::PinMismatch { run: header.run_id.to_string(), field, journal, runtime })
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+impl Recovery<'_> {
+    /// The operations the run left dispatching that no host decision covers yet, in node order.
+    /// Empty once the journal records the run's end.
+    pub fn uncertain_operations(&self) -> Vec<UncertainOperation> {
+        self.pending()
+            .map(|request| {
+                let tool = self.runtime.registry.tool(request.tool);
+                UncertainOperation {
+                    operation_id: operation_of(&self.workflow, tool, request),
+                    node_id: request.node_id.clone(),
+                    tool: tool.name.to_string(),
+                    class: tool.execution,
+                    generation: request.operation_generation,
+                }
+            })
+            .collect()
+    }
+
+    /// Journals the host's resolution of `operation` (spec §5.4); the next resume applies it.
+    /// `Applied(output)` — validated against the tool's output schema — makes the call succeed
+    /// with that output; `NotApplied` dispatches it once more under the same operation id (a
+    /// new dispatch id; refused for `unsafe` tools, which need a fresh generation);
+    /// `Failed(error)` fails it with that error, no longer uncertain.
+    pub fn resolve(&mut self, operation: &OperationId, resolution: Resolution) -> Result<(), RecoveryError> {
+        let request = self.uncertain(operation)?;
+        let tool = self.runtime.registry.tool(request.tool);
+        match &resolution {
+            Resolution::Applied(output) => validate(self.runtime.registry.schemas(), tool.output, output)
+                .map_err(|mismatch| RecoveryError::OutputMismatch {
+                    tool: tool.name.to_string(),
+                    reason: mismatch.to_string(),
+                })?,
+            Resolution::NotApplied if tool.execution == ExecutionClass::Unsafe => {
+                return Err(RecoveryError::DecisionRefused {
+                    tool: tool.name.to_string(),
+                    class: tool.execution.as_str(),
+                    reason: "an unsafe operation is never dispatched again under the same operation id; authorize a fresh generation or resolve it as failed",
+                });
+            }
+            Resolution::NotApplied | Resolution::Failed(_) => {}
+        }
+        self.journal(Input::OperationResolved { call: request.call, resolution })
+    }
+
+    /// Journals the host's authorization of a fresh generation of `operation` (spec §5.4): the
+    /// next resume dispatches the call under generation + 1, a new operation id, which this
+    /// returns. Allowed for `unsafe` tools only: `at_most_once` ones reach here only with a
+    /// prepared dispatch, and the other classes keep their operation id.
+    pub fn authorize_fresh_generation(
+        &mut self,
+        operation: &OperationId,
+    ) -> Result<OperationId, RecoveryError> {
+        let request = self.uncertain(operation)?;
+        let tool = self.runtime.registry.tool(request.tool);
+        let reason = match tool.execution {
+            ExecutionClass::Unsafe => None,
+            ExecutionClass::AtMostOnce => Some(
+                "its dispatch was prepared (`CallDispatchPrepared` is journaled), so only a resolution can settle it",
+            ),
+            ExecutionClass::Pure | ExecutionClass::Idempotent | ExecutionClass::Recoverable => {
+                Some("its operation id never changes; resolve it as not applied to dispatch it again")
+            }
+        };
+        if let Some(reason) = reason {
+            return Err(RecoveryError::DecisionRefused {
+                tool: tool.name.to_string(),
+                class: tool.execution.as_str(),
+                reason,
+            });
+        }
+        let generation = request.operation_generation + 1;
+        let fresh = CallRequest { operation_generation: generation, ..request.clone() };
+        let fresh_operation = operation_of(&self.workflow, tool, &fresh);
+        self.journal(Input::FreshGenerationAuthorized { call: request.call, generation })?;
+        Ok(fresh_operation)
+    }
+
+    /// Continues the run on the runtime's pool (see [`Runtime::resume`]).
+    pub fn resume(self) -> RunHandle {
+        let Recovery { runtime, program, run_id, limits, own_concurrency, resumed, .. } = self;
+        runtime.launch(&program, run_id, &limits, own_concurrency, move |env| resume(resumed, env))
+    }
+
+    /// The calls left dispatching that await a host decision.
+    fn pending(&self) -> impl Iterator<Item = &CallRequest> {
+        let open = self.resumed.outcome.is_none();
+        self.resumed
+            .in_flight
+            .iter()
+            .filter(move |request| open && self.resumed.core.awaits_host_decision(request.call))
+    }
+
+    fn uncertain(&self, operation: &OperationId) -> Result<CallRequest, RecoveryError> {
+        self.pending()
+            .find(|request| {
+                operation_of(&self.workflow, self.runtime.registry.tool(request.tool), request) == *operation
+            })
+            .cloned()
+            .ok_or_else(|| RecoveryError::NotUncertain { operation: operation.to_string() })
+    }
+
+    /// Feeds a host decision to the replayed core and journals the event it records.
+    fn journal(&mut self, decision: Input) -> Result<(), RecoveryError> {
+        let events: Vec<Event> = self
+            .resumed
+            .core
+            .react(decision)
+            .into_iter()
+            .flat_map(|effect| match effect {
+                Effect::Append(events) => events,
+                _ => Vec::new(),
+            })
+            .collect();
+        let records = records_after(self.resumed.last_seq, &events, &mut Vec::new());
+        let journal = &self.runtime.journal;
+        self.resumed.last_seq =
+            self.runtime.pool.block_on(journal.append(&self.run_id, self.resumed.last_seq, &records))?;
+        Ok(())
+    }
+}
