@@ -67,13 +67,11 @@ impl RunCore {
                     return;
                 }
                 let limit = limit.unwrap_or(self.settings.default_loop_limit).max(1) as usize;
-                let count = items.len();
                 self.nodes[node.0 as usize].control = Control::Loop(Box::new(LoopState {
-                    items,
+                    items: items.into_iter().map(Some).collect(),
                     limit,
                     next: 0,
                     active: Vec::new(),
-                    results: vec![None; count],
                     finished: 0,
                     starting: false,
                 }));
@@ -141,7 +139,9 @@ impl RunCore {
                     if state.active.len() < state.limit && state.next < state.items.len() =>
                 {
                     state.next += 1;
-                    (state.next - 1, state.items[state.next - 1].clone())
+                    // Items from `next` on have not started, so each still holds its element.
+                    let Some(element) = state.items[state.next - 1].take() else { continue };
+                    (state.next - 1, element)
                 }
                 _ => break,
             };
@@ -157,9 +157,8 @@ impl RunCore {
                 vec![(*item, value)],
             );
             if let Control::Loop(state) = &mut self.nodes[node.0 as usize].control {
-                if state.results[index].is_none()
-                    && self.scopes[iteration.0 as usize].status == ScopeStatus::Active
-                {
+                // An iteration that finished while it was entered is no longer active.
+                if self.scopes[iteration.0 as usize].status == ScopeStatus::Active {
                     state.active.push(iteration);
                 }
             }
@@ -179,7 +178,7 @@ impl RunCore {
     fn iteration_done(&mut self, node: NodeIx, index: usize, scope: ScopeIx, value: Option<Labelled>) {
         let (starting, done) = match &mut self.nodes[node.0 as usize].control {
             Control::Loop(state) => {
-                state.results[index] = Some(value);
+                state.items[index] = value;
                 state.finished += 1;
                 state.active.retain(|s| *s != scope);
                 (state.starting, state.finished == state.items.len())
@@ -199,10 +198,10 @@ impl RunCore {
 
     fn finish_loop(&mut self, node: NodeIx) {
         let results = match &mut self.nodes[node.0 as usize].control {
-            Control::Loop(state) => std::mem::take(&mut state.results),
+            Control::Loop(state) => std::mem::take(&mut state.items),
             _ => return,
         };
-        let kept: Vec<Labelled> = results.into_iter().flatten().flatten().collect();
+        let kept: Vec<Labelled> = results.into_iter().flatten().collect();
         match Labelled::list(kept) {
             Ok(list) => self.succeed(node, list),
             Err(error) => self.fail_compute(node, &error),

@@ -21,6 +21,9 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
+use compact_str::CompactString;
+use smallvec::SmallVec;
+
 use crate::analyze::hir::{BindingKind, ExprId, ExprKind, Program, RegionId};
 use crate::engine::error::RunError;
 use crate::engine::event::{Event, RecordedToolError};
@@ -192,6 +195,9 @@ pub enum Outcome {
     Failed(RunError),
     Cancelled,
 }
+
+/// The capacity the effect and ready queues keep between steps.
+const BUFFER_KEPT: usize = 64;
 
 /// One run's state machine.
 #[derive(Debug)]
@@ -377,6 +383,10 @@ impl RunCore {
         }
         self.budget.events_taken();
         effects.append(&mut self.effects);
+        // A step that started a wide loop queued one dispatch per iteration; keep the buffers
+        // an ordinary step needs, not that burst's, for the rest of the run.
+        self.effects.shrink_to(BUFFER_KEPT);
+        self.ready.shrink_to(BUFFER_KEPT);
         effects
     }
 
@@ -480,19 +490,13 @@ impl RunCore {
     ) -> ScopeIx {
         let scope = self.next_scope();
         let depth = 1 + parent.map_or(0, |p| self.depth_of(p));
-        let full_path = match parent.map(|p| self.scopes[p.0 as usize].full_path.as_str()) {
-            Some(outer) if !outer.is_empty() && !path.is_empty() => format!("{outer}/{path}"),
-            Some(outer) if path.is_empty() => outer.to_owned(),
-            _ => path.clone(),
-        };
         self.place_scope(Scope {
             region,
             parent,
             owner,
-            path,
-            full_path,
+            path: CompactString::new(&path),
             attempt,
-            provided,
+            provided: SmallVec::from_vec(provided),
             nodes: Default::default(),
             children: Vec::new(),
             status: ScopeStatus::Active,
@@ -517,7 +521,7 @@ impl RunCore {
         let region = self.scopes[scope.0 as usize].region;
         let segment_index = self.scopes[scope.0 as usize].segment;
         let plan = Arc::clone(&self.plan);
-        let segment = &plan.segments(region)[segment_index];
+        let segment = &plan.segments(region)[segment_index as usize];
         for &root in &segment.roots {
             let node = self.demand(scope, root);
             self.watch(node, Role::Root);
@@ -652,17 +656,12 @@ impl RunCore {
         // with the breach before anything evaluates it.
         let span = self.program.expr(expr).span;
         self.within(LimitKey::GraphNodes, self.materialized as u64, span, Some(node));
-        let scope_path = &self.scopes[scope.0 as usize].full_path;
-        let path = self.plan.path(expr);
-        let id: Arc<str> =
-            if scope_path.is_empty() { Arc::clone(path) } else { format!("{scope_path}|{path}").into() };
         self.place_node(Node {
-            id,
             expr,
             scope,
             state: NodeState::Waiting,
             waiting: 0,
-            dependents: Vec::new(),
+            dependents: SmallVec::new(),
             value: None,
             role: None,
             control: Control::None,
@@ -760,19 +759,33 @@ impl RunCore {
     }
 
     /// The public id of a node: its scope path and its expression's syntax path (spec §4.2).
+    /// Built when asked rather than kept per node or scope: held id strings cost each node of a
+    /// wide loop more than the node itself.
     fn node_id(&self, node: NodeIx) -> String {
-        self.nodes[node.0 as usize].id.to_string()
+        let entry = &self.nodes[node.0 as usize];
+        let mut id = self.joined_segments(entry.scope, true);
+        if !id.is_empty() {
+            id.push('|');
+        }
+        id.push_str(self.plan.path(entry.expr));
+        id
     }
 
     /// The dynamic key of work in `scope` (spec §4.2): the `/`-joined segments of the scope and
     /// its ancestors, leaving out boundary attempts, since an attempt number alone never changes
     /// an operation's identity.
     fn dynamic_key(&self, scope: ScopeIx) -> String {
+        self.joined_segments(scope, false)
+    }
+
+    /// The non-empty segments of `scope` and its ancestors, outermost first, `/`-joined; those of
+    /// boundary attempts only when `attempts` is set.
+    fn joined_segments(&self, scope: ScopeIx, attempts: bool) -> String {
         let mut segments = Vec::new();
         let mut current = Some(scope);
         while let Some(ix) = current {
             let s = &self.scopes[ix.0 as usize];
-            if !s.path.is_empty() && !matches!(s.owner, Owner::Attempt(_)) {
+            if !s.path.is_empty() && (attempts || !matches!(s.owner, Owner::Attempt(_))) {
                 segments.push(s.path.as_str());
             }
             current = s.parent;

@@ -2,7 +2,9 @@
 //! gives its nodes and scopes back, so a long loop holds about `limit` iterations at a time.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+
+use compact_str::CompactString;
+use smallvec::SmallVec;
 
 use super::RunCore;
 use super::state::{Control, Node, NodeIx, NodeState, Owner, Scope, ScopeIx, ScopeStatus, TimerPurpose};
@@ -18,7 +20,7 @@ impl RunCore {
     pub(super) fn place_node(&mut self, node: Node) {
         match self.free_nodes.pop() {
             Some(slot) => self.nodes[slot.0 as usize] = node,
-            None => self.nodes.push(node),
+            None => push_with_little_slack(&mut self.nodes, node),
         }
     }
 
@@ -31,7 +33,7 @@ impl RunCore {
     pub(super) fn place_scope(&mut self, scope: Scope) {
         match self.free_scopes.pop() {
             Some(slot) => self.scopes[slot.0 as usize] = scope,
-            None => self.scopes.push(scope),
+            None => push_with_little_slack(&mut self.scopes, scope),
         }
     }
 
@@ -81,7 +83,7 @@ impl RunCore {
         for &node in &nodes {
             self.call_operations.remove(&node);
             let expr = self.nodes[node.0 as usize].expr;
-            self.nodes[node.0 as usize] = released_node(Arc::clone(self.plan.path(expr)), expr);
+            self.nodes[node.0 as usize] = released_node(expr);
             self.free_nodes.push(node);
         }
         for &ix in &scopes {
@@ -92,15 +94,24 @@ impl RunCore {
     }
 }
 
+/// Appends to an arena growing by an eighth rather than doubling: the arenas hold a run's
+/// largest allocations, and doubling leaves up to half of one unused for the rest of the run.
+/// The extra reallocations are cheap where it matters: large blocks are remapped, not copied.
+fn push_with_little_slack<T>(arena: &mut Vec<T>, item: T) {
+    if arena.len() == arena.capacity() {
+        arena.reserve_exact(arena.len() / 8 + 16);
+    }
+    arena.push(item);
+}
+
 /// What a released node slot holds until it is reused: a finished node with nothing in it.
-fn released_node(id: Arc<str>, expr: ExprId) -> Node {
+fn released_node(expr: ExprId) -> Node {
     Node {
-        id,
         expr,
         scope: ScopeIx(0),
         state: NodeState::Succeeded,
         waiting: 0,
-        dependents: Vec::new(),
+        dependents: SmallVec::new(),
         value: None,
         role: None,
         control: Control::None,
@@ -114,10 +125,9 @@ fn released_scope(region: RegionId) -> Scope {
         region,
         parent: None,
         owner: Owner::Run,
-        path: String::new(),
-        full_path: String::new(),
+        path: CompactString::default(),
         attempt: 0,
-        provided: Vec::new(),
+        provided: SmallVec::new(),
         nodes: Default::default(),
         children: Vec::new(),
         status: ScopeStatus::Succeeded,

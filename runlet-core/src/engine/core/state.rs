@@ -1,8 +1,8 @@
 //! The run core's arenas: nodes (expression instances) and scopes (region instances), addressed
 //! by compact indices that never reach events or identities.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use compact_str::CompactString;
+use smallvec::SmallVec;
 
 use super::TimerHandle;
 use crate::analyze::hir::{BindingId, ExprId, RegionId};
@@ -48,14 +48,13 @@ pub(super) enum Role {
 
 #[derive(Debug)]
 pub(super) struct Node {
-    /// The public node id (spec §4.2), built once.
-    pub(super) id: Arc<str>,
     pub(super) expr: ExprId,
     pub(super) scope: ScopeIx,
     pub(super) state: NodeState,
     /// Dependencies not yet succeeded.
     pub(super) waiting: u32,
-    pub(super) dependents: Vec<NodeIx>,
+    /// Inline up to four: most nodes have one dependent or none.
+    pub(super) dependents: SmallVec<[NodeIx; 4]>,
     pub(super) value: Option<Labelled>,
     pub(super) role: Option<Role>,
     pub(super) control: Control,
@@ -77,12 +76,13 @@ pub(super) enum Control {
 
 #[derive(Debug)]
 pub(super) struct LoopState {
-    pub(super) items: Vec<Labelled>,
+    /// Per item: its element until its iteration takes it, then nothing until the iteration
+    /// finishes, then its result (`None` when skipped). One vector rather than an element list
+    /// and a result list, since an element is not read again once its iteration has it.
+    pub(super) items: Vec<Option<Labelled>>,
     pub(super) limit: usize,
     pub(super) next: usize,
     pub(super) active: Vec<ScopeIx>,
-    /// Per item: `None` until its iteration finishes, then `Some(None)` when skipped.
-    pub(super) results: Vec<Option<Option<Labelled>>>,
     pub(super) finished: usize,
     /// True while `start_iterations` runs, so a finishing iteration does not re-enter it.
     pub(super) starting: bool,
@@ -176,19 +176,49 @@ pub(super) struct Scope {
     pub(super) parent: Option<ScopeIx>,
     pub(super) owner: Owner,
     /// This scope's segment of node ids: `""` for the program, `then`, `i3~…`, `a2`, `catch`, ….
-    pub(super) path: String,
-    /// The segments of this scope and its ancestors, `/`-joined: the first part of node ids.
-    pub(super) full_path: String,
+    /// Inline up to 24 bytes; node ids join it with its ancestors' when asked.
+    pub(super) path: CompactString,
     pub(super) attempt: u32,
     /// Values of the bindings the scope itself declares (loop item, accumulator, caught error).
-    pub(super) provided: Vec<(BindingId, Labelled)>,
-    pub(super) nodes: BTreeMap<ExprId, NodeIx>,
+    /// Inline when one (a loop's item, a caught error): no allocation per iteration.
+    pub(super) provided: SmallVec<[(BindingId, Labelled); 1]>,
+    pub(super) nodes: ScopeNodes,
     pub(super) children: Vec<ScopeIx>,
     pub(super) status: ScopeStatus,
     /// The step segment being run (see `Plan::segments`).
-    pub(super) segment: usize,
+    pub(super) segment: u32,
     /// Watched nodes (roots, result, skip condition) not yet succeeded.
     pub(super) outstanding: u32,
     pub(super) result: Option<NodeIx>,
     pub(super) skipped: bool,
+}
+
+/// A scope's nodes by expression, in expression order: a sorted vector rather than a map, since
+/// most scopes (a loop body's iterations) hold a handful of nodes and a map's smallest
+/// allocation would cost each of them over 100 bytes. Two are held inline, without allocating.
+#[derive(Debug, Default)]
+pub(super) struct ScopeNodes(SmallVec<[(ExprId, NodeIx); 2]>);
+
+impl ScopeNodes {
+    pub(super) fn get(&self, expr: &ExprId) -> Option<&NodeIx> {
+        let position = self.0.binary_search_by_key(expr, |(e, _)| *e).ok()?;
+        Some(&self.0[position].1)
+    }
+
+    pub(super) fn contains_key(&self, expr: &ExprId) -> bool {
+        self.get(expr).is_some()
+    }
+
+    /// Records `node` as the instance of `expr`, replacing any earlier one.
+    pub(super) fn insert(&mut self, expr: ExprId, node: NodeIx) {
+        match self.0.binary_search_by_key(&expr, |(e, _)| *e) {
+            Ok(position) => self.0[position].1 = node,
+            Err(position) => self.0.insert(position, (expr, node)),
+        }
+    }
+
+    /// The nodes in expression order.
+    pub(super) fn values(&self) -> impl Iterator<Item = &NodeIx> {
+        self.0.iter().map(|(_, node)| node)
+    }
 }

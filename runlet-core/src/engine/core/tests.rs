@@ -226,7 +226,7 @@ fn check_invariants(core: &RunCore, trace: &mut Trace) {
     // Boundary ownership (invariant 5): only work under a failed or cancelled scope is
     // cancelled, and no node is dispatched twice (a retry never repeats work outside its
     // boundary; only a resume redispatches).
-    for node in &core.nodes {
+    for (index, node) in core.nodes.iter().enumerate() {
         if matches!(node.state, NodeState::Cancelled | NodeState::Cancelling) {
             let mut scope = Some(node.scope);
             let mut owned_by_failure = false;
@@ -235,7 +235,8 @@ fn check_invariants(core: &RunCore, trace: &mut Trace) {
                 owned_by_failure |= matches!(entry.status, ScopeStatus::Failed | ScopeStatus::Cancelled);
                 scope = entry.parent;
             }
-            assert!(owned_by_failure, "{} was cancelled though no scope owning it failed", node.id);
+            let id = core.node_id(NodeIx(index as u32));
+            assert!(owned_by_failure, "{id} was cancelled though no scope owning it failed");
         }
     }
     let resumed = trace.events.iter().any(|e| matches!(e, Event::RunResumed));
