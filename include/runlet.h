@@ -754,6 +754,26 @@ struct runlet_error *runlet_run_start(const struct runlet_runtime *runtime,
                                       struct runlet_run **out);
 
 /**
+ * Resumes the interrupted run `run_id` of `program` from the runtime's journal and stores its
+ * handle in `*out` (NULL on failure): the journal is replayed, finished calls are not
+ * dispatched again, and calls left in flight are redispatched or reported uncertain by their
+ * execution class (spec §5.4). A finished run resumes to its recorded end.
+ *
+ * The journal's header must pin what this runtime runs: the same source, registry,
+ * configuration, limits (`options->limits_json` for a run started with its own) and digest key
+ * id, or the call fails with `RUNLET_ERR_VERSION_MISMATCH`; an unknown run is
+ * `RUNLET_ERR_JOURNAL_UNKNOWN_RUN`. The run must not be running elsewhere. Blocks while the
+ * journal is read; refused from a callback.
+ *
+ * Thread-safety: any thread but a callback's, concurrently.
+ */
+struct runlet_error *runlet_run_resume(const struct runlet_runtime *runtime,
+                                       const struct runlet_program *program,
+                                       struct runlet_str run_id,
+                                       const struct runlet_run_options *options,
+                                       struct runlet_run **out);
+
+/**
  * The run's id. Borrowed: valid until `runlet_run_free(run)`. Empty for NULL.
  *
  * Thread-safety: any thread, concurrently.

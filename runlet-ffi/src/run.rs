@@ -8,17 +8,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
-use runlet::engine::{Outcome, RunHandle, RunOptions};
-use runlet::journal::JournalError;
+use runlet::diag::codes;
+use runlet::engine::{Limits, Outcome, RecoveryError, RunHandle, RunOptions};
+use runlet::journal::{JournalError, RunId};
 use runlet::observe::{GraphContext, ViewPolicy};
 use runlet::value::to_presentation_json;
 use tokio_util::sync::CancellationToken;
 
 use crate::boundary::Poison;
 use crate::error::{
-    Error, RUNLET_ERR_CANCELLED, RUNLET_ERR_INVALID_ARGUMENT, RUNLET_ERR_JOURNAL, RUNLET_ERR_LIMIT,
-    RUNLET_ERR_NOT_FINISHED, RUNLET_ERR_SCRIPT, RUNLET_ERR_TIMEOUT, RUNLET_ERR_TOOL_FAILED,
-    RUNLET_ERR_UNSUPPORTED, runlet_error,
+    Error, RUNLET_ERR_CANCELLED, RUNLET_ERR_INVALID_ARGUMENT, RUNLET_ERR_JOURNAL,
+    RUNLET_ERR_JOURNAL_UNKNOWN_RUN, RUNLET_ERR_LIMIT, RUNLET_ERR_NOT_FINISHED, RUNLET_ERR_SCRIPT,
+    RUNLET_ERR_TIMEOUT, RUNLET_ERR_TOOL_FAILED, RUNLET_ERR_UNSUPPORTED, RUNLET_ERR_VERSION_MISMATCH,
+    runlet_error,
 };
 use crate::events::{EventQueue, ListenerSink, OwnedEvent, Popped, runlet_event_owned};
 use crate::handle::{Handle, borrow, into_raw, out_param, take};
@@ -231,6 +233,58 @@ async fn forward(
     live.remove(key);
 }
 
+/// The run options at `options`, or the defaults for NULL: the run's limits and whether to
+/// queue its events for the pull API.
+///
+/// # Safety
+/// `options` is NULL or points at a readable options struct whose views are valid.
+unsafe fn read_run_options(options: *const runlet_run_options) -> Result<(Limits, bool), Error> {
+    if options.is_null() {
+        return Ok((Limits::new(), false));
+    }
+    // SAFETY: the caller passes a readable options struct with valid views.
+    let options = unsafe { copy_in(options) }?;
+    // SAFETY: as above.
+    let limits = limits_from_json("limits_json", unsafe { options.limits_json.to_str("limits_json") }?)?;
+    Ok((limits, options.pull_events))
+}
+
+/// Refuses a program another runtime compiled.
+fn same_runtime(runtime: &runlet_runtime, program: &runlet_program) -> Result<(), Error> {
+    if program.runtime_serial() != runtime.instance().serial() {
+        return Err(Error::new(RUNLET_ERR_INVALID_ARGUMENT, "the program was compiled by another runtime"));
+    }
+    Ok(())
+}
+
+/// Wraps a started or resumed run: its events are forwarded to the listener (and the pull
+/// queue when `pull_events`) on the runtime's pool until it ends.
+fn launched(
+    runtime: &runlet_runtime,
+    program: &runlet_program,
+    handle: RunHandle,
+    pull_events: bool,
+) -> runlet_run {
+    let instance = runtime.instance();
+    let state = Arc::new(RunState {
+        run_id: Arc::from(handle.run_id().as_str()),
+        cancel: CancellationToken::new(),
+        finished: Mutex::new(None),
+        done: Condvar::new(),
+        pull: pull_events.then(|| EventQueue::new(instance.event_capacity())),
+        poison: Arc::default(),
+    });
+    let live = Arc::clone(instance.live());
+    let key = live.add(&state);
+    let consumers = Consumers {
+        listener: instance.listener().cloned(),
+        context: program.executable().graph_context(handle.run_id()),
+        view: Arc::clone(instance.view()),
+    };
+    instance.engine().handle().spawn(forward(handle, Arc::clone(&state), consumers, live, key));
+    runlet_run { state }
+}
+
 /// Starts a run of `program` with `input_json` (a JSON object of host input values, or empty for
 /// none) and stores its handle in `*out` (NULL on failure). Never blocks: the run proceeds on the
 /// runtime's threads. The program must come from the same runtime. Inputs that are missing or do
@@ -246,47 +300,77 @@ pub unsafe extern "C" fn runlet_run_start(
     out: *mut *mut runlet_run,
 ) -> *mut runlet_error {
     ffi_boundary!(Result<(), Error>, {
-        // SAFETY: the caller passes a writable out-pointer, live handles and a valid view.
-        let (out, runtime, program, input_text) =
-            unsafe { (out_param(out)?, borrow(runtime)?, borrow(program)?, input_json.to_str("input_json")?) };
-        let options = if options.is_null() {
-            runlet_run_options {
-                struct_size: std::mem::size_of::<runlet_run_options>(),
-                limits_json: runlet_str::empty(),
-                pull_events: false,
-            }
-        } else {
-            // SAFETY: the caller passes a readable options struct.
-            unsafe { copy_in(options) }?
+        // SAFETY: the caller passes a writable out-pointer, live handles and valid views.
+        let (out, runtime, program, input_text, (limits, pull_events)) = unsafe {
+            (
+                out_param(out)?,
+                borrow(runtime)?,
+                borrow(program)?,
+                input_json.to_str("input_json")?,
+                read_run_options(options)?,
+            )
         };
-        let instance = runtime.instance();
-        if program.runtime_serial() != instance.serial() {
-            return Err(Error::new(RUNLET_ERR_INVALID_ARGUMENT, "the program was compiled by another runtime"));
-        }
+        same_runtime(runtime, program)?;
         let inputs = inputs_from_json("input_json", input_text)?;
-        // SAFETY: the caller passes a valid view.
-        let limits = limits_from_json("limits_json", unsafe { options.limits_json.to_str("limits_json") }?)?;
-        let engine = instance.engine();
-        let handle = engine
+        let handle = runtime
+            .instance()
+            .engine()
             .start_with(program.executable(), &inputs, RunOptions { limits })
             .map_err(|error| Error::new(RUNLET_ERR_INVALID_ARGUMENT, error.to_string()))?;
-        let state = Arc::new(RunState {
-            run_id: Arc::from(handle.run_id().as_str()),
-            cancel: CancellationToken::new(),
-            finished: Mutex::new(None),
-            done: Condvar::new(),
-            pull: options.pull_events.then(|| EventQueue::new(instance.event_capacity())),
-            poison: Arc::default(),
-        });
-        let live = Arc::clone(instance.live());
-        let key = live.add(&state);
-        let consumers = Consumers {
-            listener: instance.listener().cloned(),
-            context: program.executable().graph_context(handle.run_id()),
-            view: Arc::clone(instance.view()),
+        *out = into_raw(launched(runtime, program, handle, pull_events));
+        Ok(())
+    })
+}
+
+/// The C error for a run that could not be recovered: unknown runs and journal failures keep
+/// their journal codes; a header pinning another program, configuration or digest key is
+/// `RUNLET_ERR_VERSION_MISMATCH`. The message carries the engine's `RLnnnn` code.
+fn recovery_error(error: &RecoveryError) -> Error {
+    let code = match error {
+        RecoveryError::Journal(journal) if journal.code() == codes::JOURNAL_UNKNOWN_RUN => {
+            RUNLET_ERR_JOURNAL_UNKNOWN_RUN
+        }
+        RecoveryError::Journal(_) | RecoveryError::Decode(_) | RecoveryError::Replay(_) => RUNLET_ERR_JOURNAL,
+        RecoveryError::PinMismatch { .. } => RUNLET_ERR_VERSION_MISMATCH,
+        RecoveryError::NotUncertain { .. }
+        | RecoveryError::DecisionRefused { .. }
+        | RecoveryError::OutputMismatch { .. } => RUNLET_ERR_INVALID_ARGUMENT,
+    };
+    Error::new(code, error.to_string())
+}
+
+/// Resumes the interrupted run `run_id` of `program` from the runtime's journal and stores its
+/// handle in `*out` (NULL on failure): the journal is replayed, finished calls are not
+/// dispatched again, and calls left in flight are redispatched or reported uncertain by their
+/// execution class (spec §5.4). A finished run resumes to its recorded end.
+///
+/// The journal's header must pin what this runtime runs: the same source, registry,
+/// configuration, limits (`options->limits_json` for a run started with its own) and digest key
+/// id, or the call fails with `RUNLET_ERR_VERSION_MISMATCH`; an unknown run is
+/// `RUNLET_ERR_JOURNAL_UNKNOWN_RUN`. The run must not be running elsewhere. Blocks while the
+/// journal is read; refused from a callback.
+///
+/// Thread-safety: any thread but a callback's, concurrently.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_run_resume(
+    runtime: *const runlet_runtime,
+    program: *const runlet_program,
+    run_id: runlet_str,
+    options: *const runlet_run_options,
+    out: *mut *mut runlet_run,
+) -> *mut runlet_error {
+    ffi_boundary!(Result<(), Error>, {
+        // SAFETY: the caller passes a writable out-pointer, live handles and valid views.
+        let (out, runtime, program, run_id, (limits, pull_events)) = unsafe {
+            (out_param(out)?, borrow(runtime)?, borrow(program)?, run_id.to_str("run_id")?, read_run_options(options)?)
         };
-        engine.handle().spawn(forward(handle, Arc::clone(&state), consumers, live, key));
-        *out = into_raw(runlet_run { state });
+        refuse_blocking("runlet_run_resume")?;
+        same_runtime(runtime, program)?;
+        let engine = runtime.instance().engine();
+        let recovery = engine
+            .recovery(program.executable(), &RunId::new(run_id), RunOptions { limits })
+            .map_err(|error| recovery_error(&error))?;
+        *out = into_raw(launched(runtime, program, recovery.resume(), pull_events));
         Ok(())
     })
 }

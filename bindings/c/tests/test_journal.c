@@ -251,6 +251,73 @@ static void runs_are_journaled_through_the_vtable(void) {
   mj_clear(&journal);
 }
 
+/* Holds the first call it gets instead of answering it (a worker that stops mid-call). */
+static _Atomic(runlet_tool_call *) held_call = NULL;
+
+static void hold_invoke(void *user_data, runlet_tool_call *call) {
+  (void)user_data;
+  CHECK(atomic_exchange(&held_call, call) == NULL);
+}
+
+/* A runtime over the C journal whose digest key is fixed, so another runtime can resume its runs. */
+static runlet_runtime *keyed_runtime(const runlet_tool_executor *executor, const runlet_journal_vtable *vtable) {
+  runlet_runtime_options options = RUNLET_RUNTIME_OPTIONS_INIT;
+  options.registry_json = str_of(TEST_REGISTRY);
+  options.executor = executor;
+  options.journal = vtable;
+  options.digest_key.ptr = (const uint8_t *)"a key every worker shares";
+  options.digest_key.len = strlen("a key every worker shares");
+  runlet_runtime *runtime = NULL;
+  CHECK_OK(runlet_runtime_new(&options, &runtime));
+  return runtime;
+}
+
+static void an_interrupted_run_resumes_from_the_c_journal(void) {
+  static const char *const SOURCE = "a = echo.value(\"first\")\nreturn [a, echo.slow(a)]\n";
+  runlet_journal_vtable vtable = vtable_of(&journal);
+  runlet_tool_executor holding = RUNLET_TOOL_EXECUTOR_INIT;
+  holding.invoke = hold_invoke;
+  runlet_runtime *first = keyed_runtime(&holding, &vtable);
+  runlet_program *program = compile(first, SOURCE);
+  runlet_run *run = start(first, program, "", 0);
+  char *run_id = str_dup(runlet_run_id(run));
+  /* The first call is held; the second reads its answer, so nothing else is dispatched. */
+  while (atomic_load(&held_call) == NULL) sleep_ms(1);
+  /* The worker's storage fails: its answer cannot be journaled, so the journal stays with the
+   * call dispatching, as after a crash. */
+  journal.fail_appends = 1;
+  CHECK_OK(runlet_tool_call_complete(atomic_exchange(&held_call, NULL), str_of("\"first\"")));
+  CHECK_OK(runlet_run_wait(run, -1));
+  CHECK(runlet_run_status(run) == RUNLET_RUN_FAILED);
+  runlet_run_free(run);
+  runlet_program_free(program);
+  runlet_runtime_free(first);
+  journal.fail_appends = 0;
+
+  runlet_tool_executor echo = echo_executor();
+  runlet_runtime *second = keyed_runtime(&echo, &vtable);
+  program = compile(second, SOURCE);
+  runlet_run *resumed = NULL;
+  CHECK_ERR(runlet_run_resume(second, program, str_of("no-such-run"), NULL, &resumed),
+            RUNLET_ERR_JOURNAL_UNKNOWN_RUN);
+  CHECK(resumed == NULL);
+  CHECK_OK(runlet_run_resume(second, program, str_of(run_id), NULL, &resumed));
+  CHECK(str_is(runlet_run_id(resumed), run_id));
+  char *result = result_of(resumed);
+  CHECK(strcmp(result, "[\"first\",\"first\"]") == 0);
+  free(result);
+  runlet_run_free(resumed);
+  runlet_program_free(program);
+
+  /* Another program (or configuration) than the journal pins is refused. */
+  program = compile(second, "return echo.value(\"other\")\n");
+  CHECK_ERR(runlet_run_resume(second, program, str_of(run_id), NULL, &resumed), RUNLET_ERR_VERSION_MISMATCH);
+  runlet_program_free(program);
+  runlet_runtime_free(second);
+  free(run_id);
+  mj_clear(&journal);
+}
+
 static void bad_vtables_are_refused_at_registration(void) {
   runlet_tool_executor executor = echo_executor();
   runlet_runtime_options options = RUNLET_RUNTIME_OPTIONS_INIT;
@@ -286,6 +353,7 @@ static void bad_vtables_are_refused_at_registration(void) {
 int main(void) {
   the_c_journal_passes_the_shared_suite();
   runs_are_journaled_through_the_vtable();
+  an_interrupted_run_resumes_from_the_c_journal();
   bad_vtables_are_refused_at_registration();
   mj_clear(&journal);
   puts("journal: ok");
