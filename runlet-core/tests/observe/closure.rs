@@ -3,15 +3,12 @@
 //! caught failures; every value derived from it stays secret, and no published event, snapshot
 //! or failure record shows it to a default viewer.
 
-use std::sync::Arc;
-
 use proptest::prelude::*;
-use runlet::analyze::Inputs;
-use runlet::engine::{Outcome, Runtime, ScriptedExecutor};
-use runlet::observe::{GraphEvent, ViewPolicy};
+use runlet::engine::Outcome;
+use runlet::observe::ViewPolicy;
 use runlet::value::Sensitivity;
 
-use super::{drain, registry};
+use super::redaction::run_published;
 
 const TOOLS: &str = r#"{"tools": [
     {"name": "vault.get", "params": [], "execution": "pure",
@@ -123,29 +120,13 @@ fn step() -> impl Strategy<Value = Step> {
 }
 
 /// Runs `source` with the secret as `vault.get`'s token; the outcome and everything published
-/// under `view` (events, then the final snapshot) as JSON text.
+/// under `view` as JSON text.
 fn run(source: &str, secret: &str, view: &ViewPolicy) -> (Outcome, String) {
     let fixtures = serde_json::json!({
         "vault.get": [{"result": {"id": "v-1", "token": secret}}],
         "notes.save": [{"result": "saved"}]
     });
-    let runtime = Runtime::builder()
-        .registry(registry(TOOLS))
-        .executor(Arc::new(ScriptedExecutor::from_json_str(&fixtures.to_string()).expect("fixtures")))
-        .build()
-        .expect("runtime");
-    let program = runtime.compile(source, &Inputs::new()).unwrap_or_else(|d| panic!("{source}\n{d:?}"));
-    let run = runtime.start(&program, &Inputs::new()).expect("starts");
-    let observer = run.observer();
-    let subscription = observer.subscribe(0, view.clone());
-    let outcome = run.wait().expect("journal");
-    let events: Vec<GraphEvent> = drain(subscription);
-    let published = format!(
-        "{}\n{}",
-        serde_json::to_string(&events).expect("events serialize"),
-        serde_json::to_string(&observer.snapshot(view)).expect("snapshot serializes")
-    );
-    (outcome, published)
+    run_published(TOOLS, &fixtures, source, view)
 }
 
 proptest! {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use runlet::analyze::Inputs;
-use runlet::engine::{Runtime, ScriptedExecutor};
+use runlet::engine::{Outcome, Runtime, ScriptedExecutor};
 use runlet::observe::{GraphEvent, ViewPolicy};
 
 use super::{drain, registry};
@@ -24,6 +24,33 @@ const VAULT: &str = r#"{"tools": [
 
 const PROGRAM: &str = "s = vault.get()\nchecked = boundary {\n    return vault.check(s.id)\n} catch err {\n    return \"unchecked\"\n}\nsaved = notes.save(s.id)\nreturn { saved, checked }\n";
 
+/// Runs `source` over `tools` answered from `fixtures`; its outcome and everything it published
+/// under `view` (the events, then the final snapshot) as JSON text.
+pub(super) fn run_published(
+    tools: &str,
+    fixtures: &serde_json::Value,
+    source: &str,
+    view: &ViewPolicy,
+) -> (Outcome, String) {
+    let runtime = Runtime::builder()
+        .registry(registry(tools))
+        .executor(Arc::new(ScriptedExecutor::from_json_str(&fixtures.to_string()).expect("fixtures")))
+        .build()
+        .expect("runtime");
+    let program = runtime.compile(source, &Inputs::new()).unwrap_or_else(|d| panic!("{source}\n{d:?}"));
+    let run = runtime.start(&program, &Inputs::new()).expect("starts");
+    let observer = run.observer();
+    let subscription = observer.subscribe(0, view.clone());
+    let outcome = run.wait().expect("journal");
+    let events: Vec<GraphEvent> = drain(subscription);
+    let published = format!(
+        "{}\n{}",
+        serde_json::to_string(&events).expect("events serialize"),
+        serde_json::to_string(&observer.snapshot(view)).expect("snapshot serializes")
+    );
+    (outcome, published)
+}
+
 /// Everything the run published and its final snapshot under `view`, as JSON text.
 fn published(secret: &str, view: ViewPolicy) -> String {
     let fixtures = serde_json::json!({
@@ -31,23 +58,7 @@ fn published(secret: &str, view: ViewPolicy) -> String {
         "vault.check": [{"error": {"code": "LEAKY", "retryable": false, "message": format!("key {secret} is wrong")}}],
         "notes.save": [{"result": "saved"}]
     });
-    let runtime = Runtime::builder()
-        .registry(registry(VAULT))
-        .executor(Arc::new(ScriptedExecutor::from_json_str(&fixtures.to_string()).expect("fixtures")))
-        .build()
-        .expect("runtime");
-    let program = runtime.compile(PROGRAM, &Inputs::new()).expect("compiles");
-    let run = runtime.start(&program, &Inputs::new()).expect("starts");
-    let observer = run.observer();
-    let subscription = observer.subscribe(0, view.clone());
-    run.wait().expect("journal");
-    let events: Vec<GraphEvent> = drain(subscription);
-    let snapshot = observer.snapshot(&view);
-    format!(
-        "{}\n{}",
-        serde_json::to_string(&events).expect("events serialize"),
-        serde_json::to_string(&snapshot).expect("snapshot serializes")
-    )
+    run_published(VAULT, &fixtures, PROGRAM, &view).1
 }
 
 proptest! {
