@@ -41,11 +41,13 @@ enum Kind {
     Record,
 }
 
-/// A binding: its name, kind and whether its value was derived from the secret.
+/// A binding: its name, its kind, whether any path of its value was derived from the secret,
+/// and for lists whether element 0 was (labels are per path: `[p, t][0]` is public).
 struct Binding {
     name: String,
     kind: Kind,
     secret: bool,
+    first_secret: bool,
 }
 
 /// The program for `steps`, and whether the value it returns derives from the secret. Steps
@@ -53,8 +55,8 @@ struct Binding {
 fn program(steps: &[Step]) -> (String, bool) {
     let mut source = String::from("s = vault.get()\nt = s.token\np = s.id\n");
     let mut bound = vec![
-        Binding { name: "t".into(), kind: Kind::Text, secret: true },
-        Binding { name: "p".into(), kind: Kind::Text, secret: false },
+        Binding { name: "t".into(), kind: Kind::Text, secret: true, first_secret: true },
+        Binding { name: "p".into(), kind: Kind::Text, secret: false, first_secret: false },
     ];
     for (i, step) in steps.iter().enumerate() {
         let pick = |kind: Kind, at: usize| {
@@ -62,27 +64,32 @@ fn program(steps: &[Step]) -> (String, bool) {
             (!of_kind.is_empty()).then(|| of_kind[at % of_kind.len()])
         };
         let name = format!("x{i}");
+        // Each form: the expression, its kind, whether any path is secret, whether element 0 is.
         let made = match *step {
             Step::Prefix(a) => {
-                pick(Kind::Text, a).map(|a| (format!("\"k-\" + {}", a.name), Kind::Text, a.secret))
+                pick(Kind::Text, a).map(|a| (format!("\"k-\" + {}", a.name), Kind::Text, a.secret, a.secret))
             }
-            Step::Concat(a, b) => pick(Kind::Text, a)
-                .zip(pick(Kind::Text, b))
-                .map(|(a, b)| (format!("{} + {}", a.name, b.name), Kind::Text, a.secret || b.secret)),
-            Step::Wrap(a, b) => pick(Kind::Text, a)
-                .zip(pick(Kind::Text, b))
-                .map(|(a, b)| (format!("[{}, {}]", a.name, b.name), Kind::List, a.secret || b.secret)),
-            Step::First(a) => pick(Kind::List, a).map(|a| (format!("{}[0]", a.name), Kind::Text, a.secret)),
-            Step::Record(a) => {
-                pick(Kind::Text, a).map(|a| (format!("{{ v: {} }}", a.name), Kind::Record, a.secret))
+            Step::Concat(a, b) => pick(Kind::Text, a).zip(pick(Kind::Text, b)).map(|(a, b)| {
+                let secret = a.secret || b.secret;
+                (format!("{} + {}", a.name, b.name), Kind::Text, secret, secret)
+            }),
+            Step::Wrap(a, b) => pick(Kind::Text, a).zip(pick(Kind::Text, b)).map(|(a, b)| {
+                (format!("[{}, {}]", a.name, b.name), Kind::List, a.secret || b.secret, a.secret)
+            }),
+            Step::First(a) => pick(Kind::List, a)
+                .map(|a| (format!("{}[0]", a.name), Kind::Text, a.first_secret, a.first_secret)),
+            Step::Record(a) => pick(Kind::Text, a)
+                .map(|a| (format!("{{ v: {} }}", a.name), Kind::Record, a.secret, a.secret)),
+            Step::Field(a) => {
+                pick(Kind::Record, a).map(|a| (format!("{}.v", a.name), Kind::Text, a.secret, a.secret))
             }
-            Step::Field(a) => pick(Kind::Record, a).map(|a| (format!("{}.v", a.name), Kind::Text, a.secret)),
             Step::Each(a) => pick(Kind::List, a).map(|a| {
-                (format!("for e in {} limit 2 {{\n    return e + \"!\"\n}}", a.name), Kind::List, a.secret)
+                let each = format!("for e in {} limit 2 {{\n    return e + \"!\"\n}}", a.name);
+                (each, Kind::List, a.secret, a.first_secret)
             }),
             // A tool's answer is labelled by its own schema: public, whatever its argument was.
             Step::Saved(a) => {
-                pick(Kind::Text, a).map(|a| (format!("notes.save({})", a.name), Kind::Text, false))
+                pick(Kind::Text, a).map(|a| (format!("notes.save({})", a.name), Kind::Text, false, false))
             }
             // The failure's code is built from the operand; the catch returns the code it got. A
             // failure record never holds a secret: a secret code is its redaction marker.
@@ -91,12 +98,12 @@ fn program(steps: &[Step]) -> (String, bool) {
                     "boundary {{\n    return fail({}, \"failed\")\n}} catch err {{\n    return err.code\n}}",
                     a.name
                 );
-                (body, Kind::Text, false)
+                (body, Kind::Text, false, false)
             }),
         };
-        if let Some((expression, kind, secret)) = made {
+        if let Some((expression, kind, secret, first_secret)) = made {
             source.push_str(&format!("{name} = {expression}\n"));
-            bound.push(Binding { name, kind, secret });
+            bound.push(Binding { name, kind, secret, first_secret });
         }
     }
     let last = bound.last().expect("t and p are bound");
