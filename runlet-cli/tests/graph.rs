@@ -27,6 +27,13 @@ fn scratch_dir(test: &str) -> PathBuf {
     dir
 }
 
+/// Writes `text` to the file `name` in `dir` and returns its path.
+fn write_in(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write");
+    path
+}
+
 fn path_text(path: &Path) -> &str {
     path.to_str().expect("UTF-8 path")
 }
@@ -136,11 +143,7 @@ const STEPS_TOOLS: &str = r#"{
 #[test]
 fn run_events_of_a_sequential_program_match_their_golden() {
     let dir = scratch_dir("steps");
-    let write = |name: &str, text: &str| {
-        let path = dir.join(name);
-        std::fs::write(&path, text).expect("write");
-        path
-    };
+    let write = |name: &str, text: &str| write_in(&dir, name, text);
     let program = write("main.run", "a = steps.first()\nb = steps.second(a.next)\nreturn b.done\n");
     let registry = write("registry.json", STEPS_REGISTRY);
     let tools = write("tools.json", STEPS_TOOLS);
@@ -178,11 +181,7 @@ fn run_events_of_a_sequential_program_match_their_golden() {
 #[test]
 fn graph_reports_a_failed_run_with_status_1_and_still_prints_the_graph() {
     let dir = scratch_dir("failing");
-    let write = |name: &str, text: &str| {
-        let path = dir.join(name);
-        std::fs::write(&path, text).expect("write");
-        path
-    };
+    let write = |name: &str, text: &str| write_in(&dir, name, text);
     let program = write("main.run", "a = steps.first()\nb = steps.second(a.next)\nreturn b.done\n");
     let registry = write("registry.json", STEPS_REGISTRY);
     let tools = write(

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::tests::{Oracle, Simulation, Trace, continue_run, fresh_core, value_of};
+use super::tests::{Oracle, Simulation, Trace, answer_positions, continue_run, fresh_core, value_of};
 use super::{Input, Outcome};
 use crate::analyze::hir::Program;
 use crate::analyze::{AnalyzeOptions, Inputs, analyze};
@@ -292,13 +292,7 @@ fn generated_programs_reach_one_outcome_under_every_completion_order() {
             }
             // A crash between two committed batches, with calls dispatching: resuming reaches
             // the same end. A call answer always opens its reaction's batch.
-            let answers: Vec<usize> = trace
-                .events
-                .iter()
-                .enumerate()
-                .filter(|(_, e)| matches!(e, Event::CallCompleted { .. } | Event::CallFailed { .. }))
-                .map(|(i, _)| i)
-                .collect();
+            let answers = answer_positions(&trace.events);
             if let Some(&cut) = answers.get(answers.len() / 2) {
                 let resumed = crate::engine::replay(fresh_core(&program, &registry), &trace.events[..cut])
                     .unwrap_or_else(|e| panic!("prefix replay diverged: {e}\n{source}"));

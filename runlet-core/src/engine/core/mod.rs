@@ -38,9 +38,7 @@ use crate::value::{Digest, DigestKey, Labelled, List, Value, ValueError, rcve};
 use operations::{OperationKey, OperationRecord};
 use recovery::HostDecision;
 pub use recovery::Resolution;
-use state::{
-    Control, Drain, Node, NodeIx, NodeState, Owner, Role, Scope, ScopeIx, ScopeStatus, TimerPurpose,
-};
+use state::{Drain, Node, NodeIx, NodeState, Owner, Role, Scope, ScopeIx, ScopeStatus, TimerPurpose};
 
 /// Per-run policy the core applies.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -656,17 +654,7 @@ impl RunCore {
         // with the breach before anything evaluates it.
         let span = self.program.expr(expr).span;
         self.within(LimitKey::GraphNodes, self.materialized as u64, span, Some(node));
-        self.place_node(Node {
-            expr,
-            scope,
-            state: NodeState::Waiting,
-            waiting: 0,
-            dependents: SmallVec::new(),
-            value: None,
-            role: None,
-            control: Control::None,
-            dispatches: 0,
-        });
+        self.place_node(Node::new(expr, scope, NodeState::Waiting));
         self.scopes[scope.0 as usize].nodes.insert(expr, node);
         self.fresh.push(node);
         node

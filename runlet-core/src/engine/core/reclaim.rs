@@ -7,8 +7,8 @@ use compact_str::CompactString;
 use smallvec::SmallVec;
 
 use super::RunCore;
-use super::state::{Control, Node, NodeIx, NodeState, Owner, Scope, ScopeIx, ScopeStatus, TimerPurpose};
-use crate::analyze::hir::{ExprId, RegionId};
+use super::state::{Node, NodeIx, NodeState, Owner, Scope, ScopeIx, ScopeStatus, TimerPurpose};
+use crate::analyze::hir::RegionId;
 
 impl RunCore {
     /// The slot the next `place_node` fills.
@@ -83,7 +83,8 @@ impl RunCore {
         for &node in &nodes {
             self.call_operations.remove(&node);
             let expr = self.nodes[node.0 as usize].expr;
-            self.nodes[node.0 as usize] = released_node(expr);
+            // A released slot holds a finished node with nothing in it until it is reused.
+            self.nodes[node.0 as usize] = Node::new(expr, ScopeIx(0), NodeState::Succeeded);
             self.free_nodes.push(node);
         }
         for &ix in &scopes {
@@ -102,21 +103,6 @@ fn push_with_little_slack<T>(arena: &mut Vec<T>, item: T) {
         arena.reserve_exact(arena.len() / 8 + 16);
     }
     arena.push(item);
-}
-
-/// What a released node slot holds until it is reused: a finished node with nothing in it.
-fn released_node(expr: ExprId) -> Node {
-    Node {
-        expr,
-        scope: ScopeIx(0),
-        state: NodeState::Succeeded,
-        waiting: 0,
-        dependents: SmallVec::new(),
-        value: None,
-        role: None,
-        control: Control::None,
-        dispatches: 0,
-    }
 }
 
 /// What a released scope slot holds until it is reused: a finished scope owning nothing.

@@ -63,6 +63,23 @@ pub(super) struct Node {
     pub(super) dispatches: u32,
 }
 
+impl Node {
+    /// A node of `expr` in `scope`, in `state`, with no dependents, value or control state yet.
+    pub(super) fn new(expr: ExprId, scope: ScopeIx, state: NodeState) -> Node {
+        Node {
+            expr,
+            scope,
+            state,
+            waiting: 0,
+            dependents: SmallVec::new(),
+            value: None,
+            role: None,
+            control: Control::None,
+            dispatches: 0,
+        }
+    }
+}
+
 /// The dynamic part of a control node: what it expanded into.
 #[derive(Debug)]
 pub(super) enum Control {

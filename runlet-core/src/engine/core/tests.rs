@@ -255,6 +255,17 @@ fn check_invariants(core: &RunCore, trace: &mut Trace) {
     }
 }
 
+/// Where call answers stand in `events`: each opens its reaction's batch, so the journal's prefix
+/// before one is what a crash between two committed batches leaves.
+pub(super) fn answer_positions(events: &[Event]) -> Vec<usize> {
+    events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e, Event::CallCompleted { .. } | Event::CallFailed { .. }))
+        .map(|(i, _)| i)
+        .collect()
+}
+
 pub(super) fn value_of(outcome: &Outcome) -> Value {
     match outcome {
         Outcome::Succeeded(value) => value.value().clone(),
@@ -524,14 +535,7 @@ fn replaying_a_journal_regenerates_it_exactly() {
 fn a_run_resumes_from_any_committed_prefix_without_repeating_answered_calls() {
     for ((program, registry), oracle) in corpus() {
         let trace = simulate(&program, &registry, &*oracle, 3);
-        let cuts: Vec<usize> = trace
-            .events
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| matches!(e, Event::CallCompleted { .. } | Event::CallFailed { .. }))
-            .map(|(i, _)| i)
-            .collect();
-        for cut in cuts {
+        for cut in answer_positions(&trace.events) {
             let prefix = &trace.events[..cut];
             let resumed =
                 crate::engine::replay(fresh_core(&program, &registry), prefix).expect("prefix replays");
