@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use runlet::analyze::{AnalyzeOptions, Inputs, analyze};
 use runlet::diag::apply_fixes;
-use runlet::schema::{Registry, RegistryOptions};
+use runlet::registry::{Registry, RegistryOptions};
 
 fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use runlet::analyze::Inputs;
 use runlet::diag::render_text;
-use runlet::schema::{Registry, RegistryBuilder, RegistryOptions, is_identifier, is_reserved, validate};
+use runlet::registry::{Registry, RegistryBuilder, RegistryOptions};
+use runlet::schema::{is_identifier, is_reserved, validate};
 use runlet::value::{Value, parse_json};
 
 use crate::input::{SourceFile, read_text, usage_error};

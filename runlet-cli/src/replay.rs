@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use runlet::engine::{ReplayExecutor, ReplayMismatch, Transcript};
+use runlet::scripted::{ReplayExecutor, ReplayMismatch, Transcript};
 
 use crate::input::{read_text, usage_error};
 use crate::report::{Format, print_diagnostics};

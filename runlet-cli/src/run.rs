@@ -9,13 +9,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use runlet::analyze::WorkflowIdentity;
 use runlet::diag::{json_diagnostics, source_digest};
-use runlet::engine::{
-    Limits, Outcome, RecordingExecutor, RunError, Runtime, Sampler, ScriptedExecutor, SystemSampler,
-    ToolExecutor, WorkflowIdentity,
-};
+use runlet::engine::{Limits, Outcome, RunError, Sampler, SystemSampler, ToolExecutor};
 use runlet::journal::{Durability, Journal, MemoryJournal, SqliteJournal};
 use runlet::observe::RunObserver;
+use runlet::runtime::Runtime;
+use runlet::scripted::{RecordingExecutor, ScriptedExecutor};
 use runlet::value::{Value, parse_json, to_presentation_json};
 
 use crate::digest_key;
@@ -162,7 +162,7 @@ pub fn compile_and_run(
             return Err(ExitCode::from(1));
         }
     };
-    let workflow = WorkflowIdentity::from(program.compiled().identity());
+    let workflow = program.compiled().identity().clone();
     check(&workflow)?;
     let run = runtime.start(&program, &inputs).map_err(usage_error)?;
     let observer = run.observer();

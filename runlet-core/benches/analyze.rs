@@ -6,7 +6,7 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use runlet::analyze::{AnalyzeOptions, Inputs, analyze, analyze_parsed};
-use runlet::schema::{Registry, RegistryOptions};
+use runlet::registry::{Registry, RegistryOptions};
 
 #[path = "../tests/analyze/generated.rs"]
 #[allow(dead_code)]

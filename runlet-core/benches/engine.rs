@@ -11,8 +11,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use runlet::analyze::Inputs;
-use runlet::engine::{LimitKey, Limits, Outcome, Runtime, ToolCall, ToolError, ToolExecutor, ToolOutput};
-use runlet::schema::{Registry, RegistryOptions};
+use runlet::engine::{LimitKey, Limits, Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
+use runlet::registry::{Registry, RegistryOptions};
+use runlet::runtime::Runtime;
 use runlet::value::{List, Value};
 
 const CALLS: usize = 1_000;

@@ -6,7 +6,7 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
-use runlet::schema::{Registry, RegistryOptions};
+use runlet::registry::{Registry, RegistryOptions};
 
 /// A realistic tool entry whose shape varies with `i`: positional or object inputs, enums,
 /// bounds, nested lists of objects, nullable fields, discriminated unions and recursion.

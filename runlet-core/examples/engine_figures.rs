@@ -16,13 +16,13 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use runlet::analyze::Inputs;
-use runlet::engine::plan::Plan;
 use runlet::engine::{
-    CallHandle, Effect, Executable, Input, Outcome, RunCore, RunSettings, Runtime, ToolCall, ToolError,
-    ToolExecutor, ToolOutput,
+    CallHandle, Effect, Input, Outcome, RunCore, RunSettings, ToolCall, ToolError, ToolExecutor, ToolOutput,
 };
 use runlet::journal::{Journal, JournalError, JournalErrorKind, Record, RunHeader, RunId, Snapshot};
-use runlet::schema::{Registry, RegistryOptions};
+use runlet::plan::Plan;
+use runlet::registry::{Registry, RegistryOptions};
+use runlet::runtime::{Executable, Runtime};
 use runlet::value::{Labelled, List, Value};
 
 /// Counts the bytes currently allocated through it, and every allocation made.

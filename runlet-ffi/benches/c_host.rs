@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use async_trait::async_trait;
 use criterion::{Criterion, criterion_group, criterion_main};
 use runlet::analyze::Inputs;
-use runlet::engine::{Outcome, Runtime, ToolCall, ToolError, ToolExecutor, ToolOutput};
-use runlet::schema::{Registry, RegistryOptions};
+use runlet::engine::{Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
+use runlet::registry::{Registry, RegistryOptions};
+use runlet::runtime::Runtime;
 use runlet::value::{Value, parse_json};
 use runlet_ffi::*;
 
@@ -111,7 +112,7 @@ impl ToolExecutor for Noop {
     }
 }
 
-fn native_host() -> (Runtime, runlet::engine::Executable, Inputs) {
+fn native_host() -> (Runtime, runlet::runtime::Executable, Inputs) {
     let registry = Registry::from_json_str(REGISTRY, &RegistryOptions::default()).expect("registry").registry;
     let runtime = Runtime::builder()
         .registry(registry)

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use runlet::analyze::Inputs;
 use runlet::diag::render_json;
-use runlet::engine::Executable;
+use runlet::runtime::Executable;
 use runlet::value::{Value, parse_json};
 
 use crate::boundary::Poison;

@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 use runlet::diag::codes;
-use runlet::engine::{Limits, Outcome, RecoveryError, RunHandle, RunOptions};
+use runlet::engine::{Limits, Outcome};
 use runlet::journal::{JournalError, RunId};
 use runlet::observe::{GraphContext, ViewPolicy};
+use runlet::runtime::{RecoveryError, RunHandle, RunOptions};
 use runlet::value::to_presentation_json;
 use tokio_util::sync::CancellationToken;
 

@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use runlet::diag::render_json;
-use runlet::engine::{LimitKey, Limits, RunSettings, Runtime, RuntimeBuilder};
+use runlet::engine::{LimitKey, Limits, RunSettings};
 use runlet::observe::ViewPolicy;
-use runlet::schema::{Registry, RegistryOptions};
+use runlet::registry::{Registry, RegistryOptions};
+use runlet::runtime::{Runtime, RuntimeBuilder};
 use runlet::value::{DigestKey, Value, parse_json};
 
 use crate::boundary::Poison;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use sha2::{Digest as _, Sha256};
 
-use crate::schema::Registry;
+use crate::registry::Registry;
 use crate::value::Digest;
 
 use super::hir::Program;
@@ -15,7 +15,7 @@ pub const LANGUAGE_VERSION: u32 = 1;
 
 /// What a run pins about its program: the exact source, the registry and the language version.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ProgramIdentity {
+pub struct WorkflowIdentity {
     /// SHA-256 of the exact source bytes (`sha256:…`), as diagnostics' `source_digest`.
     pub source_digest: Digest,
     /// [`Registry::digest`] of the registry the program was analyzed against.
@@ -23,9 +23,9 @@ pub struct ProgramIdentity {
     pub language_version: u32,
 }
 
-impl ProgramIdentity {
-    pub fn new(source: &str, registry: &Registry) -> ProgramIdentity {
-        ProgramIdentity {
+impl WorkflowIdentity {
+    pub fn new(source: &str, registry: &Registry) -> WorkflowIdentity {
+        WorkflowIdentity {
             source_digest: Digest::Sha256(Sha256::digest(source.as_bytes()).into()),
             registry_digest: registry.digest().clone(),
             language_version: LANGUAGE_VERSION,
@@ -37,16 +37,16 @@ impl ProgramIdentity {
 /// concurrently: immutable, cheap to clone, `Send + Sync`.
 #[derive(Debug, Clone)]
 pub struct CompiledProgram {
-    identity: ProgramIdentity,
+    identity: WorkflowIdentity,
     program: Arc<Program>,
 }
 
 impl CompiledProgram {
-    pub fn new(identity: ProgramIdentity, program: Program) -> CompiledProgram {
+    pub fn new(identity: WorkflowIdentity, program: Program) -> CompiledProgram {
         CompiledProgram { identity, program: Arc::new(program) }
     }
 
-    pub fn identity(&self) -> &ProgramIdentity {
+    pub fn identity(&self) -> &WorkflowIdentity {
         &self.identity
     }
 

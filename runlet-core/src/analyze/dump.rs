@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::schema::Registry;
+use crate::registry::Registry;
 use crate::value::to_serde_json;
 
 use super::hir::{ExprId, ExprKind, LogicalOp, ObjectEntry, Program, ProjectKey, RegionId, Step};

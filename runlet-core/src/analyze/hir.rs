@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use crate::diag::Span;
-use crate::schema::{SchemaArena, SchemaId, ToolId};
+use crate::registry::ToolId;
+use crate::schema::{SchemaArena, SchemaId};
 use crate::stdlib::Intrinsic;
 use crate::syntax::path::SyntaxPath;
 use crate::value::{BinaryOp, Sensitivity, UnaryOp, Value};

@@ -65,10 +65,10 @@ mod types;
 
 use std::collections::{BTreeMap, HashMap};
 
-pub use compiled::{CompiledProgram, LANGUAGE_VERSION, ProgramIdentity};
+pub use compiled::{CompiledProgram, LANGUAGE_VERSION, WorkflowIdentity};
 
 use crate::diag::{Diagnostic, codes};
-use crate::schema::Registry;
+use crate::registry::Registry;
 use crate::syntax::{self, Parse, ParseOptions};
 use crate::value::Value;
 
@@ -148,7 +148,7 @@ impl FromIterator<(String, Value)> for Inputs {
 pub struct Analysis {
     pub hir: Option<hir::Program>,
     pub diagnostics: Vec<Diagnostic>,
-    pub identity: ProgramIdentity,
+    pub identity: WorkflowIdentity,
     /// The units of work analysis spent (bounded by `max_work`); 0 when parsing failed.
     pub work: u64,
 }
@@ -179,7 +179,7 @@ pub fn analyze_parsed(
     inputs: &Inputs,
     options: &AnalyzeOptions,
 ) -> Analysis {
-    let identity = ProgramIdentity::new(source, registry);
+    let identity = WorkflowIdentity::new(source, registry);
     if parse.has_errors() {
         return Analysis { hir: None, diagnostics: parse.diagnostics.clone(), identity, work: 0 };
     }

@@ -4,9 +4,11 @@
 use std::sync::Arc;
 
 use crate::schema::{
-    IntegerRange, LengthRange, ListSchema, NumberRange, ObjectSchema, PrecisionLoss, Property, Registry,
-    Schema, SchemaArena, SchemaId, SchemaKind, StringSchema,
+    IntegerRange, LengthRange, ListSchema, NumberRange, ObjectSchema, PrecisionLoss, Property, Schema,
+    SchemaArena, SchemaId, SchemaKind, StringSchema,
 };
+
+use crate::registry::Registry;
 use crate::value::{Sensitivity, Value};
 
 use super::FastMap;

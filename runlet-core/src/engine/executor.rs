@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::identity::{DispatchId, OperationId};
 use crate::diag::codes;
 use crate::journal::RunId;
-use crate::schema::ToolId;
+use crate::registry::ToolId;
 use crate::value::{List, Object, Value};
 
 /// Runs host tools. The engine calls it only after the call's `CallDispatchPrepared` event has
@@ -278,8 +278,9 @@ pub enum RecoveryOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::identity::{OperationComponents, WorkflowIdentity};
-    use crate::schema::{Registry, RegistryOptions};
+    use crate::analyze::WorkflowIdentity;
+    use crate::engine::identity::OperationComponents;
+    use crate::registry::{Registry, RegistryOptions};
     use crate::value::sha256;
 
     /// A tool that echoes its arguments and relies on every default of the trait.

@@ -4,30 +4,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::analyze::ProgramIdentity;
+use crate::analyze::WorkflowIdentity;
 use crate::value::rcve::ScalarRef;
 use crate::value::{Digest, sha256_of_scalars};
-
-/// The identity of the compiled program a call belongs to: source edits or a different registry
-/// make a new workflow, and calls of different workflows never share an operation (spec §4.2).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct WorkflowIdentity {
-    /// SHA-256 of the exact source bytes.
-    pub source_digest: Digest,
-    /// The frozen registry's digest ([`crate::schema::Registry::digest`]).
-    pub registry_digest: Digest,
-    pub language_version: u32,
-}
-
-impl From<&ProgramIdentity> for WorkflowIdentity {
-    fn from(program: &ProgramIdentity) -> WorkflowIdentity {
-        WorkflowIdentity {
-            source_digest: program.source_digest.clone(),
-            registry_digest: program.registry_digest.clone(),
-            language_version: program.language_version,
-        }
-    }
-}
 
 /// Everything an [`OperationId`] is derived from (spec §4.2).
 #[derive(Debug, Clone, Copy)]

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::oneshot;
 
 use crate::journal::RunId;
-use crate::schema::{Registry, ToolId};
+use crate::registry::{Registry, ToolId};
 
 /// A capped resource. The derived order is the global acquisition order.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -286,6 +286,16 @@ pub fn tool_keys(registry: &Registry, runtime_cap: bool) -> Arc<[Vec<ResourceKey
             keys
         })
         .collect()
+}
+
+/// Hears which calls wait for permits and when they get them. Waits for permits are not
+/// journaled, so this is how an observer tells a call blocked on a permit from one blocked on
+/// data (spec §6.3); the runtime hands the run's observer to the shell as one.
+pub trait PermitWaits: Send + Sync {
+    /// The dispatched call `node` waits for the permits of `resources`.
+    fn waiting(&self, node: &str, resources: Vec<String>);
+    /// The call `node` holds its permits now.
+    fn granted(&self, node: &str);
 }
 
 /// How one run's calls take permits: the tools' keys, and the run's own cap if it has one.

@@ -91,7 +91,7 @@ pub fn uncertain_error(tool: &str, why: &str) -> ToolError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::{Registry, RegistryOptions};
+    use crate::registry::{Registry, RegistryOptions};
 
     const MS: fn(u64) -> Duration = Duration::from_millis;
 

@@ -13,14 +13,15 @@ use tokio_util::sync::CancellationToken;
 use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, SampleRequest, TimerHandle};
 use super::event::Event;
 use super::executor::{CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolError, ToolExecutor};
-use super::identity::{OperationComponents, OperationId, WorkflowIdentity};
-use super::permits::RunPermits;
+use super::identity::{OperationComponents, OperationId};
+use super::permits::{PermitWaits, RunPermits};
 use super::replay::Resumed;
 use super::retry::{RetryClassifier, classify, timeout_error, uncertain_error};
 use super::sampler::Sampler;
+use crate::analyze::WorkflowIdentity;
 use crate::journal::{Journal, JournalError, Record, RunId};
-use crate::observe::RunObserver;
-use crate::schema::{Registry, SchemaArena, ToolDescriptor, labels_of, validate};
+use crate::registry::Registry;
+use crate::schema::{SchemaArena, ToolDescriptor, labels_of, validate};
 use crate::value::{Labelled, List, Value};
 
 /// Everything outside the core that one run talks to.
@@ -41,7 +42,7 @@ pub struct RunEnvironment {
     pub permits: Option<RunPermits>,
     /// Told which calls wait for permits, so observers can tell them from calls waiting for data
     /// (spec §6.3); waits for permits are not journaled.
-    pub permit_observer: Option<RunObserver>,
+    pub permit_waits: Option<Arc<dyn PermitWaits>>,
     /// The host's retryable classification of tool errors, applied before they are journaled.
     pub retry_classifier: Option<RetryClassifier>,
     /// Samples the run's nondeterministic intrinsics.
@@ -281,7 +282,7 @@ async fn append(
 
 /// The journal records of `events` appended after sequence number `last_seq`, each encoded in
 /// `buffer` and copied once into its record.
-pub(super) fn records_after(last_seq: u64, events: &[Event], buffer: &mut Vec<u8>) -> Vec<Record> {
+pub(crate) fn records_after(last_seq: u64, events: &[Event], buffer: &mut Vec<u8>) -> Vec<Record> {
     events
         .iter()
         .enumerate()
@@ -294,7 +295,7 @@ pub(super) fn records_after(last_seq: u64, events: &[Event], buffer: &mut Vec<u8
 }
 
 /// The operation id of `request`, a call of `workflow` to `tool` (spec §4.2).
-pub(super) fn operation_of(
+pub(crate) fn operation_of(
     workflow: &WorkflowIdentity,
     tool: &ToolDescriptor,
     request: &CallRequest,
@@ -375,10 +376,10 @@ fn spawn_call(
     // Requested now, in dispatch order, so waiting calls start in that order.
     let mut permit = env.permits.as_ref().map(|p| p.request(request.tool));
     let blocked = permit.as_ref().map_or(&[][..], |p| p.blocked_on());
-    let permit_wait = match &env.permit_observer {
-        Some(observer) if !blocked.is_empty() => {
-            observer.waiting_for_permits(&request.node_id, blocked.iter().map(ToString::to_string).collect());
-            Some((observer.clone(), request.node_id))
+    let permit_wait = match &env.permit_waits {
+        Some(waits) if !blocked.is_empty() => {
+            waits.waiting(&request.node_id, blocked.iter().map(ToString::to_string).collect());
+            Some((Arc::clone(waits), request.node_id))
         }
         _ => None,
     };
@@ -397,8 +398,8 @@ fn spawn_call(
         if let Some(permit) = &mut permit {
             tokio::select! {
                 () = permit.granted() => {
-                    if let Some((observer, node)) = &permit_wait {
-                        observer.permits_granted(node);
+                    if let Some((waits, node)) = &permit_wait {
+                        waits.granted(node);
                     }
                 }
                 () = call.context.cancellation.cancelled() => {
@@ -462,10 +463,10 @@ mod tests {
     use crate::engine::core::RunSettings;
     use crate::engine::executor::ToolOutput;
     use crate::engine::limits::{LimitKey, Limits};
-    use crate::engine::plan::Plan;
-    use crate::engine::scripted::ScriptedExecutor;
     use crate::engine::testing::{appendix_b, list};
     use crate::journal::{MemoryJournal, RunHeader};
+    use crate::plan::Plan;
+    use crate::scripted::ScriptedExecutor;
     use crate::value::{DigestKey, sha256};
 
     const FIXTURES: &str = r#"{
@@ -537,7 +538,7 @@ mod tests {
             cancel: CancellationToken::new(),
             wall_clock: None,
             permits: None,
-            permit_observer: None,
+            permit_waits: None,
             retry_classifier: None,
             sampler: Arc::new(crate::engine::SystemSampler),
         };

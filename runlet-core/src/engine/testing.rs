@@ -8,7 +8,8 @@ use crate::analyze::hir::{
     Region, RegionId, RegionKind, Step,
 };
 use crate::engine::executor::ToolError;
-use crate::schema::{Registry, RegistryOptions, SchemaArena, SchemaId};
+use crate::registry::{Registry, RegistryOptions};
+use crate::schema::{SchemaArena, SchemaId};
 use crate::syntax::path::{Fingerprint, SyntaxPath};
 use crate::value::{BinaryOp, List, Object, Sensitivity, Value};
 

@@ -8,8 +8,8 @@ use super::iterations::{IterationNodes, RangeBuilder, iteration_local};
 use super::model::{GraphModel, NodeRecord};
 use super::node_id::{attempt_number, iteration_index, split_local};
 use super::snapshot::{
-    Backoff, BlockedOn, CancellationInfo, EdgeKind, FailureInfo, GraphEdge, GraphNode, GraphSnapshot,
-    LoopInfo, OwningScope, RetryInfo, RunSummary, SnapshotOptions, SourceSpan, Timestamps, ToolInfo,
+    BlockedOn, CancellationInfo, EdgeKind, FailureInfo, GraphEdge, GraphNode, GraphSnapshot, LoopInfo,
+    OwningScope, RetryInfo, RetryWait, RunSummary, SnapshotOptions, SourceSpan, Timestamps, ToolInfo,
     UnmaterializedRegion,
 };
 use super::state::NodeState;
@@ -132,7 +132,7 @@ impl GraphModel {
                 catch_selected: record.catching,
                 backoff: record
                     .backoff
-                    .map(|(delay_ms, deadline_unix_ms)| Backoff { delay_ms, deadline_unix_ms }),
+                    .map(|(delay_ms, deadline_unix_ms)| RetryWait { delay_ms, deadline_unix_ms }),
             }),
             _ => None,
         };

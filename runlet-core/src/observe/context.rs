@@ -9,9 +9,10 @@ use serde::Serialize;
 
 use super::node_id::{NodeId, split_local};
 use crate::analyze::hir::{BindingKind, ExprId, ExprKind, LogicalOp, ObjectEntry, Program, ProjectKey};
-use crate::engine::Plan;
-use crate::engine::plan::{operands, owned_regions};
-use crate::schema::{Registry, ToolDescriptor};
+use crate::plan::Plan;
+use crate::plan::{operands, owned_regions};
+use crate::registry::Registry;
+use crate::schema::ToolDescriptor;
 use crate::value::Digest;
 
 /// The node kinds of spec §4.1.

@@ -23,8 +23,8 @@ pub use hub::{ObserveError, RunObserver, Subscription, snapshot_from_journal};
 pub use model::RunState;
 pub use node_id::NodeId;
 pub use snapshot::{
-    Backoff, BlockedOn, CancellationInfo, EdgeKind, FailureInfo, GraphEdge, GraphNode, GraphSnapshot,
-    IterationRange, LoopInfo, OwningScope, RetryInfo, RunSummary, SnapshotOptions, SourceSpan, Timestamps,
+    BlockedOn, CancellationInfo, EdgeKind, FailureInfo, GraphEdge, GraphNode, GraphSnapshot, IterationRange,
+    LoopInfo, OwningScope, RetryInfo, RetryWait, RunSummary, SnapshotOptions, SourceSpan, Timestamps,
     ToolInfo, UnmaterializedRegion,
 };
 pub use state::{IllegalTransition, NodeState};

@@ -178,10 +178,11 @@ mod tests {
     use super::*;
     use crate::analyze::Inputs;
     use crate::engine::event::Event;
-    use crate::engine::{Outcome, Runtime, ToolCall, ToolError, ToolExecutor, ToolOutput};
+    use crate::engine::{Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
     use crate::journal::{Journal, MemoryJournal};
     use crate::observe::{GraphSnapshot, SnapshotOptions, ViewPolicy};
-    use crate::schema::{Registry, RegistryOptions};
+    use crate::registry::{Registry, RegistryOptions};
+    use crate::runtime::Runtime;
     use crate::value::{List, Value};
 
     const REGISTRY: &str = r#"{"tools": [

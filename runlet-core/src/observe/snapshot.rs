@@ -104,12 +104,12 @@ pub struct RetryInfo {
     pub catch_selected: bool,
     /// The backoff before the next attempt, while it waits.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub backoff: Option<Backoff>,
+    pub backoff: Option<RetryWait>,
 }
 
 /// A scheduled retry's wait (spec §6.3: scheduled retry and deadline).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Backoff {
+pub struct RetryWait {
     pub delay_ms: u64,
     /// The wall-clock deadline (Unix ms) once the timer is armed.
     #[serde(skip_serializing_if = "Option::is_none")]

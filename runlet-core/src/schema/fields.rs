@@ -10,7 +10,7 @@ use super::json_path::JsonPath;
 
 /// The fields of one registry object.
 #[derive(Debug)]
-pub(super) struct Fields<'a, 'i> {
+pub(crate) struct Fields<'a, 'i> {
     object: &'a Map<String, Value>,
     pub path: JsonPath,
     pub issues: &'i mut Vec<RegistryIssue>,
@@ -19,7 +19,7 @@ pub(super) struct Fields<'a, 'i> {
 impl<'a, 'i> Fields<'a, 'i> {
     /// The fields of `json`, or `None` after reporting that it is not an object (`what` names
     /// it, such as "a tool").
-    pub(super) fn of(
+    pub(crate) fn of(
         json: &'a Value,
         path: &JsonPath,
         issues: &'i mut Vec<RegistryIssue>,
@@ -39,7 +39,7 @@ impl<'a, 'i> Fields<'a, 'i> {
     }
 
     /// Reports every field not in `known`, suggesting the closest known name.
-    pub(super) fn reject_unknown(&mut self, known: &[&str], what: &str) {
+    pub(crate) fn reject_unknown(&mut self, known: &[&str], what: &str) {
         for key in self.object.keys().filter(|k| !known.contains(&k.as_str())) {
             let mut nearest: Vec<(usize, &str)> = known
                 .iter()
@@ -58,11 +58,11 @@ impl<'a, 'i> Fields<'a, 'i> {
         }
     }
 
-    pub(super) fn get(&self, key: &str) -> Option<&'a Value> {
+    pub(crate) fn get(&self, key: &str) -> Option<&'a Value> {
         self.object.get(key)
     }
 
-    pub(super) fn keys(&self) -> impl Iterator<Item = &'a String> + use<'a> {
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &'a String> + use<'a> {
         self.object.keys()
     }
 
@@ -82,29 +82,29 @@ impl<'a, 'i> Fields<'a, 'i> {
         read
     }
 
-    pub(super) fn string(&mut self, key: &str) -> Option<&'a str> {
+    pub(crate) fn string(&mut self, key: &str) -> Option<&'a str> {
         self.typed(key, "a string", Value::as_str)
     }
 
-    pub(super) fn boolean(&mut self, key: &str) -> Option<bool> {
+    pub(crate) fn boolean(&mut self, key: &str) -> Option<bool> {
         self.typed(key, "true or false", Value::as_bool)
     }
 
-    pub(super) fn array(&mut self, key: &str) -> Option<&'a Vec<Value>> {
+    pub(crate) fn array(&mut self, key: &str) -> Option<&'a Vec<Value>> {
         self.typed(key, "an array", Value::as_array)
     }
 
-    pub(super) fn object(&mut self, key: &str) -> Option<&'a Map<String, Value>> {
+    pub(crate) fn object(&mut self, key: &str) -> Option<&'a Map<String, Value>> {
         self.typed(key, "an object", Value::as_object)
     }
 
     /// A whole number of at least 1.
-    pub(super) fn positive_integer(&mut self, key: &str) -> Option<u64> {
+    pub(crate) fn positive_integer(&mut self, key: &str) -> Option<u64> {
         self.typed(key, "a whole number of at least 1", |v| v.as_u64().filter(|n| *n >= 1))
     }
 
     /// A string field that must be present.
-    pub(super) fn required_string(&mut self, key: &str, what: &str) -> Option<&'a str> {
+    pub(crate) fn required_string(&mut self, key: &str, what: &str) -> Option<&'a str> {
         if !self.object.contains_key(key) {
             let message = format!("{what} needs `{key}`");
             self.issues.push(RegistryIssue::error(codes::REGISTRY_BAD_FIELD, self.path.clone(), message));

@@ -80,7 +80,7 @@ pub fn strongest_label(arena: &SchemaArena, schema: SchemaId) -> Sensitivity {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::Registry;
+    use crate::registry::Registry;
     use crate::value::parse_json;
 
     fn output_schema(schema: &str) -> (Registry, SchemaId) {

@@ -1,16 +1,16 @@
 //! Schemas and the registry (spec §3.1, §2.3): the portable schema vocabulary, interned and
-//! normalized; JSON Schema import; tool descriptors; the frozen `Registry` the analyzer reads.
+//! normalized; JSON Schema import; tool descriptors. The registry of tools built from them is
+//! `crate::registry`.
 
 mod arena;
 mod call_shape;
 mod descriptor;
-mod digest;
 mod discriminator;
 mod display;
 mod docs;
-mod fields;
+pub(crate) mod fields;
 mod fingerprint;
-mod import;
+pub(crate) mod import;
 mod infer;
 mod issue;
 mod json_path;
@@ -18,11 +18,8 @@ mod label;
 mod locate;
 mod model;
 mod names;
-mod namespace;
-mod registry;
-mod registry_file;
 mod shapes;
-mod tool_entry;
+pub(crate) mod tool_entry;
 mod union;
 mod validate;
 
@@ -44,8 +41,6 @@ pub use model::{
     SchemaId, SchemaKind, StringSchema, UnionSchema,
 };
 pub use names::{NameError, QualifiedName, is_identifier, is_reserved};
-pub use namespace::{Callable, Namespace, ToolId};
-pub use registry::{HostInput, LoadedRegistry, Registry, RegistryBuilder, RegistryOptions, UnsafeToolPolicy};
 pub use shapes::ShapeMap;
 pub use union::{Normalized, PrecisionLoss};
 pub use validate::{ValidationError, validate};

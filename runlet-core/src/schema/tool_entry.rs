@@ -52,7 +52,7 @@ struct Hints {
 
 /// Reads the tool entry `json` at `path`. `None` when it has no usable name (after reporting
 /// why); other problems are reported and the descriptor is still returned.
-pub(super) fn read_tool(
+pub(crate) fn read_tool(
     arena: &mut SchemaArena,
     options: &ImportOptions,
     json: &Value,

@@ -7,7 +7,7 @@ use runlet::analyze::dump::dump;
 use runlet::analyze::hir::{ExprKind, Program, RegionKind, Step};
 use runlet::analyze::{AnalyzeOptions, Inputs, LANGUAGE_VERSION, analyze};
 use runlet::diag::source_digest;
-use runlet::schema::{Registry, RegistryOptions};
+use runlet::registry::{Registry, RegistryOptions};
 use runlet::value::{Value, parse_json};
 
 fn example(relative: &str) -> String {

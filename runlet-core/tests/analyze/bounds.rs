@@ -2,7 +2,7 @@
 //! inputs finish with work that grows linearly with their size (work is counted, not timed).
 
 use runlet::analyze::{AnalyzeOptions, Inputs, analyze};
-use runlet::schema::{Registry, RegistryOptions};
+use runlet::registry::{Registry, RegistryOptions};
 
 use crate::generated;
 

@@ -3,7 +3,7 @@
 
 use runlet::analyze::{AnalyzeOptions, Inputs, analyze};
 use runlet::diag::{Code, catalogue, codes};
-use runlet::schema::{RegistryOptions, UnsafeToolPolicy};
+use runlet::registry::{RegistryOptions, UnsafeToolPolicy};
 
 use crate::support::registry;
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use runlet::analyze::{AnalyzeOptions, Inputs, analyze};
 use runlet::diag::{Applicability, Code, codes};
-use runlet::schema::RegistryOptions;
+use runlet::registry::RegistryOptions;
 
 use crate::catalogue::ANALYZER_CODES;
 use crate::support::{cases, check, registry};

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use runlet::analyze::hir::{ExprKind, Program};
 use runlet::analyze::{Analysis, AnalyzeOptions, Inputs, analyze};
-use runlet::schema::{Registry, RegistryOptions};
+use runlet::registry::{Registry, RegistryOptions};
 use runlet::value::to_serde_json;
 
 use crate::support::registry;

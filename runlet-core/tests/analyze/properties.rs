@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use runlet::analyze::hir::{ExprKind, Program, Step};
 use runlet::analyze::{AnalyzeOptions, Inputs, analyze};
 use runlet::diag::apply_fixes;
-use runlet::schema::{Registry, RegistryOptions};
+use runlet::registry::{Registry, RegistryOptions};
 
 use crate::support::registry;
 

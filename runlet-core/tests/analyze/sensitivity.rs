@@ -2,7 +2,7 @@
 //! everything derived from them, are at least as sensitive; unrelated parts stay public.
 
 use runlet::analyze::{AnalyzeOptions, Inputs, analyze};
-use runlet::schema::RegistryOptions;
+use runlet::registry::RegistryOptions;
 use runlet::value::Sensitivity;
 
 use crate::support::registry;

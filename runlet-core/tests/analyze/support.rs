@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use runlet::analyze::{Analysis, AnalyzeOptions, Inputs, analyze};
-use runlet::schema::{Registry, RegistryOptions, UnsafeToolPolicy};
+use runlet::registry::{Registry, RegistryOptions, UnsafeToolPolicy};
 
 /// The text of a file under `tests/analyze/`.
 pub fn read(relative: &str) -> String {

@@ -2,7 +2,7 @@
 //! host inputs, shared by the run and observe suites.
 
 use runlet::analyze::Inputs;
-use runlet::schema::{Registry, RegistryOptions};
+use runlet::registry::{Registry, RegistryOptions};
 use runlet::value::{Value, parse_json};
 
 /// The text of `examples/{name}/{file}`.

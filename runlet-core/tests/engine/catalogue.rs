@@ -2,7 +2,8 @@
 //! `## Right` one loads; for `RL8204` the example files are asked `crm.customer("c-42")`.
 
 use runlet::diag::{catalogue, codes};
-use runlet::engine::{ScriptedExecutor, ToolExecutor, ToolFixtures};
+use runlet::engine::ToolExecutor;
+use runlet::scripted::{ScriptedExecutor, ToolFixtures};
 
 use crate::{call, registry};
 

@@ -10,8 +10,9 @@ use tokio::sync::Notify;
 use runlet::analyze::Inputs;
 use runlet::diag::codes;
 use runlet::engine::event::Event;
-use runlet::engine::{Outcome, Runtime, ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput};
-use runlet::schema::{Registry, RegistryOptions};
+use runlet::engine::{Outcome, ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput};
+use runlet::registry::{Registry, RegistryOptions};
+use runlet::runtime::Runtime;
 use runlet::value::{Value, to_presentation_json};
 
 /// `t.hang` answers when `release` is notified, `t.gate` when `gate` is; `t.fail` fails at once.

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
 use runlet::diag::codes;
-use runlet::engine::ToolFixtures;
+use runlet::scripted::ToolFixtures;
 
 /// JSON built from the words fixture files use, so generated documents reach deep into the
 /// loader rather than failing at the top.

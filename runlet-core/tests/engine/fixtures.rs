@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use runlet::diag::{Code, codes, render_text};
-use runlet::engine::{FixtureAnswer, ToolFixtures};
+use runlet::scripted::{FixtureAnswer, ToolFixtures};
 use runlet::value::{Value, parse_json};
 
 use crate::read;

@@ -11,9 +11,11 @@ mod scripted;
 
 use std::path::PathBuf;
 
-use runlet::engine::{CallContext, OperationComponents, OperationId, ToolCall, WorkflowIdentity};
+use runlet::engine::{CallContext, OperationComponents, OperationId, ToolCall};
+
+use runlet::analyze::WorkflowIdentity;
 use runlet::journal::RunId;
-use runlet::schema::{Registry, RegistryOptions};
+use runlet::registry::{Registry, RegistryOptions};
 use runlet::value::{List, Value, parse_json, sha256};
 
 /// The text of a file under `tests/engine/`.

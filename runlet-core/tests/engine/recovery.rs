@@ -9,11 +9,11 @@ use runlet::analyze::Inputs;
 use runlet::diag::codes;
 use runlet::engine::event::Event;
 use runlet::engine::{
-    Executable, LimitKey, Limits, OperationId, Outcome, RecoveryError, Resolution, RunOptions, Runtime,
-    ToolCall, ToolError, ToolExecutor, ToolOutput,
+    LimitKey, Limits, OperationId, Outcome, Resolution, ToolCall, ToolError, ToolExecutor, ToolOutput,
 };
 use runlet::journal::{Journal, MemoryJournal, RunId};
-use runlet::schema::{Registry, RegistryOptions};
+use runlet::registry::{Registry, RegistryOptions};
+use runlet::runtime::{Executable, RecoveryError, RunOptions, Runtime};
 use runlet::value::{Sensitivity, Value, to_presentation_json};
 
 /// `t.first` and `t.second` answer at once with their argument times ten; `t.second` is of the

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use runlet::diag::codes;
-use runlet::engine::{CaseUsage, ScriptedExecutor, ToolCapabilities, ToolError, ToolExecutor, ToolOutput};
+use runlet::engine::{ToolCapabilities, ToolError, ToolExecutor, ToolOutput};
+use runlet::scripted::{CaseUsage, ScriptedExecutor};
 use runlet::value::{List, Value, parse_json};
 use tokio::time::Instant;
 

@@ -14,15 +14,14 @@ use async_trait::async_trait;
 use examples::{example, inputs, registry};
 use runlet::analyze::Inputs;
 use runlet::engine::event::Event;
-use runlet::engine::{
-    LimitKey, Limits, Outcome, RunOptions, Runtime, ScriptedExecutor, ToolCall, ToolError, ToolExecutor,
-    ToolOutput,
-};
+use runlet::engine::{LimitKey, Limits, Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
 use runlet::journal::{Journal, MemoryJournal, Record};
 use runlet::observe::{
     BlockedOn, GraphEvent, GraphSnapshot, NodeKind, NodeState, SnapshotOptions, Subscription, ViewPolicy,
     snapshot_from_journal,
 };
+use runlet::runtime::{RunOptions, Runtime};
+use runlet::scripted::ScriptedExecutor;
 use runlet::value::{Value, parse_json};
 use tokio::sync::watch;
 
@@ -63,7 +62,7 @@ impl ToolExecutor for Gated {
 struct AppendixA {
     runtime: Runtime,
     journal: Arc<MemoryJournal>,
-    program: runlet::engine::Executable,
+    program: runlet::runtime::Executable,
     inputs: Inputs,
 }
 

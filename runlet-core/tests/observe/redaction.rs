@@ -6,8 +6,10 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use runlet::analyze::Inputs;
-use runlet::engine::{Outcome, Runtime, ScriptedExecutor};
+use runlet::engine::Outcome;
 use runlet::observe::{GraphEvent, ViewPolicy};
+use runlet::runtime::Runtime;
+use runlet::scripted::ScriptedExecutor;
 
 use super::{drain, registry};
 

@@ -11,13 +11,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use runlet::analyze::Inputs;
+use runlet::analyze::WorkflowIdentity;
 use runlet::diag::codes;
 use runlet::engine::event::Event;
-use runlet::engine::{
-    Outcome, RecordingExecutor, ReplayExecutor, ReplayMismatch, Runtime, ScriptedExecutor, ToolCall,
-    ToolError, ToolExecutor, ToolOutput, Transcript, WorkflowIdentity,
-};
-use runlet::schema::{Registry, RegistryOptions};
+use runlet::engine::{Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
+use runlet::registry::{Registry, RegistryOptions};
+use runlet::runtime::Runtime;
+use runlet::scripted::{RecordingExecutor, ReplayExecutor, ReplayMismatch, ScriptedExecutor, Transcript};
 use runlet::value::{Value, parse_json, to_presentation_json};
 
 fn example(name: &str, file: &str) -> String {
@@ -87,7 +87,7 @@ fn run(case: &Case, inputs: &Inputs, executor: Arc<dyn ToolExecutor>) -> Ran {
         Outcome::Failed(error) => format!("failed {} at {}: {}", error.code, error.node_id, error.message),
         Outcome::Cancelled => "cancelled".to_owned(),
     };
-    Ran { outcome, completed, workflow: WorkflowIdentity::from(program.compiled().identity()) }
+    Ran { outcome, completed, workflow: program.compiled().identity().clone() }
 }
 
 /// Counts the calls that reach the tools.
@@ -267,8 +267,7 @@ fn a_transcript_of_another_program_is_refused_up_front() {
     let registry =
         Registry::from_json_str(&edited.registry, &RegistryOptions::default()).expect("registry").registry;
     let analysis = runlet::analyze::analyze(&edited.source, &registry, &Inputs::new(), &Default::default());
-    let mismatch =
-        transcript.check_workflow(&WorkflowIdentity::from(&analysis.identity)).expect_err("edited");
+    let mismatch = transcript.check_workflow(&analysis.identity).expect_err("edited");
     assert_eq!(mismatch.code(), codes::REPLAY_WORKFLOW_CHANGED);
     assert!(mismatch.to_string().contains(&recorded.workflow.source_digest.to_string()), "{mismatch}");
 }

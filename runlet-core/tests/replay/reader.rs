@@ -4,8 +4,10 @@
 use std::time::Duration;
 
 use proptest::prelude::*;
+use runlet::analyze::WorkflowIdentity;
 use runlet::diag::{catalogue, codes};
-use runlet::engine::{CallKey, OperationId, ToolError, Transcript, TranscriptEntry, WorkflowIdentity};
+use runlet::engine::{OperationId, ToolError};
+use runlet::scripted::{CallKey, Transcript, TranscriptEntry};
 use runlet::value::{List, Object, Value, parse_json, sha256};
 
 fn workflow() -> WorkflowIdentity {

@@ -10,9 +10,10 @@ use async_trait::async_trait;
 use runlet::analyze::Inputs;
 use runlet::engine::event::Event;
 use runlet::engine::{
-    BuildError, Outcome, RecoveryOutcome, RecoveryRequest, Runtime, RuntimeBuilder, ScriptedExecutor,
-    ToolCall, ToolError, ToolExecutor, ToolOutput,
+    Outcome, RecoveryOutcome, RecoveryRequest, ToolCall, ToolError, ToolExecutor, ToolOutput,
 };
+use runlet::runtime::{BuildError, Runtime, RuntimeBuilder};
+use runlet::scripted::ScriptedExecutor;
 use runlet::value::Value;
 
 use super::{example, inputs, registry, succeeded};

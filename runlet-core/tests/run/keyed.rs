@@ -7,12 +7,12 @@ use std::sync::Arc;
 use runlet::analyze::Inputs;
 use runlet::diag::codes;
 use runlet::engine::event::Event;
-use runlet::engine::{
-    OperationComponents, OperationId, Outcome, Plan, RecordingExecutor, RunCore, RunSettings, Runtime,
-    ScriptedExecutor, Transcript, WorkflowIdentity, replay, replay_run,
-};
+use runlet::engine::{OperationComponents, OperationId, Outcome, RunCore, RunSettings, replay, replay_run};
 use runlet::journal::{Journal, MemoryJournal, RunHeader};
 use runlet::observe::{GraphEvent, ViewPolicy};
+use runlet::plan::Plan;
+use runlet::runtime::Runtime;
+use runlet::scripted::{RecordingExecutor, ScriptedExecutor, Transcript};
 use runlet::value::{List, Segment, Sensitivity, Value, sha256};
 
 use super::examples::registry;
@@ -70,7 +70,7 @@ struct Ran {
     header: RunHeader,
     published: String,
     runtime: Runtime,
-    program: runlet::engine::Executable,
+    program: runlet::runtime::Executable,
 }
 
 fn run(source: &str, key: Option<(&str, &[u8])>) -> Ran {
@@ -100,7 +100,7 @@ fn run(source: &str, key: Option<(&str, &[u8])>) -> Ran {
     let reader = reader();
     let records = reader.block_on(journal.read(&run_id, 0, usize::MAX)).expect("read");
     let header = reader.block_on(journal.header(&run_id)).expect("header");
-    let workflow = WorkflowIdentity::from(program.compiled().identity());
+    let workflow = program.compiled().identity().clone();
     Ran {
         outcome,
         transcript: recorder.transcript(workflow),
@@ -124,7 +124,7 @@ fn ids(ran: &Ran) -> Vec<(String, String, OperationId)> {
 
 /// The operation id a call would have with its arguments digested unkeyed.
 fn unkeyed_id(ran: &Ran, call_site: &str, dynamic_key: &str, arguments: &List) -> OperationId {
-    let workflow = WorkflowIdentity::from(ran.program.compiled().identity());
+    let workflow = ran.program.compiled().identity().clone();
     let (_, tool) =
         ran.runtime.registry().tools().find(|(_, t)| t.name.to_string() == "svc.use").expect("svc.use");
     OperationId::derive(&OperationComponents {

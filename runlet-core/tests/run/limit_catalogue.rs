@@ -8,7 +8,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use runlet::analyze::Inputs;
 use runlet::diag::{Code, catalogue, codes};
-use runlet::engine::{Limits, Outcome, Runtime, ToolCall, ToolError, ToolExecutor, ToolOutput};
+use runlet::engine::{Limits, Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
+use runlet::runtime::Runtime;
 use runlet::value::parse_json;
 
 use crate::registry;

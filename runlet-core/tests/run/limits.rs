@@ -10,10 +10,12 @@ use async_trait::async_trait;
 use runlet::analyze::Inputs;
 use runlet::engine::event::Event;
 use runlet::engine::{
-    LimitKey, Limits, Outcome, Plan, RunCore, RunError, RunOptions, RunSettings, Runtime, ToolCall,
-    ToolError, ToolExecutor, ToolOutput, replay,
+    LimitKey, Limits, Outcome, RunCore, RunError, RunSettings, ToolCall, ToolError, ToolExecutor, ToolOutput,
+    replay,
 };
 use runlet::journal::{Journal, MemoryJournal};
+use runlet::plan::Plan;
+use runlet::runtime::{RunOptions, Runtime};
 use runlet::value::{Value, rcve, to_presentation_json};
 
 use crate::registry;

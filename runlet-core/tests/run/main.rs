@@ -17,8 +17,10 @@ use async_trait::async_trait;
 use examples::{example, inputs, registry};
 use runlet::analyze::Inputs;
 use runlet::engine::event::Event;
-use runlet::engine::{Outcome, Runtime, ScriptedExecutor, ToolCall, ToolError, ToolExecutor, ToolOutput};
+use runlet::engine::{Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
 use runlet::journal::{Journal, MemoryJournal};
+use runlet::runtime::Runtime;
+use runlet::scripted::ScriptedExecutor;
 use runlet::value::{Value, parse_json, to_presentation_json};
 
 fn succeeded(outcome: Outcome) -> String {

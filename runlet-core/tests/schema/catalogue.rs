@@ -2,9 +2,8 @@
 //! `## Right` registry loads without errors and without that code.
 
 use runlet::diag::{Code, catalogue, codes};
-use runlet::schema::{
-    ImportOptions, Registry, RegistryIssue, RegistryOptions, UnsafeToolPolicy, UnsupportedKeywords,
-};
+use runlet::registry::{Registry, RegistryOptions, UnsafeToolPolicy};
+use runlet::schema::{ImportOptions, RegistryIssue, UnsupportedKeywords};
 
 /// The first ```json block after `heading`.
 fn example<'a>(text: &'a str, heading: &str) -> &'a str {

@@ -4,7 +4,8 @@
 use std::collections::BTreeSet;
 
 use runlet::diag::{Code, codes, render_text};
-use runlet::schema::{ImportOptions, Registry, RegistryIssue, RegistryOptions, UnsafeToolPolicy};
+use runlet::registry::{Registry, RegistryOptions, UnsafeToolPolicy};
+use runlet::schema::{ImportOptions, RegistryIssue};
 
 use crate::read;
 

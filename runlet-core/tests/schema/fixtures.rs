@@ -1,7 +1,9 @@
 //! Snapshots of the normalized schemas of each registry fixture under `fixtures/` and of the
 //! example registries under `examples/`.
 
-use runlet::schema::{ImportOptions, RegistryOptions, UnsupportedKeywords};
+use runlet::schema::{ImportOptions, UnsupportedKeywords};
+
+use runlet::registry::RegistryOptions;
 
 use crate::{describe, read};
 

@@ -1,7 +1,9 @@
 //! The frozen registry's lookups: roots, full names, longest callable paths, namespaces, the
 //! unsafe-tool policy, the digest's coverage, and layering later schemas on the registry's.
 
-use runlet::schema::{Callable, Registry, RegistryOptions, SchemaArena, UnsafeToolPolicy};
+use runlet::schema::SchemaArena;
+
+use runlet::registry::{Callable, Registry, RegistryOptions, UnsafeToolPolicy};
 use runlet::value::{Value, parse_json};
 
 use crate::read;

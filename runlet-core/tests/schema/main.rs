@@ -12,9 +12,9 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use runlet::schema::{
-    CallSchema, DefId, Registry, RegistryOptions, SchemaArena, SchemaDoc, SchemaId, SchemaKind,
-};
+use runlet::schema::{CallSchema, DefId, SchemaArena, SchemaDoc, SchemaId, SchemaKind};
+
+use runlet::registry::{Registry, RegistryOptions};
 
 /// The text of a file under `tests/schema/`.
 pub fn read(relative: &str) -> String {

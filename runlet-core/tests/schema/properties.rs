@@ -4,7 +4,9 @@
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
-use runlet::schema::{Registry, RegistryOptions, SchemaArena, SchemaId};
+use runlet::schema::{SchemaArena, SchemaId};
+
+use runlet::registry::{Registry, RegistryOptions};
 
 /// A JSON Schema in the supported subset (with references only in the registry strategy).
 fn schema() -> impl Strategy<Value = Value> {

@@ -1,7 +1,9 @@
 //! Validation of runtime values against registry schemas: tool outputs and inputs of the
 //! example and fixture registries, with the first mismatch's path, expected schema and kind.
 
-use runlet::schema::{Registry, RegistryOptions, SchemaId, validate};
+use runlet::schema::{SchemaId, validate};
+
+use runlet::registry::{Registry, RegistryOptions};
 use runlet::value::parse_json;
 
 use crate::read;

@@ -3,7 +3,7 @@
 //! the prelude registry codes' `## Wrong` registries are rejected with them and `## Right` load.
 
 use runlet::diag::{Code, catalogue, codes};
-use runlet::schema::{Registry, RegistryOptions};
+use runlet::registry::{Registry, RegistryOptions};
 
 use crate::support::{run, runtime};
 

@@ -5,7 +5,7 @@
 use runlet::analyze::hir::ExprKind;
 use runlet::analyze::{AnalyzeOptions, Inputs, analyze};
 use runlet::diag::render_text;
-use runlet::schema::{Registry, RegistryOptions};
+use runlet::registry::{Registry, RegistryOptions};
 
 use crate::support::{REGISTRY, registry};
 

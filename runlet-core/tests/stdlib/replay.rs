@@ -6,10 +6,11 @@ use std::sync::Arc;
 use runlet::analyze::Inputs;
 use runlet::diag::codes;
 use runlet::engine::event::Event;
-use runlet::engine::{
-    Effect, Executable, Input, Outcome, Plan, RunCore, RunSettings, Runtime, ScriptedExecutor, replay,
-};
+use runlet::engine::{Effect, Input, Outcome, RunCore, RunSettings, replay};
 use runlet::journal::{Journal, MemoryJournal, RunId};
+use runlet::plan::Plan;
+use runlet::runtime::{Executable, Runtime};
+use runlet::scripted::ScriptedExecutor;
 use runlet::value::{Value, ValueError, rcve, to_presentation_json};
 
 use crate::support::{REGISTRY, registry};

@@ -4,8 +4,10 @@
 use std::sync::Arc;
 
 use runlet::analyze::Inputs;
-use runlet::engine::{Outcome, Runtime, ScriptedExecutor};
-use runlet::schema::{Registry, RegistryOptions};
+use runlet::engine::Outcome;
+use runlet::registry::{Registry, RegistryOptions};
+use runlet::runtime::Runtime;
+use runlet::scripted::ScriptedExecutor;
 use runlet::value::{Value, parse_json, to_presentation_json};
 
 /// A registry with the standard prelude and `store.items() -> List<Any>`, which answers with

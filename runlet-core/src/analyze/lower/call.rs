@@ -2,7 +2,8 @@
 //! chosen (positional or one object), and the canonical argument list converted per parameter.
 
 use crate::diag::{Applicability, Diagnostic, Edit, Fix, codes};
-use crate::schema::{SchemaKind, ToolId, accepts_empty_object};
+use crate::registry::ToolId;
+use crate::schema::{SchemaKind, accepts_empty_object};
 use crate::syntax::ast::{self, ObjectItem};
 
 use super::super::foreign;

@@ -5,7 +5,7 @@
 use std::rc::Rc;
 use std::sync::Arc;
 
-use crate::schema::{Registry, ToolId};
+use crate::registry::{Registry, ToolId};
 
 /// The context a value meets. Cloning shares it.
 #[derive(Debug, Clone)]

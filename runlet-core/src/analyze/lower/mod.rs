@@ -24,7 +24,8 @@ use std::sync::Arc;
 
 use crate::diag::sink::Sink;
 use crate::diag::{Diagnostic, Span, codes};
-use crate::schema::{Registry, SchemaId};
+use crate::registry::Registry;
+use crate::schema::SchemaId;
 use crate::syntax::ast;
 use crate::syntax::path::{Fingerprint, Node, SyntaxPath, walk};
 use crate::value::{Sensitivity, Value};

@@ -159,7 +159,7 @@ impl Lowerer<'_> {
     }
 
     /// `<customer_id>` placeholders for a call of `tool`'s first shape, for fixes.
-    pub(super) fn call_placeholders(&self, tool: crate::schema::ToolId) -> String {
+    pub(super) fn call_placeholders(&self, tool: crate::registry::ToolId) -> String {
         let input = &self.registry.tool(tool).input;
         match (&input.positional, input.object) {
             (Some(params), _) => params

@@ -8,14 +8,16 @@ use std::sync::Arc;
 use super::state::{Control, NodeState};
 use super::tests::{Oracle, Simulation, Trace, continue_run, fresh_core, value_of};
 use super::{CallRequest, Effect, Input, Outcome};
+use crate::analyze::WorkflowIdentity;
 use crate::analyze::hir::Program;
 use crate::analyze::{AnalyzeOptions, Inputs, analyze};
 use crate::engine::event::Event;
 use crate::engine::executor::ToolError;
-use crate::engine::identity::{DispatchId, OperationComponents, OperationId, WorkflowIdentity};
+use crate::engine::identity::{DispatchId, OperationComponents, OperationId};
 use crate::engine::retry::timeout_error;
 use crate::engine::testing::{int, list};
-use crate::schema::{ExecutionClass, Registry, RegistryOptions};
+use crate::registry::{Registry, RegistryOptions};
+use crate::schema::ExecutionClass;
 use crate::value::{Labelled, List, Value, sha256};
 
 /// One `k.<class>` tool per execution class, and helpers, all Integer to Integer.

@@ -18,7 +18,8 @@ use crate::engine::event::Event;
 use crate::engine::executor::ToolError;
 use crate::engine::limits::{LimitKey, Limits};
 use crate::engine::retry::timeout_error;
-use crate::schema::{ExecutionClass, Registry, RegistryOptions};
+use crate::registry::{Registry, RegistryOptions};
+use crate::schema::ExecutionClass;
 use crate::value::{List, Value};
 
 const REGISTRY: &str = r#"{"tools": [

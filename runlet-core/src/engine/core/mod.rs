@@ -29,9 +29,10 @@ use crate::engine::error::RunError;
 use crate::engine::event::{Event, RecordedToolError};
 use crate::engine::executor::ToolError;
 use crate::engine::limits::{LimitKey, Limits};
-use crate::engine::plan::{Plan, operands};
 use crate::engine::retry::Backoff;
-use crate::schema::{ExecutionClass, ToolId, labels_of};
+use crate::plan::{Plan, operands};
+use crate::registry::ToolId;
+use crate::schema::{ExecutionClass, labels_of};
 use crate::stdlib::{PatternCache, SampledFunction};
 use crate::value::{Digest, DigestKey, Labelled, List, Value, ValueError, rcve};
 
@@ -687,7 +688,7 @@ impl RunCore {
     /// The outer `let` values a loop, fold or boundary node starts alongside itself (not as its
     /// dependencies): what its body will read from enclosing scopes.
     fn prefetches(&self, scope: ScopeIx, expr: ExprId) -> Vec<(ScopeIx, ExprId)> {
-        let Some(body) = crate::engine::plan::eager_bodies(&self.program.expr(expr).kind) else {
+        let Some(body) = crate::plan::eager_bodies(&self.program.expr(expr).kind) else {
             return Vec::new();
         };
         self.plan

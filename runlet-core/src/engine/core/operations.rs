@@ -11,7 +11,8 @@ use crate::engine::event::Event;
 use crate::engine::executor::ToolError;
 use crate::engine::limits::LimitKey;
 use crate::engine::retry::{redispatch_permitted, uncertain_error};
-use crate::schema::{ExecutionClass, ToolId};
+use crate::registry::ToolId;
+use crate::schema::ExecutionClass;
 use crate::value::{Digest, Labelled, List, Sensitivity, Value, keyed, rcve, sha256};
 
 /// What identifies an operation within one run: the call site, the dynamic key and the digest

@@ -6,7 +6,7 @@ use super::{CallHandle, RunCore};
 use crate::analyze::hir::ExprKind;
 use crate::engine::event::{Event, RecordedResolution};
 use crate::engine::executor::ToolError;
-use crate::schema::ToolId;
+use crate::registry::ToolId;
 use crate::value::{List, Value};
 
 /// What the host learned about an operation whose outcome was uncertain.

@@ -10,9 +10,9 @@ use super::state::{Control, NodeState, ScopeStatus};
 use super::*;
 use crate::analyze::hir::{BindingKind, ExprKind, Program, RegionId, RegionKind};
 use crate::engine::event::Event;
-use crate::engine::plan::Plan;
 use crate::engine::testing::{Builder, appendix_b, appendix_b_oracle, int, list};
-use crate::schema::Registry;
+use crate::plan::Plan;
+use crate::registry::Registry;
 use crate::value::{BinaryOp, DigestKey, Labelled, List, Value};
 
 /// How the simulated tools answer: `Ok` values, or errors (retryable or not).

@@ -10,10 +10,11 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 
 use super::{CallKey, SampleEntry, Transcript, TranscriptEntry, request_text};
+use crate::analyze::WorkflowIdentity;
 use crate::diag::{Code, codes};
-use crate::engine::executor::{ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput};
-use crate::engine::identity::{OperationId, WorkflowIdentity};
-use crate::engine::sampler::Sampler;
+use crate::engine::OperationId;
+use crate::engine::Sampler;
+use crate::engine::{ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput};
 use crate::stdlib::{Intrinsic, SampledFunction};
 use crate::value::{DigestKey, List, Value, ValueError};
 
@@ -276,7 +277,7 @@ impl ToolExecutor for ReplayExecutor {
     }
 }
 
-/// Used as the run's sampler too ([`crate::engine::RuntimeBuilder::sampler`]), it answers each
+/// Used as the run's sampler too ([`crate::runtime::RuntimeBuilder::sampler`]), it answers each
 /// sample with the value recorded at the same node, never sampling again.
 impl Sampler for ReplayExecutor {
     fn sample(&self, function: SampledFunction, node_id: &str) -> Result<Value, ValueError> {

@@ -6,10 +6,8 @@ use std::sync::Arc;
 
 use crate::value::{List, Object, Value};
 
-use super::arena::SchemaArena;
-use super::descriptor::ToolDescriptor;
-use super::model::{DefId, LengthRange, SchemaId, SchemaKind};
-use super::registry::HostInput;
+use super::HostInput;
+use crate::schema::{DefId, LengthRange, SchemaArena, SchemaId, SchemaKind, ToolDescriptor};
 
 /// Names the layout of the canonical form; a layout change must change it.
 const FORMAT: &str = "runlet.registry/1";

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::executor::ToolError;
 use crate::diag::{Code, Diagnostic, Span, codes};
+use crate::engine::ToolError;
 use crate::schema::{JsonPath, QualifiedName, locate};
 use crate::value::{JsonError, JsonErrorKind, List, Object, Value, parse_json};
 

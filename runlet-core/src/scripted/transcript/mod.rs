@@ -4,19 +4,20 @@
 
 mod file;
 mod record;
-mod replay;
+mod replayer;
 
 use std::fmt;
 use std::sync::Arc;
 
-use super::executor::{CallContext, ToolError};
-use super::identity::{OperationId, WorkflowIdentity};
+use crate::engine::{CallContext, OperationId, ToolError};
+
+use crate::analyze::WorkflowIdentity;
 use crate::stdlib::SampledFunction;
 use crate::value::{List, Value, to_presentation_json};
 
 pub use file::{TRANSCRIPT_FORMAT, TranscriptError};
 pub use record::RecordingExecutor;
-pub use replay::{ReplayExecutor, ReplayMismatch, RequestedCall};
+pub use replayer::{ReplayExecutor, ReplayMismatch, RequestedCall};
 
 /// Where a call sits in a run (spec §4.2): the same for a call however the run's calls
 /// interleave, so parallel runs record and replay deterministically.

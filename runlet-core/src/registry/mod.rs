@@ -1,5 +1,7 @@
 //! The frozen registry (spec §3.1, §2.3): tools by name in nested namespaces, host input schemas,
-//! the unsafe-tool policy of §5.4, built once by [`RegistryBuilder`] and immutable afterwards.
+//! the unsafe-tool policy of §5.4 and the prelude's intrinsics, built once by [`RegistryBuilder`]
+//! (or read from a registry file, INTERFACES.md §2) and immutable afterwards. It sits above
+//! `schema`, whose vocabulary it uses, and `stdlib`, whose descriptors it is handed.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -8,17 +10,19 @@ use crate::diag::codes;
 use crate::stdlib::{self, Intrinsic, Prelude};
 use crate::value::{Digest, Value, sha256};
 
-use super::arena::SchemaArena;
-use super::descriptor::{ExecutionClass, ExecutionOrigin, ToolDescriptor};
-use super::digest::canonical_form;
-use super::docs::SchemaDocs;
-use super::import::{Document, Findings, ImportOptions, import_document};
-use super::issue::{RegistryError, RegistryIssue};
-use super::json_path::JsonPath;
-use super::model::SchemaId;
-use super::names::{is_identifier, is_reserved};
-use super::namespace::{Callable, Namespace, ToolId};
-use super::tool_entry::read_tool;
+use crate::schema::import::{Document, Findings, import_document};
+use crate::schema::tool_entry::read_tool;
+use crate::schema::{
+    ExecutionClass, ExecutionOrigin, ImportOptions, JsonPath, RegistryError, RegistryIssue, SchemaArena,
+    SchemaDocs, SchemaId, ToolDescriptor, is_identifier, is_reserved,
+};
+
+mod digest;
+mod file;
+mod namespace;
+
+use digest::canonical_form;
+pub use namespace::{Callable, Namespace, ToolId};
 
 /// What the host allows of tools whose execution class is `unsafe` (spec §5.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

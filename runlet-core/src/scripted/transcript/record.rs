@@ -8,11 +8,11 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 
 use super::{CallKey, SampleEntry, Transcript, TranscriptEntry};
-use crate::engine::executor::{
+use crate::analyze::WorkflowIdentity;
+use crate::engine::{
     RecoveryOutcome, RecoveryRequest, ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput,
 };
-use crate::engine::identity::WorkflowIdentity;
-use crate::engine::sampler::{Sampler, SystemSampler};
+use crate::engine::{Sampler, SystemSampler};
 use crate::stdlib::SampledFunction;
 use crate::value::{Value, ValueError};
 
@@ -60,7 +60,7 @@ impl RecordingExecutor {
     }
 }
 
-/// Used as the run's sampler too ([`crate::engine::RuntimeBuilder::sampler`]), it samples the
+/// Used as the run's sampler too ([`crate::runtime::RuntimeBuilder::sampler`]), it samples the
 /// system's clock and random source and keeps every value for the transcript.
 impl Sampler for RecordingExecutor {
     fn sample(&self, function: SampledFunction, node_id: &str) -> Result<Value, ValueError> {

@@ -5,10 +5,9 @@ use serde_json::{Map, Value};
 
 use crate::diag::{Span, codes};
 
-use super::fields::Fields;
-use super::issue::{RegistryError, RegistryIssue};
-use super::json_path::JsonPath;
-use super::registry::{LoadedRegistry, Registry, RegistryBuilder, RegistryOptions};
+use super::{LoadedRegistry, Registry, RegistryBuilder, RegistryOptions};
+use crate::schema::fields::Fields;
+use crate::schema::{JsonPath, RegistryError, RegistryIssue};
 use crate::stdlib::Prelude;
 
 /// Top-level fields. `nextCursor` and `_meta` are MCP's and are accepted and not used.

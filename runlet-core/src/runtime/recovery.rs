@@ -2,13 +2,14 @@
 //! runtime's journal, journaling host decisions about its uncertain operations, and resuming it.
 
 use super::{Executable, RunHandle, RunOptions, Runtime, config_digest};
+use crate::analyze::WorkflowIdentity;
 use crate::diag::{Code, codes};
-use crate::engine::core::{CallRequest, Effect, Input, Resolution};
+use crate::engine::OperationId;
 use crate::engine::event::{Event, EventDecodeError};
-use crate::engine::identity::{OperationId, WorkflowIdentity};
-use crate::engine::limits::{LimitKey, Limits};
-use crate::engine::replay::{ReplayError, Resumed, replay};
-use crate::engine::shell::{operation_of, records_after, resume};
+use crate::engine::{CallRequest, Effect, Input, Resolution};
+use crate::engine::{LimitKey, Limits};
+use crate::engine::{ReplayError, Resumed, replay};
+use crate::engine::{operation_of, records_after, resume};
 use crate::journal::{JournalError, RunHeader, RunId};
 use crate::schema::{ExecutionClass, validate};
 
@@ -109,7 +110,7 @@ impl Runtime {
             run_id: run_id.clone(),
             own_concurrency: options.limits.get(LimitKey::Concurrency),
             limits,
-            workflow: WorkflowIdentity::from(program.compiled.identity()),
+            workflow: program.compiled.identity().clone(),
             resumed,
         })
     }

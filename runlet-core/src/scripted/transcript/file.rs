@@ -7,11 +7,12 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::{CallKey, SampleEntry, Transcript, TranscriptEntry};
+use crate::analyze::WorkflowIdentity;
 use crate::diag::{Code, Diagnostic, Span, codes};
-use crate::engine::executor::ToolError;
-use crate::engine::fixture_file::{first_message, invalid_json};
-use crate::engine::identity::{OperationId, WorkflowIdentity};
+use crate::engine::OperationId;
+use crate::engine::ToolError;
 use crate::schema::{JsonPath, QualifiedName, locate};
+use crate::scripted::fixtures::{first_message, invalid_json};
 use crate::stdlib::Intrinsic;
 use crate::value::{DigestKey, Object, Value, ValueError, parse_json, to_serde_json};
 

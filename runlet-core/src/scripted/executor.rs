@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 
-use super::executor::{ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput};
-use super::fixture_file::{FixtureAnswer, FixtureCase, FixtureError, ToolFixtures};
+use super::fixtures::{FixtureAnswer, FixtureCase, FixtureError, ToolFixtures};
 use crate::diag::codes;
+use crate::engine::{ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput};
 use crate::value::{List, Object, Value, ValueError, equals, to_presentation_json};
 
 /// Answers each call with the first case of its tool whose `args` (when present) equal the

@@ -36,16 +36,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::core::{Outcome, RunCore, RunSettings};
-use super::event::Event;
-use super::executor::ToolExecutor;
-use super::identity::WorkflowIdentity;
-use super::limits::{LimitKey, Limits};
-use super::permits::{Permits, ResourceKey, RunPermits, tool_keys};
-use super::plan::Plan;
-use super::retry::{Backoff, RetryClassifier};
-use super::sampler::{Sampler, SystemSampler};
-use super::shell::{RunEnvironment, drive};
+use crate::engine::event::Event;
+use crate::engine::{
+    Backoff, LimitKey, Limits, Outcome, PermitWaits, Permits, ResourceKey, RetryClassifier, RunCore,
+    RunEnvironment, RunPermits, RunSettings, Sampler, SystemSampler, ToolError, ToolExecutor, drive,
+    tool_keys,
+};
+use crate::plan::Plan;
 
 mod recovery;
 use crate::analyze::{AnalyzeOptions, CompiledProgram, Inputs, analyze};
@@ -55,7 +52,8 @@ use crate::observe::{
     GraphContext, GraphSnapshot, ObserveError, ObserverIndex, ProgramGraph, RunObserver, SnapshotOptions,
     ViewPolicy, snapshot_from_journal,
 };
-use crate::schema::{ExecutionClass, Registry, validate};
+use crate::registry::Registry;
+use crate::schema::{ExecutionClass, validate};
 use crate::value::{DigestKey, Labelled, List, Value, ValueError, sha256};
 pub use recovery::{Recovery, RecoveryError, UncertainOperation};
 
@@ -155,7 +153,7 @@ impl RuntimeBuilder {
     /// returns, after the registry's declared error codes; its answer is journaled.
     pub fn retry_classifier(
         mut self,
-        classify: impl Fn(&str, &super::ToolError) -> bool + Send + Sync + 'static,
+        classify: impl Fn(&str, &ToolError) -> bool + Send + Sync + 'static,
     ) -> Self {
         self.retry_classifier = Some(Arc::new(classify));
         self
@@ -478,7 +476,7 @@ impl Runtime {
         let cancel = CancellationToken::new();
         let env = RunEnvironment {
             run_id: run_id.clone(),
-            workflow: Arc::new(WorkflowIdentity::from(program.compiled.identity())),
+            workflow: Arc::new(program.compiled.identity().clone()),
             registry: Arc::clone(&self.registry),
             journal: Arc::clone(&self.journal),
             executor: Arc::clone(&self.executor),
@@ -486,7 +484,7 @@ impl Runtime {
             cancel: cancel.clone(),
             wall_clock: limits.get(LimitKey::WallClockMs).map(std::time::Duration::from_millis),
             permits,
-            permit_observer: Some(observing.clone()),
+            permit_waits: Some(Arc::new(observing.clone())),
             retry_classifier: self.retry_classifier.clone(),
             sampler: Arc::clone(&self.sampler),
         };
@@ -517,6 +515,17 @@ async fn publish(
         let _ = forward.send((seq, event));
     }
     observer.finish();
+}
+
+/// The observer hears of permit waits from the shell, which knows nothing of observers.
+impl PermitWaits for RunObserver {
+    fn waiting(&self, node: &str, resources: Vec<String>) {
+        self.waiting_for_permits(node, resources);
+    }
+
+    fn granted(&self, node: &str) {
+        self.permits_granted(node);
+    }
 }
 
 /// Per-run choices for [`Runtime::start_with`].
