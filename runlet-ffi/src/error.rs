@@ -2,7 +2,8 @@
 //! carrying a `runlet_code`, a borrowed message and optional details JSON; hosts build their own
 //! with `runlet_error_new` and `runlet_error_new_tool` to fail tool calls or journal calls.
 
-use runlet::engine::ToolError;
+use runlet::analyze::InputsError;
+use runlet::engine::{LimitParseError, ToolError};
 use runlet::value::{Object, Value, parse_json};
 
 use crate::strings::runlet_str;
@@ -165,6 +166,26 @@ impl runlet_error {
             error.details = details.clone();
         }
         error
+    }
+}
+
+/// Core's refusal of limits given as JSON: malformed JSON or not an object is `INVALID_JSON`,
+/// a key that is no limit or a cap that is no whole number `INVALID_ARGUMENT`.
+pub(crate) fn limits_error(what: &str, error: LimitParseError) -> Error {
+    match error {
+        LimitParseError::NotJson(error) => invalid_json(what, &error),
+        LimitParseError::NotAnObject => Error::new(RUNLET_ERR_INVALID_JSON, format!("`{what}`: {error}")),
+        other => Error::new(RUNLET_ERR_INVALID_ARGUMENT, format!("`{what}`: {other}")),
+    }
+}
+
+/// Core's refusal of host inputs given as JSON: malformed JSON or not an object is
+/// `INVALID_JSON`, an unusable name or a value its declared schema refuses `INVALID_ARGUMENT`.
+pub(crate) fn inputs_error(what: &str, error: InputsError) -> Error {
+    match error {
+        InputsError::NotJson(error) => invalid_json(what, &error),
+        InputsError::NotAnObject => Error::new(RUNLET_ERR_INVALID_JSON, format!("`{what}`: {error}")),
+        other => Error::new(RUNLET_ERR_INVALID_ARGUMENT, format!("`{what}`: {other} ({})", other.code())),
     }
 }
 

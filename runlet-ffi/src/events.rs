@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
-use runlet::engine::event::Event;
 use runlet::observe::GraphEvent;
 
 use crate::error::{Error, RUNLET_ERR_NULL_ARGUMENT};
@@ -80,22 +79,17 @@ pub(crate) struct OwnedEvent {
     payload_json: String,
 }
 
-fn now_unix_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
 impl OwnedEvent {
     /// A committed event in its public form: `payload_json` is the event as `runlet run
-    /// --events` writes it, already redacted under the runtime's view policy.
-    pub(crate) fn published(run_id: &Arc<str>, event: &Event, public: &GraphEvent) -> OwnedEvent {
+    /// --events` writes it, already redacted under the runtime's view policy, and `unix_ms` its
+    /// publication time on the observer's clock.
+    pub(crate) fn published(run_id: &Arc<str>, public: &GraphEvent) -> OwnedEvent {
         OwnedEvent {
-            kind: u32::from(event.kind_number()),
-            kind_name: event.kind(),
+            kind: u32::from(public.kind_number),
+            kind_name: public.kind,
             run_id: Arc::clone(run_id),
             seq: public.seq,
-            unix_ms: now_unix_ms(),
+            unix_ms: public.unix_ms.map_or(0, |ms| i64::try_from(ms).unwrap_or(i64::MAX)),
             payload_json: serde_json::to_string(public).unwrap_or_else(|_| "{}".to_owned()),
         }
     }
@@ -106,7 +100,7 @@ impl OwnedEvent {
             kind_name: "EventsDropped",
             run_id: Arc::clone(run_id),
             seq: missed.first_seq,
-            unix_ms: now_unix_ms(),
+            unix_ms: missed.first_unix_ms,
             payload_json: format!(
                 r#"{{"seq":{seq},"kind":"EventsDropped","dropped":{count},"first_seq":{seq}}}"#,
                 seq = missed.first_seq,
@@ -133,6 +127,8 @@ impl OwnedEvent {
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Missed {
     first_seq: u64,
+    /// When the first missed event was published: the marker's time.
+    first_unix_ms: i64,
     count: u64,
 }
 
@@ -189,7 +185,10 @@ impl EventQueue {
             }
             None if room >= 1 => state.items.push_back(event),
             None => {
-                state.missed.insert(Arc::clone(&event.run_id), Missed { first_seq: event.seq, count: 1 });
+                state.missed.insert(
+                    Arc::clone(&event.run_id),
+                    Missed { first_seq: event.seq, first_unix_ms: event.unix_ms, count: 1 },
+                );
                 return;
             }
         }

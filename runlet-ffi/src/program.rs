@@ -6,10 +6,9 @@ use std::sync::Arc;
 use runlet::analyze::Inputs;
 use runlet::diag::render_json;
 use runlet::runtime::Executable;
-use runlet::value::{Value, parse_json};
 
 use crate::boundary::Poison;
-use crate::error::{Error, RUNLET_ERR_COMPILE, RUNLET_ERR_INVALID_JSON, invalid_json, runlet_error};
+use crate::error::{Error, RUNLET_ERR_COMPILE, inputs_error, runlet_error};
 use crate::handle::{Handle, borrow, into_raw, out_param, take};
 use crate::runtime::runlet_runtime;
 use crate::strings::runlet_str;
@@ -18,8 +17,6 @@ use crate::strings::runlet_str;
 #[derive(Debug)]
 pub struct runlet_program {
     executable: Executable,
-    /// The runtime that compiled it (its registry is the one the program was checked against).
-    runtime_serial: u64,
     poison: Arc<Poison>,
 }
 
@@ -33,26 +30,6 @@ impl Handle for runlet_program {
 impl runlet_program {
     pub(crate) fn executable(&self) -> &Executable {
         &self.executable
-    }
-
-    pub(crate) fn runtime_serial(&self) -> u64 {
-        self.runtime_serial
-    }
-}
-
-/// Host input values from a JSON object text (empty for none).
-pub(crate) fn inputs_from_json(what: &str, text: &str) -> Result<Inputs, Error> {
-    if text.is_empty() {
-        return Ok(Inputs::new());
-    }
-    match parse_json(text).map_err(|error| invalid_json(what, &error))? {
-        Value::Object(object) => {
-            Ok(object.entries().iter().map(|(name, value)| (name.to_string(), value.clone())).collect())
-        }
-        _ => Err(Error::new(
-            RUNLET_ERR_INVALID_JSON,
-            format!("`{what}` must be a JSON object of input names to values"),
-        )),
     }
 }
 
@@ -75,15 +52,16 @@ pub unsafe extern "C" fn runlet_program_compile(
         let (out, runtime, source, inputs_text) = unsafe {
             (out_param(out)?, borrow(runtime)?, source.to_str("source")?, inputs_json.to_str("inputs_json")?)
         };
-        let inputs = inputs_from_json("inputs_json", inputs_text)?;
         let instance = runtime.instance();
+        let inputs = Inputs::from_json(inputs_text, instance.engine().registry())
+            .map_err(|error| inputs_error("inputs_json", error))?;
         let executable = instance.engine().compile(source, &inputs).map_err(|diagnostics| {
             let errors = diagnostics.iter().filter(|d| d.is_error()).count();
             let first = diagnostics.iter().find(|d| d.is_error()).map_or_else(String::new, |d| format!(": {} {}", d.code, d.message));
             Error::new(RUNLET_ERR_COMPILE, format!("the program has {errors} error(s){first}"))
                 .with_details_json(render_json(source, &diagnostics))
         })?;
-        *out = into_raw(runlet_program { executable, runtime_serial: instance.serial(), poison: Arc::default() });
+        *out = into_raw(runlet_program { executable, poison: Arc::default() });
         Ok(())
     })
 }

@@ -2,42 +2,46 @@
 //! pull queue, cancellable from any thread, awaited with a timeout, and read back as status and
 //! result JSON.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
+use runlet::analyze::Inputs;
 use runlet::diag::codes;
-use runlet::engine::{Limits, Outcome};
+use runlet::engine::{FailureClass, Limits, Outcome};
 use runlet::journal::{JournalError, RunId};
-use runlet::observe::{GraphContext, ViewPolicy};
-use runlet::runtime::{RecoveryError, RunHandle, RunOptions};
+use runlet::observe::ViewPolicy;
+use runlet::runtime::{RecoveryError, RunCanceller, RunHandle, RunOptions};
 use runlet::value::to_presentation_json;
-use tokio_util::sync::CancellationToken;
 
 use crate::boundary::Poison;
 use crate::error::{
     Error, RUNLET_ERR_CANCELLED, RUNLET_ERR_INVALID_ARGUMENT, RUNLET_ERR_JOURNAL,
     RUNLET_ERR_JOURNAL_UNKNOWN_RUN, RUNLET_ERR_LIMIT, RUNLET_ERR_NOT_FINISHED, RUNLET_ERR_SCRIPT,
     RUNLET_ERR_TIMEOUT, RUNLET_ERR_TOOL_FAILED, RUNLET_ERR_UNSUPPORTED, RUNLET_ERR_VERSION_MISMATCH,
-    runlet_error,
+    inputs_error, limits_error, runlet_error,
 };
 use crate::events::{EventQueue, ListenerSink, OwnedEvent, Popped, runlet_event_owned};
 use crate::handle::{Handle, borrow, into_raw, out_param, take};
-use crate::program::{inputs_from_json, runlet_program};
+use crate::program::runlet_program;
 use crate::reentrancy::refuse_blocking;
-use crate::runtime::{limits_from_json, runlet_runtime};
+use crate::runtime::runlet_runtime;
 use crate::strings::{runlet_buf, runlet_str};
 use crate::versioned::{Versioned, copy_in};
 
 /// Where a run is: one of the `RUNLET_RUN_*` values (0 for a NULL or poisoned handle).
 pub type runlet_run_state = u32;
 
+/// The run has not ended yet; `runlet_run_result_json` returns `RUNLET_ERR_NOT_FINISHED`.
 pub const RUNLET_RUN_RUNNING: runlet_run_state = 1;
+/// The program ended with a value; `runlet_run_result_json` returns it as JSON (or
+/// `RUNLET_ERR_UNSUPPORTED` when the value has no JSON form).
 pub const RUNLET_RUN_SUCCEEDED: runlet_run_state = 2;
 /// The program or a tool failed, or the journal did (the result error says which).
 pub const RUNLET_RUN_FAILED: runlet_run_state = 3;
+/// The run was cancelled before it ended (`runlet_run_cancel`, freeing the runtime, or a
+/// resumed run whose journal records its cancellation); `runlet_run_result_json` returns
+/// `RUNLET_ERR_CANCELLED`.
 pub const RUNLET_RUN_CANCELLED: runlet_run_state = 4;
 
 /// Per-run options. Initialize with `RUNLET_RUN_OPTIONS_INIT`; NULL means the defaults.
@@ -81,12 +85,12 @@ impl Finished {
                 }),
             },
             Ok(Outcome::Failed(error)) => {
-                let code = if error.code.starts_with("RL4") {
-                    RUNLET_ERR_LIMIT
-                } else if error.tool.is_some() {
-                    RUNLET_ERR_TOOL_FAILED
-                } else {
-                    RUNLET_ERR_SCRIPT
+                let code = match error.class {
+                    FailureClass::Limit => RUNLET_ERR_LIMIT,
+                    FailureClass::Tool | FailureClass::Cancelled | FailureClass::Uncertain => {
+                        RUNLET_ERR_TOOL_FAILED
+                    }
+                    FailureClass::Compute => RUNLET_ERR_SCRIPT,
                 };
                 let record = to_presentation_json(&error.to_value()).unwrap_or_default();
                 Finished {
@@ -114,7 +118,7 @@ impl Finished {
 #[derive(Debug)]
 pub(crate) struct RunState {
     run_id: Arc<str>,
-    cancel: CancellationToken,
+    cancel: RunCanceller,
     finished: Mutex<Option<Finished>>,
     done: Condvar,
     /// The pull API's queue, when the run was started with `pull_events`.
@@ -143,83 +147,33 @@ impl Handle for runlet_run {
     }
 }
 
-/// The runs of one runtime that have not ended, so freeing the runtime can cancel and await them.
-#[derive(Debug, Default)]
-pub(crate) struct LiveRuns {
-    runs: Mutex<BTreeMap<u64, Arc<RunState>>>,
-    ended: Condvar,
-    next_key: AtomicU64,
-}
-
-impl LiveRuns {
-    fn add(&self, state: &Arc<RunState>) -> u64 {
-        let key = self.next_key.fetch_add(1, Ordering::Relaxed);
-        self.runs.lock().insert(key, Arc::clone(state));
-        key
-    }
-
-    fn remove(&self, key: u64) {
-        self.runs.lock().remove(&key);
-        self.ended.notify_all();
-    }
-
-    /// Cancels every run still running and waits until all of them ended.
-    pub(crate) fn cancel_and_wait(&self) {
-        let mut runs = self.runs.lock();
-        for state in runs.values() {
-            state.cancel.cancel();
-        }
-        while !runs.is_empty() {
-            self.ended.wait(&mut runs);
-        }
-    }
-}
-
-/// Who receives a run's events, and how they are made public: the run's graph context names its
-/// nodes and tools, and the runtime's view policy redacts them.
+/// Who receives a run's events, and the view policy they are redacted under.
 struct Consumers {
     listener: Option<ListenerSink>,
-    context: Arc<GraphContext>,
     view: Arc<ViewPolicy>,
 }
 
-/// Forwards the run's committed events to the listener and the pull queue, passes cancellation
-/// on, and records the outcome.
-async fn forward(
-    mut handle: RunHandle,
-    state: Arc<RunState>,
-    consumers: Consumers,
-    live: Arc<LiveRuns>,
-    key: u64,
-) {
-    let Consumers { listener, context, view } = consumers;
-    let started = Instant::now();
-    let mut cancel_sent = false;
-    loop {
-        tokio::select! {
-            biased;
-            _ = state.cancel.cancelled(), if !cancel_sent => {
-                cancel_sent = true;
-                handle.cancel();
+/// Forwards the run's published events (its observer's subscription: the stream `runlet run
+/// --events` writes, on the observer's clock) to the listener and the pull queue, then records
+/// the outcome. Attached to the run, so freeing the runtime waits for it.
+async fn forward(handle: RunHandle, state: Arc<RunState>, consumers: Consumers) {
+    let Consumers { listener, view } = consumers;
+    if listener.is_some() || state.pull.is_some() {
+        let wanted = {
+            let (listener, pulled) = (listener.clone(), state.pull.is_some());
+            move |kind: u16| pulled || listener.as_ref().is_some_and(|l| l.wants(u32::from(kind)))
+        };
+        let mut events = handle.observer().subscribe(0, ViewPolicy::clone(&view)).only_kinds(wanted);
+        // A failure to read the journal back while catching up ends the stream early; the run's
+        // outcome still comes.
+        while let Some(Ok(public)) = events.next().await {
+            let owned = Arc::new(OwnedEvent::published(&state.run_id, &public));
+            if let Some(listener) = listener.as_ref().filter(|l| l.wants(u32::from(public.kind_number))) {
+                listener.queue().push(Arc::clone(&owned));
             }
-            next = handle.events().recv() => match next {
-                Some((seq, event)) => {
-                    let listener = listener.as_ref().filter(|l| l.wants(u32::from(event.kind_number())));
-                    if listener.is_none() && state.pull.is_none() {
-                        continue;
-                    }
-                    let at_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-                    let public = context.graph_event(seq, &event, Some(at_ms), &view);
-                    let owned = Arc::new(OwnedEvent::published(&state.run_id, &event, &public));
-                    if let Some(listener) = listener {
-                        listener.queue().push(Arc::clone(&owned));
-                    }
-                    if let Some(pull) = &state.pull {
-                        pull.push(owned);
-                    }
-                }
-                None => break,
-            },
+            if let Some(pull) = &state.pull {
+                pull.push(owned);
+            }
         }
     }
     let outcome = handle.outcome().await;
@@ -231,7 +185,6 @@ async fn forward(
         pull.close();
     }
     state.finish(Finished::from_outcome(outcome));
-    live.remove(key);
 }
 
 /// The run options at `options`, or the defaults for NULL: the run's limits and whether to
@@ -246,43 +199,26 @@ unsafe fn read_run_options(options: *const runlet_run_options) -> Result<(Limits
     // SAFETY: the caller passes a readable options struct with valid views.
     let options = unsafe { copy_in(options) }?;
     // SAFETY: as above.
-    let limits = limits_from_json("limits_json", unsafe { options.limits_json.to_str("limits_json") }?)?;
+    let limits = Limits::from_json(unsafe { options.limits_json.to_str("limits_json") }?)
+        .map_err(|error| limits_error("limits_json", error))?;
     Ok((limits, options.pull_events))
 }
 
 /// Refuses a program another runtime compiled.
-fn same_runtime(runtime: &runlet_runtime, program: &runlet_program) -> Result<(), Error> {
-    if program.runtime_serial() != runtime.instance().serial() {
-        return Err(Error::new(RUNLET_ERR_INVALID_ARGUMENT, "the program was compiled by another runtime"));
-    }
-    Ok(())
-}
-
 /// Wraps a started or resumed run: its events are forwarded to the listener (and the pull
 /// queue when `pull_events`) on the runtime's pool until it ends.
-fn launched(
-    runtime: &runlet_runtime,
-    program: &runlet_program,
-    handle: RunHandle,
-    pull_events: bool,
-) -> runlet_run {
+fn launched(runtime: &runlet_runtime, handle: RunHandle, pull_events: bool) -> runlet_run {
     let instance = runtime.instance();
     let state = Arc::new(RunState {
         run_id: Arc::from(handle.run_id().as_str()),
-        cancel: CancellationToken::new(),
+        cancel: handle.canceller(),
         finished: Mutex::new(None),
         done: Condvar::new(),
         pull: pull_events.then(|| EventQueue::new(instance.event_capacity())),
         poison: Arc::default(),
     });
-    let live = Arc::clone(instance.live());
-    let key = live.add(&state);
-    let consumers = Consumers {
-        listener: instance.listener().cloned(),
-        context: program.executable().graph_context(handle.run_id()),
-        view: Arc::clone(instance.view()),
-    };
-    instance.engine().handle().spawn(forward(handle, Arc::clone(&state), consumers, live, key));
+    let consumers = Consumers { listener: instance.listener().cloned(), view: Arc::clone(instance.view()) };
+    instance.engine().spawn_attached(forward(handle, Arc::clone(&state), consumers));
     runlet_run { state }
 }
 
@@ -311,14 +247,14 @@ pub unsafe extern "C" fn runlet_run_start(
                 read_run_options(options)?,
             )
         };
-        same_runtime(runtime, program)?;
-        let inputs = inputs_from_json("input_json", input_text)?;
+        let inputs = Inputs::from_json(input_text, runtime.instance().engine().registry())
+            .map_err(|error| inputs_error("input_json", error))?;
         let handle = runtime
             .instance()
             .engine()
             .start_with(program.executable(), &inputs, RunOptions { limits })
             .map_err(|error| Error::new(RUNLET_ERR_INVALID_ARGUMENT, error.to_string()))?;
-        *out = into_raw(launched(runtime, program, handle, pull_events));
+        *out = into_raw(launched(runtime, handle, pull_events));
         Ok(())
     })
 }
@@ -333,7 +269,8 @@ fn recovery_error(error: &RecoveryError) -> Error {
         }
         RecoveryError::Journal(_) | RecoveryError::Decode(_) | RecoveryError::Replay(_) => RUNLET_ERR_JOURNAL,
         RecoveryError::PinMismatch { .. } => RUNLET_ERR_VERSION_MISMATCH,
-        RecoveryError::NotUncertain { .. }
+        RecoveryError::ForeignProgram
+        | RecoveryError::NotUncertain { .. }
         | RecoveryError::DecisionRefused { .. }
         | RecoveryError::OutputMismatch { .. } => RUNLET_ERR_INVALID_ARGUMENT,
     };
@@ -366,12 +303,11 @@ pub unsafe extern "C" fn runlet_run_resume(
             (out_param(out)?, borrow(runtime)?, borrow(program)?, run_id.to_str("run_id")?, read_run_options(options)?)
         };
         refuse_blocking("runlet_run_resume")?;
-        same_runtime(runtime, program)?;
         let engine = runtime.instance().engine();
         let recovery = engine
             .recovery(program.executable(), &RunId::new(run_id), RunOptions { limits })
             .map_err(|error| recovery_error(&error))?;
-        *out = into_raw(launched(runtime, program, recovery.resume(), pull_events));
+        *out = into_raw(launched(runtime, recovery.resume(), pull_events));
         Ok(())
     })
 }

@@ -3,27 +3,25 @@
 //! tears it down (on a helper thread when freed from inside a callback).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use runlet::diag::render_json;
-use runlet::engine::{LimitKey, Limits, RunSettings};
+use runlet::engine::{Limits, RunSettings};
 use runlet::observe::ViewPolicy;
 use runlet::registry::{Registry, RegistryOptions};
 use runlet::runtime::{Runtime, RuntimeBuilder};
-use runlet::value::{DigestKey, Value, parse_json};
+use runlet::value::DigestKey;
 
 use crate::boundary::Poison;
 use crate::error::{
-    Error, RUNLET_ERR_INTERNAL, RUNLET_ERR_INVALID_ARGUMENT, RUNLET_ERR_INVALID_JSON,
-    RUNLET_ERR_NULL_ARGUMENT, RUNLET_ERR_REGISTRY, invalid_json, runlet_error,
+    Error, RUNLET_ERR_INTERNAL, RUNLET_ERR_INVALID_ARGUMENT, RUNLET_ERR_NULL_ARGUMENT, RUNLET_ERR_REGISTRY,
+    limits_error, runlet_error,
 };
 use crate::events::{Dispatcher, Listener, ListenerSink, runlet_event_listener};
 use crate::executor::{HostExecutor, runlet_tool_executor};
 use crate::handle::{Handle, into_raw, out_param, take};
 use crate::journal::{HostJournal, runlet_journal_vtable};
 use crate::reentrancy::in_callback;
-use crate::run::LiveRuns;
 use crate::strings::{runlet_bytes, runlet_str};
 use crate::versioned::{Versioned, copy_in};
 use crate::view::{runlet_view_policy, view_policy};
@@ -118,20 +116,15 @@ unsafe fn digest_key(options: &runlet_runtime_options) -> Result<Option<(String,
 
 const DEFAULT_EVENT_QUEUE_CAPACITY: usize = 1024;
 
-/// Tells runtimes apart, so a program is only started on the runtime that compiled it.
-static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
-
-/// A runtime's parts: the engine, the listener's dispatcher and the runs not yet ended.
+/// A runtime's parts: the engine and the listener's dispatcher.
 #[derive(Debug)]
 pub(crate) struct Instance {
     /// Taken by `drop`, which decides on which thread the engine is torn down.
     engine: Option<Runtime>,
     dispatcher: Option<Dispatcher>,
-    live: Arc<LiveRuns>,
     event_capacity: usize,
     /// What event consumers may see; every event is redacted under it before it is queued.
     view: Arc<ViewPolicy>,
-    serial: u64,
     poison: Arc<Poison>,
 }
 
@@ -145,20 +138,12 @@ impl Instance {
         self.dispatcher.as_ref().map(Dispatcher::sink)
     }
 
-    pub(crate) fn live(&self) -> &Arc<LiveRuns> {
-        &self.live
-    }
-
     pub(crate) fn event_capacity(&self) -> usize {
         self.event_capacity
     }
 
     pub(crate) fn view(&self) -> &Arc<ViewPolicy> {
         &self.view
-    }
-
-    pub(crate) fn serial(&self) -> u64 {
-        self.serial
     }
 }
 
@@ -169,9 +154,10 @@ impl Drop for Instance {
     fn drop(&mut self) {
         let engine = self.engine.take();
         let dispatcher = self.dispatcher.take();
-        let live = Arc::clone(&self.live);
         let teardown = move || {
-            live.cancel_and_wait();
+            if let Some(engine) = &engine {
+                engine.shutdown();
+            }
             if let Some(dispatcher) = dispatcher {
                 dispatcher.stop();
             }
@@ -252,43 +238,6 @@ fn with_retry_policy(
     Ok(builder)
 }
 
-/// Limits from a JSON object of caps by limit key (empty for none).
-pub(crate) fn limits_from_json(what: &str, text: &str) -> Result<Limits, Error> {
-    if text.is_empty() {
-        return Ok(Limits::new());
-    }
-    let Value::Object(caps) = parse_json(text).map_err(|error| invalid_json(what, &error))? else {
-        return Err(Error::new(
-            RUNLET_ERR_INVALID_JSON,
-            format!("`{what}` must be a JSON object of limit caps"),
-        ));
-    };
-    let mut limits = Limits::new();
-    for (name, cap) in caps.entries() {
-        let key = LimitKey::parse(name).ok_or_else(|| {
-            Error::new(
-                RUNLET_ERR_INVALID_ARGUMENT,
-                format!(
-                    "`{what}`: `{name}` is not a limit; the limits are {}",
-                    LimitKey::ALL.map(LimitKey::as_str).join(", ")
-                ),
-            )
-        })?;
-        let cap = match cap {
-            Value::Int(cap) => u64::try_from(*cap).ok(),
-            _ => None,
-        }
-        .ok_or_else(|| {
-            Error::new(
-                RUNLET_ERR_INVALID_ARGUMENT,
-                format!("`{what}`: the cap of `{name}` must be an integer ≥ 0"),
-            )
-        })?;
-        limits = limits.with(key, cap);
-    }
-    Ok(limits)
-}
-
 /// # Safety
 /// As for `runlet_runtime_new`.
 unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<Instance, Error> {
@@ -299,7 +248,7 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
     let (registry_text, limits_text) = unsafe {
         (options.registry_json.to_str("registry_json")?, options.limits_json.to_str("limits_json")?)
     };
-    let limits = limits_from_json("limits_json", limits_text)?;
+    let limits = Limits::from_json(limits_text).map_err(|error| limits_error("limits_json", error))?;
     let view = view_policy(options.view)?;
     // SAFETY: the caller passes valid views.
     let key = unsafe { digest_key(options) }?;
@@ -342,10 +291,8 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
     Ok(Instance {
         engine: Some(engine),
         dispatcher,
-        live: Arc::default(),
         event_capacity,
         view: Arc::new(view),
-        serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
         poison: Arc::default(),
     })
 }
@@ -401,10 +348,14 @@ pub unsafe extern "C" fn runlet_runtime_free(runtime: *mut runlet_runtime) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use runlet::engine::LimitKey;
+
     use crate::error::RUNLET_ERR_INVALID_JSON;
 
     #[test]
-    fn limits_are_read_by_key_and_checked() {
+    fn core_refusals_of_limits_map_to_error_codes() {
+        let limits_from_json =
+            |what: &str, text: &str| Limits::from_json(text).map_err(|e| limits_error(what, e));
         let limits =
             limits_from_json("limits_json", r#"{"tool_calls": 3, "wall_clock_ms": 0}"#).expect("valid");
         assert_eq!(limits.get(LimitKey::ToolCalls), Some(3));

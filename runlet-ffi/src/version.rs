@@ -3,8 +3,12 @@
 
 use crate::strings::runlet_str;
 
+/// The major version of the library this header was generated from; `runlet_version()` gives
+/// the version of the library linked at run time.
 pub const RUNLET_VERSION_MAJOR: u32 = 0;
+/// The minor version of the library this header was generated from.
 pub const RUNLET_VERSION_MINOR: u32 = 1;
+/// The patch version of the library this header was generated from.
 pub const RUNLET_VERSION_PATCH: u32 = 0;
 /// `MAJOR * 10000 + MINOR * 100 + PATCH`, for `#if` comparisons.
 pub const RUNLET_VERSION_NUMBER: u32 = 100;

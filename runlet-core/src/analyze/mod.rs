@@ -3,7 +3,7 @@
 //!
 //! ```
 //! use runlet::analyze::{AnalyzeOptions, Inputs, analyze};
-//! use runlet::schema::{Registry, RegistryOptions};
+//! use runlet::registry::{Registry, RegistryOptions};
 //!
 //! let registry = Registry::from_json_str(
 //!     r#"{"tools": [{"name": "crm.customer", "params": [{"name": "id", "schema": {"type": "string"}}],
@@ -60,17 +60,18 @@ pub mod dump;
 mod fit;
 mod foreign;
 pub mod hir;
+mod inputs;
 mod lower;
 mod types;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 pub use compiled::{CompiledProgram, LANGUAGE_VERSION, WorkflowIdentity};
+pub use inputs::{Inputs, InputsError};
 
 use crate::diag::{Diagnostic, codes};
 use crate::registry::Registry;
 use crate::syntax::{self, Parse, ParseOptions};
-use crate::value::Value;
 
 /// The hash map of analysis lookups: a fast hash with a fixed seed. Such maps are only looked
 /// into, never iterated into output.
@@ -107,38 +108,6 @@ impl Default for AnalyzeOptions {
             max_loop_limit: 1024,
             max_retries: 16,
         }
-    }
-}
-
-/// Host inputs supplied as values: each is readable by name, with the registry's declared
-/// schema when it has one, else the schema inferred from the value.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Inputs {
-    values: BTreeMap<String, Value>,
-}
-
-impl Inputs {
-    pub fn new() -> Inputs {
-        Inputs::default()
-    }
-
-    pub fn insert(&mut self, name: impl Into<String>, value: Value) {
-        self.values.insert(name.into(), value);
-    }
-
-    pub fn get(&self, name: &str) -> Option<&Value> {
-        self.values.get(name)
-    }
-
-    /// The supplied names, in order.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.values.keys().map(String::as_str)
-    }
-}
-
-impl FromIterator<(String, Value)> for Inputs {
-    fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Self {
-        Inputs { values: iter.into_iter().collect() }
     }
 }
 

@@ -6,8 +6,41 @@ use std::time::Duration;
 
 use crate::value::{List, Object, Sensitivity, Value, ValueError};
 
-/// One execution failure. `catchable` is false for policy failures (limit breaches, host
-/// cancellation), which no boundary catches.
+/// What kind of failure a [`RunError`] is: what hosts branch on (the C ABI's error codes, exit
+/// statuses), so that none of them classifies failures by their code's spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FailureClass {
+    /// A tool answered with an error, or its call could not be made (a timeout, a schema
+    /// mismatch of its arguments or output).
+    Tool,
+    /// The program's own evaluation failed: an operator, projection, conversion or check, or a
+    /// `fail(…)` it raised.
+    Compute,
+    /// The run crossed one of its execution limits (`RL41xx`): a policy failure no boundary
+    /// catches.
+    Limit,
+    /// A call ended by cancellation (`RL6201`): its executor acknowledged it, or could not
+    /// stop it and the call was detached.
+    Cancelled,
+    /// A tool call whose outcome is unknown: it may or may not have taken effect (spec §5.4).
+    Uncertain,
+}
+
+impl FailureClass {
+    /// The class's name, as reports spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureClass::Tool => "tool",
+            FailureClass::Compute => "compute",
+            FailureClass::Limit => "limit",
+            FailureClass::Cancelled => "cancelled",
+            FailureClass::Uncertain => "uncertain",
+        }
+    }
+}
+
+/// One execution failure, of one [`FailureClass`]; limit failures are policy, which no boundary
+/// catches.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunError {
     pub code: String,
@@ -21,7 +54,7 @@ pub struct RunError {
     pub details: Object,
     pub causes: Vec<RunError>,
     pub uncertain: bool,
-    pub catchable: bool,
+    pub class: FailureClass,
 }
 
 impl RunError {
@@ -41,12 +74,12 @@ impl RunError {
             details: error.details().clone(),
             causes: Vec::new(),
             uncertain: false,
-            catchable: true,
+            class: FailureClass::Compute,
         }
     }
 
-    /// A failure the host or a policy imposes: never caught by a boundary.
-    pub fn policy(code: String, message: String, node_id: String) -> RunError {
+    /// A crossed execution limit: a policy failure, never caught by a boundary.
+    pub fn limit(code: String, message: String, node_id: String) -> RunError {
         RunError {
             code,
             message,
@@ -58,7 +91,7 @@ impl RunError {
             details: Object::empty(),
             causes: Vec::new(),
             uncertain: false,
-            catchable: false,
+            class: FailureClass::Limit,
         }
     }
 
@@ -66,7 +99,7 @@ impl RunError {
     /// runtime conversions, compute errors) are; policy failures — limit breaches and host
     /// cancellation — are not (spec §2.8). Every boundary decision asks this one predicate.
     pub fn is_catchable(&self) -> bool {
-        self.catchable
+        self.class != FailureClass::Limit
     }
 
     /// The record a `catch err` block receives (spec §2.8).

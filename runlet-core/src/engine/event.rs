@@ -10,143 +10,195 @@ use crate::engine::executor::ToolError;
 use crate::journal::{Envelope, EnvelopeError};
 use crate::value::{Value, rcve};
 
-/// One recorded transition. `node` is the public node id (spec §4.2).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Event {
-    /// The run started with these host inputs (RCVE of their list, in `Program::inputs` order).
-    RunCreated {
-        #[serde(with = "serde_bytes")]
-        inputs: Vec<u8>,
-    },
-    NodeReady {
-        node: String,
-    },
-    /// A node was materialised; `inputs` are the nodes its value reads, in operand order (the
-    /// data edges of spec §4.3). Observers derive `blocked`/`ready` from their states.
-    NodePlanned {
-        node: String,
-        inputs: Vec<String>,
-    },
-    CallDispatchPrepared {
-        node: String,
-        tool: String,
-        attempt: u32,
-    },
-    NodeSucceeded {
-        node: String,
-    },
-    /// A tool answered: the output's RCVE bytes. Replay feeds these back instead of calling.
-    CallCompleted {
-        node: String,
-        #[serde(with = "serde_bytes")]
-        output: Vec<u8>,
-    },
-    /// A tool failed with this error.
-    CallFailed {
-        node: String,
-        error: RecordedToolError,
-    },
-    /// A tool answered after its node was cancelled: evidence only (spec §4.6).
-    OrphanedCompletion {
-        node: String,
-    },
-    NodeFailed {
-        node: String,
-        code: String,
-    },
-    NodeCancelled {
-        node: String,
-    },
-    /// The host asked to cancel the run; the cancellations it causes follow.
-    CancellationRequested,
-    BranchSelected {
-        node: String,
-        arm: Arm,
-    },
-    LoopCollectionResolved {
-        node: String,
-        items: usize,
-    },
-    IterationMaterialized {
-        node: String,
-        index: usize,
-    },
-    BoundaryAttemptStarted {
-        node: String,
-        attempt: u32,
-    },
-    BoundaryRetryScheduled {
-        node: String,
-        attempt: u32,
-    },
-    CatchSelected {
-        node: String,
-    },
-    RunSucceeded,
-    RunFailed {
-        code: String,
-    },
-    RunCancelled,
-    /// The run crossed an execution limit (`limit` is its configuration key) at `node` ("" for
-    /// the run as a whole); the failure it causes follows. For `wall_clock_ms` it records the
-    /// shell's timer, so replay feeds it back as an input.
-    LimitExceeded {
-        limit: String,
-        current: u64,
-        cap: u64,
-        node: String,
-    },
-    /// A nondeterministic intrinsic was sampled: the value's RCVE bytes, or why no value could be
-    /// had. Replay feeds this back instead of sampling again (spec §5.3).
-    IntrinsicSampled {
-        node: String,
-        output: Result<serde_bytes::ByteBuf, String>,
-    },
-    /// A running call's cancellation token fired; `NodeCancelled` follows its acknowledgement
-    /// or the end of the cancellation grace (spec §4.4 `cancelling`).
-    NodeCancelling {
-        node: String,
-    },
-    /// A call in a boundary retry took the durable result of the identical operation (same
-    /// operation id) that `from` produced in an earlier attempt, without dispatching (spec §2.8).
-    CallReused {
-        node: String,
-        from: String,
-    },
-    /// The core asked for a timer: a retry backoff of boundary `node`, or the cancellation
-    /// grace of a failed attempt (`node` is the boundary) or run (`node` is empty).
-    TimerStarted {
-        timer: u32,
-        node: String,
-        delay_ms: u64,
-    },
-    /// The shell armed the timer to fire at this wall-clock time (Unix milliseconds).
-    TimerArmed {
-        timer: u32,
-        deadline_unix_ms: u64,
-    },
-    TimerFired {
-        timer: u32,
-    },
-    /// The run continued after a restart; calls left dispatching are recovered by class.
-    RunResumed,
-    /// The shell started the run's `wall_clock_ms` clock at this wall-clock time (Unix
-    /// milliseconds); a resumed run counts its time from here, not from the resumption.
-    WallClockStarted {
-        started_unix_ms: u64,
-    },
-    /// The host resolved the uncertain outcome of a call left dispatching (spec §5.4); the
-    /// next resume applies it.
-    OperationResolved {
-        node: String,
-        resolution: RecordedResolution,
-    },
-    /// The host authorized a fresh operation generation for a call left dispatching (spec
-    /// §5.4); the next resume dispatches it under that generation's operation id.
-    FreshGenerationAuthorized {
-        node: String,
-        generation: u32,
-    },
+/// Declares [`Event`] from one table of `number => Variant { fields }`, and from the same table
+/// the kind's name, its stable number and the lookup from a number back to a name, so no list
+/// of kinds is kept by hand beside the enum.
+macro_rules! declare_events {
+    (
+        $(#[$meta:meta])*
+        pub enum Event {
+            $(
+                $(#[$doc:meta])*
+                $number:literal => $variant:ident $({ $($fields:tt)* })?,
+            )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+        pub enum Event {
+            $( $(#[$doc])* $variant $({ $($fields)* })?, )*
+        }
+
+        impl Event {
+            /// Every kind's stable number and name, in declaration order.
+            pub const KINDS: &'static [(u16, &'static str)] = &[$(($number, stringify!($variant))),*];
+
+            /// The event's name, as `--events` files and observers show it.
+            pub fn kind(&self) -> &'static str {
+                match self {
+                    $( Event::$variant { .. } => stringify!($variant), )*
+                }
+            }
+
+            /// The stable number the envelope records for this event's kind.
+            pub fn kind_number(&self) -> u16 {
+                match self {
+                    $( Event::$variant { .. } => $number, )*
+                }
+            }
+
+            /// The name of the kind numbered `number`, if there is one.
+            pub fn kind_named(number: u16) -> Option<&'static str> {
+                match number {
+                    $( $number => Some(stringify!($variant)), )*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+declare_events! {
+    /// One recorded transition. `node` is the public node id (spec §4.2). Each variant stands
+    /// beside its stable kind number, the number its journal envelope records: numbers are never
+    /// reused or changed, and a new kind takes the next one (the payload names its variant, so
+    /// the order of variants is free).
+    pub enum Event {
+        /// The run started with these host inputs (RCVE of their list, in `Program::inputs` order).
+        1 => RunCreated {
+            #[serde(with = "serde_bytes")]
+            inputs: Vec<u8>,
+        },
+        2 => NodeReady {
+            node: String,
+        },
+        /// A node was materialised; `inputs` are the nodes its value reads, in operand order (the
+        /// data edges of spec §4.3). Observers derive `blocked`/`ready` from their states.
+        28 => NodePlanned {
+            node: String,
+            inputs: Vec<String>,
+        },
+        3 => CallDispatchPrepared {
+            node: String,
+            tool: String,
+            attempt: u32,
+        },
+        4 => NodeSucceeded {
+            node: String,
+        },
+        /// A tool answered: the output's RCVE bytes. Replay feeds these back instead of calling.
+        16 => CallCompleted {
+            node: String,
+            #[serde(with = "serde_bytes")]
+            output: Vec<u8>,
+        },
+        /// A tool failed with this error.
+        17 => CallFailed {
+            node: String,
+            error: RecordedToolError,
+        },
+        /// A tool answered after its node was cancelled: evidence only (spec §4.6).
+        18 => OrphanedCompletion {
+            node: String,
+        },
+        5 => NodeFailed {
+            node: String,
+            code: String,
+        },
+        6 => NodeCancelled {
+            node: String,
+        },
+        /// The host asked to cancel the run; the cancellations it causes follow.
+        19 => CancellationRequested,
+        7 => BranchSelected {
+            node: String,
+            arm: Arm,
+        },
+        8 => LoopCollectionResolved {
+            node: String,
+            items: usize,
+        },
+        9 => IterationMaterialized {
+            node: String,
+            index: usize,
+        },
+        10 => BoundaryAttemptStarted {
+            node: String,
+            attempt: u32,
+        },
+        11 => BoundaryRetryScheduled {
+            node: String,
+            attempt: u32,
+        },
+        12 => CatchSelected {
+            node: String,
+        },
+        13 => RunSucceeded,
+        14 => RunFailed {
+            code: String,
+        },
+        15 => RunCancelled,
+        /// The run crossed an execution limit (`limit` is its configuration key) at `node` ("" for
+        /// the run as a whole); the failure it causes follows. For `wall_clock_ms` it records the
+        /// shell's timer, so replay feeds it back as an input.
+        20 => LimitExceeded {
+            limit: String,
+            current: u64,
+            cap: u64,
+            node: String,
+        },
+        /// A nondeterministic intrinsic was sampled: the value's RCVE bytes, or why no value could be
+        /// had. Replay feeds this back instead of sampling again (spec §5.3).
+        21 => IntrinsicSampled {
+            node: String,
+            output: Result<serde_bytes::ByteBuf, String>,
+        },
+        /// A running call's cancellation token fired; `NodeCancelled` follows its acknowledgement
+        /// or the end of the cancellation grace (spec §4.4 `cancelling`).
+        22 => NodeCancelling {
+            node: String,
+        },
+        /// A call in a boundary retry took the durable result of the identical operation (same
+        /// operation id) that `from` produced in an earlier attempt, without dispatching (spec §2.8).
+        23 => CallReused {
+            node: String,
+            from: String,
+        },
+        /// The core asked for a timer: a retry backoff of boundary `node`, or the cancellation
+        /// grace of a failed attempt (`node` is the boundary) or run (`node` is empty).
+        24 => TimerStarted {
+            timer: u32,
+            node: String,
+            delay_ms: u64,
+        },
+        /// The shell armed the timer to fire at this wall-clock time (Unix milliseconds).
+        25 => TimerArmed {
+            timer: u32,
+            deadline_unix_ms: u64,
+        },
+        26 => TimerFired {
+            timer: u32,
+        },
+        /// The run continued after a restart; calls left dispatching are recovered by class.
+        27 => RunResumed,
+        /// The shell started the run's `wall_clock_ms` clock at this wall-clock time (Unix
+        /// milliseconds); a resumed run counts its time from here, not from the resumption.
+        29 => WallClockStarted {
+            started_unix_ms: u64,
+        },
+        /// The host resolved the uncertain outcome of a call left dispatching (spec §5.4); the
+        /// next resume applies it.
+        30 => OperationResolved {
+            node: String,
+            resolution: RecordedResolution,
+        },
+        /// The host authorized a fresh operation generation for a call left dispatching (spec
+        /// §5.4); the next resume dispatches it under that generation's operation id.
+        31 => FreshGenerationAuthorized {
+            node: String,
+            generation: u32,
+        },
+    }
 }
 
 /// A host's resolution of an uncertain operation as the journal keeps it.
@@ -259,48 +311,7 @@ impl EventDecodeError {
     }
 }
 
-/// Every kind, in the order of their stable kind numbers (1-based); new kinds are appended.
-const KINDS: [&str; 31] = [
-    "RunCreated",
-    "NodeReady",
-    "CallDispatchPrepared",
-    "NodeSucceeded",
-    "NodeFailed",
-    "NodeCancelled",
-    "BranchSelected",
-    "LoopCollectionResolved",
-    "IterationMaterialized",
-    "BoundaryAttemptStarted",
-    "BoundaryRetryScheduled",
-    "CatchSelected",
-    "RunSucceeded",
-    "RunFailed",
-    "RunCancelled",
-    "CallCompleted",
-    "CallFailed",
-    "OrphanedCompletion",
-    "CancellationRequested",
-    "LimitExceeded",
-    "IntrinsicSampled",
-    "NodeCancelling",
-    "CallReused",
-    "TimerStarted",
-    "TimerArmed",
-    "TimerFired",
-    "RunResumed",
-    "NodePlanned",
-    "WallClockStarted",
-    "OperationResolved",
-    "FreshGenerationAuthorized",
-];
-
 impl Event {
-    /// The stable number the envelope records for this event's kind.
-    pub fn kind_number(&self) -> u16 {
-        let name = self.kind();
-        KINDS.iter().position(|k| *k == name).map_or(0, |i| i as u16 + 1)
-    }
-
     /// The journal record of this event at sequence number `seq`.
     pub fn encode(&self, seq: u64) -> Vec<u8> {
         let mut out = Vec::new();
@@ -327,12 +338,12 @@ impl Event {
     pub fn decode(bytes: &[u8]) -> Result<(u64, Event), EventDecodeError> {
         let envelope = Envelope::decode(bytes)?;
         let seq = envelope.seq;
-        let Some(expected) = KINDS.get((envelope.kind as usize).wrapping_sub(1)) else {
+        let Some(expected) = Event::kind_named(envelope.kind) else {
             return Err(EventDecodeError::UnknownKind { seq, kind: envelope.kind });
         };
         let event: Event = rmp_serde::from_slice(&envelope.payload)
             .map_err(|err| EventDecodeError::Payload { seq, expected, reason: err.to_string() })?;
-        if event.kind() != *expected {
+        if event.kind() != expected {
             return Err(EventDecodeError::Payload {
                 seq,
                 expected,
@@ -341,43 +352,12 @@ impl Event {
         }
         Ok((seq, event))
     }
+}
 
-    /// The event's name, as `--events` files and observers show it.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Event::RunCreated { .. } => "RunCreated",
-            Event::NodeReady { .. } => "NodeReady",
-            Event::NodePlanned { .. } => "NodePlanned",
-            Event::CallDispatchPrepared { .. } => "CallDispatchPrepared",
-            Event::NodeSucceeded { .. } => "NodeSucceeded",
-            Event::CallCompleted { .. } => "CallCompleted",
-            Event::CallFailed { .. } => "CallFailed",
-            Event::OrphanedCompletion { .. } => "OrphanedCompletion",
-            Event::NodeFailed { .. } => "NodeFailed",
-            Event::NodeCancelled { .. } => "NodeCancelled",
-            Event::CancellationRequested => "CancellationRequested",
-            Event::BranchSelected { .. } => "BranchSelected",
-            Event::LoopCollectionResolved { .. } => "LoopCollectionResolved",
-            Event::IterationMaterialized { .. } => "IterationMaterialized",
-            Event::BoundaryAttemptStarted { .. } => "BoundaryAttemptStarted",
-            Event::BoundaryRetryScheduled { .. } => "BoundaryRetryScheduled",
-            Event::CatchSelected { .. } => "CatchSelected",
-            Event::RunSucceeded => "RunSucceeded",
-            Event::RunFailed { .. } => "RunFailed",
-            Event::RunCancelled => "RunCancelled",
-            Event::LimitExceeded { .. } => "LimitExceeded",
-            Event::IntrinsicSampled { .. } => "IntrinsicSampled",
-            Event::NodeCancelling { .. } => "NodeCancelling",
-            Event::CallReused { .. } => "CallReused",
-            Event::TimerStarted { .. } => "TimerStarted",
-            Event::TimerArmed { .. } => "TimerArmed",
-            Event::TimerFired { .. } => "TimerFired",
-            Event::RunResumed => "RunResumed",
-            Event::WallClockStarted { .. } => "WallClockStarted",
-            Event::OperationResolved { .. } => "OperationResolved",
-            Event::FreshGenerationAuthorized { .. } => "FreshGenerationAuthorized",
-        }
-    }
+/// `time` in Unix milliseconds, the clock every `*_unix_ms` field of an event is on (0 before
+/// the epoch, saturating far after it).
+pub fn unix_ms(time: std::time::SystemTime) -> u64 {
+    time.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis().min(u128::from(u64::MAX)) as u64)
 }
 
 /// A writer that only counts the bytes written to it.
@@ -456,14 +436,23 @@ mod tests {
     #[test]
     fn every_kind_has_a_number_and_round_trips() {
         let events = every_kind();
-        assert_eq!(events.len(), KINDS.len());
+        assert_eq!(events.len(), Event::KINDS.len());
         for (index, event) in events.into_iter().enumerate() {
             assert_eq!(event.kind_number() as usize, index + 1);
+            assert_eq!(Event::kind_named(event.kind_number()), Some(event.kind()));
             assert_eq!(Event::decode(&event.encode(7)), Ok((7, event.clone())));
             for seq in [1, 300, u64::MAX] {
                 assert_eq!(event.encoded_len(), event.encode(seq).len(), "{}", event.kind());
             }
         }
+    }
+
+    #[test]
+    fn kind_numbers_are_distinct_and_unknown_ones_have_no_name() {
+        let numbers: std::collections::BTreeSet<u16> = Event::KINDS.iter().map(|(n, _)| *n).collect();
+        assert_eq!(numbers.len(), Event::KINDS.len());
+        assert_eq!(Event::kind_named(0), None);
+        assert_eq!(Event::kind_named(Event::KINDS.len() as u16 + 1), None);
     }
 
     #[test]

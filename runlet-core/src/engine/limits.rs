@@ -6,124 +6,88 @@ use std::sync::Arc;
 
 use crate::diag::{Code, Span, codes};
 use crate::engine::error::RunError;
-use crate::value::{Object, Value};
+use crate::value::{JsonError, Object, Value, parse_json, to_presentation_json};
 
-/// One configurable limit, named by its host configuration key (INTERFACES.md §4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum LimitKey {
+/// Declares [`LimitKey`] from one table: each key's variant, its host configuration key, the
+/// code a run crossing it fails with (`None` for a throttle, which only makes calls wait), and
+/// what it counts, for messages. The order is the keys' order everywhere they are listed.
+macro_rules! declare_limits {
+    ($( $(#[$doc:meta])* $variant:ident = $key:literal, $code:expr, $counts:literal; )*) => {
+        /// One configurable limit, named by its host configuration key (INTERFACES.md §4).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum LimitKey {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl LimitKey {
+            /// Every key, in table order.
+            pub const ALL: [LimitKey; [$($key),*].len()] = [$(LimitKey::$variant),*];
+
+            /// The host configuration key, as `--limit KEY=N` and limit errors spell it.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( LimitKey::$variant => $key, )*
+                }
+            }
+
+            /// The code a run crossing this limit fails with; `None` for a throttle
+            /// (`concurrency`).
+            pub fn code(self) -> Option<Code> {
+                match self {
+                    $( LimitKey::$variant => $code, )*
+                }
+            }
+
+            /// What the limit counts, for messages.
+            fn counts(self) -> &'static str {
+                match self {
+                    $( LimitKey::$variant => $counts, )*
+                }
+            }
+        }
+    };
+}
+
+declare_limits! {
     /// Physical tool-call attempts in the run; every dispatch counts, retries included.
-    ToolCalls,
+    ToolCalls = "tool_calls", Some(codes::TOOL_CALL_LIMIT_EXCEEDED), "tool calls";
     /// Node evaluations in the run: every time a node's work runs, in every iteration and attempt.
-    NodeEvaluations,
+    NodeEvaluations = "node_evaluations", Some(codes::NODE_EVALUATION_LIMIT_EXCEEDED), "node evaluations";
     /// The one-based nesting depth of a dynamic scope: the program is 1, and each conditional
     /// arm, `and`/`or` right operand, loop iteration, fold step, boundary attempt or catch
     /// entered inside a scope of depth d has depth d + 1. Value nesting is bounded separately
     /// (`RL4303`, `RL4301`).
-    Depth,
+    Depth = "depth", Some(codes::DEPTH_LIMIT_EXCEEDED), "levels of scope nesting";
     /// Tool calls in flight at once: over all runs when the runtime sets it, over one run when
     /// a run sets it. A throttle: calls wait for a permit and the run never fails because of it
     /// (0 acts as 1, so calls still run one at a time).
-    Concurrency,
+    Concurrency = "concurrency", None, "calls in flight";
     /// Milliseconds from the run's start to its end.
-    WallClockMs,
+    WallClockMs = "wall_clock_ms", Some(codes::WALL_CLOCK_LIMIT_EXCEEDED), "milliseconds of wall-clock time";
     /// Items one `for` or `fold` iterates.
-    LoopIterations,
+    LoopIterations = "loop_iterations", Some(codes::LOOP_ITERATION_LIMIT_EXCEEDED), "loop iterations";
     /// Nodes materialized in the run.
-    GraphNodes,
+    GraphNodes = "graph_nodes", Some(codes::GRAPH_NODE_LIMIT_EXCEEDED), "graph nodes";
     /// Bytes of the program's source text.
-    SourceBytes,
+    SourceBytes = "source_bytes", Some(codes::SOURCE_BYTES_LIMIT_EXCEEDED), "bytes of source";
     /// Canonical (RCVE) bytes of one call's argument list.
-    CallInputBytes,
+    CallInputBytes = "call_input_bytes", Some(codes::CALL_INPUT_BYTES_LIMIT_EXCEEDED), "bytes of call input";
     /// Canonical (RCVE) bytes of one call's output.
-    CallOutputBytes,
+    CallOutputBytes = "call_output_bytes", Some(codes::CALL_OUTPUT_BYTES_LIMIT_EXCEEDED), "bytes of call output";
     /// Boundary retries in the run, over every boundary.
-    Retries,
+    Retries = "retries", Some(codes::RETRY_LIMIT_EXCEEDED), "boundary retries";
     /// Dependency edges materialized in the run: one per input of every planned node.
-    GraphEdges,
+    GraphEdges = "graph_edges", Some(codes::GRAPH_EDGE_LIMIT_EXCEEDED), "graph edges";
     /// Bytes of the journal records the run appends: each event's whole record (envelope and
     /// checksum included), counted from the events alone so a replay crosses at the same point.
     /// The records of the limit failure itself do not count.
-    JournalBytes,
+    JournalBytes = "journal_bytes", Some(codes::JOURNAL_BYTES_LIMIT_EXCEEDED), "bytes of journal records";
 }
 
 impl LimitKey {
-    /// Every key, in the order of [`LimitKey::as_str`]'s documentation.
-    pub const ALL: [LimitKey; 13] = [
-        LimitKey::ToolCalls,
-        LimitKey::NodeEvaluations,
-        LimitKey::Depth,
-        LimitKey::Concurrency,
-        LimitKey::WallClockMs,
-        LimitKey::LoopIterations,
-        LimitKey::GraphNodes,
-        LimitKey::SourceBytes,
-        LimitKey::CallInputBytes,
-        LimitKey::CallOutputBytes,
-        LimitKey::Retries,
-        LimitKey::GraphEdges,
-        LimitKey::JournalBytes,
-    ];
-
-    /// The host configuration key, as `--limit KEY=N` and limit errors spell it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LimitKey::ToolCalls => "tool_calls",
-            LimitKey::NodeEvaluations => "node_evaluations",
-            LimitKey::Depth => "depth",
-            LimitKey::Concurrency => "concurrency",
-            LimitKey::WallClockMs => "wall_clock_ms",
-            LimitKey::LoopIterations => "loop_iterations",
-            LimitKey::GraphNodes => "graph_nodes",
-            LimitKey::SourceBytes => "source_bytes",
-            LimitKey::CallInputBytes => "call_input_bytes",
-            LimitKey::CallOutputBytes => "call_output_bytes",
-            LimitKey::Retries => "retries",
-            LimitKey::GraphEdges => "graph_edges",
-            LimitKey::JournalBytes => "journal_bytes",
-        }
-    }
-
     /// The key spelled `text`.
     pub fn parse(text: &str) -> Option<LimitKey> {
         LimitKey::ALL.into_iter().find(|key| key.as_str() == text)
-    }
-
-    /// The code a run crossing this limit fails with; `None` for `concurrency`, which throttles.
-    pub fn code(self) -> Option<Code> {
-        Some(match self {
-            LimitKey::ToolCalls => codes::TOOL_CALL_LIMIT_EXCEEDED,
-            LimitKey::NodeEvaluations => codes::NODE_EVALUATION_LIMIT_EXCEEDED,
-            LimitKey::Depth => codes::DEPTH_LIMIT_EXCEEDED,
-            LimitKey::Concurrency => return None,
-            LimitKey::WallClockMs => codes::WALL_CLOCK_LIMIT_EXCEEDED,
-            LimitKey::LoopIterations => codes::LOOP_ITERATION_LIMIT_EXCEEDED,
-            LimitKey::GraphNodes => codes::GRAPH_NODE_LIMIT_EXCEEDED,
-            LimitKey::SourceBytes => codes::SOURCE_BYTES_LIMIT_EXCEEDED,
-            LimitKey::CallInputBytes => codes::CALL_INPUT_BYTES_LIMIT_EXCEEDED,
-            LimitKey::CallOutputBytes => codes::CALL_OUTPUT_BYTES_LIMIT_EXCEEDED,
-            LimitKey::Retries => codes::RETRY_LIMIT_EXCEEDED,
-            LimitKey::GraphEdges => codes::GRAPH_EDGE_LIMIT_EXCEEDED,
-            LimitKey::JournalBytes => codes::JOURNAL_BYTES_LIMIT_EXCEEDED,
-        })
-    }
-
-    /// What the limit counts, for messages.
-    fn counts(self) -> &'static str {
-        match self {
-            LimitKey::ToolCalls => "tool calls",
-            LimitKey::NodeEvaluations => "node evaluations",
-            LimitKey::Depth => "levels of scope nesting",
-            LimitKey::Concurrency => "calls in flight",
-            LimitKey::WallClockMs => "milliseconds of wall-clock time",
-            LimitKey::LoopIterations => "loop iterations",
-            LimitKey::GraphNodes => "graph nodes",
-            LimitKey::SourceBytes => "bytes of source",
-            LimitKey::CallInputBytes => "bytes of call input",
-            LimitKey::CallOutputBytes => "bytes of call output",
-            LimitKey::Retries => "boundary retries",
-            LimitKey::GraphEdges => "graph edges",
-            LimitKey::JournalBytes => "bytes of journal records",
-        }
     }
 }
 
@@ -187,6 +151,37 @@ impl Limits {
         Object::from_pairs(pairs).map(Value::from).unwrap_or(Value::Null)
     }
 
+    /// The limits a value `{key: cap}` sets: the inverse of [`Limits::to_value`], as hosts give
+    /// limits in JSON (the C runtime and run options' `limits_json`). Each key must be a limit
+    /// key and each cap a whole number of at least 0.
+    pub fn from_value(value: &Value) -> Result<Limits, LimitParseError> {
+        let Value::Object(caps) = value else {
+            return Err(LimitParseError::NotAnObject);
+        };
+        let mut limits = Limits::new();
+        for (name, cap) in caps.entries() {
+            let key = LimitKey::parse(name).ok_or_else(|| LimitParseError::UnknownKey(name.to_string()))?;
+            let cap = match cap {
+                Value::Int(cap) => u64::try_from(*cap).ok(),
+                _ => None,
+            }
+            .ok_or_else(|| LimitParseError::BadNumber {
+                key,
+                text: to_presentation_json(cap).unwrap_or_else(|_| "a value with no JSON form".to_owned()),
+            })?;
+            limits = limits.with(key, cap);
+        }
+        Ok(limits)
+    }
+
+    /// [`Limits::from_value`] of a JSON object's text; empty text sets no limit.
+    pub fn from_json(text: &str) -> Result<Limits, LimitParseError> {
+        if text.trim().is_empty() {
+            return Ok(Limits::new());
+        }
+        Limits::from_value(&parse_json(text).map_err(LimitParseError::NotJson)?)
+    }
+
     /// Reads one `KEY=N` assignment, as `runlet run --limit` takes it.
     pub fn parse_assignment(text: &str) -> Result<(LimitKey, u64), LimitParseError> {
         let (name, number) =
@@ -209,6 +204,10 @@ pub enum LimitParseError {
     UnknownKey(String),
     #[error("the limit `{key}` needs a whole number of at least 0, not `{text}`")]
     BadNumber { key: LimitKey, text: String },
+    #[error("limits are an object of caps by limit key; the keys are {keys}", keys = valid_keys())]
+    NotAnObject,
+    #[error("the limits are not valid JSON: {0}")]
+    NotJson(JsonError),
 }
 
 /// A limit a run crossed: which, how far, and the source that did it.
@@ -232,7 +231,7 @@ impl Breach {
             current = self.current,
             key = self.key,
         );
-        let mut error = RunError::policy(code, message, node_id);
+        let mut error = RunError::limit(code, message, node_id);
         let span: Vec<(Arc<str>, Value)> = vec![
             ("start".into(), Value::Int(i64::from(self.span.start))),
             ("end".into(), Value::Int(i64::from(self.span.end))),
@@ -277,6 +276,25 @@ mod tests {
     }
 
     #[test]
+    fn limits_read_back_from_their_value() {
+        let limits = Limits::new().with(LimitKey::ToolCalls, 3).with(LimitKey::WallClockMs, 0);
+        assert_eq!(Limits::from_value(&limits.to_value()), Ok(limits));
+        assert_eq!(Limits::from_value(&Limits::new().to_value()), Ok(Limits::new()));
+        let parse = |json: &str| Limits::from_value(&crate::value::parse_json(json).expect("json"));
+        assert_eq!(parse(r#"{"calls": 3}"#), Err(LimitParseError::UnknownKey("calls".into())));
+        for bad in [r#"{"depth": -1}"#, r#"{"depth": 1.5}"#, r#"{"depth": "2"}"#] {
+            assert!(
+                matches!(parse(bad), Err(LimitParseError::BadNumber { key: LimitKey::Depth, .. })),
+                "{bad}"
+            );
+        }
+        assert_eq!(parse("[1]"), Err(LimitParseError::NotAnObject));
+        assert_eq!(Limits::from_json(r#"{"depth": 2}"#), Ok(Limits::new().with(LimitKey::Depth, 2)));
+        assert_eq!(Limits::from_json(""), Ok(Limits::new()));
+        assert!(matches!(Limits::from_json("{"), Err(LimitParseError::NotJson(_))));
+    }
+
+    #[test]
     fn overrides_replace_only_the_caps_they_set() {
         let base = Limits::new().with(LimitKey::ToolCalls, 10).with(LimitKey::Depth, 4);
         let run = Limits::new().with(LimitKey::Depth, 2).with(LimitKey::Retries, 0);
@@ -292,7 +310,8 @@ mod tests {
         let breach = Breach { key: LimitKey::ToolCalls, current: 4, cap: 3, span: Span { start: 5, end: 9 } };
         let error = breach.to_error("let:x/value".into());
         assert_eq!(error.code, "RL4101");
-        assert!(!error.catchable);
+        assert!(!error.is_catchable());
+        assert_eq!(error.class, crate::engine::FailureClass::Limit);
         assert_eq!(
             crate::value::to_presentation_json(&Value::Object(error.details)).expect("json"),
             r#"{"cap":3,"current":4,"limit":"tool_calls","span":{"end":9,"start":5}}"#

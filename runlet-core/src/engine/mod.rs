@@ -19,7 +19,7 @@ pub use core::{
     CallHandle, CallRequest, Effect, Input, Outcome, Resolution, RunCore, RunSettings, SampleRequest,
     TimerHandle,
 };
-pub use error::RunError;
+pub use error::{FailureClass, RunError};
 pub use executor::{
     CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolCapabilities, ToolError, ToolExecutor,
     ToolOutput,

@@ -4,14 +4,14 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, SampleRequest, TimerHandle};
-use super::event::Event;
+use super::event::{Event, unix_ms};
 use super::executor::{CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolError, ToolExecutor};
 use super::identity::{OperationComponents, OperationId};
 use super::permits::{PermitWaits, RunPermits};
@@ -256,10 +256,6 @@ impl Shell {
 
 fn whole_ms(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
-fn unix_ms(time: SystemTime) -> u64 {
-    time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis().min(u128::from(u64::MAX)) as u64)
 }
 
 /// Appends `events` after `last_seq`, each encoded in `buffer` (reused across batches) and copied

@@ -16,6 +16,9 @@ pub struct GraphEvent {
     pub seq: u64,
     /// The event name of spec §5.2 (`RunCreated`, `CallDispatchPrepared`, …).
     pub kind: &'static str,
+    /// The kind's stable number, as the journal envelope records it (`Event::KINDS`).
+    #[serde(skip)]
+    pub kind_number: u16,
     /// The node's public id, for events about a node.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
@@ -24,6 +27,10 @@ pub struct GraphEvent {
     pub tool: Option<String>,
     /// Milliseconds since the run started, when the event was published in this process.
     pub at_ms: Option<u64>,
+    /// When the event was published, in Unix milliseconds: the same clock as `at_ms`, for hosts
+    /// that show wall-clock times (the C ABI's `runlet_event.unix_ms`).
+    #[serde(skip)]
+    pub unix_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attempt: Option<u32>,
     /// The error code of a failure.
@@ -68,6 +75,15 @@ pub struct GraphEvent {
     /// A tool output's preview with the paths the view may not see redacted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+}
+
+/// When a record was published in this process, by the observer's one clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Published {
+    /// Milliseconds since the observer (the run in this process) started.
+    pub at_ms: u64,
+    /// The same moment in Unix milliseconds.
+    pub unix_ms: u64,
 }
 
 pub(crate) fn arm_name(arm: Arm) -> &'static str {
@@ -125,15 +141,24 @@ impl GraphContext {
         )
     }
 
-    /// The public form of the journal record `seq`, redacted for `view`.
-    pub fn graph_event(&self, seq: u64, event: &Event, at_ms: Option<u64>, view: &ViewPolicy) -> GraphEvent {
+    /// The public form of the journal record `seq`, redacted for `view`, published at
+    /// `published` (`None` for records read back from a journal).
+    pub(crate) fn graph_event(
+        &self,
+        seq: u64,
+        event: &Event,
+        published: Option<Published>,
+        view: &ViewPolicy,
+    ) -> GraphEvent {
         let local = event_node(event);
         let mut public = GraphEvent {
             seq,
             kind: event.kind(),
+            kind_number: event.kind_number(),
             node: local.map(|l| self.node_id(l).to_string()),
             tool: local.and_then(|l| self.tool_name(l)),
-            at_ms,
+            at_ms: published.map(|p| p.at_ms),
+            unix_ms: published.map(|p| p.unix_ms),
             attempt: None,
             code: None,
             message: None,

@@ -10,12 +10,12 @@ use parking_lot::Mutex;
 use tokio::sync::mpsc;
 
 use super::context::GraphContext;
-use super::event::GraphEvent;
+use super::event::{GraphEvent, Published};
 use super::model::GraphModel;
 use super::snapshot::{GraphSnapshot, SnapshotOptions};
 use super::view::ViewPolicy;
 use crate::diag::Code;
-use crate::engine::event::{Event, EventDecodeError};
+use crate::engine::event::{Event, EventDecodeError, unix_ms};
 use crate::journal::{Journal, JournalError, RunId};
 
 /// How many journal records a catching-up subscriber reads at once.
@@ -60,7 +60,10 @@ struct Hub {
     context: Arc<GraphContext>,
     journal: Arc<dyn Journal>,
     run_id: RunId,
+    /// The observer's one clock: publication times are measured from here, and `started_unix_ms`
+    /// is the same moment in Unix milliseconds.
     started: Instant,
+    started_unix_ms: u64,
     /// Events a subscriber's queue holds before the subscriber is cut loose.
     buffer: usize,
     state: Mutex<HubState>,
@@ -90,6 +93,7 @@ impl RunObserver {
                 journal,
                 run_id,
                 started: Instant::now(),
+                started_unix_ms: unix_ms(std::time::SystemTime::now()),
                 buffer: buffer.max(1),
                 state: Mutex::new(HubState {
                     model,
@@ -181,6 +185,7 @@ impl RunObserver {
             pending: VecDeque::new(),
             live: None,
             ended: false,
+            kinds: None,
         };
         subscription.register();
         subscription
@@ -227,10 +232,11 @@ impl Hub {
         (seq, Some(receiver))
     }
 
-    fn published_at(&self, seq: u64) -> Option<u64> {
+    fn published_at(&self, seq: u64) -> Option<Published> {
         let state = self.state.lock();
         let index = usize::try_from(seq.checked_sub(state.first_timed_seq)?).ok()?;
-        state.published_at.get(index).copied()
+        let at_ms = state.published_at.get(index).copied()?;
+        Some(Published { at_ms, unix_ms: self.started_unix_ms.saturating_add(at_ms) })
     }
 }
 
@@ -246,6 +252,8 @@ pub struct Subscription {
     live: Option<mpsc::Receiver<(u64, Event)>>,
     /// No further queue will be opened: the run finished.
     ended: bool,
+    /// Which kinds [`Subscription::next`] delivers, by kind number; all when `None`.
+    kinds: Option<Box<dyn Fn(u16) -> bool + Send + Sync>>,
 }
 
 impl std::fmt::Debug for Subscription {
@@ -259,9 +267,31 @@ impl Subscription {
     /// subscription ends; reconnect with `subscribe(last_seq, …)`.
     pub async fn next(&mut self) -> Option<Result<GraphEvent, ObserveError>> {
         loop {
+            let (seq, event) = match self.next_record().await? {
+                Ok(record) => record,
+                Err(error) => return Some(Err(error)),
+            };
+            if self.kinds.as_ref().is_none_or(|wanted| wanted(event.kind_number())) {
+                let published = self.hub.published_at(seq);
+                return Some(Ok(self.hub.context.graph_event(seq, &event, published, &self.view)));
+            }
+        }
+    }
+
+    /// This subscription delivering from [`Subscription::next`] only the events whose kind
+    /// number `wanted` accepts: the others are skipped before their public form is built.
+    pub fn only_kinds(mut self, wanted: impl Fn(u16) -> bool + Send + Sync + 'static) -> Subscription {
+        self.kinds = Some(Box::new(wanted));
+        self
+    }
+
+    /// [`Subscription::next`] as the engine recorded it: the record's sequence number and its
+    /// event, unredacted (for Rust hosts that act on the engine's own events).
+    pub async fn next_record(&mut self) -> Option<Result<(u64, Event), ObserveError>> {
+        loop {
             if let Some((seq, event)) = self.pending.pop_front() {
-                if let Some(event) = self.deliver(seq, &event) {
-                    return Some(Ok(event));
+                if self.take(seq) {
+                    return Some(Ok((seq, event)));
                 }
                 continue;
             }
@@ -277,8 +307,8 @@ impl Subscription {
             match &mut self.live {
                 Some(queue) => match queue.recv().await {
                     Some((seq, event)) => {
-                        if let Some(event) = self.deliver(seq, &event) {
-                            return Some(Ok(event));
+                        if self.take(seq) {
+                            return Some(Ok((seq, event)));
                         }
                     }
                     None => self.live = None,
@@ -301,13 +331,11 @@ impl Subscription {
         self.catch_up_to = published.max(self.last);
     }
 
-    /// The public event for record `seq`, unless it was delivered already.
-    fn deliver(&mut self, seq: u64, event: &Event) -> Option<GraphEvent> {
-        if seq <= self.last {
-            return None;
-        }
-        self.last = seq;
-        Some(self.hub.context.graph_event(seq, event, self.hub.published_at(seq), &self.view))
+    /// Whether record `seq` is next to deliver (it was not delivered already); it is taken.
+    fn take(&mut self, seq: u64) -> bool {
+        let next = seq > self.last;
+        self.last = self.last.max(seq);
+        next
     }
 
     async fn read_journal(&mut self) -> Result<(), ObserveError> {

@@ -74,6 +74,14 @@ pub struct LoadedRegistry {
 }
 
 impl Registry {
+    /// A registry with no tools, no host inputs and no prelude.
+    pub fn empty() -> Registry {
+        RegistryBuilder::new(RegistryOptions::default())
+            .build()
+            .map(|loaded| loaded.registry)
+            .unwrap_or_else(|_| unreachable!("a builder with nothing in it has nothing to refuse"))
+    }
+
     /// The arena every schema id of this registry refers to. Later stages layer their own
     /// schemas on it with [`SchemaArena::layered_on`].
     pub fn schemas(&self) -> &Arc<SchemaArena> {

@@ -4,8 +4,10 @@
 //! ```
 //! use std::sync::Arc;
 //! use runlet::analyze::Inputs;
-//! use runlet::engine::{Outcome, Runtime, ScriptedExecutor};
-//! use runlet::schema::{Registry, RegistryOptions};
+//! use runlet::engine::Outcome;
+//! use runlet::runtime::Runtime;
+//! use runlet::scripted::ScriptedExecutor;
+//! use runlet::registry::{Registry, RegistryOptions};
 //!
 //! let registry = Registry::from_json_str(
 //!     r#"{"tools": [{"name": "weather.now", "params": [{"name": "city", "schema": {"type": "string"}}],
@@ -44,18 +46,23 @@ use crate::engine::{
 };
 use crate::plan::Plan;
 
+mod live;
 mod recovery;
 use crate::analyze::{AnalyzeOptions, CompiledProgram, Inputs, analyze};
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic, codes};
 use crate::journal::{Journal, JournalError, MemoryJournal, RunHeader, RunId};
 use crate::observe::{
     GraphContext, GraphSnapshot, ObserveError, ObserverIndex, ProgramGraph, RunObserver, SnapshotOptions,
-    ViewPolicy, snapshot_from_journal,
+    Subscription, ViewPolicy, snapshot_from_journal,
 };
 use crate::registry::Registry;
 use crate::schema::{ExecutionClass, validate};
 use crate::value::{DigestKey, Labelled, List, Value, ValueError, sha256};
+use live::{Live, LiveEntry};
 pub use recovery::{Recovery, RecoveryError, UncertainOperation};
+
+/// Tells runtimes apart, so a program runs only on the runtime that compiled it.
+static NEXT_RUNTIME: AtomicU64 = AtomicU64::new(1);
 
 /// Configures a [`Runtime`].
 #[derive(Default)]
@@ -103,10 +110,21 @@ pub enum BuildError {
 /// Why a run could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
+    #[error("RL8104: the program was compiled by another runtime: compile it with the runtime that runs it")]
+    ForeignProgram,
     #[error("host input `{name}` is missing")]
     MissingInput { name: String },
     #[error("host input `{name}` does not match its schema: {reason}")]
     InvalidInput { name: String, reason: String },
+}
+
+impl StartError {
+    pub fn code(&self) -> Code {
+        match self {
+            StartError::ForeignProgram => codes::FOREIGN_PROGRAM,
+            StartError::MissingInput { .. } | StartError::InvalidInput { .. } => codes::INVALID_HOST_INPUT,
+        }
+    }
 }
 
 impl RuntimeBuilder {
@@ -249,6 +267,8 @@ impl RuntimeBuilder {
             pool: pool.build()?,
             run_prefix: format!("run-{started}-{}", std::process::id()),
             next_run: AtomicU64::new(1),
+            id: NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed),
+            live: Arc::default(),
         })
     }
 }
@@ -264,6 +284,8 @@ pub struct Executable {
     source_bytes: u64,
     /// What observers of its runs need to know about it.
     graph: Arc<ProgramGraph>,
+    /// The id of the runtime that compiled it, the only one that runs it.
+    runtime: u64,
 }
 
 impl Executable {
@@ -305,6 +327,10 @@ pub struct Runtime {
     /// processes sharing one journal do not collide.
     run_prefix: String,
     next_run: AtomicU64,
+    /// Tells this runtime's programs from others'.
+    id: u64,
+    /// The runs and attached tasks that have not ended, for [`Runtime::shutdown`].
+    live: Arc<Live>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -348,7 +374,7 @@ impl Runtime {
                     Arc::clone(&plan),
                     Arc::clone(&self.registry),
                 ));
-                Ok(Executable { compiled, plan, source_bytes: source.len() as u64, graph })
+                Ok(Executable { compiled, plan, source_bytes: source.len() as u64, graph, runtime: self.id })
             }
             _ => Err(analysis.diagnostics),
         }
@@ -388,6 +414,9 @@ impl Runtime {
         inputs: &Inputs,
         options: RunOptions,
     ) -> Result<RunHandle, StartError> {
+        if !self.compiled(program) {
+            return Err(StartError::ForeignProgram);
+        }
         let hir = program.compiled.shared_program();
         let mut values = Vec::with_capacity(hir.inputs.len());
         for input in &hir.inputs {
@@ -427,6 +456,38 @@ impl Runtime {
         }))
     }
 
+    /// Whether this runtime compiled `program` (its registry, tool table and permits are the
+    /// ones the program's ids refer to).
+    fn compiled(&self, program: &Executable) -> bool {
+        program.runtime == self.id
+    }
+
+    /// Cancels every run that has not ended (and any started from now on), then blocks until
+    /// each has journaled its end and every task attached to a run ([`Runtime::spawn_attached`])
+    /// has finished. Idempotent. Blocks the calling thread; not for use inside an async task.
+    pub fn shutdown(&self) {
+        self.live.shut_down();
+    }
+
+    /// How many runs of this runtime have not ended.
+    pub fn running(&self) -> usize {
+        self.live.runs()
+    }
+
+    /// Spawns `task` on the runtime's pool as part of a run's life (a host forwarding its
+    /// events, say): [`Runtime::shutdown`] waits for it as it waits for runs. The task must end
+    /// by itself once its run has ended.
+    pub fn spawn_attached<F>(&self, task: F)
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let entry = self.live.add_task();
+        self.pool.spawn(async move {
+            task.await;
+            drop(entry);
+        });
+    }
+
     /// A fresh core for a run of `program` under `limits`.
     fn core_for(&self, program: &Executable, limits: &Limits) -> RunCore {
         let hir = program.compiled.shared_program();
@@ -464,7 +525,6 @@ impl Runtime {
             RunPermits::new(Arc::clone(&self.permits), Arc::clone(&self.permit_keys), own)
         });
         let (observer, committed) = mpsc::unbounded_channel();
-        let (forward, events) = mpsc::unbounded_channel();
         let observing = RunObserver::new(
             program.graph_context(&run_id),
             Arc::clone(&self.journal),
@@ -472,8 +532,9 @@ impl Runtime {
             self.observer_buffer,
         );
         self.observers.insert(&observing);
-        let published = self.pool.spawn(publish(committed, observing.clone(), forward));
+        let published = self.pool.spawn(publish(committed, observing.clone()));
         let cancel = CancellationToken::new();
+        let live = self.live.add_run(&cancel);
         let env = RunEnvironment {
             run_id: run_id.clone(),
             workflow: Arc::new(program.compiled.identity().clone()),
@@ -498,21 +559,24 @@ impl Runtime {
             }
             let _ = published.await;
             let _ = done.send(outcome);
+            drop::<LiveEntry>(live);
         });
-        RunHandle { run_id, cancel, outcome, events, observer: observing }
+        RunHandle {
+            run_id,
+            cancel,
+            outcome,
+            observer: observing,
+            events: None,
+            pool: self.pool.handle().clone(),
+        }
     }
 }
 
-/// Publishes a run's committed events to its observer, then forwards them to the handle's
-/// event channel; ends when the shell drops its sender.
-async fn publish(
-    mut committed: mpsc::UnboundedReceiver<(u64, Event)>,
-    observer: RunObserver,
-    forward: mpsc::UnboundedSender<(u64, Event)>,
-) {
+/// Publishes a run's committed events to its observer, the one stream every consumer of them
+/// reads (handles, `--events`, the C listener, snapshots); ends when the shell drops its sender.
+async fn publish(mut committed: mpsc::UnboundedReceiver<(u64, Event)>, observer: RunObserver) {
     while let Some((seq, event)) = committed.recv().await {
         observer.publish(seq, &event);
-        let _ = forward.send((seq, event));
     }
     observer.finish();
 }
@@ -564,8 +628,10 @@ pub struct RunHandle {
     run_id: RunId,
     cancel: CancellationToken,
     outcome: oneshot::Receiver<Result<Outcome, JournalError>>,
-    events: mpsc::UnboundedReceiver<(u64, Event)>,
     observer: RunObserver,
+    /// The run's events as the engine recorded them, once asked for.
+    events: Option<EventStream>,
+    pool: tokio::runtime::Handle,
 }
 
 impl RunHandle {
@@ -578,9 +644,20 @@ impl RunHandle {
         self.cancel.cancel();
     }
 
-    /// Committed events with their sequence numbers, in order.
-    pub fn events(&mut self) -> &mut mpsc::UnboundedReceiver<(u64, Event)> {
-        &mut self.events
+    /// What cancels this run from anywhere, after the handle is gone too.
+    pub fn canceller(&self) -> RunCanceller {
+        RunCanceller(self.cancel.clone())
+    }
+
+    /// The run's committed events as the engine recorded them, from its first, in order: a
+    /// subscription to the run's observer, so nothing is buffered for a handle that never asks.
+    pub fn events(&mut self) -> &mut EventStream {
+        let (observer, pool) = (&self.observer, &self.pool);
+        self.events.get_or_insert_with(|| EventStream {
+            subscription: observer.subscribe(0, ViewPolicy::default()),
+            pool: pool.clone(),
+            failure: None,
+        })
     }
 
     /// The run's observer: graph snapshots and event subscriptions (spec §6.1). Every event is
@@ -597,6 +674,57 @@ impl RunHandle {
     /// Blocks the calling thread until the run ends. Not for use inside an async task.
     pub fn wait(self) -> Result<Outcome, JournalError> {
         self.outcome.blocking_recv().unwrap_or(Ok(Outcome::Cancelled))
+    }
+}
+
+/// Cancels one run: a cheap clone of its handle's cancellation, for code that does not hold the
+/// handle. Idempotent; never blocks.
+#[derive(Debug, Clone)]
+pub struct RunCanceller(CancellationToken);
+
+impl RunCanceller {
+    pub fn cancel(&self) {
+        self.0.cancel();
+    }
+}
+
+/// A run's committed events with their sequence numbers, each once and in order, as the engine
+/// recorded them (unredacted: for the Rust host that runs the program, never for display; the
+/// observer's `subscribe` gives the redacted public form). It falls behind without limit: past
+/// the observer's buffer it catches up from the journal.
+#[derive(Debug)]
+pub struct EventStream {
+    subscription: Subscription,
+    pool: tokio::runtime::Handle,
+    failure: Option<ObserveError>,
+}
+
+impl EventStream {
+    /// The next event, or `None` after the run's last one (or after a failure to read the
+    /// journal back, which [`EventStream::failure`] then holds).
+    pub async fn recv(&mut self) -> Option<(u64, Event)> {
+        if self.failure.is_some() {
+            return None;
+        }
+        match self.subscription.next_record().await? {
+            Ok(record) => Some(record),
+            Err(error) => {
+                self.failure = Some(error);
+                None
+            }
+        }
+    }
+
+    /// [`EventStream::recv`] for synchronous code: blocks the calling thread. Not for use inside
+    /// an async task.
+    pub fn blocking_recv(&mut self) -> Option<(u64, Event)> {
+        let pool = self.pool.clone();
+        pool.block_on(self.recv())
+    }
+
+    /// Why the stream ended before the run's last event, if it did.
+    pub fn failure(&self) -> Option<&ObserveError> {
+        self.failure.as_ref()
     }
 }
 

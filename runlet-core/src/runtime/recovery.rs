@@ -16,6 +16,10 @@ use crate::schema::{ExecutionClass, validate};
 /// Why a run could not be recovered, or a host decision about it was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RecoveryError {
+    #[error(
+        "RL8104: the program was compiled by another runtime: compile it with the runtime that resumes it"
+    )]
+    ForeignProgram,
     #[error(transparent)]
     Journal(#[from] JournalError),
     #[error(transparent)]
@@ -39,6 +43,7 @@ pub enum RecoveryError {
 impl RecoveryError {
     pub fn code(&self) -> Code {
         match self {
+            RecoveryError::ForeignProgram => codes::FOREIGN_PROGRAM,
             RecoveryError::Journal(error) => error.code(),
             RecoveryError::Decode(error) => error.code(),
             RecoveryError::Replay(error) => error.code(),
@@ -93,6 +98,9 @@ impl Runtime {
         run_id: &RunId,
         options: RunOptions,
     ) -> Result<Recovery<'_>, RecoveryError> {
+        if !self.compiled(program) {
+            return Err(RecoveryError::ForeignProgram);
+        }
         let limits = self.limits.overridden_by(&options.limits);
         let resumed = self.pool.block_on(async {
             let header = self.journal.header(run_id).await?;

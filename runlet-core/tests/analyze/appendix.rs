@@ -8,7 +8,6 @@ use runlet::analyze::hir::{ExprKind, Program, RegionKind, Step};
 use runlet::analyze::{AnalyzeOptions, Inputs, LANGUAGE_VERSION, analyze};
 use runlet::diag::source_digest;
 use runlet::registry::{Registry, RegistryOptions};
-use runlet::value::{Value, parse_json};
 
 fn example(relative: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples").join(relative);
@@ -16,8 +15,7 @@ fn example(relative: &str) -> String {
 }
 
 fn inputs(relative: &str) -> Inputs {
-    let Value::Object(object) = parse_json(&example(relative)).expect("JSON") else { panic!("an object") };
-    object.entries().iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    Inputs::from_json(&example(relative), &Registry::empty()).expect("inputs JSON")
 }
 
 /// Every step of every region, with the binding names, as `(region kind, name, root)`.

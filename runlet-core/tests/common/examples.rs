@@ -3,7 +3,6 @@
 
 use runlet::analyze::Inputs;
 use runlet::registry::{Registry, RegistryOptions};
-use runlet::value::{Value, parse_json};
 
 /// The text of `examples/{name}/{file}`.
 pub fn example(name: &str, file: &str) -> String {
@@ -18,8 +17,5 @@ pub fn registry(json: &str) -> Registry {
 
 /// A JSON object of host inputs.
 pub fn inputs(json: &str) -> Inputs {
-    match parse_json(json).expect("inputs JSON") {
-        Value::Object(object) => object.entries().iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
-        _ => panic!("inputs must be an object"),
-    }
+    Inputs::from_json(json, &Registry::empty()).expect("inputs JSON")
 }

@@ -306,6 +306,9 @@ fn a_run_is_not_resumed_under_another_program_or_configuration() {
     let program = rekeyed.compile(PROGRAM, &Inputs::new()).expect("compiles");
     let error = rekeyed.resume(&program, &run).expect_err("another digest key");
     assert_eq!(error.code(), codes::RUN_PIN_MISMATCH);
-    let unknown = runtime.resume(&program, &RunId::new("no-such-run")).expect_err("unknown run");
+    let foreign = runtime.resume(&program, &run).expect_err("a program of another runtime");
+    assert_eq!(foreign.code(), codes::FOREIGN_PROGRAM);
+    let own = runtime.compile(PROGRAM, &Inputs::new()).expect("compiles");
+    let unknown = runtime.resume(&own, &RunId::new("no-such-run")).expect_err("unknown run");
     assert_eq!(unknown.code(), codes::JOURNAL_UNKNOWN_RUN);
 }

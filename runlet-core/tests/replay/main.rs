@@ -18,7 +18,7 @@ use runlet::engine::{Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
 use runlet::registry::{Registry, RegistryOptions};
 use runlet::runtime::Runtime;
 use runlet::scripted::{RecordingExecutor, ReplayExecutor, ReplayMismatch, ScriptedExecutor, Transcript};
-use runlet::value::{Value, parse_json, to_presentation_json};
+use runlet::value::to_presentation_json;
 
 fn example(name: &str, file: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples").join(name).join(file);
@@ -26,10 +26,7 @@ fn example(name: &str, file: &str) -> String {
 }
 
 fn inputs(json: &str) -> Inputs {
-    match parse_json(json).expect("inputs JSON") {
-        Value::Object(object) => object.entries().iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
-        _ => panic!("inputs must be an object"),
-    }
+    Inputs::from_json(json, &Registry::empty()).expect("inputs JSON")
 }
 
 /// A program with its registry and the tool fixtures that answer it when recording.

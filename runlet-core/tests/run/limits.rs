@@ -357,7 +357,8 @@ fn a_boundary_does_not_catch_a_limit_failure_inside_it() {
     assert_eq!(succeeded(&run(source, Limits::new())), "1");
     let error = failed(run(source, Limits::new().with(LimitKey::ToolCalls, 1)));
     assert_eq!(error.code, "RL4101");
-    assert!(!error.catchable);
+    assert!(!error.is_catchable());
+    assert_eq!(error.class, runlet::engine::FailureClass::Limit);
 }
 
 #[test]

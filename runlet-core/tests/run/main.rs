@@ -3,6 +3,7 @@
 
 mod failure;
 mod keyed;
+mod lifecycle;
 mod limit_catalogue;
 mod limits;
 

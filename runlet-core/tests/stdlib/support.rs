@@ -8,7 +8,7 @@ use runlet::engine::Outcome;
 use runlet::registry::{Registry, RegistryOptions};
 use runlet::runtime::Runtime;
 use runlet::scripted::ScriptedExecutor;
-use runlet::value::{Value, parse_json, to_presentation_json};
+use runlet::value::to_presentation_json;
 
 /// A registry with the standard prelude and `store.items() -> List<Any>`, which answers with
 /// whatever [`run_with`] is given as items.
@@ -35,10 +35,7 @@ pub fn runtime(items: &str) -> Runtime {
 
 /// Host inputs from a JSON object.
 pub fn inputs(json: &str) -> Inputs {
-    match parse_json(json).expect("inputs JSON") {
-        Value::Object(object) => object.entries().iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
-        _ => panic!("inputs must be an object"),
-    }
+    Inputs::from_json(json, &Registry::empty()).expect("inputs JSON")
 }
 
 /// Runs `source` with `inputs`; the result's presentation JSON, or `RLnnnn` of the compile

@@ -53,6 +53,8 @@ declare_codes! {
     INVALID_DIGEST_KEY = 8102,
     /// A journal or transcript recorded under one digest key is replayed under another.
     DIGEST_KEY_MISMATCH = 8103,
+    /// A program is started or resumed on a runtime other than the one that compiled it.
+    FOREIGN_PROGRAM = 8104,
     /// A tool fixture file, tool entry, case or error object has the wrong JSON type or a value
     /// out of range.
     TOOL_FIXTURE_BAD_FIELD = 8201,

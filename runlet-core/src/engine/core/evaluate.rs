@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::RunCore;
 use super::state::{NodeIx, NodeState, ScopeIx, ScopeStatus};
 use crate::analyze::hir::{BindingId, BindingKind, ExprId, ExprKind, ObjectEntry, ProjectKey};
-use crate::engine::error::RunError;
+use crate::engine::error::{FailureClass, RunError};
 use crate::engine::limits::LimitKey;
 use crate::value::{ConversionLimits, Labelled, List, Object, Sensitivity, Value, ValueError, expect_bool};
 
@@ -138,7 +138,7 @@ impl RunCore {
             details,
             causes: Vec::new(),
             uncertain: false,
-            catchable: true,
+            class: FailureClass::Compute,
         }
     }
 

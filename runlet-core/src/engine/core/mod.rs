@@ -25,7 +25,7 @@ use compact_str::CompactString;
 use smallvec::SmallVec;
 
 use crate::analyze::hir::{BindingKind, ExprId, ExprKind, Program, RegionId};
-use crate::engine::error::RunError;
+use crate::engine::error::{FailureClass, RunError};
 use crate::engine::event::{Event, RecordedToolError};
 use crate::engine::executor::ToolError;
 use crate::engine::limits::{LimitKey, Limits};
@@ -802,6 +802,13 @@ impl RunCore {
             _ => None,
         };
         let permitted = tool.is_some_and(|t| crate::engine::retry::redispatch_permitted(self.tool_class(t)));
+        let class = if error.uncertain {
+            FailureClass::Uncertain
+        } else if error.code == crate::diag::codes::TOOL_CALL_CANCELLED.to_string() {
+            FailureClass::Cancelled
+        } else {
+            FailureClass::Tool
+        };
         RunError {
             code: error.code,
             message: error.message,
@@ -813,7 +820,7 @@ impl RunCore {
             details: error.details,
             causes: Vec::new(),
             uncertain: error.uncertain,
-            catchable: true,
+            class,
         }
     }
 

@@ -1,0 +1,132 @@
+//! Host inputs (spec §7.1): the values a host supplies to a program by name, and the one reader
+//! of their JSON form that the CLI's `--inputs`, the C ABI and the Go binding share.
+
+use std::collections::BTreeMap;
+
+use crate::diag::{Code, codes};
+use crate::registry::Registry;
+use crate::schema::{is_identifier, is_reserved, validate};
+use crate::value::{JsonError, Value, ValueError, parse_json};
+
+/// Host inputs supplied as values: each is readable by name, with the registry's declared
+/// schema when it has one, else the schema inferred from the value.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Inputs {
+    values: BTreeMap<String, Value>,
+}
+
+impl Inputs {
+    pub fn new() -> Inputs {
+        Inputs::default()
+    }
+
+    pub fn insert(&mut self, name: impl Into<String>, value: Value) {
+        self.values.insert(name.into(), value);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.values.get(name)
+    }
+
+    /// The supplied names, in order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.values.keys().map(String::as_str)
+    }
+}
+
+impl FromIterator<(String, Value)> for Inputs {
+    fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Self {
+        Inputs { values: iter.into_iter().collect() }
+    }
+}
+
+impl Inputs {
+    /// Reads a JSON object of input names to values, as hosts write them (`runlet run --inputs`,
+    /// `runlet_program_compile`'s and `runlet_run_start`'s `inputs_json`). Each name must be one
+    /// a program can use (an identifier that is no reserved word or root of `registry`), and a
+    /// value whose schema the registry declares must match it. Empty text is no inputs.
+    pub fn from_json(text: &str, registry: &Registry) -> Result<Inputs, InputsError> {
+        if text.trim().is_empty() {
+            return Ok(Inputs::new());
+        }
+        let Value::Object(object) = parse_json(text).map_err(InputsError::NotJson)? else {
+            return Err(InputsError::NotAnObject);
+        };
+        let mut inputs = Inputs::new();
+        for (name, value) in object.entries() {
+            if !is_identifier(name) || is_reserved(name) || registry.is_root(name) {
+                return Err(InputsError::UnusableName { name: name.to_string() });
+            }
+            if let Some(declared) = registry.inputs().get(name.as_ref()) {
+                validate(registry.schemas(), declared.schema, value).map_err(|mismatch| {
+                    InputsError::Mismatch { name: name.to_string(), reason: mismatch.to_string() }
+                })?;
+            }
+            inputs.insert(name.to_string(), value.clone());
+        }
+        Ok(inputs)
+    }
+}
+
+/// Why host inputs given as JSON were not accepted.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum InputsError {
+    #[error("the inputs are not valid JSON: {0}")]
+    NotJson(JsonError),
+    #[error("the inputs must be a JSON object of input names to values")]
+    NotAnObject,
+    #[error(
+        "the input name `{name}` is not one a program can use (an identifier that is no reserved word or registry root)"
+    )]
+    UnusableName { name: String },
+    #[error("the input `{name}` does not match the registry's schema for it: {reason}")]
+    Mismatch { name: String, reason: String },
+}
+
+impl InputsError {
+    /// The stable code of the error: the JSON error's for text that does not parse,
+    /// `RL8018` (`INVALID_HOST_INPUT`) otherwise.
+    pub fn code(&self) -> Code {
+        match self {
+            InputsError::NotJson(error) => ValueError::from(error.clone()).code(),
+            _ => codes::INVALID_HOST_INPUT,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::RegistryOptions;
+
+    fn registry() -> Registry {
+        let json = r#"{"tools": [{"name": "crm.customer", "inputSchema": {"type": "object"}}],
+            "inputs": {"page_size": {"type": "integer", "minimum": 1}}}"#;
+        Registry::from_json_str(json, &RegistryOptions::default()).expect("registry").registry
+    }
+
+    #[test]
+    fn inputs_are_read_by_name_and_checked_against_declared_schemas() {
+        let inputs = Inputs::from_json(r#"{"page_size": 3, "who": "ada"}"#, &registry()).expect("valid");
+        assert_eq!(inputs.names().collect::<Vec<_>>(), ["page_size", "who"]);
+        assert_eq!(inputs.get("page_size"), Some(&Value::Int(3)));
+        assert_eq!(Inputs::from_json("  ", &registry()), Ok(Inputs::new()));
+    }
+
+    #[test]
+    fn every_bad_input_is_a_clear_error_with_a_code() {
+        let registry = registry();
+        let error = |json: &str| Inputs::from_json(json, &registry).expect_err(json);
+        assert!(matches!(error("{"), InputsError::NotJson(_)));
+        assert_eq!(error("[1]"), InputsError::NotAnObject);
+        for name in ["crm", "return", "limit", "not-an-identifier"] {
+            let json = format!(r#"{{"{name}": 1}}"#);
+            assert_eq!(error(&json), InputsError::UnusableName { name: name.into() });
+            assert_eq!(error(&json).code(), codes::INVALID_HOST_INPUT);
+        }
+        assert!(
+            matches!(error(r#"{"page_size": 0}"#), InputsError::Mismatch { name, .. } if name == "page_size")
+        );
+        assert_ne!(error("{").code(), codes::INVALID_HOST_INPUT);
+    }
+}

@@ -1,0 +1,96 @@
+//! A runtime's own bookkeeping of its runs: programs run only where they were compiled, a
+//! handle's events come from the run's observer whenever it asks, and `shutdown` cancels what is
+//! still running and waits for it, attached tasks included.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use runlet::analyze::Inputs;
+use runlet::diag::codes;
+use runlet::engine::event::Event;
+use runlet::engine::{Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
+use runlet::registry::{Registry, RegistryOptions};
+use runlet::runtime::{Runtime, StartError};
+
+const REGISTRY: &str = r#"{"tools": [{"name": "t.wait", "params": [{"name": "n", "schema": {"type": "integer"}}],
+    "outputSchema": {"type": "integer"}, "execution": "idempotent"}]}"#;
+
+/// Answers `t.wait(n)` with `n` after `n` milliseconds, unless the call is cancelled first.
+#[derive(Debug)]
+struct Waits;
+
+#[async_trait]
+impl ToolExecutor for Waits {
+    async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+        let n = match call.arguments.iter().next() {
+            Some(runlet::value::Value::Int(n)) => *n,
+            _ => 0,
+        };
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(n.unsigned_abs())) => Ok(ToolOutput::new(runlet::value::Value::Int(n))),
+            () = call.context.cancellation.cancelled() => Err(ToolError::cancelled(&call.tool)),
+        }
+    }
+}
+
+fn runtime() -> Runtime {
+    let registry = Registry::from_json_str(REGISTRY, &RegistryOptions::default()).expect("registry").registry;
+    Runtime::builder().registry(registry).executor(Arc::new(Waits)).build().expect("runtime")
+}
+
+#[test]
+fn a_program_runs_only_on_the_runtime_that_compiled_it() {
+    let (first, second) = (runtime(), runtime());
+    let program = first.compile("return t.wait(1)\n", &Inputs::new()).expect("compiles");
+    let error = second.start(&program, &Inputs::new()).expect_err("another runtime's program");
+    assert!(matches!(error, StartError::ForeignProgram), "{error}");
+    assert_eq!(error.code(), codes::FOREIGN_PROGRAM);
+    assert!(matches!(
+        first.start(&program, &Inputs::new()).expect("starts").wait(),
+        Ok(Outcome::Succeeded(_))
+    ));
+}
+
+#[test]
+fn a_handle_asking_for_events_after_the_run_ended_still_gets_every_one() {
+    let runtime = runtime();
+    let program = runtime.compile("a = t.wait(1)\nreturn t.wait(a)\n", &Inputs::new()).expect("compiles");
+    let mut run = runtime.start(&program, &Inputs::new()).expect("starts");
+    while runtime.running() > 0 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let mut seen = Vec::new();
+    while let Some((seq, event)) = run.events().blocking_recv() {
+        seen.push((seq, event.kind()));
+    }
+    assert!(run.events().failure().is_none());
+    let numbers: Vec<u64> = seen.iter().map(|(seq, _)| *seq).collect();
+    assert_eq!(numbers, (1..=seen.len() as u64).collect::<Vec<_>>(), "every record once, in order");
+    assert_eq!(seen.first().map(|(_, kind)| *kind), Some("RunCreated"));
+    assert_eq!(seen.last().map(|(_, kind)| *kind), Some("RunSucceeded"));
+    assert_eq!(seen.iter().filter(|(_, kind)| *kind == "CallDispatchPrepared").count(), 2);
+}
+
+#[test]
+fn shutdown_cancels_running_runs_and_waits_for_them_and_their_attached_tasks() {
+    let runtime = runtime();
+    let program = runtime.compile("return t.wait(60000)\n", &Inputs::new()).expect("compiles");
+    let mut run = runtime.start(&program, &Inputs::new()).expect("starts");
+    while !matches!(run.events().blocking_recv(), Some((_, Event::CallDispatchPrepared { .. })) | None) {}
+    let attached_done = Arc::new(AtomicBool::new(false));
+    let done = Arc::clone(&attached_done);
+    runtime.spawn_attached(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        done.store(true, Ordering::SeqCst);
+    });
+    assert_eq!(runtime.running(), 1);
+    runtime.shutdown();
+    assert_eq!(runtime.running(), 0);
+    assert!(attached_done.load(Ordering::SeqCst), "shutdown waited for the attached task");
+    assert!(matches!(run.wait(), Ok(Outcome::Cancelled)));
+    let late = runtime.start(&program, &Inputs::new()).expect("starts");
+    assert!(matches!(late.wait(), Ok(Outcome::Cancelled)), "a run started after shutdown is cancelled");
+    runtime.shutdown();
+}
