@@ -18,6 +18,7 @@ use async_trait::async_trait;
 use runlet::analyze::Inputs;
 use runlet::engine::{
     CallHandle, Effect, Input, Outcome, RunCore, RunSettings, ToolCall, ToolError, ToolExecutor, ToolOutput,
+    ToolTable,
 };
 use runlet::journal::{Journal, JournalError, JournalErrorKind, Record, RunHeader, RunId, Snapshot};
 use runlet::plan::Plan;
@@ -186,9 +187,14 @@ fn core_of(source: &str) -> RunCore {
     let runtime = runtime(0);
     let program: Executable = runtime.compile(source, &Inputs::new()).expect("compiles");
     let hir = program.compiled().shared_program();
-    let names: Arc<[String]> = runtime.registry().tools().map(|(_, tool)| tool.name.to_string()).collect();
     let key = runtime.digest_key().clone();
-    RunCore::new(Arc::clone(&hir), Arc::new(Plan::new(&hir)), names, RunSettings::default(), key)
+    RunCore::new(
+        Arc::clone(&hir),
+        Arc::new(Plan::new(&hir)),
+        ToolTable::of(runtime.registry()),
+        RunSettings::default(),
+        key,
+    )
 }
 
 /// Keeps only what answering a dispatch needs: its handle and its (Integer) argument.

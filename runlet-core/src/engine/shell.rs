@@ -12,16 +12,18 @@ use tokio_util::sync::CancellationToken;
 
 use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, SampleRequest, TimerHandle};
 use super::event::{Event, unix_ms};
-use super::executor::{CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolError, ToolExecutor};
+use super::executor::{
+    CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolError, ToolExecutor, ToolOutput,
+};
 use super::identity::{OperationComponents, OperationId};
-use super::permits::{PermitWaits, RunPermits};
+use super::permits::{PermitRequest, PermitWaits, RunPermits};
 use super::replay::Resumed;
 use super::retry::{RetryClassifier, classify, timeout_error, uncertain_error};
 use super::sampler::Sampler;
 use crate::analyze::WorkflowIdentity;
 use crate::journal::{Journal, JournalError, Record, RunId};
 use crate::registry::Registry;
-use crate::schema::{SchemaArena, ToolDescriptor, labels_of, validate};
+use crate::schema::{ExecutionClass, SchemaArena, ToolDescriptor, labels_of, validate};
 use crate::value::{Labelled, List, Value};
 
 /// Everything outside the core that one run talks to.
@@ -334,9 +336,11 @@ fn check_arguments(schemas: &SchemaArena, tool: &ToolDescriptor, arguments: &Lis
     Err(failure)
 }
 
-/// Runs one call on its own task and reports the validated answer to the core: recovery first
-/// when the core asks for it, the host's deadline around the dispatch, and the host's retryable
-/// classification on every error.
+/// Runs one call on its own task and reports its answer to the core. The steps, in order:
+/// the call's context ([`call_of`]), its arguments checked against the tool's input schema,
+/// its permits ([`hold_permits`]), the executor's answer ([`answer_of`]: recovery first when
+/// the core asks for it, the host's deadline around the dispatch), and that answer checked and
+/// labelled against the output schema or classified as the host says ([`input_of`]).
 fn spawn_call(
     env: &RunEnvironment,
     request: CallRequest,
@@ -345,8 +349,56 @@ fn spawn_call(
 ) {
     // The task borrows the descriptor from the shared registry rather than copying it per call.
     let registry = Arc::clone(&env.registry);
-    let tool = registry.tool(request.tool);
-    let name: Arc<str> = Arc::from(tool.name.to_string());
+    let handle = request.call;
+    let (recover_first, timeout) = (request.recover_first, request.timeout);
+    // Requested now, in dispatch order, so waiting calls start in that order.
+    let mut permit = env.permits.as_ref().map(|p| p.request(request.tool));
+    let waits = match (&permit, &env.permit_waits) {
+        (Some(permit), Some(waits)) if !permit.blocked_on().is_empty() => {
+            waits.waiting(&request.node_id, permit.blocked_on().iter().map(ToString::to_string).collect());
+            Some((Arc::clone(waits), request.node_id.clone()))
+        }
+        _ => None,
+    };
+    let call = call_of(env, registry.tool(request.tool), request, token.clone());
+    let checked = check_arguments(registry.schemas(), registry.tool(call.tool_id), &call.arguments);
+    let executor = Arc::clone(&env.executor);
+    let classifier = env.retry_classifier.clone();
+    tokio::spawn(async move {
+        let tool = registry.tool(call.tool_id);
+        if let Err(reason) = checked {
+            let error = ToolError::new(
+                "TOOL_INPUT_SCHEMA_MISMATCH",
+                format!(
+                    "the call to `{}` was not sent: its arguments do not match its input schema: {reason}",
+                    call.tool
+                ),
+            );
+            let _ = answers.send(Input::ToolFailed { call: handle, error });
+            return;
+        }
+        if let Some(permit) = &mut permit {
+            if !hold_permits(permit, waits, &call.context.cancellation).await {
+                let error = ToolError::cancelled(&call.tool);
+                let _ = answers.send(Input::ToolFailed { call: handle, error });
+                return;
+            }
+        }
+        let name = Arc::clone(&call.tool);
+        let answered =
+            answer_of(executor.as_ref(), call, tool.execution, recover_first, timeout, &token).await;
+        let _ = answers.send(input_of(handle, &name, &registry, tool, classifier.as_ref(), answered));
+    });
+}
+
+/// The call `request` of `tool` as its executor receives it: its identities, deadline and
+/// cancellation.
+fn call_of(
+    env: &RunEnvironment,
+    tool: &ToolDescriptor,
+    request: CallRequest,
+    token: CancellationToken,
+) -> ToolCall {
     let operation = operation_of(&env.workflow, tool, &request);
     let mut context = CallContext::new(
         env.run_id.clone(),
@@ -358,97 +410,100 @@ fn spawn_call(
     )
     .with_call_site(request.call_site.as_str(), request.dynamic_key.as_str())
     .with_digest_key(request.digest_key.clone())
-    .with_cancellation(token.clone());
+    .with_cancellation(token);
     if let Some(deadline) = request.timeout.and_then(|t| tokio::time::Instant::now().checked_add(t)) {
         context = context.with_deadline(deadline);
     }
-    let call =
-        ToolCall { tool: Arc::clone(&name), tool_id: request.tool, arguments: request.arguments, context };
-    let executor = Arc::clone(&env.executor);
-    let classifier = env.retry_classifier.clone();
-    let handle = request.call;
-    let checked = check_arguments(registry.schemas(), tool, &call.arguments);
-    let (recover_first, timeout) = (request.recover_first, request.timeout);
-    // Requested now, in dispatch order, so waiting calls start in that order.
-    let mut permit = env.permits.as_ref().map(|p| p.request(request.tool));
-    let blocked = permit.as_ref().map_or(&[][..], |p| p.blocked_on());
-    let permit_wait = match &env.permit_waits {
-        Some(waits) if !blocked.is_empty() => {
-            waits.waiting(&request.node_id, blocked.iter().map(ToString::to_string).collect());
-            Some((Arc::clone(waits), request.node_id))
+    ToolCall {
+        tool: Arc::from(tool.name.to_string()),
+        tool_id: request.tool,
+        arguments: request.arguments,
+        context,
+    }
+}
+
+/// Waits until the call holds every permit it needs, telling `waits` when it got them; false
+/// when the call was cancelled first.
+async fn hold_permits(
+    permit: &mut PermitRequest,
+    waits: Option<(Arc<dyn PermitWaits>, String)>,
+    cancellation: &CancellationToken,
+) -> bool {
+    tokio::select! {
+        () = permit.granted() => {
+            if let Some((waits, node)) = &waits {
+                waits.granted(node);
+            }
+            true
         }
-        _ => None,
-    };
-    tokio::spawn(async move {
-        let (tool, schemas) = (registry.tool(call.tool_id), registry.schemas());
-        if let Err(reason) = checked {
-            let error = ToolError::new(
-                "TOOL_INPUT_SCHEMA_MISMATCH",
-                format!(
-                    "the call to `{name}` was not sent: its arguments do not match its input schema: {reason}"
+        () = cancellation.cancelled() => false,
+    }
+}
+
+/// What the executor answers `call`: its recovery by operation id first when `recover_first`
+/// (a call left dispatching by an earlier process), else a dispatch under the host's deadline.
+async fn answer_of(
+    executor: &dyn ToolExecutor,
+    call: ToolCall,
+    class: ExecutionClass,
+    recover_first: bool,
+    timeout: Option<Duration>,
+    token: &CancellationToken,
+) -> Result<ToolOutput, ToolError> {
+    if recover_first {
+        let name = Arc::clone(&call.tool);
+        match executor.recover(RecoveryRequest { call: call.clone() }).await {
+            Ok(RecoveryOutcome::Succeeded(output)) => return Ok(output),
+            Ok(RecoveryOutcome::NotApplied) => {}
+            Ok(RecoveryOutcome::Unknown | RecoveryOutcome::Unsupported) => {
+                return Err(uncertain_error(&name, "and recovery by operation id could not tell"));
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    match timeout {
+        Some(timeout) => {
+            let name = Arc::clone(&call.tool);
+            match tokio::time::timeout(timeout, executor.dispatch(call)).await {
+                Ok(answer) => answer,
+                Err(_) => {
+                    token.cancel();
+                    Err(timeout_error(&name, class, timeout))
+                }
+            }
+        }
+        None => executor.dispatch(call).await,
+    }
+}
+
+/// The core's input for the answer to call `handle` of `tool`: an output its schema accepts,
+/// labelled by that schema (spec §6.2), or the error, classified retryable or not by the
+/// registry's declared codes and the host's classifier.
+fn input_of(
+    handle: CallHandle,
+    name: &str,
+    registry: &Registry,
+    tool: &ToolDescriptor,
+    classifier: Option<&RetryClassifier>,
+    answered: Result<ToolOutput, ToolError>,
+) -> Input {
+    let schemas = registry.schemas();
+    match answered {
+        Ok(output) => match validate(schemas, tool.output, &output.value) {
+            Ok(()) => {
+                let labels = labels_of(schemas, tool.output, &output.value);
+                Input::ToolCompleted { call: handle, value: Labelled::new(output.value, labels) }
+            }
+            Err(mismatch) => Input::ToolFailed {
+                call: handle,
+                error: ToolError::new(
+                    "TOOL_OUTPUT_SCHEMA_MISMATCH",
+                    format!("`{name}` returned a value its output schema does not accept: {mismatch}"),
                 ),
-            );
-            let _ = answers.send(Input::ToolFailed { call: handle, error });
-            return;
-        }
-        if let Some(permit) = &mut permit {
-            tokio::select! {
-                () = permit.granted() => {
-                    if let Some((waits, node)) = &permit_wait {
-                        waits.granted(node);
-                    }
-                }
-                () = call.context.cancellation.cancelled() => {
-                    let _ = answers.send(Input::ToolFailed { call: handle, error: ToolError::cancelled(&name) });
-                    return;
-                }
-            }
-        }
-        let recovered = if recover_first {
-            match executor.recover(RecoveryRequest { call: call.clone() }).await {
-                Ok(RecoveryOutcome::Succeeded(output)) => Some(Ok(output)),
-                Ok(RecoveryOutcome::NotApplied) => None,
-                Ok(RecoveryOutcome::Unknown | RecoveryOutcome::Unsupported) => {
-                    Some(Err(uncertain_error(&name, "and recovery by operation id could not tell")))
-                }
-                Err(error) => Some(Err(error)),
-            }
-        } else {
-            None
-        };
-        let answered = match recovered {
-            Some(answer) => answer,
-            None => match timeout {
-                Some(timeout) => match tokio::time::timeout(timeout, executor.dispatch(call)).await {
-                    Ok(answer) => answer,
-                    Err(_) => {
-                        token.cancel();
-                        Err(timeout_error(&name, tool.execution, timeout))
-                    }
-                },
-                None => executor.dispatch(call).await,
             },
-        };
-        let answer = match answered {
-            Ok(output) => match validate(schemas, tool.output, &output.value) {
-                Ok(()) => {
-                    let labels = labels_of(schemas, tool.output, &output.value);
-                    Input::ToolCompleted { call: handle, value: Labelled::new(output.value, labels) }
-                }
-                Err(mismatch) => Input::ToolFailed {
-                    call: handle,
-                    error: ToolError::new(
-                        "TOOL_OUTPUT_SCHEMA_MISMATCH",
-                        format!("`{name}` returned a value its output schema does not accept: {mismatch}"),
-                    ),
-                },
-            },
-            Err(error) => {
-                Input::ToolFailed { call: handle, error: classify(tool, classifier.as_ref(), error) }
-            }
-        };
-        let _ = answers.send(answer);
-    });
+        },
+        Err(error) => Input::ToolFailed { call: handle, error: classify(tool, classifier, error) },
+    }
 }
 
 #[cfg(test)]
@@ -456,7 +511,7 @@ mod tests {
     use async_trait::async_trait;
 
     use super::*;
-    use crate::engine::core::RunSettings;
+    use crate::engine::core::{RunSettings, ToolTable};
     use crate::engine::executor::ToolOutput;
     use crate::engine::limits::{LimitKey, Limits};
     use crate::engine::testing::{appendix_b, list};
@@ -672,11 +727,14 @@ mod tests {
     }
 
     fn fresh(program: &Arc<crate::analyze::hir::Program>, registry: &Registry) -> RunCore {
-        let names: Arc<[String]> = registry.tools().map(|(_, t)| t.name.to_string()).collect();
-        let classes = registry.tools().map(|(_, t)| t.execution).collect();
         let key = DigestKey::new("test", b"test key").expect("valid key");
-        RunCore::new(Arc::clone(program), Arc::new(Plan::new(program)), names, RunSettings::default(), key)
-            .with_tool_classes(classes)
+        RunCore::new(
+            Arc::clone(program),
+            Arc::new(Plan::new(program)),
+            ToolTable::of(registry),
+            RunSettings::default(),
+            key,
+        )
     }
 
     #[tokio::test]

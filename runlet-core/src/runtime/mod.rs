@@ -1,5 +1,36 @@
-//! The embedding API (spec §7.1): a `Runtime` built once from a registry, a tool executor and a
-//! journal; it compiles sources into immutable programs and starts any number of runs of them.
+//! The embedding API (spec §7.1, §5.3, §6.1): a [`Runtime`] built once from a registry, a tool
+//! executor and a journal; it compiles sources into immutable programs and starts any number of
+//! runs of them. It is the top of the pipeline, where engine, journal, observers and executors meet:
+//!
+//! ```text
+//!  source ─compile─▶ Executable ─start─▶ RunHandle ─wait / outcome─▶ engine::Outcome
+//!                    (analyze, plan)       │  the run: engine::drive on the runtime's tokio pool
+//!                                          ├─ events()    the engine's events, unredacted, from seq 1
+//!                                          └─ observer()  snapshots and subscriptions under a ViewPolicy
+//! ```
+//!
+//! [`Runtime::builder`] needs a registry and an executor; the journal defaults to an in-memory
+//! one, and limits, retry policy, the digest key and the sampler are optional. [`Runtime::compile`]
+//! returns an [`Executable`] (or the diagnostics), which only the runtime that compiled it runs
+//! (`RL8104`). [`Runtime::start`] (per-run [`RunOptions`]: [`Runtime::start_with`]) validates the
+//! host inputs, never blocks, and returns a [`RunHandle`]: [`RunHandle::wait`] blocks for the
+//! [`Outcome`], [`RunHandle::outcome`] awaits it, and
+//! [`RunHandle::cancel`] or a [`RunCanceller`] cancels the run.
+//!
+//! [`RunHandle::events`] yields the engine's own `(seq, Event)` pairs, for the Rust host that acts
+//! on them; [`RunHandle::observer`] (or [`Runtime::observer`] by run id, while one is held) gives
+//! what may be shown, redacted by a [`ViewPolicy`]; every event is
+//! published to it before the outcome is delivered. [`Runtime::journal_snapshot`] rebuilds the
+//! graph of a run no observer follows from the journal.
+//!
+//! A run interrupted by a crash comes back from the journal with [`Runtime::resume`]; through
+//! [`Runtime::recovery`] the host first lists the calls left uncertain
+//! ([`Recovery::uncertain_operations`]) and journals decisions about them ([`Recovery::resolve`],
+//! [`Recovery::authorize_fresh_generation`]) before [`Recovery::resume`]. A header that pins
+//! another source, registry, version, configuration or digest key is refused (`RL7301`).
+//! [`Runtime::shutdown`] cancels every run not yet ended and waits for their ends and for tasks
+//! attached with [`Runtime::spawn_attached`]. `wait`, `journal_snapshot`, `recovery`, `resume` and
+//! `shutdown` block the calling thread: not for use inside an async task.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -23,13 +54,17 @@
 //!
 //! let program = runtime.compile("w = weather.now(\"Lisbon\")\nreturn w.celsius\n", &Inputs::new())
 //!     .expect("compiles");
-//! let run = runtime.start(&program, &Inputs::new()).expect("starts");
+//! let mut run = runtime.start(&program, &Inputs::new()).expect("starts");
+//! let (seq, first) = run.events().blocking_recv().expect("the run's first event");
+//! assert_eq!((seq, first.kind()), (1, "RunCreated"));
 //! match run.wait().expect("journal works") {
 //!     Outcome::Succeeded(value) => {
 //!         assert_eq!(runlet::value::to_presentation_json(value.value()).expect("json"), "21.5")
 //!     }
 //!     other => panic!("{other:?}"),
 //! }
+//! runtime.shutdown();
+//! assert_eq!(runtime.running(), 0);
 //! ```
 
 use std::sync::Arc;
@@ -41,8 +76,8 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::event::Event;
 use crate::engine::{
     Backoff, LimitKey, Limits, Outcome, PermitWaits, Permits, ResourceKey, RetryClassifier, RunCore,
-    RunEnvironment, RunPermits, RunSettings, Sampler, SystemSampler, ToolError, ToolExecutor, drive,
-    tool_keys,
+    RunEnvironment, RunPermits, RunSettings, Sampler, SystemSampler, ToolError, ToolExecutor, ToolTable,
+    drive, tool_keys,
 };
 use crate::plan::Plan;
 
@@ -244,14 +279,11 @@ impl RuntimeBuilder {
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_millis());
-        let tool_names = registry.tools().map(|(_, t)| t.name.to_string()).collect();
-        let tool_classes = registry.tools().map(|(_, t)| t.execution).collect();
         let runtime_cap = self.limits.get(LimitKey::Concurrency);
         let permits = Arc::new(Permits::for_registry(&registry, runtime_cap));
         let permit_keys = tool_keys(&registry, runtime_cap.is_some());
         Ok(Runtime {
-            tool_names,
-            tool_classes,
+            tools: ToolTable::of(&registry),
             retry_classifier: self.retry_classifier,
             sampler: self.sampler.unwrap_or_else(|| Arc::new(SystemSampler)),
             registry,
@@ -303,10 +335,8 @@ impl Executable {
 /// The environment runs execute in. Every run gets fresh state; runs share nothing mutable.
 pub struct Runtime {
     registry: Arc<Registry>,
-    /// Tool names by `ToolId` index, shared by every run's core.
-    tool_names: Arc<[String]>,
-    /// Execution classes by `ToolId` index, shared by every run's core.
-    tool_classes: Arc<[ExecutionClass]>,
+    /// The tools' names and execution classes, shared by every run's core.
+    tools: ToolTable,
     retry_classifier: Option<RetryClassifier>,
     sampler: Arc<dyn Sampler>,
     executor: Arc<dyn ToolExecutor>,
@@ -494,11 +524,10 @@ impl Runtime {
         RunCore::new(
             hir,
             Arc::clone(&program.plan),
-            Arc::clone(&self.tool_names),
+            self.tools.clone(),
             self.settings.clone(),
             self.digest_key.clone(),
         )
-        .with_tool_classes(Arc::clone(&self.tool_classes))
         .with_limits(limits.clone(), program.source_bytes)
     }
 

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use runlet::analyze::Inputs;
 use runlet::diag::codes;
 use runlet::engine::event::Event;
-use runlet::engine::{OperationComponents, OperationId, Outcome, RunCore, RunSettings, replay, replay_run};
+use runlet::engine::{
+    OperationComponents, OperationId, Outcome, RunCore, RunSettings, ToolTable, replay, replay_run,
+};
 use runlet::journal::{Journal, MemoryJournal, RunHeader};
 use runlet::observe::{GraphEvent, ViewPolicy};
 use runlet::plan::Plan;
@@ -242,9 +244,14 @@ fn a_compute_error_about_a_secret_keeps_only_its_code() {
 
 fn fresh_core(ran: &Ran) -> RunCore {
     let hir = ran.program.compiled().shared_program();
-    let names: Arc<[String]> = ran.runtime.registry().tools().map(|(_, t)| t.name.to_string()).collect();
     let key = ran.runtime.digest_key().clone();
-    RunCore::new(Arc::clone(&hir), Arc::new(Plan::new(&hir)), names, RunSettings::default(), key)
+    RunCore::new(
+        Arc::clone(&hir),
+        Arc::new(Plan::new(&hir)),
+        ToolTable::of(ran.runtime.registry()),
+        RunSettings::default(),
+        key,
+    )
 }
 
 fn events(ran: &Ran) -> Vec<Event> {

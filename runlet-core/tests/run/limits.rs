@@ -11,7 +11,7 @@ use runlet::analyze::Inputs;
 use runlet::engine::event::Event;
 use runlet::engine::{
     LimitKey, Limits, Outcome, RunCore, RunError, RunSettings, ToolCall, ToolError, ToolExecutor, ToolOutput,
-    replay,
+    ToolTable, replay,
 };
 use runlet::journal::{Journal, MemoryJournal};
 use runlet::plan::Plan;
@@ -291,10 +291,15 @@ fn journal_bytes_crossed_by_a_call_completion_stop_the_run_before_its_next_call_
     let runtime = runtime(Arc::new(Tools::default()), Limits::new());
     let program = runtime.compile(TWO_CALLS, &Inputs::new()).expect("compiles");
     let hir = program.compiled().shared_program();
-    let names: Arc<[String]> = runtime.registry().tools().map(|(_, t)| t.name.to_string()).collect();
     let key = runtime.digest_key().clone();
-    let core = RunCore::new(Arc::clone(&hir), Arc::new(Plan::new(&hir)), names, RunSettings::default(), key)
-        .with_limits(limits, TWO_CALLS.len() as u64);
+    let core = RunCore::new(
+        Arc::clone(&hir),
+        Arc::new(Plan::new(&hir)),
+        ToolTable::of(runtime.registry()),
+        RunSettings::default(),
+        key,
+    )
+    .with_limits(limits, TWO_CALLS.len() as u64);
     let events: Vec<Event> = journal.into_iter().map(|(e, _)| e).collect();
     let replayed = replay(core, &events).expect("replays without divergence");
     assert!(matches!(replayed.outcome, Some(Outcome::Failed(e)) if e == error));

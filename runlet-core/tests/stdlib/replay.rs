@@ -6,7 +6,7 @@ use std::sync::Arc;
 use runlet::analyze::Inputs;
 use runlet::diag::codes;
 use runlet::engine::event::Event;
-use runlet::engine::{Effect, Input, Outcome, RunCore, RunSettings, replay};
+use runlet::engine::{Effect, Input, Outcome, RunCore, RunSettings, ToolTable, replay};
 use runlet::journal::{Journal, MemoryJournal, RunId};
 use runlet::plan::Plan;
 use runlet::runtime::{Executable, Runtime};
@@ -42,9 +42,14 @@ fn recorded_run() -> (Executable, Runtime, Value, Vec<Event>) {
 
 fn fresh_core(program: &Executable, runtime: &Runtime) -> RunCore {
     let hir = program.compiled().shared_program();
-    let names: Arc<[String]> = runtime.registry().tools().map(|(_, t)| t.name.to_string()).collect();
     let key = runtime.digest_key().clone();
-    RunCore::new(Arc::clone(&hir), Arc::new(Plan::new(&hir)), names, RunSettings::default(), key)
+    RunCore::new(
+        Arc::clone(&hir),
+        Arc::new(Plan::new(&hir)),
+        ToolTable::of(runtime.registry()),
+        RunSettings::default(),
+        key,
+    )
 }
 
 fn replayed_value(program: &Executable, runtime: &Runtime, events: &[Event]) -> Value {

@@ -20,12 +20,12 @@ impl RunCore {
     /// A ready control node: its operands are resolved, so it picks or creates its scopes.
     pub(super) fn expand(&mut self, node: NodeIx) {
         let (expr, scope) = {
-            let entry = &self.nodes[node.0 as usize];
+            let entry = &self.arena.nodes[node];
             (entry.expr, entry.scope)
         };
         let program = Arc::clone(&self.program);
         let id = self.node_id(node);
-        self.nodes[node.0 as usize].state = NodeState::Running;
+        self.arena.nodes[node].state = NodeState::Running;
         match &program.expr(expr).kind {
             ExprKind::Logical { op, left, right } => {
                 let left = match expect_bool(self.value_of(scope, *left).value(), "an `and`/`or` operand") {
@@ -37,21 +37,21 @@ impl RunCore {
                     LogicalOp::Or => left,
                 };
                 if decided {
-                    self.events.push(Event::BranchSelected { node: id, arm: Arm::ShortCircuit });
+                    self.outbox.events.push(Event::BranchSelected { node: id, arm: Arm::ShortCircuit });
                     self.succeed(node, Labelled::public(Value::Bool(left)));
                 } else {
-                    self.events.push(Event::BranchSelected { node: id, arm: Arm::Right });
+                    self.outbox.events.push(Event::BranchSelected { node: id, arm: Arm::Right });
                     self.enter_arm(node, scope, *right, "right");
                 }
             }
             ExprKind::Conditional { condition, then, otherwise } => {
                 match expect_bool(self.value_of(scope, *condition).value(), "a condition") {
                     Ok(true) => {
-                        self.events.push(Event::BranchSelected { node: id, arm: Arm::Then });
+                        self.outbox.events.push(Event::BranchSelected { node: id, arm: Arm::Then });
                         self.enter_arm(node, scope, *then, "then");
                     }
                     Ok(false) => {
-                        self.events.push(Event::BranchSelected { node: id, arm: Arm::Else });
+                        self.outbox.events.push(Event::BranchSelected { node: id, arm: Arm::Else });
                         self.enter_arm(node, scope, *otherwise, "else");
                     }
                     Err(error) => self.fail_compute(node, &error),
@@ -62,12 +62,12 @@ impl RunCore {
                     Ok(items) => items,
                     Err(error) => return self.fail_compute(node, &error),
                 };
-                self.events.push(Event::LoopCollectionResolved { node: id, items: items.len() });
+                self.outbox.events.push(Event::LoopCollectionResolved { node: id, items: items.len() });
                 if !self.within_loop_iterations(node, items.len()) {
                     return;
                 }
                 let limit = limit.unwrap_or(self.settings.default_loop_limit).max(1) as usize;
-                self.nodes[node.0 as usize].control = Control::Loop(Box::new(LoopState {
+                self.arena.nodes[node].control = Control::Loop(Box::new(LoopState {
                     items: items.into_iter().map(Some).collect(),
                     limit,
                     next: 0,
@@ -82,12 +82,12 @@ impl RunCore {
                     Ok(items) => items,
                     Err(error) => return self.fail_compute(node, &error),
                 };
-                self.events.push(Event::LoopCollectionResolved { node: id, items: items.len() });
+                self.outbox.events.push(Event::LoopCollectionResolved { node: id, items: items.len() });
                 if !self.within_loop_iterations(node, items.len()) {
                     return;
                 }
                 let accumulator = self.value_of(scope, *init);
-                self.nodes[node.0 as usize].control = Control::Fold(Box::new(FoldState {
+                self.arena.nodes[node].control = Control::Fold(Box::new(FoldState {
                     items,
                     index: 0,
                     accumulator,
@@ -97,7 +97,7 @@ impl RunCore {
                 self.advance_fold(node);
             }
             ExprKind::Boundary { retries, .. } => {
-                self.nodes[node.0 as usize].control = Control::Boundary(Box::new(BoundaryState {
+                self.arena.nodes[node].control = Control::Boundary(Box::new(BoundaryState {
                     attempt: 0,
                     retries: *retries,
                     catching: false,
@@ -112,7 +112,7 @@ impl RunCore {
 
     /// Checks a loop's item count against `loop_iterations`.
     fn within_loop_iterations(&mut self, node: NodeIx, items: usize) -> bool {
-        let span = self.program.expr(self.nodes[node.0 as usize].expr).span;
+        let span = self.program.expr(self.arena.nodes[node].expr).span;
         self.within(LimitKey::LoopIterations, items as u64, span, Some(node))
     }
 
@@ -126,15 +126,15 @@ impl RunCore {
     fn start_iterations(&mut self, node: NodeIx) {
         let program = Arc::clone(&self.program);
         let (ExprKind::For { item, body, .. }, scope) =
-            (&program.expr(self.nodes[node.0 as usize].expr).kind, self.nodes[node.0 as usize].scope)
+            (&program.expr(self.arena.nodes[node].expr).kind, self.arena.nodes[node].scope)
         else {
             return;
         };
-        if let Control::Loop(state) = &mut self.nodes[node.0 as usize].control {
+        if let Control::Loop(state) = &mut self.arena.nodes[node].control {
             state.starting = true;
         }
         loop {
-            let next = match &mut self.nodes[node.0 as usize].control {
+            let next = match &mut self.arena.nodes[node].control {
                 Control::Loop(state)
                     if state.active.len() < state.limit && state.next < state.items.len() =>
                 {
@@ -146,7 +146,7 @@ impl RunCore {
                 _ => break,
             };
             let (index, value) = next;
-            self.events.push(Event::IterationMaterialized { node: self.node_id(node), index });
+            self.outbox.events.push(Event::IterationMaterialized { node: self.node_id(node), index });
             let attempt = self.attempt_of(scope);
             let iteration = self.enter(
                 *body,
@@ -156,27 +156,27 @@ impl RunCore {
                 attempt,
                 vec![(*item, value)],
             );
-            if let Control::Loop(state) = &mut self.nodes[node.0 as usize].control {
+            if let Control::Loop(state) = &mut self.arena.nodes[node].control {
                 // An iteration that finished while it was entered is no longer active.
-                if self.scopes[iteration.0 as usize].status == ScopeStatus::Active {
+                if self.arena.scopes[iteration].status == ScopeStatus::Active {
                     state.active.push(iteration);
                 }
             }
         }
-        let done = match &mut self.nodes[node.0 as usize].control {
+        let done = match &mut self.arena.nodes[node].control {
             Control::Loop(state) => {
                 state.starting = false;
                 state.finished == state.items.len()
             }
             _ => false,
         };
-        if done && self.nodes[node.0 as usize].state == NodeState::Running {
+        if done && self.arena.nodes[node].state == NodeState::Running {
             self.finish_loop(node);
         }
     }
 
     fn iteration_done(&mut self, node: NodeIx, index: usize, scope: ScopeIx, value: Option<Labelled>) {
-        let (starting, done) = match &mut self.nodes[node.0 as usize].control {
+        let (starting, done) = match &mut self.arena.nodes[node].control {
             Control::Loop(state) => {
                 state.items[index] = value;
                 state.finished += 1;
@@ -197,7 +197,7 @@ impl RunCore {
     }
 
     fn finish_loop(&mut self, node: NodeIx) {
-        let results = match &mut self.nodes[node.0 as usize].control {
+        let results = match &mut self.arena.nodes[node].control {
             Control::Loop(state) => std::mem::take(&mut state.items),
             _ => return,
         };
@@ -213,12 +213,12 @@ impl RunCore {
     fn advance_fold(&mut self, node: NodeIx) {
         let program = Arc::clone(&self.program);
         let (ExprKind::Fold { accumulator, item, body, .. }, scope) =
-            (&program.expr(self.nodes[node.0 as usize].expr).kind, self.nodes[node.0 as usize].scope)
+            (&program.expr(self.arena.nodes[node].expr).kind, self.arena.nodes[node].scope)
         else {
             return;
         };
         loop {
-            let step = match &mut self.nodes[node.0 as usize].control {
+            let step = match &mut self.arena.nodes[node].control {
                 Control::Fold(state) if state.step.is_none() && !state.stepping => {
                     if state.index == state.items.len() {
                         None
@@ -230,7 +230,7 @@ impl RunCore {
                 _ => return,
             };
             let Some((index, value, acc)) = step else {
-                let acc = match &self.nodes[node.0 as usize].control {
+                let acc = match &self.arena.nodes[node].control {
                     Control::Fold(state) => state.accumulator.clone(),
                     _ => return,
                 };
@@ -246,7 +246,7 @@ impl RunCore {
                 attempt,
                 vec![(*accumulator, acc), (*item, value)],
             );
-            match &mut self.nodes[node.0 as usize].control {
+            match &mut self.arena.nodes[node].control {
                 Control::Fold(state) => {
                     state.stepping = false;
                     if state.index == index {
@@ -260,7 +260,7 @@ impl RunCore {
     }
 
     fn fold_step_done(&mut self, node: NodeIx, scope: ScopeIx, value: Option<Labelled>) {
-        let stepping = match &mut self.nodes[node.0 as usize].control {
+        let stepping = match &mut self.arena.nodes[node].control {
             Control::Fold(state) => {
                 if let Some(value) = value {
                     state.accumulator = value;
@@ -280,7 +280,7 @@ impl RunCore {
     /// A scope finished with its result, or `None` when a `skip` ended it.
     pub(super) fn scope_succeeded(&mut self, scope: ScopeIx, value: Option<Labelled>) {
         let null = || Labelled::public(Value::Null);
-        match self.scopes[scope.0 as usize].owner {
+        match self.arena.scopes[scope].owner {
             Owner::Run => {
                 if self.record_success() {
                     self.finish(Outcome::Succeeded(value.unwrap_or_else(null)));
@@ -296,15 +296,15 @@ impl RunCore {
 
     /// A node of `scope` failed: cancel what the scope still runs, then let its owner decide.
     pub(super) fn scope_failed(&mut self, scope: ScopeIx, error: RunError) {
-        if self.scopes[scope.0 as usize].status != ScopeStatus::Active {
+        if self.arena.scopes[scope].status != ScopeStatus::Active {
             if scope == ScopeIx(0) && !error.is_catchable() {
                 self.policy_failure_while_draining(error);
             }
             return;
         }
-        self.scopes[scope.0 as usize].status = ScopeStatus::Failed;
+        self.arena.scopes[scope].status = ScopeStatus::Failed;
         self.cancel_contents(scope);
-        match self.scopes[scope.0 as usize].owner {
+        match self.arena.scopes[scope].owner {
             Owner::Run => self.run_failed(error),
             Owner::Arm(node) | Owner::Iteration(node, _) | Owner::FoldStep(node) | Owner::Catch(node) => {
                 self.fail(node, error)
@@ -315,8 +315,8 @@ impl RunCore {
 
     /// Cancels `scope` (if still active) and everything it owns.
     pub(super) fn cancel_scope(&mut self, scope: ScopeIx) {
-        if self.scopes[scope.0 as usize].status == ScopeStatus::Active {
-            self.scopes[scope.0 as usize].status = ScopeStatus::Cancelled;
+        if self.arena.scopes[scope].status == ScopeStatus::Active {
+            self.arena.scopes[scope].status = ScopeStatus::Cancelled;
         }
         self.cancel_contents(scope);
     }
@@ -325,25 +325,25 @@ impl RunCore {
     /// and stays `Cancelling` until it acknowledges (spec §4.4, §4.6); other nodes are cancelled
     /// at once, releasing the timers and permits they hold.
     fn cancel_contents(&mut self, scope: ScopeIx) {
-        let nodes: Vec<NodeIx> = self.scopes[scope.0 as usize].nodes.values().copied().collect();
+        let nodes: Vec<NodeIx> = self.arena.scopes[scope].nodes.values().copied().collect();
         for node in nodes {
-            let state = self.nodes[node.0 as usize].state;
+            let state = self.arena.nodes[node].state;
             if state.is_terminal() || state == NodeState::Cancelling {
                 continue;
             }
             let is_call =
-                matches!(self.program.expr(self.nodes[node.0 as usize].expr).kind, ExprKind::Call { .. });
+                matches!(self.program.expr(self.arena.nodes[node].expr).kind, ExprKind::Call { .. });
             if state == NodeState::Running && is_call {
-                self.effects.push(Effect::Cancel(super::CallHandle(node.0)));
-                self.nodes[node.0 as usize].state = NodeState::Cancelling;
-                self.events.push(Event::NodeCancelling { node: self.node_id(node) });
+                self.outbox.effects.push(Effect::Cancel(super::CallHandle(node.0)));
+                self.arena.nodes[node].state = NodeState::Cancelling;
+                self.outbox.events.push(Event::NodeCancelling { node: self.node_id(node) });
                 continue;
             }
             self.release_control(node);
-            self.nodes[node.0 as usize].state = NodeState::Cancelled;
-            self.events.push(Event::NodeCancelled { node: self.node_id(node) });
+            self.arena.nodes[node].state = NodeState::Cancelled;
+            self.outbox.events.push(Event::NodeCancelled { node: self.node_id(node) });
         }
-        let children = self.scopes[scope.0 as usize].children.clone();
+        let children = self.arena.scopes[scope].children.clone();
         for child in children {
             self.cancel_scope(child);
         }

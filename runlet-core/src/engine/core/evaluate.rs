@@ -13,11 +13,11 @@ use crate::value::{ConversionLimits, Labelled, List, Object, Sensitivity, Value,
 impl RunCore {
     pub(super) fn evaluate(&mut self, node: NodeIx) {
         let (expr, scope) = {
-            let entry = &self.nodes[node.0 as usize];
+            let entry = &self.arena.nodes[node];
             (entry.expr, entry.scope)
         };
-        if self.nodes[node.0 as usize].state != NodeState::Waiting
-            || self.scopes[scope.0 as usize].status != ScopeStatus::Active
+        if self.arena.nodes[node].state != NodeState::Waiting
+            || self.arena.scopes[scope].status != ScopeStatus::Active
         {
             return;
         }
@@ -99,7 +99,7 @@ impl RunCore {
     }
 
     pub(super) fn fail_compute(&mut self, node: NodeIx, error: &ValueError) {
-        let scope = self.nodes[node.0 as usize].scope;
+        let scope = self.arena.nodes[node].scope;
         let run_error = RunError::compute(error, self.node_id(node), self.attempt_of(scope));
         self.fail(node, run_error);
     }
@@ -144,10 +144,10 @@ impl RunCore {
 
     /// The value of the succeeded node of `expr` in `scope`.
     pub(super) fn value_of(&self, scope: ScopeIx, expr: ExprId) -> Labelled {
-        self.scopes[scope.0 as usize]
+        self.arena.scopes[scope]
             .nodes
             .get(&expr)
-            .and_then(|node| self.nodes[node.0 as usize].value.clone())
+            .and_then(|node| self.arena.nodes[node].value.clone())
             .unwrap_or_else(null)
     }
 
@@ -160,7 +160,7 @@ impl RunCore {
         }
         let mut current = Some(scope);
         while let Some(ix) = current {
-            let entry = &self.scopes[ix.0 as usize];
+            let entry = &self.arena.scopes[ix];
             if let Some((_, value)) = entry.provided.iter().find(|(b, _)| *b == binding) {
                 return value.clone();
             }

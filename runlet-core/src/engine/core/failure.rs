@@ -23,7 +23,7 @@ impl RunCore {
     /// A boundary attempt failed. A failure no boundary may catch, or one from the catch block,
     /// passes outward at once; otherwise the boundary drains the attempt, then decides.
     pub(super) fn attempt_failed(&mut self, node: NodeIx, error: RunError) {
-        let Control::Boundary(state) = &self.nodes[node.0 as usize].control else { return };
+        let Control::Boundary(state) = &self.arena.nodes[node].control else { return };
         if !error.is_catchable() || state.catching {
             return self.fail(node, error);
         }
@@ -65,7 +65,7 @@ impl RunCore {
         match point {
             None => self.run_drain = Some(drain),
             Some(node) => {
-                if let Control::Boundary(state) = &mut self.nodes[node.0 as usize].control {
+                if let Control::Boundary(state) = &mut self.arena.nodes[node].control {
                     state.phase = BoundaryPhase::Draining(drain);
                 }
             }
@@ -74,7 +74,7 @@ impl RunCore {
 
     /// The scope whose cancelled calls a drain waits for.
     fn drain_scope(&self, point: DrainPoint) -> ScopeIx {
-        match point.map(|node| &self.nodes[node.0 as usize].control) {
+        match point.map(|node| &self.arena.nodes[node].control) {
             Some(Control::Boundary(state)) => state.attempt_scope,
             _ => ScopeIx(0),
         }
@@ -86,7 +86,7 @@ impl RunCore {
         match point {
             None => self.run_drain.as_mut(),
             Some(node) => {
-                let entry = &mut self.nodes[node.0 as usize];
+                let entry = &mut self.arena.nodes[node];
                 match (entry.state, &mut entry.control) {
                     (NodeState::Running, Control::Boundary(state)) => match &mut state.phase {
                         BoundaryPhase::Draining(drain) => Some(drain),
@@ -102,7 +102,7 @@ impl RunCore {
         match point {
             None => self.run_drain.is_some(),
             Some(node) => {
-                let entry = &self.nodes[node.0 as usize];
+                let entry = &self.arena.nodes[node];
                 entry.state == NodeState::Running
                     && matches!(&entry.control, Control::Boundary(state) if matches!(state.phase, BoundaryPhase::Draining(_)))
             }
@@ -114,12 +114,12 @@ impl RunCore {
         let mut points = Vec::new();
         let mut current = Some(scope);
         while let Some(ix) = current {
-            let entry = &self.scopes[ix.0 as usize];
+            let entry = &self.arena.scopes[ix];
             let parent = entry.parent;
             match entry.owner {
                 Owner::Attempt(node) => {
                     let draining_this = matches!(
-                        &self.nodes[node.0 as usize].control,
+                        &self.arena.nodes[node].control,
                         Control::Boundary(state) if state.attempt_scope == ix
                     );
                     if draining_this && self.is_draining(Some(node)) {
@@ -144,9 +144,9 @@ impl RunCore {
         let mut scopes = vec![scope];
         let mut found = Vec::new();
         while let Some(ix) = scopes.pop() {
-            let entry = &self.scopes[ix.0 as usize];
+            let entry = &self.arena.scopes[ix];
             let cancelling = entry.nodes.values().copied();
-            found.extend(cancelling.filter(|n| self.nodes[n.0 as usize].state == NodeState::Cancelling));
+            found.extend(cancelling.filter(|n| self.arena.nodes[n].state == NodeState::Cancelling));
             scopes.extend(entry.children.iter().copied());
         }
         found
@@ -157,12 +157,14 @@ impl RunCore {
     pub(super) fn cancelled_call_answered(&mut self, node: NodeIx, answer: Result<Labelled, ToolError>) {
         let id = self.node_id(node);
         match answer {
-            Ok(_) => self.events.push(Event::OrphanedCompletion { node: id }),
+            Ok(_) => self.outbox.events.push(Event::OrphanedCompletion { node: id }),
             Err(error) => {
-                self.events.push(Event::CallFailed { node: id, error: RecordedToolError::from(&error) });
+                self.outbox
+                    .events
+                    .push(Event::CallFailed { node: id, error: RecordedToolError::from(&error) });
                 if error.code != codes::TOOL_CALL_CANCELLED.to_string() {
                     let cause = self.tool_error(node, error);
-                    let scope = self.nodes[node.0 as usize].scope;
+                    let scope = self.arena.nodes[node].scope;
                     if let Some(point) = self.drains_around(scope).first().copied() {
                         if let Some(drain) = self.drain_mut(point) {
                             drain.error.causes.push(cause);
@@ -171,7 +173,7 @@ impl RunCore {
                 }
             }
         }
-        let scope = self.nodes[node.0 as usize].scope;
+        let scope = self.arena.nodes[node].scope;
         self.mark_cancelled(node);
         self.settle_drains(scope);
     }
@@ -179,8 +181,8 @@ impl RunCore {
     /// A call that was cancelling is cancelled now; whatever it did, its result is never used.
     pub(super) fn mark_cancelled(&mut self, node: NodeIx) {
         self.operation_unsettled(node);
-        self.nodes[node.0 as usize].state = NodeState::Cancelled;
-        self.events.push(Event::NodeCancelled { node: self.node_id(node) });
+        self.arena.nodes[node].state = NodeState::Cancelled;
+        self.outbox.events.push(Event::NodeCancelled { node: self.node_id(node) });
     }
 
     /// Decides every drain around `scope` that has nothing left to wait for.
@@ -198,7 +200,7 @@ impl RunCore {
     /// Decides every drain that has nothing left to wait for, wherever it is.
     pub(super) fn settle_all_drains(&mut self) {
         let boundaries: Vec<NodeIx> =
-            (0..self.nodes.len() as u32).map(NodeIx).filter(|node| self.is_draining(Some(*node))).collect();
+            self.arena.nodes.slots().filter(|node| self.is_draining(Some(*node))).collect();
         for node in boundaries {
             let scope = self.drain_scope(Some(node));
             self.settle_drains(scope);
@@ -210,7 +212,7 @@ impl RunCore {
     fn end_drain(&mut self, point: DrainPoint) {
         let drain = match point {
             None => self.run_drain.take(),
-            Some(node) => match &mut self.nodes[node.0 as usize].control {
+            Some(node) => match &mut self.arena.nodes[node].control {
                 Control::Boundary(state) => match std::mem::replace(&mut state.phase, BoundaryPhase::Running)
                 {
                     BoundaryPhase::Draining(drain) => Some(drain),
@@ -234,7 +236,7 @@ impl RunCore {
         error.causes.sort_by(|a, b| a.node_id.cmp(&b.node_id));
         match point {
             None => {
-                self.events.push(Event::RunFailed { code: error.code.clone() });
+                self.outbox.events.push(Event::RunFailed { code: error.code.clone() });
                 self.finish(Outcome::Failed(error));
             }
             Some(node) => self.retry_or_catch(node, error),
@@ -244,32 +246,31 @@ impl RunCore {
     /// Retry while the error is retryable and attempts remain, after the host's backoff;
     /// otherwise run the catch block with the error value (spec §2.8).
     fn retry_or_catch(&mut self, node: NodeIx, error: RunError) {
-        let Control::Boundary(state) = &self.nodes[node.0 as usize].control else { return };
+        let Control::Boundary(state) = &self.arena.nodes[node].control else { return };
         let (attempt, retries) = (state.attempt, state.retries);
         let id = self.node_id(node);
         if error.retryable && attempt <= retries {
-            if !self.count(LimitKey::Retries, self.program.expr(self.nodes[node.0 as usize].expr).span, node)
-            {
+            if !self.count(LimitKey::Retries, self.program.expr(self.arena.nodes[node].expr).span, node) {
                 return;
             }
-            self.events.push(Event::BoundaryRetryScheduled { node: id, attempt: attempt + 1 });
+            self.outbox.events.push(Event::BoundaryRetryScheduled { node: id, attempt: attempt + 1 });
             let delay = retry_delay(self.settings.retry_backoff.as_ref(), attempt, error.retry_after);
             if delay.is_zero() {
                 return self.start_attempt(node);
             }
             let timer = self.start_timer(TimerPurpose::Backoff(node), delay);
-            if let Control::Boundary(state) = &mut self.nodes[node.0 as usize].control {
+            if let Control::Boundary(state) = &mut self.arena.nodes[node].control {
                 state.phase = BoundaryPhase::Backoff(timer);
             }
             return;
         }
-        self.events.push(Event::CatchSelected { node: id });
-        if let Control::Boundary(state) = &mut self.nodes[node.0 as usize].control {
+        self.outbox.events.push(Event::CatchSelected { node: id });
+        if let Control::Boundary(state) = &mut self.arena.nodes[node].control {
             state.catching = true;
         }
         let program = Arc::clone(&self.program);
         let (ExprKind::Boundary { error: binding, catch, .. }, scope) =
-            (&program.expr(self.nodes[node.0 as usize].expr).kind, self.nodes[node.0 as usize].scope)
+            (&program.expr(self.arena.nodes[node].expr).kind, self.arena.nodes[node].scope)
         else {
             return;
         };
@@ -289,12 +290,12 @@ impl RunCore {
     pub(super) fn start_attempt(&mut self, node: NodeIx) {
         let program = Arc::clone(&self.program);
         let (ExprKind::Boundary { body, .. }, scope) =
-            (&program.expr(self.nodes[node.0 as usize].expr).kind, self.nodes[node.0 as usize].scope)
+            (&program.expr(self.arena.nodes[node].expr).kind, self.arena.nodes[node].scope)
         else {
             return;
         };
-        let next_scope = self.next_scope();
-        let attempt = match &mut self.nodes[node.0 as usize].control {
+        let next_scope = self.arena.scopes.next();
+        let attempt = match &mut self.arena.nodes[node].control {
             Control::Boundary(state) => {
                 state.attempt += 1;
                 state.attempt_scope = next_scope;
@@ -303,49 +304,49 @@ impl RunCore {
             }
             _ => return,
         };
-        self.events.push(Event::BoundaryAttemptStarted { node: self.node_id(node), attempt });
+        self.outbox.events.push(Event::BoundaryAttemptStarted { node: self.node_id(node), attempt });
         self.enter(*body, Some(scope), Owner::Attempt(node), format!("a{attempt}"), attempt, Vec::new());
     }
 
     /// Asks the shell for a timer and records why.
     fn start_timer(&mut self, purpose: TimerPurpose, delay: Duration) -> TimerHandle {
-        let timer = TimerHandle(self.next_timer);
-        self.next_timer += 1;
-        self.timers.insert(timer, purpose);
+        let timer = TimerHandle(self.timers.next);
+        self.timers.next += 1;
+        self.timers.purposes.insert(timer, purpose);
         let node = match purpose {
             TimerPurpose::Backoff(node) | TimerPurpose::Grace(Some(node)) => self.node_id(node),
             TimerPurpose::Grace(None) => String::new(),
         };
         let delay_ms = delay.as_millis().min(u128::from(u64::MAX)) as u64;
-        self.events.push(Event::TimerStarted { timer: timer.0, node, delay_ms });
-        self.effects.push(Effect::StartTimer { timer, delay });
+        self.outbox.events.push(Event::TimerStarted { timer: timer.0, node, delay_ms });
+        self.outbox.effects.push(Effect::StartTimer { timer, delay });
         timer
     }
 
     pub(super) fn cancel_timer(&mut self, timer: TimerHandle) {
-        if self.timers.remove(&timer).is_some() {
-            self.effects.push(Effect::CancelTimer(timer));
+        if self.timers.purposes.remove(&timer).is_some() {
+            self.outbox.effects.push(Effect::CancelTimer(timer));
         }
     }
 
     /// The shell armed `timer` with a wall-clock deadline; the journal keeps it.
     pub(super) fn timer_armed(&mut self, timer: TimerHandle, deadline_unix_ms: u64) {
-        if self.timers.contains_key(&timer) {
-            self.events.push(Event::TimerArmed { timer: timer.0, deadline_unix_ms });
+        if self.timers.purposes.contains_key(&timer) {
+            self.outbox.events.push(Event::TimerArmed { timer: timer.0, deadline_unix_ms });
         }
     }
 
     /// A backoff ends with the next attempt; a grace period ends the wait for acknowledgements.
     pub(super) fn timer_fired(&mut self, timer: TimerHandle) {
-        let Some(purpose) = self.timers.remove(&timer) else { return };
-        self.events.push(Event::TimerFired { timer: timer.0 });
+        let Some(purpose) = self.timers.purposes.remove(&timer) else { return };
+        self.outbox.events.push(Event::TimerFired { timer: timer.0 });
         match purpose {
             TimerPurpose::Backoff(node) => {
                 let waiting = matches!(
-                    &self.nodes[node.0 as usize].control,
+                    &self.arena.nodes[node].control,
                     Control::Boundary(state) if matches!(state.phase, BoundaryPhase::Backoff(t) if t == timer)
                 );
-                if waiting && self.nodes[node.0 as usize].state == NodeState::Running {
+                if waiting && self.arena.nodes[node].state == NodeState::Running {
                     self.start_attempt(node);
                 }
             }
@@ -367,7 +368,7 @@ impl RunCore {
     /// Stops a cancelled boundary's timers (a backoff is cancellable) and a cancelled loop's
     /// permits.
     pub(super) fn release_control(&mut self, node: NodeIx) {
-        let timer = match &mut self.nodes[node.0 as usize].control {
+        let timer = match &mut self.arena.nodes[node].control {
             Control::Boundary(state) => match std::mem::replace(&mut state.phase, BoundaryPhase::Running) {
                 BoundaryPhase::Backoff(timer) => Some(timer),
                 BoundaryPhase::Draining(drain) => drain.grace,

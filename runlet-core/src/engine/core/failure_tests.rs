@@ -355,7 +355,7 @@ fn loop_permits_are_released_by_caught_failures_and_by_cancellation() {
     });
     assert_eq!(sim.in_flight.len(), 2, "two iterations hold the two permits");
     assert!(matches!(sim.step(Input::CancelRequested), Some(Outcome::Cancelled)));
-    for node in &sim.core.nodes {
+    for node in sim.core.arena.nodes.iter() {
         if let Control::Loop(state) = &node.control {
             assert!(state.active.is_empty(), "a cancelled loop holds no permits");
             assert_eq!(node.state, NodeState::Cancelled);

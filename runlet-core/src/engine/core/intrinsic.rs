@@ -23,9 +23,9 @@ impl RunCore {
                 Err(error) => self.fail_compute(node, &error),
             },
             Intrinsic::Sampled(function) => {
-                self.nodes[node.0 as usize].state = NodeState::Running;
+                self.arena.nodes[node].state = NodeState::Running;
                 let node_id = self.node_id(node);
-                self.effects.push(Effect::Sample(SampleRequest {
+                self.outbox.effects.push(Effect::Sample(SampleRequest {
                     call: CallHandle(node.0),
                     function,
                     node_id,
@@ -54,7 +54,7 @@ impl RunCore {
     /// answer for a node that is no longer waiting for one (cancelled meanwhile) is dropped.
     pub(super) fn sampled(&mut self, call: CallHandle, answer: Result<Value, ValueError>) {
         let node = NodeIx(call.0);
-        let Some(entry) = self.nodes.get(node.0 as usize) else { return };
+        let Some(entry) = self.arena.nodes.get(NodeIx(node.0)) else { return };
         let is_sample = matches!(
             self.program.expr(entry.expr).kind,
             ExprKind::Intrinsic { function: Intrinsic::Sampled(_), .. }
@@ -67,7 +67,7 @@ impl RunCore {
             Ok(value) => Ok(serde_bytes::ByteBuf::from(rcve::encode(value))),
             Err(error) => Err(error.message().to_owned()),
         };
-        self.events.push(Event::IntrinsicSampled { node: node_id, output });
+        self.outbox.events.push(Event::IntrinsicSampled { node: node_id, output });
         match answer {
             Ok(value) => self.succeed(node, Labelled::public(value)),
             Err(error) => self.fail_compute(node, &error),

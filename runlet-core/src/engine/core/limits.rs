@@ -72,9 +72,9 @@ impl RunCore {
         if self.finished || !self.is_limited(LimitKey::JournalBytes) {
             return self.budget.breach.is_none();
         }
-        let uncounted = self.events.get(self.budget.journal_counted..).unwrap_or_default();
+        let uncounted = self.outbox.events.get(self.budget.journal_counted..).unwrap_or_default();
         let bytes: u64 = uncounted.iter().map(|event| event.encoded_len() as u64).sum();
-        self.budget.journal_counted = self.events.len();
+        self.budget.journal_counted = self.outbox.events.len();
         let used = &mut self.budget.used[LimitKey::JournalBytes as usize];
         *used = used.saturating_add(bytes);
         let current = *used;
@@ -86,18 +86,18 @@ impl RunCore {
     /// counted. Otherwise nothing is recorded and the breach fails the run as a whole instead
     /// (`apply_breach`), though its own scope already succeeded.
     pub(super) fn record_success(&mut self) -> bool {
-        self.events.push(Event::RunSucceeded);
+        self.outbox.events.push(Event::RunSucceeded);
         if self.measure_journal() {
             return true;
         }
-        self.events.pop();
-        self.budget.journal_counted = self.budget.journal_counted.min(self.events.len());
+        self.outbox.events.pop();
+        self.budget.journal_counted = self.budget.journal_counted.min(self.outbox.events.len());
         false
     }
 
     /// The shell started the run's wall clock: journaled, so a resumed run keeps the start.
     pub(super) fn wall_clock_started(&mut self, started_unix_ms: u64) {
-        self.events.push(Event::WallClockStarted { started_unix_ms });
+        self.outbox.events.push(Event::WallClockStarted { started_unix_ms });
     }
 
     /// The shell's timer for `wall_clock_ms` fired.
@@ -112,7 +112,7 @@ impl RunCore {
         let mut current = Some(scope);
         while let Some(ix) = current {
             depth += 1;
-            current = self.scopes[ix.0 as usize].parent;
+            current = self.arena.scopes[ix].parent;
         }
         depth
     }
@@ -127,27 +127,27 @@ impl RunCore {
         let node_id = node.map(|n| self.node_id(n)).unwrap_or_default();
         let mut error = breach.to_error(node_id.clone());
         if let Some(node) = node {
-            let entry = &self.nodes[node.0 as usize];
+            let entry = &self.arena.nodes[node];
             error.attempt = self.attempt_of(entry.scope);
             if let ExprKind::Call { tool, .. } = self.program.expr(entry.expr).kind {
                 error.tool = Some(self.tool_name(tool));
             }
         }
-        self.events.push(Event::LimitExceeded {
+        self.outbox.events.push(Event::LimitExceeded {
             limit: breach.key.as_str().to_owned(),
             current: breach.current,
             cap: breach.cap,
             node: node_id.clone(),
         });
         if let Some(node) = node {
-            let entry = &mut self.nodes[node.0 as usize];
+            let entry = &mut self.arena.nodes[node];
             if !entry.state.is_terminal() {
                 entry.state = NodeState::Failed;
-                self.events.push(Event::NodeFailed { node: node_id, code: error.code.clone() });
+                self.outbox.events.push(Event::NodeFailed { node: node_id, code: error.code.clone() });
             }
         }
-        if self.scopes.is_empty() {
-            self.events.push(Event::RunFailed { code: error.code.clone() });
+        if self.arena.scopes.is_empty() {
+            self.outbox.events.push(Event::RunFailed { code: error.code.clone() });
             self.finish(Outcome::Failed(error));
         } else {
             self.scope_failed(ScopeIx(0), error);

@@ -1,6 +1,7 @@
 //! The deterministic run core (docs/design/engine.md): one run's nodes and scopes, driven by
 //! inputs and answering with effects. It never awaits, reads a clock or spawns.
 
+mod arena;
 mod control;
 mod evaluate;
 mod failure;
@@ -11,13 +12,13 @@ mod generated;
 mod intrinsic;
 mod limits;
 mod operations;
+mod parts;
 mod reclaim;
 mod recovery;
 mod state;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,10 +37,10 @@ use crate::schema::{ExecutionClass, labels_of};
 use crate::stdlib::{PatternCache, SampledFunction};
 use crate::value::{Digest, DigestKey, Labelled, List, Value, ValueError, rcve};
 
-use operations::{OperationKey, OperationRecord};
-use recovery::HostDecision;
+pub use parts::ToolTable;
+use parts::{Agenda, Operations, Outbox, RunArena, Timers};
 pub use recovery::Resolution;
-use state::{Drain, Node, NodeIx, NodeState, Owner, Role, Scope, ScopeIx, ScopeStatus, TimerPurpose};
+use state::{Drain, Node, NodeIx, NodeState, Owner, Role, Scope, ScopeIx, ScopeStatus};
 
 /// Per-run policy the core applies.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -203,82 +204,51 @@ const BUFFER_KEPT: usize = 64;
 pub struct RunCore {
     program: Arc<Program>,
     plan: Arc<Plan>,
+    tools: ToolTable,
     settings: RunSettings,
     /// The run-pinned key for digests of sensitive or secret values (spec §6.2): operation
     /// input digests and iteration keys.
     digest_key: DigestKey,
     inputs: Vec<Labelled>,
-    nodes: Vec<Node>,
-    scopes: Vec<Scope>,
-    ready: VecDeque<NodeIx>,
-    events: Vec<Event>,
-    effects: Vec<Effect>,
-    /// Nodes created by the demands of the current step, checked for readiness together.
-    fresh: Vec<NodeIx>,
-    /// Tool names by `ToolId` index, for events and errors.
-    tool_names: Arc<[String]>,
+    arena: RunArena,
+    agenda: Agenda,
+    outbox: Outbox,
+    operations: Operations,
+    timers: Timers,
     /// The regex patterns this run's intrinsics compiled.
     patterns: PatternCache,
-    /// Execution classes by `ToolId` index; a tool without one counts as `unsafe`.
-    tool_classes: Arc<[ExecutionClass]>,
-    /// The operations of calls inside boundary attempts, which a retry may meet again
-    /// (spec §4.2, §5.4).
-    operations: BTreeMap<OperationKey, OperationRecord>,
-    /// The operation of each dispatched call node inside a boundary attempt.
-    call_operations: BTreeMap<NodeIx, OperationKey>,
-    timers: BTreeMap<TimerHandle, TimerPurpose>,
-    next_timer: u32,
     /// The run's failure waiting for cancelled calls before the run ends.
     run_drain: Option<Drain>,
     finished: bool,
     /// The run's limits and what it has used of them (`core/limits.rs`).
     budget: limits::Budget,
-    /// How many nodes the run has created, released ones included.
-    materialized: usize,
-    /// Released node and scope slots the next `create`/`enter` reuses (`core/reclaim.rs`).
-    free_nodes: Vec<NodeIx>,
-    free_scopes: Vec<ScopeIx>,
-    /// Finished iterations and fold steps whose value was taken, released after the current step.
-    retired: Vec<ScopeIx>,
-    /// The host's recovery decisions for calls left dispatching, applied on `Resume`.
-    host_decisions: BTreeMap<NodeIx, HostDecision>,
 }
 
 impl RunCore {
+    /// A core for one run of `program` (planned as `plan`) calling `tools`.
     pub fn new(
         program: Arc<Program>,
         plan: Arc<Plan>,
-        tool_names: Arc<[String]>,
+        tools: ToolTable,
         settings: RunSettings,
         digest_key: DigestKey,
     ) -> RunCore {
         RunCore {
             program,
             plan,
+            tools,
             settings,
             digest_key,
             inputs: Vec::new(),
-            nodes: Vec::new(),
-            scopes: Vec::new(),
-            ready: VecDeque::new(),
-            events: Vec::new(),
-            effects: Vec::new(),
-            fresh: Vec::new(),
-            tool_names,
+            arena: RunArena::default(),
+            agenda: Agenda::default(),
+            outbox: Outbox::default(),
+            operations: Operations::default(),
+            timers: Timers::default(),
             patterns: PatternCache::default(),
-            tool_classes: Arc::from([]),
-            operations: BTreeMap::new(),
-            call_operations: BTreeMap::new(),
-            timers: BTreeMap::new(),
-            next_timer: 0,
             run_drain: None,
             finished: false,
             budget: limits::Budget::default(),
-            materialized: 0,
-            free_nodes: Vec::new(),
-            free_scopes: Vec::new(),
-            retired: Vec::new(),
-            host_decisions: BTreeMap::new(),
         }
     }
 
@@ -302,7 +272,7 @@ impl RunCore {
     /// A tool answer to `call` labelled by the tool's output schema, as the shell labels answers
     /// it validates (spec §6.2): replay gives recorded answers the labels they had.
     pub fn labelled_output(&self, call: CallHandle, value: Value) -> Labelled {
-        match self.nodes.get(call.0 as usize) {
+        match self.arena.nodes.get(NodeIx(call.0)) {
             Some(node) => {
                 let schema = self.program.expr(node.expr).schema;
                 let labels = labels_of(&self.program.schemas, schema, &value);
@@ -310,12 +280,6 @@ impl RunCore {
             }
             None => Labelled::public(value),
         }
-    }
-
-    /// The execution class of each tool, by `ToolId` index (spec §5.4).
-    pub fn with_tool_classes(mut self, classes: Arc<[ExecutionClass]>) -> RunCore {
-        self.tool_classes = classes;
-        self
     }
 
     /// This core with `limits` applied to its run; `source_bytes` is the program's source size.
@@ -331,19 +295,19 @@ impl RunCore {
 
     /// How many nodes the run has materialized so far, finished and released ones included.
     pub fn materialized_nodes(&self) -> usize {
-        self.materialized
+        self.arena.materialized
     }
 
     /// How many materialized nodes are not yet succeeded, failed or cancelled. Counts by walking
     /// every node: for measurements, not for hot paths.
     pub fn live_nodes(&self) -> usize {
-        self.nodes.iter().filter(|node| !node.state.is_terminal()).count()
+        self.arena.nodes.iter().filter(|node| !node.state.is_terminal()).count()
     }
 
     /// How many node slots the run holds: live nodes and finished ones not yet released (a
     /// finished loop iteration's nodes are released once its value is taken).
     pub fn held_nodes(&self) -> usize {
-        self.nodes.len() - self.free_nodes.len()
+        self.arena.nodes.held()
     }
 
     /// Applies `input` and returns the effects it causes: first the events to append, then the
@@ -369,34 +333,34 @@ impl RunCore {
             self.measure_journal();
             self.apply_breach();
             self.release_retired();
-            while let Some(node) = self.ready.pop_front() {
+            while let Some(node) = self.agenda.ready.pop_front() {
                 self.evaluate(node);
                 self.measure_journal();
                 self.apply_breach();
                 self.release_retired();
             }
         }
-        let mut effects = Vec::with_capacity(self.effects.len() + 1);
-        if !self.events.is_empty() {
-            effects.push(Effect::Append(std::mem::take(&mut self.events)));
+        let mut effects = Vec::with_capacity(self.outbox.effects.len() + 1);
+        if !self.outbox.events.is_empty() {
+            effects.push(Effect::Append(std::mem::take(&mut self.outbox.events)));
         }
         self.budget.events_taken();
-        effects.append(&mut self.effects);
+        effects.append(&mut self.outbox.effects);
         // A step that started a wide loop queued one dispatch per iteration; keep the buffers
         // an ordinary step needs, not that burst's, for the rest of the run.
-        self.effects.shrink_to(BUFFER_KEPT);
-        self.ready.shrink_to(BUFFER_KEPT);
+        self.outbox.effects.shrink_to(BUFFER_KEPT);
+        self.agenda.ready.shrink_to(BUFFER_KEPT);
         effects
     }
 
     fn start(&mut self, inputs: Vec<Labelled>) {
-        if !self.scopes.is_empty() {
+        if !self.arena.scopes.is_empty() {
             return;
         }
         let values: Vec<Value> = inputs.iter().map(|i| i.value().clone()).collect();
         let recorded = List::new(values).map(|l| rcve::encode(&Value::List(l))).unwrap_or_default();
         self.inputs = inputs;
-        self.events.push(Event::RunCreated { inputs: recorded });
+        self.outbox.events.push(Event::RunCreated { inputs: recorded });
         let root = self.program.root;
         let source_bytes = self.budget.source_bytes;
         if !self.within(LimitKey::SourceBytes, source_bytes, self.program.region(root).span, None) {
@@ -407,7 +371,7 @@ impl RunCore {
 
     fn call_answered(&mut self, call: CallHandle, answer: Result<Labelled, ToolError>) {
         let node = NodeIx(call.0);
-        let Some(entry) = self.nodes.get(node.0 as usize) else { return };
+        let Some(entry) = self.arena.nodes.get(NodeIx(node.0)) else { return };
         let is_call = matches!(self.program.expr(entry.expr).kind, ExprKind::Call { .. });
         if !is_call || entry.state == NodeState::Waiting {
             return;
@@ -417,7 +381,7 @@ impl RunCore {
             NodeState::Running => {}
             NodeState::Cancelling => return self.cancelled_call_answered(node, answer),
             _ => {
-                self.events.push(Event::OrphanedCompletion { node: id });
+                self.outbox.events.push(Event::OrphanedCompletion { node: id });
                 return;
             }
         }
@@ -425,16 +389,18 @@ impl RunCore {
             Ok(value) => {
                 let output = rcve::encode(value.value());
                 let size = output.len() as u64;
-                self.events.push(Event::CallCompleted { node: id, output });
+                self.outbox.events.push(Event::CallCompleted { node: id, output });
                 Some(size)
             }
             Err(error) => {
-                self.events.push(Event::CallFailed { node: id, error: RecordedToolError::from(error) });
+                self.outbox
+                    .events
+                    .push(Event::CallFailed { node: id, error: RecordedToolError::from(error) });
                 None
             }
         };
         if let Some(size) = output_bytes {
-            let span = self.program.expr(self.nodes[node.0 as usize].expr).span;
+            let span = self.program.expr(self.arena.nodes[node].expr).span;
             if !self.within(LimitKey::CallOutputBytes, size, span, Some(node)) {
                 return;
             }
@@ -453,26 +419,26 @@ impl RunCore {
     }
 
     fn cancel_run(&mut self) {
-        self.events.push(Event::CancellationRequested);
-        if let Some(root) = self.scopes.first().map(|_| ScopeIx(0)) {
+        self.outbox.events.push(Event::CancellationRequested);
+        if let Some(root) = (!self.arena.scopes.is_empty()).then_some(ScopeIx(0)) {
             self.cancel_scope(root);
         }
-        for index in 0..self.nodes.len() {
-            if self.nodes[index].state == NodeState::Cancelling {
-                self.mark_cancelled(NodeIx(index as u32));
+        for node in self.arena.nodes.slots() {
+            if self.arena.nodes[node].state == NodeState::Cancelling {
+                self.mark_cancelled(node);
             }
         }
-        self.events.push(Event::RunCancelled);
+        self.outbox.events.push(Event::RunCancelled);
         self.finish(Outcome::Cancelled);
     }
 
     fn finish(&mut self, outcome: Outcome) {
         self.finished = true;
-        self.ready.clear();
-        for timer in std::mem::take(&mut self.timers).into_keys() {
-            self.effects.push(Effect::CancelTimer(timer));
+        self.agenda.ready.clear();
+        for timer in std::mem::take(&mut self.timers.purposes).into_keys() {
+            self.outbox.effects.push(Effect::CancelTimer(timer));
         }
-        self.effects.push(Effect::Finish(outcome));
+        self.outbox.effects.push(Effect::Finish(outcome));
     }
 
     // ---- scopes --------------------------------------------------------------------------
@@ -487,9 +453,9 @@ impl RunCore {
         attempt: u32,
         provided: Vec<(crate::analyze::hir::BindingId, Labelled)>,
     ) -> ScopeIx {
-        let scope = self.next_scope();
+        let scope = self.arena.scopes.next();
         let depth = 1 + parent.map_or(0, |p| self.depth_of(p));
-        self.place_scope(Scope {
+        self.arena.scopes.place(Scope {
             region,
             parent,
             owner,
@@ -505,7 +471,7 @@ impl RunCore {
             skipped: false,
         });
         if let Some(parent) = parent {
-            self.scopes[parent.0 as usize].children.push(scope);
+            self.arena.scopes[parent].children.push(scope);
         }
         let span = self.program.region(region).span;
         if self.within(LimitKey::Depth, depth, span, owner.node()) {
@@ -517,8 +483,8 @@ impl RunCore {
     /// Demands the effect roots of the scope's current segment and what closes it: the skip's
     /// condition, or the region's result after the last segment.
     fn run_segment(&mut self, scope: ScopeIx) {
-        let region = self.scopes[scope.0 as usize].region;
-        let segment_index = self.scopes[scope.0 as usize].segment;
+        let region = self.arena.scopes[scope].region;
+        let segment_index = self.arena.scopes[scope].segment;
         let plan = Arc::clone(&self.plan);
         let segment = &plan.segments(region)[segment_index as usize];
         for &root in &segment.roots {
@@ -531,12 +497,12 @@ impl RunCore {
                 self.watch(node, Role::SkipCondition);
             }
             Some(None) => {
-                self.scopes[scope.0 as usize].skipped = true;
+                self.arena.scopes[scope].skipped = true;
             }
             None => {
                 let result = self.program.region(region).result;
                 let node = self.demand(scope, result);
-                self.scopes[scope.0 as usize].result = Some(node);
+                self.arena.scopes[scope].result = Some(node);
                 self.watch(node, Role::Result);
             }
         }
@@ -546,39 +512,39 @@ impl RunCore {
 
     /// Marks `node` as watched by its scope; an already succeeded node counts at once.
     fn watch(&mut self, node: NodeIx, role: Role) {
-        let entry = &mut self.nodes[node.0 as usize];
+        let entry = &mut self.arena.nodes[node];
         if entry.state == NodeState::Succeeded {
             if role == Role::SkipCondition {
                 entry.role = Some(role);
                 let scope = entry.scope;
-                self.scopes[scope.0 as usize].outstanding += 1;
+                self.arena.scopes[scope].outstanding += 1;
                 self.watched_succeeded(node);
             }
             return;
         }
         entry.role = Some(role);
         let scope = entry.scope;
-        self.scopes[scope.0 as usize].outstanding += 1;
+        self.arena.scopes[scope].outstanding += 1;
     }
 
     /// A watched node succeeded: count it, and act on a skip condition.
     fn watched_succeeded(&mut self, node: NodeIx) {
-        let entry = &self.nodes[node.0 as usize];
+        let entry = &self.arena.nodes[node];
         let (scope, role) = (entry.scope, entry.role);
         let Some(role) = role else { return };
-        if self.scopes[scope.0 as usize].status != ScopeStatus::Active {
+        if self.arena.scopes[scope].status != ScopeStatus::Active {
             return;
         }
-        self.scopes[scope.0 as usize].outstanding -= 1;
+        self.arena.scopes[scope].outstanding -= 1;
         if role == Role::SkipCondition {
-            let taken = match self.nodes[node.0 as usize].value.as_ref().map(Labelled::value) {
+            let taken = match self.arena.nodes[node].value.as_ref().map(Labelled::value) {
                 Some(Value::Bool(taken)) => *taken,
                 _ => false,
             };
             if taken {
-                self.scopes[scope.0 as usize].skipped = true;
+                self.arena.scopes[scope].skipped = true;
             } else {
-                self.scopes[scope.0 as usize].segment += 1;
+                self.arena.scopes[scope].segment += 1;
                 self.run_segment(scope);
                 return;
             }
@@ -588,19 +554,19 @@ impl RunCore {
 
     /// Completes `scope` when nothing it watches is outstanding and it has a result or skipped.
     fn check_scope_done(&mut self, scope: ScopeIx) {
-        let entry = &self.scopes[scope.0 as usize];
+        let entry = &self.arena.scopes[scope];
         if entry.status != ScopeStatus::Active || entry.outstanding > 0 {
             return;
         }
         let value = if entry.skipped {
             None
         } else {
-            match entry.result.map(|n| self.nodes[n.0 as usize].value.clone()) {
+            match entry.result.map(|n| self.arena.nodes[n].value.clone()) {
                 Some(Some(value)) => Some(value),
                 _ => return,
             }
         };
-        self.scopes[scope.0 as usize].status = ScopeStatus::Succeeded;
+        self.arena.scopes[scope].status = ScopeStatus::Succeeded;
         self.scope_succeeded(scope, value);
     }
 
@@ -609,25 +575,25 @@ impl RunCore {
     /// The node of `expr` in `scope`, materialising it and every dependency it still lacks.
     /// Iterative, so long binding chains cannot exhaust the stack.
     fn demand(&mut self, scope: ScopeIx, expr: ExprId) -> NodeIx {
-        if let Some(&node) = self.scopes[scope.0 as usize].nodes.get(&expr) {
+        if let Some(&node) = self.arena.scopes[scope].nodes.get(&expr) {
             return node;
         }
         let first = self.create(scope, expr);
         let mut pending = vec![first];
         while let Some(node) = pending.pop() {
             let (node_scope, node_expr) = {
-                let entry = &self.nodes[node.0 as usize];
+                let entry = &self.arena.nodes[node];
                 (entry.scope, entry.expr)
             };
             for (prefetch_scope, prefetch_expr) in self.prefetches(node_scope, node_expr) {
-                if !self.scopes[prefetch_scope.0 as usize].nodes.contains_key(&prefetch_expr) {
+                if !self.arena.scopes[prefetch_scope].nodes.contains_key(&prefetch_expr) {
                     let created = self.create(prefetch_scope, prefetch_expr);
                     pending.push(created);
                 }
             }
             let mut inputs = Vec::new();
             for (dep_scope, dep_expr) in self.dependencies(node_scope, node_expr) {
-                let dependency = match self.scopes[dep_scope.0 as usize].nodes.get(&dep_expr) {
+                let dependency = match self.arena.scopes[dep_scope].nodes.get(&dep_expr) {
                     Some(&existing) => existing,
                     None => {
                         let created = self.create(dep_scope, dep_expr);
@@ -638,35 +604,35 @@ impl RunCore {
                 let span = self.program.expr(node_expr).span;
                 self.count(LimitKey::GraphEdges, span, node);
                 inputs.push(self.node_id(dependency));
-                if self.nodes[dependency.0 as usize].state != NodeState::Succeeded {
-                    self.nodes[node.0 as usize].waiting += 1;
-                    self.nodes[dependency.0 as usize].dependents.push(node);
+                if self.arena.nodes[dependency].state != NodeState::Succeeded {
+                    self.arena.nodes[node].waiting += 1;
+                    self.arena.nodes[dependency].dependents.push(node);
                 }
             }
-            self.events.push(Event::NodePlanned { node: self.node_id(node), inputs });
+            self.outbox.events.push(Event::NodePlanned { node: self.node_id(node), inputs });
         }
         first
     }
 
     fn create(&mut self, scope: ScopeIx, expr: ExprId) -> NodeIx {
-        let node = self.next_node();
-        self.materialized += 1;
+        let node = self.arena.nodes.next();
+        self.arena.materialized += 1;
         // Past the cap the node is still made, so this demand stays consistent; the run fails
         // with the breach before anything evaluates it.
         let span = self.program.expr(expr).span;
-        self.within(LimitKey::GraphNodes, self.materialized as u64, span, Some(node));
-        self.place_node(Node::new(expr, scope, NodeState::Waiting));
-        self.scopes[scope.0 as usize].nodes.insert(expr, node);
-        self.fresh.push(node);
+        self.within(LimitKey::GraphNodes, self.arena.materialized as u64, span, Some(node));
+        self.arena.nodes.place(Node::new(expr, scope, NodeState::Waiting));
+        self.arena.scopes[scope].nodes.insert(expr, node);
+        self.agenda.fresh.push(node);
         node
     }
 
     /// Nodes created by the last demands whose dependencies are all met become ready.
     fn release_ready_demand(&mut self) {
-        for node in std::mem::take(&mut self.fresh) {
-            let entry = &self.nodes[node.0 as usize];
+        for node in std::mem::take(&mut self.agenda.fresh) {
+            let entry = &self.arena.nodes[node];
             if entry.state == NodeState::Waiting && entry.waiting == 0 {
-                self.ready.push_back(node);
+                self.agenda.ready.push_back(node);
             }
         }
     }
@@ -705,7 +671,7 @@ impl RunCore {
     /// The nearest scope from `scope` outwards that instantiates `region`.
     fn scope_of_region(&self, mut scope: ScopeIx, region: RegionId) -> Option<ScopeIx> {
         loop {
-            let entry = &self.scopes[scope.0 as usize];
+            let entry = &self.arena.scopes[scope];
             if entry.region == region {
                 return Some(scope);
             }
@@ -714,7 +680,7 @@ impl RunCore {
     }
 
     fn succeed(&mut self, node: NodeIx, value: Labelled) {
-        let entry = &mut self.nodes[node.0 as usize];
+        let entry = &mut self.arena.nodes[node];
         if entry.state.is_terminal() {
             return;
         }
@@ -722,28 +688,28 @@ impl RunCore {
         entry.value = Some(value);
         let dependents = std::mem::take(&mut entry.dependents);
         let id = self.node_id(node);
-        self.events.push(Event::NodeSucceeded { node: id });
+        self.outbox.events.push(Event::NodeSucceeded { node: id });
         for dependent in dependents {
-            let waiting = &mut self.nodes[dependent.0 as usize];
+            let waiting = &mut self.arena.nodes[dependent];
             waiting.waiting -= 1;
             if waiting.waiting == 0 && waiting.state == NodeState::Waiting {
-                self.ready.push_back(dependent);
+                self.agenda.ready.push_back(dependent);
             }
         }
-        if self.nodes[node.0 as usize].role.is_some() {
+        if self.arena.nodes[node].role.is_some() {
             self.watched_succeeded(node);
         }
     }
 
     /// `node` failed: its own scope fails (lexical ownership, spec §2.8).
     fn fail(&mut self, node: NodeIx, error: RunError) {
-        let entry = &mut self.nodes[node.0 as usize];
+        let entry = &mut self.arena.nodes[node];
         if entry.state.is_terminal() {
             return;
         }
         entry.state = NodeState::Failed;
         let scope = entry.scope;
-        self.events.push(Event::NodeFailed { node: self.node_id(node), code: error.code.clone() });
+        self.outbox.events.push(Event::NodeFailed { node: self.node_id(node), code: error.code.clone() });
         self.scope_failed(scope, error);
     }
 
@@ -751,7 +717,7 @@ impl RunCore {
     /// Built when asked rather than kept per node or scope: held id strings cost each node of a
     /// wide loop more than the node itself.
     fn node_id(&self, node: NodeIx) -> String {
-        let entry = &self.nodes[node.0 as usize];
+        let entry = &self.arena.nodes[node];
         let mut id = self.joined_segments(entry.scope, true);
         if !id.is_empty() {
             id.push('|');
@@ -773,7 +739,7 @@ impl RunCore {
         let mut segments = Vec::new();
         let mut current = Some(scope);
         while let Some(ix) = current {
-            let s = &self.scopes[ix.0 as usize];
+            let s = &self.arena.scopes[ix];
             if !s.path.is_empty() && (attempts || !matches!(s.owner, Owner::Attempt(_))) {
                 segments.push(s.path.as_str());
             }
@@ -785,18 +751,18 @@ impl RunCore {
 
     /// Where a call is in the program (its syntax path) and which dynamic instance it is.
     fn call_identity(&self, node: NodeIx) -> (String, String) {
-        let entry = &self.nodes[node.0 as usize];
+        let entry = &self.arena.nodes[node];
         (self.plan.path(entry.expr).to_string(), self.dynamic_key(entry.scope))
     }
 
     fn attempt_of(&self, scope: ScopeIx) -> u32 {
-        self.scopes[scope.0 as usize].attempt
+        self.arena.scopes[scope].attempt
     }
 
     /// The run error of a failed call. It is retryable only when the tool says so and its
     /// execution class lets a boundary dispatch the operation again (spec §5.4).
     fn tool_error(&self, node: NodeIx, error: ToolError) -> RunError {
-        let entry = &self.nodes[node.0 as usize];
+        let entry = &self.arena.nodes[node];
         let tool = match &self.program.expr(entry.expr).kind {
             ExprKind::Call { tool, .. } => Some(*tool),
             _ => None,
@@ -825,10 +791,10 @@ impl RunCore {
     }
 
     fn tool_name(&self, tool: ToolId) -> String {
-        self.tool_names.get(tool.index()).cloned().unwrap_or_default()
+        self.tools.name(tool)
     }
 
     fn tool_class(&self, tool: ToolId) -> ExecutionClass {
-        self.tool_classes.get(tool.index()).copied().unwrap_or(ExecutionClass::Unsafe)
+        self.tools.class(tool)
     }
 }

@@ -42,13 +42,13 @@ impl RunCore {
         let input_digest = self.input_digest(node, &arguments);
         let id = self.node_id(node);
         let mut recover_first = false;
-        if self.inside_attempt(self.nodes[node.0 as usize].scope) {
+        if self.inside_attempt(self.arena.nodes[node].scope) {
             let (call_site, dynamic_key) = self.call_identity(node);
             let key: OperationKey = (call_site.into(), dynamic_key, input_digest.clone());
             let class = self.tool_class(tool);
-            let record = self.operations.entry(key.clone()).or_default();
+            let record = self.operations.records.entry(key.clone()).or_default();
             if let Some((value, from)) = record.result.clone() {
-                self.events.push(Event::CallReused { node: id, from });
+                self.outbox.events.push(Event::CallReused { node: id, from });
                 self.succeed(node, value);
                 return;
             }
@@ -64,9 +64,9 @@ impl RunCore {
                 return self.fail(node, run_error);
             }
             recover_first = record.uncertain && class == ExecutionClass::Recoverable;
-            self.call_operations.insert(node, key);
+            self.operations.by_call.insert(node, key);
         }
-        self.events.push(Event::NodeReady { node: id });
+        self.outbox.events.push(Event::NodeReady { node: id });
         self.prepare_dispatch(node, tool, arguments, input_digest, recover_first, 0);
     }
 
@@ -82,7 +82,7 @@ impl RunCore {
         recover_first: bool,
         operation_generation: u32,
     ) {
-        let span = self.program.expr(self.nodes[node.0 as usize].expr).span;
+        let span = self.program.expr(self.arena.nodes[node].expr).span;
         if !self.count(LimitKey::ToolCalls, span, node) {
             return;
         }
@@ -93,28 +93,28 @@ impl RunCore {
             }
         }
         let dispatch_generation =
-            match self.call_operations.get(&node).and_then(|k| self.operations.get_mut(k)) {
+            match self.operations.by_call.get(&node).and_then(|k| self.operations.records.get_mut(k)) {
                 Some(record) => {
                     record.dispatches += 1;
                     record.dispatches
                 }
                 None => {
-                    self.nodes[node.0 as usize].dispatches += 1;
-                    self.nodes[node.0 as usize].dispatches
+                    self.arena.nodes[node].dispatches += 1;
+                    self.arena.nodes[node].dispatches
                 }
             };
-        let scope = self.nodes[node.0 as usize].scope;
-        self.nodes[node.0 as usize].state = NodeState::Running;
+        let scope = self.arena.nodes[node].scope;
+        self.arena.nodes[node].state = NodeState::Running;
         let node_id = self.node_id(node);
         let attempt = self.attempt_of(scope);
-        self.events.push(Event::CallDispatchPrepared {
+        self.outbox.events.push(Event::CallDispatchPrepared {
             node: node_id.clone(),
             tool: self.tool_name(tool),
             attempt,
         });
         let (call_site, dynamic_key) = self.call_identity(node);
         let digest_key = self.identity_key(&input_digest, scope);
-        self.effects.push(Effect::Dispatch(CallRequest {
+        self.outbox.effects.push(Effect::Dispatch(CallRequest {
             call: CallHandle(node.0),
             tool,
             arguments,
@@ -134,7 +134,8 @@ impl RunCore {
     /// A dispatched call of a boundary attempt succeeded: its result becomes reusable.
     pub(super) fn operation_succeeded(&mut self, node: NodeIx, value: &Labelled) {
         let id = self.node_id(node);
-        let Some(record) = self.call_operations.get(&node).and_then(|key| self.operations.get_mut(key))
+        let Some(record) =
+            self.operations.by_call.get(&node).and_then(|key| self.operations.records.get_mut(key))
         else {
             return;
         };
@@ -145,7 +146,8 @@ impl RunCore {
 
     /// A dispatched call of a boundary attempt failed: remember whether its outcome is known.
     pub(super) fn operation_failed(&mut self, node: NodeIx, error: &ToolError) {
-        let Some(record) = self.call_operations.get(&node).and_then(|key| self.operations.get_mut(key))
+        let Some(record) =
+            self.operations.by_call.get(&node).and_then(|key| self.operations.records.get_mut(key))
         else {
             return;
         };
@@ -156,7 +158,9 @@ impl RunCore {
     /// A cancelled call answered: whatever happened, its result may not be used, so the
     /// operation's outcome counts as unknown for the class rules.
     pub(super) fn operation_unsettled(&mut self, node: NodeIx) {
-        if let Some(record) = self.call_operations.get(&node).and_then(|key| self.operations.get_mut(key)) {
+        if let Some(record) =
+            self.operations.by_call.get(&node).and_then(|key| self.operations.records.get_mut(key))
+        {
             record.uncertain = true;
             record.failure = None;
         }
@@ -165,7 +169,9 @@ impl RunCore {
     /// The host settled the outcome of `node`'s operation (it did not apply, or a fresh
     /// generation replaces it): it is no longer uncertain.
     pub(super) fn operation_settled(&mut self, node: NodeIx) {
-        if let Some(record) = self.call_operations.get(&node).and_then(|key| self.operations.get_mut(key)) {
+        if let Some(record) =
+            self.operations.by_call.get(&node).and_then(|key| self.operations.records.get_mut(key))
+        {
             record.uncertain = false;
             record.failure = None;
         }
@@ -173,7 +179,7 @@ impl RunCore {
 
     fn inside_attempt(&self, mut scope: ScopeIx) -> bool {
         loop {
-            let entry = &self.scopes[scope.0 as usize];
+            let entry = &self.arena.scopes[scope];
             if matches!(entry.owner, Owner::Attempt(_)) {
                 return true;
             }
@@ -189,26 +195,26 @@ impl RunCore {
     /// same operation id, `recoverable` asks the executor first, `at_most_once` and `unsafe`
     /// fail with an uncertain `RL6109`.
     pub(super) fn resume(&mut self) {
-        if self.scopes.is_empty() {
+        if self.arena.scopes.is_empty() {
             return;
         }
-        self.events.push(Event::RunResumed);
+        self.outbox.events.push(Event::RunResumed);
         let mut dispatching = Vec::new();
-        for index in 0..self.nodes.len() {
-            let node = NodeIx(index as u32);
-            let is_call = matches!(self.program.expr(self.nodes[index].expr).kind, ExprKind::Call { .. });
-            match self.nodes[index].state {
+        for node in self.arena.nodes.slots() {
+            let is_call =
+                matches!(self.program.expr(self.arena.nodes[node].expr).kind, ExprKind::Call { .. });
+            match self.arena.nodes[node].state {
                 NodeState::Cancelling => self.mark_cancelled(node),
                 NodeState::Running if is_call => dispatching.push(node),
                 _ => {}
             }
         }
         for node in dispatching {
-            if self.finished || self.nodes[node.0 as usize].state != NodeState::Running {
+            if self.finished || self.arena.nodes[node].state != NodeState::Running {
                 continue;
             }
             let Some((tool, arguments)) = self.call_arguments(node) else { continue };
-            if let Some(decision) = self.host_decisions.remove(&node) {
+            if let Some(decision) = self.operations.host_decisions.remove(&node) {
                 self.apply_host_decision(node, tool, arguments, decision);
                 continue;
             }
@@ -230,11 +236,11 @@ impl RunCore {
     /// The digest of a call's canonical argument list (spec §6.2): keyed under the run's key
     /// when any path of any argument is sensitive or secret, plain SHA-256 when all are public.
     pub(super) fn input_digest(&self, node: NodeIx, arguments: &List) -> Digest {
-        let entry = &self.nodes[node.0 as usize];
-        let nodes = &self.scopes[entry.scope.0 as usize].nodes;
+        let entry = &self.arena.nodes[node];
+        let nodes = &self.arena.scopes[entry.scope].nodes;
         let sensitive = match &self.program.expr(entry.expr).kind {
             ExprKind::Call { args, .. } => args.iter().any(|a| {
-                let value = nodes.get(a).and_then(|n| self.nodes[n.0 as usize].value.as_ref());
+                let value = nodes.get(a).and_then(|n| self.arena.nodes[n].value.as_ref());
                 value.is_some_and(|v| v.max_sensitivity() > Sensitivity::Public)
             }),
             _ => false,
@@ -247,9 +253,9 @@ impl RunCore {
     /// digest is, or the key of an iteration or fold step around it is (that key digests the
     /// step's item, the last value the step's scope provides).
     fn identity_key(&self, input_digest: &Digest, scope: ScopeIx) -> Option<Arc<str>> {
-        let mut scopes = std::iter::successors(Some(scope), |s| self.scopes[s.0 as usize].parent);
+        let mut scopes = std::iter::successors(Some(scope), |s| self.arena.scopes[s].parent);
         let keyed_item = scopes.any(|s| {
-            let scope = &self.scopes[s.0 as usize];
+            let scope = &self.arena.scopes[s];
             matches!(scope.owner, Owner::Iteration(..) | Owner::FoldStep(..))
                 && scope.provided.last().is_some_and(|(_, item)| item.max_sensitivity() > Sensitivity::Public)
         });
@@ -259,7 +265,7 @@ impl RunCore {
 
     /// The tool and canonical argument list of a call node whose operands have succeeded.
     fn call_arguments(&self, node: NodeIx) -> Option<(ToolId, List)> {
-        let entry = &self.nodes[node.0 as usize];
+        let entry = &self.arena.nodes[node];
         let ExprKind::Call { tool, args } = &self.program.expr(entry.expr).kind else { return None };
         let values = args.iter().map(|a| self.value_of(entry.scope, *a).value().clone()).collect();
         List::new(values).ok().map(|list| (*tool, list))

@@ -34,10 +34,10 @@ impl RunCore {
     /// calls a host may resolve or give a fresh generation.
     pub fn awaits_host_decision(&self, call: CallHandle) -> bool {
         let node = NodeIx(call.0);
-        let Some(entry) = self.nodes.get(node.0 as usize) else { return false };
+        let Some(entry) = self.arena.nodes.get(NodeIx(node.0)) else { return false };
         entry.state == NodeState::Running
             && matches!(self.program.expr(entry.expr).kind, ExprKind::Call { .. })
-            && !self.host_decisions.contains_key(&node)
+            && !self.operations.host_decisions.contains_key(&node)
     }
 
     pub(super) fn operation_resolved(&mut self, call: CallHandle, resolution: Resolution) {
@@ -46,8 +46,8 @@ impl RunCore {
         }
         let node = NodeIx(call.0);
         let recorded = RecordedResolution::from(&resolution);
-        self.events.push(Event::OperationResolved { node: self.node_id(node), resolution: recorded });
-        self.host_decisions.insert(node, HostDecision::Resolved(resolution));
+        self.outbox.events.push(Event::OperationResolved { node: self.node_id(node), resolution: recorded });
+        self.operations.host_decisions.insert(node, HostDecision::Resolved(resolution));
     }
 
     pub(super) fn fresh_generation_authorized(&mut self, call: CallHandle, generation: u32) {
@@ -55,8 +55,8 @@ impl RunCore {
             return;
         }
         let node = NodeIx(call.0);
-        self.events.push(Event::FreshGenerationAuthorized { node: self.node_id(node), generation });
-        self.host_decisions.insert(node, HostDecision::FreshGeneration(generation));
+        self.outbox.events.push(Event::FreshGenerationAuthorized { node: self.node_id(node), generation });
+        self.operations.host_decisions.insert(node, HostDecision::FreshGeneration(generation));
     }
 
     /// Applies the host's decision about `node`, a call left dispatching, on resume: the

@@ -39,19 +39,14 @@ fn simulate(program: &Arc<Program>, registry: &Arc<Registry>, oracle: &Oracle, s
     continue_run(fresh_core(program, registry), Vec::new(), start, registry, oracle, seed)
 }
 
-fn tool_names(registry: &Registry) -> Arc<[String]> {
-    registry.tools().map(|(_, t)| t.name.to_string()).collect()
-}
-
 pub(super) fn fresh_core(program: &Arc<Program>, registry: &Registry) -> RunCore {
     core_with(program, registry, RunSettings { default_loop_limit: 3, ..RunSettings::default() })
 }
 
 pub(super) fn core_with(program: &Arc<Program>, registry: &Registry, settings: RunSettings) -> RunCore {
     let plan = Arc::new(Plan::new(program));
-    let classes = registry.tools().map(|(_, t)| t.execution).collect();
     let key = DigestKey::new("test", b"test key").expect("valid key");
-    RunCore::new(Arc::clone(program), plan, tool_names(registry), settings, key).with_tool_classes(classes)
+    RunCore::new(Arc::clone(program), plan, ToolTable::of(registry), settings, key)
 }
 
 /// Drives `core` from `first` (or, without one, by answering `in_flight`) to the run's end.
@@ -99,7 +94,7 @@ impl Simulation {
                 peak_iterations: 0,
                 peak_held_nodes: 0,
             },
-            names: tool_names(registry),
+            names: registry.tools().map(|(_, t)| t.name.to_string()).collect(),
             state: seed | 1,
         }
     }
@@ -206,7 +201,7 @@ fn check_invariants(core: &RunCore, trace: &mut Trace) {
     assert!(core.live_nodes() <= core.held_nodes(), "a live node sits in a released slot");
     trace.peak_held_nodes = trace.peak_held_nodes.max(core.held_nodes());
     // Loop bound (invariant 4): never more than `limit` iterations active.
-    for node in &core.nodes {
+    for node in core.arena.nodes.iter() {
         if let Control::Loop(state) = &node.control {
             assert!(
                 state.active.len() <= state.limit,
@@ -218,7 +213,7 @@ fn check_invariants(core: &RunCore, trace: &mut Trace) {
         }
     }
     // Dependency safety (invariant 1): a running or finished node had every dependency done.
-    for node in &core.nodes {
+    for node in core.arena.nodes.iter() {
         if matches!(node.state, NodeState::Running | NodeState::Succeeded) {
             assert_eq!(node.waiting, 0, "a node ran before its dependencies resolved");
         }
@@ -226,12 +221,12 @@ fn check_invariants(core: &RunCore, trace: &mut Trace) {
     // Boundary ownership (invariant 5): only work under a failed or cancelled scope is
     // cancelled, and no node is dispatched twice (a retry never repeats work outside its
     // boundary; only a resume redispatches).
-    for (index, node) in core.nodes.iter().enumerate() {
+    for (index, node) in core.arena.nodes.iter().enumerate() {
         if matches!(node.state, NodeState::Cancelled | NodeState::Cancelling) {
             let mut scope = Some(node.scope);
             let mut owned_by_failure = false;
             while let Some(ix) = scope {
-                let entry = &core.scopes[ix.0 as usize];
+                let entry = &core.arena.scopes[ix];
                 owned_by_failure |= matches!(entry.status, ScopeStatus::Failed | ScopeStatus::Cancelled);
                 scope = entry.parent;
             }
