@@ -1,5 +1,69 @@
-//! The journal: the authoritative, append-only record of a run (spec §5.1–5.2). It owns the
-//! `Journal` trait every store implements, the checksummed record envelope, and the in-memory store.
+//! The journal (spec §5.1–5.2, §5.5): the authoritative, append-only record of every run, and
+//! the [`Journal`] trait each store implements. It sits below the engine and knows nothing of
+//! events: a [`Record`] is a sequence number and opaque bytes, which the engine frames in an
+//! [`Envelope`] (version, sequence number, event kind, payload, CRC-32C).
+//!
+//! ```text
+//!  engine shell ──create_run, append(run, expected_seq, records)──▶ Journal (memory, SQLite, host)
+//!                                                                     │ header, read(run, after, limit)
+//!                                     ┌───────────────────────────────┴──────────┐
+//!            observe: lagging subscriptions, snapshot_from_journal     runtime: recovery, replay
+//! ```
+//!
+//! A run starts with [`Journal::create_run`], which stores its [`RunHeader`]: what the run is
+//! pinned to (source, registry, inputs and configuration digests, versions, digest key id),
+//! checked before it is resumed. Its records are numbered 1, 2, 3, … without gaps.
+//! [`Journal::append`] is atomic and optimistic: `expected_seq` is the last sequence number the
+//! writer saw, and a writer that is behind gets [`JournalErrorKind::SequenceConflict`] and writes
+//! nothing, so two workers cannot interleave one run. Errors carry `RL7xxx` codes
+//! ([`JournalError::code`]).
+//!
+//! # Which store
+//!
+//! - [`MemoryJournal`]: what a `Runtime` uses when given none. Nothing survives the process:
+//!   for tests, one-shot runs and as the reference implementation.
+//! - [`SqliteJournal::open`] with a [`Durability`]: runs, records and snapshots in one SQLite
+//!   file (WAL), one transaction per append, run on tokio's blocking pool. [`Durability::Full`]
+//!   has each commit on stable storage before `append` returns; [`Durability::Normal`] survives
+//!   a process crash, but a power loss may drop the last commits. `open_in_memory` is for tests.
+//! - Your own [`Journal`] impl (an `async_trait`; the C ABI's journal vtable is one) when runs
+//!   live in the host's storage or are shared between processes. It acknowledges an append only
+//!   once its bytes are durable, and keeps them exactly as given.
+//!
+//! Every implementation must pass [`suite::check`], the shared conformance suite: the in-memory
+//! and SQLite journals run it in their tests, and the C ABI runs it against a host's vtable
+//! journal (`runlet_journal_conformance_check`). It panics on the first violation. Snapshots
+//! ([`Journal::store_snapshot`]) are part of the contract and the suite; the runtime itself
+//! replays a run from its first record.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use runlet::journal::{
+//!     Journal, JournalErrorKind, MemoryJournal, Record, RunHeader, RunId, SqliteJournal, suite,
+//! };
+//!
+//! let digest = String::from("sha256:doc");
+//! let header = RunHeader {
+//!     run_id: RunId::new("doc-run"), language_version: 1, runtime_version: "doc".into(),
+//!     source_digest: digest.clone(), registry_digest: digest.clone(), inputs_digest: digest.clone(),
+//!     config_digest: digest, keyed_digest: "hmac-sha256:doc".into(),
+//!     value_encoding_version: 1, event_encoding_version: 1,
+//! };
+//! let record = |seq| Record { seq, bytes: Arc::from(&b"opaque"[..]) };
+//! let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
+//! pool.block_on(async {
+//!     let journal = SqliteJournal::open_in_memory().expect("opens");
+//!     journal.create_run(&header).await.expect("a new run");
+//!     assert_eq!(journal.append(&header.run_id, 0, &[record(1), record(2)]).await.expect("appends"), 2);
+//!     // A writer that had not seen record 2 is refused, and writes nothing.
+//!     let stale = journal.append(&header.run_id, 1, &[record(2)]).await.expect_err("conflict");
+//!     assert_eq!(stale.kind, JournalErrorKind::SequenceConflict { expected: 1, actual: 2 });
+//!     assert_eq!(journal.read(&header.run_id, 0, 10).await.expect("reads").len(), 2);
+//!
+//!     suite::check(&journal).await;
+//!     suite::check(&MemoryJournal::new()).await;
+//! });
+//! ```
 
 mod envelope;
 mod error;

@@ -12,16 +12,16 @@
 //! [`Runtime::builder`] needs a registry and an executor; the journal defaults to an in-memory
 //! one, and limits, retry policy, the digest key and the sampler are optional. [`Runtime::compile`]
 //! returns an [`Executable`] (or the diagnostics), which only the runtime that compiled it runs
-//! (`RL8104`). [`Runtime::start`] (per-run [`RunOptions`]: [`Runtime::start_with`]) validates the
-//! host inputs, never blocks, and returns a [`RunHandle`]: [`RunHandle::wait`] blocks for the
-//! [`Outcome`], [`RunHandle::outcome`] awaits it, and
-//! [`RunHandle::cancel`] or a [`RunCanceller`] cancels the run.
+//! (`RL8104`). [`Runtime::start`] (or [`Runtime::start_with`] with per-run [`RunOptions`])
+//! validates the host inputs, never blocks, and returns a [`RunHandle`]: [`RunHandle::wait`]
+//! blocks for the [`Outcome`], [`RunHandle::outcome`] awaits it, and [`RunHandle::cancel`] or a
+//! [`RunCanceller`] cancels the run.
 //!
 //! [`RunHandle::events`] yields the engine's own `(seq, Event)` pairs, for the Rust host that acts
-//! on them; [`RunHandle::observer`] (or [`Runtime::observer`] by run id, while one is held) gives
-//! what may be shown, redacted by a [`ViewPolicy`]; every event is
-//! published to it before the outcome is delivered. [`Runtime::journal_snapshot`] rebuilds the
-//! graph of a run no observer follows from the journal.
+//! on them; [`RunHandle::observer`] (or [`Runtime::observer`] by run id, while the handle or an
+//! observer of the run is held) gives what may be shown, redacted by a [`ViewPolicy`]. Every
+//! event is published to the observer before the outcome is delivered.
+//! [`Runtime::journal_snapshot`] rebuilds the graph of a run no observer follows from the journal.
 //!
 //! A run interrupted by a crash comes back from the journal with [`Runtime::resume`]; through
 //! [`Runtime::recovery`] the host first lists the calls left uncertain
