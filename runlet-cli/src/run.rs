@@ -16,7 +16,7 @@ use runlet::journal::{Durability, Journal, MemoryJournal, SqliteJournal};
 use runlet::observe::RunObserver;
 use runlet::runtime::Runtime;
 use runlet::scripted::{RecordingExecutor, ScriptedExecutor};
-use runlet::value::{Value, parse_json, to_presentation_json};
+use runlet::value::{Value, to_presentation_json};
 
 use crate::digest_key;
 use crate::events::write_events;
@@ -122,12 +122,9 @@ pub fn compile_and_run(
     let registry = load_registry(Some(&args.registry), args.format)?;
     let mut inputs = load_inputs(args.inputs.as_deref(), &registry)?;
     for assignment in &args.input {
-        let (name, text) = assignment
-            .split_once('=')
-            .ok_or_else(|| usage_error(format!("`--input {assignment}` must be NAME=JSON")))?;
-        let value = parse_json(text)
-            .map_err(|e| usage_error(format!("`--input {name}=…` is not valid JSON: {e}")))?;
-        inputs.insert(name, value);
+        inputs
+            .insert_assignment(assignment, &registry)
+            .map_err(|error| usage_error(format!("`--input {assignment}`: {error} ({})", error.code())))?;
     }
     let mut limits = Limits::new();
     for assignment in &args.limit {

@@ -54,17 +54,32 @@ impl Inputs {
         };
         let mut inputs = Inputs::new();
         for (name, value) in object.entries() {
-            if !is_identifier(name) || is_reserved(name) || registry.is_root(name) {
-                return Err(InputsError::UnusableName { name: name.to_string() });
-            }
-            if let Some(declared) = registry.inputs().get(name.as_ref()) {
-                validate(registry.schemas(), declared.schema, value).map_err(|mismatch| {
-                    InputsError::Mismatch { name: name.to_string(), reason: mismatch.to_string() }
-                })?;
-            }
-            inputs.insert(name.to_string(), value.clone());
+            inputs.insert_checked(name, value.clone(), registry)?;
         }
         Ok(inputs)
+    }
+
+    /// Adds one `NAME=JSON` assignment (`runlet run --input`), checked as
+    /// [`Inputs::from_json`] checks each of its entries; a later assignment of a name replaces
+    /// the earlier value.
+    pub fn insert_assignment(&mut self, text: &str, registry: &Registry) -> Result<(), InputsError> {
+        let (name, json) =
+            text.split_once('=').ok_or_else(|| InputsError::NotAnAssignment(text.to_owned()))?;
+        let value = parse_json(json).map_err(InputsError::NotJson)?;
+        self.insert_checked(name, value, registry)
+    }
+
+    fn insert_checked(&mut self, name: &str, value: Value, registry: &Registry) -> Result<(), InputsError> {
+        if !is_identifier(name) || is_reserved(name) || registry.is_root(name) {
+            return Err(InputsError::UnusableName { name: name.to_owned() });
+        }
+        if let Some(declared) = registry.inputs().get(name) {
+            validate(registry.schemas(), declared.schema, &value).map_err(|mismatch| {
+                InputsError::Mismatch { name: name.to_owned(), reason: mismatch.to_string() }
+            })?;
+        }
+        self.insert(name, value);
+        Ok(())
     }
 }
 
@@ -75,6 +90,8 @@ pub enum InputsError {
     NotJson(JsonError),
     #[error("the inputs must be a JSON object of input names to values")]
     NotAnObject,
+    #[error("`{0}` is not NAME=JSON")]
+    NotAnAssignment(String),
     #[error(
         "the input name `{name}` is not one a program can use (an identifier that is no reserved word or registry root)"
     )]
@@ -128,5 +145,20 @@ mod tests {
             matches!(error(r#"{"page_size": 0}"#), InputsError::Mismatch { name, .. } if name == "page_size")
         );
         assert_ne!(error("{").code(), codes::INVALID_HOST_INPUT);
+    }
+
+    #[test]
+    fn assignments_are_checked_like_entries_and_replace_earlier_values() {
+        let registry = registry();
+        let mut inputs = Inputs::from_json(r#"{"who": "ada"}"#, &registry).expect("valid");
+        inputs.insert_assignment(r#"who="grace""#, &registry).expect("valid");
+        inputs.insert_assignment("page_size=2", &registry).expect("valid");
+        assert_eq!(inputs.get("who"), Some(&Value::from("grace")));
+        assert_eq!(inputs.get("page_size"), Some(&Value::Int(2)));
+        let mut refused = |text: &str| inputs.insert_assignment(text, &registry).expect_err(text);
+        assert_eq!(refused("who"), InputsError::NotAnAssignment("who".into()));
+        assert!(matches!(refused("who={"), InputsError::NotJson(_)));
+        assert_eq!(refused("crm=1"), InputsError::UnusableName { name: "crm".into() });
+        assert!(matches!(refused("page_size=0"), InputsError::Mismatch { .. }));
     }
 }
