@@ -17,13 +17,11 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use runlet::analyze::Inputs;
 use runlet::engine::{
-    CallHandle, Effect, Input, Outcome, RunCore, RunSettings, ToolCall, ToolError, ToolExecutor, ToolOutput,
-    ToolTable,
+    CallHandle, Effect, Input, Outcome, RunCore, ToolCall, ToolError, ToolExecutor, ToolOutput,
 };
 use runlet::journal::{Journal, JournalError, JournalErrorKind, Record, RunHeader, RunId, Snapshot};
-use runlet::plan::Plan;
 use runlet::registry::{Registry, RegistryOptions};
-use runlet::runtime::{Executable, Runtime};
+use runlet::runtime::{Executable, RunOptions, Runtime};
 use runlet::value::{Labelled, List, Value};
 
 /// Counts the bytes currently allocated through it, and every allocation made.
@@ -186,15 +184,7 @@ fn throughput() {
 fn core_of(source: &str) -> RunCore {
     let runtime = runtime(0);
     let program: Executable = runtime.compile(source, &Inputs::new()).expect("compiles");
-    let hir = program.compiled().shared_program();
-    let key = runtime.digest_key().clone();
-    RunCore::new(
-        Arc::clone(&hir),
-        Arc::new(Plan::new(&hir)),
-        ToolTable::of(runtime.registry()),
-        RunSettings::default(),
-        key,
-    )
+    runtime.core(&program, &RunOptions::default())
 }
 
 /// Keeps only what answering a dispatch needs: its handle and its (Integer) argument.

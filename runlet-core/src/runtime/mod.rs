@@ -518,6 +518,13 @@ impl Runtime {
         });
     }
 
+    /// A fresh core for a run of `program` exactly as this runtime starts one with `options`
+    /// (its tools, settings, limits and digest key), for replaying a journal into it or driving
+    /// a run by hand. Nothing is started or journaled.
+    pub fn core(&self, program: &Executable, options: &RunOptions) -> RunCore {
+        self.core_for(program, &self.limits.overridden_by(&options.limits))
+    }
+
     /// A fresh core for a run of `program` under `limits`.
     fn core_for(&self, program: &Executable, limits: &Limits) -> RunCore {
         let hir = program.compiled.shared_program();

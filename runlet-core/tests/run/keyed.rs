@@ -7,13 +7,10 @@ use std::sync::Arc;
 use runlet::analyze::Inputs;
 use runlet::diag::codes;
 use runlet::engine::event::Event;
-use runlet::engine::{
-    OperationComponents, OperationId, Outcome, RunCore, RunSettings, ToolTable, replay, replay_run,
-};
+use runlet::engine::{OperationComponents, OperationId, Outcome, RunCore, replay, replay_run};
 use runlet::journal::{Journal, MemoryJournal, RunHeader};
 use runlet::observe::{GraphEvent, ViewPolicy};
-use runlet::plan::Plan;
-use runlet::runtime::Runtime;
+use runlet::runtime::{RunOptions, Runtime};
 use runlet::scripted::{RecordingExecutor, ScriptedExecutor, Transcript};
 use runlet::value::{List, Segment, Sensitivity, Value, sha256};
 
@@ -243,15 +240,7 @@ fn a_compute_error_about_a_secret_keeps_only_its_code() {
 }
 
 fn fresh_core(ran: &Ran) -> RunCore {
-    let hir = ran.program.compiled().shared_program();
-    let key = ran.runtime.digest_key().clone();
-    RunCore::new(
-        Arc::clone(&hir),
-        Arc::new(Plan::new(&hir)),
-        ToolTable::of(ran.runtime.registry()),
-        RunSettings::default(),
-        key,
-    )
+    ran.runtime.core(&ran.program, &RunOptions::default())
 }
 
 fn events(ran: &Ran) -> Vec<Event> {

@@ -10,11 +10,9 @@ use async_trait::async_trait;
 use runlet::analyze::Inputs;
 use runlet::engine::event::Event;
 use runlet::engine::{
-    LimitKey, Limits, Outcome, RunCore, RunError, RunSettings, ToolCall, ToolError, ToolExecutor, ToolOutput,
-    ToolTable, replay,
+    LimitKey, Limits, Outcome, RunError, ToolCall, ToolError, ToolExecutor, ToolOutput, replay,
 };
 use runlet::journal::{Journal, MemoryJournal};
-use runlet::plan::Plan;
 use runlet::runtime::{RunOptions, Runtime};
 use runlet::value::{Value, rcve, to_presentation_json};
 
@@ -290,16 +288,7 @@ fn journal_bytes_crossed_by_a_call_completion_stop_the_run_before_its_next_call_
     // A fresh core fed the journal regenerates it, crossing at the same record.
     let runtime = runtime(Arc::new(Tools::default()), Limits::new());
     let program = runtime.compile(TWO_CALLS, &Inputs::new()).expect("compiles");
-    let hir = program.compiled().shared_program();
-    let key = runtime.digest_key().clone();
-    let core = RunCore::new(
-        Arc::clone(&hir),
-        Arc::new(Plan::new(&hir)),
-        ToolTable::of(runtime.registry()),
-        RunSettings::default(),
-        key,
-    )
-    .with_limits(limits, TWO_CALLS.len() as u64);
+    let core = runtime.core(&program, &RunOptions { limits });
     let events: Vec<Event> = journal.into_iter().map(|(e, _)| e).collect();
     let replayed = replay(core, &events).expect("replays without divergence");
     assert!(matches!(replayed.outcome, Some(Outcome::Failed(e)) if e == error));

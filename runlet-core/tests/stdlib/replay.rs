@@ -6,10 +6,9 @@ use std::sync::Arc;
 use runlet::analyze::Inputs;
 use runlet::diag::codes;
 use runlet::engine::event::Event;
-use runlet::engine::{Effect, Input, Outcome, RunCore, RunSettings, ToolTable, replay};
+use runlet::engine::{Effect, Input, Outcome, RunCore, replay};
 use runlet::journal::{Journal, MemoryJournal, RunId};
-use runlet::plan::Plan;
-use runlet::runtime::{Executable, Runtime};
+use runlet::runtime::{Executable, RunOptions, Runtime};
 use runlet::scripted::ScriptedExecutor;
 use runlet::value::{Value, ValueError, rcve, to_presentation_json};
 
@@ -41,15 +40,7 @@ fn recorded_run() -> (Executable, Runtime, Value, Vec<Event>) {
 }
 
 fn fresh_core(program: &Executable, runtime: &Runtime) -> RunCore {
-    let hir = program.compiled().shared_program();
-    let key = runtime.digest_key().clone();
-    RunCore::new(
-        Arc::clone(&hir),
-        Arc::new(Plan::new(&hir)),
-        ToolTable::of(runtime.registry()),
-        RunSettings::default(),
-        key,
-    )
+    runtime.core(program, &RunOptions::default())
 }
 
 fn replayed_value(program: &Executable, runtime: &Runtime, events: &[Event]) -> Value {
