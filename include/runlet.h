@@ -81,26 +81,19 @@
 
 
 /**
- * The kind of the marker that stands for events a slow consumer missed. Its `seq` is the first
- * missed sequence number and its payload `{"seq": S, "kind": "EventsDropped", "dropped": N,
- * "first_seq": S}`; re-read them from the journal. Markers are delivered whatever the `kind_mask`.
+ * The major version of the library this header was generated from; `runlet_version()` gives
+ * the version of the library linked at run time.
  */
-#define RUNLET_EVENT_EVENTS_DROPPED 63
-
-/**
- * A `kind_mask` selecting every kind.
- */
-#define RUNLET_EVENT_MASK_ALL UINT64_MAX
-
-/**
- * The journal ABI's major version; a vtable with another `abi_major` is refused.
- */
-#define RUNLET_JOURNAL_ABI_MAJOR 1
-
 #define RUNLET_VERSION_MAJOR 0
 
+/**
+ * The minor version of the library this header was generated from.
+ */
 #define RUNLET_VERSION_MINOR 1
 
+/**
+ * The patch version of the library this header was generated from.
+ */
 #define RUNLET_VERSION_PATCH 0
 
 /**
@@ -122,6 +115,23 @@
  * Values or metadata labelled secret by the tool schemas.
  */
 #define RUNLET_SENSITIVITY_SECRET 2
+
+/**
+ * The journal ABI's major version; a vtable with another `abi_major` is refused.
+ */
+#define RUNLET_JOURNAL_ABI_MAJOR 1
+
+/**
+ * The kind of the marker that stands for events a slow consumer missed. Its `seq` is the first
+ * missed sequence number and its payload `{"seq": S, "kind": "EventsDropped", "dropped": N,
+ * "first_seq": S}`; re-read them from the journal. Markers are delivered whatever the `kind_mask`.
+ */
+#define RUNLET_EVENT_EVENTS_DROPPED 63
+
+/**
+ * A `kind_mask` selecting every kind.
+ */
+#define RUNLET_EVENT_MASK_ALL UINT64_MAX
 
 /**
  * An error: code, message, optional details JSON, and, for errors that fail a tool call, the
@@ -165,12 +175,6 @@ typedef struct runlet_runtime runlet_runtime;
 typedef struct runlet_tool_call runlet_tool_call;
 
 /**
- * An error code. New codes may appear in later versions; treat unknown ones as
- * `RUNLET_ERR_INTERNAL`.
- */
-typedef uint32_t runlet_code;
-
-/**
  * A UTF-8 string view, not NUL-terminated. `ptr` may be NULL only when `len` is 0.
  *
  * As an input it is borrowed for the length of the call: Runlet copies what it keeps. As an
@@ -182,24 +186,37 @@ typedef struct runlet_str {
 } runlet_str;
 
 /**
- * One committed run event, borrowed for the duration of the callback (or, from the pull API,
- * until `runlet_event_owned_free`).
- *
- * `kind` is the event's stable kind number (`RunCreated` is 1, …; the engine's journal kind
- * numbers) or `RUNLET_EVENT_EVENTS_DROPPED`, and `kind_name` its name. `payload_json` is the
- * event's public JSON object, the same one `runlet run --events` writes: `seq`, `kind`, `node`,
- * `tool`, `at_ms` and the kind's fields, with values and value-derived metadata redacted under
- * the runtime's `view` policy before they cross the boundary.
+ * Bytes owned by the host after Runlet returned them; release with `runlet_buf_free`, never
+ * with `free()`. A zeroed `runlet_buf` is empty and freeing it is a no-op.
  */
-typedef struct runlet_event {
+typedef struct runlet_buf {
+  uint8_t *ptr;
+  size_t len;
+} runlet_buf;
+
+/**
+ * An error code. New codes may appear in later versions; treat unknown ones as
+ * `RUNLET_ERR_INTERNAL`.
+ */
+typedef uint32_t runlet_code;
+
+/**
+ * A host's tool executor. Runlet copies the struct when the runtime is created.
+ *
+ * - `invoke(user_data, call)` is called once per tool call attempt, on a Runlet worker thread,
+ *   possibly concurrently for different calls. It must return promptly: start the work and
+ *   complete `call` later from any thread, or complete it inline before returning.
+ * - `drop(user_data)` (optional) is called exactly once, after the last `invoke` — also when the
+ *   runtime could not be created.
+ *
+ * Set `struct_size` with `RUNLET_TOOL_EXECUTOR_INIT`.
+ */
+typedef struct runlet_tool_executor {
   size_t struct_size;
-  uint32_t kind;
-  struct runlet_str kind_name;
-  struct runlet_str run_id;
-  uint64_t seq;
-  int64_t unix_ms;
-  struct runlet_str payload_json;
-} runlet_event;
+  void *user_data;
+  void (*invoke)(void *user_data, struct runlet_tool_call *call);
+  void (*drop)(void *user_data);
+} runlet_tool_executor;
 
 /**
  * An opaque byte view. `ptr` may be NULL only when `len` is 0. Borrowed like `runlet_str`.
@@ -278,51 +295,24 @@ typedef struct runlet_journal_vtable {
 } runlet_journal_vtable;
 
 /**
- * Per-run options. Initialize with `RUNLET_RUN_OPTIONS_INIT`; NULL means the defaults.
+ * One committed run event, borrowed for the duration of the callback (or, from the pull API,
+ * until `runlet_event_owned_free`).
  *
- * - `limits_json`: caps for this run replacing the runtime's (the same JSON object as
- *   `runlet_runtime_options.limits_json`); a run's own `concurrency` caps its calls in flight
- *   under the runtime-wide cap. Empty for none.
- * - `pull_events`: queue the run's events for `runlet_run_next_event` (bounded by the
- *   runtime's `event_queue_capacity`, with `RUNLET_EVENT_EVENTS_DROPPED` markers).
+ * `kind` is the event's stable kind number (`RunCreated` is 1, …; the engine's journal kind
+ * numbers) or `RUNLET_EVENT_EVENTS_DROPPED`, and `kind_name` its name. `payload_json` is the
+ * event's public JSON object, the same one `runlet run --events` writes: `seq`, `kind`, `node`,
+ * `tool`, `at_ms` and the kind's fields, with values and value-derived metadata redacted under
+ * the runtime's `view` policy before they cross the boundary.
  */
-typedef struct runlet_run_options {
+typedef struct runlet_event {
   size_t struct_size;
-  struct runlet_str limits_json;
-  bool pull_events;
-} runlet_run_options;
-
-/**
- * Where a run is: one of the `RUNLET_RUN_*` values (0 for a NULL or poisoned handle).
- */
-typedef uint32_t runlet_run_state;
-
-/**
- * Bytes owned by the host after Runlet returned them; release with `runlet_buf_free`, never
- * with `free()`. A zeroed `runlet_buf` is empty and freeing it is a no-op.
- */
-typedef struct runlet_buf {
-  uint8_t *ptr;
-  size_t len;
-} runlet_buf;
-
-/**
- * A host's tool executor. Runlet copies the struct when the runtime is created.
- *
- * - `invoke(user_data, call)` is called once per tool call attempt, on a Runlet worker thread,
- *   possibly concurrently for different calls. It must return promptly: start the work and
- *   complete `call` later from any thread, or complete it inline before returning.
- * - `drop(user_data)` (optional) is called exactly once, after the last `invoke` — also when the
- *   runtime could not be created.
- *
- * Set `struct_size` with `RUNLET_TOOL_EXECUTOR_INIT`.
- */
-typedef struct runlet_tool_executor {
-  size_t struct_size;
-  void *user_data;
-  void (*invoke)(void *user_data, struct runlet_tool_call *call);
-  void (*drop)(void *user_data);
-} runlet_tool_executor;
+  uint32_t kind;
+  struct runlet_str kind_name;
+  struct runlet_str run_id;
+  uint64_t seq;
+  int64_t unix_ms;
+  struct runlet_str payload_json;
+} runlet_event;
 
 /**
  * A host's event listener, copied when the runtime is created.
@@ -417,6 +407,26 @@ typedef struct runlet_runtime_options {
   struct runlet_str digest_key_id;
   struct runlet_bytes digest_key;
 } runlet_runtime_options;
+
+/**
+ * Per-run options. Initialize with `RUNLET_RUN_OPTIONS_INIT`; NULL means the defaults.
+ *
+ * - `limits_json`: caps for this run replacing the runtime's (the same JSON object as
+ *   `runlet_runtime_options.limits_json`); a run's own `concurrency` caps its calls in flight
+ *   under the runtime-wide cap. Empty for none.
+ * - `pull_events`: queue the run's events for `runlet_run_next_event` (bounded by the
+ *   runtime's `event_queue_capacity`, with `RUNLET_EVENT_EVENTS_DROPPED` markers).
+ */
+typedef struct runlet_run_options {
+  size_t struct_size;
+  struct runlet_str limits_json;
+  bool pull_events;
+} runlet_run_options;
+
+/**
+ * Where a run is: one of the `RUNLET_RUN_*` values (0 for a NULL or poisoned handle).
+ */
+typedef uint32_t runlet_run_state;
 
 /**
  * Success; no error object carries it.
@@ -536,8 +546,15 @@ typedef struct runlet_runtime_options {
  */
 #define RUNLET_ERR_LIMIT 22
 
+/**
+ * The run has not ended yet; `runlet_run_result_json` returns `RUNLET_ERR_NOT_FINISHED`.
+ */
 #define RUNLET_RUN_RUNNING 1
 
+/**
+ * The program ended with a value; `runlet_run_result_json` returns it as JSON (or
+ * `RUNLET_ERR_UNSUPPORTED` when the value has no JSON form).
+ */
 #define RUNLET_RUN_SUCCEEDED 2
 
 /**
@@ -545,11 +562,31 @@ typedef struct runlet_runtime_options {
  */
 #define RUNLET_RUN_FAILED 3
 
+/**
+ * The run was cancelled before it ended (`runlet_run_cancel`, freeing the runtime, or a
+ * resumed run whose journal records its cancellation); `runlet_run_result_json` returns
+ * `RUNLET_ERR_CANCELLED`.
+ */
 #define RUNLET_RUN_CANCELLED 4
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * The library's version as `"MAJOR.MINOR.PATCH"`. Static: never freed.
+ *
+ * Thread-safety: any thread.
+ */
+struct runlet_str runlet_version(void);
+
+/**
+ * Releases bytes Runlet returned. A buffer with a NULL `ptr` is a no-op; each buffer is freed
+ * at most once.
+ *
+ * Thread-safety: any thread.
+ */
+void runlet_buf_free(struct runlet_buf buf);
 
 /**
  * The code of `err`; `RUNLET_OK` for NULL.
@@ -613,110 +650,28 @@ struct runlet_error *runlet_error_new_tool(struct runlet_str tool_code,
                                            struct runlet_str details_json);
 
 /**
- * The event inside `owned`; valid until `runlet_event_owned_free(owned)`. NULL for NULL.
+ * Creates a runtime from `options` and stores it in `*out` (NULL on failure).
  *
- * Thread-safety: any thread, concurrently.
- */
-const struct runlet_event *runlet_event_owned_get(const struct runlet_event_owned *owned);
-
-/**
- * Frees an event from `runlet_run_next_event`. NULL is a no-op; free each at most once.
- */
-void runlet_event_owned_free(struct runlet_event_owned *owned);
-
-/**
- * The tool's registry name, such as `crm.customer`. Borrowed until the token is consumed.
- * Empty for NULL. Thread-safety: the token's owner.
- */
-struct runlet_str runlet_tool_call_name(const struct runlet_tool_call *call);
-
-/**
- * The canonical argument list (spec §2.3) as presentation JSON: `f(a, b)` gives `[a, b]` and
- * `f({x: a})` gives `[{"x": a}]`. Borrowed until the token is consumed.
- */
-struct runlet_str runlet_tool_call_args_json(const struct runlet_tool_call *call);
-
-/**
- * The id of the run the call belongs to. Borrowed until the token is consumed.
- */
-struct runlet_str runlet_tool_call_run_id(const struct runlet_tool_call *call);
-
-/**
- * The public id of the call's node (spec §4.2). Borrowed until the token is consumed.
- */
-struct runlet_str runlet_tool_call_node_id(const struct runlet_tool_call *call);
-
-/**
- * The operation id: equal for every dispatch of one semantic operation, so tools deduplicate
- * by it. Borrowed until the token is consumed.
- */
-struct runlet_str runlet_tool_call_operation_id(const struct runlet_tool_call *call);
-
-/**
- * The dispatch id: distinct for every transport attempt. Borrowed until the token is consumed.
- */
-struct runlet_str runlet_tool_call_dispatch_id(const struct runlet_tool_call *call);
-
-/**
- * The attempt of the innermost `boundary` around the call, from 1 (0 outside any boundary, and
- * for NULL).
- */
-uint32_t runlet_tool_call_attempt(const struct runlet_tool_call *call);
-
-/**
- * When Runlet gives up on the call, in milliseconds since the Unix epoch; -1 when the call has
- * no deadline (or for NULL).
- */
-int64_t runlet_tool_call_deadline_unix_ms(const struct runlet_tool_call *call);
-
-/**
- * Registers `callback(user_data)` to run once if the call is cancelled (a dropped branch, a
- * retried boundary, a cancelled or finished run). It runs on a Runlet thread — immediately if
- * the call is already cancelled — and never after the token's completion returned; a
- * completion from another thread waits for a running callback. `callback` may complete the
- * call itself. One registration per token. Does not consume the token.
- */
-struct runlet_error *runlet_tool_call_on_cancel(struct runlet_tool_call *call,
-                                                void (*callback)(void *user_data),
-                                                void *user_data);
-
-/**
- * Completes the call with its result as JSON and consumes the token, on every path. Call it
- * exactly once per token, from any thread, inline in `invoke` or later. Returns NULL when the
- * result was accepted; when it is not valid UTF-8 JSON the call fails with that error instead
- * and a copy is returned for the host to free. A run that already ended ignores the result.
- */
-struct runlet_error *runlet_tool_call_complete(struct runlet_tool_call *call,
-                                               struct runlet_str result_json);
-
-/**
- * Fails the call with `err` (built with `runlet_error_new_tool` or `runlet_error_new`) and
- * consumes both the token and `err`, on every path. Call it exactly once per token, from any
- * thread. A NULL `err` fails the call with a generic `TOOL_FAILED`. A run that already ended
- * ignores it.
- */
-void runlet_tool_call_fail(struct runlet_tool_call *call, struct runlet_error *err);
-
-/**
- * Pushes one item into `sink`: a record (`seq`, `bytes`), a snapshot (`seq` = the sequence it
- * covers up to) or the header JSON (`seq` 0). Copies `bytes`. Fails with
- * `RUNLET_ERR_INVALID_ARGUMENT` when the callback pushes more than it was asked for.
+ * The executor, journal and listener structs are copied; each one's `drop` runs exactly once —
+ * when the runtime is gone, or before this function returns an error. (A struct that is NULL
+ * or has an unknown `struct_size` is not read at all, so its `drop` cannot run.) Registry
+ * errors are `RUNLET_ERR_REGISTRY` with the diagnostics report (INTERFACES.md §1) about
+ * `registry_json` as details.
  *
- * Thread-safety: only inside the callback the sink was passed to.
+ * Thread-safety: any thread.
  */
-struct runlet_error *runlet_journal_sink_push(struct runlet_journal_sink *sink,
-                                              uint64_t seq,
-                                              struct runlet_bytes bytes);
+struct runlet_error *runlet_runtime_new(const struct runlet_runtime_options *options,
+                                        struct runlet_runtime **out);
 
 /**
- * Runs the shared journal conformance suite (the checks Runlet's own in-memory and SQLite
- * journals pass) against a host journal, then releases it: the vtable's `drop` is called once
- * on every path. Returns NULL when every check passes, else a `RUNLET_ERR_JOURNAL` error naming
- * the first failed check. Blocks; refused from inside a Runlet callback.
+ * Frees the runtime. NULL is a no-op; free at most once. Runs still running are cancelled and
+ * awaited; then the runtime's threads stop and the executor's, journal's and listener's `drop`s
+ * run, all before this returns — except from inside a Runlet callback, where that happens on a
+ * helper thread after the callback returns. Run handles stay valid (and ended) until freed.
  *
- * Thread-safety: any thread; the journal's callbacks run on other threads meanwhile.
+ * Thread-safety: any thread; not concurrently with other calls on the same handle.
  */
-struct runlet_error *runlet_journal_conformance_check(const struct runlet_journal_vtable *journal);
+void runlet_runtime_free(struct runlet_runtime *runtime);
 
 /**
  * Compiles `source` against the runtime's registry and stores the program in `*out` (NULL on
@@ -829,43 +784,110 @@ struct runlet_error *runlet_run_next_event(const struct runlet_run *run,
 void runlet_run_free(struct runlet_run *run);
 
 /**
- * Creates a runtime from `options` and stores it in `*out` (NULL on failure).
- *
- * The executor, journal and listener structs are copied; each one's `drop` runs exactly once —
- * when the runtime is gone, or before this function returns an error. (A struct that is NULL
- * or has an unknown `struct_size` is not read at all, so its `drop` cannot run.) Registry
- * errors are `RUNLET_ERR_REGISTRY` with the diagnostics report (INTERFACES.md §1) about
- * `registry_json` as details.
- *
- * Thread-safety: any thread.
+ * The tool's registry name, such as `crm.customer`. Borrowed until the token is consumed.
+ * Empty for NULL. Thread-safety: the token's owner.
  */
-struct runlet_error *runlet_runtime_new(const struct runlet_runtime_options *options,
-                                        struct runlet_runtime **out);
+struct runlet_str runlet_tool_call_name(const struct runlet_tool_call *call);
 
 /**
- * Frees the runtime. NULL is a no-op; free at most once. Runs still running are cancelled and
- * awaited; then the runtime's threads stop and the executor's, journal's and listener's `drop`s
- * run, all before this returns — except from inside a Runlet callback, where that happens on a
- * helper thread after the callback returns. Run handles stay valid (and ended) until freed.
- *
- * Thread-safety: any thread; not concurrently with other calls on the same handle.
+ * The canonical argument list (spec §2.3) as presentation JSON: `f(a, b)` gives `[a, b]` and
+ * `f({x: a})` gives `[{"x": a}]`. Borrowed until the token is consumed.
  */
-void runlet_runtime_free(struct runlet_runtime *runtime);
+struct runlet_str runlet_tool_call_args_json(const struct runlet_tool_call *call);
 
 /**
- * Releases bytes Runlet returned. A buffer with a NULL `ptr` is a no-op; each buffer is freed
- * at most once.
- *
- * Thread-safety: any thread.
+ * The id of the run the call belongs to. Borrowed until the token is consumed.
  */
-void runlet_buf_free(struct runlet_buf buf);
+struct runlet_str runlet_tool_call_run_id(const struct runlet_tool_call *call);
 
 /**
- * The library's version as `"MAJOR.MINOR.PATCH"`. Static: never freed.
- *
- * Thread-safety: any thread.
+ * The public id of the call's node (spec §4.2). Borrowed until the token is consumed.
  */
-struct runlet_str runlet_version(void);
+struct runlet_str runlet_tool_call_node_id(const struct runlet_tool_call *call);
+
+/**
+ * The operation id: equal for every dispatch of one semantic operation, so tools deduplicate
+ * by it. Borrowed until the token is consumed.
+ */
+struct runlet_str runlet_tool_call_operation_id(const struct runlet_tool_call *call);
+
+/**
+ * The dispatch id: distinct for every transport attempt. Borrowed until the token is consumed.
+ */
+struct runlet_str runlet_tool_call_dispatch_id(const struct runlet_tool_call *call);
+
+/**
+ * The attempt of the innermost `boundary` around the call, from 1 (0 outside any boundary, and
+ * for NULL).
+ */
+uint32_t runlet_tool_call_attempt(const struct runlet_tool_call *call);
+
+/**
+ * When Runlet gives up on the call, in milliseconds since the Unix epoch; -1 when the call has
+ * no deadline (or for NULL).
+ */
+int64_t runlet_tool_call_deadline_unix_ms(const struct runlet_tool_call *call);
+
+/**
+ * Registers `callback(user_data)` to run once if the call is cancelled (a dropped branch, a
+ * retried boundary, a cancelled or finished run). It runs on a Runlet thread — immediately if
+ * the call is already cancelled — and never after the token's completion returned; a
+ * completion from another thread waits for a running callback. `callback` may complete the
+ * call itself. One registration per token. Does not consume the token.
+ */
+struct runlet_error *runlet_tool_call_on_cancel(struct runlet_tool_call *call,
+                                                void (*callback)(void *user_data),
+                                                void *user_data);
+
+/**
+ * Completes the call with its result as JSON and consumes the token, on every path. Call it
+ * exactly once per token, from any thread, inline in `invoke` or later. Returns NULL when the
+ * result was accepted; when it is not valid UTF-8 JSON the call fails with that error instead
+ * and a copy is returned for the host to free. A run that already ended ignores the result.
+ */
+struct runlet_error *runlet_tool_call_complete(struct runlet_tool_call *call,
+                                               struct runlet_str result_json);
+
+/**
+ * Fails the call with `err` (built with `runlet_error_new_tool` or `runlet_error_new`) and
+ * consumes both the token and `err`, on every path. Call it exactly once per token, from any
+ * thread. A NULL `err` fails the call with a generic `TOOL_FAILED`. A run that already ended
+ * ignores it.
+ */
+void runlet_tool_call_fail(struct runlet_tool_call *call, struct runlet_error *err);
+
+/**
+ * Pushes one item into `sink`: a record (`seq`, `bytes`), a snapshot (`seq` = the sequence it
+ * covers up to) or the header JSON (`seq` 0). Copies `bytes`. Fails with
+ * `RUNLET_ERR_INVALID_ARGUMENT` when the callback pushes more than it was asked for.
+ *
+ * Thread-safety: only inside the callback the sink was passed to.
+ */
+struct runlet_error *runlet_journal_sink_push(struct runlet_journal_sink *sink,
+                                              uint64_t seq,
+                                              struct runlet_bytes bytes);
+
+/**
+ * Runs the shared journal conformance suite (the checks Runlet's own in-memory and SQLite
+ * journals pass) against a host journal, then releases it: the vtable's `drop` is called once
+ * on every path. Returns NULL when every check passes, else a `RUNLET_ERR_JOURNAL` error naming
+ * the first failed check. Blocks; refused from inside a Runlet callback.
+ *
+ * Thread-safety: any thread; the journal's callbacks run on other threads meanwhile.
+ */
+struct runlet_error *runlet_journal_conformance_check(const struct runlet_journal_vtable *journal);
+
+/**
+ * The event inside `owned`; valid until `runlet_event_owned_free(owned)`. NULL for NULL.
+ *
+ * Thread-safety: any thread, concurrently.
+ */
+const struct runlet_event *runlet_event_owned_get(const struct runlet_event_owned *owned);
+
+/**
+ * Frees an event from `runlet_run_next_event`. NULL is a no-op; free each at most once.
+ */
+void runlet_event_owned_free(struct runlet_event_owned *owned);
 
 #ifdef __cplusplus
 }  // extern "C"

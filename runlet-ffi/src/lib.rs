@@ -11,19 +11,32 @@
 
 #[macro_use]
 mod boundary;
-mod error;
-mod events;
-mod executor;
-mod handle;
-mod journal;
-mod program;
-mod reentrancy;
-mod run;
-mod runtime;
-mod strings;
+
+// cbindgen walks the modules in the order they are declared here, and that sets the order of the
+// header's constants and functions: version, strings, errors, runtime, program, run, tool calls,
+// journal, events. The blank lines keep rustfmt from sorting them.
 mod version;
-mod versioned;
+
+mod strings;
+
+mod error;
+
+mod runtime;
 mod view;
+
+mod program;
+mod run;
+
+mod executor;
+
+mod journal;
+
+mod events;
+
+// Internal helpers without C items.
+mod handle;
+mod reentrancy;
+mod versioned;
 
 pub use error::*;
 pub use events::*;

@@ -204,7 +204,6 @@ unsafe fn read_run_options(options: *const runlet_run_options) -> Result<(Limits
     Ok((limits, options.pull_events))
 }
 
-/// Refuses a program another runtime compiled.
 /// Wraps a started or resumed run: its events are forwarded to the listener (and the pull
 /// queue when `pull_events`) on the runtime's pool until it ends.
 fn launched(runtime: &runlet_runtime, handle: RunHandle, pull_events: bool) -> runlet_run {
