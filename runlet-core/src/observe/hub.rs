@@ -108,17 +108,24 @@ impl RunObserver {
 
     /// Takes the committed record `seq`: applies it to the model and offers it to every
     /// subscriber without waiting; a subscriber whose queue is full is dropped and will catch up
-    /// from the journal. The event is copied only for the subscribers there are.
-    pub(crate) fn publish(&self, seq: u64, event: &Event) {
+    /// from the journal. The event moves to the last subscriber and is copied only for the
+    /// others, so the usual single subscriber costs no copy.
+    pub(crate) fn publish(&self, seq: u64, event: Event) {
         let at_ms = self.hub.started.elapsed().as_millis().min(u128::from(u64::MAX)) as u64;
         let mut state = self.hub.state.lock();
-        state.model.apply(seq, event, Some(at_ms));
+        state.model.apply(seq, &event, Some(at_ms));
         if state.published_at.len() == PUBLICATION_TIMES_KEPT {
             state.published_at.pop_front();
             state.first_timed_seq += 1;
         }
         state.published_at.push_back(at_ms);
-        state.subscribers.retain(|subscriber| subscriber.try_send((seq, event.clone())).is_ok());
+        let last = state.subscribers.len().checked_sub(1);
+        let (mut offered, mut event) = (0, Some(event));
+        state.subscribers.retain(|subscriber| {
+            let copy = if Some(offered) == last { event.take() } else { event.clone() };
+            offered += 1;
+            copy.is_some_and(|copy| subscriber.try_send((seq, copy)).is_ok())
+        });
     }
 
     /// The run's events have all been published: subscriptions end once they have read them.

@@ -612,7 +612,7 @@ impl Runtime {
 /// reads (handles, `--events`, the C listener, snapshots); ends when the shell drops its sender.
 async fn publish(mut committed: mpsc::UnboundedReceiver<(u64, Event)>, observer: RunObserver) {
     while let Some((seq, event)) = committed.recv().await {
-        observer.publish(seq, &event);
+        observer.publish(seq, event);
     }
     observer.finish();
 }
