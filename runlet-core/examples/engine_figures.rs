@@ -337,9 +337,10 @@ impl Journal for CountingJournal {
     }
 }
 
-/// (c-runtime), one input length: the same loop through the whole `Runtime` (shell, observer,
-/// event forwarding) with the counting journal, reading the handle's events as they come and
-/// sampling the observer's node records after each.
+/// (c-runtime), one input length: the same loop through the whole `Runtime` (shell, observer)
+/// with the counting journal, sampling the observer's node records every millisecond until the
+/// run ends. (Reading the handle's events is no option here: a reader that falls behind catches
+/// up from the journal, and this journal keeps nothing to read back.)
 fn runtime_loop_growth(count: usize) {
     let journal = Arc::new(CountingJournal::default());
     let runtime = Runtime::builder()
@@ -351,17 +352,15 @@ fn runtime_loop_growth(count: usize) {
         .expect("runtime");
     let program = runtime.compile(&loop_source(16), &Inputs::new()).expect("compiles");
     let started = Instant::now();
-    let mut run = runtime.start(&program, &Inputs::new()).expect("starts");
+    let run = runtime.start(&program, &Inputs::new()).expect("starts");
     let observer = run.observer();
-    let (mut events, mut peak_records) = (0usize, 0usize);
-    while let Some((_, event)) = run.events().blocking_recv() {
-        events += 1;
+    let mut peak_records = 0usize;
+    while runtime.running() > 0 {
         peak_records = peak_records.max(observer.retained_node_records());
-        if matches!(event, runlet::engine::event::Event::RunSucceeded) {
-            break;
-        }
+        std::thread::sleep(Duration::from_millis(1));
     }
     assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
+    let events = journal.last_seq.load(Ordering::Relaxed);
     println!(
         "    {count:>9} items: peak observer node records {peak_records:>9}, at the end {:>9}, live heap at the end {:>5} MiB, peak RSS {:>5} MiB; journal {events} records, {} MiB (counted, not kept); {:.2} s",
         observer.retained_node_records(),
@@ -370,7 +369,6 @@ fn runtime_loop_growth(count: usize) {
         journal.bytes.load(Ordering::Relaxed) >> 20,
         started.elapsed().as_secs_f64()
     );
-    assert_eq!(journal.last_seq.load(Ordering::Relaxed), events as u64, "every record was appended");
 }
 
 /// (d) End-to-end latency of a run of one 1 ms call, against a bare tokio task that sleeps 1 ms,

@@ -16,7 +16,7 @@ use super::snapshot::{GraphSnapshot, SnapshotOptions};
 use super::view::ViewPolicy;
 use crate::diag::Code;
 use crate::engine::event::{Event, EventDecodeError, unix_ms};
-use crate::journal::{Journal, JournalError, RunId};
+use crate::journal::{Journal, JournalError, JournalErrorKind, RunId};
 
 /// How many journal records a catching-up subscriber reads at once.
 const CATCH_UP_BATCH: usize = 256;
@@ -355,8 +355,16 @@ impl Subscription {
             }
         }
         if self.pending.len() == before {
-            // The journal holds nothing more up to the published position: stop reading it.
-            self.catch_up_to = self.last;
+            // Every record up to the published position was committed before it was published:
+            // a journal without the next one lost it, and skipping it would be a silent gap.
+            return Err(ObserveError::Journal(JournalError::new(
+                JournalErrorKind::InvalidRecord,
+                format!(
+                    "the journal of run `{}` does not hold record {}, which the run published",
+                    self.hub.run_id,
+                    self.last + 1
+                ),
+            )));
         }
         Ok(())
     }

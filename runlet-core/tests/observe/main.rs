@@ -120,6 +120,85 @@ fn a_subscriber_that_falls_behind_catches_up_from_the_journal() {
     assert_eq!(seqs(&reconnected), (observer.seq() - 2..=observer.seq()).collect::<Vec<_>>());
 }
 
+/// A journal that appends but has lost every record by the time anyone reads one back.
+struct Forgetful(MemoryJournal);
+
+#[async_trait]
+impl Journal for Forgetful {
+    async fn create_run(
+        &self,
+        header: &runlet::journal::RunHeader,
+    ) -> Result<(), runlet::journal::JournalError> {
+        self.0.create_run(header).await
+    }
+    async fn header(
+        &self,
+        run: &runlet::journal::RunId,
+    ) -> Result<runlet::journal::RunHeader, runlet::journal::JournalError> {
+        self.0.header(run).await
+    }
+    async fn append(
+        &self,
+        run: &runlet::journal::RunId,
+        expected_seq: u64,
+        records: &[Record],
+    ) -> Result<u64, runlet::journal::JournalError> {
+        self.0.append(run, expected_seq, records).await
+    }
+    async fn read(
+        &self,
+        _: &runlet::journal::RunId,
+        _: u64,
+        _: usize,
+    ) -> Result<Vec<Record>, runlet::journal::JournalError> {
+        Ok(Vec::new())
+    }
+    async fn load_snapshot(
+        &self,
+        run: &runlet::journal::RunId,
+    ) -> Result<Option<runlet::journal::Snapshot>, runlet::journal::JournalError> {
+        self.0.load_snapshot(run).await
+    }
+    async fn store_snapshot(
+        &self,
+        run: &runlet::journal::RunId,
+        snapshot: runlet::journal::Snapshot,
+    ) -> Result<(), runlet::journal::JournalError> {
+        self.0.store_snapshot(run, snapshot).await
+    }
+}
+
+#[test]
+fn a_subscriber_whose_journal_lost_records_gets_an_error_not_a_gap() {
+    let scripted = ScriptedExecutor::from_json_str(&example("appendix-a", "tools.json")).expect("fixtures");
+    let runtime = Runtime::builder()
+        .registry(registry(&example("appendix-a", "registry.json")))
+        .executor(Arc::new(scripted))
+        .journal(Arc::new(Forgetful(MemoryJournal::new())))
+        .observer_buffer(1)
+        .build()
+        .expect("runtime");
+    let inputs = inputs(&example("appendix-a", "inputs.json"));
+    let program = runtime.compile(&example("appendix-a", "main.run"), &inputs).expect("compiles");
+    let run = runtime.start(&program, &inputs).expect("starts");
+    let mut lagging = run.observer().subscribe(0, ViewPolicy::default());
+    assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
+    let delivered: Vec<_> = block_on(async {
+        let mut delivered = Vec::new();
+        while let Some(event) = lagging.next().await {
+            delivered.push(event);
+        }
+        delivered
+    });
+    let (last, error) = match delivered.as_slice() {
+        [events @ .., Err(error)] => (events.len() as u64, error.clone()),
+        other => panic!("the subscription ended without an error: {} events", other.len()),
+    };
+    assert!(delivered[..last as usize].iter().all(Result::is_ok));
+    assert_eq!(error.code(), runlet::diag::codes::JOURNAL_INVALID_RECORD);
+    assert!(error.to_string().contains(&format!("does not hold record {}", last + 1)), "{error}");
+}
+
 fn without_times(mut snapshot: GraphSnapshot) -> GraphSnapshot {
     for node in &mut snapshot.nodes {
         node.timestamps.planned_at_ms = None;
