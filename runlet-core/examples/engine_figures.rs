@@ -197,7 +197,11 @@ fn take_dispatches(effects: Vec<Effect>, pending: &mut VecDeque<(CallHandle, Val
                 pending.push_back((request.call, argument));
             }
             Effect::Finish(end) => outcome = Some(end),
-            Effect::Append(_) | Effect::Cancel(_) | Effect::StartTimer { .. } | Effect::CancelTimer(_) => {}
+            Effect::Append(_)
+            | Effect::Cancel(_)
+            | Effect::StartTimer { .. }
+            | Effect::CancelTimer(_)
+            | Effect::AwaitPermits { .. } => {}
             Effect::Sample(request) => panic!("the figures programs sample nothing: {}", request.node_id),
         }
     }

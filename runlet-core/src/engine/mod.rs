@@ -68,6 +68,7 @@
 //! }
 //! ```
 
+mod call_permits;
 mod core;
 mod error;
 pub mod event;

@@ -292,9 +292,9 @@ pub fn tool_keys(registry: &Registry, runtime_cap: bool) -> Arc<[Vec<ResourceKey
 /// journaled, so this is how an observer tells a call blocked on a permit from one blocked on
 /// data (spec §6.3); the runtime hands the run's observer to the shell as one.
 pub trait PermitWaits: Send + Sync {
-    /// The dispatched call `node` waits for the permits of `resources`.
+    /// The ready call `node` waits for the permits of `resources`.
     fn waiting(&self, node: &str, resources: Vec<String>);
-    /// The call `node` holds its permits now.
+    /// The call `node` waits no more: it holds its permits now, or it was cancelled.
     fn granted(&self, node: &str);
 }
 

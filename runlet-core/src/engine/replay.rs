@@ -83,6 +83,9 @@ pub fn replay_run(core: RunCore, header: &RunHeader, events: &[Event]) -> Result
 pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayError> {
     let mut position = 0usize;
     let mut dispatched: BTreeMap<String, CallRequest> = BTreeMap::new();
+    // Calls waiting for permits, by node id: the journal's `CallDispatchPrepared` for one is
+    // the moment its permits were granted.
+    let mut parked: BTreeMap<String, CallHandle> = BTreeMap::new();
     let mut samples: BTreeMap<String, SampleRequest> = BTreeMap::new();
     let mut in_flight: BTreeMap<CallHandle, String> = BTreeMap::new();
     let mut outcome = None;
@@ -92,6 +95,9 @@ pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayErro
         let seq = position as u64 + 1;
         let input = match &events[position] {
             Event::IntrinsicSampled { node, output } => sampled_input(node, output, seq, &mut samples)?,
+            Event::CallDispatchPrepared { node, .. } if parked.contains_key(node) => {
+                Input::PermitsGranted { call: parked[node] }
+            }
             event => recorded_input(event, seq, &dispatched, &core)?,
         };
         for effect in core.react(input) {
@@ -110,12 +116,17 @@ pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayErro
                         position += 1;
                     }
                 }
+                Effect::AwaitPermits { call, node_id, .. } => {
+                    parked.insert(node_id, call);
+                }
                 Effect::Dispatch(request) => {
+                    parked.remove(&request.node_id);
                     in_flight.insert(request.call, request.node_id.clone());
                     dispatched.insert(request.node_id.clone(), request);
                 }
                 Effect::Cancel(call) => {
                     in_flight.remove(&call);
+                    parked.retain(|_, parked| *parked != call);
                 }
                 Effect::StartTimer { timer, delay } => {
                     timers.insert(timer, PendingTimer { timer, delay, deadline_unix_ms: None });

@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::call_permits::CallPermits;
 use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, SampleRequest, TimerHandle};
 use super::event::{Event, unix_ms};
 use super::executor::{
@@ -122,6 +123,8 @@ struct Shell {
     /// one detaches it at once instead of waiting for an acknowledgement (spec §4.6).
     undeliverable: BTreeMap<CallHandle, Arc<str>>,
     timers: BTreeMap<TimerHandle, JoinHandle<()>>,
+    /// The calls waiting for permits, and permits granted and not yet dispatched.
+    permits: CallPermits,
     last_seq: u64,
     /// How long the run's wall clock had run before this shell took the run over.
     already_ran: Duration,
@@ -133,7 +136,9 @@ impl Shell {
     fn new(env: RunEnvironment, last_seq: u64, already_ran: Duration) -> Shell {
         let (answers, incoming) = mpsc::unbounded_channel::<Input>();
         let (tokens, timers) = (BTreeMap::new(), BTreeMap::new());
+        let permits = CallPermits::new(env.permits.clone(), env.permit_waits.clone());
         Shell {
+            permits,
             env,
             answers,
             incoming,
@@ -185,6 +190,10 @@ impl Shell {
                 self.tokens.remove(call);
                 self.undeliverable.remove(call);
             }
+            let granted = match &input {
+                Input::PermitsGranted { call } => Some(*call),
+                _ => None,
+            };
             for effect in core.react(input) {
                 match effect {
                     Effect::Append(events) => {
@@ -197,9 +206,14 @@ impl Shell {
                         if !self.env.executor.capabilities(&name).cancellation {
                             self.undeliverable.insert(request.call, Arc::from(name));
                         }
-                        spawn_call(&self.env, request, token, self.answers.clone());
+                        let permit = self.permits.take(request.call);
+                        spawn_call(&self.env, request, token, permit, self.answers.clone());
+                    }
+                    Effect::AwaitPermits { call, tool, node_id } => {
+                        self.permits.request(call, tool, node_id, &self.answers);
                     }
                     Effect::Cancel(call) => {
+                        self.permits.withdraw(call);
                         if let Some(token) = self.tokens.remove(&call) {
                             token.cancel();
                         }
@@ -219,6 +233,7 @@ impl Shell {
                     }
                     Effect::Sample(request) => self.sample(request),
                     Effect::Finish(outcome) => {
+                        self.permits.withdraw_all();
                         for token in self.tokens.values() {
                             token.cancel();
                         }
@@ -228,6 +243,11 @@ impl Shell {
                         return Ok(outcome);
                     }
                 }
+            }
+            // A grant the core did not dispatch (the call was cancelled meanwhile, or crossed
+            // a limit) gives its permits back.
+            if let Some(call) = granted {
+                self.permits.withdraw(call);
             }
         }
     }
@@ -336,30 +356,23 @@ fn check_arguments(schemas: &SchemaArena, tool: &ToolDescriptor, arguments: &Lis
     Err(failure)
 }
 
-/// Runs one call on its own task and reports its answer to the core. The steps, in order:
-/// the call's context ([`call_of`]), its arguments checked against the tool's input schema,
-/// its permits ([`hold_permits`]), the executor's answer ([`answer_of`]: recovery first when
-/// the core asks for it, the host's deadline around the dispatch), and that answer checked and
-/// labelled against the output schema or classified as the host says ([`input_of`]).
+/// Runs one call on its own task, holding its `permit` (granted before the core prepared the
+/// dispatch) until it ends, and reports its answer to the core. The steps, in order: the call's
+/// context ([`call_of`]), its arguments checked against the tool's input schema, the
+/// executor's answer ([`answer_of`]: recovery first when the core asks for it, the host's
+/// deadline around the dispatch), and that answer checked and labelled against the output
+/// schema or classified as the host says ([`input_of`]).
 fn spawn_call(
     env: &RunEnvironment,
     request: CallRequest,
     token: CancellationToken,
+    permit: Option<PermitRequest>,
     answers: mpsc::UnboundedSender<Input>,
 ) {
     // The task borrows the descriptor from the shared registry rather than copying it per call.
     let registry = Arc::clone(&env.registry);
     let handle = request.call;
     let (recover_first, timeout) = (request.recover_first, request.timeout);
-    // Requested now, in dispatch order, so waiting calls start in that order.
-    let mut permit = env.permits.as_ref().map(|p| p.request(request.tool));
-    let waits = match (&permit, &env.permit_waits) {
-        (Some(permit), Some(waits)) if !permit.blocked_on().is_empty() => {
-            waits.waiting(&request.node_id, permit.blocked_on().iter().map(ToString::to_string).collect());
-            Some((Arc::clone(waits), request.node_id.clone()))
-        }
-        _ => None,
-    };
     let call = call_of(env, registry.tool(request.tool), request, token.clone());
     let checked = check_arguments(registry.schemas(), registry.tool(call.tool_id), &call.arguments);
     let executor = Arc::clone(&env.executor);
@@ -377,17 +390,12 @@ fn spawn_call(
             let _ = answers.send(Input::ToolFailed { call: handle, error });
             return;
         }
-        if let Some(permit) = &mut permit {
-            if !hold_permits(permit, waits, &call.context.cancellation).await {
-                let error = ToolError::cancelled(&call.tool);
-                let _ = answers.send(Input::ToolFailed { call: handle, error });
-                return;
-            }
-        }
         let name = Arc::clone(&call.tool);
         let answered =
             answer_of(executor.as_ref(), call, tool.execution, recover_first, timeout, &token).await;
         let _ = answers.send(input_of(handle, &name, &registry, tool, classifier.as_ref(), answered));
+        // The call's permits (if it needed any) are held until here.
+        drop(permit);
     });
 }
 
@@ -419,24 +427,6 @@ fn call_of(
         tool_id: request.tool,
         arguments: request.arguments,
         context,
-    }
-}
-
-/// Waits until the call holds every permit it needs, telling `waits` when it got them; false
-/// when the call was cancelled first.
-async fn hold_permits(
-    permit: &mut PermitRequest,
-    waits: Option<(Arc<dyn PermitWaits>, String)>,
-    cancellation: &CancellationToken,
-) -> bool {
-    tokio::select! {
-        () = permit.granted() => {
-            if let Some((waits, node)) = &waits {
-                waits.granted(node);
-            }
-            true
-        }
-        () = cancellation.cancelled() => false,
     }
 }
 

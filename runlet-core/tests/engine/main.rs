@@ -6,6 +6,7 @@ mod catalogue;
 mod detach;
 mod fixture_properties;
 mod fixtures;
+mod permit_waits;
 mod recovery;
 mod scripted;
 

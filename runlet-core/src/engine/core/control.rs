@@ -339,6 +339,11 @@ impl RunCore {
                 self.outbox.events.push(Event::NodeCancelling { node: self.node_id(node) });
                 continue;
             }
+            if state == NodeState::AwaitingPermits {
+                // Never dispatched: withdrawing its permit request is all its cancellation takes.
+                self.operations.parked.remove(&node);
+                self.outbox.effects.push(Effect::Cancel(super::CallHandle(node.0)));
+            }
             self.release_control(node);
             self.arena.nodes[node].state = NodeState::Cancelled;
             self.outbox.events.push(Event::NodeCancelled { node: self.node_id(node) });

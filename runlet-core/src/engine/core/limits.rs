@@ -309,7 +309,10 @@ mod tests {
                     Effect::Dispatch(_) => dispatched += 1,
                     Effect::Cancel(_) => dispatched -= 1,
                     Effect::Finish(outcome) => assert_eq!(failure_code(&outcome), "RL4104"),
-                    Effect::StartTimer { .. } | Effect::CancelTimer(_) | Effect::Sample(_) => {}
+                    Effect::StartTimer { .. }
+                    | Effect::CancelTimer(_)
+                    | Effect::Sample(_)
+                    | Effect::AwaitPermits { .. } => {}
                 }
             }
         }

@@ -167,6 +167,12 @@ pub enum Input {
         call: CallHandle,
         generation: u32,
     },
+    /// The call holds every permit it asked for with [`Effect::AwaitPermits`]: its dispatch is
+    /// prepared now. Not journaled itself: replay reads it off the `CallDispatchPrepared` it
+    /// causes.
+    PermitsGranted {
+        call: CallHandle,
+    },
 }
 
 /// What the core asks the shell to do, in order.
@@ -174,8 +180,20 @@ pub enum Input {
 pub enum Effect {
     /// Append these events as one batch; later effects wait for the commit.
     Append(Vec<Event>),
+    /// Send the call; it holds its permits (if it needed any) since [`Input::PermitsGranted`].
     Dispatch(CallRequest),
+    /// Stop the call: fire its cancellation token, or withdraw its permit request if it is
+    /// still waiting for one.
     Cancel(CallHandle),
+    /// A call of `tool` needs permits before its dispatch is prepared (spec §4.5): request them
+    /// and answer with [`Input::PermitsGranted`] once they are all held. Until then nothing is
+    /// journaled about the call but its `NodeReady`, so a crash while it waits leaves nothing
+    /// uncertain.
+    AwaitPermits {
+        call: CallHandle,
+        tool: ToolId,
+        node_id: String,
+    },
     /// Send `TimerArmed` now and `TimerFired` once `delay` has passed.
     StartTimer {
         timer: TimerHandle,
@@ -329,6 +347,7 @@ impl RunCore {
                 Input::FreshGenerationAuthorized { call, generation } => {
                     self.fresh_generation_authorized(call, generation)
                 }
+                Input::PermitsGranted { call } => self.permits_granted(call),
             }
             self.measure_journal();
             self.apply_breach();

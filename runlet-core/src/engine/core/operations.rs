@@ -34,6 +34,16 @@ pub(super) struct OperationRecord {
     pub(super) result: Option<(Labelled, String)>,
 }
 
+/// A call waiting for its permits (spec §4.5): what its dispatch needs once they are granted.
+#[derive(Debug)]
+pub(super) struct ParkedCall {
+    tool: ToolId,
+    arguments: List,
+    input_digest: Digest,
+    recover_first: bool,
+    operation_generation: u32,
+}
+
 impl RunCore {
     /// A ready call: inside a boundary attempt, reuse the operation's durable result or refuse
     /// a dispatch the class forbids; then prepare the dispatch. Calls outside every attempt are
@@ -70,10 +80,49 @@ impl RunCore {
         self.prepare_dispatch(node, tool, arguments, input_digest, recover_first, 0);
     }
 
-    /// Records the next dispatch of `node`'s operation (under `operation_generation`) and asks
-    /// the shell to send it. Every dispatch counts against `tool_calls` and is measured against
-    /// `call_input_bytes`.
+    /// Dispatches `node`'s operation (under `operation_generation`): at once when its call
+    /// needs no permit, else once the shell has its permits (a capped tool, or a run or runtime
+    /// with a `concurrency` cap), so that `CallDispatchPrepared` is journaled only for a call
+    /// that is really being handed to its executor.
     pub(super) fn prepare_dispatch(
+        &mut self,
+        node: NodeIx,
+        tool: ToolId,
+        arguments: List,
+        input_digest: Digest,
+        recover_first: bool,
+        operation_generation: u32,
+    ) {
+        if !self.is_limited(LimitKey::Concurrency) && !self.tools.capped(tool) {
+            return self.dispatch(node, tool, arguments, input_digest, recover_first, operation_generation);
+        }
+        self.arena.nodes[node].state = NodeState::AwaitingPermits;
+        let parked = ParkedCall { tool, arguments, input_digest, recover_first, operation_generation };
+        self.operations.parked.insert(node, parked);
+        self.await_permits(node, tool);
+    }
+
+    /// Asks the shell for the permits of the parked call `node`.
+    pub(super) fn await_permits(&mut self, node: NodeIx, tool: ToolId) {
+        let node_id = self.node_id(node);
+        self.outbox.effects.push(Effect::AwaitPermits { call: CallHandle(node.0), tool, node_id });
+    }
+
+    /// `Input::PermitsGranted`: the parked call dispatches now, unless it was cancelled while
+    /// it waited (the shell then gives the permits back).
+    pub(super) fn permits_granted(&mut self, call: CallHandle) {
+        let node = NodeIx(call.0);
+        if self.arena.nodes.get(node).is_none_or(|entry| entry.state != NodeState::AwaitingPermits) {
+            return;
+        }
+        let Some(parked) = self.operations.parked.remove(&node) else { return };
+        let ParkedCall { tool, arguments, input_digest, recover_first, operation_generation } = parked;
+        self.dispatch(node, tool, arguments, input_digest, recover_first, operation_generation);
+    }
+
+    /// Records the next dispatch of `node`'s operation and asks the shell to send it. Every
+    /// dispatch counts against `tool_calls` and is measured against `call_input_bytes`.
+    fn dispatch(
         &mut self,
         node: NodeIx,
         tool: ToolId,
@@ -206,6 +255,12 @@ impl RunCore {
             match self.arena.nodes[node].state {
                 NodeState::Cancelling => self.mark_cancelled(node),
                 NodeState::Running if is_call => dispatching.push(node),
+                // Never dispatched: it asks this worker's shell for its permits again.
+                NodeState::AwaitingPermits => {
+                    if let Some(tool) = self.operations.parked.get(&node).map(|parked| parked.tool) {
+                        self.await_permits(node, tool);
+                    }
+                }
                 _ => {}
             }
         }

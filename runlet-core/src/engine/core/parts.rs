@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use super::arena::{Arena, Slot};
-use super::operations::{OperationKey, OperationRecord};
+use super::operations::{OperationKey, OperationRecord, ParkedCall};
 use super::recovery::HostDecision;
 use super::state::{Node, NodeIx, Scope, ScopeIx, TimerPurpose};
 use super::{Effect, TimerHandle};
@@ -70,6 +70,8 @@ pub(super) struct Operations {
     pub(super) by_call: BTreeMap<NodeIx, OperationKey>,
     /// The host's recovery decisions for calls left dispatching, applied on `Resume`.
     pub(super) host_decisions: BTreeMap<NodeIx, HostDecision>,
+    /// Calls waiting for their permits, with what their dispatch needs once granted.
+    pub(super) parked: BTreeMap<NodeIx, ParkedCall>,
 }
 
 /// The timers the run asked for and what each is for.
@@ -80,12 +82,15 @@ pub(super) struct Timers {
     pub(super) next: u32,
 }
 
-/// The tools a run calls, by `ToolId` index: their names (for events and errors) and execution
-/// classes (spec §5.4). Built once per runtime from its registry and shared by every run.
+/// The tools a run calls, by `ToolId` index: their names (for events and errors), execution
+/// classes (spec §5.4) and whether a cap of their own (a resource group or `max_concurrency`)
+/// makes every call wait for a permit. Built once per runtime from its registry and shared by
+/// every run.
 #[derive(Debug, Clone)]
 pub struct ToolTable {
     names: Arc<[String]>,
     classes: Arc<[ExecutionClass]>,
+    capped: Arc<[bool]>,
 }
 
 impl ToolTable {
@@ -94,7 +99,16 @@ impl ToolTable {
         ToolTable {
             names: registry.tools().map(|(_, t)| t.name.to_string()).collect(),
             classes: registry.tools().map(|(_, t)| t.execution).collect(),
+            capped: registry
+                .tools()
+                .map(|(_, t)| t.resource_group.is_some() || t.max_concurrency.is_some())
+                .collect(),
         }
+    }
+
+    /// Whether calls of `tool` wait for a permit of the tool's own cap.
+    pub(super) fn capped(&self, tool: ToolId) -> bool {
+        self.capped.get(tool.index()).copied().unwrap_or(false)
     }
 
     pub(super) fn name(&self, tool: ToolId) -> String {

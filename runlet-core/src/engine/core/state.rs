@@ -16,12 +16,14 @@ pub(super) struct NodeIx(pub(super) u32);
 pub(super) struct ScopeIx(pub(super) u32);
 
 /// A node's place in the state machine of spec §4.4 (`blocked` and `ready` are `Waiting`
-/// with and without unresolved dependencies; `dispatching`/`running` and expanded control
-/// nodes are `Running`; `Cancelling` is a running call whose token fired and whose
-/// acknowledgement has not come back).
+/// with and without unresolved dependencies, and a ready call waiting for its permits is
+/// `AwaitingPermits`; `dispatching`/`running` and expanded control nodes are `Running`;
+/// `Cancelling` is a running call whose token fired and whose acknowledgement has not come
+/// back).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum NodeState {
     Waiting,
+    AwaitingPermits,
     Running,
     Cancelling,
     Succeeded,

@@ -166,6 +166,7 @@ impl Simulation {
                 Effect::Sample(request) => {
                     armed.push(Input::Sampled { call: request.call, answer: request.function.sample() })
                 }
+                Effect::AwaitPermits { call, .. } => armed.push(Input::PermitsGranted { call }),
                 Effect::Finish(outcome) => {
                     check_invariants(&self.core, &mut self.trace);
                     return Some(outcome);

@@ -1,0 +1,94 @@
+//! The shell's side of permits (spec §4.5): a run's calls waiting for their permits, and the
+//! permits granted but not yet handed to the call's dispatch. The core asks with
+//! `Effect::AwaitPermits` and is answered with `Input::PermitsGranted`; only then does it
+//! journal `CallDispatchPrepared`, so a call that waits has nothing uncertain about it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::core::{CallHandle, Input};
+use super::permits::{PermitRequest, PermitWaits, RunPermits};
+use crate::registry::ToolId;
+
+/// One run's permit requests.
+pub(super) struct CallPermits {
+    /// Where permits come from; `None` when nothing is capped (every request is granted).
+    permits: Option<RunPermits>,
+    /// Told which calls wait and when they stop waiting.
+    waits: Option<Arc<dyn PermitWaits>>,
+    /// Requests not granted yet: the task waiting for each, and the call's node id.
+    waiting: BTreeMap<CallHandle, (JoinHandle<()>, String)>,
+    /// Permits granted and not yet taken by the call's dispatch.
+    granted: Arc<Mutex<BTreeMap<CallHandle, PermitRequest>>>,
+}
+
+impl CallPermits {
+    pub(super) fn new(permits: Option<RunPermits>, waits: Option<Arc<dyn PermitWaits>>) -> CallPermits {
+        CallPermits { permits, waits, waiting: BTreeMap::new(), granted: Arc::default() }
+    }
+
+    /// Requests the permits of `call` (node `node_id`), a call of `tool`, in request order;
+    /// `Input::PermitsGranted` goes to `answers` once every one is held.
+    pub(super) fn request(
+        &mut self,
+        call: CallHandle,
+        tool: ToolId,
+        node_id: String,
+        answers: &mpsc::UnboundedSender<Input>,
+    ) {
+        let Some(permits) = &self.permits else {
+            let _ = answers.send(Input::PermitsGranted { call });
+            return;
+        };
+        let mut request = permits.request(tool);
+        if request.blocked_on().is_empty() {
+            self.granted.lock().insert(call, request);
+            let _ = answers.send(Input::PermitsGranted { call });
+            return;
+        }
+        if let Some(waits) = &self.waits {
+            waits.waiting(&node_id, request.blocked_on().iter().map(ToString::to_string).collect());
+        }
+        let (granted, waits, answers) = (Arc::clone(&self.granted), self.waits.clone(), answers.clone());
+        let node = node_id.clone();
+        let task = tokio::spawn(async move {
+            request.granted().await;
+            if let Some(waits) = &waits {
+                waits.granted(&node);
+            }
+            granted.lock().insert(call, request);
+            let _ = answers.send(Input::PermitsGranted { call });
+        });
+        self.waiting.insert(call, (task, node_id));
+    }
+
+    /// The permits granted to `call`, for its dispatch to hold until the call ends.
+    pub(super) fn take(&mut self, call: CallHandle) -> Option<PermitRequest> {
+        self.waiting.remove(&call);
+        self.granted.lock().remove(&call)
+    }
+
+    /// Withdraws `call`'s request, or gives back permits granted to it that no dispatch took.
+    pub(super) fn withdraw(&mut self, call: CallHandle) {
+        if let Some((task, node)) = self.waiting.remove(&call) {
+            task.abort();
+            if let Some(waits) = &self.waits {
+                waits.granted(&node);
+            }
+        }
+        self.granted.lock().remove(&call);
+    }
+
+    /// Withdraws every request and gives back every permit not taken: the run ended.
+    pub(super) fn withdraw_all(&mut self) {
+        let calls: Vec<CallHandle> = self.waiting.keys().copied().collect();
+        for call in calls {
+            self.withdraw(call);
+        }
+        self.granted.lock().clear();
+    }
+}
