@@ -437,7 +437,7 @@ fn main() {
     }
     if wanted("c-runtime") {
         loop_figures(
-            "(c-runtime) the same loop through the whole Runtime (observer on, events read as they come), journal counting bytes without keeping them",
+            "(c-runtime) the same loop through the whole Runtime (observer on, sampled every millisecond), journal counting bytes without keeping them",
             "runtime-loop",
         );
     }
