@@ -72,6 +72,7 @@ pub use inputs::{Inputs, InputsError};
 use crate::diag::{Diagnostic, codes};
 use crate::registry::Registry;
 use crate::syntax::{self, Parse, ParseOptions};
+use crate::value::ValueCaps;
 
 /// The hash map of analysis lookups: a fast hash with a fixed seed. Such maps are only looked
 /// into, never iterated into output.
@@ -95,6 +96,9 @@ pub struct AnalyzeOptions {
     pub max_loop_limit: u32,
     /// The largest `retry N` a `boundary` may declare (`RL4005` above it).
     pub max_retries: u32,
+    /// The value-size caps literal folding stays within: a folded value that would cross one
+    /// is the limit's own error (`RL4113`–`RL4116`) at compile time, as it would be in every run.
+    pub value_caps: ValueCaps,
 }
 
 impl Default for AnalyzeOptions {
@@ -107,6 +111,7 @@ impl Default for AnalyzeOptions {
             max_candidate_work: 100_000,
             max_loop_limit: 1024,
             max_retries: 16,
+            value_caps: ValueCaps::default(),
         }
     }
 }

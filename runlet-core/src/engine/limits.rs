@@ -6,13 +6,17 @@ use std::sync::Arc;
 
 use crate::diag::{Code, Span, codes};
 use crate::engine::error::RunError;
-use crate::value::{JsonError, Object, Value, parse_json, to_presentation_json};
+
+/// The value-size caps' defaults, the `value` module's.
+const DEFAULT_CAPS: ValueCaps = ValueCaps::DEFAULT;
+use crate::value::{JsonError, Object, Value, ValueCaps, parse_json, to_presentation_json};
 
 /// Declares [`LimitKey`] from one table: each key's variant, its host configuration key, the
-/// code a run crossing it fails with (`None` for a throttle, which only makes calls wait), and
-/// what it counts, for messages. The order is the keys' order everywhere they are listed.
+/// code a run crossing it fails with (`None` for a throttle, which only makes calls wait), what
+/// it counts (for messages), and the cap that applies when the host sets none (`None`:
+/// unlimited). The order is the keys' order everywhere they are listed.
 macro_rules! declare_limits {
-    ($( $(#[$doc:meta])* $variant:ident = $key:literal, $code:expr, $counts:literal; )*) => {
+    ($( $(#[$doc:meta])* $variant:ident = $key:literal, $code:expr, $counts:literal, $default:expr; )*) => {
         /// One configurable limit, named by its host configuration key (INTERFACES.md §4).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum LimitKey {
@@ -44,44 +48,60 @@ macro_rules! declare_limits {
                     $( LimitKey::$variant => $counts, )*
                 }
             }
+
+            /// The cap that applies when the host sets none; `None` is unlimited.
+            pub fn default_cap(self) -> Option<u64> {
+                match self {
+                    $( LimitKey::$variant => $default, )*
+                }
+            }
         }
     };
 }
 
 declare_limits! {
     /// Physical tool-call attempts in the run; every dispatch counts, retries included.
-    ToolCalls = "tool_calls", Some(codes::TOOL_CALL_LIMIT_EXCEEDED), "tool calls";
+    ToolCalls = "tool_calls", Some(codes::TOOL_CALL_LIMIT_EXCEEDED), "tool calls", None;
     /// Node evaluations in the run: every time a node's work runs, in every iteration and attempt.
-    NodeEvaluations = "node_evaluations", Some(codes::NODE_EVALUATION_LIMIT_EXCEEDED), "node evaluations";
+    NodeEvaluations = "node_evaluations", Some(codes::NODE_EVALUATION_LIMIT_EXCEEDED), "node evaluations", None;
     /// The one-based nesting depth of a dynamic scope: the program is 1, and each conditional
     /// arm, `and`/`or` right operand, loop iteration, fold step, boundary attempt or catch
     /// entered inside a scope of depth d has depth d + 1. Value nesting is bounded separately
     /// (`RL4303`, `RL4301`).
-    Depth = "depth", Some(codes::DEPTH_LIMIT_EXCEEDED), "levels of scope nesting";
+    Depth = "depth", Some(codes::DEPTH_LIMIT_EXCEEDED), "levels of scope nesting", None;
     /// Tool calls in flight at once: over all runs when the runtime sets it, over one run when
     /// a run sets it. A throttle: calls wait for a permit and the run never fails because of it
     /// (0 acts as 1, so calls still run one at a time).
-    Concurrency = "concurrency", None, "calls in flight";
+    Concurrency = "concurrency", None, "calls in flight", None;
     /// Milliseconds from the run's start to its end.
-    WallClockMs = "wall_clock_ms", Some(codes::WALL_CLOCK_LIMIT_EXCEEDED), "milliseconds of wall-clock time";
+    WallClockMs = "wall_clock_ms", Some(codes::WALL_CLOCK_LIMIT_EXCEEDED), "milliseconds of wall-clock time", None;
     /// Items one `for` or `fold` iterates.
-    LoopIterations = "loop_iterations", Some(codes::LOOP_ITERATION_LIMIT_EXCEEDED), "loop iterations";
+    LoopIterations = "loop_iterations", Some(codes::LOOP_ITERATION_LIMIT_EXCEEDED), "loop iterations", None;
     /// Nodes materialized in the run.
-    GraphNodes = "graph_nodes", Some(codes::GRAPH_NODE_LIMIT_EXCEEDED), "graph nodes";
+    GraphNodes = "graph_nodes", Some(codes::GRAPH_NODE_LIMIT_EXCEEDED), "graph nodes", None;
     /// Bytes of the program's source text.
-    SourceBytes = "source_bytes", Some(codes::SOURCE_BYTES_LIMIT_EXCEEDED), "bytes of source";
+    SourceBytes = "source_bytes", Some(codes::SOURCE_BYTES_LIMIT_EXCEEDED), "bytes of source", None;
     /// Canonical (RCVE) bytes of one call's argument list.
-    CallInputBytes = "call_input_bytes", Some(codes::CALL_INPUT_BYTES_LIMIT_EXCEEDED), "bytes of call input";
+    CallInputBytes = "call_input_bytes", Some(codes::CALL_INPUT_BYTES_LIMIT_EXCEEDED), "bytes of call input", None;
     /// Canonical (RCVE) bytes of one call's output.
-    CallOutputBytes = "call_output_bytes", Some(codes::CALL_OUTPUT_BYTES_LIMIT_EXCEEDED), "bytes of call output";
+    CallOutputBytes = "call_output_bytes", Some(codes::CALL_OUTPUT_BYTES_LIMIT_EXCEEDED), "bytes of call output", None;
     /// Boundary retries in the run, over every boundary.
-    Retries = "retries", Some(codes::RETRY_LIMIT_EXCEEDED), "boundary retries";
+    Retries = "retries", Some(codes::RETRY_LIMIT_EXCEEDED), "boundary retries", None;
     /// Dependency edges materialized in the run: one per input of every planned node.
-    GraphEdges = "graph_edges", Some(codes::GRAPH_EDGE_LIMIT_EXCEEDED), "graph edges";
+    GraphEdges = "graph_edges", Some(codes::GRAPH_EDGE_LIMIT_EXCEEDED), "graph edges", None;
     /// Bytes of the journal records the run appends: each event's whole record (envelope and
     /// checksum included), counted from the events alone so a replay crosses at the same point.
     /// The records of the limit failure itself do not count.
-    JournalBytes = "journal_bytes", Some(codes::JOURNAL_BYTES_LIMIT_EXCEEDED), "bytes of journal records";
+    JournalBytes = "journal_bytes", Some(codes::JOURNAL_BYTES_LIMIT_EXCEEDED), "bytes of journal records", None;
+    /// The weight of one value a run builds or receives ([`Value::weight`]: about its canonical
+    /// encoding's bytes, shared parts counted each time).
+    ValueBytes = "value_bytes", Some(codes::VALUE_BYTES_LIMIT_EXCEEDED), "bytes in one value", Some(DEFAULT_CAPS.value_bytes);
+    /// Elements of one list a run builds or receives.
+    ListLength = "list_length", Some(codes::LIST_LENGTH_LIMIT_EXCEEDED), "elements in one list", Some(DEFAULT_CAPS.list_length);
+    /// UTF-8 bytes of one string (or bytes of one Bytes value) a run builds or receives.
+    StringBytes = "string_bytes", Some(codes::STRING_BYTES_LIMIT_EXCEEDED), "bytes in one string", Some(DEFAULT_CAPS.string_bytes);
+    /// Entries of one object or map a run builds or receives.
+    ObjectEntries = "object_entries", Some(codes::OBJECT_ENTRIES_LIMIT_EXCEEDED), "entries in one object", Some(DEFAULT_CAPS.object_entries);
 }
 
 impl LimitKey {
@@ -121,9 +141,20 @@ impl Limits {
         self
     }
 
-    /// The cap of `key`, `None` when unlimited.
+    /// The cap of `key`: the one set, else the key's default; `None` when unlimited.
     pub fn get(&self, key: LimitKey) -> Option<u64> {
-        self.caps[key as usize]
+        self.caps[key as usize].or(key.default_cap())
+    }
+
+    /// The value-size caps these limits set (spec §10), for building values within them.
+    pub fn value_caps(&self) -> ValueCaps {
+        let cap = |key: LimitKey| self.get(key).unwrap_or(u64::MAX);
+        ValueCaps {
+            value_bytes: cap(LimitKey::ValueBytes),
+            list_length: cap(LimitKey::ListLength),
+            string_bytes: cap(LimitKey::StringBytes),
+            object_entries: cap(LimitKey::ObjectEntries),
+        }
     }
 
     /// These limits with every cap `overrides` sets replacing this one's.
@@ -137,9 +168,9 @@ impl Limits {
         merged
     }
 
-    /// The set caps as `(key, cap)` in key order.
+    /// The caps the host set (defaults aside) as `(key, cap)` in key order.
     pub fn caps(&self) -> impl Iterator<Item = (LimitKey, u64)> + '_ {
-        LimitKey::ALL.into_iter().filter_map(|key| self.get(key).map(|cap| (key, cap)))
+        LimitKey::ALL.into_iter().filter_map(|key| self.caps[key as usize].map(|cap| (key, cap)))
     }
 
     /// The set caps as a value `{key: cap}`, for configuration digests.

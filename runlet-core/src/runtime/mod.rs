@@ -393,7 +393,8 @@ impl Runtime {
     /// Parses and analyzes `source` against this runtime's registry; `inputs` supply the values
     /// whose schemas the registry does not declare. Errors come back as diagnostics.
     pub fn compile(&self, source: &str, inputs: &Inputs) -> Result<Executable, Vec<Diagnostic>> {
-        let analysis = analyze(source, &self.registry, inputs, &AnalyzeOptions::default());
+        let options = AnalyzeOptions { value_caps: self.limits.value_caps(), ..AnalyzeOptions::default() };
+        let analysis = analyze(source, &self.registry, inputs, &options);
         match analysis.hir {
             Some(hir) if !analysis.has_errors() => {
                 let plan = Arc::new(Plan::new(&hir));

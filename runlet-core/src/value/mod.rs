@@ -56,6 +56,7 @@
 //! any input.
 
 mod arith;
+mod caps;
 mod compare;
 mod convert;
 mod digest;
@@ -74,6 +75,7 @@ mod shape;
 #[cfg(test)]
 mod test_values;
 
+pub use caps::{Cap, Excess, ValueCaps};
 pub use compare::equals;
 pub use convert::{ConversionLimits, Converted, Rank, convert};
 pub use digest::{Digest, DigestKey, DigestParseError, canonical_digest, keyed, sha256, sha256_of_scalars};

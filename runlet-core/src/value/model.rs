@@ -91,6 +91,21 @@ impl Value {
         }
     }
 
+    /// The value's weight: about the size of its canonical encoding in bytes (9 for a number,
+    /// 5 plus the length for a string or bytes, 5 plus its entries' for a composite, counting
+    /// each key), with shared parts counted as often as they occur. A composite keeps its
+    /// weight, so this is O(1); the `value_bytes` limit caps it.
+    pub fn weight(&self) -> u64 {
+        match self {
+            Value::Null | Value::Bool(_) => 1,
+            Value::Int(_) | Value::Number(_) => 9,
+            Value::String(text) => FRAME_WEIGHT.saturating_add(text.len() as u64),
+            Value::Bytes(bytes) => FRAME_WEIGHT.saturating_add(bytes.len() as u64),
+            Value::List(list) => list.weight(),
+            Value::Object(object) => object.weight(),
+        }
+    }
+
     /// A String value (the text is already valid UTF-8 by construction of `str`).
     pub fn string(text: impl Into<Arc<str>>) -> Value {
         Value::String(text.into())
@@ -170,6 +185,37 @@ impl fmt::Debug for Value {
     }
 }
 
+/// What a composite keeps about itself, computed once when it is built: its depth and its
+/// weight (see [`Value::weight`]), so neither is ever recomputed by walking it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Extent {
+    depth: u32,
+    weight: u64,
+}
+
+/// The weight a composite adds for itself, and each of its entries for its framing.
+const FRAME_WEIGHT: u64 = 5;
+
+impl Extent {
+    /// The extent of a composite of `items` (their depths and weights) beside `keys` bytes of
+    /// keys, or the error for crossing [`MAX_DEPTH`].
+    fn of<'v>(items: impl Iterator<Item = &'v Value>, keys: u64) -> Result<Extent, ValueError> {
+        let (mut inner, mut weight) = (0, FRAME_WEIGHT.saturating_add(keys));
+        for item in items {
+            inner = inner.max(item.depth());
+            weight = weight.saturating_add(item.weight());
+        }
+        Ok(Extent { depth: composite_depth(inner)?, weight })
+    }
+
+    const EMPTY: Extent = Extent { depth: 1, weight: FRAME_WEIGHT };
+}
+
+/// What a key adds to its object's weight.
+fn key_weight(key: &str) -> u64 {
+    FRAME_WEIGHT.saturating_add(key.len() as u64)
+}
+
 /// The depth of a composite whose deepest element has depth `inner`, or the error for crossing
 /// [`MAX_DEPTH`].
 fn composite_depth(inner: usize) -> Result<u32, ValueError> {
@@ -187,20 +233,25 @@ fn composite_depth(inner: usize) -> Result<u32, ValueError> {
     Ok(depth as u32)
 }
 
-/// An ordered, shared list of values. One allocation holds the depth and the elements, behind
+/// An ordered, shared list of values. One allocation holds the extent and the elements, behind
 /// a thin pointer, so reaching an element is a single indirection.
 #[derive(Clone)]
-pub struct List(ThinArc<u32, Value>);
+pub struct List(ThinArc<Extent, Value>);
 
 impl List {
     /// A list of `items`; fails only when the result would be deeper than [`MAX_DEPTH`].
     pub fn new(items: Vec<Value>) -> Result<List, ValueError> {
-        let inner = items.iter().map(Value::depth).max().unwrap_or(0);
-        Ok(List(ThinArc::from_header_and_iter(composite_depth(inner)?, items.into_iter())))
+        let extent = Extent::of(items.iter(), 0)?;
+        Ok(List(ThinArc::from_header_and_iter(extent, items.into_iter())))
     }
 
     pub fn empty() -> List {
-        List(ThinArc::from_header_and_iter(1, std::iter::empty()))
+        List(ThinArc::from_header_and_iter(Extent::EMPTY, std::iter::empty()))
+    }
+
+    /// The list's [`Value::weight`], kept since it was built.
+    pub fn weight(&self) -> u64 {
+        self.0.header.header.weight
     }
 
     pub fn items(&self) -> &[Value] {
@@ -216,7 +267,7 @@ impl List {
     }
 
     pub fn depth(&self) -> usize {
-        self.0.header.header as usize
+        self.0.header.header.depth as usize
     }
 
     pub fn iter(&self) -> std::slice::Iter<'_, Value> {
@@ -225,9 +276,13 @@ impl List {
 
     /// `self` followed by `other`. Concatenation cannot deepen a list, so it cannot fail.
     pub fn concat(&self, other: &List) -> List {
-        let depth = self.0.header.header.max(other.0.header.header);
+        let (mine, theirs) = (self.0.header.header, other.0.header.header);
+        let extent = Extent {
+            depth: mine.depth.max(theirs.depth),
+            weight: mine.weight.saturating_add(theirs.weight).saturating_sub(FRAME_WEIGHT),
+        };
         let items: Vec<Value> = self.iter().chain(other.iter()).cloned().collect();
-        List(ThinArc::from_header_and_iter(depth, items.into_iter()))
+        List(ThinArc::from_header_and_iter(extent, items.into_iter()))
     }
 }
 
@@ -264,7 +319,7 @@ impl<'a> IntoIterator for &'a List {
 /// by their raw UTF-8 bytes, which is the order RCVE and presentation JSON need. Rust's `str`
 /// ordering is exactly that byte order. Like [`List`], one allocation behind a thin pointer.
 #[derive(Clone)]
-pub struct Object(ThinArc<u32, (Arc<str>, Value)>);
+pub struct Object(ThinArc<Extent, (Arc<str>, Value)>);
 
 impl Object {
     /// An object of `pairs`. When a key repeats, the last pair wins, as for computed keys in
@@ -287,12 +342,18 @@ impl Object {
     /// An object of pairs the caller has already checked to be sorted with unique keys (the
     /// RCVE decoder and the JSON reader report violations with their own errors).
     pub(super) fn from_sorted_unique(entries: Vec<(Arc<str>, Value)>) -> Result<Object, ValueError> {
-        let inner = entries.iter().map(|(_, v)| v.depth()).max().unwrap_or(0);
-        Ok(Object(ThinArc::from_header_and_iter(composite_depth(inner)?, entries.into_iter())))
+        let keys = entries.iter().map(|(key, _)| key_weight(key)).fold(0, u64::saturating_add);
+        let extent = Extent::of(entries.iter().map(|(_, value)| value), keys)?;
+        Ok(Object(ThinArc::from_header_and_iter(extent, entries.into_iter())))
     }
 
     pub fn empty() -> Object {
-        Object(ThinArc::from_header_and_iter(1, std::iter::empty()))
+        Object(ThinArc::from_header_and_iter(Extent::EMPTY, std::iter::empty()))
+    }
+
+    /// The object's [`Value::weight`], kept since it was built.
+    pub fn weight(&self) -> u64 {
+        self.0.header.header.weight
     }
 
     /// The value under `key` (binary search over the sorted keys).
@@ -322,7 +383,7 @@ impl Object {
     }
 
     pub fn depth(&self) -> usize {
-        self.0.header.header as usize
+        self.0.header.header.depth as usize
     }
 
     /// Shallow right-biased merge: every key of both sides, `other`'s value winning on
@@ -350,10 +411,15 @@ impl Object {
         }
         merged.extend_from_slice(&left[i..]);
         merged.extend_from_slice(&right[j..]);
-        // Overwritten entries may have been the deepest, so the depth is taken from what is kept;
-        // it cannot exceed either side's, so it is within the cap.
-        let depth = 1 + merged.iter().map(|(_, v)| v.depth() as u32).max().unwrap_or(0);
-        Object(ThinArc::from_header_and_iter(depth, merged.into_iter()))
+        // Overwritten entries may have been the deepest, so the extent is taken from what is
+        // kept; the depth cannot exceed either side's, so it is within the cap.
+        let keys = merged.iter().map(|(key, _)| key_weight(key)).fold(0, u64::saturating_add);
+        let mut extent = Extent { depth: 1, weight: FRAME_WEIGHT.saturating_add(keys) };
+        for (_, value) in &merged {
+            extent.depth = extent.depth.max(1 + value.depth() as u32);
+            extent.weight = extent.weight.saturating_add(value.weight());
+        }
+        Object(ThinArc::from_header_and_iter(extent, merged.into_iter()))
     }
 }
 

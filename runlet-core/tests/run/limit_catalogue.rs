@@ -74,7 +74,7 @@ fn run_example(source: &str) -> Outcome {
     runtime.start(&program, &Inputs::new()).expect("starts").wait().expect("journal")
 }
 
-const LIMIT_CODES: [Code; 12] = [
+const LIMIT_CODES: [Code; 16] = [
     codes::TOOL_CALL_LIMIT_EXCEEDED,
     codes::NODE_EVALUATION_LIMIT_EXCEEDED,
     codes::DEPTH_LIMIT_EXCEEDED,
@@ -87,6 +87,10 @@ const LIMIT_CODES: [Code; 12] = [
     codes::RETRY_LIMIT_EXCEEDED,
     codes::GRAPH_EDGE_LIMIT_EXCEEDED,
     codes::JOURNAL_BYTES_LIMIT_EXCEEDED,
+    codes::VALUE_BYTES_LIMIT_EXCEEDED,
+    codes::LIST_LENGTH_LIMIT_EXCEEDED,
+    codes::STRING_BYTES_LIMIT_EXCEEDED,
+    codes::OBJECT_ENTRIES_LIMIT_EXCEEDED,
 ];
 
 #[test]

@@ -451,3 +451,25 @@ fn cancelling_a_run_whose_calls_wait_for_permits_frees_them_and_is_no_limit_erro
     assert_eq!(succeeded(&outcome), "[1,2,3,4,5,6,7,8,9,10,11,12]", "no permit was left behind");
     assert_eq!(tools.peak("all"), 1);
 }
+
+#[test]
+fn every_value_size_cap_holds_at_its_cap_and_fails_one_past_it() {
+    let list = at_and_past_the_cap("xs = items(3)\nreturn xs + xs\n", LimitKey::ListLength, 6);
+    assert_eq!(span_text(&list, "xs = items(3)\nreturn xs + xs\n"), "xs + xs");
+    at_and_past_the_cap("s = echo(\"abc\")\nreturn s + s\n", LimitKey::StringBytes, 6);
+    at_and_past_the_cap("o = echo({ a: 1 })\nreturn o + { b: 2 }\n", LimitKey::ObjectEntries, 2);
+    // `items(2)` weighs 5 + 2 × 9; the list holding it twice weighs 5 + 2 × 23.
+    at_and_past_the_cap("xs = items(2)\nreturn [xs, xs]\n", LimitKey::ValueBytes, 51);
+}
+
+#[test]
+fn a_value_over_a_cap_is_policy_no_boundary_catches_and_tool_outputs_are_checked_inside() {
+    let caught =
+        "r = boundary {\n    return items(3) + items(3)\n} catch err {\n    return []\n}\nreturn r\n";
+    let error = failed(run(caught, Limits::new().with(LimitKey::ListLength, 5)));
+    assert_eq!(error.code, "RL4114");
+    assert!(!error.is_catchable());
+    let nested = failed(run("return [items(10)]\n", Limits::new().with(LimitKey::ListLength, 5)));
+    assert_eq!((nested.code.as_str(), detail(&nested, "current")), ("RL4114", Value::Int(10)));
+    assert_eq!(LimitKey::ListLength.default_cap(), Some(1_000_000), "a cap applies when none is set");
+}

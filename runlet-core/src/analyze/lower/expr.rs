@@ -66,7 +66,12 @@ impl Lowerer<'_> {
         self.constant_at(value, &at)
     }
 
+    /// A folded constant, unless it crosses a value-size cap: every run would fail building it,
+    /// so that is the cap's error here, and folding stops at the same sizes a run does.
     pub(super) fn constant_at(&mut self, value: Value, at: &At) -> ExprId {
+        if let Err(error) = self.options.value_caps.check(&value) {
+            return self.folding_failed(error, at);
+        }
         let schema = self.types.of_value(&value);
         self.push(ExprKind::Const(value), Ty::Schema(schema), Origin::Literal, at)
     }

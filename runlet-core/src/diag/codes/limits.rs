@@ -43,4 +43,12 @@ declare_codes! {
     GRAPH_EDGE_LIMIT_EXCEEDED = 4111,
     /// A run's journal records took more bytes than its `journal_bytes` limit.
     JOURNAL_BYTES_LIMIT_EXCEEDED = 4112,
+    /// A value would weigh more than the `value_bytes` limit.
+    VALUE_BYTES_LIMIT_EXCEEDED = 4113,
+    /// A list would have more elements than the `list_length` limit.
+    LIST_LENGTH_LIMIT_EXCEEDED = 4114,
+    /// A string would have more bytes than the `string_bytes` limit.
+    STRING_BYTES_LIMIT_EXCEEDED = 4115,
+    /// An object or map would have more entries than the `object_entries` limit.
+    OBJECT_ENTRIES_LIMIT_EXCEEDED = 4116,
 }

@@ -8,7 +8,7 @@ use super::state::{NodeIx, NodeState, ScopeIx, ScopeStatus};
 use crate::analyze::hir::{BindingId, BindingKind, ExprId, ExprKind, ObjectEntry, ProjectKey};
 use crate::engine::error::{FailureClass, RunError};
 use crate::engine::limits::LimitKey;
-use crate::value::{ConversionLimits, Labelled, List, Object, Sensitivity, Value, ValueError, expect_bool};
+use crate::value::{Labelled, List, Object, Sensitivity, Value, ValueError, expect_bool};
 
 impl RunCore {
     pub(super) fn evaluate(&mut self, node: NodeIx) {
@@ -57,7 +57,7 @@ impl RunCore {
             ExprKind::Convert { value, .. } => match self.plan.convert_target(expr) {
                 Some(shape) => self
                     .value_of(scope, *value)
-                    .convert(shape, self.plan.shapes(), &ConversionLimits::default())
+                    .convert(shape, self.plan.shapes(), &self.budget.conversion_limits())
                     .map(|(converted, _)| converted),
                 None => Ok(self.value_of(scope, *value)),
             },

@@ -7,11 +7,14 @@ use crate::analyze::hir::ExprKind;
 use crate::diag::Span;
 use crate::engine::event::Event;
 use crate::engine::limits::{Breach, LimitKey, Limits};
+use crate::value::{Cap, ConversionLimits, Excess, Value, ValueCaps};
 
 /// One run's limits and its use of them. Fresh for every run; never shared.
 #[derive(Debug, Default)]
 pub(super) struct Budget {
     limits: Limits,
+    /// The value-size caps of `limits`, checked at every value the run builds.
+    caps: ValueCaps,
     /// The program's source size, checked against `source_bytes` when the run starts.
     pub(super) source_bytes: u64,
     /// Uses so far of the counted limits (`tool_calls`, `node_evaluations`, `retries`,
@@ -24,8 +27,14 @@ pub(super) struct Budget {
 }
 
 impl Budget {
+    /// Conversions format text within the run's `string_bytes` cap.
+    pub(super) fn conversion_limits(&self) -> ConversionLimits {
+        let max_bytes = usize::try_from(self.caps.string_bytes).unwrap_or(usize::MAX);
+        ConversionLimits { max_bytes, ..ConversionLimits::default() }
+    }
+
     pub(super) fn new(limits: Limits, source_bytes: u64) -> Budget {
-        Budget { limits, source_bytes, ..Budget::default() }
+        Budget { caps: limits.value_caps(), limits, source_bytes, ..Budget::default() }
     }
 
     /// The step's events went to the shell: the next step's are counted from the first.
@@ -58,6 +67,38 @@ impl RunCore {
         *used += 1;
         let current = *used;
         self.within(key, current, span, Some(node))
+    }
+
+    /// Whether `value`, which `node` built from parts already checked, is within the value-size
+    /// caps (spec §10): its top level is all there is to check, a composite keeps its weight.
+    /// Else the breach is recorded.
+    pub(super) fn value_within(&mut self, value: &Value, node: NodeIx) -> bool {
+        match self.budget.caps.excess(value) {
+            None => true,
+            Some(excess) => {
+                let span = self.program.expr(self.arena.nodes[node].expr).span;
+                self.exceeded(excess, span, Some(node))
+            }
+        }
+    }
+
+    /// [`RunCore::value_within`] for a value from outside the run (a host input, a tool
+    /// output), checked all the way down.
+    pub(super) fn outside_value_within(&mut self, value: &Value, span: Span, node: Option<NodeIx>) -> bool {
+        match self.budget.caps.excess_anywhere(value) {
+            None => true,
+            Some(excess) => self.exceeded(excess, span, node),
+        }
+    }
+
+    fn exceeded(&mut self, excess: Excess, span: Span, node: Option<NodeIx>) -> bool {
+        let key = match excess.cap {
+            Cap::ValueBytes => LimitKey::ValueBytes,
+            Cap::ListLength => LimitKey::ListLength,
+            Cap::StringBytes => LimitKey::StringBytes,
+            Cap::ObjectEntries => LimitKey::ObjectEntries,
+        };
+        self.within(key, excess.current, span, node)
     }
 
     /// Whether a limit applies to `key` (so measuring for it is worth its cost).

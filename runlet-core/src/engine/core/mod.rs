@@ -382,8 +382,15 @@ impl RunCore {
         self.outbox.events.push(Event::RunCreated { inputs: recorded });
         let root = self.program.root;
         let source_bytes = self.budget.source_bytes;
-        if !self.within(LimitKey::SourceBytes, source_bytes, self.program.region(root).span, None) {
+        let whole = self.program.region(root).span;
+        if !self.within(LimitKey::SourceBytes, source_bytes, whole, None) {
             return;
+        }
+        for index in 0..self.inputs.len() {
+            let input = self.inputs[index].value().clone();
+            if !self.outside_value_within(&input, whole, None) {
+                return;
+            }
         }
         self.enter(root, None, Owner::Run, String::new(), 0, Vec::new());
     }
@@ -422,6 +429,11 @@ impl RunCore {
             let span = self.program.expr(self.arena.nodes[node].expr).span;
             if !self.within(LimitKey::CallOutputBytes, size, span, Some(node)) {
                 return;
+            }
+            if let Ok(value) = &answer {
+                if !self.outside_value_within(value.value(), span, Some(node)) {
+                    return;
+                }
             }
         }
         match answer {
@@ -699,10 +711,10 @@ impl RunCore {
     }
 
     fn succeed(&mut self, node: NodeIx, value: Labelled) {
-        let entry = &mut self.arena.nodes[node];
-        if entry.state.is_terminal() {
+        if self.arena.nodes[node].state.is_terminal() || !self.value_within(value.value(), node) {
             return;
         }
+        let entry = &mut self.arena.nodes[node];
         entry.state = NodeState::Succeeded;
         entry.value = Some(value);
         let dependents = std::mem::take(&mut entry.dependents);

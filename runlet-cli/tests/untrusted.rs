@@ -1,0 +1,80 @@
+//! Source is untrusted (spec §10, invariant 12): each probe under `tests/probes/` is a small
+//! program built to exhaust the host. Through the real `runlet` binary each must end with its
+//! limit's RL code, in a child process whose peak RSS (from `getrusage`) stays bounded — a
+//! measure of memory, not of time.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// Generous against the caps' defaults (64 MiB per value, a million elements per list): what
+/// the probes would take without the caps is gigabytes.
+const PEAK_RSS_BOUND_MIB: i64 = 512;
+
+fn probe(name: &str) -> String {
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", "probes", name].iter().collect();
+    path.to_string_lossy().into_owned()
+}
+
+/// Runs the binary to its end and returns its output and the peak RSS of the largest child this
+/// test process has waited for (in MiB): this child, unless another test's was larger.
+fn runlet(args: &[&str]) -> (Output, i64) {
+    let output = Command::new(env!("CARGO_BIN_EXE_runlet")).args(args).output().expect("runs the binary");
+    // SAFETY: getrusage writes one rusage struct into the zeroed value it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        assert_eq!(libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage), 0, "getrusage");
+        usage
+    };
+    // Linux reports ru_maxrss in KiB.
+    (output, usage.ru_maxrss / 1024)
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn check_probe(name: &str, code: &str) {
+    let (output, peak_mib) = runlet(&["check", &probe(name), "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1), "{name}: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout(&output).contains(code), "{name} is refused with {code}: {}", stdout(&output));
+    assert!(peak_mib < PEAK_RSS_BOUND_MIB, "{name}: `runlet check` peaked at {peak_mib} MiB");
+}
+
+#[test]
+fn literal_folding_stops_at_the_caps_with_their_codes() {
+    check_probe("list_doubling.run", "RL4114");
+    check_probe("string_doubling.run", "RL4115");
+}
+
+/// `runlet run` of `name` with no tools: its JSON report, and the child's peak RSS in MiB.
+fn run_probe(name: &str, extra: &[&str]) -> (serde_json::Value, i64) {
+    let (registry, tools) = (probe("empty.registry.json"), probe("empty.tools.json"));
+    let source = probe(name);
+    let args = ["run", &source, "--registry", &registry, "--tools", &tools, "--format", "json"];
+    let (output, peak_mib) = runlet(&[&args[..], extra].concat());
+    assert_eq!(output.status.code(), Some(1), "{name}: {}", String::from_utf8_lossy(&output.stderr));
+    (serde_json::from_str(&stdout(&output)).expect("a JSON report"), peak_mib)
+}
+
+#[test]
+fn lists_that_share_their_parts_are_weighed_as_often_as_they_occur() {
+    let (report, peak_mib) = run_probe("shared_nesting.run", &[]);
+    assert_eq!(report["error"]["code"], "RL4113", "{report}");
+    assert_eq!(report["error"]["details"]["limit"], "value_bytes");
+    assert!(peak_mib < PEAK_RSS_BOUND_MIB, "`runlet run` peaked at {peak_mib} MiB");
+}
+
+#[test]
+fn a_run_that_doubles_a_host_input_fails_with_the_list_length_limit() {
+    let seed = ["--input", "seed=[1,2,3,4,5,6,7,8,9,10]"];
+    let (report, peak_mib) = run_probe("input_doubling.run", &seed);
+    assert_eq!(report["status"], "failed");
+    assert_eq!(report["error"]["code"], "RL4114", "{report}");
+    assert_eq!(report["error"]["details"]["limit"], "list_length");
+    assert_eq!(report["error"]["details"]["cap"], 1_000_000);
+    assert!(peak_mib < PEAK_RSS_BOUND_MIB, "`runlet run` peaked at {peak_mib} MiB");
+
+    // A host that allows less stops it sooner, at the same code.
+    let (report, _) = run_probe("input_doubling.run", &[&seed[..], &["--limit", "list_length=40"]].concat());
+    assert_eq!(report["error"]["details"]["current"], 80, "{report}");
+}
