@@ -40,6 +40,23 @@ fn not_json() {
     golden("not_json");
 }
 
+/// Registry JSON is read as strictly as host JSON: each of these is refused with Runlet's own
+/// message naming the JSON path, not read last-wins or approximated.
+#[test]
+fn strict_json() {
+    for case in [
+        "duplicate_keys",
+        "duplicate_prelude",
+        "nested_duplicate_key",
+        "number_overflow",
+        "number_underflow",
+        "byte_order_mark",
+        "lone_surrogate",
+    ] {
+        golden(case);
+    }
+}
+
 #[test]
 fn jsonrpc_envelope() {
     golden("jsonrpc_envelope");
@@ -137,6 +154,7 @@ fn every_registry_code_has_a_golden_case() {
     for case in [
         "unsupported_keywords",
         "not_json",
+        "duplicate_keys",
         "jsonrpc_envelope",
         "bad_fields",
         "bad_tool_names",

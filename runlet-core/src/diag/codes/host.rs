@@ -47,6 +47,8 @@ declare_codes! {
     PRELUDE_NAMESPACE_TAKEN = 8021,
     /// The registry file's `prelude` is not `none`, `deterministic` or `standard`.
     INVALID_PRELUDE = 8022,
+    /// An object in the registry file has the same key twice.
+    REGISTRY_DUPLICATE_KEY = 8023,
     /// JSON supplied by the host is not valid portable JSON.
     INVALID_HOST_JSON = 8101,
     /// The host supplied an unusable digest key.

@@ -115,8 +115,9 @@ impl Transcript {
     /// Reads a transcript file. The JSON is read with the strict host reader (`RL8101`), then
     /// every field is checked (`RL8301`); a file of another format version is `RL8302`.
     pub fn from_json_str(text: &str) -> Result<Transcript, TranscriptError> {
-        let document = parse_json(text)
-            .map_err(|error| TranscriptError { diagnostics: vec![invalid_json("the transcript", &error)] })?;
+        let document = parse_json(text).map_err(|error| TranscriptError {
+            diagnostics: vec![invalid_json("the transcript", text, &error)],
+        })?;
         let mut reader = Reader { text, diagnostics: Vec::new() };
         let transcript = reader.file(&document);
         match transcript {
