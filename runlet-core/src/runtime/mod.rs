@@ -142,6 +142,18 @@ pub enum BuildError {
     InvalidDigestKey(ValueError),
 }
 
+impl BuildError {
+    pub fn code(&self) -> Code {
+        match self {
+            BuildError::MissingRegistry | BuildError::MissingExecutor | BuildError::Threads(_) => {
+                codes::RUNTIME_UNAVAILABLE
+            }
+            BuildError::UnsafeToolProhibited { .. } => codes::UNSAFE_TOOL_PROHIBITED,
+            BuildError::InvalidDigestKey(error) => error.code(),
+        }
+    }
+}
+
 /// Why a run could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {

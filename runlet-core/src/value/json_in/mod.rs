@@ -17,7 +17,7 @@ use std::sync::Arc;
 use super::error::ValueError;
 use super::model::{MAX_DEPTH, Value};
 use super::sensitivity::Segment;
-use crate::diag::codes;
+use crate::diag::{Diagnostic, Span, codes};
 use reader::{Failure, read};
 use tree::{SerdeTree, ValueTree};
 
@@ -155,6 +155,19 @@ impl JsonError {
                 "the text starts with a byte order mark (U+FEFF); save it as UTF-8 without one".to_owned()
             }
         }
+    }
+}
+
+impl JsonError {
+    /// The `RL8101` diagnostic about `text`, the document `what` (such as "the transcript"), at
+    /// the offset of the problem, with a note naming its JSON path.
+    pub fn to_diagnostic(&self, what: &str, text: &str) -> Diagnostic {
+        let message = format!("{what} is not valid JSON: {}", self.describe(text));
+        let offset = u32::try_from(self.offset).unwrap_or(u32::MAX);
+        let pointer = self.pointer();
+        let shown = if pointer.is_empty() { "/" } else { &pointer };
+        Diagnostic::error(codes::INVALID_HOST_JSON, Span::at(offset), message)
+            .with_note(format!("JSON path: {shown}"))
     }
 }
 
