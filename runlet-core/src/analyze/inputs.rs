@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use crate::diag::{Code, codes};
 use crate::registry::Registry;
 use crate::schema::{is_identifier, is_reserved, validate};
+use crate::syntax::unicode::nfc;
 use crate::value::{JsonError, Segment, Value, ValueError, parse_json_widening};
 
 /// Host inputs supplied as values: each is readable by name, with the registry's declared
@@ -77,7 +78,7 @@ impl Inputs {
         self.insert_checked(name, value, widened.first(), registry)
     }
 
-    /// Adds `value` as the input `name`. `widened` is an integer literal outside i64 that the
+    /// Adds `value` as the input `name` (in NFC, as the lexer reads names). `widened` is an integer literal outside i64 that the
     /// value holds as a Number: kept only when the declared schema takes the value, else the
     /// integer-out-of-range error it is.
     fn insert_checked(
@@ -87,6 +88,7 @@ impl Inputs {
         widened: Option<&JsonError>,
         registry: &Registry,
     ) -> Result<(), InputsError> {
+        let name = &*nfc(name);
         if !is_identifier(name) || is_reserved(name) || registry.is_root(name) {
             return Err(InputsError::UnusableName { name: name.to_owned() });
         }

@@ -35,6 +35,7 @@ pub mod lexer;
 mod parser;
 pub mod path;
 pub mod token;
+pub mod unicode;
 
 pub use escape::{decode_string, quote_string, string_value};
 pub use format::format;

@@ -57,6 +57,12 @@ fn strict_json() {
     }
 }
 
+/// Names compare in NFC, and names that only invisible characters tell apart are refused.
+#[test]
+fn confusable_names() {
+    golden("confusable_names");
+}
+
 #[test]
 fn jsonrpc_envelope() {
     golden("jsonrpc_envelope");
@@ -155,6 +161,7 @@ fn every_registry_code_has_a_golden_case() {
         "unsupported_keywords",
         "not_json",
         "duplicate_keys",
+        "confusable_names",
         "jsonrpc_envelope",
         "bad_fields",
         "bad_tool_names",

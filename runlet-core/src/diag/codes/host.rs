@@ -49,6 +49,8 @@ declare_codes! {
     INVALID_PRELUDE = 8022,
     /// An object in the registry file has the same key twice.
     REGISTRY_DUPLICATE_KEY = 8023,
+    /// Two tool names differ only by invisible (default-ignorable) characters.
+    CONFUSABLE_TOOL_NAME = 8024,
     /// JSON supplied by the host is not valid portable JSON.
     INVALID_HOST_JSON = 8101,
     /// The host supplied an unusable digest key.

@@ -255,7 +255,7 @@ impl Parser<'_> {
             return self.error_expr(object.span.to(dot.span));
         }
         self.bump();
-        let name = FieldName { name: Text::from(self.text(token.span)), span: token.span };
+        let name = FieldName { name: self.name(token.span), span: token.span };
         if self.at(TokenKind::LParen) && self.collection_method_with_lambda(&name) {
             return self.error_expr(object.span.to(Span::at(self.prev_end())));
         }
@@ -361,7 +361,7 @@ impl Parser<'_> {
             return expr;
         }
         self.bump();
-        let ident = Ident { name: Text::from(self.text(token.span)), span: token.span };
+        let ident = Ident { name: self.name(token.span), span: token.span };
         Expr { span: token.span, kind: ExprKind::Ident(ident) }
     }
 

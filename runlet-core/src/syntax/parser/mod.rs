@@ -19,8 +19,9 @@ mod repair;
 mod stmt;
 
 use super::ParseOptions;
-use super::ast::Program;
+use super::ast::{Program, Text};
 use super::token::{Keyword, Token, TokenKind};
+use super::unicode::nfc;
 use crate::diag::sink::Sink;
 use crate::diag::{Diagnostic, Span, codes};
 
@@ -129,6 +130,11 @@ impl<'s> Parser<'s> {
     /// The source text of `span` (empty if the span does not fit, which no token span does).
     fn text(&self, span: Span) -> &'s str {
         self.source.get(span.range()).unwrap_or_default()
+    }
+
+    /// The name an identifier token spells, in NFC, so that names compare as they read.
+    fn name(&self, span: Span) -> Text {
+        Text::from(nfc(self.text(span)))
     }
 
     /// The end of the last consumed token (where an insertion after it goes).
