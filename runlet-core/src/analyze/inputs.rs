@@ -94,7 +94,7 @@ impl Inputs {
         }
         let checked = match registry.inputs().get(name) {
             Some(declared) => validate(registry.schemas(), declared.schema, &value).map_err(|mismatch| {
-                InputsError::Mismatch { name: name.to_owned(), reason: mismatch.to_string() }
+                InputsError::Mismatch { name: name.to_owned(), reason: mismatch.showing_value() }
             }),
             None => Ok(()),
         };

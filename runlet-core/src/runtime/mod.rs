@@ -465,8 +465,10 @@ impl Runtime {
             let value = inputs
                 .get(&input.name)
                 .ok_or_else(|| StartError::MissingInput { name: input.name.clone() })?;
-            validate(&hir.schemas, input.schema, value)
-                .map_err(|e| StartError::InvalidInput { name: input.name.clone(), reason: e.to_string() })?;
+            validate(&hir.schemas, input.schema, value).map_err(|e| StartError::InvalidInput {
+                name: input.name.clone(),
+                reason: e.showing_value(),
+            })?;
             values.push(value.clone());
         }
         let run_id =
