@@ -54,7 +54,7 @@ impl Parser<'_> {
                 continue;
             }
             let Some(op) = self.binary_operator() else { break };
-            if op.precedence() < min_precedence || !self.enter() {
+            if op.precedence() < min_precedence || !self.extend_chain() {
                 break;
             }
             chained += 1;
@@ -69,7 +69,7 @@ impl Parser<'_> {
                 kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
             };
         }
-        self.leave(chained);
+        self.shorten_chain(chained);
         if min_precedence <= BinaryOp::Eq.precedence() {
             self.check_comparison_chain(&lhs);
         }
