@@ -138,3 +138,25 @@ fn text_that_is_not_utf8_is_refused_with_its_offset() {
         stderr(&output)
     );
 }
+
+#[test]
+fn a_transcript_goes_through_the_same_reader() {
+    let scratch = Scratch::new("files-transcript");
+    let replay = |transcript: &str| {
+        failure_code(&runlet(&[
+            "replay",
+            &scratch.file("main.run", PROGRAM),
+            "--registry",
+            &scratch.file("registry.json", REGISTRY),
+            "--inputs",
+            &scratch.file("inputs.json", INPUTS),
+            "--transcript",
+            transcript,
+            "--format",
+            "json",
+        ]))
+    };
+    assert_eq!(replay(&scratch.file("over.json", vec![b' '; (64 << 20) + 1])), "RL8504");
+    assert_eq!(replay(&std::env::temp_dir().to_string_lossy()), "RL8503");
+    assert_eq!(replay(&scratch.file("latin1.json", b"\"\xe9\"".as_slice())), "RL8505");
+}
