@@ -8,7 +8,8 @@ use std::process::ExitCode;
 
 use runlet::analyze::{AnalyzeOptions, analyze};
 
-use crate::input::read_text;
+use crate::failure::{Failure, Shape};
+use crate::files::{FileKind, read_text};
 use crate::registry::{load_inputs, load_registry};
 use crate::report::{Format, print_diagnostics};
 
@@ -29,19 +30,14 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    let file = match read_text(&args.file) {
-        Ok(file) => file,
-        Err(status) => return status,
-    };
-    let registry = match load_registry(args.registry.as_deref(), args.format) {
-        Ok(registry) => registry,
-        Err(status) => return status,
-    };
-    let inputs = match load_inputs(args.inputs.as_deref(), &registry) {
-        Ok(inputs) => inputs,
-        Err(status) => return status,
-    };
+    execute(args).unwrap_or_else(|failure| failure.report(args.format, Shape::Diagnostics))
+}
+
+fn execute(args: &Args) -> Result<ExitCode, Failure> {
+    let file = read_text(&args.file, FileKind::Source)?;
+    let registry = load_registry(args.registry.as_deref())?;
+    let inputs = load_inputs(args.inputs.as_deref(), &registry)?;
     let analysis = analyze(&file.text, &registry, &inputs, &AnalyzeOptions::default());
     print_diagnostics(&file, &analysis.diagnostics, args.format);
-    if analysis.has_errors() { ExitCode::from(1) } else { ExitCode::SUCCESS }
+    Ok(if analysis.has_errors() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -2,11 +2,11 @@
 //! by `RUNLET_DIGEST_KEY_FILE`, and named by its fingerprint (docs/transcripts.md).
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use runlet::value::DigestKey;
 
-use crate::input::usage_error;
+use crate::failure::Failure;
+use crate::files::{FileKind, read_bytes};
 
 /// The environment variable naming a key file when `--digest-key-file` is not given.
 pub const KEY_FILE_VARIABLE: &str = "RUNLET_DIGEST_KEY_FILE";
@@ -19,9 +19,9 @@ pub struct HostKey {
 
 /// The key of `flag` or else of the file `RUNLET_DIGEST_KEY_FILE` names; none when neither is
 /// set (the runtime then keys with a random key of this process). The file's bytes are the key,
-/// without one trailing line end; the id is the key's fingerprint, `fp-<16 hex>`. An unreadable
-/// or empty file is a usage error (exit 2).
-pub fn load(flag: Option<&Path>) -> Result<Option<HostKey>, ExitCode> {
+/// without one trailing line end; the id is the key's fingerprint, `fp-<16 hex>`. An unreadable,
+/// oversized or empty file is a [`Failure`].
+pub fn load(flag: Option<&Path>) -> Result<Option<HostKey>, Failure> {
     let path = match flag {
         Some(path) => path.to_owned(),
         None => match std::env::var_os(KEY_FILE_VARIABLE) {
@@ -29,11 +29,11 @@ pub fn load(flag: Option<&Path>) -> Result<Option<HostKey>, ExitCode> {
             _ => return Ok(None),
         },
     };
-    let bytes = std::fs::read(&path)
-        .map_err(|err| usage_error(format!("cannot read the digest key file `{}`: {err}", path.display())))?;
+    let bytes = read_bytes(&path, FileKind::DigestKey)?;
     let secret = without_line_end(&bytes).to_vec();
-    let key = DigestKey::fingerprinted(&secret)
-        .map_err(|err| usage_error(format!("the digest key file `{}`: {err}", path.display())))?;
+    let key = DigestKey::fingerprinted(&secret).map_err(|err| {
+        Failure::new(err.code(), format!("the digest key file `{}`: {err}", path.display()))
+    })?;
     Ok(Some(HostKey { id: key.id().to_owned(), secret }))
 }
 

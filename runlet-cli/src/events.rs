@@ -4,16 +4,15 @@
 
 use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::process::ExitCode;
 
 use runlet::observe::{RunObserver, ViewPolicy};
 
-use crate::input::usage_error;
+use crate::failure::Failure;
+use crate::output::unwritable;
 
 /// Follows `observer` from the run's first event to its last and writes each to `path`.
-pub fn write_events(observer: &RunObserver, path: &Path) -> Result<(), ExitCode> {
-    let cannot =
-        |error: &dyn std::fmt::Display| usage_error(format!("cannot write `{}`: {error}", path.display()));
+pub fn write_events(observer: &RunObserver, path: &Path) -> Result<(), Failure> {
+    let cannot = |error: &dyn std::fmt::Display| unwritable(path, error);
     let file = std::fs::File::create(path).map_err(|e| cannot(&e))?;
     let mut out = BufWriter::new(file);
     let reactor =
@@ -21,11 +20,12 @@ pub fn write_events(observer: &RunObserver, path: &Path) -> Result<(), ExitCode>
     let mut subscription = observer.subscribe(0, ViewPolicy::default());
     reactor.block_on(async {
         while let Some(event) = subscription.next().await {
-            let event = event.map_err(|e| usage_error(format!("the run's events could not be read: {e}")))?;
+            let event = event
+                .map_err(|e| Failure::new(e.code(), format!("the run's events could not be read: {e}")))?;
             let line = serde_json::to_string(&event).map_err(|e| cannot(&e))?;
             writeln!(out, "{line}").map_err(|e| cannot(&e))?;
         }
-        Ok::<(), ExitCode>(())
+        Ok::<(), Failure>(())
     })?;
     out.flush().map_err(|e| cannot(&e))
 }

@@ -6,8 +6,10 @@ use std::process::ExitCode;
 
 use runlet::diag::render_text;
 
-use crate::input::{read_text, usage_error};
-use crate::report::summary;
+use crate::failure::{Failure, Shape};
+use crate::files::{FileKind, read_text};
+use crate::output::write_file;
+use crate::report::{Format, summary};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -23,12 +25,13 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
+    execute(args).unwrap_or_else(|failure| failure.report(Format::Text, Shape::Diagnostics))
+}
+
+fn execute(args: &Args) -> Result<ExitCode, Failure> {
     let mut failed = false;
     for path in &args.files {
-        let file = match read_text(path) {
-            Ok(file) => file,
-            Err(status) => return status,
-        };
+        let file = read_text(path, FileKind::Source)?;
         let formatted = match runlet::syntax::format(&file.text) {
             Ok(formatted) => formatted,
             Err(diagnostics) => {
@@ -47,13 +50,11 @@ pub fn run(args: &Args) -> ExitCode {
             }
         } else if args.write {
             if formatted != file.text {
-                if let Err(err) = std::fs::write(path, &formatted) {
-                    return usage_error(format!("cannot write `{}`: {err}", path.display()));
-                }
+                write_file(path, &formatted)?;
             }
         } else {
             print!("{formatted}");
         }
     }
-    if failed { ExitCode::from(1) } else { ExitCode::SUCCESS }
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use runlet::engine::Outcome;
 use runlet::observe::{ViewPolicy, to_dot};
 
-use crate::input::usage_error;
+use crate::failure::{Failure, Shape};
+use crate::output::write_file;
 use crate::run;
 
 #[derive(Debug, clap::Args)]
@@ -21,20 +22,16 @@ pub struct GraphArgs {
 }
 
 pub fn run(args: &GraphArgs) -> ExitCode {
-    match execute(args) {
-        Ok(status) | Err(status) => status,
-    }
+    execute(args).unwrap_or_else(|failure| failure.report(args.run.format(), Shape::Run))
 }
 
-fn execute(args: &GraphArgs) -> Result<ExitCode, ExitCode> {
-    let finished = run::execute(&args.run)?;
+fn execute(args: &GraphArgs) -> Result<ExitCode, Failure> {
+    let Some(finished) = run::execute(&args.run)? else { return Ok(ExitCode::from(1)) };
     let snapshot = finished.observer.snapshot(&ViewPolicy::default());
     if let Some(path) = &args.dot {
-        std::fs::write(path, to_dot(&snapshot))
-            .map_err(|error| usage_error(format!("cannot write `{}`: {error}", path.display())))?;
+        write_file(path, to_dot(&snapshot))?;
     }
-    let json = serde_json::to_string_pretty(&snapshot)
-        .map_err(|error| usage_error(format!("the graph does not serialize: {error}")))?;
+    let json = serde_json::to_string_pretty(&snapshot).expect("a graph snapshot serializes");
     println!("{json}");
     Ok(match finished.outcome {
         Outcome::Succeeded(_) => ExitCode::SUCCESS,

@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use runlet::diag::{JsonDiagnostics, json_diagnostics, render_text, source_digest};
 use serde::Serialize;
 
-use crate::input::{SourceFile, read_text};
+use crate::failure::Shape;
+use crate::files::{FileKind, SourceFile, read_text};
 use crate::report::{Format, print_diagnostics, summary};
 
 #[derive(Debug, clap::Args)]
@@ -20,9 +21,9 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    let file = match read_text(&args.file) {
+    let file = match read_text(&args.file, FileKind::Source) {
         Ok(file) => file,
-        Err(status) => return status,
+        Err(failure) => return failure.report(args.format, Shape::Diagnostics),
     };
     let healed = runlet::syntax::heal(&file.text);
     let healed_file = SourceFile { path: file.path.clone(), text: healed.source.clone() };

@@ -5,10 +5,12 @@ mod check;
 mod digest_key;
 mod events;
 mod explain;
+mod failure;
+mod files;
 mod fmt;
 mod graph;
 mod heal;
-mod input;
+mod output;
 mod registry;
 mod replay;
 mod report;
@@ -17,6 +19,10 @@ mod run;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use runlet::diag::codes;
+
+use crate::failure::{Failure, Shape};
+use crate::report::Format;
 
 #[derive(Debug, Parser)]
 #[command(name = "runlet", version, about = "Check, format, explain and run Runlet programs")]
@@ -47,11 +53,12 @@ fn main() -> ExitCode {
     restore_default_sigpipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(err) => {
-            let status = if err.use_stderr() { 2 } else { 0 };
+        Err(err) if !err.use_stderr() => {
+            // `--help` and `--version`.
             let _ = err.print();
-            return ExitCode::from(status);
+            return ExitCode::SUCCESS;
         }
+        Err(err) => return malformed(&err),
     };
     match cli.command {
         Command::Check(args) => check::run(&args),
@@ -62,6 +69,24 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay::run(&args),
         Command::Explain(args) => explain::run(&args),
     }
+}
+
+/// A command line clap could not read, as an `RL8501` failure: in the JSON of the command when
+/// the arguments ask for `--format json`, else clap's own text led by the code.
+fn malformed(err: &clap::Error) -> ExitCode {
+    let rendered = err.render().to_string();
+    let rendered = rendered.trim().strip_prefix("error: ").unwrap_or(rendered.trim());
+    let (message, rest) = rendered.split_once('\n').unwrap_or((rendered, ""));
+    let mut failure = Failure::new(codes::INVALID_ARGUMENT, message);
+    if !rest.trim().is_empty() {
+        failure = failure.with_help(rest.trim());
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let json = args.windows(2).any(|pair| pair[0] == "--format" && pair[1] == "json")
+        || args.iter().any(|arg| arg == "--format=json");
+    let format = if json { Format::Json } else { Format::Text };
+    let run_report = matches!(args.first().map(String::as_str), Some("run" | "graph" | "replay"));
+    failure.report(format, if run_report { Shape::Run } else { Shape::Diagnostics })
 }
 
 /// Lets a closed pipe end the process quietly (`runlet graph … | head`), as it does for other

@@ -1,24 +1,22 @@
 //! Loading what a program is checked against: the registry file (empty without one) and the
-//! `--inputs` file of host input values; problems with either are usage errors (exit 2).
+//! `--inputs` file of host input values; problems with either are [`Failure`]s (exit 2).
 
 use std::path::Path;
-use std::process::ExitCode;
 
-use runlet::analyze::Inputs;
+use runlet::analyze::{Inputs, InputsError};
 use runlet::diag::render_text;
 use runlet::registry::{Registry, RegistryOptions};
 
-use crate::input::{read_text, usage_error};
-use crate::report::{Format, print_diagnostics};
+use crate::failure::Failure;
+use crate::files::{FileKind, read_text};
 
 /// Loads the registry file at `path`, or an empty registry without one. Registry errors are
-/// printed as diagnostics about the registry file (in `format`) with exit status 2; warnings go
-/// to stderr.
-pub fn load_registry(path: Option<&Path>, format: Format) -> Result<Registry, ExitCode> {
+/// diagnostics about the registry file; warnings go to stderr.
+pub fn load_registry(path: Option<&Path>) -> Result<Registry, Failure> {
     let Some(path) = path else {
         return Ok(Registry::empty());
     };
-    let file = read_text(path)?;
+    let file = read_text(path, FileKind::Registry)?;
     match Registry::from_json_str(&file.text, &RegistryOptions::default()) {
         Ok(loaded) => {
             if !loaded.warnings.is_empty() {
@@ -29,18 +27,23 @@ pub fn load_registry(path: Option<&Path>, format: Format) -> Result<Registry, Ex
             Ok(loaded.registry)
         }
         Err(error) => {
-            print_diagnostics(&file, &error.diagnostics(&file.text), format);
-            eprintln!("error: the registry `{}` has errors", file.display_name());
-            Err(ExitCode::from(2))
+            let diagnostics = error.diagnostics(&file.text);
+            Err(Failure::in_file(FileKind::Registry.what(), file, diagnostics))
         }
     }
 }
 
 /// Reads `--inputs`: a JSON object of host input names to values (`Inputs::from_json`, which
 /// checks each name and each value the registry declares a schema for).
-pub fn load_inputs(path: Option<&Path>, registry: &Registry) -> Result<Inputs, ExitCode> {
+pub fn load_inputs(path: Option<&Path>, registry: &Registry) -> Result<Inputs, Failure> {
     let Some(path) = path else { return Ok(Inputs::new()) };
-    let file = read_text(path)?;
-    Inputs::from_json(&file.text, registry)
-        .map_err(|error| usage_error(format!("`{}`: {error} ({})", file.display_name(), error.code())))
+    let file = read_text(path, FileKind::Inputs)?;
+    match Inputs::from_json(&file.text, registry) {
+        Ok(inputs) => Ok(inputs),
+        Err(InputsError::NotJson(error)) => {
+            let diagnostic = error.to_diagnostic(FileKind::Inputs.what(), &file.text);
+            Err(Failure::in_file(FileKind::Inputs.what(), file, vec![diagnostic]))
+        }
+        Err(error) => Err(Failure::new(error.code(), format!("`{}`: {error}", file.display_name()))),
+    }
 }

@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use runlet::scripted::{ReplayExecutor, ReplayMismatch, Transcript};
 
-use crate::input::{read_text, usage_error};
-use crate::report::{Format, print_diagnostics};
+use crate::failure::{Failure, Shape};
+use crate::files::{FileKind, read_text};
+use crate::report::Format;
 use crate::run::{ProgramArgs, compile_and_run, report};
 
 #[derive(Debug, clap::Args)]
@@ -24,22 +25,27 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    match execute(args) {
-        Ok(status) | Err(status) => status,
-    }
+    execute(args).unwrap_or_else(|failure| failure.report(args.program.format, Shape::Run))
 }
 
-fn execute(args: &Args) -> Result<ExitCode, ExitCode> {
+fn execute(args: &Args) -> Result<ExitCode, Failure> {
     let format = args.program.format;
-    let file = read_text(&args.transcript)?;
-    let transcript = Transcript::from_json_str(&file.text).map_err(|error| {
-        print_diagnostics(&file, &error.diagnostics, format);
-        usage_error(format!("the transcript `{}` has errors", file.display_name()))
-    })?;
+    let file = read_text(&args.transcript, FileKind::Transcript)?;
+    let transcript = match Transcript::from_json_str(&file.text) {
+        Ok(transcript) => transcript,
+        Err(error) => return Err(Failure::in_file(FileKind::Transcript.what(), file, error.diagnostics)),
+    };
     let replay = Arc::new(ReplayExecutor::new(transcript.clone()));
-    let finished = compile_and_run(&args.program, replay.clone(), replay.clone(), |workflow| {
-        transcript.check_workflow(workflow).map_err(|mismatch| print_mismatches(&[mismatch], format))
-    })?;
+    let checked = |workflow: &_| match transcript.check_workflow(workflow) {
+        Ok(()) => true,
+        Err(mismatch) => {
+            print_mismatches(&[mismatch], format);
+            false
+        }
+    };
+    let Some(finished) = compile_and_run(&args.program, replay.clone(), replay.clone(), checked)? else {
+        return Ok(ExitCode::from(1));
+    };
     let mismatches = replay.mismatches_under_key(&finished.digest_key);
     if mismatches.is_empty() {
         return Ok(report(&finished.outcome, format));

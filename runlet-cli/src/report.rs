@@ -1,9 +1,10 @@
 //! Printing diagnostics the way every command does: rustc-style text, or the JSON object of
-//! INTERFACES.md §1 on stdout with `--format json`.
+//! INTERFACES.md §1 on stdout with `--format json` (inside a run report for the run commands).
 
-use runlet::diag::{Diagnostic, render_json, render_text};
+use runlet::diag::{Diagnostic, JsonDiagnostics, json_diagnostics, render_json, render_text, source_digest};
+use serde::Serialize;
 
-use crate::input::SourceFile;
+use crate::files::SourceFile;
 
 /// `--format`: how a command prints diagnostics and results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -22,6 +23,26 @@ pub fn print_diagnostics(file: &SourceFile, diagnostics: &[Diagnostic], format: 
             println!("{}", summary(diagnostics));
         }
     }
+}
+
+/// A run report that carries diagnostics instead of a result: `{"status", "source_digest",
+/// "diagnostics"}`, the diagnostics in the order of §1.
+#[derive(Serialize)]
+struct RunDiagnostics<'a> {
+    status: &'a str,
+    source_digest: String,
+    diagnostics: JsonDiagnostics<'a>,
+}
+
+/// Prints the run report of `status` (`compile_error`, `usage_error`) with `diagnostics` about
+/// `text` as one line of JSON.
+pub fn print_run_diagnostics(status: &str, text: &str, diagnostics: &[Diagnostic]) {
+    let report = RunDiagnostics {
+        status,
+        source_digest: source_digest(text),
+        diagnostics: json_diagnostics(text, diagnostics),
+    };
+    println!("{}", serde_json::to_string(&report).expect("diagnostics serialize"));
 }
 
 /// `2 errors, 1 warning` or `no problems found`.

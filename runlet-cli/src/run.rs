@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use runlet::analyze::WorkflowIdentity;
-use runlet::diag::{json_diagnostics, source_digest};
+use runlet::diag::codes;
 use runlet::engine::{Limits, Outcome, RunError, Sampler, SystemSampler, ToolExecutor};
 use runlet::journal::{Durability, Journal, MemoryJournal, SqliteJournal};
 use runlet::observe::RunObserver;
@@ -20,9 +20,11 @@ use runlet::value::{Value, to_presentation_json};
 
 use crate::digest_key;
 use crate::events::write_events;
-use crate::input::{read_text, usage_error};
+use crate::failure::{Failure, Shape};
+use crate::files::{FileKind, read_text};
+use crate::output::write_file;
 use crate::registry::{load_inputs, load_registry};
-use crate::report::{Format, print_diagnostics};
+use crate::report::{Format, print_diagnostics, print_run_diagnostics};
 
 /// The options `run` and `replay` share: the program, what it is checked and run against, and how
 /// the result is printed.
@@ -70,33 +72,41 @@ pub struct Args {
     record: Option<PathBuf>,
 }
 
-pub fn run(args: &Args) -> ExitCode {
-    match execute(args) {
-        Ok(finished) => report(&finished.outcome, args.program.format),
-        Err(status) => status,
+impl Args {
+    pub fn format(&self) -> Format {
+        self.program.format
     }
 }
 
-/// Runs the program of `args` with its scripted tools, recording the transcript when asked.
-pub fn execute(args: &Args) -> Result<Finished, ExitCode> {
-    let format = args.program.format;
-    let fixtures = read_text(&args.tools)?;
-    let scripted = ScriptedExecutor::from_json_str(&fixtures.text).map_err(|error| {
-        print_diagnostics(&fixtures, &error.diagnostics, format);
-        usage_error(format!("the tool fixture file `{}` has errors", fixtures.display_name()))
-    })?;
+pub fn run(args: &Args) -> ExitCode {
+    match execute(args) {
+        Ok(Some(finished)) => report(&finished.outcome, args.format()),
+        Ok(None) => ExitCode::from(1),
+        Err(failure) => failure.report(args.format(), Shape::Run),
+    }
+}
+
+/// Runs the program of `args` with its scripted tools, recording the transcript when asked;
+/// `None` when it did not compile (reported, exit status 1).
+pub fn execute(args: &Args) -> Result<Option<Finished>, Failure> {
+    let fixtures = read_text(&args.tools, FileKind::Fixtures)?;
+    let scripted = match ScriptedExecutor::from_json_str(&fixtures.text) {
+        Ok(scripted) => scripted,
+        Err(error) => return Err(Failure::in_file(FileKind::Fixtures.what(), fixtures, error.diagnostics)),
+    };
     let scripted: Arc<dyn ToolExecutor> = Arc::new(scripted);
     let Some(path) = &args.record else {
-        return compile_and_run(&args.program, scripted, Arc::new(SystemSampler), |_| Ok(()));
+        return compile_and_run(&args.program, scripted, Arc::new(SystemSampler), |_| true);
     };
     let recorder = Arc::new(RecordingExecutor::new(scripted));
-    let finished = compile_and_run(&args.program, recorder.clone(), recorder.clone(), |_| Ok(()))?;
+    let Some(finished) = compile_and_run(&args.program, recorder.clone(), recorder.clone(), |_| true)? else {
+        return Ok(None);
+    };
     let text = recorder.transcript(finished.workflow.clone()).to_json().map_err(|error| {
-        usage_error(format!("the transcript cannot be written as JSON: {}", error.message()))
+        Failure::new(error.code(), format!("the transcript cannot be written as JSON: {}", error.message()))
     })?;
-    std::fs::write(path, text)
-        .map_err(|error| usage_error(format!("cannot write `{}`: {error}", path.display())))?;
-    Ok(finished)
+    write_file(path, text)?;
+    Ok(Some(finished))
 }
 
 /// A run that ended: its outcome, its workflow identity, its observer and the id of the key its
@@ -108,28 +118,29 @@ pub struct Finished {
     pub digest_key: String,
 }
 
-/// Compiles the program of `args`, asks `check` about its workflow, and runs it with `executor`
-/// answering its calls and `sampler` its sampled intrinsics, writing `--events` as they happen.
-/// A compile error is printed and gives exit status 1; problems with the files, inputs, journal
-/// or event file exit 2.
+/// Compiles the program of `args`, asks `check` about its workflow (false: refused, reported),
+/// and runs it with `executor` answering its calls and `sampler` its sampled intrinsics, writing
+/// `--events` as they happen. `None` when the program did not compile or `check` refused it
+/// (both reported, exit status 1); problems with the files, inputs, journal or event file are
+/// [`Failure`]s (exit 2).
 pub fn compile_and_run(
     args: &ProgramArgs,
     executor: Arc<dyn ToolExecutor>,
     sampler: Arc<dyn Sampler>,
-    check: impl FnOnce(&WorkflowIdentity) -> Result<(), ExitCode>,
-) -> Result<Finished, ExitCode> {
-    let file = read_text(&args.file)?;
-    let registry = load_registry(Some(&args.registry), args.format)?;
+    check: impl FnOnce(&WorkflowIdentity) -> bool,
+) -> Result<Option<Finished>, Failure> {
+    let file = read_text(&args.file, FileKind::Source)?;
+    let registry = load_registry(Some(&args.registry))?;
     let mut inputs = load_inputs(args.inputs.as_deref(), &registry)?;
     for assignment in &args.input {
         inputs
             .insert_assignment(assignment, &registry)
-            .map_err(|error| usage_error(format!("`--input {assignment}`: {error} ({})", error.code())))?;
+            .map_err(|error| Failure::new(error.code(), format!("`--input {assignment}`: {error}")))?;
     }
     let mut limits = Limits::new();
     for assignment in &args.limit {
         let (key, cap) = Limits::parse_assignment(assignment)
-            .map_err(|error| usage_error(format!("`--limit {assignment}`: {error}")))?;
+            .map_err(|error| Failure::new(error.code(), format!("`--limit {assignment}`: {error}")))?;
         limits = limits.with(key, cap);
     }
     let mut builder = Runtime::builder()
@@ -141,44 +152,46 @@ pub fn compile_and_run(
     if let Some(key) = digest_key::load(args.digest_key_file.as_deref())? {
         builder = builder.digest_key(&key.id, &key.secret);
     }
-    let runtime = builder.build().map_err(usage_error)?;
+    let runtime = builder.build().map_err(|error| Failure::new(error.code(), error.to_string()))?;
     let program = match runtime.compile(&file.text, &inputs) {
         Ok(program) => program,
         Err(diagnostics) => {
             match args.format {
-                Format::Json => {
-                    let diagnostics = serde_json::to_string(&json_diagnostics(&file.text, &diagnostics))
-                        .expect("diagnostics serialize");
-                    let digest = source_digest(&file.text);
-                    println!(
-                        r#"{{"status":"compile_error","source_digest":"{digest}","diagnostics":{diagnostics}}}"#
-                    );
-                }
+                Format::Json => print_run_diagnostics("compile_error", &file.text, &diagnostics),
                 Format::Text => print_diagnostics(&file, &diagnostics, Format::Text),
             }
-            return Err(ExitCode::from(1));
+            return Ok(None);
         }
     };
     let workflow = program.compiled().identity().clone();
-    check(&workflow)?;
-    let run = runtime.start(&program, &inputs).map_err(usage_error)?;
+    if !check(&workflow) {
+        return Ok(None);
+    }
+    let run =
+        runtime.start(&program, &inputs).map_err(|error| Failure::new(error.code(), error.to_string()))?;
     let observer = run.observer();
     let written = args.events.as_deref().map(|path| write_events(&observer, path));
-    let outcome = run.wait().map_err(|error| usage_error(format!("the journal failed: {error}")))?;
+    let outcome =
+        run.wait().map_err(|error| Failure::new(error.code(), format!("the journal failed: {error}")))?;
     written.transpose()?;
     let digest_key = runtime.digest_key().id().to_owned();
-    Ok(Finished { outcome, workflow, observer, digest_key })
+    Ok(Some(Finished { outcome, workflow, observer, digest_key }))
 }
 
-fn open_journal(spec: &str) -> Result<Arc<dyn Journal>, ExitCode> {
+fn open_journal(spec: &str) -> Result<Arc<dyn Journal>, Failure> {
     if spec == "memory" {
         return Ok(Arc::new(MemoryJournal::new()));
     }
     match spec.strip_prefix("sqlite:") {
         Some(path) if !path.is_empty() => SqliteJournal::open(path, Durability::Full)
             .map(|journal| Arc::new(journal) as Arc<dyn Journal>)
-            .map_err(|error| usage_error(format!("cannot open the journal `{path}`: {error}"))),
-        _ => Err(usage_error(format!("`--journal {spec}`: use `memory` or `sqlite:PATH`"))),
+            .map_err(|error| {
+                Failure::new(error.code(), format!("cannot open the journal `{path}`: {error}"))
+            }),
+        _ => Err(Failure::new(
+            codes::INVALID_ARGUMENT,
+            format!("`--journal {spec}`: use `memory` or `sqlite:PATH`"),
+        )),
     }
 }
 

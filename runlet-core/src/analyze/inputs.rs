@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use crate::diag::{Code, codes};
 use crate::registry::Registry;
 use crate::schema::{is_identifier, is_reserved, validate};
-use crate::value::{JsonError, Value, ValueError, parse_json};
+use crate::syntax::unicode::nfc;
+use crate::value::{JsonError, Segment, Value, ValueError, parse_json_widening};
 
 /// Host inputs supplied as values: each is readable by name, with the registry's declared
 /// schema when it has one, else the schema inferred from the value.
@@ -45,16 +46,24 @@ impl Inputs {
     /// `runlet_program_compile`'s and `runlet_run_start`'s `inputs_json`). Each name must be one
     /// a program can use (an identifier that is no reserved word or root of `registry`), and a
     /// value whose schema the registry declares must match it. Empty text is no inputs.
+    ///
+    /// The JSON is read strictly (`RL8101`), except that an integer literal outside i64 (such
+    /// as 2^64) is kept as the Number it spells where the registry declares a schema that takes
+    /// that Number, so any finite JSON number is a valid Number input.
     pub fn from_json(text: &str, registry: &Registry) -> Result<Inputs, InputsError> {
         if text.trim().is_empty() {
             return Ok(Inputs::new());
         }
-        let Value::Object(object) = parse_json(text).map_err(InputsError::NotJson)? else {
+        let (document, widened) = parse_json_widening(text).map_err(InputsError::NotJson)?;
+        let Value::Object(object) = document else {
             return Err(InputsError::NotAnObject);
         };
         let mut inputs = Inputs::new();
         for (name, value) in object.entries() {
-            inputs.insert_checked(name, value.clone(), registry)?;
+            let within = widened
+                .iter()
+                .find(|literal| matches!(literal.path.first(), Some(Segment::Key(key)) if key == name));
+            inputs.insert_checked(name, value.clone(), within, registry)?;
         }
         Ok(inputs)
     }
@@ -65,18 +74,35 @@ impl Inputs {
     pub fn insert_assignment(&mut self, text: &str, registry: &Registry) -> Result<(), InputsError> {
         let (name, json) =
             text.split_once('=').ok_or_else(|| InputsError::NotAnAssignment(text.to_owned()))?;
-        let value = parse_json(json).map_err(InputsError::NotJson)?;
-        self.insert_checked(name, value, registry)
+        let (value, widened) = parse_json_widening(json).map_err(InputsError::NotJson)?;
+        self.insert_checked(name, value, widened.first(), registry)
     }
 
-    fn insert_checked(&mut self, name: &str, value: Value, registry: &Registry) -> Result<(), InputsError> {
+    /// Adds `value` as the input `name` (in NFC, as the lexer reads names). `widened` is an integer literal outside i64 that the
+    /// value holds as a Number: kept only when the declared schema takes the value, else the
+    /// integer-out-of-range error it is.
+    fn insert_checked(
+        &mut self,
+        name: &str,
+        value: Value,
+        widened: Option<&JsonError>,
+        registry: &Registry,
+    ) -> Result<(), InputsError> {
+        let name = &*nfc(name);
         if !is_identifier(name) || is_reserved(name) || registry.is_root(name) {
             return Err(InputsError::UnusableName { name: name.to_owned() });
         }
-        if let Some(declared) = registry.inputs().get(name) {
-            validate(registry.schemas(), declared.schema, &value).map_err(|mismatch| {
-                InputsError::Mismatch { name: name.to_owned(), reason: mismatch.to_string() }
-            })?;
+        let checked = match registry.inputs().get(name) {
+            Some(declared) => validate(registry.schemas(), declared.schema, &value).map_err(|mismatch| {
+                InputsError::Mismatch { name: name.to_owned(), reason: mismatch.showing_value() }
+            }),
+            None => Ok(()),
+        };
+        match (checked, widened) {
+            (Ok(()), None) => {}
+            (Ok(()), Some(_)) if registry.inputs().contains_key(name) => {}
+            (_, Some(literal)) => return Err(InputsError::NotJson(literal.clone())),
+            (Err(mismatch), None) => return Err(mismatch),
         }
         self.insert(name, value);
         Ok(())
@@ -145,6 +171,28 @@ mod tests {
             matches!(error(r#"{"page_size": 0}"#), InputsError::Mismatch { name, .. } if name == "page_size")
         );
         assert_ne!(error("{").code(), codes::INVALID_HOST_INPUT);
+    }
+
+    #[test]
+    fn a_number_input_takes_any_finite_json_number() {
+        let json = r#"{"tools": [], "inputs": {"amount": {"type": "number"}, "count": {"type": "integer"}}}"#;
+        let registry = Registry::from_json_str(json, &RegistryOptions::default()).expect("registry").registry;
+        let two_to_64 = Value::number(18446744073709551616.0).expect("finite");
+        let inputs =
+            Inputs::from_json(r#"{"amount": 18446744073709551616, "count": 3}"#, &registry).expect("valid");
+        assert_eq!(inputs.get("amount"), Some(&two_to_64));
+        let mut assigned = Inputs::new();
+        assigned.insert_assignment("amount=18446744073709551616", &registry).expect("valid");
+        assert_eq!(assigned.get("amount"), Some(&two_to_64));
+        for refused in [r#"{"count": 18446744073709551616}"#, r#"{"other": 18446744073709551616}"#] {
+            let InputsError::NotJson(error) = Inputs::from_json(refused, &registry).expect_err(refused)
+            else {
+                panic!("{refused}: an integer out of range")
+            };
+            assert_eq!(error.kind, crate::value::JsonErrorKind::IntegerOutOfRange, "{refused}");
+        }
+        let error = Inputs::from_json(r#"{"amount": 1e-400}"#, &registry).expect_err("underflow");
+        assert_eq!(error.code(), codes::INVALID_HOST_JSON);
     }
 
     #[test]

@@ -13,9 +13,15 @@ pub struct Entry {
     pub text: &'static str,
 }
 
-/// The entry for `code` (`RL1017`, case-insensitive), if the catalogue has one.
+/// The entry for `code`, if the catalogue has one: a code such as `RL1017` or a code's symbolic
+/// name such as `FOR_BODY_MISSING_RETURN` (both case-insensitive). The runtime's own tool error
+/// codes (`TOOL_OUTPUT_SCHEMA_MISMATCH`) are found by their names this way.
 pub fn lookup(code: &str) -> Option<Entry> {
     let code = code.trim().to_ascii_uppercase();
+    let code = match super::codes::all().find(|declared| declared.name() == code) {
+        Some(named) => named.to_string(),
+        None => code,
+    };
     ENTRIES.iter().find(|(c, _)| *c == code).map(|&(code, text)| entry(code, text))
 }
 
@@ -50,6 +56,24 @@ mod tests {
         let missing: Vec<String> =
             codes::all().filter(|c| of(*c).is_none()).map(|c| format!("{c} {}", c.name())).collect();
         assert!(missing.is_empty(), "codes without docs/diagnostics entries: {missing:?}");
+    }
+
+    #[test]
+    fn codes_are_found_by_number_or_name() {
+        assert_eq!(lookup("rl1017").map(|e| e.code), Some("RL1017"));
+        assert_eq!(lookup(" for_body_missing_return ").map(|e| e.code), Some("RL1017"));
+        assert_eq!(lookup("TOOL_OUTPUT_SCHEMA_MISMATCH").map(|e| e.code), Some("RL6104"));
+        assert_eq!(lookup("TOOL_INPUT_SCHEMA_MISMATCH").map(|e| e.code), Some("RL6103"));
+        assert_eq!(lookup("RATE_LIMITED"), None);
+    }
+
+    #[test]
+    fn names_are_unique() {
+        let mut names: Vec<&str> = codes::all().map(Code::name).collect();
+        let count = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), count, "two codes share a name");
     }
 
     #[test]

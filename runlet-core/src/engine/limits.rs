@@ -241,6 +241,16 @@ pub enum LimitParseError {
     NotJson(JsonError),
 }
 
+impl LimitParseError {
+    /// `RL8101` for text that is not JSON, `RL8105` (`INVALID_LIMIT`) otherwise.
+    pub fn code(&self) -> Code {
+        match self {
+            LimitParseError::NotJson(_) => codes::INVALID_HOST_JSON,
+            _ => codes::INVALID_LIMIT,
+        }
+    }
+}
+
 /// A limit a run crossed: which, how far, and the source that did it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Breach {

@@ -22,6 +22,7 @@ use super::replay::Resumed;
 use super::retry::{RetryClassifier, classify, timeout_error, uncertain_error};
 use super::sampler::Sampler;
 use crate::analyze::WorkflowIdentity;
+use crate::diag::codes;
 use crate::journal::{Journal, JournalError, Record, RunId};
 use crate::registry::Registry;
 use crate::schema::{ExecutionClass, SchemaArena, ToolDescriptor, labels_of, validate};
@@ -381,7 +382,7 @@ fn spawn_call(
         let tool = registry.tool(call.tool_id);
         if let Err(reason) = checked {
             let error = ToolError::new(
-                "TOOL_INPUT_SCHEMA_MISMATCH",
+                codes::TOOL_INPUT_SCHEMA_MISMATCH.name(),
                 format!(
                     "the call to `{}` was not sent: its arguments do not match its input schema: {reason}",
                     call.tool
@@ -487,7 +488,7 @@ fn input_of(
             Err(mismatch) => Input::ToolFailed {
                 call: handle,
                 error: ToolError::new(
-                    "TOOL_OUTPUT_SCHEMA_MISMATCH",
+                    codes::TOOL_OUTPUT_SCHEMA_MISMATCH.name(),
                     format!("`{name}` returned a value its output schema does not accept: {mismatch}"),
                 ),
             },

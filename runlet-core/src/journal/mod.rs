@@ -177,3 +177,31 @@ pub(crate) fn check_contiguous(expected_seq: u64, records: &[Record]) -> Result<
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Stores hand headers back as JSON (SQLite's column, a C host's `header` callback); a
+    /// header with a field twice is refused rather than read last-wins.
+    #[test]
+    fn a_header_with_a_repeated_field_is_refused() {
+        let header = RunHeader {
+            run_id: RunId::new("r-1"),
+            language_version: 1,
+            runtime_version: "0.1.0".into(),
+            source_digest: "sha256:00".into(),
+            registry_digest: "sha256:01".into(),
+            inputs_digest: "sha256:02".into(),
+            config_digest: "sha256:03".into(),
+            keyed_digest: String::new(),
+            value_encoding_version: 1,
+            event_encoding_version: 1,
+        };
+        let json = serde_json::to_string(&header).expect("serializes");
+        assert_eq!(serde_json::from_str::<RunHeader>(&json).expect("reads back"), header);
+        let repeated = json.replacen('{', r#"{"registry_digest":"sha256:ff","#, 1);
+        let error = serde_json::from_str::<RunHeader>(&repeated).expect_err("a repeated field");
+        assert!(error.to_string().contains("duplicate field `registry_digest`"), "{error}");
+    }
+}

@@ -9,6 +9,10 @@ use super::{LoadedRegistry, Registry, RegistryBuilder, RegistryOptions};
 use crate::schema::fields::Fields;
 use crate::schema::{JsonPath, RegistryError, RegistryIssue};
 use crate::stdlib::Prelude;
+use crate::value::{JsonError, JsonErrorKind, parse_json_document};
+
+/// How deep arrays and objects of a registry file nest at most (`serde_json`'s own limit).
+const MAX_FILE_DEPTH: usize = 128;
 
 /// Top-level fields. `nextCursor` and `_meta` are MCP's and are accepted and not used.
 const FILE_FIELDS: &[&str] = &["tools", "inputs", "resource_groups", "prelude", "nextCursor", "_meta"];
@@ -16,15 +20,15 @@ const FILE_FIELDS: &[&str] = &["tools", "inputs", "resource_groups", "prelude", 
 impl Registry {
     /// Loads a registry file's text. Findings carry JSON paths; turn them into diagnostics
     /// about `text` with [`RegistryIssue::to_diagnostic`].
+    ///
+    /// The text is read as strictly as host JSON (`value::parse_json_document`): a duplicate key
+    /// at any depth (`RL8023`), a byte order mark, a lone surrogate, or a number that overflows
+    /// or underflows binary64 (`RL8001`) is an error naming its JSON path, never a silent
+    /// last-wins or approximation.
     pub fn from_json_str(text: &str, options: &RegistryOptions) -> Result<LoadedRegistry, RegistryError> {
-        match serde_json::from_str::<Value>(text) {
+        match parse_json_document(text, MAX_FILE_DEPTH) {
             Ok(json) => Registry::from_json(&json, options),
-            Err(error) => {
-                let message = format!("the registry file is not valid JSON: {error}");
-                let issue = RegistryIssue::error(codes::REGISTRY_NOT_JSON, JsonPath::root(), message)
-                    .at(error_offset(text, error.line(), error.column()));
-                Err(RegistryError { issues: vec![issue] })
-            }
+            Err(error) => Err(RegistryError { issues: vec![not_json(text, &error)] }),
         }
     }
 
@@ -104,12 +108,15 @@ fn prelude_field(json: &Value, issues: &mut Vec<RegistryIssue>) -> Option<Prelud
     chosen
 }
 
-/// The byte offset of serde_json's 1-based line and byte column in `text`.
-fn error_offset(text: &str, line: usize, column: usize) -> Span {
-    let line_start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
-    let mut offset = (line_start + column.saturating_sub(1)).min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    Span::at(offset as u32)
+/// The finding for registry text the strict reader rejected, at the problem's offset and path.
+fn not_json(text: &str, error: &JsonError) -> RegistryIssue {
+    let (code, message) = match &error.kind {
+        JsonErrorKind::DuplicateKey(_) => (codes::REGISTRY_DUPLICATE_KEY, error.describe(text)),
+        _ => (
+            codes::REGISTRY_NOT_JSON,
+            format!("the registry file is not valid JSON: {}", error.describe(text)),
+        ),
+    };
+    let offset = u32::try_from(error.offset).unwrap_or(u32::MAX);
+    RegistryIssue::error(code, JsonPath::from(error.path.as_slice()), message).at(Span::at(offset))
 }

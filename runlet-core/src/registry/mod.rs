@@ -3,7 +3,7 @@
 //! (or read from a registry file, INTERFACES.md §2) and immutable afterwards. It sits above
 //! `schema`, whose vocabulary it uses, and `stdlib`, whose descriptors it is handed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use crate::diag::codes;
@@ -14,7 +14,8 @@ use crate::schema::import::{Document, Findings, import_document};
 use crate::schema::tool_entry::read_tool;
 use crate::schema::{
     ExecutionClass, ExecutionOrigin, ImportOptions, JsonPath, RegistryError, RegistryIssue, SchemaArena,
-    SchemaDocs, SchemaId, ToolDescriptor, is_identifier, is_reserved,
+    SchemaDocs, SchemaId, ToolDescriptor, is_default_ignorable, is_identifier, is_reserved, nfc, skeleton,
+    visible,
 };
 
 mod digest;
@@ -219,8 +220,10 @@ impl RegistryBuilder {
         }
     }
 
-    /// Adds a host input named `name` whose schema is `schema` (JSON Schema), found at `path`.
+    /// Adds a host input named `name` (kept in NFC, as the lexer reads names) whose schema is
+    /// `schema` (JSON Schema), found at `path`.
     pub fn add_input_json(&mut self, name: &str, schema: &serde_json::Value, path: JsonPath) {
+        let name = &*nfc(name);
         if !is_identifier(name) || is_reserved(name) {
             let message = format!("the host input name `{name}` is not an identifier a program can use");
             self.issues.push(RegistryIssue::error(codes::INVALID_HOST_INPUT, path.clone(), message));
@@ -287,16 +290,36 @@ impl RegistryBuilder {
         Ok(LoadedRegistry { registry, warnings: self.issues })
     }
 
+    /// Names are in NFC (an NFC and an NFD spelling are one name, `RL8005`), and two names that
+    /// differ only by invisible, default-ignorable characters are refused together (`RL8024`).
     fn check_duplicates(&mut self) {
-        let mut first: BTreeMap<&str, &JsonPath> = BTreeMap::new();
+        let mut first: BTreeMap<String, (&str, &JsonPath)> = BTreeMap::new();
         for (tool, path) in &self.tools {
-            match first.get(tool.name.as_str()) {
-                Some(earlier) => {
-                    let message = format!("a tool named `{}` is already registered at {earlier}", tool.name);
+            let name = tool.name.as_str();
+            match first.get(&skeleton(name)) {
+                Some((earlier_name, earlier)) if *earlier_name == name => {
+                    let message = format!("a tool named `{name}` is already registered at {earlier}");
                     self.issues.push(RegistryIssue::error(codes::DUPLICATE_TOOL, path.key("name"), message));
                 }
+                Some((earlier_name, earlier)) => {
+                    let invisible: BTreeSet<String> = (name.chars().chain(earlier_name.chars()))
+                        .filter(|&c| is_default_ignorable(c))
+                        .map(|c| format!("U+{:04X}", c as u32))
+                        .collect();
+                    let message = format!(
+                        "the tool name `{}` differs from `{}` (at {earlier}) only by invisible characters ({})",
+                        visible(name),
+                        visible(earlier_name),
+                        invisible.into_iter().collect::<Vec<_>>().join(", ")
+                    );
+                    let issue = RegistryIssue::error(codes::CONFUSABLE_TOOL_NAME, path.key("name"), message)
+                        .with_help(
+                            "a reader cannot tell the two apart: rename one, without invisible characters",
+                        );
+                    self.issues.push(issue);
+                }
                 None => {
-                    first.insert(tool.name.as_str(), path);
+                    first.insert(skeleton(name), (name, path));
                 }
             }
         }

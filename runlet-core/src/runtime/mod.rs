@@ -142,6 +142,18 @@ pub enum BuildError {
     InvalidDigestKey(ValueError),
 }
 
+impl BuildError {
+    pub fn code(&self) -> Code {
+        match self {
+            BuildError::MissingRegistry | BuildError::MissingExecutor | BuildError::Threads(_) => {
+                codes::RUNTIME_UNAVAILABLE
+            }
+            BuildError::UnsafeToolProhibited { .. } => codes::UNSAFE_TOOL_PROHIBITED,
+            BuildError::InvalidDigestKey(error) => error.code(),
+        }
+    }
+}
+
 /// Why a run could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -454,8 +466,10 @@ impl Runtime {
             let value = inputs
                 .get(&input.name)
                 .ok_or_else(|| StartError::MissingInput { name: input.name.clone() })?;
-            validate(&hir.schemas, input.schema, value)
-                .map_err(|e| StartError::InvalidInput { name: input.name.clone(), reason: e.to_string() })?;
+            validate(&hir.schemas, input.schema, value).map_err(|e| StartError::InvalidInput {
+                name: input.name.clone(),
+                reason: e.showing_value(),
+            })?;
             values.push(value.clone());
         }
         let run_id =

@@ -5,6 +5,8 @@ use std::fmt;
 
 use serde_json::Value;
 
+use crate::value::Segment;
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PathSegment {
     Key(String),
@@ -126,6 +128,17 @@ impl From<At<'_>> for JsonPath {
         let mut path = base.clone();
         path.0.extend(steps.into_iter().rev());
         path
+    }
+}
+
+/// The path a value reader reports (such as a JSON error's), as a registry path.
+impl From<&[Segment]> for JsonPath {
+    fn from(segments: &[Segment]) -> JsonPath {
+        let segment = |segment: &Segment| match segment {
+            Segment::Index(i) => PathSegment::Index(*i),
+            Segment::Key(key) => PathSegment::Key(key.to_string()),
+        };
+        JsonPath(segments.iter().map(segment).collect())
     }
 }
 

@@ -40,7 +40,9 @@ pub use model::{
     Constant, DefId, IntegerRange, LengthRange, ListSchema, NumberRange, ObjectSchema, Property, Schema,
     SchemaId, SchemaKind, StringSchema, UnionSchema,
 };
-pub use names::{NameError, QualifiedName, is_identifier, is_reserved};
+pub use names::{
+    NameError, QualifiedName, is_default_ignorable, is_identifier, is_reserved, nfc, skeleton, visible,
+};
 pub use shapes::ShapeMap;
 pub use union::{Normalized, PrecisionLoss};
 pub use validate::{ValidationError, validate};

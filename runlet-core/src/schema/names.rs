@@ -4,6 +4,10 @@
 use std::fmt;
 use std::sync::Arc;
 
+/// The Unicode rules names are held to (NFC, invisible characters), for the layers above that
+/// name tools and inputs.
+pub use crate::syntax::unicode::{is_default_ignorable, nfc, skeleton, visible};
+
 /// True for the words the grammar reserves (spec §2.1 plus `skip`, `fold` and `fail`): they
 /// cannot name a registry root or a namespace segment a program could reach.
 pub fn is_reserved(word: &str) -> bool {
@@ -18,7 +22,8 @@ pub fn is_identifier(text: &str) -> bool {
 }
 
 /// A registry path such as `crm.customer`: one or more identifiers joined by dots, whose first
-/// segment (the root) is not a reserved word.
+/// segment (the root) is not a reserved word, in Unicode Normalization Form C (as the lexer reads
+/// identifiers), so an NFC and an NFD spelling are the same name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct QualifiedName(Arc<str>);
 
@@ -42,6 +47,7 @@ impl fmt::Display for NameError {
 
 impl QualifiedName {
     pub fn parse(text: &str) -> Result<QualifiedName, NameError> {
+        let text = nfc(text);
         for (i, segment) in text.split('.').enumerate() {
             if segment.is_empty() {
                 return Err(NameError::EmptySegment);
@@ -53,7 +59,7 @@ impl QualifiedName {
                 return Err(NameError::ReservedRoot { root: segment.to_owned() });
             }
         }
-        Ok(QualifiedName(text.into()))
+        Ok(QualifiedName(Arc::from(text.as_ref())))
     }
 
     /// The nearest valid name: characters outside identifiers become `_`, empty segments are
@@ -114,6 +120,13 @@ mod tests {
             QualifiedName::parse("resolve-library-id"),
             Err(NameError::NotIdentifier { segment: "resolve-library-id".into() })
         );
+    }
+
+    #[test]
+    fn names_are_kept_in_nfc() {
+        let decomposed = QualifiedName::parse("cafe\u{301}.menu").expect("valid");
+        assert_eq!(decomposed, QualifiedName::parse("caf\u{e9}.menu").expect("valid"));
+        assert_eq!(decomposed.root(), "caf\u{e9}");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Checking a runtime value against a schema (tool inputs before dispatch, outputs before they
-//! are journaled): the first mismatch with its path, the expected schema and the actual kind.
+//! are journaled): the first mismatch with its path, the expected schema, the actual kind and the
+//! bound it breaks.
 
 use std::fmt;
 
@@ -7,20 +8,41 @@ use crate::value::{Number, Object, Segment, Value, path_text};
 
 use super::arena::SchemaArena;
 use super::discriminator;
-use super::model::{Constant, IntegerRange, NumberRange, ObjectSchema, SchemaId, SchemaKind, StringSchema};
+use super::model::{
+    Constant, IntegerRange, LengthRange, NumberRange, ObjectSchema, SchemaId, SchemaKind, StringSchema,
+};
 
-/// Where a value left its schema. `expected` is the schema in type notation and `actual`
-/// describes the value by kind only, so an error never carries sensitive data.
+/// Where a value left its schema. `expected` is the schema in type notation, `actual` describes
+/// the value by kind only and `bound` the schema bound it breaks ("below the minimum 1"), so the
+/// error as displayed never carries sensitive data. `value` is the scalar itself, shown only by
+/// [`ValidationError::showing_value`] to whoever supplied it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValidationError {
     pub path: Vec<Segment>,
     pub expected: String,
     pub actual: String,
+    pub bound: Option<String>,
+    pub value: Option<String>,
 }
 
 impl fmt::Display for ValidationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at {}: expected {}, found {}", path_text(&self.path), self.expected, self.actual)
+        write!(f, "at {}: expected {}, found {}", path_text(&self.path), self.expected, self.actual)?;
+        match &self.bound {
+            Some(bound) => write!(f, ", {bound}"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl ValidationError {
+    /// The error with the offending scalar's value, for the host that supplied it (a host
+    /// input): `at $: expected Integer[1..], found Integer 0, below the minimum 1`.
+    pub fn showing_value(&self) -> String {
+        let ValidationError { value: Some(value), .. } = self else { return self.to_string() };
+        let shown =
+            ValidationError { actual: format!("{} {value}", self.actual), value: None, ..self.clone() };
+        shown.to_string()
     }
 }
 
@@ -53,7 +75,9 @@ impl Validator<'_> {
             (SchemaKind::String(string), Value::String(s)) => fits_string(string, s),
             (SchemaKind::List(list), Value::List(items)) => {
                 if !list.length.contains(items.len() as u64) {
-                    return Err(self.mismatch(schema, &format!("List of length {}", items.len()), path));
+                    let mut error = self.mismatch(schema, &describe(value), path);
+                    error.bound = length_bound(list.length, items.len() as u64);
+                    return Err(error);
                 }
                 for (i, item) in items.iter().enumerate() {
                     path.push(Segment::Index(i));
@@ -84,7 +108,13 @@ impl Validator<'_> {
             }
             _ => false,
         };
-        if fits { Ok(()) } else { Err(self.mismatch(schema, &describe(value), path)) }
+        if fits {
+            return Ok(());
+        }
+        let mut error = self.mismatch(schema, &describe(value), path);
+        error.bound = broken_bound(self.arena.kind(schema), value);
+        error.value = scalar_text(value);
+        Err(error)
     }
 
     fn check_object(
@@ -147,7 +177,65 @@ impl Validator<'_> {
             path: path.to_vec(),
             expected: self.arena.display(schema).to_string(),
             actual: actual.to_owned(),
+            bound: None,
+            value: None,
         }
+    }
+}
+
+/// The bound of `kind` that `value`, of the kind `kind` takes, breaks.
+fn broken_bound(kind: &SchemaKind, value: &Value) -> Option<String> {
+    let bound = |below: Option<String>, above: Option<String>| match (below, above) {
+        (Some(min), _) => Some(format!("below the minimum {min}")),
+        (None, Some(max)) => Some(format!("above the maximum {max}")),
+        (None, None) => None,
+    };
+    match (kind, value) {
+        (SchemaKind::Integer(range), Value::Int(i)) => bound(
+            range.min.filter(|min| i < min).map(|min| min.to_string()),
+            range.max.filter(|max| i > max).map(|max| max.to_string()),
+        ),
+        (SchemaKind::Number(_), Value::Int(i)) if Number::from_i64_exact(*i).is_none() => {
+            Some("not exactly a Number (beyond 2^53)".to_owned())
+        }
+        (SchemaKind::Number(range), Value::Int(_) | Value::Number(_)) => {
+            let n = match value {
+                Value::Int(i) => Number::from_i64_exact(*i)?,
+                Value::Number(n) => *n,
+                _ => return None,
+            };
+            bound(
+                range.min.filter(|&min| n < min).map(|min| min.to_string()),
+                range.max.filter(|&max| n > max).map(|max| max.to_string()),
+            )
+        }
+        (SchemaKind::String(string), Value::String(s)) => match &string.values {
+            Some(values) if !values.iter().any(|v| **v == **s) => {
+                Some("not one of the allowed values".to_owned())
+            }
+            _ => length_bound(string.length, s.chars().count() as u64),
+        },
+        (SchemaKind::Boolean(Some(constant)), Value::Bool(_)) => Some(format!("not the constant {constant}")),
+        _ => None,
+    }
+}
+
+/// The bound of `length` that a string or list of `actual` elements breaks.
+fn length_bound(length: LengthRange, actual: u64) -> Option<String> {
+    match (length.min, length.max) {
+        (Some(min), _) if actual < min => Some(format!("shorter than the minimum length {min}")),
+        (_, Some(max)) if actual > max => Some(format!("longer than the maximum length {max}")),
+        _ => None,
+    }
+}
+
+/// The text of a number or Boolean, for [`ValidationError::showing_value`].
+fn scalar_text(value: &Value) -> Option<String> {
+    match value {
+        Value::Int(i) => Some(i.to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::diag::{Code, Diagnostic, Span, codes};
 use crate::engine::ToolError;
 use crate::schema::{JsonPath, QualifiedName, locate};
-use crate::value::{JsonError, JsonErrorKind, List, Object, Value, parse_json};
+use crate::value::{List, Object, Value, parse_json};
 
 /// The fields of a case.
 const CASE_FIELDS: &[&str] = &["args", "result", "error", "times", "delay_ms"];
@@ -59,7 +59,7 @@ impl ToolFixtures {
     /// exactly what the file says.
     pub fn from_json_str(text: &str) -> Result<ToolFixtures, FixtureError> {
         let document = parse_json(text).map_err(|error| FixtureError {
-            diagnostics: vec![invalid_json("the tool fixture file", &error)],
+            diagnostics: vec![error.to_diagnostic("the tool fixture file", text)],
         })?;
         let mut reader = Reader { text, diagnostics: Vec::new() };
         let tools = reader.file(&document);
@@ -79,18 +79,6 @@ impl ToolFixtures {
     pub fn cases(&self, tool: &str) -> &[FixtureCase] {
         self.tools.get(tool).map_or(&[], Vec::as_slice)
     }
-}
-
-/// The `RL8101` diagnostic for `what` (a host JSON file) that the strict reader rejected, at the
-/// offset of the problem.
-pub(super) fn invalid_json(what: &str, error: &JsonError) -> Diagnostic {
-    let reason = error.kind.reason().replace('_', " ");
-    let message = match &error.kind {
-        JsonErrorKind::DuplicateKey(key) => format!("{what} is not valid JSON: {reason} `{key}`"),
-        _ => format!("{what} is not valid JSON: {reason}"),
-    };
-    let offset = u32::try_from(error.offset).unwrap_or(u32::MAX);
-    Diagnostic::error(codes::INVALID_HOST_JSON, Span::at(offset), message)
 }
 
 /// Walks a parsed fixture file, collecting a diagnostic for everything wrong in it.

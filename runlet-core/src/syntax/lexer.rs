@@ -6,8 +6,9 @@ use logos::Logos;
 use super::escape::{EscapeProblem, decode_string, needs_decoding};
 use super::foreign_string;
 use super::token::{ForeignToken, Keyword, RawToken, Token, TokenKind, Trivia, TriviaKind};
+use super::unicode::is_bidi_control;
 use crate::diag::sink::Sink;
-use crate::diag::{Diagnostic, Fix, Span, codes};
+use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
 
 /// The lexer's output. `tokens` always ends with one [`TokenKind::Eof`] token.
 #[derive(Debug, Clone, Default)]
@@ -90,6 +91,7 @@ fn classify(raw: RawToken, text: &str, span: Span, diagnostics: &mut Sink) -> To
         }
         RawToken::String => {
             report_escapes(text, span, diagnostics);
+            report_bidi_controls(text, span, diagnostics);
             TokenKind::String
         }
         RawToken::UnterminatedString => {
@@ -174,6 +176,40 @@ fn report_escapes(text: &str, span: Span, diagnostics: &mut Sink) {
     }
 }
 
+/// A string holding bidirectional controls can display in another order than its characters run
+/// (CVE-2021-42574, "Trojan Source"), so what a reviewer reads is not what the program does. A
+/// warning with a fix that writes each control as a `\uXXXX` escape: the same string, visible.
+fn report_bidi_controls(text: &str, span: Span, diagnostics: &mut Sink) {
+    if text.is_ascii() {
+        return;
+    }
+    let controls: Vec<(usize, char)> = text.char_indices().filter(|&(_, c)| is_bidi_control(c)).collect();
+    let Some(&(first, first_char)) = controls.first() else { return };
+    let edits = controls
+        .iter()
+        .map(|&(at, c)| {
+            let start = span.start + at as u32;
+            Edit {
+                span: Span::new(start, start + c.len_utf8() as u32),
+                replacement: format!("\\u{:04X}", c as u32),
+            }
+        })
+        .collect();
+    let mut listed: Vec<String> = controls.iter().map(|&(_, c)| format!("U+{:04X}", c as u32)).collect();
+    listed.sort();
+    listed.dedup();
+    let message = format!(
+        "this string holds bidirectional control characters ({}), which can make the source display in another order than it runs",
+        listed.join(", ")
+    );
+    let at = span.start + first as u32;
+    diagnostics.push(
+        Diagnostic::warning(codes::BIDI_CONTROL_IN_STRING, span, message)
+            .with_label(Span::new(at, at + first_char.len_utf8() as u32), "the first is here, invisible")
+            .with_fix(Fix::new("write them as escapes", Applicability::MachineApplicable, edits)),
+    );
+}
+
 /// The fix closes the string where its line ends: before the `\r` of a CRLF line ending (which
 /// would otherwise be a raw control character inside it), and after a lone trailing backslash
 /// (which would otherwise escape the closing quote) by doubling that backslash.
@@ -247,6 +283,30 @@ mod tests {
 
     fn kinds(source: &str) -> Vec<TokenKind> {
         lex(source).tokens.iter().map(|t| t.kind).collect()
+    }
+
+    #[test]
+    fn bidi_controls_in_strings_are_a_warning_whose_fix_escapes_them() {
+        let source = "x = \"a\u{202E}b\u{2066}c\u{202E}\"\n";
+        let lexed = lex(source);
+        let [warning] = lexed.diagnostics.as_slice() else { panic!("one warning: {:?}", lexed.diagnostics) };
+        assert_eq!(
+            (warning.code, warning.severity),
+            (codes::BIDI_CONTROL_IN_STRING, crate::diag::Severity::Warning)
+        );
+        assert!(warning.message.contains("U+202E, U+2066"), "{}", warning.message);
+        assert_eq!(&source[warning.span.range()], "\"a\u{202E}b\u{2066}c\u{202E}\"");
+        let fixed = crate::diag::apply_fixes(source, &warning.fixes).expect("the edits apply");
+        assert_eq!(fixed, "x = \"a\\u202Eb\\u2066c\\u202E\"\n");
+        assert!(lex(&fixed).diagnostics.is_empty(), "the escaped string is clean");
+        assert_eq!(
+            crate::syntax::string_value(&fixed[4..fixed.len() - 1]),
+            crate::syntax::string_value(&source[4..source.len() - 1]),
+            "the same string"
+        );
+        for clean in ["x = \"plain\"", "x = \"caf\u{e9} \u{200D}\"", "# \u{202E} in a comment"] {
+            assert!(lex(clean).diagnostics.is_empty(), "{clean}");
+        }
     }
 
     #[test]

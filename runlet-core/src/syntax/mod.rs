@@ -35,6 +35,7 @@ pub mod lexer;
 mod parser;
 pub mod path;
 pub mod token;
+pub mod unicode;
 
 pub use escape::{decode_string, quote_string, string_value};
 pub use format::format;
@@ -51,18 +52,28 @@ pub struct ParseOptions {
     /// Largest accepted source, in bytes (`RL4001` beyond it).
     pub max_source_bytes: usize,
     /// Deepest accepted nesting of brackets, blocks and operators (`RL4002` beyond it). Each
-    /// level of the tree counts: a chain of N binary, unary or postfix operators is N levels,
-    /// because it is a tree of that depth, so bounding it bounds every recursive pass over the tree.
-    /// The parser recurses once per level: the default fits a 2 MiB thread stack with room to
-    /// spare, and much larger values need a correspondingly larger stack.
+    /// level of the tree counts: a chain of N unary or postfix operators is N levels, because it
+    /// is a tree of that depth, so bounding it bounds every recursive pass over the tree. The
+    /// parser recurses once per level: the default fits a 2 MiB thread stack with room to spare,
+    /// and much larger values need a correspondingly larger stack.
     pub max_nesting_depth: u32,
+    /// Most binary operators the chains of one expression hold (`RL4002` beyond it): `a + b + c`
+    /// is one level of nesting whatever its length, but a left-deep tree as deep as its chain, so
+    /// chains have their own bound. The parser does not recurse along a chain; the tree passes
+    /// after it do, and the default keeps them within a 2 MiB thread stack too.
+    pub max_operator_chain: u32,
     /// Most diagnostics reported; the rest are summarised by one `RL4003` note.
     pub max_diagnostics: usize,
 }
 
 impl Default for ParseOptions {
     fn default() -> Self {
-        ParseOptions { max_source_bytes: 1 << 20, max_nesting_depth: 128, max_diagnostics: 100 }
+        ParseOptions {
+            max_source_bytes: 1 << 20,
+            max_nesting_depth: 128,
+            max_operator_chain: 256,
+            max_diagnostics: 100,
+        }
     }
 }
 

@@ -23,7 +23,9 @@
 //! - [`to_presentation_json`]: RFC 8785 numbers and escapes, keys in UTF-8 byte order, no
 //!   whitespace; Bytes anywhere fail with `RL5207`. [`to_serde_json`] for embedding in host JSON.
 //! - [`parse_json`]: strict host JSON (`RL8101`): an integer literal outside i64, a duplicate key,
-//!   a lone surrogate or an overflowing number is an error, never an approximation.
+//!   a lone surrogate, a byte order mark or a number that overflows or underflows binary64 is an
+//!   error naming its JSON path, never an approximation; [`parse_json_document`] reads the same
+//!   grammar into `serde_json` values (the registry file).
 //! - [`sha256`], [`keyed`] and [`canonical_digest`]: a [`Digest`] printing as `sha256:<hex>` or
 //!   `hmac-sha256:<key id>:<hex>`; the keyed form is required when any path is labelled.
 //!
@@ -82,7 +84,10 @@ pub use digest::{Digest, DigestKey, DigestParseError, canonical_digest, keyed, s
 pub use error::ValueError;
 pub use format::{push_scalar_text, scalar_text};
 pub use index::{closest_keys, computed_key, index, member};
-pub use json_in::{JsonError, JsonErrorKind, parse_json, parse_json_bytes, parse_json_with_depth};
+pub use json_in::{
+    JsonError, JsonErrorKind, parse_json, parse_json_bytes, parse_json_document, parse_json_widening,
+    parse_json_with_depth,
+};
 pub use json_out::{push_json_string, to_presentation_json, to_serde_json, write_presentation_json};
 pub use labelled::Labelled;
 pub use model::{Kind, List, MAX_DEPTH, Object, Value};

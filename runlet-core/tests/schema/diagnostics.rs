@@ -40,6 +40,29 @@ fn not_json() {
     golden("not_json");
 }
 
+/// Registry JSON is read as strictly as host JSON: each of these is refused with Runlet's own
+/// message naming the JSON path, not read last-wins or approximated.
+#[test]
+fn strict_json() {
+    for case in [
+        "duplicate_keys",
+        "duplicate_prelude",
+        "nested_duplicate_key",
+        "number_overflow",
+        "number_underflow",
+        "byte_order_mark",
+        "lone_surrogate",
+    ] {
+        golden(case);
+    }
+}
+
+/// Names compare in NFC, and names that only invisible characters tell apart are refused.
+#[test]
+fn confusable_names() {
+    golden("confusable_names");
+}
+
 #[test]
 fn jsonrpc_envelope() {
     golden("jsonrpc_envelope");
@@ -137,6 +160,8 @@ fn every_registry_code_has_a_golden_case() {
     for case in [
         "unsupported_keywords",
         "not_json",
+        "duplicate_keys",
+        "confusable_names",
         "jsonrpc_envelope",
         "bad_fields",
         "bad_tool_names",

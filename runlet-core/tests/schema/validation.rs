@@ -37,7 +37,7 @@ fn objects_check_required_closed_and_enumerated_properties() {
     let tier = r#"{"id": "c-42", "name": "Ada", "email": "a", "tier": "gold", "created_at": "x"}"#;
     assert_eq!(
         check(&registry, customer, tier),
-        Err(r#"at $["tier"]: expected "enterprise" | "free" | "pro", found String of length 4"#.into())
+        Err(r#"at $["tier"]: expected "enterprise" | "free" | "pro", found String of length 4, not one of the allowed values"#.into())
     );
 }
 
@@ -47,7 +47,14 @@ fn numbers_accept_exact_integers_within_bounds() {
     let score = output(&registry, "fraud.score");
     assert_eq!(check(&registry, score, "0.25"), Ok(()));
     assert_eq!(check(&registry, score, "1"), Ok(()));
-    assert_eq!(check(&registry, score, "2"), Err("at $: expected Number[0..=1], found Integer".into()));
+    assert_eq!(
+        check(&registry, score, "2"),
+        Err("at $: expected Number[0..=1], found Integer, above the maximum 1".into())
+    );
+    assert_eq!(
+        check(&registry, score, "-0.5"),
+        Err("at $: expected Number[0..=1], found Number, below the minimum 0".into())
+    );
     assert_eq!(
         check(&registry, score, r#""0.5""#),
         Err("at $: expected Number[0..=1], found String of length 3".into())
@@ -67,12 +74,45 @@ fn nested_lists_report_the_full_path() {
     assert_eq!(check(&registry, orders, &order("2")), Ok(()));
     assert_eq!(
         check(&registry, orders, &order("0")),
-        Err(r#"at $[0]["lines"][1]["quantity"]: expected Integer[1..], found Integer"#.into())
+        Err(r#"at $[0]["lines"][1]["quantity"]: expected Integer[1..], found Integer, below the minimum 1"#
+            .into())
     );
     assert_eq!(
         check(&registry, orders, &order("1.5")),
         Err(r#"at $[0]["lines"][1]["quantity"]: expected Integer[1..], found Number"#.into())
     );
+}
+
+/// The bound a value breaks is named; the value itself only for whoever supplied it.
+#[test]
+fn mismatches_name_the_bound_and_show_the_value_on_request() {
+    let json = r#"{"tools": [], "inputs": {
+        "page": {"type": "integer", "minimum": 1, "maximum": 100},
+        "code": {"type": "string", "minLength": 2, "maxLength": 3},
+        "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 1},
+        "on": {"const": true}}}"#;
+    let registry = Registry::from_json_str(json, &RegistryOptions::default()).expect("registry").registry;
+    let input = |name: &str| registry.inputs()[name].schema;
+    let error = |name: &str, json: &str| {
+        validate(registry.schemas(), input(name), &parse_json(json).expect("JSON")).expect_err(json)
+    };
+    let page = error("page", "0");
+    assert_eq!(page.to_string(), "at $: expected Integer[1..=100], found Integer, below the minimum 1");
+    assert_eq!(page.showing_value(), "at $: expected Integer[1..=100], found Integer 0, below the minimum 1");
+    assert!(error("page", "101").showing_value().ends_with("found Integer 101, above the maximum 100"));
+    assert!(error("code", r#""a""#).to_string().ends_with("shorter than the minimum length 2"));
+    assert!(
+        error("code", r#""abcd""#)
+            .showing_value()
+            .ends_with("found String of length 4, longer than the maximum length 3")
+    );
+    assert!(
+        error("tags", r#"["a", "b"]"#)
+            .to_string()
+            .ends_with("found List of length 2, longer than the maximum length 1")
+    );
+    assert!(error("on", "false").showing_value().ends_with("found Boolean false, not the constant true"));
+    assert_eq!(error("page", r#""1""#).bound, None, "a value of another kind breaks no bound");
 }
 
 #[test]

@@ -35,6 +35,24 @@ fn long_operator_chains_report_nesting_too_deep() {
     assert_too_deep(&format!("x = 1{}\nreturn x\n", " if c else 1".repeat(DEEP)));
 }
 
+/// `a + b + c` is no nesting: a flat chain is bounded by `max_operator_chain` of its own, so a
+/// chain of 129 terms is fine where 129 levels of brackets are not.
+#[test]
+fn a_flat_chain_is_not_nesting() {
+    let options = ParseOptions::default();
+    let chain = |terms: usize| format!("x = 1{}\nreturn x\n", " + 1".repeat(terms - 1));
+    assert_eq!(codes_of(&chain(options.max_nesting_depth as usize + 1)), []);
+    assert_eq!(codes_of(&chain(options.max_operator_chain as usize + 1)), []);
+    let over = parse(&chain(options.max_operator_chain as usize + 2)).diagnostics;
+    assert_eq!(over.iter().map(|d| d.code).collect::<Vec<_>>(), [codes::NESTING_TOO_DEEP]);
+    assert!(over[0].message.contains("chains more than 256 binary operators"), "{}", over[0].message);
+    let mixed = format!("x = 1{}\nreturn x\n", " + 2 * 3 - 4 / 5 > 0 and true".repeat(20));
+    assert_eq!(codes_of(&mixed), [], "operators of several precedences chain too");
+    let short = ParseOptions { max_operator_chain: 2, ..ParseOptions::default() };
+    let reported: Vec<_> = parse_with(&chain(4), &short).diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(reported, [codes::NESTING_TOO_DEEP]);
+}
+
 #[test]
 fn deeply_nested_blocks_report_nesting_too_deep() {
     let ifs = format!("x = {}1{}\nreturn x\n", "if c { return ".repeat(DEEP), " }".repeat(DEEP));

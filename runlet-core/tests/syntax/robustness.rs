@@ -26,7 +26,7 @@ fn check(source: &str, options: &ParseOptions) -> Result<(), TestCaseError> {
     runlet::syntax::path::walk(&parse.program, |path, _| {
         deepest = deepest.max(path.steps.split('/').count())
     });
-    let bound = 3 * (options.max_nesting_depth as usize + 2);
+    let bound = 3 * (options.max_nesting_depth as usize + options.max_operator_chain as usize + 2);
     prop_assert!(deepest <= bound, "tree depth {deepest} exceeds {bound}");
     let again = parse_with(source, options);
     prop_assert_eq!(&parse.diagnostics, &again.diagnostics);
@@ -54,7 +54,12 @@ proptest! {
 
     #[test]
     fn token_soups_respect_tight_limits(source in soup(120)) {
-        let options = ParseOptions { max_source_bytes: 400, max_nesting_depth: 6, max_diagnostics: 4 };
+        let options = ParseOptions {
+            max_source_bytes: 400,
+            max_nesting_depth: 6,
+            max_operator_chain: 6,
+            max_diagnostics: 4,
+        };
         check(&source, &options)?;
     }
 }

@@ -47,6 +47,10 @@ declare_codes! {
     PRELUDE_NAMESPACE_TAKEN = 8021,
     /// The registry file's `prelude` is not `none`, `deterministic` or `standard`.
     INVALID_PRELUDE = 8022,
+    /// An object in the registry file has the same key twice.
+    REGISTRY_DUPLICATE_KEY = 8023,
+    /// Two tool names differ only by invisible (default-ignorable) characters.
+    CONFUSABLE_TOOL_NAME = 8024,
     /// JSON supplied by the host is not valid portable JSON.
     INVALID_HOST_JSON = 8101,
     /// The host supplied an unusable digest key.
@@ -55,6 +59,11 @@ declare_codes! {
     DIGEST_KEY_MISMATCH = 8103,
     /// A program is started or resumed on a runtime other than the one that compiled it.
     FOREIGN_PROGRAM = 8104,
+    /// A limit the host sets is not a known key with a whole number as its cap.
+    INVALID_LIMIT = 8105,
+    /// A runtime could not be built: a part it needs is missing or its worker threads could not
+    /// start.
+    RUNTIME_UNAVAILABLE = 8106,
     /// A tool fixture file, tool entry, case or error object has the wrong JSON type or a value
     /// out of range.
     TOOL_FIXTURE_BAD_FIELD = 8201,
@@ -82,4 +91,18 @@ declare_codes! {
     RECOVERY_DECISION_REFUSED = 8402,
     /// The output a host resolved an operation with does not match the tool's output schema.
     RESOLVED_OUTPUT_MISMATCH = 8403,
+    /// The command line is malformed, or a flag has a value the command does not take.
+    INVALID_ARGUMENT = 8501,
+    /// A file the command was given cannot be opened or read.
+    FILE_UNREADABLE = 8502,
+    /// A file the command was given is not a regular file (a directory, a FIFO, a device).
+    NOT_A_REGULAR_FILE = 8503,
+    /// A file the command was given is larger than the cap for its kind.
+    FILE_TOO_LARGE = 8504,
+    /// A text file the command was given is not UTF-8.
+    FILE_NOT_UTF8 = 8505,
+    /// A file the command writes cannot be written.
+    FILE_UNWRITABLE = 8506,
+    /// `runlet explain` was asked about a code the catalogue does not have.
+    UNKNOWN_DIAGNOSTIC_CODE = 8507,
 }

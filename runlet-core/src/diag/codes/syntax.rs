@@ -13,6 +13,8 @@ declare_codes! {
     MALFORMED_NUMBER = 1004,
     /// A `/* … */` comment.
     BLOCK_COMMENT = 1005,
+    /// A string literal holding bidirectional control characters (warning).
+    BIDI_CONTROL_IN_STRING = 1006,
     /// A token where the grammar allows none of its kind.
     UNEXPECTED_TOKEN = 1010,
     /// An opening `(`, `[` or `{` that is never closed.

@@ -5,6 +5,12 @@ declare_codes! {
     range TOOL;
     /// A tool call did not answer within the host's tool deadline.
     TOOL_TIMEOUT = 6102,
+    /// A call's arguments do not match the tool's input schema, so it was not sent. Tool errors
+    /// carry the name, `TOOL_INPUT_SCHEMA_MISMATCH`, as their code.
+    TOOL_INPUT_SCHEMA_MISMATCH = 6103,
+    /// A tool returned a value its output schema does not accept. Tool errors carry the name,
+    /// `TOOL_OUTPUT_SCHEMA_MISMATCH`, as their code.
+    TOOL_OUTPUT_SCHEMA_MISMATCH = 6104,
     /// The outcome of a dispatched operation is unknown and the runtime may not redispatch it.
     UNCERTAIN_OUTCOME = 6109,
     /// A tool call stopped because its cancellation token fired.

@@ -12,7 +12,7 @@ use crate::diag::{Code, Diagnostic, Span, codes};
 use crate::engine::OperationId;
 use crate::engine::ToolError;
 use crate::schema::{JsonPath, QualifiedName, locate};
-use crate::scripted::fixtures::{first_message, invalid_json};
+use crate::scripted::fixtures::first_message;
 use crate::stdlib::Intrinsic;
 use crate::value::{DigestKey, Object, Value, ValueError, parse_json, to_serde_json};
 
@@ -115,8 +115,9 @@ impl Transcript {
     /// Reads a transcript file. The JSON is read with the strict host reader (`RL8101`), then
     /// every field is checked (`RL8301`); a file of another format version is `RL8302`.
     pub fn from_json_str(text: &str) -> Result<Transcript, TranscriptError> {
-        let document = parse_json(text)
-            .map_err(|error| TranscriptError { diagnostics: vec![invalid_json("the transcript", &error)] })?;
+        let document = parse_json(text).map_err(|error| TranscriptError {
+            diagnostics: vec![error.to_diagnostic("the transcript", text)],
+        })?;
         let mut reader = Reader { text, diagnostics: Vec::new() };
         let transcript = reader.file(&document);
         match transcript {

@@ -55,7 +55,7 @@ impl Parser<'_> {
                 if token.kind == TokenKind::Ident && matches!(next, TokenKind::Comma | TokenKind::RBrace) {
                     self.bump();
                     return Some(ObjectItem::Shorthand(Ident {
-                        name: Text::from(self.text(token.span)),
+                        name: self.name(token.span),
                         span: token.span,
                     }));
                 }
@@ -65,11 +65,7 @@ impl Parser<'_> {
                     return self.reserved_shorthand(keyword);
                 }
                 self.bump();
-                let name = if quoted {
-                    string_value(self.text(token.span))
-                } else {
-                    Text::from(self.text(token.span))
-                };
+                let name = if quoted { string_value(self.text(token.span)) } else { self.name(token.span) };
                 let key = ObjectKey { name, quoted, span: token.span };
                 self.object_colon()?;
                 let value = self.expression();

@@ -257,7 +257,7 @@ impl Parser<'_> {
             TokenKind::Ident => {
                 self.keep_on_line();
                 self.bump();
-                Ident { name: Text::from(self.text(token.span)), span: token.span }
+                Ident { name: self.name(token.span), span: token.span }
             }
             TokenKind::Keyword(keyword) if !matches!(keyword, Keyword::In | Keyword::For) => {
                 self.keep_on_line();

@@ -54,7 +54,7 @@ impl Parser<'_> {
                 continue;
             }
             let Some(op) = self.binary_operator() else { break };
-            if op.precedence() < min_precedence || !self.enter() {
+            if op.precedence() < min_precedence || !self.extend_chain() {
                 break;
             }
             chained += 1;
@@ -69,7 +69,7 @@ impl Parser<'_> {
                 kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
             };
         }
-        self.leave(chained);
+        self.shorten_chain(chained);
         if min_precedence <= BinaryOp::Eq.precedence() {
             self.check_comparison_chain(&lhs);
         }
@@ -255,7 +255,7 @@ impl Parser<'_> {
             return self.error_expr(object.span.to(dot.span));
         }
         self.bump();
-        let name = FieldName { name: Text::from(self.text(token.span)), span: token.span };
+        let name = FieldName { name: self.name(token.span), span: token.span };
         if self.at(TokenKind::LParen) && self.collection_method_with_lambda(&name) {
             return self.error_expr(object.span.to(Span::at(self.prev_end())));
         }
@@ -361,7 +361,7 @@ impl Parser<'_> {
             return expr;
         }
         self.bump();
-        let ident = Ident { name: Text::from(self.text(token.span)), span: token.span };
+        let ident = Ident { name: self.name(token.span), span: token.span };
         Expr { span: token.span, kind: ExprKind::Ident(ident) }
     }
 

@@ -19,8 +19,9 @@ mod repair;
 mod stmt;
 
 use super::ParseOptions;
-use super::ast::Program;
+use super::ast::{Program, Text};
 use super::token::{Keyword, Token, TokenKind};
+use super::unicode::nfc;
 use crate::diag::sink::Sink;
 use crate::diag::{Diagnostic, Span, codes};
 
@@ -35,7 +36,11 @@ pub(super) struct Parser<'s> {
     lines_significant: bool,
     depth: u32,
     max_depth: u32,
-    /// Set once the nesting limit is crossed: the rest of the input is not parsed.
+    /// Binary operators of the chains being parsed (`a + b + c` is one chain of two), which
+    /// are bounded apart from nesting: a flat chain is no nesting in the source.
+    chain: u32,
+    max_chain: u32,
+    /// Set once the nesting or chain limit is crossed: the rest of the input is not parsed.
     aborted: bool,
     /// An unexpected-token error was reported in the current statement: further errors of that
     /// kind are suppressed until the statement is resynchronised.
@@ -73,6 +78,8 @@ impl<'s> Parser<'s> {
             lines_significant: true,
             depth: 0,
             max_depth: options.max_nesting_depth,
+            chain: 0,
+            max_chain: options.max_operator_chain,
             aborted: false,
             recovering: false,
             missing_returns: Vec::new(),
@@ -131,6 +138,11 @@ impl<'s> Parser<'s> {
         self.source.get(span.range()).unwrap_or_default()
     }
 
+    /// The name an identifier token spells, in NFC, so that names compare as they read.
+    fn name(&self, span: Span) -> Text {
+        Text::from(nfc(self.text(span)))
+    }
+
     /// The end of the last consumed token (where an insertion after it goes).
     fn prev_end(&self) -> u32 {
         if self.pos == 0 { 0 } else { self.tokens[self.pos - 1].span.end }
@@ -163,26 +175,46 @@ impl<'s> Parser<'s> {
             return false;
         }
         self.depth += 1;
-        if self.depth > self.max_depth {
-            let span = self.peek().span;
-            self.push(
-                Diagnostic::error(
-                    codes::NESTING_TOO_DEEP,
-                    span,
-                    format!("the program nests deeper than {} levels", self.max_depth),
-                )
-                .with_help("split deeply nested expressions into named steps")
-                .with_note("the limit is `max_nesting_depth` in the parse options"),
-            );
-            self.aborted = true;
-            self.pos = self.tokens.len() - 1;
-            return false;
+        if self.depth <= self.max_depth {
+            return true;
         }
-        true
+        let message = format!("the program nests deeper than {} levels", self.max_depth);
+        self.abort(message, "split deeply nested expressions into named steps", "max_nesting_depth")
     }
 
     fn leave(&mut self, levels: u32) {
         self.depth = self.depth.saturating_sub(levels);
+    }
+
+    /// Adds one binary operator to the chains being parsed; false (after reporting once) past
+    /// `max_operator_chain`, as [`Parser::enter`] does past the nesting limit.
+    fn extend_chain(&mut self) -> bool {
+        if self.aborted {
+            return false;
+        }
+        self.chain += 1;
+        if self.chain <= self.max_chain {
+            return true;
+        }
+        let message = format!("an expression chains more than {} binary operators", self.max_chain);
+        self.abort(message, "name intermediate results, or collect the terms in a list", "max_operator_chain")
+    }
+
+    fn shorten_chain(&mut self, operators: u32) {
+        self.chain = self.chain.saturating_sub(operators);
+    }
+
+    /// Reports a crossed limit (`RL4002`) once and stops parsing: the cursor jumps to the end.
+    fn abort(&mut self, message: String, help: &str, option: &str) -> bool {
+        let span = self.peek().span;
+        self.push(
+            Diagnostic::error(codes::NESTING_TOO_DEEP, span, message)
+                .with_help(help)
+                .with_note(format!("the limit is `{option}` in the parse options")),
+        );
+        self.aborted = true;
+        self.pos = self.tokens.len() - 1;
+        false
     }
 
     // ---- diagnostics ----

@@ -5,7 +5,7 @@ use super::Parser;
 use super::repair::{Construct, Unbound};
 use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix, Span, codes};
 use crate::syntax::ast::{
-    Block, Expr, ExprKind, ExprStmt, Ident, LetStmt, Program, ReturnStmt, SkipStmt, Stmt, Text,
+    Block, Expr, ExprKind, ExprStmt, Ident, LetStmt, Program, ReturnStmt, SkipStmt, Stmt,
 };
 use crate::syntax::token::{Keyword, TokenKind};
 
@@ -181,7 +181,7 @@ impl Parser<'_> {
     /// already reported by the caller: everything up to the `=` is skipped).
     pub(super) fn let_stmt(&mut self) -> LetStmt {
         let name_token = self.bump();
-        let name = Ident { name: Text::from(self.text(name_token.span)), span: name_token.span };
+        let name = Ident { name: self.name(name_token.span), span: name_token.span };
         while !self.at(TokenKind::Eq) && !self.at_eof() && !self.at_line_start() {
             self.bump();
         }
