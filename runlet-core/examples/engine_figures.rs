@@ -187,6 +187,17 @@ fn core_of(source: &str) -> RunCore {
     runtime.core(&program, &RunOptions::default())
 }
 
+/// The effects of `input` and of every `Continue` its reactions ask for, in order: a reaction
+/// that starts a wide loop yields to its shell after `EVALUATIONS_PER_REACTION` nodes.
+fn react_fully(core: &mut RunCore, input: Input) -> Vec<Effect> {
+    let mut effects = core.react(input);
+    while matches!(effects.last(), Some(Effect::Yield)) {
+        effects.pop();
+        effects.extend(core.react(Input::Continue));
+    }
+    effects
+}
+
 /// Keeps only what answering a dispatch needs: its handle and its (Integer) argument.
 fn take_dispatches(effects: Vec<Effect>, pending: &mut VecDeque<(CallHandle, Value)>) -> Option<Outcome> {
     let mut outcome = None;
@@ -201,7 +212,8 @@ fn take_dispatches(effects: Vec<Effect>, pending: &mut VecDeque<(CallHandle, Val
             | Effect::Cancel(_)
             | Effect::StartTimer { .. }
             | Effect::CancelTimer(_)
-            | Effect::AwaitPermits { .. } => {}
+            | Effect::AwaitPermits { .. }
+            | Effect::Yield => {}
             Effect::Sample(request) => panic!("the figures programs sample nothing: {}", request.node_id),
         }
     }
@@ -221,13 +233,16 @@ fn bytes_per_node() {
     );
     let mut core = core_of(&source);
     let mut pending = VecDeque::with_capacity(ROWS * PER_ROW);
-    take_dispatches(core.react(Input::Start { inputs: Vec::new() }), &mut pending);
+    take_dispatches(react_fully(&mut core, Input::Start { inputs: Vec::new() }), &mut pending);
     let (rows_call, _) = pending.pop_front().expect("the rows call");
     let rows: Vec<Value> = (0..ROWS).map(|_| numbers(PER_ROW)).collect();
     let rows = Labelled::public(List::new(rows).expect("a list of rows").into());
     let held_before = core.held_nodes();
     let before = LIVE_BYTES.load(Ordering::Relaxed);
-    take_dispatches(core.react(Input::ToolCompleted { call: rows_call, value: rows }), &mut pending);
+    take_dispatches(
+        react_fully(&mut core, Input::ToolCompleted { call: rows_call, value: rows }),
+        &mut pending,
+    );
     let after = LIVE_BYTES.load(Ordering::Relaxed);
     let held = core.held_nodes() - held_before;
     let bytes = after.saturating_sub(before);
@@ -256,16 +271,20 @@ fn loop_growth(count: usize) {
     let mut core = core_of(&loop_source(16));
     let mut pending = VecDeque::new();
     let started = Instant::now();
-    let mut outcome = take_dispatches(core.react(Input::Start { inputs: Vec::new() }), &mut pending);
+    let mut outcome =
+        take_dispatches(react_fully(&mut core, Input::Start { inputs: Vec::new() }), &mut pending);
     let (numbers_call, _) = pending.pop_front().expect("the numbers call");
-    let effects =
-        core.react(Input::ToolCompleted { call: numbers_call, value: Labelled::public(numbers(count)) });
+    let effects = react_fully(
+        &mut core,
+        Input::ToolCompleted { call: numbers_call, value: Labelled::public(numbers(count)) },
+    );
     outcome = outcome.or(take_dispatches(effects, &mut pending));
     let sample_every = (count / 200).max(1);
     let (mut peak_live, mut peak_held, mut steps) = (0, 0, 0usize);
     while outcome.is_none() {
         let Some((call, argument)) = pending.pop_front() else { break };
-        let effects = core.react(Input::ToolCompleted { call, value: Labelled::public(argument) });
+        let effects =
+            react_fully(&mut core, Input::ToolCompleted { call, value: Labelled::public(argument) });
         outcome = take_dispatches(effects, &mut pending);
         steps += 1;
         if steps % sample_every == 0 {

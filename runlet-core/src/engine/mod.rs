@@ -84,8 +84,8 @@ mod shell;
 mod testing;
 
 pub use core::{
-    CallHandle, CallRequest, Effect, Input, Outcome, Resolution, RunCore, RunSettings, SampleRequest,
-    TimerHandle, ToolTable,
+    CallHandle, CallRequest, EVALUATIONS_PER_REACTION, Effect, Input, Outcome, Resolution, RunCore,
+    RunSettings, SampleRequest, TimerHandle, ToolTable,
 };
 pub use error::{FailureClass, RunError};
 pub use executor::{

@@ -91,6 +91,9 @@ pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayErro
     let mut outcome = None;
     let mut timers: BTreeMap<TimerHandle, PendingTimer> = BTreeMap::new();
     let mut started_unix_ms = None;
+    // The last reaction yielded with work left: the core's own events that follow came from a
+    // `Continue`.
+    let mut yielded = false;
     while position < events.len() {
         let seq = position as u64 + 1;
         let input = match &events[position] {
@@ -98,8 +101,12 @@ pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayErro
             Event::CallDispatchPrepared { node, .. } if parked.contains_key(node) => {
                 Input::PermitsGranted { call: parked[node] }
             }
-            event => recorded_input(event, seq, &dispatched, &core)?,
+            event => match recorded_input(event, seq, &dispatched, &core) {
+                Err(ReplayError::Diverged { .. }) if yielded => Input::Continue,
+                input => input?,
+            },
         };
+        yielded = false;
         for effect in core.react(input) {
             match effect {
                 Effect::Append(produced) => {
@@ -135,6 +142,7 @@ pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayErro
                     timers.remove(&timer);
                 }
                 Effect::Finish(end) => outcome = Some(end),
+                Effect::Yield => yielded = true,
                 Effect::Sample(request) => {
                     samples.insert(request.node_id.clone(), request);
                 }

@@ -233,6 +233,11 @@ impl Shell {
                         }
                     }
                     Effect::Sample(request) => self.sample(request),
+                    // Sent through the channel, behind what already arrived, and read only after
+                    // the loop's checks of cancellation and the deadline.
+                    Effect::Yield => {
+                        let _ = self.answers.send(Input::Continue);
+                    }
                     Effect::Finish(outcome) => {
                         self.permits.withdraw_all();
                         for token in self.tokens.values() {

@@ -473,3 +473,64 @@ fn a_value_over_a_cap_is_policy_no_boundary_catches_and_tool_outputs_are_checked
     assert_eq!((nested.code.as_str(), detail(&nested, "current")), ("RL4114", Value::Int(10)));
     assert_eq!(LimitKey::ListLength.default_cap(), Some(1_000_000), "a cap applies when none is set");
 }
+
+/// A fold whose every step is pure: without yielding, the whole loop is one reaction.
+const LONG_FOLD: &str =
+    "total = fold acc = 0 for n in items(300000) {\n    return acc + n\n}\nreturn total\n";
+
+#[test]
+fn the_wall_clock_stops_a_long_pure_computation_in_the_middle() {
+    // A millisecond is far less than any machine needs for 300,000 fold steps: the shell's
+    // deadline must get between the core's reactions for the run to fail.
+    let error = failed(run(LONG_FOLD, Limits::new().with(LimitKey::WallClockMs, 1)));
+    assert_eq!(error.code, "RL4104", "{error:?}");
+}
+
+/// Answers `items(n)` as `Tools` does, and says when it has.
+struct AnsweredItems(Arc<std::sync::atomic::AtomicBool>);
+
+#[async_trait]
+impl ToolExecutor for AnsweredItems {
+    async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+        let answer = Tools::default().dispatch(call).await;
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        answer
+    }
+}
+
+#[test]
+fn a_long_pure_computation_is_cancellable_and_replays_exactly_across_its_yields() {
+    let journal = Arc::new(MemoryJournal::new());
+    let answered = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let runtime = Runtime::builder()
+        .registry(registry(TOOLS))
+        .executor(Arc::new(AnsweredItems(Arc::clone(&answered))))
+        .journal(journal.clone())
+        .build()
+        .expect("runtime");
+    let program = runtime.compile(LONG_FOLD, &Inputs::new()).expect("compiles");
+    let run = runtime.start(&program, &Inputs::new()).expect("starts");
+    let run_id = run.run_id().clone();
+    // Cancelled as the fold's items arrive: the fold is all pure work from there on.
+    while !answered.load(std::sync::atomic::Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+    run.cancel();
+    assert!(matches!(run.wait().expect("journal"), Outcome::Cancelled), "cancelled in the middle");
+    let reader = tokio::runtime::Builder::new_current_thread().build().expect("tokio");
+    let records = reader.block_on(journal.read(&run_id, 0, usize::MAX)).expect("reads");
+    let steps = records
+        .iter()
+        .filter(|r| matches!(Event::decode(&r.bytes), Ok((_, Event::IterationMaterialized { .. }))))
+        .count();
+    assert!(steps < 300_000, "the fold stopped before its end: {steps} steps");
+
+    let short = "total = fold acc = 0 for n in items(6000) {\n    return acc + n\n}\nreturn total\n";
+    let program = runtime.compile(short, &Inputs::new()).expect("compiles");
+    let run = runtime.start(&program, &Inputs::new()).expect("starts");
+    let run_id = run.run_id().clone();
+    assert_eq!(succeeded(&run.wait().expect("journal")), "18003000");
+    let replayed =
+        runtime.recovery(&program, &run_id, RunOptions::default()).expect("replays without a difference");
+    assert!(replayed.uncertain_operations().is_empty());
+}

@@ -353,7 +353,8 @@ mod tests {
                     Effect::StartTimer { .. }
                     | Effect::CancelTimer(_)
                     | Effect::Sample(_)
-                    | Effect::AwaitPermits { .. } => {}
+                    | Effect::AwaitPermits { .. }
+                    | Effect::Yield => {}
                 }
             }
         }

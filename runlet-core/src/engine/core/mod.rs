@@ -173,6 +173,9 @@ pub enum Input {
     PermitsGranted {
         call: CallHandle,
     },
+    /// Go on with the work a reaction left when it answered [`Effect::Yield`]. Not journaled:
+    /// replay sends it where a yield is followed by the core's own events.
+    Continue,
 }
 
 /// What the core asks the shell to do, in order.
@@ -194,6 +197,11 @@ pub enum Effect {
         tool: ToolId,
         node_id: String,
     },
+    /// The reaction evaluated its share of nodes ([`EVALUATIONS_PER_REACTION`]) and more are
+    /// ready: act on the effects so far, check the host's cancellation and the wall clock, then
+    /// answer [`Input::Continue`]. So no pure computation, however long, holds off a cancel or
+    /// a `wall_clock_ms` limit.
+    Yield,
     /// Send `TimerArmed` now and `TimerFired` once `delay` has passed.
     StartTimer {
         timer: TimerHandle,
@@ -213,6 +221,9 @@ pub enum Outcome {
     Failed(RunError),
     Cancelled,
 }
+
+/// How many ready nodes one reaction evaluates before it yields to the shell (`Effect::Yield`).
+pub const EVALUATIONS_PER_REACTION: usize = 4096;
 
 /// The capacity the effect and ready queues keep between steps.
 const BUFFER_KEPT: usize = 64;
@@ -348,15 +359,22 @@ impl RunCore {
                     self.fresh_generation_authorized(call, generation)
                 }
                 Input::PermitsGranted { call } => self.permits_granted(call),
+                Input::Continue => {}
             }
             self.measure_journal();
             self.apply_breach();
             self.release_retired();
+            let mut evaluated = 0;
             while let Some(node) = self.agenda.ready.pop_front() {
                 self.evaluate(node);
                 self.measure_journal();
                 self.apply_breach();
                 self.release_retired();
+                evaluated += 1;
+                if evaluated == EVALUATIONS_PER_REACTION && !self.agenda.ready.is_empty() {
+                    self.outbox.effects.push(Effect::Yield);
+                    break;
+                }
             }
         }
         let mut effects = Vec::with_capacity(self.outbox.effects.len() + 1);

@@ -167,6 +167,7 @@ impl Simulation {
                     armed.push(Input::Sampled { call: request.call, answer: request.function.sample() })
                 }
                 Effect::AwaitPermits { call, .. } => armed.push(Input::PermitsGranted { call }),
+                Effect::Yield => armed.push(Input::Continue),
                 Effect::Finish(outcome) => {
                     check_invariants(&self.core, &mut self.trace);
                     return Some(outcome);
