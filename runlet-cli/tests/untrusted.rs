@@ -78,3 +78,16 @@ fn a_run_that_doubles_a_host_input_fails_with_the_list_length_limit() {
     let (report, _) = run_probe("input_doubling.run", &[&seed[..], &["--limit", "list_length=40"]].concat());
     assert_eq!(report["error"]["details"]["current"], 80, "{report}");
 }
+
+#[test]
+fn a_wrong_argument_against_deeply_nested_shared_unions_is_one_short_error() {
+    let registry = probe("deep_unions.registry.json");
+    let (output, peak_mib) =
+        runlet(&["check", &probe("deep_unions.run"), "--registry", &registry, "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("a JSON report");
+    let diagnostics = report["diagnostics"].as_array().expect("diagnostics");
+    assert_eq!(diagnostics.len(), 1, "{report}");
+    assert!(stdout(&output).len() < 4096, "the report stays small: {} bytes", stdout(&output).len());
+    assert!(peak_mib < PEAK_RSS_BOUND_MIB, "`runlet check` peaked at {peak_mib} MiB");
+}

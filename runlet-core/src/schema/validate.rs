@@ -2,6 +2,8 @@
 //! are journaled): the first mismatch with its path, the expected schema, the actual kind and the
 //! bound it breaks.
 
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::fmt;
 
 use crate::value::{Number, Object, Segment, Value, path_text};
@@ -48,15 +50,26 @@ impl ValidationError {
 
 impl std::error::Error for ValidationError {}
 
+/// The longest `expected` an error spells out; a longer schema notation is cut with `…`.
+const EXPECTED_CHARS: usize = 240;
+
 /// Checks `value` against `schema`. Integers are accepted where numbers are expected when they
-/// are exactly representable; string `format`s are documentation and are not checked.
+/// are exactly representable; string `format`s are documentation and are not checked. The work
+/// is linear in the value times the schema, however the schema's unions nest and share parts:
+/// each (union variant, part of the value) pair is tried once.
 pub fn validate(arena: &SchemaArena, schema: SchemaId, value: &Value) -> Result<(), ValidationError> {
     let mut path = Vec::new();
-    Validator { arena }.check(schema, value, &mut path)
+    Validator { arena, probing: Cell::new(false), tried: RefCell::default() }.check(schema, value, &mut path)
 }
 
 struct Validator<'a> {
     arena: &'a SchemaArena,
+    /// Inside a union's search for an accepting variant: a mismatch is only a no, so it is not
+    /// described.
+    probing: Cell<bool>,
+    /// Whether a variant accepts a part of the value (by the part's address, stable while the
+    /// value is borrowed), for union searches.
+    tried: RefCell<HashMap<(SchemaId, usize), bool>>,
 }
 
 impl Validator<'_> {
@@ -165,22 +178,68 @@ impl Validator<'_> {
                 }
             };
         }
-        let mut scratch = path.clone();
-        if variants.iter().any(|&variant| self.check(variant, value, &mut scratch).is_ok()) {
+        if variants.iter().any(|&variant| self.accepts(variant, value, path)) {
             return Ok(());
         }
         Err(self.mismatch(schema, &describe(value), path))
     }
 
+    /// Whether `variant` accepts `value`, decided once per pair.
+    fn accepts(&self, variant: SchemaId, value: &Value, path: &[Segment]) -> bool {
+        let key = (variant, std::ptr::from_ref(value) as usize);
+        if let Some(&known) = self.tried.borrow().get(&key) {
+            return known;
+        }
+        let outer = self.probing.replace(true);
+        let accepted = self.check(variant, value, &mut path.to_vec()).is_ok();
+        self.probing.set(outer);
+        self.tried.borrow_mut().insert(key, accepted);
+        accepted
+    }
+
     fn mismatch(&self, schema: SchemaId, actual: &str, path: &[Segment]) -> ValidationError {
+        if self.probing.get() {
+            let quiet = ValidationError {
+                path: Vec::new(),
+                expected: String::new(),
+                actual: String::new(),
+                bound: None,
+                value: None,
+            };
+            return quiet;
+        }
         ValidationError {
             path: path.to_vec(),
-            expected: self.arena.display(schema).to_string(),
+            expected: bounded(&self.arena.display(schema)),
             actual: actual.to_owned(),
             bound: None,
             value: None,
         }
     }
+}
+
+/// `display` written out up to [`EXPECTED_CHARS`] characters: a schema whose notation is larger
+/// (deep unions of shared parts can spell out exponentially) is cut, and never built whole.
+fn bounded(display: &impl fmt::Display) -> String {
+    struct Capped(String, bool);
+    impl fmt::Write for Capped {
+        fn write_str(&mut self, text: &str) -> fmt::Result {
+            let room = EXPECTED_CHARS.saturating_sub(self.0.chars().count());
+            if text.chars().count() > room {
+                self.0.extend(text.chars().take(room));
+                self.1 = true;
+                return Err(fmt::Error);
+            }
+            self.0.push_str(text);
+            Ok(())
+        }
+    }
+    let mut capped = Capped(String::new(), false);
+    let _ = fmt::write(&mut capped, format_args!("{display}"));
+    if capped.1 {
+        capped.0.push('…');
+    }
+    capped.0
 }
 
 /// The bound of `kind` that `value`, of the kind `kind` takes, breaks.

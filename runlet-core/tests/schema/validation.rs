@@ -174,3 +174,38 @@ fn maps_and_inputs() {
     assert_eq!(check(&registry, options, r#"{"verbose": true}"#), Ok(()));
     assert!(check(&registry, options, r#"{"verbose": "yes"}"#).is_err());
 }
+
+/// An output schema of `depth` unions nested through shared definitions: each level is either
+/// of two object shapes around the level below, so a search that retried shared parts would
+/// take 2^depth steps, and a notation spelling out every level would be as long.
+fn nested_unions(depth: usize) -> String {
+    let mut defs = vec![r#""d0": {"type": "integer"}"#.to_owned()];
+    for k in 1..=depth {
+        let inner = format!(r##"{{"$ref": "#/$defs/d{}"}}"##, k - 1);
+        defs.push(format!(
+            r#""d{k}": {{"anyOf": [
+                {{"type": "object", "properties": {{"a": {inner}}}, "required": ["a"], "additionalProperties": false}},
+                {{"type": "object", "properties": {{"a": {inner}, "b": {{"type": "string"}}}}, "required": ["a", "b"], "additionalProperties": false}}
+            ]}}"#
+        ));
+    }
+    format!(
+        r##"{{"tools": [{{"name": "deep.get", "inputSchema": {{"type": "object"}},
+            "outputSchema": {{"$defs": {{{}}}, "$ref": "#/$defs/d{depth}"}}}}]}}"##,
+        defs.join(",")
+    )
+}
+
+#[test]
+fn a_value_against_deeply_nested_shared_unions_is_checked_in_linear_time_with_a_bounded_message() {
+    const DEPTH: usize = 40;
+    let registry = Registry::from_json_str(&nested_unions(DEPTH), &RegistryOptions::default())
+        .expect("the registry loads")
+        .registry;
+    let schema = output(&registry, "deep.get");
+    let nest = |leaf: &str| (0..DEPTH).fold(leaf.to_owned(), |inner, _| format!(r#"{{"a": {inner}}}"#));
+    assert_eq!(check(&registry, schema, &nest("7")), Ok(()));
+    // The wrong leaf sits under 40 levels of two-way choices.
+    let error = check(&registry, schema, &nest(r#""seven""#)).expect_err("a String where an Integer goes");
+    assert!(error.chars().count() < 400, "the message stays short: {} characters", error.chars().count());
+}
