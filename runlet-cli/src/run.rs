@@ -177,7 +177,7 @@ fn open_journal(spec: &str) -> Result<Arc<dyn Journal>, ExitCode> {
     match spec.strip_prefix("sqlite:") {
         Some(path) if !path.is_empty() => SqliteJournal::open(path, Durability::Full)
             .map(|journal| Arc::new(journal) as Arc<dyn Journal>)
-            .map_err(|error| usage_error(format!("cannot open the journal `{path}`: {error}"))),
+            .map_err(|error| usage_error(format!("cannot open the journal: {}: {error}", error.code()))),
         _ => Err(usage_error(format!("`--journal {spec}`: use `memory` or `sqlite:PATH`"))),
     }
 }

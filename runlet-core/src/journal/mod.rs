@@ -16,7 +16,8 @@
 //! [`Journal::append`] is atomic and optimistic: `expected_seq` is the last sequence number the
 //! writer saw, and a writer that is behind gets [`JournalErrorKind::SequenceConflict`] and writes
 //! nothing, so two workers cannot interleave one run. Errors carry `RL7xxx` codes
-//! ([`JournalError::code`]).
+//! ([`JournalError::code`]). [`Journal::durability`] says what an acknowledged append survives,
+//! for reports.
 //!
 //! # Which store
 //!
@@ -25,7 +26,9 @@
 //! - [`SqliteJournal::open`] with a [`Durability`]: runs, records and snapshots in one SQLite
 //!   file (WAL), one transaction per append, run on tokio's blocking pool. [`Durability::Full`]
 //!   has each commit on stable storage before `append` returns; [`Durability::Normal`] survives
-//!   a process crash, but a power loss may drop the last commits. `open_in_memory` is for tests.
+//!   a process crash, but a power loss may drop the last commits. Opening refuses a damaged file
+//!   (`RL7008`), and several processes may open and write one file at once (a busy connection
+//!   waits for the lock). `open_in_memory` is for tests.
 //! - Your own [`Journal`] impl (an `async_trait`; the C ABI's journal vtable is one) when runs
 //!   live in the host's storage or are shared between processes. It acknowledges an append only
 //!   once its bytes are durable, and keeps them exactly as given.
@@ -160,6 +163,13 @@ pub trait Journal: Send + Sync {
 
     /// Stores a snapshot; it must not cover records the journal does not have.
     async fn store_snapshot(&self, run: &RunId, snapshot: Snapshot) -> Result<(), JournalError>;
+
+    /// What an acknowledged append survives, for reports and every benchmark figure: `memory`
+    /// (nothing survives the process), `sqlite-wal-full` (a power loss), `sqlite-wal-normal` (a
+    /// process crash), `sqlite-memory`; `None` when the store does not say.
+    fn durability(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Checks that `records` continue `expected_seq` without a gap: the rule every store enforces.

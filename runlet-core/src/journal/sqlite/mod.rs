@@ -1,19 +1,24 @@
 //! A durable journal in one SQLite file (WAL mode): runs, records and snapshots in three tables,
-//! each append one transaction. Blocking SQLite calls run on tokio's blocking pool.
+//! each append one transaction. Blocking SQLite calls run on tokio's blocking pool; opening
+//! (integrity check, pragmas, layout) is `open`'s.
+
+mod open;
+#[cfg(test)]
+mod tests;
 
 use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
+use rusqlite::ffi::ErrorCode;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::{Journal, JournalError, JournalErrorKind, Record, RunHeader, RunId, Snapshot, check_contiguous};
+use open::Medium;
 
-/// The layout version this build writes, kept in SQLite's `user_version`.
-const SCHEMA_VERSION: i64 = 1;
-
-/// How long a commit waits for the disk (reported with every benchmark figure).
+/// How long a commit waits for the disk: SQLite's `synchronous` level, set on every open and
+/// read back, reported by [`Journal::durability`] (and with every benchmark figure).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Durability {
     /// `synchronous=FULL`: a commit is on stable storage before `append` returns.
@@ -23,15 +28,58 @@ pub enum Durability {
     Normal,
 }
 
+impl Durability {
+    /// The `synchronous` setting's name: `FULL` or `NORMAL`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Durability::Full => "FULL",
+            Durability::Normal => "NORMAL",
+        }
+    }
+
+    /// The number `PRAGMA synchronous` reads back.
+    fn level(self) -> i64 {
+        match self {
+            Durability::Full => 2,
+            Durability::Normal => 1,
+        }
+    }
+
+    /// What [`Journal::durability`] reports for a file opened with this level.
+    fn report(self) -> &'static str {
+        match self {
+            Durability::Full => "sqlite-wal-full",
+            Durability::Normal => "sqlite-wal-normal",
+        }
+    }
+}
+
 /// A journal stored in one SQLite database file.
 #[derive(Debug, Clone)]
 pub struct SqliteJournal {
     connection: Arc<Mutex<Connection>>,
-    durability: Durability,
+    /// The file, named in every storage and corruption error.
+    location: Arc<str>,
+    /// What [`Journal::durability`] reports.
+    durability: &'static str,
 }
 
-fn storage(err: impl std::fmt::Display) -> JournalError {
-    JournalError::new(JournalErrorKind::Storage, format!("sqlite journal: {err}"))
+/// A journal error for an SQLite failure: `Corrupt` when SQLite finds the file damaged or not a
+/// database, `Storage` otherwise. The caller's journal names the file.
+fn sql(err: rusqlite::Error) -> JournalError {
+    let kind = match err.sqlite_error_code() {
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => JournalErrorKind::Corrupt,
+        _ => JournalErrorKind::Storage,
+    };
+    JournalError::new(kind, err.to_string())
+}
+
+fn storage(message: impl Into<String>) -> JournalError {
+    JournalError::new(JournalErrorKind::Storage, message)
+}
+
+fn corrupt(message: impl Into<String>) -> JournalError {
+    JournalError::new(JournalErrorKind::Corrupt, message)
 }
 
 fn unknown(run: &str) -> JournalError {
@@ -39,57 +87,42 @@ fn unknown(run: &str) -> JournalError {
 }
 
 impl SqliteJournal {
-    /// Opens (creating if needed) the journal at `path`.
+    /// Opens (creating if needed) the journal at `path`. A file that fails SQLite's quick
+    /// integrity check or is not a database is refused (`RL7008`), as is a database that is not
+    /// a Runlet journal or has a newer layout (`RL7005`); the check reads the whole file, so
+    /// opening a large journal takes a moment. Several processes may open one file at once: a
+    /// connection waits up to 10 s for another's lock before an operation fails (`RL7005`).
+    /// A zero-length file is SQLite's empty database and opens as an empty journal.
     pub fn open(path: impl AsRef<Path>, durability: Durability) -> Result<Self, JournalError> {
-        let connection = Connection::open(path.as_ref()).map_err(storage)?;
-        Self::init(connection, durability)
+        let path = path.as_ref();
+        let location: Arc<str> = Arc::from(path.display().to_string());
+        let opened = Connection::open(path).map_err(sql).and_then(|mut connection| {
+            open::prepare(&mut connection, Medium::File, durability)?;
+            Ok(connection)
+        });
+        match opened {
+            Ok(connection) => Ok(SqliteJournal {
+                connection: Arc::new(Mutex::new(connection)),
+                location,
+                durability: durability.report(),
+            }),
+            Err(error) => Err(in_file(&location, error)),
+        }
     }
 
     /// A private journal in memory with the same SQL paths as a file; for tests.
     pub fn open_in_memory() -> Result<Self, JournalError> {
-        Self::init(Connection::open_in_memory().map_err(storage)?, Durability::Full)
+        let mut connection = Connection::open_in_memory().map_err(sql)?;
+        open::prepare(&mut connection, Medium::Memory, Durability::Full)?;
+        Ok(SqliteJournal {
+            connection: Arc::new(Mutex::new(connection)),
+            location: Arc::from(":memory:"),
+            durability: "sqlite-memory",
+        })
     }
 
-    pub fn durability(&self) -> Durability {
-        self.durability
-    }
-
-    fn init(connection: Connection, durability: Durability) -> Result<Self, JournalError> {
-        let synchronous = match durability {
-            Durability::Full => "FULL",
-            Durability::Normal => "NORMAL",
-        };
-        connection
-            .execute_batch(&format!("PRAGMA journal_mode=WAL; PRAGMA synchronous={synchronous};"))
-            .map_err(storage)?;
-        let version: i64 =
-            connection.query_row("PRAGMA user_version", [], |row| row.get(0)).map_err(storage)?;
-        match version {
-            0 => connection
-                .execute_batch(&format!(
-                    "BEGIN;
-                     CREATE TABLE runs (run_id TEXT PRIMARY KEY, header TEXT NOT NULL);
-                     CREATE TABLE records (
-                         run_id TEXT NOT NULL, seq INTEGER NOT NULL, bytes BLOB NOT NULL,
-                         PRIMARY KEY (run_id, seq)) WITHOUT ROWID;
-                     CREATE TABLE snapshots (
-                         run_id TEXT PRIMARY KEY, upto_seq INTEGER NOT NULL, bytes BLOB NOT NULL);
-                     PRAGMA user_version = {SCHEMA_VERSION};
-                     COMMIT;"
-                ))
-                .map_err(storage)?,
-            SCHEMA_VERSION => {}
-            other => {
-                return Err(JournalError::new(
-                    JournalErrorKind::Storage,
-                    format!("sqlite journal has layout version {other}; this runtime reads {SCHEMA_VERSION}"),
-                ));
-            }
-        }
-        Ok(SqliteJournal { connection: Arc::new(Mutex::new(connection)), durability })
-    }
-
-    /// Runs `work` with the connection on the blocking pool.
+    /// Runs `work` with the connection on the blocking pool; storage and corruption errors
+    /// name the file.
     async fn with<T, F>(&self, work: F) -> Result<T, JournalError>
     where
         T: Send + 'static,
@@ -99,22 +132,47 @@ impl SqliteJournal {
         tokio::task::spawn_blocking(move || work(&mut connection.lock()))
             .await
             .map_err(|err| storage(format!("journal task failed: {err}")))?
+            .map_err(|error| in_file(&self.location, error))
+    }
+}
+
+/// `error`, its message prefixed with the journal file when it is about the store itself.
+fn in_file(location: &str, error: JournalError) -> JournalError {
+    match error.kind {
+        JournalErrorKind::Storage | JournalErrorKind::Corrupt => {
+            JournalError { message: format!("sqlite journal `{location}`: {}", error.message), ..error }
+        }
+        _ => error,
     }
 }
 
 fn run_exists(connection: &Connection, run: &str) -> Result<bool, JournalError> {
     connection
-        .query_row("SELECT 1 FROM runs WHERE run_id = ?1", [run], |_| Ok(()))
-        .optional()
+        .prepare_cached("SELECT 1 FROM runs WHERE run_id = ?1")
+        .and_then(|mut select| select.query_row([run], |_| Ok(())).optional())
         .map(|found| found.is_some())
-        .map_err(storage)
+        .map_err(sql)
 }
 
 fn last_seq(connection: &Connection, run: &str) -> Result<u64, JournalError> {
     let last: i64 = connection
-        .query_row("SELECT COALESCE(MAX(seq), 0) FROM records WHERE run_id = ?1", [run], |row| row.get(0))
-        .map_err(storage)?;
+        .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM records WHERE run_id = ?1")
+        .and_then(|mut select| select.query_row([run], |row| row.get(0)))
+        .map_err(sql)?;
     Ok(last as u64)
+}
+
+/// Checks that `records`, read after `after`, continue it without a gap: stored records that do
+/// not mean the store lost or altered some.
+fn in_sequence(run: &RunId, after: u64, records: &[Record]) -> Result<(), JournalError> {
+    let misplaced = records.iter().zip(after + 1..).find(|(record, want)| record.seq != *want);
+    match misplaced {
+        Some((record, want)) => Err(corrupt(format!(
+            "run `{run}` has a record numbered {} where {want} should be: the stored records are out of sequence",
+            record.seq
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn seq_param(seq: u64) -> Result<i64, JournalError> {
@@ -131,13 +189,13 @@ impl Journal for SqliteJournal {
     async fn create_run(&self, header: &RunHeader) -> Result<(), JournalError> {
         let header = header.clone();
         self.with(move |connection| {
-            let text = serde_json::to_string(&header).map_err(storage)?;
+            let text = serde_json::to_string(&header).map_err(|err| storage(err.to_string()))?;
             let inserted = connection
                 .execute(
                     "INSERT OR IGNORE INTO runs (run_id, header) VALUES (?1, ?2)",
                     params![header.run_id.as_str(), text],
                 )
-                .map_err(storage)?;
+                .map_err(sql)?;
             if inserted == 0 {
                 return Err(JournalError::new(
                     JournalErrorKind::RunExists,
@@ -155,10 +213,10 @@ impl Journal for SqliteJournal {
             let text: Option<String> = connection
                 .query_row("SELECT header FROM runs WHERE run_id = ?1", [run.as_str()], |row| row.get(0))
                 .optional()
-                .map_err(storage)?;
+                .map_err(sql)?;
             let text = text.ok_or_else(|| unknown(run.as_str()))?;
             serde_json::from_str(&text)
-                .map_err(|err| storage(format!("run header of `{run}` is unreadable: {err}")))
+                .map_err(|err| corrupt(format!("the header of run `{run}` is unreadable: {err}")))
         })
         .await
     }
@@ -167,7 +225,7 @@ impl Journal for SqliteJournal {
         check_contiguous(expected_seq, records)?;
         let (run, records) = (run.clone(), records.to_vec());
         self.with(move |connection| {
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(storage)?;
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
             if !run_exists(&tx, run.as_str())? {
                 return Err(unknown(run.as_str()));
             }
@@ -183,14 +241,14 @@ impl Journal for SqliteJournal {
             {
                 let mut insert = tx
                     .prepare_cached("INSERT INTO records (run_id, seq, bytes) VALUES (?1, ?2, ?3)")
-                    .map_err(storage)?;
+                    .map_err(sql)?;
                 for record in &records {
                     insert
                         .execute(params![run.as_str(), seq_param(record.seq)?, &record.bytes[..]])
-                        .map_err(storage)?;
+                        .map_err(sql)?;
                 }
             }
-            tx.commit().map_err(storage)?;
+            tx.commit().map_err(sql)?;
             Ok(expected_seq + records.len() as u64)
         })
         .await
@@ -206,7 +264,7 @@ impl Journal for SqliteJournal {
                 .prepare_cached(
                     "SELECT seq, bytes FROM records WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
                 )
-                .map_err(storage)?;
+                .map_err(sql)?;
             let after = i64::try_from(after).unwrap_or(i64::MAX);
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);
             let rows = select
@@ -215,8 +273,10 @@ impl Journal for SqliteJournal {
                     let bytes: Vec<u8> = row.get(1)?;
                     Ok(Record { seq: seq as u64, bytes: Arc::from(bytes) })
                 })
-                .map_err(storage)?;
-            rows.collect::<Result<Vec<_>, _>>().map_err(storage)
+                .map_err(sql)?;
+            let records = rows.collect::<Result<Vec<_>, _>>().map_err(sql)?;
+            in_sequence(&run, after as u64, &records)?;
+            Ok(records)
         })
         .await
     }
@@ -234,7 +294,7 @@ impl Journal for SqliteJournal {
                     Ok(Snapshot { upto_seq: upto as u64, bytes: Arc::from(bytes) })
                 })
                 .optional()
-                .map_err(storage)
+                .map_err(sql)
         })
         .await
     }
@@ -242,7 +302,7 @@ impl Journal for SqliteJournal {
     async fn store_snapshot(&self, run: &RunId, snapshot: Snapshot) -> Result<(), JournalError> {
         let run = run.clone();
         self.with(move |connection| {
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(storage)?;
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
             if !run_exists(&tx, run.as_str())? {
                 return Err(unknown(run.as_str()));
             }
@@ -261,65 +321,13 @@ impl Journal for SqliteJournal {
                  ON CONFLICT (run_id) DO UPDATE SET upto_seq = excluded.upto_seq, bytes = excluded.bytes",
                 params![run.as_str(), seq_param(snapshot.upto_seq)?, &snapshot.bytes[..]],
             )
-            .map_err(storage)?;
-            tx.commit().map_err(storage)
+            .map_err(sql)?;
+            tx.commit().map_err(sql)
         })
         .await
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn passes_the_shared_journal_suite_in_memory() {
-        super::super::suite::check(&SqliteJournal::open_in_memory().expect("open")).await;
-    }
-
-    #[tokio::test]
-    async fn passes_the_shared_journal_suite_on_disk_and_survives_reopening() {
-        let dir = std::env::temp_dir().join(format!("runlet-sqlite-journal-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let path = dir.join("journal.db");
-        let _ = std::fs::remove_file(&path);
-        let journal = SqliteJournal::open(&path, Durability::Normal).expect("open");
-        super::super::suite::check(&journal).await;
-        let header = RunHeader {
-            run_id: RunId::new("reopened"),
-            language_version: 1,
-            runtime_version: "test".into(),
-            source_digest: "s".into(),
-            registry_digest: "r".into(),
-            inputs_digest: "i".into(),
-            config_digest: "c".into(),
-            keyed_digest: "hmac-sha256:k".into(),
-            value_encoding_version: 1,
-            event_encoding_version: 1,
-        };
-        journal.create_run(&header).await.expect("create");
-        let record = Record { seq: 1, bytes: Arc::from(&b"kept"[..]) };
-        journal.append(&header.run_id, 0, std::slice::from_ref(&record)).await.expect("append");
-        drop(journal);
-        let reopened = SqliteJournal::open(&path, Durability::Full).expect("reopen");
-        assert_eq!(reopened.header(&header.run_id).await.expect("header"), header);
-        assert_eq!(reopened.read(&header.run_id, 0, 10).await.expect("read"), vec![record]);
-        std::fs::remove_dir_all(&dir).expect("clean up");
-    }
-
-    #[test]
-    fn refuses_a_database_with_a_newer_layout() {
-        let dir = std::env::temp_dir().join(format!("runlet-sqlite-layout-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let path = dir.join("future.db");
-        let _ = std::fs::remove_file(&path);
-        Connection::open(&path)
-            .expect("create")
-            .execute_batch("PRAGMA user_version = 99;")
-            .expect("set version");
-        let err = SqliteJournal::open(&path, Durability::Full).expect_err("newer layout");
-        assert_eq!(err.kind, JournalErrorKind::Storage);
-        assert!(err.message.contains("layout version 99"), "{}", err.message);
-        std::fs::remove_dir_all(&dir).expect("clean up");
+    fn durability(&self) -> Option<&str> {
+        Some(self.durability)
     }
 }
