@@ -15,6 +15,7 @@ pub async fn check(journal: &dyn Journal) {
     record_bytes_are_kept_exactly(journal).await;
     snapshots_cover_only_existing_records(journal).await;
     runs_are_independent(journal).await;
+    racing_writers_win_one_sequence_number_each(journal).await;
 }
 
 static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
@@ -132,4 +133,38 @@ async fn runs_are_independent(journal: &dyn Journal) {
     journal.append(&b, 0, &records(1, 1)).await.expect("append b");
     assert_eq!(journal.read(&a, 0, 10).await.expect("read a").len(), 3);
     assert_eq!(journal.read(&b, 0, 10).await.expect("read b"), records(1, 1));
+}
+
+/// Two writers append to one run at once, each from the same last sequence number: for every
+/// sequence number exactly one wins, the other gets the optimistic conflict, and the journal
+/// holds the winner's records and none of the loser's.
+async fn racing_writers_win_one_sequence_number_each(journal: &dyn Journal) {
+    let run = created(journal, "racing-writers").await;
+    let mut last = 0;
+    for round in 0..8u64 {
+        let batch = |writer: u64, count: u64| -> Vec<Record> {
+            (last + 1..=last + count)
+                .map(|seq| Record {
+                    seq,
+                    bytes: Arc::from(format!("writer {writer} seq {seq}").into_bytes()),
+                })
+                .collect()
+        };
+        let (first, second) = (batch(0, 1 + round % 3), batch(1, 2));
+        let (a, b) = tokio::join!(journal.append(&run, last, &first), journal.append(&run, last, &second));
+        let (winner, lost) = match (a, b) {
+            (Ok(seq), Err(lost)) => ((first, seq), lost),
+            (Err(lost), Ok(seq)) => ((second, seq), lost),
+            (a, b) => panic!("round {round}: exactly one racing append must win, got {a:?} and {b:?}"),
+        };
+        let (records, committed) = winner;
+        assert_eq!(committed, last + records.len() as u64, "round {round}");
+        assert_eq!(
+            lost.kind,
+            JournalErrorKind::SequenceConflict { expected: last, actual: committed },
+            "round {round}: the loser is told where the run stands"
+        );
+        assert_eq!(journal.read(&run, last, 10).await.expect("read"), records, "round {round}");
+        last = committed;
+    }
 }

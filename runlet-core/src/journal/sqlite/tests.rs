@@ -255,3 +255,52 @@ fn two_opens_of_one_fresh_file_race_safely() {
         });
     }
 }
+
+/// Two connections to one file append to one run from two threads, each from where it last saw
+/// the run: every sequence number is won by exactly one of them, the other is told of the
+/// conflict, and no append fails for the lock the other holds.
+#[test]
+fn two_connections_racing_on_one_run_win_each_sequence_number_once() {
+    let scratch = Scratch::new("writers");
+    let path = scratch.file("shared.db");
+    let run = header("shared");
+    let first = SqliteJournal::open(&path, Durability::Normal).expect("open");
+    let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
+    pool.block_on(first.create_run(&run)).expect("create");
+    let second = SqliteJournal::open(&path, Durability::Normal).expect("open again");
+    let barrier = std::sync::Barrier::new(2);
+    let writer = |journal: &SqliteJournal, name: u8| {
+        let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
+        let (mut last, mut won, mut conflicts) = (0, Vec::new(), 0);
+        barrier.wait();
+        for _ in 0..60 {
+            let record = Record { seq: last + 1, bytes: Arc::from(vec![name]) };
+            match pool.block_on(journal.append(&run.run_id, last, &[record])) {
+                Ok(committed) => {
+                    won.push(committed);
+                    last = committed;
+                }
+                Err(JournalError { kind: JournalErrorKind::SequenceConflict { actual, .. }, .. }) => {
+                    conflicts += 1;
+                    last = actual;
+                }
+                Err(other) => panic!("writer {name}: {other:?}"),
+            }
+        }
+        assert!(conflicts < 60, "writer {name} never won");
+        won
+    };
+    let won: Vec<Vec<u64>> = std::thread::scope(|scope| {
+        let a = scope.spawn(|| writer(&first, b'a'));
+        let b = scope.spawn(|| writer(&second, b'b'));
+        vec![a.join().expect("writer a"), b.join().expect("writer b")]
+    });
+    let records = pool.block_on(first.read(&run.run_id, 0, usize::MAX)).expect("read");
+    let total = won[0].len() + won[1].len();
+    assert_eq!(records.len(), total, "every win is a record, and nothing else is");
+    for (writer, seqs) in [b'a', b'b'].iter().zip(&won) {
+        for seq in seqs {
+            assert_eq!(&records[*seq as usize - 1].bytes[..], &[*writer], "seq {seq} is the winner's");
+        }
+    }
+}
