@@ -51,11 +51,13 @@ impl ToolExecutor for Tools {
     }
 }
 
-/// Passes everything to the journal it wraps, counting appends and records.
+/// Passes everything to the journal it wraps, counting appends, records and the time the
+/// appends took.
 struct Counting {
     inner: Arc<dyn Journal>,
     appends: AtomicU64,
     records: AtomicU64,
+    append_nanos: AtomicU64,
 }
 
 #[async_trait]
@@ -71,7 +73,10 @@ impl Journal for Counting {
     async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError> {
         self.appends.fetch_add(1, Ordering::Relaxed);
         self.records.fetch_add(records.len() as u64, Ordering::Relaxed);
-        self.inner.append(run, expected_seq, records).await
+        let started = Instant::now();
+        let appended = self.inner.append(run, expected_seq, records).await;
+        self.append_nanos.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        appended
     }
 
     async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError> {
@@ -128,6 +133,8 @@ struct Measured {
     seconds: f64,
     appends: u64,
     records: u64,
+    /// Time spent awaiting appends, summed over the run's appends.
+    append_seconds: f64,
     durability: String,
 }
 
@@ -137,6 +144,7 @@ fn run_once(store: Store, source: &str, count: usize, file: &Path) -> Measured {
         inner: store.open(file),
         appends: AtomicU64::new(0),
         records: AtomicU64::new(0),
+        append_nanos: AtomicU64::new(0),
     });
     let durability = journal.durability().unwrap_or("unreported").to_owned();
     let runtime = Runtime::builder()
@@ -154,7 +162,8 @@ fn run_once(store: Store, source: &str, count: usize, file: &Path) -> Measured {
     runtime.shutdown();
     let (appends, records) =
         (journal.appends.load(Ordering::Relaxed), journal.records.load(Ordering::Relaxed));
-    Measured { seconds, appends, records, durability }
+    let append_seconds = journal.append_nanos.load(Ordering::Relaxed) as f64 / 1e9;
+    Measured { seconds, appends, records, append_seconds, durability }
 }
 
 /// The floor SQLite sets for a chain: `steps` transactions of one 256-byte INSERT and a COMMIT
@@ -214,11 +223,13 @@ fn report(title: &str, unit: &str, per: usize, variants: &[(String, Vec<Measured
     }
     for ((label, runs), micros) in variants.iter().zip(&medians) {
         let counted = runs.iter().find(|m| m.appends > 0);
+        let mut waits: Vec<f64> = runs.iter().map(|m| m.append_seconds).collect();
         let appends = counted.map_or(String::new(), |m| {
             format!(
-                "; {:.2} appends and {:.1} records per {unit}",
+                "; {:.2} appends and {:.1} records per {unit}, {:.1} µs per {unit} awaiting appends",
                 m.appends as f64 / per as f64,
-                m.records as f64 / per as f64
+                m.records as f64 / per as f64,
+                median(&mut waits) * 1e6 / per as f64,
             )
         });
         let durability = runs.first().map_or("", |m| m.durability.as_str());
@@ -259,7 +270,7 @@ fn chain(rounds: usize, dir: &Path) {
     for _ in 0..rounds {
         let seconds = sqlite_floor(CHAIN_STEPS, &fresh_file(dir, "floor.db"));
         let durability = "sqlite-wal-full".to_owned();
-        variants[0].1.push(Measured { seconds, appends: 0, records: 0, durability });
+        variants[0].1.push(Measured { seconds, appends: 0, records: 0, append_seconds: 0.0, durability });
         for (store, (_, runs)) in stores.iter().zip(variants.iter_mut().skip(1)) {
             runs.push(run_once(*store, CHAIN, CHAIN_STEPS, &fresh_file(dir, "chain.db")));
         }
