@@ -133,6 +133,14 @@ pub struct Record {
     pub bytes: Arc<[u8]>,
 }
 
+/// One run's records for [`Journal::append_many`]: what one [`Journal::append`] takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppendBatch {
+    pub run: RunId,
+    pub expected_seq: u64,
+    pub records: Vec<Record>,
+}
+
 /// A state snapshot covering every record up to and including `upto_seq`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
@@ -154,6 +162,25 @@ pub trait Journal: Send + Sync {
     /// Appends `records` (sequence numbers `expected_seq + 1 ..`) and returns the new last
     /// sequence number. Nothing is written unless all of them are.
     async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError>;
+
+    /// Appends several batches, each exactly as [`Journal::append`] would on its own, and
+    /// answers each in order: a batch that fails (a sequence conflict, an unknown run, a gap)
+    /// writes nothing and fails alone, and batches for one run continue each other in order.
+    /// A store that commits the batches in one transaction overrides it (and says so in
+    /// [`Journal::commits_batches_together`]); by default each batch is one `append`.
+    async fn append_many(&self, batches: &[AppendBatch]) -> Vec<Result<u64, JournalError>> {
+        let mut answers = Vec::with_capacity(batches.len());
+        for batch in batches {
+            answers.push(self.append(&batch.run, batch.expected_seq, &batch.records).await);
+        }
+        answers
+    }
+
+    /// Whether [`Journal::append_many`] commits its batches together (one transaction, one
+    /// flush to the disk), so that appends of many runs gathered together cost about one commit.
+    fn commits_batches_together(&self) -> bool {
+        false
+    }
 
     /// Up to `limit` records with sequence numbers greater than `after`, in order.
     async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError>;

@@ -14,7 +14,10 @@ use parking_lot::Mutex;
 use rusqlite::ffi::ErrorCode;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use super::{Journal, JournalError, JournalErrorKind, Record, RunHeader, RunId, Snapshot, check_contiguous};
+use super::{
+    AppendBatch, Journal, JournalError, JournalErrorKind, Record, RunHeader, RunId, Snapshot,
+    check_contiguous,
+};
 use open::Medium;
 
 /// How long a commit waits for the disk: SQLite's `synchronous` level, set on every open and
@@ -136,6 +139,66 @@ impl SqliteJournal {
     }
 }
 
+impl SqliteJournal {
+    /// Appends `batches` in one transaction and answers each: a batch that fails is rolled back
+    /// to its savepoint and fails alone; a failed commit fails every batch that had succeeded.
+    async fn commit(&self, batches: Vec<AppendBatch>) -> Vec<Result<u64, JournalError>> {
+        if batches.is_empty() {
+            return Vec::new();
+        }
+        let count = batches.len();
+        match self.with(move |connection| commit_batches(connection, &batches)).await {
+            Ok(answers) => answers.into_iter().map(|a| a.map_err(|e| in_file(&self.location, e))).collect(),
+            Err(error) => vec![Err(error); count],
+        }
+    }
+}
+
+/// The body of [`SqliteJournal::commit`], on the blocking pool.
+fn commit_batches(
+    connection: &mut Connection,
+    batches: &[AppendBatch],
+) -> Result<Vec<Result<u64, JournalError>>, JournalError> {
+    let mut tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+    let mut answers: Vec<_> = batches.iter().map(|batch| append_batch(&mut tx, batch)).collect();
+    if answers.iter().any(Result::is_ok) {
+        if let Err(error) = tx.commit() {
+            let error = sql(error);
+            for answer in answers.iter_mut().filter(|answer| answer.is_ok()) {
+                *answer = Err(error.clone());
+            }
+        }
+    }
+    Ok(answers)
+}
+
+/// Appends one batch inside `tx` under a savepoint: all of its records, or none.
+fn append_batch(tx: &mut rusqlite::Transaction<'_>, batch: &AppendBatch) -> Result<u64, JournalError> {
+    let AppendBatch { run, expected_seq, records } = batch;
+    check_contiguous(*expected_seq, records)?;
+    let savepoint = tx.savepoint().map_err(sql)?;
+    if !run_exists(&savepoint, run.as_str())? {
+        return Err(unknown(run.as_str()));
+    }
+    let actual = last_seq(&savepoint, run.as_str())?;
+    if actual != *expected_seq {
+        return Err(JournalError::new(
+            JournalErrorKind::SequenceConflict { expected: *expected_seq, actual },
+            format!("append to run `{run}` expected last sequence {expected_seq}, journal has {actual}"),
+        ));
+    }
+    {
+        let mut insert = savepoint
+            .prepare_cached("INSERT INTO records (run_id, seq, bytes) VALUES (?1, ?2, ?3)")
+            .map_err(sql)?;
+        for record in records {
+            insert.execute(params![run.as_str(), seq_param(record.seq)?, &record.bytes[..]]).map_err(sql)?;
+        }
+    }
+    savepoint.commit().map_err(sql)?;
+    Ok(expected_seq + records.len() as u64)
+}
+
 /// `error`, its message prefixed with the journal file when it is about the store itself.
 fn in_file(location: &str, error: JournalError) -> JournalError {
     match error.kind {
@@ -222,36 +285,18 @@ impl Journal for SqliteJournal {
     }
 
     async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError> {
-        check_contiguous(expected_seq, records)?;
-        let (run, records) = (run.clone(), records.to_vec());
-        self.with(move |connection| {
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
-            if !run_exists(&tx, run.as_str())? {
-                return Err(unknown(run.as_str()));
-            }
-            let actual = last_seq(&tx, run.as_str())?;
-            if actual != expected_seq {
-                return Err(JournalError::new(
-                    JournalErrorKind::SequenceConflict { expected: expected_seq, actual },
-                    format!(
-                        "append to run `{run}` expected last sequence {expected_seq}, journal has {actual}"
-                    ),
-                ));
-            }
-            {
-                let mut insert = tx
-                    .prepare_cached("INSERT INTO records (run_id, seq, bytes) VALUES (?1, ?2, ?3)")
-                    .map_err(sql)?;
-                for record in &records {
-                    insert
-                        .execute(params![run.as_str(), seq_param(record.seq)?, &record.bytes[..]])
-                        .map_err(sql)?;
-                }
-            }
-            tx.commit().map_err(sql)?;
-            Ok(expected_seq + records.len() as u64)
-        })
-        .await
+        let batch = AppendBatch { run: run.clone(), expected_seq, records: records.to_vec() };
+        let answer = self.commit(vec![batch]).await.pop();
+        answer.unwrap_or_else(|| Err(storage("the append went unanswered")))
+    }
+
+    /// One transaction for every batch, each under a savepoint of its own.
+    async fn append_many(&self, batches: &[AppendBatch]) -> Vec<Result<u64, JournalError>> {
+        self.commit(batches.to_vec()).await
+    }
+
+    fn commits_batches_together(&self) -> bool {
+        true
     }
 
     async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError> {

@@ -304,3 +304,40 @@ fn two_connections_racing_on_one_run_win_each_sequence_number_once() {
         }
     }
 }
+
+/// A batch that fails after some of its records were inserted is rolled back to its savepoint,
+/// and the batches beside it in the transaction still commit.
+#[test]
+fn a_batch_failing_halfway_is_rolled_back_alone() {
+    let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
+    let journal = SqliteJournal::open_in_memory().expect("open");
+    let (edge, plain) = (header("at-the-edge"), header("plain"));
+    let last = i64::MAX as u64 - 1;
+    pool.block_on(async {
+        journal.create_run(&edge).await.expect("create");
+        journal.create_run(&plain).await.expect("create");
+    });
+    journal
+        .connection
+        .lock()
+        .execute("INSERT INTO records (run_id, seq, bytes) VALUES ('at-the-edge', ?1, x'00')", [last as i64])
+        .expect("a record at the edge of SQLite's range");
+    let record = |seq| Record { seq, bytes: Arc::from(&b"r"[..]) };
+    let answers = pool.block_on(journal.append_many(&[
+        AppendBatch {
+            run: edge.run_id.clone(),
+            expected_seq: last,
+            records: vec![record(last + 1), record(last + 2)],
+        },
+        AppendBatch { run: plain.run_id.clone(), expected_seq: 0, records: vec![record(1)] },
+    ]));
+    assert_eq!(answers[0].as_ref().map_err(|e| e.kind), Err(JournalErrorKind::InvalidRecord));
+    assert_eq!(answers[1], Ok(1));
+    let kept: i64 = journal
+        .connection
+        .lock()
+        .query_row("SELECT COUNT(*) FROM records WHERE run_id = 'at-the-edge'", [], |row| row.get(0))
+        .expect("count");
+    assert_eq!(kept, 1, "the first record of the failed batch was rolled back");
+    assert_eq!(pool.block_on(journal.read(&plain.run_id, 0, 10)).expect("read"), vec![record(1)]);
+}
