@@ -70,12 +70,14 @@
 
 mod envelope;
 mod error;
+mod group;
 mod memory;
 mod sqlite;
 pub mod suite;
 
 pub use envelope::{ENVELOPE_VERSION, Envelope, EnvelopeError};
 pub use error::{JournalError, JournalErrorKind};
+pub use group::GroupCommit;
 pub use memory::MemoryJournal;
 pub use sqlite::{Durability, SqliteJournal};
 
@@ -177,7 +179,8 @@ pub trait Journal: Send + Sync {
     }
 
     /// Whether [`Journal::append_many`] commits its batches together (one transaction, one
-    /// flush to the disk), so that appends of many runs gathered together cost about one commit.
+    /// flush to the disk), so that appends of many runs gathered by a [`GroupCommit`] cost
+    /// about one commit.
     fn commits_batches_together(&self) -> bool {
         false
     }

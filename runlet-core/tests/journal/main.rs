@@ -1,12 +1,18 @@
 //! Runs journaled to an SQLite file through the `Runtime`: a damaged record is reported with its
-//! `RL7006` when the run is read back (recovery, journal snapshots), never replayed.
+//! `RL7006` when the run is read back (recovery, journal snapshots), never replayed; concurrent
+//! runs share commits through the runtime's group commit, on by default for SQLite.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use async_trait::async_trait;
+use parking_lot::Mutex;
+
 use runlet::analyze::Inputs;
 use runlet::engine::Outcome;
-use runlet::journal::{Durability, Journal, RunId, SqliteJournal};
+use runlet::journal::{
+    AppendBatch, Durability, Journal, JournalError, Record, RunHeader, RunId, Snapshot, SqliteJournal,
+};
 use runlet::observe::{SnapshotOptions, ViewPolicy};
 use runlet::registry::{Registry, RegistryOptions};
 use runlet::runtime::{Executable, RunOptions, Runtime};
@@ -38,6 +44,11 @@ const MARKER: &str = "a-marker-only-this-output-holds";
 
 /// A runtime over `journal` whose one tool answers with [`MARKER`], and `return echo.say()`.
 fn runtime(journal: Arc<dyn Journal>) -> (Runtime, Executable) {
+    runtime_with(journal, None)
+}
+
+/// [`runtime`] with group commit as asked (`None`: the runtime's default).
+fn runtime_with(journal: Arc<dyn Journal>, group_commit: Option<bool>) -> (Runtime, Executable) {
     let registry = Registry::from_json_str(
         r#"{"tools": [{"name": "echo.say", "params": [], "outputSchema": {"type": "string"}, "execution": "pure"}]}"#,
         &RegistryOptions::default(),
@@ -45,14 +56,16 @@ fn runtime(journal: Arc<dyn Journal>) -> (Runtime, Executable) {
     .expect("registry")
     .registry;
     let fixtures = format!(r#"{{"echo.say": [{{"result": "{MARKER}"}}]}}"#);
-    let runtime = Runtime::builder()
+    let mut builder = Runtime::builder()
         .registry(registry)
         .executor(Arc::new(ScriptedExecutor::from_json_str(&fixtures).expect("fixtures")))
         .journal(journal)
         .digest_key("journal-tests", b"one key for every runtime of these tests")
-        .worker_threads(1)
-        .build()
-        .expect("runtime");
+        .worker_threads(1);
+    if let Some(on) = group_commit {
+        builder = builder.group_commit(on);
+    }
+    let runtime = builder.build().expect("runtime");
     let program = runtime.compile("return echo.say()\n", &Inputs::new()).expect("compiles");
     (runtime, program)
 }
@@ -107,4 +120,88 @@ fn a_record_moved_to_another_position_is_corrupt() {
     .expect("copy");
     drop(sql);
     assert_eq!(read_back_codes(&path, &run), ("RL7006".to_owned(), "RL7006".to_owned()));
+}
+
+/// An SQLite journal that records how its appends arrive: one by one, or as groups.
+struct Watched {
+    inner: SqliteJournal,
+    singles: Mutex<usize>,
+    groups: Mutex<Vec<usize>>,
+}
+
+#[async_trait]
+impl Journal for Watched {
+    async fn create_run(&self, header: &RunHeader) -> Result<(), JournalError> {
+        self.inner.create_run(header).await
+    }
+
+    async fn header(&self, run: &RunId) -> Result<RunHeader, JournalError> {
+        self.inner.header(run).await
+    }
+
+    async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError> {
+        *self.singles.lock() += 1;
+        self.inner.append(run, expected_seq, records).await
+    }
+
+    async fn append_many(&self, batches: &[AppendBatch]) -> Vec<Result<u64, JournalError>> {
+        self.groups.lock().push(batches.len());
+        self.inner.append_many(batches).await
+    }
+
+    fn commits_batches_together(&self) -> bool {
+        self.inner.commits_batches_together()
+    }
+
+    async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError> {
+        self.inner.read(run, after, limit).await
+    }
+
+    async fn load_snapshot(&self, run: &RunId) -> Result<Option<Snapshot>, JournalError> {
+        self.inner.load_snapshot(run).await
+    }
+
+    async fn store_snapshot(&self, run: &RunId, snapshot: Snapshot) -> Result<(), JournalError> {
+        self.inner.store_snapshot(run, snapshot).await
+    }
+
+    fn durability(&self) -> Option<&str> {
+        self.inner.durability()
+    }
+}
+
+/// Runs the program eight times at once over a watched SQLite journal; returns the journal
+/// and what the runtime reports as its durability.
+fn eight_runs(path: &std::path::Path, group_commit: Option<bool>) -> (Arc<Watched>, Option<String>) {
+    let journal = Arc::new(Watched {
+        inner: SqliteJournal::open(path, Durability::Normal).expect("open"),
+        singles: Mutex::new(0),
+        groups: Mutex::new(Vec::new()),
+    });
+    let (runtime, program) = runtime_with(journal.clone(), group_commit);
+    let runs: Vec<_> = (0..8).map(|_| runtime.start(&program, &Inputs::new()).expect("starts")).collect();
+    for run in runs {
+        assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
+    }
+    let durability = runtime.durability().map(str::to_owned);
+    runtime.shutdown();
+    (journal, durability)
+}
+
+#[test]
+fn concurrent_runs_append_through_the_group_commit_by_default() {
+    let scratch = Scratch::new("grouped");
+    let (journal, durability) = eight_runs(&scratch.file("runs.db"), None);
+    assert_eq!(durability.as_deref(), Some("sqlite-wal-normal"));
+    assert_eq!(*journal.singles.lock(), 0, "every append came through the writer");
+    let groups = journal.groups.lock().clone();
+    assert_eq!(groups.iter().sum::<usize>(), 8 * 2, "each run appends twice (start, answer): {groups:?}");
+}
+
+#[test]
+fn group_commit_can_be_turned_off() {
+    let scratch = Scratch::new("ungrouped");
+    let (journal, _) = eight_runs(&scratch.file("runs.db"), Some(false));
+    assert!(journal.groups.lock().is_empty(), "{:?}", journal.groups.lock());
+    assert_eq!(*journal.singles.lock(), 8 * 2);
 }
