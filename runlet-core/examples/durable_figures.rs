@@ -1,9 +1,10 @@
-//! The durable-journal figures of BENCHMARKS.md: runs journaled to an SQLite file beside the
-//! same runs with the in-memory journal, and a sequential chain beside the floor SQLite itself
-//! sets for one commit per step, all measured in one process, rounds interleaved.
+//! The durable-journal figures of BENCHMARKS.md: runs journaled to an SQLite file (group commit
+//! off and on) beside the same runs with the in-memory journal, and sequential chains — one, and
+//! eight at once — beside the floor SQLite itself sets for one commit per step (one INSERT and a
+//! COMMIT straight through rusqlite), all in one process, rounds interleaved.
 //!
-//! `cargo run --release -p runlet-core --example durable_figures [fanout] [chain] [rounds=N]`
-//! prints the named figures (both without arguments; 5 rounds unless told). Each round runs
+//! `cargo run --release -p runlet-core --example durable_figures [fanout] [chain] [chains]
+//! [rounds=N]` prints the named figures (all without arguments; 5 rounds unless told). Each round runs
 //! every variant once, one after another, each on a fresh runtime and a fresh journal file, so
 //! load changes hit every variant alike; medians are over the rounds. Every line names its
 //! journal's durability.
@@ -17,7 +18,8 @@ use async_trait::async_trait;
 use runlet::analyze::Inputs;
 use runlet::engine::{Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
 use runlet::journal::{
-    Durability, Journal, JournalError, MemoryJournal, Record, RunHeader, RunId, Snapshot, SqliteJournal,
+    AppendBatch, Durability, Journal, JournalError, MemoryJournal, Record, RunHeader, RunId, Snapshot,
+    SqliteJournal,
 };
 use runlet::registry::{Registry, RegistryOptions};
 use runlet::runtime::Runtime;
@@ -32,6 +34,7 @@ const FAN_OUT_CALLS: usize = 10_000;
 const FAN_OUT: &str = "return for n in numbers() limit 64 {\n    return noop(n)\n}\n";
 const CHAIN_STEPS: usize = 1_000;
 const CHAIN: &str = "return fold acc = 0 for n in numbers() {\n    return noop(acc + n)\n}\n";
+const CHAINS: usize = 8;
 
 /// Answers `numbers` with 0..count and `noop` with its argument, at once.
 struct Tools {
@@ -51,13 +54,28 @@ impl ToolExecutor for Tools {
     }
 }
 
-/// Passes everything to the journal it wraps, counting appends, records and the time the
-/// appends took.
+/// Passes everything to the journal it wraps, counting its commits (one per `append`, one per
+/// `append_many`), the batches and records in them, and the time they took.
+#[derive(Default)]
+struct Counted {
+    commits: AtomicU64,
+    batches: AtomicU64,
+    records: AtomicU64,
+    commit_nanos: AtomicU64,
+}
+
 struct Counting {
     inner: Arc<dyn Journal>,
-    appends: AtomicU64,
-    records: AtomicU64,
-    append_nanos: AtomicU64,
+    counted: Counted,
+}
+
+impl Counting {
+    fn count(&self, batches: usize, records: usize, started: Instant) {
+        self.counted.commits.fetch_add(1, Ordering::Relaxed);
+        self.counted.batches.fetch_add(batches as u64, Ordering::Relaxed);
+        self.counted.records.fetch_add(records as u64, Ordering::Relaxed);
+        self.counted.commit_nanos.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
 }
 
 #[async_trait]
@@ -71,12 +89,21 @@ impl Journal for Counting {
     }
 
     async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError> {
-        self.appends.fetch_add(1, Ordering::Relaxed);
-        self.records.fetch_add(records.len() as u64, Ordering::Relaxed);
         let started = Instant::now();
         let appended = self.inner.append(run, expected_seq, records).await;
-        self.append_nanos.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        self.count(1, records.len(), started);
         appended
+    }
+
+    async fn append_many(&self, batches: &[AppendBatch]) -> Vec<Result<u64, JournalError>> {
+        let started = Instant::now();
+        let appended = self.inner.append_many(batches).await;
+        self.count(batches.len(), batches.iter().map(|batch| batch.records.len()).sum(), started);
+        appended
+    }
+
+    fn commits_batches_together(&self) -> bool {
+        self.inner.commits_batches_together()
     }
 
     async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError> {
@@ -96,26 +123,39 @@ impl Journal for Counting {
     }
 }
 
-/// One way of journaling a run.
+/// One way of journaling runs: the store, and whether the runtime groups commits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Store {
+enum Variant {
     Memory,
-    SqliteFull,
+    SqliteFull { group_commit: bool },
 }
 
-impl Store {
+impl Variant {
+    const ALL: [Variant; 3] = [
+        Variant::Memory,
+        Variant::SqliteFull { group_commit: false },
+        Variant::SqliteFull { group_commit: true },
+    ];
+
     fn label(self) -> &'static str {
         match self {
-            Store::Memory => "in-memory journal",
-            Store::SqliteFull => "SQLite FULL",
+            Variant::Memory => "in-memory journal",
+            Variant::SqliteFull { group_commit: false } => "SQLite FULL, group commit off",
+            Variant::SqliteFull { group_commit: true } => "SQLite FULL, group commit on",
         }
     }
 
     fn open(self, file: &Path) -> Arc<dyn Journal> {
         match self {
-            Store::Memory => Arc::new(MemoryJournal::new()),
-            Store::SqliteFull => Arc::new(SqliteJournal::open(file, Durability::Full).expect("open")),
+            Variant::Memory => Arc::new(MemoryJournal::new()),
+            Variant::SqliteFull { .. } => {
+                Arc::new(SqliteJournal::open(file, Durability::Full).expect("open"))
+            }
         }
+    }
+
+    fn group_commit(self) -> bool {
+        matches!(self, Variant::SqliteFull { group_commit: true })
     }
 }
 
@@ -128,42 +168,40 @@ fn fresh_file(dir: &Path, name: &str) -> PathBuf {
     path
 }
 
-/// What one run measured.
+/// What one round of a variant measured.
 struct Measured {
     seconds: f64,
-    appends: u64,
-    records: u64,
-    /// Time spent awaiting appends, summed over the run's appends.
-    append_seconds: f64,
+    /// What the journal counted; `None` for the floor, which has no journal.
+    counted: Option<Counted>,
     durability: String,
 }
 
-/// Runs `source` over `count` numbers once on a fresh runtime over `store`.
-fn run_once(store: Store, source: &str, count: usize, file: &Path) -> Measured {
-    let journal = Arc::new(Counting {
-        inner: store.open(file),
-        appends: AtomicU64::new(0),
-        records: AtomicU64::new(0),
-        append_nanos: AtomicU64::new(0),
-    });
-    let durability = journal.durability().unwrap_or("unreported").to_owned();
+/// Starts `runs` runs of `source` over `count` numbers at once on a fresh runtime journaling
+/// as `variant` does, and waits for them all.
+fn run_once(variant: Variant, source: &str, count: usize, runs: usize, file: &Path) -> Measured {
+    let journal = Arc::new(Counting { inner: variant.open(file), counted: Counted::default() });
     let runtime = Runtime::builder()
         .registry(Registry::from_json_str(REGISTRY, &RegistryOptions::default()).expect("registry").registry)
         .executor(Arc::new(Tools { count }))
         .journal(journal.clone())
+        .group_commit(variant.group_commit())
         .worker_threads(2)
         .build()
         .expect("runtime");
+    let durability = runtime.durability().unwrap_or("unreported").to_owned();
     let program = runtime.compile(source, &Inputs::new()).expect("compiles");
     let started = Instant::now();
-    let outcome = runtime.start(&program, &Inputs::new()).expect("starts").wait().expect("journal");
+    let handles: Vec<_> =
+        (0..runs).map(|_| runtime.start(&program, &Inputs::new()).expect("starts")).collect();
+    for handle in handles {
+        let outcome = handle.wait().expect("journal");
+        assert!(matches!(outcome, Outcome::Succeeded(_)), "{outcome:?}");
+    }
     let seconds = started.elapsed().as_secs_f64();
-    assert!(matches!(outcome, Outcome::Succeeded(_)), "{outcome:?}");
     runtime.shutdown();
-    let (appends, records) =
-        (journal.appends.load(Ordering::Relaxed), journal.records.load(Ordering::Relaxed));
-    let append_seconds = journal.append_nanos.load(Ordering::Relaxed) as f64 / 1e9;
-    Measured { seconds, appends, records, append_seconds, durability }
+    drop(runtime);
+    let counted = Arc::into_inner(journal).map(|journal| journal.counted);
+    Measured { seconds, counted, durability }
 }
 
 /// The floor SQLite sets for a chain: `steps` transactions of one 256-byte INSERT and a COMMIT
@@ -213,75 +251,96 @@ fn load_average() -> String {
     text.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
 }
 
-/// Medians of each variant over `rounds` interleaved rounds, per unit of work.
+/// Medians of each variant over the rounds, per unit of work (`per` units in a round), and
+/// each against the variant at `baseline`.
 fn report(title: &str, unit: &str, per: usize, variants: &[(String, Vec<Measured>)], baseline: usize) {
     println!("{title}");
-    let mut medians = Vec::new();
-    for (_, runs) in variants {
-        let mut seconds: Vec<f64> = runs.iter().map(|m| m.seconds).collect();
-        medians.push(median(&mut seconds) * 1e6 / per as f64);
-    }
-    for ((label, runs), micros) in variants.iter().zip(&medians) {
-        let counted = runs.iter().find(|m| m.appends > 0);
-        let mut waits: Vec<f64> = runs.iter().map(|m| m.append_seconds).collect();
-        let appends = counted.map_or(String::new(), |m| {
-            format!(
-                "; {:.2} appends and {:.1} records per {unit}, {:.1} µs per {unit} awaiting appends",
-                m.appends as f64 / per as f64,
-                m.records as f64 / per as f64,
-                median(&mut waits) * 1e6 / per as f64,
-            )
-        });
-        let durability = runs.first().map_or("", |m| m.durability.as_str());
+    let per_unit = |seconds: f64| seconds * 1e6 / per as f64;
+    let medians: Vec<f64> = variants
+        .iter()
+        .map(|(_, rounds)| per_unit(median(&mut rounds.iter().map(|m| m.seconds).collect::<Vec<_>>())))
+        .collect();
+    for ((label, rounds), micros) in variants.iter().zip(&medians) {
+        let counts: Vec<&Counted> = rounds.iter().filter_map(|m| m.counted.as_ref()).collect();
+        let journal = match counts.first() {
+            Some(first) => {
+                let load = |n: &AtomicU64| n.load(Ordering::Relaxed) as f64 / per as f64;
+                let mut in_commits: Vec<f64> =
+                    counts.iter().map(|c| c.commit_nanos.load(Ordering::Relaxed) as f64 / 1e9).collect();
+                format!(
+                    "; per {unit}: {:.3} commits, {:.3} appends, {:.1} records, {:.1} µs in the store's commits",
+                    load(&first.commits),
+                    load(&first.batches),
+                    load(&first.records),
+                    per_unit(median(&mut in_commits)),
+                )
+            }
+            None => String::new(),
+        };
+        let durability = rounds.first().map_or("", |m| m.durability.as_str());
+        let mut ratios: Vec<f64> =
+            rounds.iter().zip(&variants[baseline].1).map(|(m, base)| m.seconds / base.seconds).collect();
         println!(
-            "    {label:<44} {micros:>9.1} µs per {unit} (median of {}), {:.2}× {}; durability {durability}{appends}",
-            runs.len(),
+            "    {label:<34} {micros:>8.1} µs per {unit} (median of {}), {:.2}× the {} (per-round ratios: median {:.2}×, {:.2}–{:.2}×); durability {durability}{journal}",
+            rounds.len(),
             micros / medians[baseline],
             variants[baseline].0,
+            median(&mut ratios),
+            ratios.first().copied().unwrap_or(f64::NAN),
+            ratios.last().copied().unwrap_or(f64::NAN),
         );
     }
 }
 
-fn fan_out(rounds: usize, dir: &Path) {
-    let stores = [Store::Memory, Store::SqliteFull];
-    let mut variants: Vec<(String, Vec<Measured>)> =
-        stores.iter().map(|store| (store.label().to_owned(), Vec::new())).collect();
+/// Each variant once per round, interleaved, `runs` runs of `source` at once over `count`
+/// numbers; the floor of `floor_steps` commits first in each round when asked.
+fn measure(
+    rounds: usize,
+    dir: &Path,
+    (source, count, runs): (&str, usize, usize),
+    floor_steps: Option<usize>,
+) -> Vec<(String, Vec<Measured>)> {
+    let mut variants: Vec<(String, Vec<Measured>)> = Vec::new();
+    if floor_steps.is_some() {
+        variants.push(("SQLite floor (INSERT + COMMIT)".to_owned(), Vec::new()));
+    }
+    variants.extend(Variant::ALL.iter().map(|variant| (variant.label().to_owned(), Vec::new())));
     for _ in 0..rounds {
-        for (store, (_, runs)) in stores.iter().zip(variants.iter_mut()) {
-            runs.push(run_once(*store, FAN_OUT, FAN_OUT_CALLS, &fresh_file(dir, "fanout.db")));
+        let mut slots = variants.iter_mut();
+        if let Some(steps) = floor_steps {
+            let seconds = sqlite_floor(steps, &fresh_file(dir, "floor.db"));
+            let floor = Measured { seconds, counted: None, durability: "sqlite-wal-full".to_owned() };
+            slots.next().expect("the floor's slot").1.push(floor);
+        }
+        for (variant, (_, measured)) in Variant::ALL.iter().zip(slots) {
+            measured.push(run_once(*variant, source, count, runs, &fresh_file(dir, "runs.db")));
         }
     }
-    report(
-        &format!(
-            "(e) durable fan-out: {FAN_OUT_CALLS} no-op calls, for … limit 64, one run, 2 worker threads"
-        ),
-        "call",
-        FAN_OUT_CALLS,
-        &variants,
-        0,
+    variants
+}
+
+fn fan_out(rounds: usize, dir: &Path) {
+    let variants = measure(rounds, dir, (FAN_OUT, FAN_OUT_CALLS, 1), None);
+    let title = format!(
+        "(e) durable fan-out: {FAN_OUT_CALLS} no-op calls, for … limit 64, one run, 2 worker threads"
     );
+    report(&title, "call", FAN_OUT_CALLS, &variants, 0);
 }
 
 fn chain(rounds: usize, dir: &Path) {
-    let stores = [Store::Memory, Store::SqliteFull];
-    let mut variants: Vec<(String, Vec<Measured>)> =
-        vec![("SQLite floor: one INSERT + COMMIT per step".to_owned(), Vec::new())];
-    variants.extend(stores.iter().map(|store| (store.label().to_owned(), Vec::new())));
-    for _ in 0..rounds {
-        let seconds = sqlite_floor(CHAIN_STEPS, &fresh_file(dir, "floor.db"));
-        let durability = "sqlite-wal-full".to_owned();
-        variants[0].1.push(Measured { seconds, appends: 0, records: 0, append_seconds: 0.0, durability });
-        for (store, (_, runs)) in stores.iter().zip(variants.iter_mut().skip(1)) {
-            runs.push(run_once(*store, CHAIN, CHAIN_STEPS, &fresh_file(dir, "chain.db")));
-        }
-    }
-    report(
-        &format!("(f) durable sequential chain: fold over {CHAIN_STEPS} steps, one no-op call each, one run"),
-        "step",
-        CHAIN_STEPS,
-        &variants,
-        0,
+    let variants = measure(rounds, dir, (CHAIN, CHAIN_STEPS, 1), Some(CHAIN_STEPS));
+    let title =
+        format!("(f) durable sequential chain: fold over {CHAIN_STEPS} steps, one no-op call each, one run");
+    report(&title, "step", CHAIN_STEPS, &variants, 0);
+}
+
+fn chains(rounds: usize, dir: &Path) {
+    let steps = CHAIN_STEPS / CHAINS;
+    let variants = measure(rounds, dir, (CHAIN, steps, CHAINS), Some(CHAIN_STEPS));
+    let title = format!(
+        "(g) {CHAINS} sequential chains at once: {CHAINS} runs of a fold over {steps} steps, {CHAIN_STEPS} steps in all"
     );
+    report(&title, "step", CHAIN_STEPS, &variants, 0);
 }
 
 fn main() {
@@ -301,6 +360,9 @@ fn main() {
     }
     if wanted("chain") {
         chain(rounds, &dir);
+    }
+    if wanted("chains") {
+        chains(rounds, &dir);
     }
     println!("load average at the end: {}", load_average());
     std::fs::remove_dir_all(&dir).expect("remove the scratch directory");
