@@ -154,13 +154,17 @@ impl SqliteJournal {
     }
 }
 
-/// The body of [`SqliteJournal::commit`], on the blocking pool.
+/// The body of [`SqliteJournal::commit`], on the blocking pool. A lone batch needs no
+/// savepoint: the transaction is all or nothing already.
 fn commit_batches(
     connection: &mut Connection,
     batches: &[AppendBatch],
 ) -> Result<Vec<Result<u64, JournalError>>, JournalError> {
     let mut tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
-    let mut answers: Vec<_> = batches.iter().map(|batch| append_batch(&mut tx, batch)).collect();
+    let mut answers: Vec<_> = match batches {
+        [only] => vec![append_batch(&tx, only)],
+        _ => batches.iter().map(|batch| append_under_savepoint(&mut tx, batch)).collect(),
+    };
     if answers.iter().any(Result::is_ok) {
         if let Err(error) = tx.commit() {
             let error = sql(error);
@@ -172,30 +176,34 @@ fn commit_batches(
     Ok(answers)
 }
 
-/// Appends one batch inside `tx` under a savepoint: all of its records, or none.
-fn append_batch(tx: &mut rusqlite::Transaction<'_>, batch: &AppendBatch) -> Result<u64, JournalError> {
+/// Appends one batch of several in `tx` under a savepoint: all of its records, or none.
+fn append_under_savepoint(
+    tx: &mut rusqlite::Transaction<'_>,
+    batch: &AppendBatch,
+) -> Result<u64, JournalError> {
+    let savepoint = tx.savepoint().map_err(sql)?;
+    let appended = append_batch(&savepoint, batch)?;
+    savepoint.commit().map_err(sql)?;
+    Ok(appended)
+}
+
+/// Checks one batch against the run's end and inserts its records.
+fn append_batch(connection: &Connection, batch: &AppendBatch) -> Result<u64, JournalError> {
     let AppendBatch { run, expected_seq, records } = batch;
     check_contiguous(*expected_seq, records)?;
-    let savepoint = tx.savepoint().map_err(sql)?;
-    if !run_exists(&savepoint, run.as_str())? {
-        return Err(unknown(run.as_str()));
-    }
-    let actual = last_seq(&savepoint, run.as_str())?;
+    let actual = run_end(connection, run.as_str())?.ok_or_else(|| unknown(run.as_str()))?;
     if actual != *expected_seq {
         return Err(JournalError::new(
             JournalErrorKind::SequenceConflict { expected: *expected_seq, actual },
             format!("append to run `{run}` expected last sequence {expected_seq}, journal has {actual}"),
         ));
     }
-    {
-        let mut insert = savepoint
-            .prepare_cached("INSERT INTO records (run_id, seq, bytes) VALUES (?1, ?2, ?3)")
-            .map_err(sql)?;
-        for record in records {
-            insert.execute(params![run.as_str(), seq_param(record.seq)?, &record.bytes[..]]).map_err(sql)?;
-        }
+    let mut insert = connection
+        .prepare_cached("INSERT INTO records (run_id, seq, bytes) VALUES (?1, ?2, ?3)")
+        .map_err(sql)?;
+    for record in records {
+        insert.execute(params![run.as_str(), seq_param(record.seq)?, &record.bytes[..]]).map_err(sql)?;
     }
-    savepoint.commit().map_err(sql)?;
     Ok(expected_seq + records.len() as u64)
 }
 
@@ -217,12 +225,15 @@ fn run_exists(connection: &Connection, run: &str) -> Result<bool, JournalError> 
         .map_err(sql)
 }
 
-fn last_seq(connection: &Connection, run: &str) -> Result<u64, JournalError> {
-    let last: i64 = connection
-        .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM records WHERE run_id = ?1")
-        .and_then(|mut select| select.query_row([run], |row| row.get(0)))
-        .map_err(sql)?;
-    Ok(last as u64)
+/// The last sequence number of `run` (0 before its first record), or `None` for an unknown run.
+fn run_end(connection: &Connection, run: &str) -> Result<Option<u64>, JournalError> {
+    connection
+        .prepare_cached(
+            "SELECT COALESCE((SELECT MAX(seq) FROM records WHERE run_id = ?1), 0) FROM runs WHERE run_id = ?1",
+        )
+        .and_then(|mut select| select.query_row([run], |row| row.get::<_, i64>(0)).optional())
+        .map(|last| last.map(|last| last as u64))
+        .map_err(sql)
 }
 
 /// Checks that `records`, read after `after`, continue it without a gap: stored records that do
@@ -348,10 +359,7 @@ impl Journal for SqliteJournal {
         let run = run.clone();
         self.with(move |connection| {
             let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
-            if !run_exists(&tx, run.as_str())? {
-                return Err(unknown(run.as_str()));
-            }
-            let last = last_seq(&tx, run.as_str())?;
+            let last = run_end(&tx, run.as_str())?.ok_or_else(|| unknown(run.as_str()))?;
             if snapshot.upto_seq > last {
                 return Err(JournalError::new(
                     JournalErrorKind::InvalidRecord,
