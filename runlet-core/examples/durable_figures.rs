@@ -1,5 +1,6 @@
-//! The durable-journal figures of BENCHMARKS.md: runs journaled to an SQLite file (group commit
-//! off and on) beside the same runs with the in-memory journal, and sequential chains — one, and
+//! The durable-journal figures of BENCHMARKS.md: runs journaled to an SQLite file (FULL with
+//! group commit off and on; NORMAL, which does not wait for the disk, for what the journal costs
+//! besides it) beside the same runs with the in-memory journal, and sequential chains — one, and
 //! eight at once — beside the floor SQLite itself sets for one commit per step (one INSERT and a
 //! COMMIT straight through rusqlite), all in one process, rounds interleaved.
 //!
@@ -127,35 +128,37 @@ impl Journal for Counting {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Variant {
     Memory,
-    SqliteFull { group_commit: bool },
+    Sqlite { durability: Durability, group_commit: bool },
 }
 
 impl Variant {
-    const ALL: [Variant; 3] = [
+    const ALL: [Variant; 4] = [
         Variant::Memory,
-        Variant::SqliteFull { group_commit: false },
-        Variant::SqliteFull { group_commit: true },
+        Variant::Sqlite { durability: Durability::Normal, group_commit: true },
+        Variant::Sqlite { durability: Durability::Full, group_commit: false },
+        Variant::Sqlite { durability: Durability::Full, group_commit: true },
     ];
 
     fn label(self) -> &'static str {
         match self {
             Variant::Memory => "in-memory journal",
-            Variant::SqliteFull { group_commit: false } => "SQLite FULL, group commit off",
-            Variant::SqliteFull { group_commit: true } => "SQLite FULL, group commit on",
+            Variant::Sqlite { durability: Durability::Normal, .. } => "SQLite NORMAL, group commit on",
+            Variant::Sqlite { group_commit: false, .. } => "SQLite FULL, group commit off",
+            Variant::Sqlite { group_commit: true, .. } => "SQLite FULL, group commit on",
         }
     }
 
     fn open(self, file: &Path) -> Arc<dyn Journal> {
         match self {
             Variant::Memory => Arc::new(MemoryJournal::new()),
-            Variant::SqliteFull { .. } => {
-                Arc::new(SqliteJournal::open(file, Durability::Full).expect("open"))
+            Variant::Sqlite { durability, .. } => {
+                Arc::new(SqliteJournal::open(file, durability).expect("open"))
             }
         }
     }
 
     fn group_commit(self) -> bool {
-        matches!(self, Variant::SqliteFull { group_commit: true })
+        matches!(self, Variant::Sqlite { group_commit: true, .. })
     }
 }
 
@@ -292,28 +295,33 @@ fn report(title: &str, unit: &str, per: usize, variants: &[(String, Vec<Measured
     }
 }
 
-/// Each variant once per round, interleaved, `runs` runs of `source` at once over `count`
-/// numbers; the floor of `floor_steps` commits first in each round when asked.
+/// Each variant once per round, `runs` runs of `source` at once over `count` numbers, and the
+/// floor of `floor_steps` commits when asked; each round starts one later in that list than the
+/// round before, so no variant always follows the same one.
 fn measure(
     rounds: usize,
     dir: &Path,
     (source, count, runs): (&str, usize, usize),
     floor_steps: Option<usize>,
 ) -> Vec<(String, Vec<Measured>)> {
-    let mut variants: Vec<(String, Vec<Measured>)> = Vec::new();
+    let mut entries: Vec<Option<Variant>> = Variant::ALL.iter().copied().map(Some).collect();
     if floor_steps.is_some() {
-        variants.push(("SQLite floor (INSERT + COMMIT)".to_owned(), Vec::new()));
+        entries.insert(0, None);
     }
-    variants.extend(Variant::ALL.iter().map(|variant| (variant.label().to_owned(), Vec::new())));
-    for _ in 0..rounds {
-        let mut slots = variants.iter_mut();
-        if let Some(steps) = floor_steps {
-            let seconds = sqlite_floor(steps, &fresh_file(dir, "floor.db"));
-            let floor = Measured { seconds, counted: None, durability: "sqlite-wal-full".to_owned() };
-            slots.next().expect("the floor's slot").1.push(floor);
-        }
-        for (variant, (_, measured)) in Variant::ALL.iter().zip(slots) {
-            measured.push(run_once(*variant, source, count, runs, &fresh_file(dir, "runs.db")));
+    let label = |entry: &Option<Variant>| entry.map_or("SQLite floor (INSERT + COMMIT)", Variant::label);
+    let mut variants: Vec<(String, Vec<Measured>)> =
+        entries.iter().map(|entry| (label(entry).to_owned(), Vec::new())).collect();
+    for round in 0..rounds {
+        for at in (0..entries.len()).map(|i| (i + round) % entries.len()) {
+            let measured = match (entries[at], floor_steps) {
+                (Some(variant), _) => run_once(variant, source, count, runs, &fresh_file(dir, "runs.db")),
+                (None, steps) => Measured {
+                    seconds: sqlite_floor(steps.unwrap_or(count), &fresh_file(dir, "floor.db")),
+                    counted: None,
+                    durability: "sqlite-wal-full".to_owned(),
+                },
+            };
+            variants[at].1.push(measured);
         }
     }
     variants
