@@ -62,6 +62,7 @@ struct Counted {
     commits: AtomicU64,
     batches: AtomicU64,
     records: AtomicU64,
+    bytes: AtomicU64,
     commit_nanos: AtomicU64,
 }
 
@@ -71,10 +72,16 @@ struct Counting {
 }
 
 impl Counting {
-    fn count(&self, batches: usize, records: usize, started: Instant) {
+    fn count<'a>(&self, batches: usize, records: impl Iterator<Item = &'a Record>, started: Instant) {
+        let (mut count, mut bytes) = (0, 0);
+        for record in records {
+            count += 1;
+            bytes += record.bytes.len() as u64;
+        }
         self.counted.commits.fetch_add(1, Ordering::Relaxed);
         self.counted.batches.fetch_add(batches as u64, Ordering::Relaxed);
-        self.counted.records.fetch_add(records as u64, Ordering::Relaxed);
+        self.counted.records.fetch_add(count, Ordering::Relaxed);
+        self.counted.bytes.fetch_add(bytes, Ordering::Relaxed);
         self.counted.commit_nanos.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
     }
 }
@@ -92,14 +99,14 @@ impl Journal for Counting {
     async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError> {
         let started = Instant::now();
         let appended = self.inner.append(run, expected_seq, records).await;
-        self.count(1, records.len(), started);
+        self.count(1, records.iter(), started);
         appended
     }
 
     async fn append_many(&self, batches: &[AppendBatch]) -> Vec<Result<u64, JournalError>> {
         let started = Instant::now();
         let appended = self.inner.append_many(batches).await;
-        self.count(batches.len(), batches.iter().map(|batch| batch.records.len()).sum(), started);
+        self.count(batches.len(), batches.iter().flat_map(|batch| &batch.records), started);
         appended
     }
 
@@ -271,10 +278,11 @@ fn report(title: &str, unit: &str, per: usize, variants: &[(String, Vec<Measured
                 let mut in_commits: Vec<f64> =
                     counts.iter().map(|c| c.commit_nanos.load(Ordering::Relaxed) as f64 / 1e9).collect();
                 format!(
-                    "; per {unit}: {:.3} commits, {:.3} appends, {:.1} records, {:.1} µs in the store's commits",
+                    "; per {unit}: {:.3} commits, {:.3} appends, {:.1} records of {:.0} B in all, {:.1} µs in the store's commits",
                     load(&first.commits),
                     load(&first.batches),
                     load(&first.records),
+                    load(&first.bytes),
                     per_unit(median(&mut in_commits)),
                 )
             }
