@@ -24,7 +24,8 @@
 //! - [`MemoryJournal`]: what a `Runtime` uses when given none. Nothing survives the process:
 //!   for tests, one-shot runs and as the reference implementation.
 //! - [`SqliteJournal::open`] with a [`Durability`]: runs, records and snapshots in one SQLite
-//!   file (WAL), one transaction per append, run on tokio's blocking pool. [`Durability::Full`]
+//!   file (WAL), one transaction per append (or per [`Journal::append_many`], a savepoint per
+//!   batch), run on tokio's blocking pool. [`Durability::Full`]
 //!   has each commit on stable storage before `append` returns; [`Durability::Normal`] survives
 //!   a process crash, but a power loss may drop the last commits. Opening refuses a damaged file
 //!   (`RL7008`), and several processes may open and write one file at once (a busy connection
@@ -33,8 +34,13 @@
 //!   live in the host's storage or are shared between processes. It acknowledges an append only
 //!   once its bytes are durable, and keeps them exactly as given.
 //!
+//! [`GroupCommit`] goes in front of any store: one writer task takes every run's appends, and
+//! those that queue while a commit is on the disk go to the store together in one
+//! `append_many`. The runtime puts one in front of a store that commits batches together
+//! ([`Journal::commits_batches_together`]: SQLite) unless told otherwise.
+//!
 //! Every implementation must pass [`suite::check`], the shared conformance suite: the in-memory
-//! and SQLite journals run it in their tests, and the C ABI runs it against a host's vtable
+//! and SQLite journals and the group-commit writer in front of each run it in their tests, and the C ABI runs it against a host's vtable
 //! journal (`runlet_journal_conformance_check`). It panics on the first violation. Snapshots
 //! ([`Journal::store_snapshot`]) are part of the contract and the suite; the runtime itself
 //! replays a run from its first record.

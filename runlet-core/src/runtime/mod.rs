@@ -12,7 +12,7 @@
 //! [`Runtime::builder`] needs a registry and an executor; the journal defaults to an in-memory
 //! one, and limits, retry policy, the digest key and the sampler are optional. In front of a
 //! journal that commits batches together (SQLite) the runtime puts a
-//! [`GroupCommit`](crate::journal::GroupCommit), so concurrent runs share commits
+//! [`GroupCommit`], so concurrent runs share commits
 //! ([`RuntimeBuilder::group_commit`]); [`Runtime::durability`] names what a commit survives. [`Runtime::compile`]
 //! returns an [`Executable`] (or the diagnostics), which only the runtime that compiled it runs
 //! (`RL8104`). [`Runtime::start`] (or [`Runtime::start_with`] with per-run [`RunOptions`])
