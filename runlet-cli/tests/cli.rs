@@ -395,6 +395,24 @@ fn run_journals_to_sqlite_when_asked() {
 }
 
 #[test]
+fn run_refuses_a_damaged_sqlite_journal_and_leaves_it_alone() {
+    let dir = std::env::temp_dir().join(format!("runlet-cli-damaged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("runs.db");
+    let journal = format!("sqlite:{}", path.display());
+    let output = run_example("appendix-b", &["--journal", &journal]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let whole = std::fs::read(&path).expect("the journal");
+    std::fs::write(&path, &whole[..whole.len() / 2]).expect("truncate");
+    let output = run_example("appendix-b", &["--journal", &journal]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("RL7008") && stderr.contains(&path.display().to_string()), "{stderr}");
+    assert_eq!(std::fs::read(&path).expect("the journal").len(), whole.len() / 2, "nothing appended");
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}
+
+#[test]
 fn run_prints_values_as_canonical_presentation_json() {
     let registry = Scratch::new(
         "numbers-registry.json",

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::diag::{Code, codes};
 use crate::engine::core::Resolution;
 use crate::engine::executor::ToolError;
-use crate::journal::{Envelope, EnvelopeError};
+use crate::journal::{Envelope, EnvelopeError, Record};
 use crate::value::{Value, rcve};
 
 /// Declares [`Event`] from one table of `number => Variant { fields }`, and from the same table
@@ -299,6 +299,8 @@ pub enum EventDecodeError {
     UnknownKind { seq: u64, kind: u16 },
     #[error("journal record {seq} does not decode as a {expected} event: {reason}")]
     Payload { seq: u64, expected: &'static str, reason: String },
+    #[error("journal record {seq} holds the envelope of record {found}: the store moved or copied it")]
+    Misplaced { seq: u64, found: u64 },
 }
 
 impl EventDecodeError {
@@ -306,7 +308,9 @@ impl EventDecodeError {
         match self {
             EventDecodeError::Envelope(error) => error.code(),
             EventDecodeError::UnknownKind { .. } => codes::JOURNAL_UNSUPPORTED_VERSION,
-            EventDecodeError::Payload { .. } => codes::JOURNAL_CORRUPT_RECORD,
+            EventDecodeError::Payload { .. } | EventDecodeError::Misplaced { .. } => {
+                codes::JOURNAL_CORRUPT_RECORD
+            }
         }
     }
 }
@@ -332,6 +336,15 @@ impl Event {
         let mut payload = ByteCount(0);
         rmp_serde::encode::write_named(&mut payload, self).expect("events serialize to MessagePack");
         Envelope::encoded_len(payload.0)
+    }
+
+    /// The event of journal record `record`, which must be the one written at the record's own
+    /// sequence number: a checksummed envelope of another position is corrupt too.
+    pub fn decode_record(record: &Record) -> Result<Event, EventDecodeError> {
+        match Event::decode(&record.bytes)? {
+            (seq, event) if seq == record.seq => Ok(event),
+            (found, _) => Err(EventDecodeError::Misplaced { seq: record.seq, found }),
+        }
     }
 
     /// Reads a journal record back: the sequence number it was written at and the event.

@@ -114,6 +114,20 @@ pub async fn resume(resumed: Resumed, env: RunEnvironment) -> Result<Outcome, Jo
     shell.run(resumed.core, first).await
 }
 
+/// At most this many inputs are reacted to before their events are appended.
+const ROUND_INPUTS: usize = 256;
+
+/// What the inputs of one round caused: their events, in order, and their other effects, in
+/// order, which act once the events have committed.
+#[derive(Default)]
+struct Round {
+    inputs: usize,
+    events: Vec<Event>,
+    effects: Vec<Effect>,
+    /// Calls the round's inputs granted permits to.
+    granted: Vec<CallHandle>,
+}
+
 /// One run's effect executor: its journal position, the tokens of its calls and its timers.
 struct Shell {
     env: RunEnvironment,
@@ -187,75 +201,106 @@ impl Shell {
                     },
                 },
             };
-            if let Input::ToolCompleted { call, .. } | Input::ToolFailed { call, .. } = &input {
-                self.tokens.remove(call);
-                self.undeliverable.remove(call);
+            // The inputs that arrived while the last commit was on the disk are reacted to
+            // together: their events go to the journal as one batch, and every effect of them
+            // waits for that commit.
+            let mut round = Round::default();
+            self.react(&mut core, input, &mut round);
+            while round.inputs < ROUND_INPUTS && !core.is_finished() {
+                match self.incoming.try_recv() {
+                    Ok(input) => self.react(&mut core, input, &mut round),
+                    Err(_) => break,
+                }
             }
-            let granted = match &input {
-                Input::PermitsGranted { call } => Some(*call),
-                _ => None,
-            };
-            for effect in core.react(input) {
-                match effect {
-                    Effect::Append(events) => {
-                        self.last_seq = append(&self.env, self.last_seq, events, &mut self.encoding).await?
-                    }
-                    Effect::Dispatch(request) => {
-                        let token = CancellationToken::new();
-                        self.tokens.insert(request.call, token.clone());
-                        let name = self.env.registry.tool(request.tool).name.to_string();
-                        if !self.env.executor.capabilities(&name).cancellation {
-                            self.undeliverable.insert(request.call, Arc::from(name));
-                        }
-                        let permit = self.permits.take(request.call);
-                        spawn_call(&self.env, request, token, permit, self.answers.clone());
-                    }
-                    Effect::AwaitPermits { call, tool, node_id } => {
-                        self.permits.request(call, tool, node_id, &self.answers);
-                    }
-                    Effect::Cancel(call) => {
-                        self.permits.withdraw(call);
-                        if let Some(token) = self.tokens.remove(&call) {
-                            token.cancel();
-                        }
-                        if let Some(tool) = self.undeliverable.remove(&call) {
-                            let error = ToolError::cancellation_not_delivered(&tool);
-                            let _ = self.answers.send(Input::ToolFailed { call, error });
-                        }
-                    }
-                    Effect::StartTimer { timer, delay } => {
-                        self.arm(timer, delay);
-                        self.schedule(timer, delay);
-                    }
-                    Effect::CancelTimer(timer) => {
-                        if let Some(task) = self.timers.remove(&timer) {
-                            task.abort();
-                        }
-                    }
-                    Effect::Sample(request) => self.sample(request),
-                    // Sent through the channel, behind what already arrived, and read only after
-                    // the loop's checks of cancellation and the deadline.
-                    Effect::Yield => {
-                        let _ = self.answers.send(Input::Continue);
-                    }
-                    Effect::Finish(outcome) => {
-                        self.permits.withdraw_all();
-                        for token in self.tokens.values() {
-                            token.cancel();
-                        }
-                        for task in self.timers.values() {
-                            task.abort();
-                        }
-                        return Ok(outcome);
-                    }
+            if !round.events.is_empty() {
+                self.last_seq = append(&self.env, self.last_seq, round.events, &mut self.encoding).await?;
+            }
+            for effect in round.effects {
+                if let Some(outcome) = self.act(effect) {
+                    return Ok(outcome);
                 }
             }
             // A grant the core did not dispatch (the call was cancelled meanwhile, or crossed
             // a limit) gives its permits back.
-            if let Some(call) = granted {
+            for call in round.granted {
                 self.permits.withdraw(call);
             }
         }
+    }
+
+    /// Applies `input` to the core, adding its events and its other effects to `round`.
+    fn react(&mut self, core: &mut RunCore, input: Input, round: &mut Round) {
+        if let Input::ToolCompleted { call, .. } | Input::ToolFailed { call, .. } = &input {
+            self.tokens.remove(call);
+            self.undeliverable.remove(call);
+        }
+        round.inputs += 1;
+        if let Input::PermitsGranted { call } = &input {
+            round.granted.push(*call);
+        }
+        for effect in core.react(input) {
+            match effect {
+                Effect::Append(events) => round.events.extend(events),
+                effect => round.effects.push(effect),
+            }
+        }
+    }
+
+    /// Carries out one effect whose events have committed; the run's outcome once it ends.
+    fn act(&mut self, effect: Effect) -> Option<Outcome> {
+        match effect {
+            // `react` moves every batch of events into the round's one append.
+            Effect::Append(_) => {}
+            Effect::Dispatch(request) => {
+                let token = CancellationToken::new();
+                self.tokens.insert(request.call, token.clone());
+                let name = self.env.registry.tool(request.tool).name.to_string();
+                if !self.env.executor.capabilities(&name).cancellation {
+                    self.undeliverable.insert(request.call, Arc::from(name));
+                }
+                let permit = self.permits.take(request.call);
+                spawn_call(&self.env, request, token, permit, self.answers.clone());
+            }
+            Effect::AwaitPermits { call, tool, node_id } => {
+                self.permits.request(call, tool, node_id, &self.answers);
+            }
+            Effect::Cancel(call) => {
+                self.permits.withdraw(call);
+                if let Some(token) = self.tokens.remove(&call) {
+                    token.cancel();
+                }
+                if let Some(tool) = self.undeliverable.remove(&call) {
+                    let error = ToolError::cancellation_not_delivered(&tool);
+                    let _ = self.answers.send(Input::ToolFailed { call, error });
+                }
+            }
+            Effect::StartTimer { timer, delay } => {
+                self.arm(timer, delay);
+                self.schedule(timer, delay);
+            }
+            Effect::CancelTimer(timer) => {
+                if let Some(task) = self.timers.remove(&timer) {
+                    task.abort();
+                }
+            }
+            Effect::Sample(request) => self.sample(request),
+            // Sent through the channel, behind what already arrived, and read only after the
+            // loop's checks of cancellation and the deadline.
+            Effect::Yield => {
+                let _ = self.answers.send(Input::Continue);
+            }
+            Effect::Finish(outcome) => {
+                self.permits.withdraw_all();
+                for token in self.tokens.values() {
+                    token.cancel();
+                }
+                for task in self.timers.values() {
+                    task.abort();
+                }
+                return Some(outcome);
+            }
+        }
+        None
     }
 
     /// Samples a nondeterministic intrinsic once; the core journals the answer.

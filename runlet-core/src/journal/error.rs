@@ -15,6 +15,8 @@ pub enum JournalErrorKind {
     InvalidRecord,
     /// The underlying storage failed.
     Storage,
+    /// The store is damaged: it cannot be trusted to hold what was written to it.
+    Corrupt,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -36,6 +38,7 @@ impl JournalError {
             JournalErrorKind::SequenceConflict { .. } => codes::JOURNAL_SEQUENCE_CONFLICT,
             JournalErrorKind::InvalidRecord => codes::JOURNAL_INVALID_RECORD,
             JournalErrorKind::Storage => codes::JOURNAL_STORAGE,
+            JournalErrorKind::Corrupt => codes::JOURNAL_CORRUPT_STORE,
         }
     }
 }

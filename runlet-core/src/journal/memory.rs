@@ -95,6 +95,10 @@ impl Journal for MemoryJournal {
         log.snapshot = Some(snapshot);
         Ok(())
     }
+
+    fn durability(&self) -> Option<&str> {
+        Some("memory")
+    }
 }
 
 #[cfg(test)]

@@ -16,22 +16,31 @@
 //! [`Journal::append`] is atomic and optimistic: `expected_seq` is the last sequence number the
 //! writer saw, and a writer that is behind gets [`JournalErrorKind::SequenceConflict`] and writes
 //! nothing, so two workers cannot interleave one run. Errors carry `RL7xxx` codes
-//! ([`JournalError::code`]).
+//! ([`JournalError::code`]). [`Journal::durability`] says what an acknowledged append survives,
+//! for reports.
 //!
 //! # Which store
 //!
 //! - [`MemoryJournal`]: what a `Runtime` uses when given none. Nothing survives the process:
 //!   for tests, one-shot runs and as the reference implementation.
 //! - [`SqliteJournal::open`] with a [`Durability`]: runs, records and snapshots in one SQLite
-//!   file (WAL), one transaction per append, run on tokio's blocking pool. [`Durability::Full`]
+//!   file (WAL), one transaction per append (or per [`Journal::append_many`], a savepoint per
+//!   batch), run on tokio's blocking pool. [`Durability::Full`]
 //!   has each commit on stable storage before `append` returns; [`Durability::Normal`] survives
-//!   a process crash, but a power loss may drop the last commits. `open_in_memory` is for tests.
+//!   a process crash, but a power loss may drop the last commits. Opening refuses a damaged file
+//!   (`RL7008`), and several processes may open and write one file at once (a busy connection
+//!   waits for the lock). `open_in_memory` is for tests.
 //! - Your own [`Journal`] impl (an `async_trait`; the C ABI's journal vtable is one) when runs
 //!   live in the host's storage or are shared between processes. It acknowledges an append only
 //!   once its bytes are durable, and keeps them exactly as given.
 //!
+//! [`GroupCommit`] goes in front of any store: one writer task takes every run's appends, and
+//! those that queue while a commit is on the disk go to the store together in one
+//! `append_many`. The runtime puts one in front of a store that commits batches together
+//! ([`Journal::commits_batches_together`]: SQLite) unless told otherwise.
+//!
 //! Every implementation must pass [`suite::check`], the shared conformance suite: the in-memory
-//! and SQLite journals run it in their tests, and the C ABI runs it against a host's vtable
+//! and SQLite journals and the group-commit writer in front of each run it in their tests, and the C ABI runs it against a host's vtable
 //! journal (`runlet_journal_conformance_check`). It panics on the first violation. Snapshots
 //! ([`Journal::store_snapshot`]) are part of the contract and the suite; the runtime itself
 //! replays a run from its first record.
@@ -67,12 +76,14 @@
 
 mod envelope;
 mod error;
+mod group;
 mod memory;
 mod sqlite;
 pub mod suite;
 
 pub use envelope::{ENVELOPE_VERSION, Envelope, EnvelopeError};
 pub use error::{JournalError, JournalErrorKind};
+pub use group::GroupCommit;
 pub use memory::MemoryJournal;
 pub use sqlite::{Durability, SqliteJournal};
 
@@ -130,6 +141,14 @@ pub struct Record {
     pub bytes: Arc<[u8]>,
 }
 
+/// One run's records for [`Journal::append_many`]: what one [`Journal::append`] takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppendBatch {
+    pub run: RunId,
+    pub expected_seq: u64,
+    pub records: Vec<Record>,
+}
+
 /// A state snapshot covering every record up to and including `upto_seq`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
@@ -152,6 +171,26 @@ pub trait Journal: Send + Sync {
     /// sequence number. Nothing is written unless all of them are.
     async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError>;
 
+    /// Appends several batches, each exactly as [`Journal::append`] would on its own, and
+    /// answers each in order: a batch that fails (a sequence conflict, an unknown run, a gap)
+    /// writes nothing and fails alone, and batches for one run continue each other in order.
+    /// A store that commits the batches in one transaction overrides it (and says so in
+    /// [`Journal::commits_batches_together`]); by default each batch is one `append`.
+    async fn append_many(&self, batches: &[AppendBatch]) -> Vec<Result<u64, JournalError>> {
+        let mut answers = Vec::with_capacity(batches.len());
+        for batch in batches {
+            answers.push(self.append(&batch.run, batch.expected_seq, &batch.records).await);
+        }
+        answers
+    }
+
+    /// Whether [`Journal::append_many`] commits its batches together (one transaction, one
+    /// flush to the disk), so that appends of many runs gathered by a [`GroupCommit`] cost
+    /// about one commit.
+    fn commits_batches_together(&self) -> bool {
+        false
+    }
+
     /// Up to `limit` records with sequence numbers greater than `after`, in order.
     async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError>;
 
@@ -160,6 +199,13 @@ pub trait Journal: Send + Sync {
 
     /// Stores a snapshot; it must not cover records the journal does not have.
     async fn store_snapshot(&self, run: &RunId, snapshot: Snapshot) -> Result<(), JournalError>;
+
+    /// What an acknowledged append survives, for reports and every benchmark figure: `memory`
+    /// (nothing survives the process), `sqlite-wal-full` (a power loss), `sqlite-wal-normal` (a
+    /// process crash), `sqlite-memory`; `None` when the store does not say.
+    fn durability(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Checks that `records` continue `expected_seq` without a gap: the rule every store enforces.

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{Journal, JournalErrorKind, Record, RunHeader, RunId, Snapshot};
+use super::{AppendBatch, Journal, JournalErrorKind, Record, RunHeader, RunId, Snapshot};
 
 /// Runs every check against `journal`, each on run ids that no other check uses.
 pub async fn check(journal: &dyn Journal) {
@@ -15,6 +15,8 @@ pub async fn check(journal: &dyn Journal) {
     record_bytes_are_kept_exactly(journal).await;
     snapshots_cover_only_existing_records(journal).await;
     runs_are_independent(journal).await;
+    racing_writers_win_one_sequence_number_each(journal).await;
+    batches_appended_together_fail_alone(journal).await;
 }
 
 static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
@@ -132,4 +134,83 @@ async fn runs_are_independent(journal: &dyn Journal) {
     journal.append(&b, 0, &records(1, 1)).await.expect("append b");
     assert_eq!(journal.read(&a, 0, 10).await.expect("read a").len(), 3);
     assert_eq!(journal.read(&b, 0, 10).await.expect("read b"), records(1, 1));
+}
+
+/// Two writers append to one run at once, each from the same last sequence number: for every
+/// sequence number exactly one wins, the other gets the optimistic conflict, and the journal
+/// holds the winner's records and none of the loser's.
+async fn racing_writers_win_one_sequence_number_each(journal: &dyn Journal) {
+    let run = created(journal, "racing-writers").await;
+    let mut last = 0;
+    for round in 0..8u64 {
+        let batch = |writer: u64, count: u64| -> Vec<Record> {
+            (last + 1..=last + count)
+                .map(|seq| Record {
+                    seq,
+                    bytes: Arc::from(format!("writer {writer} seq {seq}").into_bytes()),
+                })
+                .collect()
+        };
+        let (first, second) = (batch(0, 1 + round % 3), batch(1, 2));
+        let (a, b) = tokio::join!(journal.append(&run, last, &first), journal.append(&run, last, &second));
+        let (winner, lost) = match (a, b) {
+            (Ok(seq), Err(lost)) => ((first, seq), lost),
+            (Err(lost), Ok(seq)) => ((second, seq), lost),
+            (a, b) => panic!("round {round}: exactly one racing append must win, got {a:?} and {b:?}"),
+        };
+        let (records, committed) = winner;
+        assert_eq!(committed, last + records.len() as u64, "round {round}");
+        assert_eq!(
+            lost.kind,
+            JournalErrorKind::SequenceConflict { expected: last, actual: committed },
+            "round {round}: the loser is told where the run stands"
+        );
+        assert_eq!(journal.read(&run, last, 10).await.expect("read"), records, "round {round}");
+        last = committed;
+    }
+}
+
+/// `append_many` answers each batch as `append` would on its own: batches of one run continue
+/// each other in order, and a batch that fails (conflict, unknown run, gap) writes nothing
+/// while the others are kept.
+async fn batches_appended_together_fail_alone(journal: &dyn Journal) {
+    assert!(journal.append_many(&[]).await.is_empty(), "no batches, no answers");
+    let a = created(journal, "together-a").await;
+    let b = created(journal, "together-b").await;
+    let missing = fresh_run("together-missing").run_id;
+    let batch = |run: &RunId, expected_seq: u64, records: Vec<Record>| AppendBatch {
+        run: run.clone(),
+        expected_seq,
+        records,
+    };
+    let mut gapped = records(6, 2);
+    gapped[1].seq = 9;
+    let answers = journal
+        .append_many(&[
+            batch(&a, 0, records(1, 3)),
+            batch(&b, 0, records(1, 2)),
+            batch(&a, 3, records(4, 2)),
+            batch(&b, 0, records(1, 1)),
+            batch(&missing, 0, records(1, 1)),
+            batch(&a, 5, gapped),
+            batch(&a, 5, records(6, 1)),
+        ])
+        .await;
+    let answers: Vec<Result<u64, JournalErrorKind>> =
+        answers.into_iter().map(|answer| answer.map_err(|err| err.kind)).collect();
+    assert_eq!(
+        answers,
+        [
+            Ok(3),
+            Ok(2),
+            Ok(5),
+            Err(JournalErrorKind::SequenceConflict { expected: 0, actual: 2 }),
+            Err(JournalErrorKind::UnknownRun),
+            Err(JournalErrorKind::InvalidRecord),
+            Ok(6),
+        ]
+    );
+    assert_eq!(journal.read(&a, 0, 100).await.expect("read a"), records(1, 6));
+    assert_eq!(journal.read(&b, 0, 100).await.expect("read b"), records(1, 2), "the conflict wrote nothing");
+    assert_eq!(kind_of(journal.header(&missing).await), JournalErrorKind::UnknownRun);
 }

@@ -349,9 +349,9 @@ impl Subscription {
         let records = self.hub.journal.read(&self.hub.run_id, self.last, CATCH_UP_BATCH).await?;
         let before = self.pending.len();
         for record in records {
-            let (seq, event) = Event::decode(&record.bytes)?;
-            if seq <= self.catch_up_to {
-                self.pending.push_back((seq, event));
+            let event = Event::decode_record(&record)?;
+            if record.seq <= self.catch_up_to {
+                self.pending.push_back((record.seq, event));
             }
         }
         if self.pending.len() == before {
@@ -387,9 +387,9 @@ pub async fn snapshot_from_journal(
             return Ok(model.snapshot(view, options));
         }
         for record in records {
-            let (seq, event) = Event::decode(&record.bytes)?;
-            model.apply(seq, &event, None);
-            after = seq;
+            let event = Event::decode_record(&record)?;
+            model.apply(record.seq, &event, None);
+            after = record.seq;
         }
     }
 }

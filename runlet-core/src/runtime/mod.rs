@@ -10,7 +10,10 @@
 //! ```
 //!
 //! [`Runtime::builder`] needs a registry and an executor; the journal defaults to an in-memory
-//! one, and limits, retry policy, the digest key and the sampler are optional. [`Runtime::compile`]
+//! one, and limits, retry policy, the digest key and the sampler are optional. In front of a
+//! journal that commits batches together (SQLite) the runtime puts a
+//! [`GroupCommit`], so concurrent runs share commits
+//! ([`RuntimeBuilder::group_commit`]); [`Runtime::durability`] names what a commit survives. [`Runtime::compile`]
 //! returns an [`Executable`] (or the diagnostics), which only the runtime that compiled it runs
 //! (`RL8104`). [`Runtime::start`] (or [`Runtime::start_with`] with per-run [`RunOptions`])
 //! validates the host inputs, never blocks, and returns a [`RunHandle`]: [`RunHandle::wait`]
@@ -85,7 +88,7 @@ mod live;
 mod recovery;
 use crate::analyze::{AnalyzeOptions, CompiledProgram, Inputs, analyze};
 use crate::diag::{Code, Diagnostic, codes};
-use crate::journal::{Journal, JournalError, MemoryJournal, RunHeader, RunId};
+use crate::journal::{GroupCommit, Journal, JournalError, MemoryJournal, RunHeader, RunId};
 use crate::observe::{
     GraphContext, GraphSnapshot, ObserveError, ObserverIndex, ProgramGraph, RunObserver, SnapshotOptions,
     Subscription, ViewPolicy, snapshot_from_journal,
@@ -105,6 +108,7 @@ pub struct RuntimeBuilder {
     registry: Option<Arc<Registry>>,
     executor: Option<Arc<dyn ToolExecutor>>,
     journal: Option<Arc<dyn Journal>>,
+    group_commit: Option<bool>,
     settings: RunSettings,
     limits: Limits,
     worker_threads: Option<usize>,
@@ -188,6 +192,15 @@ impl RuntimeBuilder {
     /// Where runs are journaled; an in-memory journal when not set.
     pub fn journal(mut self, journal: Arc<dyn Journal>) -> Self {
         self.journal = Some(journal);
+        self
+    }
+
+    /// Whether the runs' appends share commits through a [`GroupCommit`] in front of the
+    /// journal: while one commit is on the disk, the appends of every run that arrive meanwhile
+    /// go together in the next. By default it is on for a journal whose `append_many` commits
+    /// batches together (SQLite) and off otherwise.
+    pub fn group_commit(mut self, on: bool) -> Self {
+        self.group_commit = Some(on);
         self
     }
 
@@ -282,12 +295,18 @@ impl RuntimeBuilder {
         }
         let digest_key =
             self.digest_key.unwrap_or_else(DigestKey::random).map_err(BuildError::InvalidDigestKey)?;
-        let journal = self.journal.unwrap_or_else(|| Arc::new(MemoryJournal::new()));
         let mut pool = tokio::runtime::Builder::new_multi_thread();
         pool.enable_all().thread_name("runlet-worker");
         if let Some(threads) = self.worker_threads {
             pool.worker_threads(threads);
         }
+        let pool = pool.build()?;
+        let journal = self.journal.unwrap_or_else(|| Arc::new(MemoryJournal::new()));
+        let journal: Arc<dyn Journal> =
+            match self.group_commit.unwrap_or_else(|| journal.commits_batches_together()) {
+                true => Arc::new(GroupCommit::new(journal, pool.handle())),
+                false => journal,
+            };
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_millis());
@@ -308,7 +327,7 @@ impl RuntimeBuilder {
             limits: self.limits,
             permits,
             permit_keys,
-            pool: pool.build()?,
+            pool,
             run_prefix: format!("run-{started}-{}", std::process::id()),
             next_run: AtomicU64::new(1),
             id: NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed),
@@ -394,6 +413,12 @@ impl Runtime {
 
     pub fn registry(&self) -> &Arc<Registry> {
         &self.registry
+    }
+
+    /// What an acknowledged append of this runtime's journal survives ([`Journal::durability`]):
+    /// part of the configuration every report of a run's figures should name.
+    pub fn durability(&self) -> Option<&str> {
+        self.journal.durability()
     }
 
     /// The runtime's own tokio pool, for hosts that run their own tasks beside its runs (the C

@@ -106,10 +106,7 @@ impl Runtime {
             let header = self.journal.header(run_id).await?;
             self.check_pins(program, &header, &limits)?;
             let records = self.journal.read(run_id, 0, usize::MAX).await?;
-            let events = records
-                .iter()
-                .map(|record| Event::decode(&record.bytes).map(|(_, event)| event))
-                .collect::<Result<Vec<_>, _>>()?;
+            let events = records.iter().map(Event::decode_record).collect::<Result<Vec<_>, _>>()?;
             Ok::<_, RecoveryError>(replay(self.core_for(program, &limits), &events)?)
         })?;
         Ok(Recovery {

@@ -14,7 +14,8 @@ use crate::value::{List, Object, Value, ValueError, equals, to_presentation_json
 
 /// Answers each call with the first case of its tool whose `args` (when present) equal the
 /// call's canonical argument list and whose `times` (when present) is not used up, after
-/// sleeping the case's `delay_ms` on the tokio clock.
+/// sleeping the case's `delay_ms` on the tokio clock (a case without one answers at once, never
+/// touching the timer).
 ///
 /// - Arguments match by the language's `==` ([`equals`]): numbers compare by value, so a
 ///   fixture's `[1]` answers a call whose argument was converted to the Number `1.0`. JSON
@@ -157,10 +158,13 @@ impl ToolExecutor for ScriptedExecutor {
         let Some(case) = self.claim(&call.tool, &call.arguments) else {
             return Err(self.unanswered(&call.tool, &call.arguments));
         };
-        tokio::select! {
-            biased;
-            () = token.cancelled() => return Err(ToolError::cancelled(&call.tool)),
-            () = tokio::time::sleep(case.delay) => {}
+        // A zero delay answers at once: tokio's timer would round it up to its next tick.
+        if !case.delay.is_zero() {
+            tokio::select! {
+                biased;
+                () = token.cancelled() => return Err(ToolError::cancelled(&call.tool)),
+                () = tokio::time::sleep(case.delay) => {}
+            }
         }
         match &case.answer {
             FixtureAnswer::Result(value) => Ok(ToolOutput::new(value.clone())),

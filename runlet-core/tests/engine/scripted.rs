@@ -2,6 +2,7 @@
 //! says, cancellation during the delay, unanswered calls, and concurrent calls that exhaust
 //! `times` exactly. Delays run on tokio's paused clock, so nothing really sleeps.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -149,6 +150,31 @@ async fn cancellation_during_the_delay_returns_promptly() {
         executor.capabilities("echo"),
         ToolCapabilities { cancellation: true, completion_after_cancel: false }
     );
+}
+
+/// A case without `delay_ms` answers in the dispatch's first poll, on a tokio runtime that has
+/// no timer at all (where any sleep, even of zero, would panic): no timer tick per call.
+#[test]
+fn a_case_without_a_delay_answers_at_once_without_the_timer() {
+    let executor = executor(
+        r#"{"echo": [{"args": ["a"], "result": "now"}, {"error": {"code": "NO", "message": "no", "retryable": false}}]}"#,
+    );
+    let registry = registry();
+    let no_timer = tokio::runtime::Builder::new_current_thread().build().expect("a runtime without timers");
+    let answered = no_timer.block_on(async {
+        let mut answers = Vec::new();
+        for arguments in [r#"["a"]"#, r#"["b"]"#, r#"["a"]"#] {
+            let dispatch = executor.dispatch(call(&registry, "echo", arguments));
+            let mut dispatch = std::pin::pin!(dispatch);
+            let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+            match dispatch.as_mut().poll(&mut context) {
+                std::task::Poll::Ready(answer) => answers.push(answer.map(|o| o.value).map_err(|e| e.code)),
+                std::task::Poll::Pending => panic!("`{arguments}` was not answered in the first poll"),
+            }
+        }
+        answers
+    });
+    assert_eq!(answered, [Ok(json(r#""now""#)), Err("NO".to_owned()), Ok(json(r#""now""#))]);
 }
 
 #[tokio::test(start_paused = true)]

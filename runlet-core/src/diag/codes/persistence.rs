@@ -10,6 +10,9 @@ declare_codes! {
     JOURNAL_STORAGE = 7005,
     JOURNAL_CORRUPT_RECORD = 7006,
     JOURNAL_UNSUPPORTED_VERSION = 7007,
+    /// The journal's store is damaged: a file that fails SQLite's integrity check or is not a
+    /// database, or stored records out of their sequence.
+    JOURNAL_CORRUPT_STORE = 7008,
     /// Stored bytes are not a canonical RCVE v1 value.
     INVALID_RCVE = 7201,
     /// Replaying a journal produced a different transition than the journal records.

@@ -1,0 +1,386 @@
+//! A durable journal in one SQLite file (WAL mode): runs, records and snapshots in three tables,
+//! each append one transaction. Blocking SQLite calls run on tokio's blocking pool; opening
+//! (integrity check, pragmas, layout) is `open`'s.
+
+mod open;
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use rusqlite::ffi::ErrorCode;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use super::{
+    AppendBatch, Journal, JournalError, JournalErrorKind, Record, RunHeader, RunId, Snapshot,
+    check_contiguous,
+};
+use open::Medium;
+
+/// How long a commit waits for the disk: SQLite's `synchronous` level, set on every open and
+/// read back, reported by [`Journal::durability`] (and with every benchmark figure).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// `synchronous=FULL`: a commit is on stable storage before `append` returns.
+    Full,
+    /// `synchronous=NORMAL` in WAL mode: survives a process crash; a power loss may drop the
+    /// last commits.
+    Normal,
+}
+
+impl Durability {
+    /// The `synchronous` setting's name: `FULL` or `NORMAL`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Durability::Full => "FULL",
+            Durability::Normal => "NORMAL",
+        }
+    }
+
+    /// The number `PRAGMA synchronous` reads back.
+    fn level(self) -> i64 {
+        match self {
+            Durability::Full => 2,
+            Durability::Normal => 1,
+        }
+    }
+
+    /// What [`Journal::durability`] reports for a file opened with this level.
+    fn report(self) -> &'static str {
+        match self {
+            Durability::Full => "sqlite-wal-full",
+            Durability::Normal => "sqlite-wal-normal",
+        }
+    }
+}
+
+/// A journal stored in one SQLite database file.
+#[derive(Debug, Clone)]
+pub struct SqliteJournal {
+    connection: Arc<Mutex<Connection>>,
+    /// The file, named in every storage and corruption error.
+    location: Arc<str>,
+    /// What [`Journal::durability`] reports.
+    durability: &'static str,
+}
+
+/// A journal error for an SQLite failure: `Corrupt` when SQLite finds the file damaged or not a
+/// database, `Storage` otherwise. The caller's journal names the file.
+fn sql(err: rusqlite::Error) -> JournalError {
+    let kind = match err.sqlite_error_code() {
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => JournalErrorKind::Corrupt,
+        _ => JournalErrorKind::Storage,
+    };
+    JournalError::new(kind, err.to_string())
+}
+
+fn storage(message: impl Into<String>) -> JournalError {
+    JournalError::new(JournalErrorKind::Storage, message)
+}
+
+fn corrupt(message: impl Into<String>) -> JournalError {
+    JournalError::new(JournalErrorKind::Corrupt, message)
+}
+
+fn unknown(run: &str) -> JournalError {
+    JournalError::new(JournalErrorKind::UnknownRun, format!("run `{run}` is not in this journal"))
+}
+
+impl SqliteJournal {
+    /// Opens (creating if needed) the journal at `path`. A file that fails SQLite's quick
+    /// integrity check or is not a database is refused (`RL7008`), as is a database that is not
+    /// a Runlet journal or has a newer layout (`RL7005`); the check reads the whole file, so
+    /// opening a large journal takes a moment. Several processes may open one file at once: a
+    /// connection waits up to 10 s for another's lock before an operation fails (`RL7005`).
+    /// A zero-length file is SQLite's empty database and opens as an empty journal.
+    pub fn open(path: impl AsRef<Path>, durability: Durability) -> Result<Self, JournalError> {
+        let path = path.as_ref();
+        let location: Arc<str> = Arc::from(path.display().to_string());
+        let opened = Connection::open(path).map_err(sql).and_then(|mut connection| {
+            open::prepare(&mut connection, Medium::File, durability)?;
+            Ok(connection)
+        });
+        match opened {
+            Ok(connection) => Ok(SqliteJournal {
+                connection: Arc::new(Mutex::new(connection)),
+                location,
+                durability: durability.report(),
+            }),
+            Err(error) => Err(in_file(&location, error)),
+        }
+    }
+
+    /// A private journal in memory with the same SQL paths as a file; for tests.
+    pub fn open_in_memory() -> Result<Self, JournalError> {
+        let mut connection = Connection::open_in_memory().map_err(sql)?;
+        open::prepare(&mut connection, Medium::Memory, Durability::Full)?;
+        Ok(SqliteJournal {
+            connection: Arc::new(Mutex::new(connection)),
+            location: Arc::from(":memory:"),
+            durability: "sqlite-memory",
+        })
+    }
+
+    /// Runs `work` with the connection on the blocking pool; storage and corruption errors
+    /// name the file.
+    async fn with<T, F>(&self, work: F) -> Result<T, JournalError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, JournalError> + Send + 'static,
+    {
+        let connection = Arc::clone(&self.connection);
+        tokio::task::spawn_blocking(move || work(&mut connection.lock()))
+            .await
+            .map_err(|err| storage(format!("journal task failed: {err}")))?
+            .map_err(|error| in_file(&self.location, error))
+    }
+}
+
+impl SqliteJournal {
+    /// Appends `batches` in one transaction and answers each: a batch that fails is rolled back
+    /// to its savepoint and fails alone; a failed commit fails every batch that had succeeded.
+    async fn commit(&self, batches: Vec<AppendBatch>) -> Vec<Result<u64, JournalError>> {
+        if batches.is_empty() {
+            return Vec::new();
+        }
+        let count = batches.len();
+        match self.with(move |connection| commit_batches(connection, &batches)).await {
+            Ok(answers) => answers.into_iter().map(|a| a.map_err(|e| in_file(&self.location, e))).collect(),
+            Err(error) => vec![Err(error); count],
+        }
+    }
+}
+
+/// The body of [`SqliteJournal::commit`], on the blocking pool. A lone batch needs no
+/// savepoint: the transaction is all or nothing already.
+fn commit_batches(
+    connection: &mut Connection,
+    batches: &[AppendBatch],
+) -> Result<Vec<Result<u64, JournalError>>, JournalError> {
+    let mut tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+    let mut answers: Vec<_> = match batches {
+        [only] => vec![append_batch(&tx, only)],
+        _ => batches.iter().map(|batch| append_under_savepoint(&mut tx, batch)).collect(),
+    };
+    if answers.iter().any(Result::is_ok) {
+        if let Err(error) = tx.commit() {
+            let error = sql(error);
+            for answer in answers.iter_mut().filter(|answer| answer.is_ok()) {
+                *answer = Err(error.clone());
+            }
+        }
+    }
+    Ok(answers)
+}
+
+/// Appends one batch of several in `tx` under a savepoint: all of its records, or none.
+fn append_under_savepoint(
+    tx: &mut rusqlite::Transaction<'_>,
+    batch: &AppendBatch,
+) -> Result<u64, JournalError> {
+    let savepoint = tx.savepoint().map_err(sql)?;
+    let appended = append_batch(&savepoint, batch)?;
+    savepoint.commit().map_err(sql)?;
+    Ok(appended)
+}
+
+/// Checks one batch against the run's end and inserts its records.
+fn append_batch(connection: &Connection, batch: &AppendBatch) -> Result<u64, JournalError> {
+    let AppendBatch { run, expected_seq, records } = batch;
+    check_contiguous(*expected_seq, records)?;
+    let actual = run_end(connection, run.as_str())?.ok_or_else(|| unknown(run.as_str()))?;
+    if actual != *expected_seq {
+        return Err(JournalError::new(
+            JournalErrorKind::SequenceConflict { expected: *expected_seq, actual },
+            format!("append to run `{run}` expected last sequence {expected_seq}, journal has {actual}"),
+        ));
+    }
+    let mut insert = connection
+        .prepare_cached("INSERT INTO records (run_id, seq, bytes) VALUES (?1, ?2, ?3)")
+        .map_err(sql)?;
+    for record in records {
+        insert.execute(params![run.as_str(), seq_param(record.seq)?, &record.bytes[..]]).map_err(sql)?;
+    }
+    Ok(expected_seq + records.len() as u64)
+}
+
+/// `error`, its message prefixed with the journal file when it is about the store itself.
+fn in_file(location: &str, error: JournalError) -> JournalError {
+    match error.kind {
+        JournalErrorKind::Storage | JournalErrorKind::Corrupt => {
+            JournalError { message: format!("sqlite journal `{location}`: {}", error.message), ..error }
+        }
+        _ => error,
+    }
+}
+
+fn run_exists(connection: &Connection, run: &str) -> Result<bool, JournalError> {
+    connection
+        .prepare_cached("SELECT 1 FROM runs WHERE run_id = ?1")
+        .and_then(|mut select| select.query_row([run], |_| Ok(())).optional())
+        .map(|found| found.is_some())
+        .map_err(sql)
+}
+
+/// The last sequence number of `run` (0 before its first record), or `None` for an unknown run.
+fn run_end(connection: &Connection, run: &str) -> Result<Option<u64>, JournalError> {
+    connection
+        .prepare_cached(
+            "SELECT COALESCE((SELECT MAX(seq) FROM records WHERE run_id = ?1), 0) FROM runs WHERE run_id = ?1",
+        )
+        .and_then(|mut select| select.query_row([run], |row| row.get::<_, i64>(0)).optional())
+        .map(|last| last.map(|last| last as u64))
+        .map_err(sql)
+}
+
+/// Checks that `records`, read after `after`, continue it without a gap: stored records that do
+/// not mean the store lost or altered some.
+fn in_sequence(run: &RunId, after: u64, records: &[Record]) -> Result<(), JournalError> {
+    let misplaced = records.iter().zip(after + 1..).find(|(record, want)| record.seq != *want);
+    match misplaced {
+        Some((record, want)) => Err(corrupt(format!(
+            "run `{run}` has a record numbered {} where {want} should be: the stored records are out of sequence",
+            record.seq
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn seq_param(seq: u64) -> Result<i64, JournalError> {
+    i64::try_from(seq).map_err(|_| {
+        JournalError::new(
+            JournalErrorKind::InvalidRecord,
+            format!("sequence number {seq} exceeds the sqlite range"),
+        )
+    })
+}
+
+#[async_trait]
+impl Journal for SqliteJournal {
+    async fn create_run(&self, header: &RunHeader) -> Result<(), JournalError> {
+        let header = header.clone();
+        self.with(move |connection| {
+            let text = serde_json::to_string(&header).map_err(|err| storage(err.to_string()))?;
+            let inserted = connection
+                .execute(
+                    "INSERT OR IGNORE INTO runs (run_id, header) VALUES (?1, ?2)",
+                    params![header.run_id.as_str(), text],
+                )
+                .map_err(sql)?;
+            if inserted == 0 {
+                return Err(JournalError::new(
+                    JournalErrorKind::RunExists,
+                    format!("run `{}` already exists in this journal", header.run_id),
+                ));
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn header(&self, run: &RunId) -> Result<RunHeader, JournalError> {
+        let run = run.clone();
+        self.with(move |connection| {
+            let text: Option<String> = connection
+                .query_row("SELECT header FROM runs WHERE run_id = ?1", [run.as_str()], |row| row.get(0))
+                .optional()
+                .map_err(sql)?;
+            let text = text.ok_or_else(|| unknown(run.as_str()))?;
+            serde_json::from_str(&text)
+                .map_err(|err| corrupt(format!("the header of run `{run}` is unreadable: {err}")))
+        })
+        .await
+    }
+
+    async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError> {
+        let batch = AppendBatch { run: run.clone(), expected_seq, records: records.to_vec() };
+        let answer = self.commit(vec![batch]).await.pop();
+        answer.unwrap_or_else(|| Err(storage("the append went unanswered")))
+    }
+
+    /// One transaction for every batch, each under a savepoint of its own.
+    async fn append_many(&self, batches: &[AppendBatch]) -> Vec<Result<u64, JournalError>> {
+        self.commit(batches.to_vec()).await
+    }
+
+    fn commits_batches_together(&self) -> bool {
+        true
+    }
+
+    async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError> {
+        let run = run.clone();
+        self.with(move |connection| {
+            if !run_exists(connection, run.as_str())? {
+                return Err(unknown(run.as_str()));
+            }
+            let mut select = connection
+                .prepare_cached(
+                    "SELECT seq, bytes FROM records WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+                )
+                .map_err(sql)?;
+            let after = i64::try_from(after).unwrap_or(i64::MAX);
+            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+            let rows = select
+                .query_map(params![run.as_str(), after, limit], |row| {
+                    let seq: i64 = row.get(0)?;
+                    let bytes: Vec<u8> = row.get(1)?;
+                    Ok(Record { seq: seq as u64, bytes: Arc::from(bytes) })
+                })
+                .map_err(sql)?;
+            let records = rows.collect::<Result<Vec<_>, _>>().map_err(sql)?;
+            in_sequence(&run, after as u64, &records)?;
+            Ok(records)
+        })
+        .await
+    }
+
+    async fn load_snapshot(&self, run: &RunId) -> Result<Option<Snapshot>, JournalError> {
+        let run = run.clone();
+        self.with(move |connection| {
+            if !run_exists(connection, run.as_str())? {
+                return Err(unknown(run.as_str()));
+            }
+            connection
+                .query_row("SELECT upto_seq, bytes FROM snapshots WHERE run_id = ?1", [run.as_str()], |row| {
+                    let upto: i64 = row.get(0)?;
+                    let bytes: Vec<u8> = row.get(1)?;
+                    Ok(Snapshot { upto_seq: upto as u64, bytes: Arc::from(bytes) })
+                })
+                .optional()
+                .map_err(sql)
+        })
+        .await
+    }
+
+    async fn store_snapshot(&self, run: &RunId, snapshot: Snapshot) -> Result<(), JournalError> {
+        let run = run.clone();
+        self.with(move |connection| {
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+            let last = run_end(&tx, run.as_str())?.ok_or_else(|| unknown(run.as_str()))?;
+            if snapshot.upto_seq > last {
+                return Err(JournalError::new(
+                    JournalErrorKind::InvalidRecord,
+                    format!(
+                        "snapshot of run `{run}` covers sequence {} but the journal ends at {last}",
+                        snapshot.upto_seq
+                    ),
+                ));
+            }
+            tx.execute(
+                "INSERT INTO snapshots (run_id, upto_seq, bytes) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (run_id) DO UPDATE SET upto_seq = excluded.upto_seq, bytes = excluded.bytes",
+                params![run.as_str(), seq_param(snapshot.upto_seq)?, &snapshot.bytes[..]],
+            )
+            .map_err(sql)?;
+            tx.commit().map_err(sql)
+        })
+        .await
+    }
+
+    fn durability(&self) -> Option<&str> {
+        Some(self.durability)
+    }
+}

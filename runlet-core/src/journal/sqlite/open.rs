@@ -1,0 +1,127 @@
+//! Opening an SQLite journal: a damaged file is refused (`PRAGMA quick_check`), a locked one
+//! waited for (busy timeout), WAL and the chosen `synchronous` level are read back, and the
+//! tables are created once even when several connections open a fresh file at the same moment.
+
+use std::time::Duration;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::{Durability, sql};
+use crate::journal::{JournalError, JournalErrorKind};
+
+/// The layout version this build writes, kept in SQLite's `user_version`.
+pub(super) const SCHEMA_VERSION: i64 = 1;
+
+/// How long a statement waits for another connection's lock before failing with `RL7005`.
+pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The tables of layout version 1.
+const TABLES: [&str; 3] = ["runs", "records", "snapshots"];
+
+const CREATE_TABLES: &str = "
+    CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, header TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS records (
+        run_id TEXT NOT NULL, seq INTEGER NOT NULL, bytes BLOB NOT NULL,
+        PRIMARY KEY (run_id, seq)) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS snapshots (
+        run_id TEXT PRIMARY KEY, upto_seq INTEGER NOT NULL, bytes BLOB NOT NULL);";
+
+/// Whether the connection is to a file (WAL, durability as asked) or private memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Medium {
+    File,
+    Memory,
+}
+
+/// Makes `connection` a journal: checks the file, sets the pragmas and creates or checks the
+/// layout. Errors are plain (the caller names the file).
+pub(super) fn prepare(
+    connection: &mut Connection,
+    medium: Medium,
+    durability: Durability,
+) -> Result<(), JournalError> {
+    connection.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+    check_integrity(connection)?;
+    if medium == Medium::File {
+        let mode: String =
+            connection.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0)).map_err(sql)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(JournalError::new(
+                JournalErrorKind::Storage,
+                format!("SQLite kept journal mode `{mode}` where WAL was asked for"),
+            ));
+        }
+    }
+    connection.pragma_update(None, "synchronous", durability.as_str()).map_err(sql)?;
+    let level: i64 = connection.pragma_query_value(None, "synchronous", |row| row.get(0)).map_err(sql)?;
+    if level != durability.level() {
+        return Err(JournalError::new(
+            JournalErrorKind::Storage,
+            format!("SQLite reports synchronous level {level} where {} was asked for", durability.as_str()),
+        ));
+    }
+    create_layout(connection)
+}
+
+/// Refuses a file SQLite's quick integrity check finds damaged, or that is no database.
+fn check_integrity(connection: &Connection) -> Result<(), JournalError> {
+    let corrupt = |detail: String| {
+        JournalError::new(
+            JournalErrorKind::Corrupt,
+            format!("the file fails SQLite's integrity check: {detail}"),
+        )
+    };
+    let mut check = connection.prepare("PRAGMA quick_check").map_err(sql)?;
+    let findings = check
+        .query_map([], |row| row.get::<_, String>(0))
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(|err| match sql(err) {
+            error if error.kind == JournalErrorKind::Corrupt => corrupt(error.message),
+            error => error,
+        })?;
+    match findings.as_slice() {
+        [only] if only == "ok" => Ok(()),
+        [] => Err(corrupt("it reported nothing".into())),
+        findings => Err(corrupt(findings.iter().take(3).cloned().collect::<Vec<_>>().join("; "))),
+    }
+}
+
+/// Creates the tables of a fresh file or checks the layout of an existing one, in one
+/// `IMMEDIATE` transaction: a second connection opening the same fresh file waits for it and
+/// then finds the layout in place.
+fn create_layout(connection: &mut Connection) -> Result<(), JournalError> {
+    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+    let version: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0)).map_err(sql)?;
+    match version {
+        0 => {
+            let foreign: Option<String> = {
+                let mut tables = tx
+                    .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+                    .map_err(sql)?;
+                let names = tables
+                    .query_map([], |row| row.get::<_, String>(0))
+                    .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+                    .map_err(sql)?;
+                names.into_iter().find(|name| !TABLES.contains(&name.as_str()))
+            };
+            if let Some(table) = foreign {
+                return Err(JournalError::new(
+                    JournalErrorKind::Storage,
+                    format!(
+                        "the file is an SQLite database but not a Runlet journal (it has a table `{table}`)"
+                    ),
+                ));
+            }
+            tx.execute_batch(CREATE_TABLES).map_err(sql)?;
+            tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(sql)?;
+        }
+        SCHEMA_VERSION => {}
+        other => {
+            return Err(JournalError::new(
+                JournalErrorKind::Storage,
+                format!("the journal has layout version {other}; this runtime reads {SCHEMA_VERSION}"),
+            ));
+        }
+    }
+    tx.commit().map_err(sql)
+}

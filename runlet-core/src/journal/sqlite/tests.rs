@@ -1,0 +1,343 @@
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::*;
+use crate::journal::suite;
+
+/// A directory of its own under the system's temporary directory, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(label: &str) -> Scratch {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("runlet-sqlite-{label}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        Scratch(dir)
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn header(run: &str) -> RunHeader {
+    RunHeader {
+        run_id: RunId::new(run),
+        language_version: 1,
+        runtime_version: "test".into(),
+        source_digest: "s".into(),
+        registry_digest: "r".into(),
+        inputs_digest: "i".into(),
+        config_digest: "c".into(),
+        keyed_digest: "hmac-sha256:k".into(),
+        value_encoding_version: 1,
+        event_encoding_version: 1,
+    }
+}
+
+#[tokio::test]
+async fn passes_the_shared_journal_suite_in_memory() {
+    suite::check(&SqliteJournal::open_in_memory().expect("open")).await;
+}
+
+#[tokio::test]
+async fn passes_the_shared_journal_suite_on_disk_and_survives_reopening() {
+    let scratch = Scratch::new("suite");
+    let path = scratch.file("journal.db");
+    let journal = SqliteJournal::open(&path, Durability::Normal).expect("open");
+    suite::check(&journal).await;
+    let header = header("reopened");
+    journal.create_run(&header).await.expect("create");
+    let record = Record { seq: 1, bytes: Arc::from(&b"kept"[..]) };
+    journal.append(&header.run_id, 0, std::slice::from_ref(&record)).await.expect("append");
+    drop(journal);
+    let reopened = SqliteJournal::open(&path, Durability::Full).expect("reopen");
+    assert_eq!(reopened.header(&header.run_id).await.expect("header"), header);
+    assert_eq!(reopened.read(&header.run_id, 0, 10).await.expect("read"), vec![record]);
+}
+
+#[test]
+fn the_durability_asked_for_is_the_one_reported() {
+    let scratch = Scratch::new("durability");
+    let full = SqliteJournal::open(scratch.file("full.db"), Durability::Full).expect("open");
+    assert_eq!(full.durability(), Some("sqlite-wal-full"));
+    let normal = SqliteJournal::open(scratch.file("normal.db"), Durability::Normal).expect("open");
+    assert_eq!(normal.durability(), Some("sqlite-wal-normal"));
+    let level: i64 =
+        normal.connection.lock().pragma_query_value(None, "synchronous", |row| row.get(0)).expect("pragma");
+    assert_eq!(level, 1, "NORMAL");
+    let mode: String =
+        full.connection.lock().pragma_query_value(None, "journal_mode", |row| row.get(0)).expect("pragma");
+    assert_eq!(mode, "wal");
+    assert_eq!(SqliteJournal::open_in_memory().expect("open").durability(), Some("sqlite-memory"));
+}
+
+#[test]
+fn refuses_a_database_with_a_newer_layout() {
+    let scratch = Scratch::new("layout");
+    let path = scratch.file("future.db");
+    Connection::open(&path).expect("create").execute_batch("PRAGMA user_version = 99;").expect("set version");
+    let err = SqliteJournal::open(&path, Durability::Full).expect_err("newer layout");
+    assert_eq!(err.kind, JournalErrorKind::Storage);
+    assert!(err.message.contains("layout version 99"), "{}", err.message);
+}
+
+#[test]
+fn refuses_a_database_that_is_not_a_journal() {
+    let scratch = Scratch::new("foreign");
+    let path = scratch.file("app.db");
+    Connection::open(&path)
+        .expect("create")
+        .execute_batch("CREATE TABLE users (id INTEGER);")
+        .expect("table");
+    let err = SqliteJournal::open(&path, Durability::Full).expect_err("not a journal");
+    assert_eq!((err.kind, err.code().to_string()), (JournalErrorKind::Storage, "RL7005".to_owned()));
+    assert!(err.message.contains("not a Runlet journal (it has a table `users`)"), "{}", err.message);
+    assert!(err.message.contains("app.db"), "names the file: {}", err.message);
+}
+
+#[test]
+fn refuses_a_file_that_is_not_a_database_naming_it() {
+    let scratch = Scratch::new("garbage");
+    let path = scratch.file("notes.db");
+    std::fs::write(&path, b"these are my notes, not a database; ".repeat(200)).expect("write");
+    let err = SqliteJournal::open(&path, Durability::Full).expect_err("garbage");
+    assert_eq!((err.kind, err.code().to_string()), (JournalErrorKind::Corrupt, "RL7008".to_owned()));
+    assert!(err.message.contains(&path.display().to_string()), "names the file: {}", err.message);
+    assert_eq!(
+        std::fs::read(&path).expect("read"),
+        b"these are my notes, not a database; ".repeat(200),
+        "and leaves it as it was"
+    );
+}
+
+#[test]
+fn an_empty_file_opens_as_an_empty_journal() {
+    let scratch = Scratch::new("empty");
+    let path = scratch.file("empty.db");
+    std::fs::write(&path, b"").expect("write");
+    SqliteJournal::open(&path, Durability::Full).expect("SQLite's empty database");
+}
+
+#[test]
+fn stored_records_out_of_sequence_are_corrupt() {
+    let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
+    let journal = SqliteJournal::open_in_memory().expect("open");
+    let run = header("renumbered");
+    pool.block_on(async {
+        journal.create_run(&run).await.expect("create");
+        let records: Vec<Record> =
+            (1..=3).map(|seq| Record { seq, bytes: Arc::from(vec![seq as u8]) }).collect();
+        journal.append(&run.run_id, 0, &records).await.expect("append");
+    });
+    journal.connection.lock().execute("UPDATE records SET seq = 7 WHERE seq = 2", []).expect("renumber");
+    let err = pool.block_on(journal.read(&run.run_id, 0, 10)).expect_err("a gap");
+    assert_eq!(err.kind, JournalErrorKind::Corrupt);
+    assert!(err.message.contains("numbered 3 where 2 should be"), "{}", err.message);
+    assert_eq!(pool.block_on(journal.read(&run.run_id, 0, 1)).expect("before the gap").len(), 1);
+}
+
+/// A journal file of one run with `count` records of 1 KiB each, closed.
+fn written_file(path: &std::path::Path, count: u64) -> (RunHeader, Vec<Record>) {
+    let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
+    let run = header("written");
+    let records: Vec<Record> = (1..=count)
+        .map(|seq| Record { seq, bytes: Arc::from(format!("record {seq:04} ").repeat(85).into_bytes()) })
+        .collect();
+    pool.block_on(async {
+        let journal = SqliteJournal::open(path, Durability::Full).expect("open");
+        journal.create_run(&run).await.expect("create");
+        for chunk in records.chunks(10) {
+            journal.append(&run.run_id, chunk[0].seq - 1, chunk).await.expect("append");
+        }
+    });
+    (run, records)
+}
+
+#[test]
+fn a_truncated_file_is_refused() {
+    let scratch = Scratch::new("truncated");
+    let whole = scratch.file("whole.db");
+    written_file(&whole, 200);
+    let bytes = std::fs::read(&whole).expect("read");
+    assert!(bytes.len() > 200 * 1024, "the records are in the main file: {}", bytes.len());
+    for cut in [50, 100, 4096, 3 * 4096 + 17, bytes.len() / 2, bytes.len() - 4096] {
+        let path = scratch.file(&format!("cut-{cut}.db"));
+        std::fs::write(&path, &bytes[..cut]).expect("write");
+        let err = SqliteJournal::open(&path, Durability::Full).expect_err("truncated");
+        assert_eq!(err.kind, JournalErrorKind::Corrupt, "cut at {cut}: {}", err.message);
+        assert!(err.message.contains(&format!("cut-{cut}.db")), "names the file: {}", err.message);
+        assert_eq!(std::fs::read(&path).expect("read").len(), cut, "nothing is appended to it");
+    }
+}
+
+/// Flipping one byte anywhere in a journal file is refused when the file is opened, reported
+/// when the damaged part is read, or lands where it changes nothing read back: it never
+/// panics and never reads back altered record bytes.
+#[test]
+fn a_flipped_byte_is_refused_reported_or_harmless() {
+    let scratch = Scratch::new("flipped");
+    let whole = scratch.file("whole.db");
+    let (run, records) = written_file(&whole, 40);
+    let bytes = std::fs::read(&whole).expect("read");
+    let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
+    let (mut refused, mut reported, mut harmless) = (0, 0, 0);
+    let path = scratch.file("flipped.db");
+    for offset in (0..bytes.len()).step_by(97) {
+        let mut damaged = bytes.clone();
+        damaged[offset] ^= 0x5a;
+        std::fs::write(&path, &damaged).expect("write");
+        let journal = match SqliteJournal::open(&path, Durability::Full) {
+            Ok(journal) => journal,
+            Err(err) => {
+                assert!(err.code().to_string().starts_with("RL700"), "offset {offset}: {err:?}");
+                refused += 1;
+                continue;
+            }
+        };
+        let read = pool.block_on(async {
+            let header = journal.header(&run.run_id).await?;
+            Ok::<_, JournalError>((header, journal.read(&run.run_id, 0, usize::MAX).await?))
+        });
+        match read {
+            Ok((_, read)) if read == records => harmless += 1,
+            Ok((_, read)) => {
+                let altered = read.iter().zip(&records).filter(|(a, b)| a != b).count();
+                assert_eq!(read.len(), records.len(), "offset {offset}: records lost without an error");
+                // SQLite checks no content: the bytes of one record changed, which the
+                // envelope's checksum in the engine reports (RL7006).
+                assert_eq!(altered, 1, "offset {offset}");
+                reported += 1;
+            }
+            Err(err) => {
+                assert!(err.code().to_string().starts_with("RL700"), "offset {offset}: {err:?}");
+                reported += 1;
+            }
+        }
+        std::fs::remove_file(&path).expect("remove");
+    }
+    assert!(refused > 0 && reported > 0 && harmless > 0, "{refused} {reported} {harmless}");
+}
+
+/// Two connections opening one fresh file at the same moment both get a journal with one
+/// layout, and each sees what the other writes.
+#[test]
+fn two_opens_of_one_fresh_file_race_safely() {
+    let scratch = Scratch::new("race");
+    for round in 0..20 {
+        let path = scratch.file(&format!("fresh-{round}.db"));
+        let barrier = std::sync::Barrier::new(2);
+        let journals: Vec<SqliteJournal> = std::thread::scope(|scope| {
+            let open = || {
+                barrier.wait();
+                SqliteJournal::open(&path, Durability::Full)
+            };
+            let (a, b) = (scope.spawn(open), scope.spawn(open));
+            [a, b].map(|t| t.join().expect("no panic").expect("both opens succeed")).into()
+        });
+        let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
+        pool.block_on(async {
+            let run = header("raced");
+            journals[0].create_run(&run).await.expect("create through one");
+            assert_eq!(journals[1].header(&run.run_id).await.expect("seen through the other"), run);
+            assert_eq!(
+                journals[1].create_run(&run).await.expect_err("once").kind,
+                JournalErrorKind::RunExists
+            );
+        });
+    }
+}
+
+/// Two connections to one file append to one run from two threads, each from where it last saw
+/// the run: every sequence number is won by exactly one of them, the other is told of the
+/// conflict, and no append fails for the lock the other holds.
+#[test]
+fn two_connections_racing_on_one_run_win_each_sequence_number_once() {
+    let scratch = Scratch::new("writers");
+    let path = scratch.file("shared.db");
+    let run = header("shared");
+    let first = SqliteJournal::open(&path, Durability::Normal).expect("open");
+    let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
+    pool.block_on(first.create_run(&run)).expect("create");
+    let second = SqliteJournal::open(&path, Durability::Normal).expect("open again");
+    let barrier = std::sync::Barrier::new(2);
+    let writer = |journal: &SqliteJournal, name: u8| {
+        let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
+        let (mut last, mut won, mut conflicts) = (0, Vec::new(), 0);
+        barrier.wait();
+        for _ in 0..60 {
+            let record = Record { seq: last + 1, bytes: Arc::from(vec![name]) };
+            match pool.block_on(journal.append(&run.run_id, last, &[record])) {
+                Ok(committed) => {
+                    won.push(committed);
+                    last = committed;
+                }
+                Err(JournalError { kind: JournalErrorKind::SequenceConflict { actual, .. }, .. }) => {
+                    conflicts += 1;
+                    last = actual;
+                }
+                Err(other) => panic!("writer {name}: {other:?}"),
+            }
+        }
+        assert!(conflicts < 60, "writer {name} never won");
+        won
+    };
+    let won: Vec<Vec<u64>> = std::thread::scope(|scope| {
+        let a = scope.spawn(|| writer(&first, b'a'));
+        let b = scope.spawn(|| writer(&second, b'b'));
+        vec![a.join().expect("writer a"), b.join().expect("writer b")]
+    });
+    let records = pool.block_on(first.read(&run.run_id, 0, usize::MAX)).expect("read");
+    let total = won[0].len() + won[1].len();
+    assert_eq!(records.len(), total, "every win is a record, and nothing else is");
+    for (writer, seqs) in [b'a', b'b'].iter().zip(&won) {
+        for seq in seqs {
+            assert_eq!(&records[*seq as usize - 1].bytes[..], &[*writer], "seq {seq} is the winner's");
+        }
+    }
+}
+
+/// A batch that fails after some of its records were inserted is rolled back to its savepoint,
+/// and the batches beside it in the transaction still commit.
+#[test]
+fn a_batch_failing_halfway_is_rolled_back_alone() {
+    let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
+    let journal = SqliteJournal::open_in_memory().expect("open");
+    let (edge, plain) = (header("at-the-edge"), header("plain"));
+    let last = i64::MAX as u64 - 1;
+    pool.block_on(async {
+        journal.create_run(&edge).await.expect("create");
+        journal.create_run(&plain).await.expect("create");
+    });
+    journal
+        .connection
+        .lock()
+        .execute("INSERT INTO records (run_id, seq, bytes) VALUES ('at-the-edge', ?1, x'00')", [last as i64])
+        .expect("a record at the edge of SQLite's range");
+    let record = |seq| Record { seq, bytes: Arc::from(&b"r"[..]) };
+    let answers = pool.block_on(journal.append_many(&[
+        AppendBatch {
+            run: edge.run_id.clone(),
+            expected_seq: last,
+            records: vec![record(last + 1), record(last + 2)],
+        },
+        AppendBatch { run: plain.run_id.clone(), expected_seq: 0, records: vec![record(1)] },
+    ]));
+    assert_eq!(answers[0].as_ref().map_err(|e| e.kind), Err(JournalErrorKind::InvalidRecord));
+    assert_eq!(answers[1], Ok(1));
+    let kept: i64 = journal
+        .connection
+        .lock()
+        .query_row("SELECT COUNT(*) FROM records WHERE run_id = 'at-the-edge'", [], |row| row.get(0))
+        .expect("count");
+    assert_eq!(kept, 1, "the first record of the failed batch was rolled back");
+    assert_eq!(pool.block_on(journal.read(&plain.run_id, 0, 10)).expect("read"), vec![record(1)]);
+}
