@@ -111,7 +111,9 @@ impl ToolExecutor for HostExecutor {
             operation_id: context.operation_id.to_string(),
             dispatch_id: context.dispatch_id.to_string(),
             attempt: context.attempt,
-            deadline_unix_ms: context.deadline.map_or(-1, unix_ms),
+            deadline_unix_ms: context
+                .deadline_unix_ms()
+                .map_or(-1, |ms| i64::try_from(ms).unwrap_or(i64::MAX)),
             sender,
             shared: Arc::new(CallShared {
                 cancellation: context.cancellation.clone(),
@@ -138,13 +140,6 @@ impl HostExecutor {
         // SAFETY: the host's function with its own pointer and a token it now owns.
         call_host(|| unsafe { invoke(user_data.0, raw) });
     }
-}
-
-/// Milliseconds since the Unix epoch of a tokio instant (now plus what remains until it).
-fn unix_ms(deadline: tokio::time::Instant) -> i64 {
-    let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
-    let at = std::time::SystemTime::now() + remaining;
-    at.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// The completion token of one tool call attempt. Owned by the host from `invoke` until it is

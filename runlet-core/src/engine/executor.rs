@@ -100,6 +100,12 @@ pub struct CallContext {
 }
 
 impl CallContext {
+    /// The deadline on the wall clock events use (Unix milliseconds), for hosts outside tokio.
+    pub fn deadline_unix_ms(&self) -> Option<u64> {
+        let remaining = self.deadline?.saturating_duration_since(Instant::now());
+        Some(std::time::SystemTime::now().checked_add(remaining).map_or(u64::MAX, super::event::unix_ms))
+    }
+
     /// A context without deadline or trace entries and with a fresh cancellation token.
     pub fn new(
         run_id: RunId,
