@@ -1,6 +1,7 @@
 //! Programs compiled from source and run end to end through the `Runtime`: parallel starts, loop
 //! limits under real concurrency, result order, failures, and the journal a run leaves.
 
+mod cap_properties;
 mod failure;
 mod keyed;
 mod lifecycle;
