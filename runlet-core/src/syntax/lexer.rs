@@ -178,7 +178,8 @@ fn report_escapes(text: &str, span: Span, diagnostics: &mut Sink) {
 
 /// A string holding bidirectional controls can display in another order than its characters run
 /// (CVE-2021-42574, "Trojan Source"), so what a reviewer reads is not what the program does. A
-/// warning with a fix that writes each control as a `\uXXXX` escape: the same string, visible.
+/// warning with a fix that writes each control as a `\u` escape of four hex digits (`\u202E`):
+/// the same string, visible.
 fn report_bidi_controls(text: &str, span: Span, diagnostics: &mut Sink) {
     if text.is_ascii() {
         return;

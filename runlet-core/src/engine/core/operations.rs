@@ -34,7 +34,7 @@ pub(super) struct OperationRecord {
     pub(super) result: Option<(Labelled, String)>,
 }
 
-/// A call waiting for its permits (spec §4.5): what its dispatch needs once they are granted.
+/// What one dispatch of a call needs; kept while the call waits for its permits (spec §4.5).
 #[derive(Debug)]
 pub(super) struct ParkedCall {
     tool: ToolId,
@@ -93,12 +93,12 @@ impl RunCore {
         recover_first: bool,
         operation_generation: u32,
     ) {
+        let call = ParkedCall { tool, arguments, input_digest, recover_first, operation_generation };
         if !self.is_limited(LimitKey::Concurrency) && !self.tools.capped(tool) {
-            return self.dispatch(node, tool, arguments, input_digest, recover_first, operation_generation);
+            return self.dispatch(node, call);
         }
         self.arena.nodes[node].state = NodeState::AwaitingPermits;
-        let parked = ParkedCall { tool, arguments, input_digest, recover_first, operation_generation };
-        self.operations.parked.insert(node, parked);
+        self.operations.parked.insert(node, call);
         self.await_permits(node, tool);
     }
 
@@ -115,22 +115,15 @@ impl RunCore {
         if self.arena.nodes.get(node).is_none_or(|entry| entry.state != NodeState::AwaitingPermits) {
             return;
         }
-        let Some(parked) = self.operations.parked.remove(&node) else { return };
-        let ParkedCall { tool, arguments, input_digest, recover_first, operation_generation } = parked;
-        self.dispatch(node, tool, arguments, input_digest, recover_first, operation_generation);
+        if let Some(call) = self.operations.parked.remove(&node) {
+            self.dispatch(node, call);
+        }
     }
 
     /// Records the next dispatch of `node`'s operation and asks the shell to send it. Every
     /// dispatch counts against `tool_calls` and is measured against `call_input_bytes`.
-    fn dispatch(
-        &mut self,
-        node: NodeIx,
-        tool: ToolId,
-        arguments: List,
-        input_digest: Digest,
-        recover_first: bool,
-        operation_generation: u32,
-    ) {
+    fn dispatch(&mut self, node: NodeIx, call: ParkedCall) {
+        let ParkedCall { tool, arguments, input_digest, recover_first, operation_generation } = call;
         let span = self.program.expr(self.arena.nodes[node].expr).span;
         if !self.count(LimitKey::ToolCalls, span, node) {
             return;
