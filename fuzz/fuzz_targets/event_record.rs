@@ -1,5 +1,5 @@
 //! Fuzzes `checks::event_record` (see `fuzz/checks.rs`); `scripts/test` runs its corpus,
-//! `fuzz/corpus/event_record/`, with bounded mutations on stable Rust.
+//! `fuzz/seeds/event_record/`, with bounded mutations on stable Rust.
 #![no_main]
 
 // Each target uses one of the shared checks.

@@ -1,5 +1,5 @@
 //! Fuzzes `checks::registry` (see `fuzz/checks.rs`); `scripts/test` runs its corpus,
-//! `fuzz/corpus/registry/`, with bounded mutations on stable Rust.
+//! `fuzz/seeds/registry/`, with bounded mutations on stable Rust.
 #![no_main]
 
 // Each target uses one of the shared checks.

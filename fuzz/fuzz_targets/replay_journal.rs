@@ -1,5 +1,5 @@
 //! Fuzzes `checks::replay_journal` (see `fuzz/checks.rs`); `scripts/test` runs its corpus,
-//! `fuzz/corpus/replay_journal/`, with bounded mutations on stable Rust.
+//! `fuzz/seeds/replay_journal/`, with bounded mutations on stable Rust.
 #![no_main]
 
 // Each target uses one of the shared checks.

@@ -1,5 +1,5 @@
 //! Fuzzes `checks::transcript` (see `fuzz/checks.rs`); `scripts/test` runs its corpus,
-//! `fuzz/corpus/transcript/`, with bounded mutations on stable Rust.
+//! `fuzz/seeds/transcript/`, with bounded mutations on stable Rust.
 #![no_main]
 
 // Each target uses one of the shared checks.

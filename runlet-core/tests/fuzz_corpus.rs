@@ -1,9 +1,9 @@
 //! The fuzz targets' checks (`fuzz/checks.rs`) on stable Rust, for a bounded time: every file of
-//! each target's committed corpus (`fuzz/corpus/<target>/`), then a fixed number of seeded
+//! each target's committed seeds (`fuzz/seeds/<target>/`), then a fixed number of seeded
 //! mutations of each (bytes flipped, cut, repeated, spliced). The cargo-fuzz targets search
 //! further; this keeps what they found, and the obvious damage, tested on every run.
 //!
-//! `RUNLET_BLESS=1` writes the generated seeds (journal records of a real run) into the corpora.
+//! `RUNLET_BLESS=1` writes the generated seeds (journal records of a real run) into `fuzz/seeds/`.
 
 #[allow(dead_code)]
 #[path = "../../fuzz/checks.rs"]
@@ -26,7 +26,7 @@ use runlet::value::{List, Value};
 const MUTATIONS: usize = 1_000;
 
 fn corpus_dir(target: &str) -> PathBuf {
-    [env!("CARGO_MANIFEST_DIR"), "..", "fuzz", "corpus", target].iter().collect()
+    [env!("CARGO_MANIFEST_DIR"), "..", "fuzz", "seeds", target].iter().collect()
 }
 
 fn corpus(target: &str) -> Vec<Vec<u8>> {
@@ -132,7 +132,7 @@ fn generated_seeds() -> (Vec<Vec<u8>>, Vec<u8>) {
     (records.iter().map(|r| r.bytes.to_vec()).collect(), framed)
 }
 
-/// With `RUNLET_BLESS=1`, writes the generated seeds into the corpora (records of a run with
+/// With `RUNLET_BLESS=1`, writes the generated seeds into `fuzz/seeds/` (records of a run with
 /// calls in flight together differ in order from run to run, so they are not compared).
 #[test]
 fn generated_seeds_bless_the_corpora() {
