@@ -6,7 +6,7 @@ use crate::analyze::WorkflowIdentity;
 use crate::diag::{Code, codes};
 use crate::engine::OperationId;
 use crate::engine::event::{Event, EventDecodeError};
-use crate::engine::{CallRequest, Effect, Input, Resolution};
+use crate::engine::{CallRequest, Effect, Input, Outcome, Resolution};
 use crate::engine::{LimitKey, Limits};
 use crate::engine::{ReplayError, Resumed, replay};
 use crate::engine::{operation_of, records_after, resume};
@@ -38,6 +38,12 @@ pub enum RecoveryError {
     DecisionRefused { tool: String, class: &'static str, reason: &'static str },
     #[error("RL8403: `{tool}` does not accept the resolved output: {reason}")]
     OutputMismatch { tool: String, reason: String },
+    #[error(
+        "RL7304: run `{run}` was written by runtime {version}, and this runtime ({current}) replays runs written by {oldest} through {current}: resume it with runtime {version}, or cancel it"
+    )]
+    ReplayIncompatible { run: String, version: String, oldest: &'static str, current: &'static str },
+    #[error("RL8404: run `{run}` has ended: {status}")]
+    Ended { run: String, status: &'static str },
 }
 
 impl RecoveryError {
@@ -51,6 +57,8 @@ impl RecoveryError {
             RecoveryError::NotUncertain { .. } => codes::OPERATION_NOT_UNCERTAIN,
             RecoveryError::DecisionRefused { .. } => codes::RECOVERY_DECISION_REFUSED,
             RecoveryError::OutputMismatch { .. } => codes::RESOLVED_OUTPUT_MISMATCH,
+            RecoveryError::ReplayIncompatible { .. } => codes::REPLAY_INCOMPATIBLE,
+            RecoveryError::Ended { .. } => codes::RUN_ENDED,
         }
     }
 }
@@ -158,12 +166,19 @@ impl Runtime {
         header: &RunHeader,
         limits: &Limits,
     ) -> Result<(), RecoveryError> {
+        if !replays(&header.runtime_version) {
+            return Err(RecoveryError::ReplayIncompatible {
+                run: header.run_id.to_string(),
+                version: header.runtime_version.clone(),
+                oldest: REPLAYS_FROM,
+                current: env!("CARGO_PKG_VERSION"),
+            });
+        }
         let identity = program.compiled.identity();
         let pinned = [
             ("the source digest", header.source_digest.clone(), identity.source_digest.to_string()),
             ("the registry digest", header.registry_digest.clone(), identity.registry_digest.to_string()),
             ("language version", header.language_version.to_string(), identity.language_version.to_string()),
-            ("runtime version", header.runtime_version.clone(), env!("CARGO_PKG_VERSION").to_owned()),
             ("the configuration digest", header.config_digest.clone(), config_digest(&self.settings, limits)),
             ("the digest key", header.keyed_digest.clone(), self.digest_key.pinned()),
             ("value encoding version", header.value_encoding_version.to_string(), "1".to_owned()),
@@ -178,7 +193,48 @@ impl Runtime {
     }
 }
 
+/// The oldest runtime version whose journals this one replays: its declared replay
+/// compatibility (spec §5.5) runs from here through its own version. Raised whenever a change
+/// makes a journal of an older version replay differently.
+pub const REPLAYS_FROM: &str = "0.1.0";
+
+/// Whether a run written by runtime `version` replays here: `REPLAYS_FROM` ≤ version ≤ this
+/// runtime's version, comparing `major.minor.patch` numerically.
+fn replays(version: &str) -> bool {
+    let parse = |text: &str| -> Option<[u64; 3]> {
+        let mut parts = text.split('.').map(|part| part.parse::<u64>().ok());
+        let triple = [parts.next()??, parts.next()??, parts.next()??];
+        parts.next().is_none().then_some(triple)
+    };
+    match (parse(REPLAYS_FROM), parse(version), parse(env!("CARGO_PKG_VERSION"))) {
+        (Some(oldest), Some(version), Some(current)) => oldest <= version && version <= current,
+        _ => false,
+    }
+}
+
 impl Recovery<'_> {
+    /// How the run ended, when its journal records its end.
+    pub fn outcome(&self) -> Option<&Outcome> {
+        self.resumed.outcome.as_ref()
+    }
+
+    /// Journals the run's cancellation, as if its host had cancelled it: its calls left
+    /// dispatching are abandoned (their outcome stays what it was), and a resume ends at once.
+    /// Refused for a run that has ended (`RL8404`).
+    pub fn cancel(&mut self) -> Result<(), RecoveryError> {
+        if let Some(outcome) = &self.resumed.outcome {
+            let status = match outcome {
+                Outcome::Succeeded(_) => "it succeeded",
+                Outcome::Failed(_) => "it failed",
+                Outcome::Cancelled => "it was cancelled",
+            };
+            return Err(RecoveryError::Ended { run: self.run_id.to_string(), status });
+        }
+        self.journal(Input::CancelRequested)?;
+        self.resumed.outcome = Some(Outcome::Cancelled);
+        Ok(())
+    }
+
     /// The operations the run left dispatching that no host decision covers yet, in node order.
     /// Empty once the journal records the run's end.
     pub fn uncertain_operations(&self) -> Vec<UncertainOperation> {
