@@ -92,8 +92,8 @@ use crate::analyze::{AnalyzeOptions, CompiledProgram, Inputs, analyze};
 use crate::diag::{Code, Diagnostic, codes};
 use crate::journal::{GroupCommit, Journal, JournalError, MemoryJournal, RunHeader, RunId};
 use crate::observe::{
-    GraphContext, GraphSnapshot, ObserveError, ObserverIndex, ProgramGraph, RunObserver, SnapshotOptions,
-    Subscription, ViewPolicy, snapshot_from_journal,
+    GraphContext, GraphEvent, GraphSnapshot, ObserveError, ObserverIndex, ProgramGraph, RunObserver,
+    SnapshotOptions, Subscription, ViewPolicy, events_from_journal, snapshot_from_journal,
 };
 use crate::registry::Registry;
 use crate::schema::{ExecutionClass, validate};
@@ -333,7 +333,7 @@ impl RuntimeBuilder {
             permits,
             permit_keys,
             pool,
-            run_prefix: format!("run-{started}-{}", std::process::id()),
+            run_prefix: format!("r-{started}-{}", std::process::id()),
             next_run: AtomicU64::new(1),
             id: NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed),
             live: Arc::default(),
@@ -488,6 +488,19 @@ impl Runtime {
     /// ([`RetainedProgram::from_header`]). Blocks like [`Runtime::runs`].
     pub fn run_header(&self, run: &RunId) -> Result<RunHeader, JournalError> {
         self.pool.block_on(self.journal.header(run))
+    }
+
+    /// The events of run `run` of `program` as this runtime's journal records them, in their
+    /// public form under `view` (what a subscription from the start delivers, without
+    /// publication times). Blocks like [`Runtime::journal_snapshot`].
+    pub fn journal_events(
+        &self,
+        program: &Executable,
+        run: &RunId,
+        view: &ViewPolicy,
+    ) -> Result<Vec<GraphEvent>, ObserveError> {
+        let context = program.graph_context(run);
+        self.pool.block_on(events_from_journal(context, self.journal.as_ref(), run, view))
     }
 
     /// Starts a run of `program` with `inputs`, validated against the program's input schemas.

@@ -4,9 +4,11 @@
 use super::{Executable, RunHandle, RunOptions, Runtime, config_digest};
 use crate::analyze::WorkflowIdentity;
 use crate::diag::{Code, codes};
-use crate::engine::OperationId;
+use std::collections::BTreeMap;
+
 use crate::engine::event::{Event, EventDecodeError};
 use crate::engine::{CallRequest, Effect, Input, Outcome, Resolution};
+use crate::engine::{DispatchId, OperationId};
 use crate::engine::{LimitKey, Limits};
 use crate::engine::{ReplayError, Resumed, replay};
 use crate::engine::{operation_of, records_after, resume};
@@ -46,6 +48,16 @@ pub enum RecoveryError {
     Ended { run: String, status: &'static str },
 }
 
+impl UncertainOperation {
+    /// Whether a resume leaves it to the host (spec §5.4): an `at_most_once` or `unsafe` call
+    /// is never sent again on its own, so until a decision is journaled it fails uncertain
+    /// (`RL6109`). Calls of the other classes are sent again, or asked about first
+    /// (`recoverable`), by the resume itself.
+    pub fn needs_decision(&self) -> bool {
+        matches!(self.class, ExecutionClass::AtMostOnce | ExecutionClass::Unsafe)
+    }
+}
+
 impl RecoveryError {
     pub fn code(&self) -> Code {
         match self {
@@ -73,6 +85,10 @@ pub struct UncertainOperation {
     pub class: ExecutionClass,
     /// The operation generation it was dispatched under (0 unless the host authorized one).
     pub generation: u32,
+    /// The id of the dispatch left uncertain (the operation's transport attempt).
+    pub dispatch_id: DispatchId,
+    /// The sequence number of the `CallDispatchPrepared` record of that dispatch.
+    pub prepared_seq: u64,
 }
 
 /// An interrupted run brought up to its journal's end, for host decisions and resumption.
@@ -88,6 +104,8 @@ pub struct Recovery<'r> {
     own_concurrency: Option<u64>,
     workflow: WorkflowIdentity,
     resumed: Resumed,
+    /// The sequence number of each node's last `CallDispatchPrepared` record.
+    prepared: BTreeMap<String, u64>,
 }
 
 impl std::fmt::Debug for Recovery<'_> {
@@ -115,8 +133,17 @@ impl Runtime {
             self.check_pins(program, &header, &limits)?;
             let records = self.journal.read(run_id, 0, usize::MAX).await?;
             let events = records.iter().map(Event::decode_record).collect::<Result<Vec<_>, _>>()?;
-            Ok::<_, RecoveryError>(replay(self.core_for(program, &limits), &events)?)
+            let prepared: BTreeMap<String, u64> = records
+                .iter()
+                .zip(&events)
+                .filter_map(|(record, event)| match event {
+                    Event::CallDispatchPrepared { node, .. } => Some((node.clone(), record.seq)),
+                    _ => None,
+                })
+                .collect();
+            Ok::<_, RecoveryError>((replay(self.core_for(program, &limits), &events)?, prepared))
         })?;
+        let (resumed, prepared) = resumed;
         Ok(Recovery {
             runtime: self,
             program: program.clone(),
@@ -125,6 +152,7 @@ impl Runtime {
             limits,
             workflow: program.compiled.identity().clone(),
             resumed,
+            prepared,
         })
     }
 
@@ -241,12 +269,15 @@ impl Recovery<'_> {
         self.pending()
             .map(|request| {
                 let tool = self.runtime.registry.tool(request.tool);
+                let operation_id = operation_of(&self.workflow, tool, request);
                 UncertainOperation {
-                    operation_id: operation_of(&self.workflow, tool, request),
+                    dispatch_id: operation_id.dispatch_id(request.dispatch_generation),
+                    operation_id,
                     node_id: request.node_id.clone(),
                     tool: tool.name.to_string(),
                     class: tool.execution,
                     generation: request.operation_generation,
+                    prepared_seq: self.prepared.get(&request.node_id).copied().unwrap_or(0),
                 }
             })
             .collect()
