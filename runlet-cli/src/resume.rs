@@ -46,6 +46,7 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
     let events = args.events.as_deref().map(EventsFile::create).transpose()?;
     let journal = OpenJournal::open(&args.journal)?;
     let run = RunId::new(args.run_id.as_str());
+    journal.not_running_elsewhere(&run)?;
     let stored = journal.stored(&run, executor)?;
     let recovery = stored.recovery()?;
     if let Some(outcome) = recovery.outcome() {

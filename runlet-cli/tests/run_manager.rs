@@ -233,6 +233,25 @@ fn sigterm_journals_a_cancellation() {
 }
 
 #[test]
+fn a_running_run_is_listed_as_running_and_cancelled_by_its_owner_on_request() {
+    let setup = Setup::new("running");
+    let child = setup.start(&tools(600_000, 0), "events.jsonl");
+    setup.wait_for("events.jsonl", |event| is(event, "CallDispatchPrepared", "work.step"));
+    let listed = setup.only_run();
+    assert_eq!(listed["status"], "running", "{listed}");
+    let run = listed["run_id"].as_str().expect("a run id").to_owned();
+    let refused = setup.resume(&run, &tools(0, 0), "resumed.jsonl");
+    assert_eq!(failure_code(&refused), "RL7010", "two processes never drive one run");
+    let cancelled = setup.manage(&["cancel", &run, "--format", "json"]);
+    assert_eq!(cancelled.status.code(), Some(0), "{}", stderr(&cancelled));
+    assert_eq!(json(&cancelled)["status"], "cancelled");
+    let output = child.wait_with_output().expect("the run's output");
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(json(&output)["status"], "cancelled", "the owner cancelled its own run");
+    assert_eq!(setup.only_run()["status"], "cancelled");
+}
+
+#[test]
 fn an_interrupted_run_is_cancelled_from_another_process_and_stays_cancelled() {
     let setup = Setup::new("cancel");
     let mut child = setup.start(&tools(600_000, 0), "events.jsonl");

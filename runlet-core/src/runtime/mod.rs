@@ -85,6 +85,7 @@ use crate::engine::{
 use crate::plan::Plan;
 
 mod live;
+mod owner;
 mod recovery;
 mod retain;
 mod runs;
@@ -315,6 +316,11 @@ impl RuntimeBuilder {
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_millis());
+        let owner: Arc<str> = Arc::from(owner::this_process());
+        let live = Arc::<Live>::default();
+        if journal.keeps_owners() {
+            pool.spawn(answer_cancel_requests(Arc::clone(&journal), Arc::clone(&live), Arc::clone(&owner)));
+        }
         let runtime_cap = self.limits.get(LimitKey::Concurrency);
         let permits = Arc::new(Permits::for_registry(&registry, runtime_cap));
         let permit_keys = tool_keys(&registry, runtime_cap.is_some());
@@ -336,12 +342,31 @@ impl RuntimeBuilder {
             run_prefix: format!("r-{started}-{}", std::process::id()),
             next_run: AtomicU64::new(1),
             id: NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed),
-            live: Arc::default(),
+            live,
+            owner,
         })
     }
 }
 
 const DEFAULT_OBSERVER_BUFFER: usize = 1024;
+
+/// How often a runtime asks its journal whether another process asked it to cancel a run.
+const CANCEL_REQUEST_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Cancels the runs of this runtime that another process asked the journal to cancel
+/// (`runlet cancel`), while any run is live; lives as long as the runtime's pool. A journal that
+/// cannot be asked is asked again at the next poll.
+async fn answer_cancel_requests(journal: Arc<dyn Journal>, live: Arc<Live>, owner: Arc<str>) {
+    loop {
+        tokio::time::sleep(CANCEL_REQUEST_POLL).await;
+        if live.runs() == 0 {
+            continue;
+        }
+        if let Ok(requested) = journal.cancel_requests(&owner).await {
+            live.cancel(&requested);
+        }
+    }
+}
 
 /// A compiled program with its plan: immutable, shareable, runnable many times at once.
 #[derive(Debug, Clone)]
@@ -397,6 +422,8 @@ pub struct Runtime {
     id: u64,
     /// The runs and attached tasks that have not ended, for [`Runtime::shutdown`].
     live: Arc<Live>,
+    /// The name this process claims its runs under in the journal ([`owner::this_process`]).
+    owner: Arc<str>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -566,11 +593,11 @@ impl Runtime {
             retained: Some(retained),
         };
         let own_concurrency = options.limits.get(LimitKey::Concurrency);
+        let owner = Arc::clone(&self.owner);
         Ok(self.launch(program, run_id, &limits, own_concurrency, move |env| async move {
-            match env.journal.create_run(&header).await {
-                Ok(()) => drive(core, env, inputs).await,
-                Err(error) => Err(error),
-            }
+            env.journal.create_run(&header).await?;
+            env.journal.claim(&env.run_id, &owner).await?;
+            drive(core, env, inputs).await
         }))
     }
 
@@ -658,7 +685,7 @@ impl Runtime {
         self.observers.insert(&observing);
         let published = self.pool.spawn(publish(committed, observing.clone()));
         let cancel = CancellationToken::new();
-        let live = self.live.add_run(&cancel);
+        let live = self.live.add_run(&run_id, &cancel);
         let env = RunEnvironment {
             run_id: run_id.clone(),
             workflow: Arc::new(program.compiled.identity().clone()),
@@ -676,8 +703,12 @@ impl Runtime {
         let (done, outcome) = oneshot::channel();
         let shared_permits = Arc::clone(&self.permits);
         let ended_run = own_concurrency.map(|_| run_id.clone());
+        let (journal, owner, owned_run) =
+            (Arc::clone(&self.journal), Arc::clone(&self.owner), run_id.clone());
         self.pool.spawn(async move {
             let outcome = run(env).await;
+            // Advisory: a run whose owner stays recorded after its end is listed by its end.
+            let _ = journal.release(&owned_run, &owner).await;
             if let Some(run) = ended_run {
                 shared_permits.end_run(&run);
             }

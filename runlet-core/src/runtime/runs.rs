@@ -1,8 +1,9 @@
 //! The runs of a journal as an operator lists them (INTERFACES.md §4.1): each run's id, program
-//! digest, when it started and last changed, and its status read off its last event. Whether an
-//! unended run needs a host decision takes its program (`Recovery::uncertain_operations`); the
-//! journal alone tells ended runs from unended ones.
+//! digest, when it started and last changed, and its status read off its last event and its
+//! owner. Whether an unended run needs a host decision takes its program
+//! (`Recovery::uncertain_operations`).
 
+use super::owner;
 use crate::engine::event::Event;
 use crate::journal::{Journal, JournalError, JournalErrorKind, RunEntry, RunId};
 
@@ -60,7 +61,8 @@ impl std::fmt::Display for RunStatus {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunSummary {
     pub run_id: RunId,
-    /// From the journal alone: ended, or `Interrupted` ([`RunStatus::after`]).
+    /// From the journal: ended ([`RunStatus::after`]), else `Running` while the process that
+    /// claimed it lives (or lives where this process cannot tell), else `Interrupted`.
     pub status: RunStatus,
     /// The digest of the program's source (`sha256:…`).
     pub program_digest: String,
@@ -96,8 +98,14 @@ async fn summarize(journal: &dyn Journal, entry: RunEntry) -> Result<RunSummary,
     };
     // A last record that does not decode is not an end: the run is left for recovery to judge.
     let last = last.and_then(|record| Event::decode_record(&record).ok());
+    let mut status = RunStatus::after(last.as_ref());
+    if status == RunStatus::Interrupted
+        && entry.owner.as_deref().is_some_and(|owner| owner::is_alive(owner) != Some(false))
+    {
+        status = RunStatus::Running;
+    }
     Ok(RunSummary {
-        status: RunStatus::after(last.as_ref()),
+        status,
         program_digest: header.source_digest,
         started_unix_ms: header.retained.map(|retained| retained.created_unix_ms),
         last_seq: entry.last_seq,
