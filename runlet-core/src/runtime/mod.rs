@@ -31,6 +31,11 @@
 //! ([`Recovery::uncertain_operations`]) and journals decisions about them ([`Recovery::resolve`],
 //! [`Recovery::authorize_fresh_generation`]) before [`Recovery::resume`]. A header that pins
 //! another source, registry, version, configuration or digest key is refused (`RL7301`).
+//! [`Runtime::runs`] lists the journal's runs with their status ([`RunSummary`], [`RunStatus`]:
+//! ended, `running` while the process that claimed it lives, else `interrupted`), and
+//! [`RetainedProgram::from_header`] rebuilds a run from its header alone, for an operator's
+//! process that has nothing but the run id (`runlet resume`); [`Recovery::cancel`] journals the
+//! cancellation of an interrupted run.
 //! [`Runtime::shutdown`] cancels every run not yet ended and waits for their ends and for tasks
 //! attached with [`Runtime::spawn_attached`]. `wait`, `journal_snapshot`, `recovery`, `resume` and
 //! `shutdown` block the calling thread: not for use inside an async task.
