@@ -26,9 +26,10 @@ pub struct Args {
     command: Option<Command>,
     #[command(flatten)]
     journal: Option<JournalArgs>,
-    /// List only the runs with this status.
-    #[arg(long, value_enum)]
-    status: Option<StatusArg>,
+    /// List only the runs with this status (`running`, `interrupted`, `succeeded`, `failed`,
+    /// `cancelled`, `needs_resolution`).
+    #[arg(long, value_parser = parse_status)]
+    status: Option<RunStatus>,
     /// How to print the list.
     #[arg(long, value_enum, default_value_t)]
     format: Format,
@@ -53,28 +54,12 @@ struct ShowArgs {
     format: Format,
 }
 
-/// `--status`: the statuses of INTERFACES.md §4.1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum StatusArg {
-    Running,
-    Interrupted,
-    Succeeded,
-    Failed,
-    Cancelled,
-    NeedsResolution,
-}
-
-impl StatusArg {
-    fn status(self) -> RunStatus {
-        match self {
-            StatusArg::Running => RunStatus::Running,
-            StatusArg::Interrupted => RunStatus::Interrupted,
-            StatusArg::Succeeded => RunStatus::Succeeded,
-            StatusArg::Failed => RunStatus::Failed,
-            StatusArg::Cancelled => RunStatus::Cancelled,
-            StatusArg::NeedsResolution => RunStatus::NeedsResolution,
-        }
-    }
+/// `--status`: one of [`RunStatus::ALL`] by name.
+fn parse_status(text: &str) -> Result<RunStatus, String> {
+    RunStatus::named(text).ok_or_else(|| {
+        let names: Vec<&str> = RunStatus::ALL.iter().map(|status| status.as_str()).collect();
+        format!("`{text}` is not a run status; use one of {}", names.join(", "))
+    })
 }
 
 pub fn run(args: &Args) -> ExitCode {
@@ -95,7 +80,7 @@ fn execute_list(args: &Args) -> Result<ExitCode, Failure> {
     let mut listed = Vec::new();
     for mut summary in summaries {
         summary.status = settled_status(&journal, &summary);
-        if args.status.is_none_or(|wanted| wanted.status() == summary.status) {
+        if args.status.is_none_or(|wanted| wanted == summary.status) {
             listed.push(summary);
         }
     }

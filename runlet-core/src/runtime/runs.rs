@@ -23,6 +23,21 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
+    /// Every status, in the order of INTERFACES.md §4.1.
+    pub const ALL: [RunStatus; 6] = [
+        RunStatus::Running,
+        RunStatus::Interrupted,
+        RunStatus::Succeeded,
+        RunStatus::Failed,
+        RunStatus::Cancelled,
+        RunStatus::NeedsResolution,
+    ];
+
+    /// The status named `name` (`needs_resolution`, …).
+    pub fn named(name: &str) -> Option<RunStatus> {
+        RunStatus::ALL.into_iter().find(|status| status.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",

@@ -27,9 +27,13 @@ impl ToolExecutor for Echo {
 }
 
 fn runtime(registry: Registry, journal: Arc<dyn Journal>) -> Runtime {
+    runtime_with(registry, journal, Arc::new(Echo))
+}
+
+fn runtime_with(registry: Registry, journal: Arc<dyn Journal>, executor: Arc<dyn ToolExecutor>) -> Runtime {
     Runtime::builder()
         .registry(registry)
-        .executor(Arc::new(Echo))
+        .executor(executor)
         .journal(journal)
         .limits(runlet::engine::Limits::new().with(runlet::engine::LimitKey::ToolCalls, 50))
         .digest_key("tenant-1", b"a key both processes share")
@@ -50,6 +54,17 @@ fn inputs() -> Inputs {
 }
 
 const SOURCE: &str = "x = t.echo(big)\ny = t.echo(nested)\nreturn [x, y, blob]\n";
+
+/// A runtime on a fresh memory journal, its compiled program, and a run of it that succeeded.
+fn finished_run() -> (Arc<dyn Journal>, Runtime, runlet::runtime::Executable, RunId) {
+    let journal: Arc<dyn Journal> = Arc::new(MemoryJournal::new());
+    let runtime = runtime(registry(), Arc::clone(&journal));
+    let program = runtime.compile(SOURCE, &inputs()).expect("compiles");
+    let run = runtime.start(&program, &inputs()).expect("starts");
+    let run_id = run.run_id().clone();
+    assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
+    (journal, runtime, program, run_id)
+}
 
 /// A run's header, as a process given only the journal reads it.
 fn header_of(journal: &dyn Journal, run: &RunId) -> RunHeader {
@@ -99,12 +114,7 @@ fn a_run_compiled_again_from_its_header_resumes_under_every_pin() {
 
 #[test]
 fn a_header_without_retained_parts_or_with_damaged_ones_is_refused_with_its_code() {
-    let journal: Arc<dyn Journal> = Arc::new(MemoryJournal::new());
-    let runtime = runtime(registry(), Arc::clone(&journal));
-    let program = runtime.compile(SOURCE, &inputs()).expect("compiles");
-    let run = runtime.start(&program, &inputs()).expect("starts");
-    let run_id = run.run_id().clone();
-    run.wait().expect("journal");
+    let (journal, _runtime, _program, run_id) = finished_run();
     let header = header_of(journal.as_ref(), &run_id);
 
     let old = RunHeader { retained: None, ..header.clone() };
@@ -141,22 +151,10 @@ impl ToolExecutor for Hangs {
 
 #[test]
 fn listings_tell_ended_running_and_interrupted_runs_and_an_interrupted_run_is_cancelled() {
-    let journal: Arc<dyn Journal> = Arc::new(MemoryJournal::new());
-    let runtime = runtime(registry(), Arc::clone(&journal));
-    let program = runtime.compile(SOURCE, &inputs()).expect("compiles");
-    let done = runtime.start(&program, &inputs()).expect("starts");
-    let done_id = done.run_id().clone();
-    done.wait().expect("journal");
+    let (journal, runtime, program, done_id) = finished_run();
 
     // A run left in flight when its runtime goes away, as a crash leaves it.
-    let hanging = Runtime::builder()
-        .registry(registry())
-        .executor(Arc::new(Hangs))
-        .journal(Arc::clone(&journal))
-        .limits(runlet::engine::Limits::new().with(runlet::engine::LimitKey::ToolCalls, 50))
-        .digest_key("tenant-1", b"a key both processes share")
-        .build()
-        .expect("runtime");
+    let hanging = runtime_with(registry(), Arc::clone(&journal), Arc::new(Hangs));
     let mut left =
         hanging.start(&hanging.compile(SOURCE, &inputs()).expect("compiles"), &inputs()).expect("starts");
     let crashed = left.run_id().clone();
@@ -199,12 +197,7 @@ fn listings_tell_ended_running_and_interrupted_runs_and_an_interrupted_run_is_ca
 
 #[test]
 fn a_run_written_by_a_runtime_outside_the_replay_compatibility_is_refused_with_both_versions() {
-    let journal: Arc<dyn Journal> = Arc::new(MemoryJournal::new());
-    let runtime = runtime(registry(), Arc::clone(&journal));
-    let program = runtime.compile(SOURCE, &inputs()).expect("compiles");
-    let done = runtime.start(&program, &inputs()).expect("starts");
-    let done_id = done.run_id().clone();
-    done.wait().expect("journal");
+    let (journal, runtime, program, done_id) = finished_run();
     for (version, accepted) in
         [("0.0.9", false), ("9.0.0", false), ("0.1", false), (env!("CARGO_PKG_VERSION"), true)]
     {
