@@ -29,8 +29,8 @@ pub struct Args {
     /// The tool fixture file that answers the calls the run still makes.
     #[arg(long)]
     tools: PathBuf,
-    /// Write the events this resume appends to the run's journal to this file as they happen
-    /// (`runs show --events` prints them all).
+    /// Write the run's events to this file, all of them from its first, the new ones as they
+    /// happen.
     #[arg(long, value_name = "OUT.jsonl")]
     events: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t)]

@@ -11,7 +11,7 @@ use runlet::diag::codes;
 use runlet::engine::Outcome;
 use runlet::journal::{RunHeader, RunId};
 use runlet::observe::ViewPolicy;
-use runlet::runtime::{Recovery, RunStatus, RunSummary, UncertainOperation, list_runs, run_summary};
+use runlet::runtime::{Recovery, RunListing, RunStatus, UncertainOperation, list_runs, run_listing};
 use serde_json::{Value as Json, json};
 
 use crate::failure::{Failure, Shape};
@@ -113,7 +113,7 @@ fn execute_show(args: &ShowArgs) -> Result<ExitCode, Failure> {
     let journal = OpenJournal::open(&args.journal)?;
     let run = RunId::new(args.run_id.as_str());
     let mut summary =
-        journal.block_on(run_summary(journal.journal.as_ref(), &run)).map_err(journal_failure)?;
+        journal.block_on(run_listing(journal.journal.as_ref(), &run)).map_err(journal_failure)?;
     let stored = journal.inspected(&run)?;
     if args.events {
         let events = stored
@@ -140,7 +140,7 @@ fn execute_show(args: &ShowArgs) -> Result<ExitCode, Failure> {
 /// A run the journal alone calls interrupted needs resolution when its program, rebuilt,
 /// says some of its calls await a host decision. A run that cannot be rebuilt stays as the
 /// journal has it (`runs show` says why).
-fn settled_status(journal: &OpenJournal, summary: &RunSummary) -> RunStatus {
+fn settled_status(journal: &OpenJournal, summary: &RunListing) -> RunStatus {
     if summary.status != RunStatus::Interrupted {
         return summary.status;
     }
@@ -153,7 +153,7 @@ fn settled_status(journal: &OpenJournal, summary: &RunSummary) -> RunStatus {
     }
 }
 
-fn summary_json(summary: &RunSummary) -> Json {
+fn summary_json(summary: &RunListing) -> Json {
     json!({
         "run_id": summary.run_id.as_str(),
         "status": summary.status.as_str(),
@@ -192,7 +192,7 @@ fn header_json(header: &RunHeader) -> Json {
 }
 
 fn show_json(
-    summary: &RunSummary,
+    summary: &RunListing,
     header: &RunHeader,
     recovery: &Recovery<'_>,
     uncertain: &[UncertainOperation],
@@ -217,7 +217,7 @@ fn parsed(text: &str) -> Json {
 }
 
 fn print_show(
-    summary: &RunSummary,
+    summary: &RunListing,
     header: &RunHeader,
     recovery: &Recovery<'_>,
     uncertain: &[UncertainOperation],

@@ -10,7 +10,7 @@ use runlet::diag::codes;
 use runlet::engine::{ToolCall, ToolError, ToolExecutor, ToolOutput};
 use runlet::journal::{Journal, RunHeader, RunId};
 use runlet::registry::RegistryOptions;
-use runlet::runtime::{Executable, Recovery, RetainedProgram, RunOptions, RunStatus, Runtime, run_summary};
+use runlet::runtime::{Executable, Recovery, RetainedProgram, RunOptions, RunStatus, Runtime, run_listing};
 
 use crate::failure::Failure;
 use crate::journal_spec::{DurabilityArg, JournalSpec};
@@ -54,9 +54,9 @@ impl OpenJournal {
         self.reactor.block_on(work)
     }
 
-    /// Where run `run` stands, from the journal alone ([`run_summary`]).
+    /// Where run `run` stands, from the journal alone ([`run_listing`]).
     pub fn status(&self, run: &RunId) -> Result<RunStatus, Failure> {
-        self.block_on(run_summary(self.journal.as_ref(), run))
+        self.block_on(run_listing(self.journal.as_ref(), run))
             .map(|summary| summary.status)
             .map_err(|error| Failure::new(error.code(), error.to_string()))
     }

@@ -205,6 +205,13 @@ fn a_killed_run_with_an_uncertain_mail_is_resolved_and_resumed_without_repeating
     assert_eq!(finished.len(), 6, "every step had finished before the mail");
     assert!(nodes(&again, "CallDispatchPrepared", "work.step").is_empty(), "no finished step is sent again");
     assert_eq!(nodes(&again, "CallDispatchPrepared", "mail.send").len(), 1, "the mail is sent once more");
+    // The resumed run's observer starts where its journal was: its events file holds them all.
+    let written = std::fs::read_to_string(setup.scratch.path("resumed.jsonl")).expect("events");
+    let seqs: Vec<u64> = written
+        .lines()
+        .map(|l| serde_json::from_str::<Json>(l).expect("json")["seq"].as_u64().expect("seq"))
+        .collect();
+    assert_eq!(seqs, (1..=(first.len() + again.len()) as u64).collect::<Vec<_>>());
     assert_eq!(setup.only_run()["status"], "succeeded");
 }
 

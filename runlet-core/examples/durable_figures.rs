@@ -383,7 +383,7 @@ fn resume(rounds: usize, dir: &Path) {
     let run = runtime.start(&program, &Inputs::new()).expect("starts");
     let run_id = run.run_id().clone();
     assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
-    let events = runtime.run_summary(&run_id).expect("summary").last_seq;
+    let events = runtime.run_listing(&run_id).expect("summary").last_seq;
     runtime.shutdown();
     drop(runtime);
     let (mut recover, mut read) = (Vec::new(), Vec::new());

@@ -31,7 +31,7 @@
 //! ([`Recovery::uncertain_operations`]) and journals decisions about them ([`Recovery::resolve`],
 //! [`Recovery::authorize_fresh_generation`]) before [`Recovery::resume`]. A header that pins
 //! another source, registry, version, configuration or digest key is refused (`RL7301`).
-//! [`Runtime::runs`] lists the journal's runs with their status ([`RunSummary`], [`RunStatus`]:
+//! [`Runtime::runs`] lists the journal's runs with their status ([`RunListing`], [`RunStatus`]:
 //! ended, `running` while the process that claimed it lives, else `interrupted`), and
 //! [`RetainedProgram::from_header`] rebuilds a run from its header alone, for an operator's
 //! process that has nothing but the run id (`runlet resume`); [`Recovery::cancel`] journals the
@@ -108,7 +108,7 @@ use live::{Live, LiveEntry};
 pub use recovery::{Recovery, RecoveryError, UncertainOperation};
 use retain::retain;
 pub use retain::{RetainError, RetainedProgram};
-pub use runs::{RunStatus, RunSummary, list_runs, run_summary};
+pub use runs::{RunListing, RunStatus, list_runs, run_listing};
 
 /// Tells runtimes apart, so a program runs only on the runtime that compiled it.
 static NEXT_RUNTIME: AtomicU64 = AtomicU64::new(1);
@@ -505,15 +505,15 @@ impl Runtime {
     }
 
     /// Every run of this runtime's journal, in the order they were created, with its status as
-    /// the journal alone tells it ([`RunSummary`]). Blocks the calling thread; not for use
+    /// the journal alone tells it ([`RunListing`]). Blocks the calling thread; not for use
     /// inside an async task.
-    pub fn runs(&self) -> Result<Vec<RunSummary>, JournalError> {
+    pub fn runs(&self) -> Result<Vec<RunListing>, JournalError> {
         self.pool.block_on(list_runs(self.journal.as_ref()))
     }
 
     /// The summary of run `run` of this runtime's journal. Blocks like [`Runtime::runs`].
-    pub fn run_summary(&self, run: &RunId) -> Result<RunSummary, JournalError> {
-        self.pool.block_on(run_summary(self.journal.as_ref(), run))
+    pub fn run_listing(&self, run: &RunId) -> Result<RunListing, JournalError> {
+        self.pool.block_on(run_listing(self.journal.as_ref(), run))
     }
 
     /// The header of run `run` of this runtime's journal: what it pins and what it retains
@@ -599,7 +599,7 @@ impl Runtime {
         };
         let own_concurrency = options.limits.get(LimitKey::Concurrency);
         let owner = Arc::clone(&self.owner);
-        Ok(self.launch(program, run_id, &limits, own_concurrency, move |env| async move {
+        Ok(self.launch(program, run_id, &limits, own_concurrency, 0, move |env| async move {
             env.journal.create_run(&header).await?;
             env.journal.claim(&env.run_id, &owner).await?;
             drive(core, env, inputs).await
@@ -659,13 +659,16 @@ impl Runtime {
     }
 
     /// Spawns run `run_id` of `program` on the pool with its permits, observer and cancellation:
-    /// `run` drives its core in the environment given to it (starting or resuming the run).
+    /// `run` drives its core in the environment given to it (starting or resuming the run). The
+    /// observer first folds in the `journaled` records the journal holds already (a resume,
+    /// which blocks for it; a start has none and never blocks).
     fn launch<F, R>(
         &self,
         program: &Executable,
         run_id: RunId,
         limits: &Limits,
         own_concurrency: Option<u64>,
+        journaled: u64,
         run: F,
     ) -> RunHandle
     where
@@ -688,6 +691,10 @@ impl Runtime {
             self.observer_buffer,
         );
         self.observers.insert(&observing);
+        if journaled > 0 {
+            // Records that do not fold in leave the graph short of them; recovery read them already.
+            let _ = self.pool.block_on(observing.load_journaled(journaled));
+        }
         let published = self.pool.spawn(publish(committed, observing.clone()));
         let cancel = CancellationToken::new();
         let live = self.live.add_run(&run_id, &cancel);

@@ -347,7 +347,8 @@ impl Recovery<'_> {
     pub fn resume(self) -> RunHandle {
         let Recovery { runtime, program, run_id, limits, own_concurrency, resumed, .. } = self;
         let owner = Arc::clone(&runtime.owner);
-        runtime.launch(&program, run_id, &limits, own_concurrency, move |env| async move {
+        let journaled = resumed.last_seq;
+        runtime.launch(&program, run_id, &limits, own_concurrency, journaled, move |env| async move {
             env.journal.claim(&env.run_id, &owner).await?;
             resume(resumed, env).await
         })

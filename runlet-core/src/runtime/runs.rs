@@ -74,7 +74,7 @@ impl std::fmt::Display for RunStatus {
 
 /// One run of a journal, summarized.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunSummary {
+pub struct RunListing {
     pub run_id: RunId,
     /// From the journal: ended ([`RunStatus::after`]), else `Running` while the process that
     /// claimed it lives (or lives where this process cannot tell), else `Interrupted`.
@@ -89,7 +89,7 @@ pub struct RunSummary {
 }
 
 /// Every run of `journal`, in the order they were created.
-pub async fn list_runs(journal: &dyn Journal) -> Result<Vec<RunSummary>, JournalError> {
+pub async fn list_runs(journal: &dyn Journal) -> Result<Vec<RunListing>, JournalError> {
     let mut summaries = Vec::new();
     for entry in journal.runs().await? {
         summaries.push(summarize(journal, entry).await?);
@@ -98,14 +98,14 @@ pub async fn list_runs(journal: &dyn Journal) -> Result<Vec<RunSummary>, Journal
 }
 
 /// The summary of one run of `journal`.
-pub async fn run_summary(journal: &dyn Journal, run: &RunId) -> Result<RunSummary, JournalError> {
+pub async fn run_listing(journal: &dyn Journal, run: &RunId) -> Result<RunListing, JournalError> {
     let entry = journal.runs().await?.into_iter().find(|entry| entry.run_id == *run).ok_or_else(|| {
         JournalError::new(JournalErrorKind::UnknownRun, format!("run `{run}` is not in this journal"))
     })?;
     summarize(journal, entry).await
 }
 
-async fn summarize(journal: &dyn Journal, entry: RunEntry) -> Result<RunSummary, JournalError> {
+async fn summarize(journal: &dyn Journal, entry: RunEntry) -> Result<RunListing, JournalError> {
     let header = journal.header(&entry.run_id).await?;
     let last = match entry.last_seq {
         0 => None,
@@ -119,7 +119,7 @@ async fn summarize(journal: &dyn Journal, entry: RunEntry) -> Result<RunSummary,
     {
         status = RunStatus::Running;
     }
-    Ok(RunSummary {
+    Ok(RunListing {
         status,
         program_digest: header.source_digest,
         started_unix_ms: header.retained.map(|retained| retained.created_unix_ms),

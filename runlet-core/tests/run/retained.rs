@@ -166,7 +166,7 @@ fn listings_tell_ended_running_and_interrupted_runs_and_an_interrupted_run_is_ca
     drop((left, hanging));
 
     let listed = runtime.runs().expect("runs");
-    let status = |listed: &[runlet::runtime::RunSummary], run: &RunId| {
+    let status = |listed: &[runlet::runtime::RunListing], run: &RunId| {
         listed.iter().find(|s| s.run_id == *run).map(|s| s.status)
     };
     assert_eq!(listed.len(), 2);
@@ -181,12 +181,12 @@ fn listings_tell_ended_running_and_interrupted_runs_and_an_interrupted_run_is_ca
         journal.claim(&crashed, "a process that let it go").await.expect("claim");
         journal.release(&crashed, "a process that let it go").await.expect("release");
     });
-    assert_eq!(runtime.run_summary(&crashed).expect("summary").status, RunStatus::Interrupted);
+    assert_eq!(runtime.run_listing(&crashed).expect("summary").status, RunStatus::Interrupted);
 
     let mut recovery = runtime.recovery(&program, &crashed, RunOptions::default()).expect("recovers");
     recovery.cancel().expect("cancels");
     drop(recovery);
-    assert_eq!(runtime.run_summary(&crashed).expect("summary").status, RunStatus::Cancelled);
+    assert_eq!(runtime.run_listing(&crashed).expect("summary").status, RunStatus::Cancelled);
     let mut again = runtime.recovery(&program, &crashed, RunOptions::default()).expect("recovers");
     let refused = again.cancel().expect_err("an ended run stays as it ended");
     assert!(matches!(refused, RecoveryError::Ended { .. }), "{refused}");
@@ -218,4 +218,38 @@ fn a_run_written_by_a_runtime_outside_the_replay_compatibility_is_refused_with_b
             }
         }
     }
+}
+
+#[test]
+fn a_resumed_run_is_observed_from_its_first_record() {
+    let (journal, runtime, program, _) = finished_run();
+    let hanging = runtime_with(registry(), Arc::clone(&journal), Arc::new(Hangs));
+    let mut left =
+        hanging.start(&hanging.compile(SOURCE, &inputs()).expect("compiles"), &inputs()).expect("starts");
+    let crashed = left.run_id().clone();
+    while let Some((_, event)) = left.events().blocking_recv() {
+        if event.kind() == "CallDispatchPrepared" {
+            break;
+        }
+    }
+    drop((left, hanging));
+    let pool = tokio::runtime::Builder::new_current_thread().build().expect("tokio");
+    pool.block_on(journal.release(&crashed, "nobody")).expect("release");
+
+    let mut resumed = runtime.resume(&program, &crashed).expect("resumes");
+    let (first, _) = resumed.events().blocking_recv().expect("an event");
+    assert_eq!(first, 1, "the handle's events start at the run's first record");
+    let observer = resumed.observer();
+    assert!(matches!(resumed.wait().expect("journal"), Outcome::Succeeded(_)));
+    let view = runlet::observe::ViewPolicy::default();
+    let live = observer.snapshot(&view);
+    assert!(live.integrity_errors.is_empty(), "{:?}", live.integrity_errors);
+    let from_journal = runtime
+        .journal_snapshot(&program, &crashed, &view, &runlet::observe::SnapshotOptions::default())
+        .expect("snapshot");
+    assert_eq!(live.seq, from_journal.seq);
+    let states = |snapshot: &runlet::observe::GraphSnapshot| {
+        snapshot.nodes.iter().map(|node| (node.id.clone(), node.state, node.attempt)).collect::<Vec<_>>()
+    };
+    assert_eq!(states(&live), states(&from_journal), "the live graph holds every node the journal records");
 }
