@@ -21,8 +21,12 @@ use runlet::value::{self, DigestKey, Value};
 /// fit the source.
 pub fn parse(bytes: &[u8]) {
     let Ok(source) = std::str::from_utf8(bytes) else { return };
-    let options =
-        ParseOptions { max_source_bytes: 64 << 10, max_nesting_depth: 64, max_diagnostics: 50, ..ParseOptions::default() };
+    let options = ParseOptions {
+        max_source_bytes: 64 << 10,
+        max_nesting_depth: 64,
+        max_diagnostics: 50,
+        ..ParseOptions::default()
+    };
     let parse = parse_with(source, &options);
     assert!(parse.diagnostics.len() <= options.max_diagnostics + 1);
     fits(source, &parse.diagnostics);
@@ -53,7 +57,9 @@ fn appendix_a() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| {
         let text = include_str!("../examples/appendix-a/registry.json");
-        Registry::from_json_str(text, &RegistryOptions::default()).expect("the example registry loads").registry
+        Registry::from_json_str(text, &RegistryOptions::default())
+            .expect("the example registry loads")
+            .registry
     })
 }
 
@@ -100,7 +106,8 @@ pub fn schema_import(bytes: &[u8]) {
     assert_eq!(loaded.registry.digest(), again.registry.digest(), "the digest is deterministic");
     let registry = loaded.registry;
     let (_, tool) = registry.tools().next().expect("the one tool");
-    let samples = [value::parse_json(text).ok(), Some(Value::Null), Some(Value::Int(1)), Some(Value::from("s"))];
+    let samples =
+        [value::parse_json(text).ok(), Some(Value::Null), Some(Value::Int(1)), Some(Value::from("s"))];
     for sample in samples.into_iter().flatten() {
         let _ = validate(registry.schemas(), tool.output, &sample);
     }
