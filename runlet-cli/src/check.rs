@@ -1,15 +1,18 @@
-//! `runlet check FILE [--registry R.json] [--inputs I.json]`: parses and analyzes the program
-//! against the registry (an empty one without `--registry`) and prints its diagnostics.
+//! `runlet check FILE [--registry R.json] [--inputs I.json] [--limit KEY=N]…`: parses and
+//! analyzes the program against the registry (an empty one without `--registry`), within the
+//! compile-time limits (`parse_nesting`, `operator_chain`, `analysis_work`, `diagnostics`, the
+//! value-size caps), and prints its diagnostics.
 //! Exit 0 without errors (warnings allowed), 1 with errors, 2 on usage or I/O problems
 //! (including a registry or inputs file with errors).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use runlet::analyze::{AnalyzeOptions, analyze};
+use runlet::analyze::analyze;
 
 use crate::failure::{Failure, Shape};
 use crate::files::{FileKind, read_text};
+use crate::limits::parse_limits;
 use crate::registry::{load_inputs, load_registry};
 use crate::report::{Format, print_diagnostics};
 
@@ -24,6 +27,9 @@ pub struct Args {
     /// unless the registry declares them.
     #[arg(long)]
     inputs: Option<PathBuf>,
+    /// One limit as KEY=N (an inclusive maximum); repeat for several.
+    #[arg(long = "limit", value_name = "KEY=N")]
+    limit: Vec<String>,
     /// How to print diagnostics.
     #[arg(long, value_enum, default_value_t)]
     format: Format,
@@ -37,7 +43,8 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
     let file = read_text(&args.file, FileKind::Source)?;
     let registry = load_registry(args.registry.as_deref())?;
     let inputs = load_inputs(args.inputs.as_deref(), &registry)?;
-    let analysis = analyze(&file.text, &registry, &inputs, &AnalyzeOptions::default());
+    let options = parse_limits(&args.limit)?.analyze_options();
+    let analysis = analyze(&file.text, &registry, &inputs, &options);
     print_diagnostics(&file, &analysis.diagnostics, args.format);
     Ok(if analysis.has_errors() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -13,6 +13,7 @@ mod follow;
 mod graph;
 mod heal;
 mod journal_spec;
+mod limits;
 mod output;
 mod registry;
 mod replay;

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use runlet::analyze::WorkflowIdentity;
-use runlet::engine::{Limits, Outcome, RunError, Sampler, SystemSampler, ToolExecutor};
+use runlet::engine::{Outcome, RunError, Sampler, SystemSampler, ToolExecutor};
 use runlet::journal::RunId;
 use runlet::observe::RunObserver;
 use runlet::runtime::Runtime;
@@ -24,6 +24,7 @@ use crate::failure::{Failure, Shape};
 use crate::files::{FileKind, read_text};
 use crate::follow::{Followed, follow};
 use crate::journal_spec::{DurabilityArg, JournalSpec};
+use crate::limits::parse_limits;
 use crate::output::{unwritable, write_file};
 use crate::registry::{load_inputs, load_registry};
 use crate::report::{Format, print_diagnostics, print_run_diagnostics};
@@ -156,12 +157,7 @@ pub fn compile_and_run(
             .insert_assignment(assignment, &registry)
             .map_err(|error| Failure::new(error.code(), format!("`--input {assignment}`: {error}")))?;
     }
-    let mut limits = Limits::new();
-    for assignment in &args.limit {
-        let (key, cap) = Limits::parse_assignment(assignment)
-            .map_err(|error| Failure::new(error.code(), format!("`--limit {assignment}`: {error}")))?;
-        limits = limits.with(key, cap);
-    }
+    let limits = parse_limits(&args.limit)?;
     let journal = JournalSpec::parse(&args.journal)?;
     let events = args.events.as_deref().map(EventsFile::create).transpose()?;
     let mut builder = Runtime::builder()

@@ -102,3 +102,31 @@ fn a_wrong_tool_output_against_deeply_nested_shared_unions_is_one_short_error_wi
     assert!(stdout(&output).len() < 4096, "the report stays small: {} bytes", stdout(&output).len());
     assert!(peak_mib < PEAK_RSS_BOUND_MIB, "`runlet run` peaked at {peak_mib} MiB");
 }
+
+/// The compile-time limits of §10 are limit keys like every other: `check` and `run` take them
+/// with `--limit`, and the diagnostic names the key.
+#[test]
+fn compile_time_limits_are_set_with_limit_and_named_by_their_key() {
+    let scratch = std::env::temp_dir().join(format!("runlet-compile-limits-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("scratch");
+    let source = scratch.join("nested.run");
+    std::fs::write(&source, "x = ((((((1))))))\ny = 1 + 2 + 3 + 4 + 5\nreturn [x, y]\n").expect("write");
+    let source = source.to_string_lossy().into_owned();
+    for (limit, code, key) in [
+        ("parse_nesting=3", "RL4002", "parse_nesting"),
+        ("operator_chain=2", "RL4002", "operator_chain"),
+        ("analysis_work=2", "RL4004", "analysis_work"),
+    ] {
+        let (output, _) = runlet(&["check", &source, "--limit", limit, "--format", "json"]);
+        assert_eq!(output.status.code(), Some(1), "{limit}: {}", stdout(&output));
+        let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+        let first = &report["diagnostics"][0];
+        assert_eq!(first["code"], code, "{limit}: {report}");
+        assert!(first["notes"].to_string().contains(key), "{limit}: the note names `{key}`: {report}");
+    }
+    let (output, _) = runlet(&["check", &source, "--limit", "parse_nesting=30", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    let (output, _) = runlet(&["check", &source, "--limit", "parse_nestin=3", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(2), "an unknown key is a usage error");
+    std::fs::remove_dir_all(&scratch).expect("clean up");
+}

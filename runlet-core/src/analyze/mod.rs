@@ -101,18 +101,23 @@ pub struct AnalyzeOptions {
     pub value_caps: ValueCaps,
 }
 
+impl AnalyzeOptions {
+    /// The bounds a host that sets none gets.
+    pub const DEFAULT: AnalyzeOptions = AnalyzeOptions {
+        parse: ParseOptions::DEFAULT,
+        max_union_variants: 64,
+        max_diagnostics: 100,
+        max_work: 1_000_000,
+        max_candidate_work: 100_000,
+        max_loop_limit: 1024,
+        max_retries: 16,
+        value_caps: ValueCaps::DEFAULT,
+    };
+}
+
 impl Default for AnalyzeOptions {
     fn default() -> Self {
-        AnalyzeOptions {
-            parse: ParseOptions::default(),
-            max_union_variants: 64,
-            max_diagnostics: 100,
-            max_work: 1_000_000,
-            max_candidate_work: 100_000,
-            max_loop_limit: 1024,
-            max_retries: 16,
-            value_caps: ValueCaps::default(),
-        }
+        AnalyzeOptions::DEFAULT
     }
 }
 

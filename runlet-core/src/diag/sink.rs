@@ -8,12 +8,13 @@ pub(crate) struct Sink {
     diagnostics: Vec<Diagnostic>,
     max: usize,
     dropped: bool,
-    /// The host setting that sets `max`, named by the cut-off note.
+    /// The cut-off note: which host setting sets `max`.
     setting: &'static str,
 }
 
 impl Sink {
-    /// A sink keeping at most `max` diagnostics; `setting` names where hosts configure `max`.
+    /// A sink keeping at most `max` diagnostics; `setting` is the note that says where hosts
+    /// configure `max`.
     pub fn new(max: usize, setting: &'static str) -> Self {
         Sink { diagnostics: Vec::new(), max, dropped: false, setting }
     }
@@ -51,7 +52,7 @@ impl Sink {
                     format!("stopped after {} diagnostics", self.max),
                 )
                 .with_help("fix the reported problems and check again")
-                .with_note(format!("the limit is {}", self.setting)),
+                .with_note(self.setting),
             );
         }
         diagnostics

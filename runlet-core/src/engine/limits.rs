@@ -9,7 +9,11 @@ use crate::engine::error::RunError;
 
 /// The value-size caps' defaults, the `value` module's.
 const DEFAULT_CAPS: ValueCaps = ValueCaps::DEFAULT;
-use crate::value::{JsonError, Object, Value, ValueCaps, parse_json, to_presentation_json};
+
+/// The compile-time limits' defaults, the analyzer's.
+const DEFAULT_ANALYSIS: AnalyzeOptions = AnalyzeOptions::DEFAULT;
+use crate::analyze::AnalyzeOptions;
+use crate::value::{JsonError, MAX_DEPTH, Object, Value, ValueCaps, parse_json, to_presentation_json};
 
 /// Declares [`LimitKey`] from one table: each key's variant, its host configuration key, the
 /// code a run crossing it fails with (`None` for a throttle, which only makes calls wait), what
@@ -102,6 +106,19 @@ declare_limits! {
     StringBytes = "string_bytes", Some(codes::STRING_BYTES_LIMIT_EXCEEDED), "bytes in one string", Some(DEFAULT_CAPS.string_bytes);
     /// Entries of one object or map a run builds or receives.
     ObjectEntries = "object_entries", Some(codes::OBJECT_ENTRIES_LIMIT_EXCEEDED), "entries in one object", Some(DEFAULT_CAPS.object_entries);
+    /// The deepest nesting of brackets, blocks and operators a program's source may have; a
+    /// compile-time limit, reported as a diagnostic.
+    ParseNesting = "parse_nesting", Some(codes::NESTING_TOO_DEEP), "levels of nesting in the source", Some(DEFAULT_ANALYSIS.parse.max_nesting_depth as u64);
+    /// The most binary operators the chains of one expression may hold; compile time.
+    OperatorChain = "operator_chain", Some(codes::NESTING_TOO_DEEP), "operators in one chain", Some(DEFAULT_ANALYSIS.parse.max_operator_chain as u64);
+    /// The units of analysis work (expressions lowered, static conversion steps) a program may
+    /// take to check; compile time.
+    AnalysisWork = "analysis_work", Some(codes::ANALYSIS_BUDGET_EXCEEDED), "units of analysis work", Some(DEFAULT_ANALYSIS.max_work);
+    /// The most diagnostics a check reports; the rest are summarized by one note.
+    Diagnostics = "diagnostics", Some(codes::TOO_MANY_DIAGNOSTICS), "diagnostics", Some(DEFAULT_ANALYSIS.max_diagnostics as u64);
+    /// The deepest value a conversion (`as`, a tool's argument) accepts; at most the value
+    /// depth ceiling.
+    ConversionDepth = "conversion_depth", Some(codes::CONVERSION_DEPTH_EXCEEDED), "levels of a converted value", Some(MAX_DEPTH as u64);
 }
 
 impl LimitKey {
@@ -155,6 +172,22 @@ impl Limits {
             string_bytes: cap(LimitKey::StringBytes),
             object_entries: cap(LimitKey::ObjectEntries),
         }
+    }
+
+    /// The options a program is checked under: the compile-time limits (`parse_nesting`,
+    /// `operator_chain`, `analysis_work`, `diagnostics`) and the value-size caps literal folding
+    /// stays within. (`source_bytes` is a run's limit, checked when the run starts.)
+    pub fn analyze_options(&self) -> AnalyzeOptions {
+        let get = |key: LimitKey| self.get(key).unwrap_or(u64::MAX);
+        let narrow = |key: LimitKey| u32::try_from(get(key)).unwrap_or(u32::MAX);
+        let diagnostics = usize::try_from(get(LimitKey::Diagnostics)).unwrap_or(usize::MAX);
+        let mut options = AnalyzeOptions { value_caps: self.value_caps(), ..AnalyzeOptions::DEFAULT };
+        options.parse.max_nesting_depth = narrow(LimitKey::ParseNesting);
+        options.parse.max_operator_chain = narrow(LimitKey::OperatorChain);
+        options.parse.max_diagnostics = diagnostics;
+        options.max_work = get(LimitKey::AnalysisWork);
+        options.max_diagnostics = diagnostics;
+        options
     }
 
     /// These limits with every cap `overrides` sets replacing this one's.
@@ -295,6 +328,21 @@ fn saturating_int(n: u64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compile_time_limits_reach_the_analyzer_and_default_to_its_own() {
+        assert_eq!(Limits::new().analyze_options(), AnalyzeOptions::DEFAULT);
+        let set = Limits::new()
+            .with(LimitKey::ParseNesting, 7)
+            .with(LimitKey::OperatorChain, 8)
+            .with(LimitKey::AnalysisWork, 9)
+            .with(LimitKey::Diagnostics, 10)
+            .with(LimitKey::ListLength, 11)
+            .analyze_options();
+        assert_eq!((set.parse.max_nesting_depth, set.parse.max_operator_chain), (7, 8));
+        assert_eq!((set.max_work, set.max_diagnostics, set.parse.max_diagnostics), (9, 10, 10));
+        assert_eq!(set.value_caps.list_length, 11);
+    }
 
     #[test]
     fn keys_round_trip_through_their_names() {

@@ -94,7 +94,7 @@ mod owner;
 mod recovery;
 mod retain;
 mod runs;
-use crate::analyze::{AnalyzeOptions, CompiledProgram, Inputs, analyze};
+use crate::analyze::{CompiledProgram, Inputs, analyze};
 use crate::diag::{Code, Diagnostic, codes};
 use crate::journal::{GroupCommit, Journal, JournalError, MemoryJournal, RunHeader, RunId};
 use crate::observe::{
@@ -467,7 +467,7 @@ impl Runtime {
     /// Parses and analyzes `source` against this runtime's registry; `inputs` supply the values
     /// whose schemas the registry does not declare. Errors come back as diagnostics.
     pub fn compile(&self, source: &str, inputs: &Inputs) -> Result<Executable, Vec<Diagnostic>> {
-        let options = AnalyzeOptions { value_caps: self.limits.value_caps(), ..AnalyzeOptions::default() };
+        let options = self.limits.analyze_options();
         let analysis = analyze(source, &self.registry, inputs, &options);
         match analysis.hir {
             Some(hir) if !analysis.has_errors() => {

@@ -20,7 +20,7 @@ pub struct Lexed {
 
 /// Lexes `source` (at most `u32::MAX` bytes: [`super::parse_with`] bounds the size first).
 pub fn lex(source: &str) -> Lexed {
-    let mut sink = Sink::new(usize::MAX, "unlimited");
+    let mut sink = Sink::new(usize::MAX, "the lexer reports every diagnostic");
     let (tokens, trivia) = lex_into(source, &mut sink);
     Lexed { tokens, trivia, diagnostics: sink.finish() }
 }

@@ -66,14 +66,19 @@ pub struct ParseOptions {
     pub max_diagnostics: usize,
 }
 
+impl ParseOptions {
+    /// The bounds a host that sets none gets.
+    pub const DEFAULT: ParseOptions = ParseOptions {
+        max_source_bytes: 1 << 20,
+        max_nesting_depth: 128,
+        max_operator_chain: 256,
+        max_diagnostics: 100,
+    };
+}
+
 impl Default for ParseOptions {
     fn default() -> Self {
-        ParseOptions {
-            max_source_bytes: 1 << 20,
-            max_nesting_depth: 128,
-            max_operator_chain: 256,
-            max_diagnostics: 100,
-        }
+        ParseOptions::DEFAULT
     }
 }
 
@@ -119,7 +124,8 @@ pub fn parse_with(source: &str, options: &ParseOptions) -> Parse {
             trivia: Vec::new(),
         };
     }
-    let mut sink = Sink::new(options.max_diagnostics, "`max_diagnostics` in the parse options");
+    let mut sink =
+        Sink::new(options.max_diagnostics, "the limit key is `diagnostics` (`--limit diagnostics=N`)");
     let (tokens, trivia) = lexer::lex_into(source, &mut sink);
     let program = parser::Parser::new(source, &tokens, options, &mut sink).parse_program();
     check::check(&program, &mut sink);

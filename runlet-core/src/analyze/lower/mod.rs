@@ -163,7 +163,7 @@ impl<'a> Lowerer<'a> {
             host_inputs: Vec::new(),
             input_ids: BTreeMap::new(),
             scopes: Scopes::default(),
-            sink: Sink::new(diagnostic_room, "`max_diagnostics` in the analyze options"),
+            sink: Sink::new(diagnostic_room, "the limit key is `diagnostics` (`--limit diagnostics=N`)"),
             current: RegionId(0),
             boundary_depth: 0,
             work: 0,
@@ -189,7 +189,7 @@ impl<'a> Lowerer<'a> {
                 format!("analysis stopped after {} units of work", self.options.max_work),
             )
             .with_help("split the program into smaller programs")
-            .with_note("the limit is `max_work` in the analyze options");
+            .with_note("the limit key is `analysis_work` (`--limit analysis_work=N`)");
             self.sink.push(diagnostic);
         }
         let work = self.work + self.fitter.steps;

@@ -27,10 +27,12 @@ pub(super) struct Budget {
 }
 
 impl Budget {
-    /// Conversions format text within the run's `string_bytes` cap.
+    /// Conversions nest within the run's `conversion_depth` and format text within its
+    /// `string_bytes` cap.
     pub(super) fn conversion_limits(&self) -> ConversionLimits {
         let max_bytes = usize::try_from(self.caps.string_bytes).unwrap_or(usize::MAX);
-        ConversionLimits { max_bytes, ..ConversionLimits::default() }
+        let depth = self.limits.get(LimitKey::ConversionDepth).unwrap_or(u64::MAX);
+        ConversionLimits { max_bytes, max_depth: usize::try_from(depth).unwrap_or(usize::MAX) }
     }
 
     pub(super) fn new(limits: Limits, source_bytes: u64) -> Budget {

@@ -179,7 +179,7 @@ impl<'s> Parser<'s> {
             return true;
         }
         let message = format!("the program nests deeper than {} levels", self.max_depth);
-        self.abort(message, "split deeply nested expressions into named steps", "max_nesting_depth")
+        self.abort(message, "split deeply nested expressions into named steps", "parse_nesting")
     }
 
     fn leave(&mut self, levels: u32) {
@@ -197,20 +197,21 @@ impl<'s> Parser<'s> {
             return true;
         }
         let message = format!("an expression chains more than {} binary operators", self.max_chain);
-        self.abort(message, "name intermediate results, or collect the terms in a list", "max_operator_chain")
+        self.abort(message, "name intermediate results, or collect the terms in a list", "operator_chain")
     }
 
     fn shorten_chain(&mut self, operators: u32) {
         self.chain = self.chain.saturating_sub(operators);
     }
 
-    /// Reports a crossed limit (`RL4002`) once and stops parsing: the cursor jumps to the end.
+    /// Reports a crossed limit (`RL4002`, naming its limit key) once and stops parsing: the
+    /// cursor jumps to the end.
     fn abort(&mut self, message: String, help: &str, option: &str) -> bool {
         let span = self.peek().span;
         self.push(
             Diagnostic::error(codes::NESTING_TOO_DEEP, span, message)
                 .with_help(help)
-                .with_note(format!("the limit is `{option}` in the parse options")),
+                .with_note(format!("the limit key is `{option}` (`--limit {option}=N`)")),
         );
         self.aborted = true;
         self.pos = self.tokens.len() - 1;
