@@ -22,9 +22,11 @@ mod strings;
 mod error;
 
 mod runtime;
+mod sqlite;
 mod view;
 
 mod program;
+mod recovery;
 mod run;
 
 mod executor;
@@ -43,8 +45,10 @@ pub use events::*;
 pub use executor::*;
 pub use journal::*;
 pub use program::*;
+pub use recovery::*;
 pub use run::*;
 pub use runtime::*;
+pub use sqlite::*;
 pub use strings::*;
 pub use version::*;
 pub use view::*;
