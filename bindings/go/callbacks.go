@@ -56,7 +56,7 @@ func runletGoRelease(handle C.uintptr_t) {
 	if ex, ok := h.Value().(*executor); ok {
 		ex.stop()
 	}
-	h.Delete()
+	deleteHandle(h)
 }
 
 func journalOf(handle C.uintptr_t) Journal { return cgo.Handle(handle).Value().(Journal) }

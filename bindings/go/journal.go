@@ -10,7 +10,6 @@ import "C"
 
 import (
 	"errors"
-	"runtime/cgo"
 	"unsafe"
 )
 
@@ -111,6 +110,6 @@ func journalError(err error, lastSeq *C.uint64_t) *C.runlet_error {
 func CheckJournal(j Journal) error {
 	vtable := (*C.runlet_journal_vtable)(C.calloc(1, C.sizeof_runlet_journal_vtable))
 	defer C.free(unsafe.Pointer(vtable))
-	C.runlet_go_fill_journal(vtable, C.uintptr_t(cgo.NewHandle(j)))
+	C.runlet_go_fill_journal(vtable, C.uintptr_t(newHandle(j)))
 	return errorOf(C.runlet_journal_conformance_check(vtable))
 }

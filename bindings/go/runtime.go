@@ -12,7 +12,6 @@ import (
 	"context"
 	"encoding/json"
 	"runtime"
-	"runtime/cgo"
 	"sync"
 	"unsafe"
 )
@@ -102,7 +101,7 @@ func NewRuntime(opts Options) (*Runtime, error) {
 	case Journal:
 		vtable := (*C.runlet_journal_vtable)(C.calloc(1, C.sizeof_runlet_journal_vtable))
 		defer cFree(unsafe.Pointer(vtable))
-		C.runlet_go_fill_journal(vtable, C.uintptr_t(cgo.NewHandle(journal)))
+		C.runlet_go_fill_journal(vtable, C.uintptr_t(newHandle(journal)))
 		c.journal = vtable
 	default:
 		return nil, invalid("Options.Journal is a %T: give nil, runlet.SQLite(path) or a runlet.Journal", journal)
@@ -114,7 +113,7 @@ func NewRuntime(opts Options) (*Runtime, error) {
 	if len(opts.Recover) > 0 {
 		withRecover = 1
 	}
-	C.runlet_go_fill_executor(executor, C.uintptr_t(cgo.NewHandle(tools)), withRecover)
+	C.runlet_go_fill_executor(executor, C.uintptr_t(newHandle(tools)), withRecover)
 	c.executor = executor
 	var ptr *C.runlet_runtime
 	// The executor's and journal's handles are deleted by their drop, which runs on failure too.

@@ -112,7 +112,7 @@ func (ex *executor) start(token *C.runlet_tool_call, answer func(context.Context
 		ctx, cancel = context.WithDeadline(ex.base, call.Deadline)
 	}
 	call.cancel = cancel
-	call.watch = cgo.NewHandle(call)
+	call.watch = newHandle(call)
 	if err := errorOf(C.runlet_go_on_cancel(token, C.uintptr_t(call.watch))); err != nil {
 		call.fail(C.runlet_error_new(C.RUNLET_ERR_INTERNAL, view(err.Error())))
 		return
@@ -242,7 +242,7 @@ func (c *Call) answer(respond func(*C.runlet_tool_call) *C.runlet_error) error {
 	}
 	refused := errorOf(respond(c.token))
 	// The cancellation callback never runs after the completion returned: its handle can go.
-	c.watch.Delete()
+	deleteHandle(c.watch)
 	c.cancel()
 	return refused
 }
