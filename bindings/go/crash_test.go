@@ -45,7 +45,9 @@ func timesTen(seen *[]string) Handler {
 // durable builds a runtime over the SQLite journal at path whose pay.* tools are handled by pay.
 func durable(t testing.TB, path string, pay Handler, recover map[string]RecoverFunc) *Runtime {
 	t.Helper()
-	tools := Tools{"echo.first": func(_ context.Context, call *Call) (any, error) { return json.RawMessage(call.Args[1 : len(call.Args)-1]), nil }}
+	tools := Tools{"echo.first": func(_ context.Context, call *Call) (any, error) {
+		return json.RawMessage(call.Args[1 : len(call.Args)-1]), nil
+	}}
 	for _, name := range []string{"pay.idempotent", "pay.once", "pay.checked", "pay.risky"} {
 		tools[name] = pay
 	}
