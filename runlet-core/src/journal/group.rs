@@ -7,7 +7,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{AppendBatch, Journal, JournalError, JournalErrorKind, Record, RunHeader, RunId, Snapshot};
+use super::{
+    AppendBatch, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot,
+};
 
 /// At most this many batches go to the store in one `append_many`.
 const GROUP_BATCHES: usize = 1024;
@@ -114,6 +116,10 @@ impl Journal for GroupCommit {
 
     async fn store_snapshot(&self, run: &RunId, snapshot: Snapshot) -> Result<(), JournalError> {
         self.inner.store_snapshot(run, snapshot).await
+    }
+
+    async fn runs(&self) -> Result<Vec<RunEntry>, JournalError> {
+        self.inner.runs().await
     }
 
     fn durability(&self) -> Option<&str> {

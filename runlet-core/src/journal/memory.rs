@@ -6,11 +6,17 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 
-use super::{Journal, JournalError, JournalErrorKind, Record, RunHeader, RunId, Snapshot, check_contiguous};
+use super::{
+    Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot, check_contiguous,
+    now_unix_ms,
+};
 
 #[derive(Debug)]
 struct RunLog {
+    /// Its place in the order runs were created.
+    created: u64,
     header: RunHeader,
+    last_append_unix_ms: Option<u64>,
     records: Vec<Record>,
     snapshot: Option<Snapshot>,
 }
@@ -41,10 +47,15 @@ impl Journal for MemoryJournal {
                 format!("run `{}` already exists in this journal", header.run_id),
             ));
         }
-        runs.insert(
-            header.run_id.clone(),
-            RunLog { header: header.clone(), records: Vec::new(), snapshot: None },
-        );
+        let created = runs.len() as u64;
+        let log = RunLog {
+            created,
+            header: header.clone(),
+            last_append_unix_ms: None,
+            records: Vec::new(),
+            snapshot: None,
+        };
+        runs.insert(header.run_id.clone(), log);
         Ok(())
     }
 
@@ -64,6 +75,7 @@ impl Journal for MemoryJournal {
         }
         check_contiguous(expected_seq, records)?;
         log.records.extend_from_slice(records);
+        log.last_append_unix_ms = Some(now_unix_ms());
         Ok(log.records.len() as u64)
     }
 
@@ -98,6 +110,20 @@ impl Journal for MemoryJournal {
 
     fn durability(&self) -> Option<&str> {
         Some("memory")
+    }
+
+    async fn runs(&self) -> Result<Vec<RunEntry>, JournalError> {
+        let runs = self.runs.lock();
+        let mut logs: Vec<_> = runs.values().collect();
+        logs.sort_by_key(|log| log.created);
+        Ok(logs
+            .into_iter()
+            .map(|log| RunEntry {
+                run_id: log.header.run_id.clone(),
+                last_seq: log.records.len() as u64,
+                last_append_unix_ms: log.last_append_unix_ms,
+            })
+            .collect())
     }
 }
 

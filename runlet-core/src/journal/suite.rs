@@ -35,6 +35,7 @@ fn fresh_run(label: &str) -> RunHeader {
         keyed_digest: "hmac-sha256:tenant-7.v1".into(),
         value_encoding_version: 1,
         event_encoding_version: 1,
+        retained: None,
     }
 }
 

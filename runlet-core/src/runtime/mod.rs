@@ -76,7 +76,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::event::Event;
+use crate::engine::event::{Event, unix_ms};
 use crate::engine::{
     Backoff, LimitKey, Limits, Outcome, PermitWaits, Permits, ResourceKey, RetryClassifier, RunCore,
     RunEnvironment, RunPermits, RunSettings, Sampler, SystemSampler, ToolError, ToolExecutor, ToolTable,
@@ -86,18 +86,23 @@ use crate::plan::Plan;
 
 mod live;
 mod recovery;
+mod retain;
+mod runs;
 use crate::analyze::{AnalyzeOptions, CompiledProgram, Inputs, analyze};
 use crate::diag::{Code, Diagnostic, codes};
 use crate::journal::{GroupCommit, Journal, JournalError, MemoryJournal, RunHeader, RunId};
 use crate::observe::{
-    GraphContext, GraphSnapshot, ObserveError, ObserverIndex, ProgramGraph, RunObserver, SnapshotOptions,
-    Subscription, ViewPolicy, snapshot_from_journal,
+    GraphContext, GraphEvent, GraphSnapshot, ObserveError, ObserverIndex, ProgramGraph, RunObserver,
+    SnapshotOptions, Subscription, ViewPolicy, events_from_journal, snapshot_from_journal,
 };
 use crate::registry::Registry;
 use crate::schema::{ExecutionClass, validate};
 use crate::value::{DigestKey, Labelled, List, Value, ValueError, sha256};
 use live::{Live, LiveEntry};
 pub use recovery::{Recovery, RecoveryError, UncertainOperation};
+use retain::retain;
+pub use retain::{RetainError, RetainedProgram};
+pub use runs::{RunStatus, RunSummary, list_runs, run_summary};
 
 /// Tells runtimes apart, so a program runs only on the runtime that compiled it.
 static NEXT_RUNTIME: AtomicU64 = AtomicU64::new(1);
@@ -328,7 +333,7 @@ impl RuntimeBuilder {
             permits,
             permit_keys,
             pool,
-            run_prefix: format!("run-{started}-{}", std::process::id()),
+            run_prefix: format!("r-{started}-{}", std::process::id()),
             next_run: AtomicU64::new(1),
             id: NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed),
             live: Arc::default(),
@@ -343,8 +348,8 @@ const DEFAULT_OBSERVER_BUFFER: usize = 1024;
 pub struct Executable {
     compiled: CompiledProgram,
     plan: Arc<Plan>,
-    /// The size of the source it was compiled from (the `source_bytes` limit).
-    source_bytes: u64,
+    /// The source it was compiled from, which its runs' headers retain.
+    source: Arc<str>,
     /// What observers of its runs need to know about it.
     graph: Arc<ProgramGraph>,
     /// The id of the runtime that compiled it, the only one that runs it.
@@ -442,7 +447,7 @@ impl Runtime {
                     Arc::clone(&plan),
                     Arc::clone(&self.registry),
                 ));
-                Ok(Executable { compiled, plan, source_bytes: source.len() as u64, graph, runtime: self.id })
+                Ok(Executable { compiled, plan, source: Arc::from(source), graph, runtime: self.id })
             }
             _ => Err(analysis.diagnostics),
         }
@@ -465,6 +470,37 @@ impl Runtime {
     ) -> Result<GraphSnapshot, ObserveError> {
         let context = program.graph_context(run);
         self.pool.block_on(snapshot_from_journal(context, self.journal.as_ref(), run, view, options))
+    }
+
+    /// Every run of this runtime's journal, in the order they were created, with its status as
+    /// the journal alone tells it ([`RunSummary`]). Blocks the calling thread; not for use
+    /// inside an async task.
+    pub fn runs(&self) -> Result<Vec<RunSummary>, JournalError> {
+        self.pool.block_on(list_runs(self.journal.as_ref()))
+    }
+
+    /// The summary of run `run` of this runtime's journal. Blocks like [`Runtime::runs`].
+    pub fn run_summary(&self, run: &RunId) -> Result<RunSummary, JournalError> {
+        self.pool.block_on(run_summary(self.journal.as_ref(), run))
+    }
+
+    /// The header of run `run` of this runtime's journal: what it pins and what it retains
+    /// ([`RetainedProgram::from_header`]). Blocks like [`Runtime::runs`].
+    pub fn run_header(&self, run: &RunId) -> Result<RunHeader, JournalError> {
+        self.pool.block_on(self.journal.header(run))
+    }
+
+    /// The events of run `run` of `program` as this runtime's journal records them, in their
+    /// public form under `view` (what a subscription from the start delivers, without
+    /// publication times). Blocks like [`Runtime::journal_snapshot`].
+    pub fn journal_events(
+        &self,
+        program: &Executable,
+        run: &RunId,
+        view: &ViewPolicy,
+    ) -> Result<Vec<GraphEvent>, ObserveError> {
+        let context = program.graph_context(run);
+        self.pool.block_on(events_from_journal(context, self.journal.as_ref(), run, view))
     }
 
     /// Starts a run of `program` with `inputs`, validated against the program's input schemas.
@@ -502,9 +538,20 @@ impl Runtime {
         let limits = self.limits.overridden_by(&options.limits);
         let identity = program.compiled.identity();
         let core = self.core_for(program, &limits);
+        let named: Vec<(&str, &Value)> =
+            hir.inputs.iter().map(|input| input.name.as_str()).zip(&values).collect();
+        let retained = retain(
+            &program.source,
+            &self.registry,
+            &named,
+            &limits,
+            self.journal.durability(),
+            unix_ms(std::time::SystemTime::now()),
+        );
         let inputs = core.labelled_inputs(values);
         let inputs_digest = Labelled::list(inputs.clone())
             .map_or_else(|_| sha256(&Value::Null), |inputs| inputs.digest(&self.digest_key));
+
         let header = RunHeader {
             run_id: run_id.clone(),
             language_version: identity.language_version,
@@ -516,6 +563,7 @@ impl Runtime {
             keyed_digest: self.digest_key.pinned(),
             value_encoding_version: 1,
             event_encoding_version: 1,
+            retained: Some(retained),
         };
         let own_concurrency = options.limits.get(LimitKey::Concurrency);
         Ok(self.launch(program, run_id, &limits, own_concurrency, move |env| async move {
@@ -575,7 +623,7 @@ impl Runtime {
             self.settings.clone(),
             self.digest_key.clone(),
         )
-        .with_limits(limits.clone(), program.source_bytes)
+        .with_limits(limits.clone(), program.source.len() as u64)
     }
 
     /// Spawns run `run_id` of `program` on the pool with its permits, observer and cancellation:

@@ -20,4 +20,12 @@ declare_codes! {
     /// A run header pins another program, registry, runtime version, configuration or
     /// encoding than the runtime asked to resume or recover the run.
     RUN_PIN_MISMATCH = 7301,
+    /// A run header written before headers retained the program, registry and inputs: the
+    /// run cannot be compiled again from its header alone.
+    RUN_NOT_RETAINED = 7302,
+    /// What a run header retains (registry file, inputs, limits) cannot be read back.
+    RUN_RETAINED_UNREADABLE = 7303,
+    /// A run written by a runtime version outside this runtime's declared replay
+    /// compatibility.
+    REPLAY_INCOMPATIBLE = 7304,
 }

@@ -15,8 +15,8 @@ use rusqlite::ffi::ErrorCode;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::{
-    AppendBatch, Journal, JournalError, JournalErrorKind, Record, RunHeader, RunId, Snapshot,
-    check_contiguous,
+    AppendBatch, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot,
+    check_contiguous, now_unix_ms,
 };
 use open::Medium;
 
@@ -204,6 +204,14 @@ fn append_batch(connection: &Connection, batch: &AppendBatch) -> Result<u64, Jou
     for record in records {
         insert.execute(params![run.as_str(), seq_param(record.seq)?, &record.bytes[..]]).map_err(sql)?;
     }
+    let at_ms = i64::try_from(now_unix_ms()).unwrap_or(i64::MAX);
+    connection
+        .prepare_cached(
+            "INSERT INTO appends (run_id, at_ms) VALUES (?1, ?2)
+             ON CONFLICT (run_id) DO UPDATE SET at_ms = excluded.at_ms",
+        )
+        .and_then(|mut upsert| upsert.execute(params![run.as_str(), at_ms]))
+        .map_err(sql)?;
     Ok(expected_seq + records.len() as u64)
 }
 
@@ -382,5 +390,30 @@ impl Journal for SqliteJournal {
 
     fn durability(&self) -> Option<&str> {
         Some(self.durability)
+    }
+
+    async fn runs(&self) -> Result<Vec<RunEntry>, JournalError> {
+        self.with(|connection| {
+            let mut select = connection
+                .prepare_cached(
+                    "SELECT runs.run_id,
+                            COALESCE((SELECT MAX(seq) FROM records WHERE records.run_id = runs.run_id), 0),
+                            appends.at_ms
+                     FROM runs LEFT JOIN appends ON appends.run_id = runs.run_id
+                     ORDER BY runs.rowid",
+                )
+                .map_err(sql)?;
+            let rows = select
+                .query_map([], |row| {
+                    Ok(RunEntry {
+                        run_id: RunId::new(row.get::<_, String>(0)?),
+                        last_seq: row.get::<_, i64>(1)? as u64,
+                        last_append_unix_ms: row.get::<_, Option<i64>>(2)?.map(|at| at as u64),
+                    })
+                })
+                .map_err(sql)?;
+            rows.collect::<Result<Vec<_>, _>>().map_err(sql)
+        })
+        .await
     }
 }
