@@ -731,10 +731,14 @@ void runlet_program_free(struct runlet_program *program);
 /**
  * Lists the operations run `run_id` (of `program`, resumed with `options`; NULL for none) left
  * dispatching that no host decision covers yet, as a JSON array in node order, into a buffer
- * the host frees with `runlet_buf_free`:
- * `[{"operation_id", "node", "tool", "execution", "generation"}, …]` (`execution` is the tool's
- * class, such as `"at_most_once"`; `generation` 0 unless a fresh one was authorized). Empty
- * (`[]`) once the journal records the run's end. Errors as for `runlet_run_resume`. Blocks
+ * the host frees with `runlet_buf_free`: `[{"operation_id", "node", "tool", "class",
+ * "dispatch_id", "prepared_seq", "generation", "needs_decision"}, …]` — the entries of
+ * `runlet runs show`, with the tool's execution `class` (such as `"at_most_once"`), the
+ * uncertain dispatch and the sequence number of its `CallDispatchPrepared`, the operation
+ * generation (0 unless a fresh one was authorized), and whether a resume leaves it to the host
+ * (`at_most_once` and `unsafe`: until decided, the resumed run fails with `RL6109`; the other
+ * classes are redispatched or recovered by the resume). Empty (`[]`) once the journal records
+ * the run's end. Errors as for `runlet_run_resume`. Blocks
  * while the journal is read; refused from a callback.
  *
  * Thread-safety: any thread but a callback's; the run must not be running elsewhere.
@@ -798,17 +802,16 @@ struct runlet_error *runlet_run_authorize_fresh_generation(const struct runlet_r
                                                            struct runlet_buf *out);
 
 /**
- * The graph of run `run_id` of `program` as the runtime's journal records it (the JSON of
- * `runlet_run_snapshot_json`, without publication times), for a run no handle of this process
- * follows: another process's, an interrupted or a finished one. Redacted under the runtime's
- * `view` policy; into a buffer the host frees with `runlet_buf_free` (zeroed on failure).
- * `RUNLET_ERR_JOURNAL_UNKNOWN_RUN` for an unknown run. Blocks while the journal is read;
- * refused from a callback.
+ * Journals the cancellation of run `run_id`, which no process is running (an interrupted run,
+ * or one whose worker is gone), as `runlet cancel` does: its calls left dispatching are
+ * abandoned and a resume ends at once, cancelled. A run that has ended is refused (`RL8404`,
+ * `RUNLET_ERR_INVALID_ARGUMENT`). To cancel a run this process is running use
+ * `runlet_run_cancel`. Blocks; refused from a callback.
  */
-struct runlet_error *runlet_run_journal_snapshot_json(const struct runlet_runtime *runtime,
-                                                      const struct runlet_program *program,
-                                                      struct runlet_str run_id,
-                                                      struct runlet_buf *out);
+struct runlet_error *runlet_run_cancel_interrupted(const struct runlet_runtime *runtime,
+                                                   const struct runlet_program *program,
+                                                   struct runlet_str run_id,
+                                                   const struct runlet_run_options *options);
 
 /**
  * Starts a run of `program` with `input_json` (a JSON object of host input values, or empty for
@@ -909,6 +912,33 @@ struct runlet_error *runlet_run_snapshot_json(const struct runlet_run *run, stru
  * and the listener may still see it until it ends.
  */
 void runlet_run_free(struct runlet_run *run);
+
+/**
+ * Lists the runs of the runtime's journal in the order they were created, as
+ * `runlet runs --format json` prints them: `{"runs": [{"run_id", "status", "program_digest",
+ * "started_ms", "last_seq", "last_event_ms"}, …]}`, into a buffer the host frees with
+ * `runlet_buf_free` (zeroed on failure). `status` is what the journal alone tells: `running`,
+ * `interrupted`, `succeeded`, `failed` or `cancelled`; whether an interrupted run needs a host
+ * decision takes its program (`runlet_run_uncertain_json`). `started_ms` and `last_event_ms`
+ * (Unix milliseconds) are `null` where the journal does not keep them. The in-memory and
+ * SQLite journals list their runs; a host journal vtable cannot, and gives `RUNLET_ERR_JOURNAL`.
+ * Blocks while the journal is read; refused from a callback.
+ */
+struct runlet_error *runlet_runtime_runs_json(const struct runlet_runtime *runtime,
+                                              struct runlet_buf *out);
+
+/**
+ * The graph of run `run_id` of `program` as the runtime's journal records it (the JSON of
+ * `runlet_run_snapshot_json`, without publication times), for a run no handle of this process
+ * follows: another process's, an interrupted or a finished one. Redacted under the runtime's
+ * `view` policy; into a buffer the host frees with `runlet_buf_free` (zeroed on failure).
+ * `RUNLET_ERR_JOURNAL_UNKNOWN_RUN` for an unknown run. Blocks while the journal is read;
+ * refused from a callback.
+ */
+struct runlet_error *runlet_run_journal_snapshot_json(const struct runlet_runtime *runtime,
+                                                      const struct runlet_program *program,
+                                                      struct runlet_str run_id,
+                                                      struct runlet_buf *out);
 
 /**
  * The tool's registry name, such as `crm.customer`. Borrowed until the token is consumed.

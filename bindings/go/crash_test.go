@@ -102,7 +102,7 @@ func crashedIn(t *testing.T, tool string) (string, string) {
 		t.Fatalf("the worker was not killed mid-call: %v\n%s", err, out.String())
 	}
 	runID := strings.TrimSpace(strings.SplitN(out.String(), "\n", 2)[0])
-	if !strings.HasPrefix(runID, "run-") {
+	if !strings.HasPrefix(runID, "r-") {
 		t.Fatalf("the worker said %q", out.String())
 	}
 	return path, runID
@@ -128,7 +128,7 @@ func TestAnIdempotentCallIsRedispatchedAfterACrash(t *testing.T) {
 	rt := durable(t, path, timesTen(&seen), nil)
 	prog := compile(t, rt, crashSource("pay.idempotent"))
 	// Listed as left dispatching, but an idempotent call needs no decision to be redispatched.
-	if ops, err := rt.Uncertain(prog, runID); err != nil || len(ops) != 1 || ops[0].Execution != "idempotent" {
+	if ops, err := rt.Uncertain(prog, runID); err != nil || len(ops) != 1 || ops[0].Class != "idempotent" || ops[0].NeedsDecision {
 		t.Fatalf("uncertain: %+v %v", ops, err)
 	}
 	if value, err := resumed(t, rt, prog, runID); err != nil || value != "[1,10]" {
@@ -152,7 +152,7 @@ func TestAnAtMostOnceCallWaitsForTheHostsDecision(t *testing.T) {
 	rt := durable(t, path, timesTen(&seen), nil)
 	prog := compile(t, rt, crashSource("pay.once"))
 	ops, err := rt.Uncertain(prog, runID)
-	if err != nil || len(ops) != 1 || ops[0].Tool != "pay.once" || ops[0].Execution != "at_most_once" {
+	if err != nil || len(ops) != 1 || ops[0].Tool != "pay.once" || ops[0].Class != "at_most_once" || !ops[0].NeedsDecision {
 		t.Fatalf("uncertain: %+v %v", ops, err)
 	}
 	if err := rt.ResolveApplied(prog, runID, ops[0].OperationID, "seven"); !errors.Is(err, ErrInvalidArgument) {
@@ -163,6 +163,9 @@ func TestAnAtMostOnceCallWaitsForTheHostsDecision(t *testing.T) {
 	}
 	if value, err := resumed(t, rt, prog, runID); err != nil || value != "[1,7]" || len(seen) != 0 {
 		t.Fatalf("resumed: %s %v after %d dispatches", value, err, len(seen))
+	}
+	if runs, err := rt.Runs(); err != nil || len(runs) != 1 || runs[0].RunID != runID || runs[0].Status != "succeeded" {
+		t.Fatalf("runs: %+v %v", runs, err)
 	}
 
 	path, runID = crashedIn(t, "pay.once")
@@ -207,6 +210,25 @@ func TestAnUnsafeCallRunsAgainUnderAFreshGeneration(t *testing.T) {
 	}
 	if _, err := resumed(t, rt, prog, runID); err == nil || !strings.Contains(err.Error(), "CARD_DECLINED") {
 		t.Fatalf("resolved failed: %v", err)
+	}
+}
+
+func TestAnInterruptedRunIsCancelledFromTheJournal(t *testing.T) {
+	path, runID := crashedIn(t, "pay.once")
+	var seen []string
+	rt := durable(t, path, timesTen(&seen), nil)
+	prog := compile(t, rt, crashSource("pay.once"))
+	if runs, err := rt.Runs(); err != nil || len(runs) != 1 || runs[0].Status != "interrupted" || runs[0].StartedMs == nil {
+		t.Fatalf("runs: %+v %v", runs, err)
+	}
+	if err := rt.CancelInterrupted(prog, runID); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.CancelInterrupted(prog, runID); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("a second cancel: %v", err)
+	}
+	if _, err := resumed(t, rt, prog, runID); !errors.Is(err, ErrCancelled) {
+		t.Fatalf("resumed: %v", err)
 	}
 }
 

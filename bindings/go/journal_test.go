@@ -153,6 +153,10 @@ func TestAGoJournalBacksRuns(t *testing.T) {
 		t.Fatalf("journal snapshot: %v", err)
 	}
 
+	if _, err := rt.Runs(); !errors.Is(err, ErrJournal) {
+		t.Fatalf("a Go journal listed its runs: %v", err)
+	}
+
 	failing := newTestRuntime(t, nil, Options{Journal: failingJournal{newMemJournal()}})
 	_, err = runToEnd(t, failing, compile(t, failing, "return echo.value(1)\n"), nil)
 	if !errors.Is(err, ErrJournal) {

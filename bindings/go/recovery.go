@@ -9,13 +9,18 @@ import "C"
 
 import "encoding/json"
 
-// UncertainOperation is a call an interrupted run left dispatching, awaiting a decision.
+// UncertainOperation is a call an interrupted run left dispatching.
 type UncertainOperation struct {
 	OperationID string `json:"operation_id"`
 	Node        string `json:"node"`
 	Tool        string `json:"tool"`
-	Execution   string `json:"execution"` // the tool's class, such as "at_most_once"
+	Class       string `json:"class"` // the tool's execution class, such as "at_most_once"
+	DispatchID  string `json:"dispatch_id"`
+	PreparedSeq uint64 `json:"prepared_seq"` // of its CallDispatchPrepared event
 	Generation  uint32 `json:"generation"`
+	// NeedsDecision: a resume leaves it to the host (at_most_once and unsafe tools); until
+	// decided the resumed run fails with RL6109. Other classes are redispatched or recovered.
+	NeedsDecision bool `json:"needs_decision"`
 }
 
 // Uncertain lists the operations run runID of prog left uncertain, in node order; none once the
@@ -74,6 +79,43 @@ func (rt *Runtime) AuthorizeFreshGeneration(prog *Program, runID, operationID st
 		return err
 	})
 	return fresh, err
+}
+
+// CancelInterrupted journals the cancellation of run runID, which no process is running: its
+// calls left dispatching are abandoned and a resume ends at once, cancelled. A run that has
+// ended is refused (ErrInvalidArgument, RL8404). Run.Cancel cancels a run of this process.
+func (rt *Runtime) CancelInterrupted(prog *Program, runID string) error {
+	return rt.with(prog, func(r *C.runlet_runtime, p *C.runlet_program) error {
+		return errorOf(C.runlet_run_cancel_interrupted(r, p, view(runID), nil))
+	})
+}
+
+// RunSummary is one run of a journal as Runtime.Runs lists it.
+type RunSummary struct {
+	RunID         string `json:"run_id"`
+	Status        string `json:"status"` // running, interrupted, succeeded, failed or cancelled
+	ProgramDigest string `json:"program_digest"`
+	StartedMs     *int64 `json:"started_ms"`    // Unix milliseconds, where the journal keeps it
+	LastSeq       uint64 `json:"last_seq"`      // of its last event
+	LastEventMs   *int64 `json:"last_event_ms"` // Unix milliseconds, where the journal keeps it
+}
+
+// Runs lists the runs of the runtime's journal in the order they were created, with the status
+// the journal alone tells (Uncertain tells whether an interrupted one needs a decision). The
+// in-memory and SQLite journals list their runs; a Go Journal cannot (ErrJournal). Blocks while
+// the journal is read.
+func (rt *Runtime) Runs() ([]RunSummary, error) {
+	var listed struct {
+		Runs []RunSummary `json:"runs"`
+	}
+	err := rt.with(nil, func(r *C.runlet_runtime, _ *C.runlet_program) error {
+		var buf C.runlet_buf
+		if err := errorOf(C.runlet_runtime_runs_json(r, &buf)); err != nil {
+			return err
+		}
+		return json.Unmarshal(takeBuf(buf), &listed)
+	})
+	return listed.Runs, err
 }
 
 // JournalSnapshot is the graph of run runID of prog as the journal records it (the JSON of

@@ -42,7 +42,7 @@ func TestARunSucceedsWithItsEventsInOrder(t *testing.T) {
 	if kinds[0] != "RunCreated" || kinds[len(kinds)-1] != "RunSucceeded" {
 		t.Fatalf("kinds %v", kinds)
 	}
-	if !strings.HasPrefix(run.ID(), "run-") {
+	if !strings.HasPrefix(run.ID(), "r-") {
 		t.Fatalf("run id %q", run.ID())
 	}
 }

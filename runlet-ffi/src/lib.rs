@@ -28,6 +28,7 @@ mod view;
 mod program;
 mod recovery;
 mod run;
+mod stored;
 
 mod executor;
 
@@ -49,6 +50,7 @@ pub use recovery::*;
 pub use run::*;
 pub use runtime::*;
 pub use sqlite::*;
+pub use stored::*;
 pub use strings::*;
 pub use version::*;
 pub use view::*;

@@ -1,14 +1,13 @@
-//! Runs by id from the runtime's journal: host decisions about an interrupted run (spec §5.4),
-//! each one call wrapping the core's `Runtime::recovery` — list the operations left uncertain,
-//! resolve one (applied with an output, not applied, failed with an error), authorize a fresh
-//! generation, each decision journaled — and the run's graph as the journal records it.
+//! Host decisions about an interrupted run (spec §5.4), each one call wrapping the core's
+//! `Runtime::recovery`: list the operations left uncertain, resolve one (applied with an output,
+//! not applied, failed with an error), authorize a fresh generation, or cancel the run; each
+//! decision journaled.
 
 use std::str::FromStr;
 
 use runlet::diag::codes;
 use runlet::engine::{OperationId, Resolution};
 use runlet::journal::RunId;
-use runlet::observe::SnapshotOptions;
 use runlet::runtime::{Recovery, RecoveryError, RunOptions};
 use runlet::value::parse_json;
 
@@ -19,13 +18,14 @@ use crate::error::{
 use crate::handle::borrow;
 use crate::program::runlet_program;
 use crate::reentrancy::refuse_blocking;
-use crate::run::{graph_json, read_run_options, runlet_run_options};
+use crate::run::{read_run_options, runlet_run_options};
 use crate::runtime::runlet_runtime;
 use crate::strings::{runlet_buf, runlet_str};
 
 /// The C error for a run that could not be recovered or a decision the core refused: unknown
 /// runs and journal failures keep their journal codes; a header pinning another program,
-/// configuration or digest key is `RUNLET_ERR_VERSION_MISMATCH`; a refused decision
+/// configuration or digest key, or written by a runtime this one cannot replay, is
+/// `RUNLET_ERR_VERSION_MISMATCH`; a refused decision (or one about a run that has ended)
 /// `RUNLET_ERR_INVALID_ARGUMENT`. The message carries the core's `RLnnnn` code.
 pub(crate) fn recovery_error(error: &RecoveryError) -> Error {
     let code = match error {
@@ -33,11 +33,14 @@ pub(crate) fn recovery_error(error: &RecoveryError) -> Error {
             RUNLET_ERR_JOURNAL_UNKNOWN_RUN
         }
         RecoveryError::Journal(_) | RecoveryError::Decode(_) | RecoveryError::Replay(_) => RUNLET_ERR_JOURNAL,
-        RecoveryError::PinMismatch { .. } => RUNLET_ERR_VERSION_MISMATCH,
+        RecoveryError::PinMismatch { .. } | RecoveryError::ReplayIncompatible { .. } => {
+            RUNLET_ERR_VERSION_MISMATCH
+        }
         RecoveryError::ForeignProgram
         | RecoveryError::NotUncertain { .. }
         | RecoveryError::DecisionRefused { .. }
-        | RecoveryError::OutputMismatch { .. } => RUNLET_ERR_INVALID_ARGUMENT,
+        | RecoveryError::OutputMismatch { .. }
+        | RecoveryError::Ended { .. } => RUNLET_ERR_INVALID_ARGUMENT,
     };
     Error::new(code, error.to_string())
 }
@@ -91,10 +94,14 @@ pub(crate) unsafe fn buffer_out<'a>(out: *mut runlet_buf) -> Result<&'a mut runl
 
 /// Lists the operations run `run_id` (of `program`, resumed with `options`; NULL for none) left
 /// dispatching that no host decision covers yet, as a JSON array in node order, into a buffer
-/// the host frees with `runlet_buf_free`:
-/// `[{"operation_id", "node", "tool", "execution", "generation"}, …]` (`execution` is the tool's
-/// class, such as `"at_most_once"`; `generation` 0 unless a fresh one was authorized). Empty
-/// (`[]`) once the journal records the run's end. Errors as for `runlet_run_resume`. Blocks
+/// the host frees with `runlet_buf_free`: `[{"operation_id", "node", "tool", "class",
+/// "dispatch_id", "prepared_seq", "generation", "needs_decision"}, …]` — the entries of
+/// `runlet runs show`, with the tool's execution `class` (such as `"at_most_once"`), the
+/// uncertain dispatch and the sequence number of its `CallDispatchPrepared`, the operation
+/// generation (0 unless a fresh one was authorized), and whether a resume leaves it to the host
+/// (`at_most_once` and `unsafe`: until decided, the resumed run fails with `RL6109`; the other
+/// classes are redispatched or recovered by the resume). Empty (`[]`) once the journal records
+/// the run's end. Errors as for `runlet_run_resume`. Blocks
 /// while the journal is read; refused from a callback.
 ///
 /// Thread-safety: any thread but a callback's; the run must not be running elsewhere.
@@ -120,8 +127,11 @@ pub unsafe extern "C" fn runlet_run_uncertain_json(
                             "operation_id": op.operation_id.to_string(),
                             "node": op.node_id,
                             "tool": op.tool,
-                            "execution": op.class.as_str(),
+                            "class": op.class.as_str(),
+                            "dispatch_id": op.dispatch_id.to_string(),
+                            "prepared_seq": op.prepared_seq,
                             "generation": op.generation,
+                            "needs_decision": op.needs_decision(),
                         })
                     })
                     .collect();
@@ -246,37 +256,24 @@ pub unsafe extern "C" fn runlet_run_authorize_fresh_generation(
     })
 }
 
-/// The graph of run `run_id` of `program` as the runtime's journal records it (the JSON of
-/// `runlet_run_snapshot_json`, without publication times), for a run no handle of this process
-/// follows: another process's, an interrupted or a finished one. Redacted under the runtime's
-/// `view` policy; into a buffer the host frees with `runlet_buf_free` (zeroed on failure).
-/// `RUNLET_ERR_JOURNAL_UNKNOWN_RUN` for an unknown run. Blocks while the journal is read;
-/// refused from a callback.
+/// Journals the cancellation of run `run_id`, which no process is running (an interrupted run,
+/// or one whose worker is gone), as `runlet cancel` does: its calls left dispatching are
+/// abandoned and a resume ends at once, cancelled. A run that has ended is refused (`RL8404`,
+/// `RUNLET_ERR_INVALID_ARGUMENT`). To cancel a run this process is running use
+/// `runlet_run_cancel`. Blocks; refused from a callback.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn runlet_run_journal_snapshot_json(
+pub unsafe extern "C" fn runlet_run_cancel_interrupted(
     runtime: *const runlet_runtime,
     program: *const runlet_program,
     run_id: runlet_str,
-    out: *mut runlet_buf,
+    options: *const runlet_run_options,
 ) -> *mut runlet_error {
     ffi_boundary!(Result<(), Error>, {
-        // SAFETY: the caller passes a writable buffer or NULL, live handles and a valid view.
-        let (out, runtime, program, run_id) =
-            unsafe { (buffer_out(out)?, borrow(runtime)?, borrow(program)?, run_id.to_str("run_id")?) };
-        refuse_blocking("runlet_run_journal_snapshot_json")?;
-        let instance = runtime.instance();
-        let snapshot = instance
-            .engine()
-            .journal_snapshot(program.executable(), &RunId::new(run_id), instance.view(), &SnapshotOptions::default())
-            .map_err(|error| {
-                let code = if error.code() == codes::JOURNAL_UNKNOWN_RUN {
-                    RUNLET_ERR_JOURNAL_UNKNOWN_RUN
-                } else {
-                    RUNLET_ERR_JOURNAL
-                };
-                Error::new(code, format!("the run's journal could not be read: {error}"))
-            })?;
-        *out = runlet_buf::from_vec(graph_json(&snapshot)?);
-        Ok(())
+        // SAFETY: the caller passes live handles and valid views.
+        unsafe {
+            with_recovery(runtime, program, run_id, options, |recovery| {
+                recovery.cancel().map_err(|e| recovery_error(&e))
+            })
+        }
     })
 }

@@ -136,16 +136,46 @@ static char *crash_in(const char *path, const char *tool) {
   return str_dup(str_of(id));
 }
 
+/* The status `runlet_runtime_runs_json` gives run `run_id` (static storage). */
+static const char *status_of(runlet_runtime *runtime, const char *run_id) {
+  static char status[32];
+  runlet_buf buf = {NULL, 0};
+  CHECK_OK(runlet_runtime_runs_json(runtime, &buf));
+  char *listed = str_dup((runlet_str){(const char *)buf.ptr, buf.len});
+  runlet_buf_free(buf);
+  CHECK(strncmp(listed, "{\"runs\":[", 9) == 0);
+  char key[300];
+  snprintf(key, sizeof key, "\"run_id\":\"%s\"", run_id);
+  char *found = strstr(listed, key);
+  CHECK(found != NULL);
+  char *entry = found;
+  while (*entry != '{') entry--; /* the run's object */
+  char *end = strchr(found, '}');
+  *end = '\0';
+  char *field = strstr(entry, "\"status\":\"");
+  CHECK(field != NULL);
+  field += strlen("\"status\":\"");
+  size_t len = strcspn(field, "\"");
+  CHECK(len < sizeof status);
+  memcpy(status, field, len);
+  status[len] = '\0';
+  CHECK(strstr(entry, "\"program_digest\":\"sha256:") != NULL);
+  free(listed);
+  return status;
+}
+
 /* The `operation_id` of the only uncertain operation listed, checking its tool and class. */
 static char *the_uncertain(runlet_runtime *runtime, runlet_program *program, const char *run_id, const char *tool,
                            const char *execution) {
+  /* Still running as far as the journal knows: no process owns it, so it is interrupted. */
+  CHECK(strcmp(status_of(runtime, run_id), "interrupted") == 0);
   runlet_buf buf = {NULL, 0};
   CHECK_OK(runlet_run_uncertain_json(runtime, program, str_of(run_id), NULL, &buf));
   runlet_str listed = {(const char *)buf.ptr, buf.len};
   char expect[96];
   snprintf(expect, sizeof expect, "\"tool\":\"%s\"", tool);
   CHECK(str_contains(listed, expect));
-  snprintf(expect, sizeof expect, "\"execution\":\"%s\"", execution);
+  snprintf(expect, sizeof expect, "\"class\":\"%s\"", execution);
   CHECK(str_contains(listed, expect));
   CHECK(str_contains(listed, "\"generation\":0"));
   char *text = str_dup(listed);
@@ -275,7 +305,8 @@ static void an_at_most_once_call_stays_uncertain_until_resolved(void) {
   CHECK(atomic_load(&dispatches) == 0); /* neither call is dispatched again */
   free(outcome);
 
-  /* Finished: nothing is uncertain, and the journal's graph shows the run's end. */
+  /* Finished: listed as succeeded, nothing is uncertain, and the journal's graph shows its end. */
+  CHECK(strcmp(status_of(runtime, run_id), "succeeded") == 0);
   runlet_buf buf = {NULL, 0};
   CHECK_OK(runlet_run_uncertain_json(runtime, program, str_of(run_id), NULL, &buf));
   CHECK(buf.len == 2 && memcmp(buf.ptr, "[]", 2) == 0);
@@ -298,6 +329,7 @@ static void an_at_most_once_call_stays_uncertain_until_resolved(void) {
   program = compile(runtime, source_for("pay.once"));
   outcome = resume_outcome(runtime, program, run_id);
   CHECK(strstr(outcome, "RL6109") != NULL);
+  CHECK(strcmp(status_of(runtime, run_id), "failed") == 0);
   free(outcome), free(run_id);
   runlet_program_free(program);
   runlet_runtime_free(runtime);
@@ -393,7 +425,31 @@ static void a_recoverable_call_asks_the_executors_recover(void) {
   runlet_program *program = compile(runtime, source_for("pay.checked"));
   outcome = resume_outcome(runtime, program, run_id);
   CHECK(strstr(outcome, "RL6109") != NULL);
+  CHECK(strcmp(status_of(runtime, run_id), "failed") == 0);
   free(outcome), free(run_id);
+  runlet_program_free(program);
+  runlet_runtime_free(runtime);
+  remove_journal(path);
+}
+
+static void an_interrupted_run_is_cancelled_from_the_journal(void) {
+  /* The resume of a run cancelled while interrupted ends at once, cancelled; a second cancel is
+   * refused. */
+  char *path = fresh_journal();
+  char *run_id = crash_in(path, "pay.once");
+  runlet_runtime *runtime = durable_runtime(path, 0);
+  runlet_program *program = compile(runtime, source_for("pay.once"));
+  CHECK_OK(runlet_run_cancel_interrupted(runtime, program, str_of(run_id), NULL));
+  CHECK(strcmp(status_of(runtime, run_id), "cancelled") == 0);
+  runlet_error *err = runlet_run_cancel_interrupted(runtime, program, str_of(run_id), NULL);
+  CHECK(runlet_error_code(err) == RUNLET_ERR_INVALID_ARGUMENT && str_contains(runlet_error_message(err), "RL8404"));
+  runlet_error_free(err);
+  runlet_run *run = NULL;
+  CHECK_OK(runlet_run_resume(runtime, program, str_of(run_id), NULL, &run));
+  CHECK_OK(runlet_run_wait(run, -1));
+  CHECK(runlet_run_status(run) == RUNLET_RUN_CANCELLED);
+  runlet_run_free(run);
+  free(run_id);
   runlet_program_free(program);
   runlet_runtime_free(runtime);
   remove_journal(path);
@@ -440,6 +496,7 @@ int main(void) {
   an_at_most_once_call_stays_uncertain_until_resolved();
   an_unsafe_call_runs_again_only_under_a_fresh_generation();
   a_recoverable_call_asks_the_executors_recover();
+  an_interrupted_run_is_cancelled_from_the_journal();
   recovery_answers_are_refused_for_dispatches();
   puts("recovery: ok");
   return 0;
