@@ -282,6 +282,10 @@ typedef struct runlet_journal_record {
  *   records the journal does not have.
  * - `drop` (optional): called exactly once after the last callback, also when registration
  *   fails.
+ * - `runs` (optional; added in the second version of the struct, whose size
+ *   `RUNLET_JOURNAL_VTABLE_INIT` sets — the first version's size is still accepted): pushes one
+ *   item per run in the order the runs were created, `seq` its last sequence number and the
+ *   bytes its id, for `runlet_runtime_runs_json`. Without it the journal cannot list its runs.
  *
  * Unknown runs fail with `RUNLET_ERR_JOURNAL_UNKNOWN_RUN`. Set `struct_size` and `abi_major`
  * with `RUNLET_JOURNAL_VTABLE_INIT`.
@@ -316,6 +320,7 @@ typedef struct runlet_journal_vtable {
                                          uint64_t upto_seq,
                                          struct runlet_bytes bytes);
   void (*drop)(void *user_data);
+  struct runlet_error *(*runs)(void *user_data, struct runlet_journal_sink *sink);
 } runlet_journal_vtable;
 
 /**

@@ -151,3 +151,26 @@ func runletGoStoreSnapshot(handle C.uintptr_t, runID C.runlet_str, upto C.uint64
 	snapshot := Snapshot{UptoSeq: uint64(upto), Bytes: goBytes(bytes)}
 	return journalError(journalOf(handle).StoreSnapshot(goString(runID), snapshot), nil)
 }
+
+//export runletGoRuns
+func runletGoRuns(handle C.uintptr_t, sink *C.runlet_journal_sink) (failure *C.runlet_error) {
+	defer func() {
+		if r := recover(); r != nil {
+			failure = panicked("journal", r)
+		}
+	}()
+	lister, ok := journalOf(handle).(RunLister)
+	if !ok {
+		return C.runlet_error_new(C.RUNLET_ERR_JOURNAL, view("this Go journal cannot list its runs: it implements no runlet.RunLister"))
+	}
+	entries, err := lister.Runs()
+	if err != nil {
+		return journalError(err, nil)
+	}
+	for _, entry := range entries {
+		if failure := C.runlet_journal_sink_push(sink, C.uint64_t(entry.LastSeq), bytesView([]byte(entry.RunID))); failure != nil {
+			return failure
+		}
+	}
+	return nil
+}

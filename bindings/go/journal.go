@@ -37,6 +37,18 @@ type Journal interface {
 	StoreSnapshot(runID string, snapshot Snapshot) error
 }
 
+// RunLister is a Journal that can list its runs, for Runtime.Runs.
+type RunLister interface {
+	// Runs returns every run in the order they were created, with its last sequence number.
+	Runs() ([]RunEntry, error)
+}
+
+// RunEntry is one run a RunLister lists.
+type RunEntry struct {
+	RunID   string
+	LastSeq uint64
+}
+
 // Record is one journal entry: its sequence number and opaque bytes.
 type Record struct {
 	Seq   uint64

@@ -17,6 +17,7 @@ type memJournal struct {
 	headers      map[string][]byte
 	records      map[string][]Record
 	snapshots    map[string]Snapshot
+	order        []string
 	skipConflict bool // a broken journal the suite must catch
 	appends      int
 }
@@ -32,6 +33,7 @@ func (j *memJournal) CreateRun(runID string, header []byte) error {
 		return ErrRunExists
 	}
 	j.headers[runID] = append([]byte(nil), header...)
+	j.order = append(j.order, runID)
 	return nil
 }
 
@@ -125,6 +127,35 @@ func TestTheGoJournalPassesTheSharedSuite(t *testing.T) {
 	}
 }
 
+// Runs lists the runs in the order they were created.
+func (j *memJournal) Runs() ([]RunEntry, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	entries := make([]RunEntry, 0, len(j.order))
+	for _, id := range j.order {
+		entries = append(entries, RunEntry{RunID: id, LastSeq: uint64(len(j.records[id]))})
+	}
+	return entries, nil
+}
+
+// unlistedJournal hides memJournal's Runs.
+type unlistedJournal struct{ journal *memJournal }
+
+func (u unlistedJournal) CreateRun(id string, h []byte) error { return u.journal.CreateRun(id, h) }
+func (u unlistedJournal) Header(id string) ([]byte, error)    { return u.journal.Header(id) }
+func (u unlistedJournal) LoadSnapshot(id string) (*Snapshot, error) {
+	return u.journal.LoadSnapshot(id)
+}
+func (u unlistedJournal) StoreSnapshot(id string, s Snapshot) error {
+	return u.journal.StoreSnapshot(id, s)
+}
+func (u unlistedJournal) Append(id string, expected uint64, r []Record) (uint64, error) {
+	return u.journal.Append(id, expected, r)
+}
+func (u unlistedJournal) Read(id string, after uint64, limit int) ([]Record, error) {
+	return u.journal.Read(id, after, limit)
+}
+
 type failingJournal struct{ *memJournal }
 
 func (failingJournal) Append(string, uint64, []Record) (uint64, error) {
@@ -153,8 +184,14 @@ func TestAGoJournalBacksRuns(t *testing.T) {
 		t.Fatalf("journal snapshot: %v", err)
 	}
 
-	if _, err := rt.Runs(); !errors.Is(err, ErrJournal) {
-		t.Fatalf("a Go journal listed its runs: %v", err)
+	runs, err := rt.Runs()
+	if err != nil || len(runs) != 1 || runs[0].RunID != run.ID() || runs[0].Status != "succeeded" ||
+		runs[0].LastSeq != uint64(stored) || runs[0].LastEventMs != nil {
+		t.Fatalf("runs: %+v %v", runs, err)
+	}
+	unlisted := newTestRuntime(t, nil, Options{Journal: unlistedJournal{journal}})
+	if _, err := unlisted.Runs(); !errors.Is(err, ErrJournal) {
+		t.Fatalf("a journal without Runs listed its runs: %v", err)
 	}
 
 	failing := newTestRuntime(t, nil, Options{Journal: failingJournal{newMemJournal()}})

@@ -102,8 +102,8 @@ type RunSummary struct {
 
 // Runs lists the runs of the runtime's journal in the order they were created, with the status
 // the journal alone tells (Uncertain tells whether an interrupted one needs a decision). The
-// in-memory and SQLite journals list their runs; a Go Journal cannot (ErrJournal). Blocks while
-// the journal is read.
+// in-memory and SQLite journals list their runs, and a Go Journal that is a RunLister;
+// another gives ErrJournal. Blocks while the journal is read.
 func (rt *Runtime) Runs() ([]RunSummary, error) {
 	var listed struct {
 		Runs []RunSummary `json:"runs"`

@@ -42,6 +42,10 @@ static runlet_error *store_snapshot(void *user_data, runlet_str run_id, uint64_t
   return runletGoStoreSnapshot((uintptr_t)user_data, run_id, upto_seq, bytes);
 }
 
+static runlet_error *runs(void *user_data, runlet_journal_sink *sink) {
+  return runletGoRuns((uintptr_t)user_data, sink);
+}
+
 void runlet_go_fill_journal(runlet_journal_vtable *vtable, uintptr_t handle) {
   vtable->struct_size = sizeof *vtable;
   vtable->abi_major = RUNLET_JOURNAL_ABI_MAJOR;
@@ -54,4 +58,5 @@ void runlet_go_fill_journal(runlet_journal_vtable *vtable, uintptr_t handle) {
   vtable->load_snapshot = load_snapshot;
   vtable->store_snapshot = store_snapshot;
   vtable->drop = release;
+  vtable->runs = runs;
 }
