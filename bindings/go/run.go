@@ -1,6 +1,7 @@
 // The Run: one goroutine per run pulls its events from C (runlet_run_next_event) into the Events
-// channel without ever blocking on a reader, and on the last one records the outcome that Wait
-// returns; a watcher cancels the run when Start's context is done.
+// channel, waiting for a slow reader (librunlet's bounded queue then drops events behind it, with
+// a marker, so the run is never blocked); another waits in C for the run's end and records the
+// outcome Wait returns; a watcher cancels the run when Start's context is done.
 
 package runlet
 
@@ -10,7 +11,6 @@ import "C"
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"runtime"
 	"sync"
 )
@@ -23,8 +23,9 @@ type Run struct {
 	ptr     *C.runlet_run
 	cleanup runtime.Cleanup
 	events  chan Event
-	done    chan struct{}
-	closed  chan struct{}
+	done    chan struct{} // the outcome is recorded
+	closed  chan struct{} // Close was called: the pump stops delivering
+	pumped  chan struct{} // the pump no longer uses ptr
 	result  *Result
 	err     error
 }
@@ -37,7 +38,8 @@ type Result struct {
 // Event is one committed event of a run (INTERFACES.md §4): its sequence number, kind (such as
 // "RunCreated", "NodeSucceeded"), the node, tool and operation it is about, and the whole event
 // as JSON, redacted under the runtime's view policy. Kind "EventsDropped" stands for events a
-// slow reader missed: its payload has "first_seq" and "dropped"; re-read them from the journal.
+// slow reader missed: its Seq and the payload's "first_seq" are the first of them, "dropped" how
+// many; re-read them from the journal.
 type Event struct {
 	Seq       uint64
 	Kind      string
@@ -55,9 +57,11 @@ func launch(ctx context.Context, rt *Runtime, ptr *C.runlet_run) *Run {
 		events: make(chan Event, rt.events),
 		done:   make(chan struct{}),
 		closed: make(chan struct{}),
+		pumped: make(chan struct{}),
 	}
 	r.cleanup = runtime.AddCleanup(r, func(p *C.runlet_run) { C.runlet_run_free(p) }, ptr)
 	go r.pump(ptr)
+	go r.await(ptr)
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -68,64 +72,31 @@ func launch(ctx context.Context, rt *Runtime, ptr *C.runlet_run) *Run {
 	return r
 }
 
-// pump forwards the run's events to r.events until the run ends, then records its outcome. It
-// owns ptr until r.done is closed: Close waits for that before freeing it.
+// await records how the run ended once it has.
+func (r *Run) await(ptr *C.runlet_run) {
+	r.result, r.err = outcome(ptr)
+	r.err = r.rt.tools.explain(r.id, r.err)
+	close(r.done)
+}
+
+// pump forwards the run's events to r.events, after its last closes the channel; it stops early
+// when the Run is closed. A reader that falls behind holds the pump up, and librunlet's queue
+// drops what it cannot hold; an event is made into JSON only when the pump takes it.
 func (r *Run) pump(ptr *C.runlet_run) {
-	var pending missed
+	defer close(r.pumped)
+	defer close(r.events)
 	for {
 		var owned *C.runlet_event_owned
-		if err := errorOf(C.runlet_run_next_event(ptr, -1, &owned)); err != nil {
-			r.err = err
-			break
-		}
-		if owned == nil {
-			break
+		if errorOf(C.runlet_run_next_event(ptr, -1, &owned)) != nil || owned == nil {
+			return
 		}
 		event := eventOf(C.runlet_event_owned_get(owned))
 		C.runlet_event_owned_free(owned)
-		pending = r.offer(pending, event)
-	}
-	if r.err == nil {
-		r.result, r.err = outcome(ptr)
-	}
-	r.err = r.rt.tools.explain(r.id, r.err)
-	close(r.done)
-	if pending.count > 0 {
 		select {
-		case r.events <- pending.marker():
+		case r.events <- event:
 		case <-r.closed:
+			return
 		}
-	}
-	close(r.events)
-}
-
-// missed counts events a full channel did not take since the last one it did.
-type missed struct {
-	first, count uint64
-}
-
-func (m missed) marker() Event {
-	payload := fmt.Sprintf(`{"seq":%d,"kind":"EventsDropped","dropped":%d,"first_seq":%d}`, m.first, m.count, m.first)
-	return Event{Seq: m.first, Kind: "EventsDropped", Payload: json.RawMessage(payload)}
-}
-
-// offer hands event to the reader if the channel has room (after the marker of what it missed);
-// it never blocks.
-func (r *Run) offer(pending missed, event Event) missed {
-	room := cap(r.events) - len(r.events)
-	if pending.count > 0 {
-		if room < 2 {
-			pending.count++
-			return pending
-		}
-		r.events <- pending.marker()
-		pending = missed{}
-	}
-	select {
-	case r.events <- event:
-		return pending
-	default:
-		return missed{first: event.Seq, count: 1}
 	}
 }
 
@@ -171,7 +142,7 @@ func (r *Run) Wait(ctx context.Context) (*Result, error) {
 }
 
 // Events delivers every event of the run from sequence 1, in order, and is closed after the
-// last. A reader that falls behind by more than the runtime's EventBuffer gets an
+// last. A reader that falls behind by more than about twice the runtime's EventBuffer gets an
 // "EventsDropped" marker in place of what it missed; the run is never blocked.
 func (r *Run) Events() <-chan Event { return r.events }
 
@@ -203,8 +174,8 @@ func (r *Run) Snapshot() (json.RawMessage, error) {
 	return json.RawMessage(takeBuf(buf)), nil
 }
 
-// Close cancels the run if it has not ended, waits for its end and frees it. Idempotent. An
-// unread Events channel is closed.
+// Close cancels the run if it has not ended, waits for its end and frees it. Idempotent. The
+// Events channel is closed, undelivered events dropped.
 func (r *Run) Close() error {
 	r.Cancel()
 	<-r.done
@@ -212,6 +183,7 @@ func (r *Run) Close() error {
 	defer r.mu.Unlock()
 	if r.ptr != nil {
 		close(r.closed)
+		<-r.pumped
 		r.cleanup.Stop()
 		C.runlet_run_free(r.ptr)
 		r.ptr = nil

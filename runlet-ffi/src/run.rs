@@ -170,8 +170,9 @@ async fn forward(handle: RunHandle, state: Arc<RunState>, consumers: Consumers) 
         // A failure to read the journal back while catching up ends the stream early; the run's
         // outcome still comes.
         while let Some(Ok(public)) = events.next().await {
-            let owned = Arc::new(OwnedEvent::published(&state.run_id, &public));
-            if let Some(listener) = listener.as_ref().filter(|l| l.wants(u32::from(public.kind_number))) {
+            let kind = u32::from(public.kind_number);
+            let owned = Arc::new(OwnedEvent::published(&state.run_id, public));
+            if let Some(listener) = listener.as_ref().filter(|l| l.wants(kind)) {
                 listener.queue().push(Arc::clone(&owned));
             }
             if let Some(pull) = &state.pull {
