@@ -34,8 +34,9 @@ type Options struct {
 	DigestKey *DigestKey
 	// WorkerThreads is the size of the runtime's thread pool; 0 for one per core.
 	WorkerThreads int
-	// EventBuffer is how many events of a run wait for a reader of Run.Events before the
-	// dropped-events marker replaces them; 0 for 1024.
+	// EventBuffer is how many events of a run wait for a reader of Run.Events, in librunlet's
+	// queue and again in the channel, before the dropped-events marker replaces the rest; 0 for
+	// 1024.
 	EventBuffer int
 }
 

@@ -21,7 +21,8 @@ import (
 
 // Handler runs one call of a tool. Its result is encoded with encoding/json (a json.RawMessage
 // passes through); a *ToolError fails the call with the tool's own code, any other error with
-// HOST_ERROR (not retryable), and Wait's error then wraps it. ctx is cancelled when Runlet
+// HOST_ERROR (not retryable; its details hold "go_error", the binding's id for the error), and
+// Wait's error then wraps it. ctx is cancelled when Runlet
 // cancels the call; the call is acknowledged as cancelled at once, and what the handler returns
 // afterwards is ignored.
 type Handler func(ctx context.Context, call *Call) (any, error)
@@ -109,6 +110,7 @@ func (ex *executor) start(token *C.runlet_tool_call, answer func(context.Context
 	call := callOf(token)
 	ctx, cancel := context.WithCancel(ex.base)
 	if !call.Deadline.IsZero() {
+		cancel()
 		ctx, cancel = context.WithDeadline(ex.base, call.Deadline)
 	}
 	call.cancel = cancel

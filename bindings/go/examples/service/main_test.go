@@ -43,10 +43,19 @@ func TestTheServiceRunsProgramsAndShowsTheirGraphs(t *testing.T) {
 	if graph.StatusCode != http.StatusOK || !strings.Contains(string(body), `"weather.now"`) {
 		t.Fatalf("graph %d: %s", graph.StatusCode, body)
 	}
-	if missing, _ := http.Get(server.URL + "/graph/weather/run-unknown"); missing.StatusCode != http.StatusNotFound {
+	missing, err := http.Get(server.URL + "/graph/weather/r-unknown")
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing.Body.Close()
+	if missing.StatusCode != http.StatusNotFound {
 		t.Fatalf("an unknown run gives %d", missing.StatusCode)
 	}
-	bad, _ := http.Post(server.URL+"/run/weather", "application/json", strings.NewReader(`{"cities": 3}`))
+	bad, err := http.Post(server.URL+"/run/weather", "application/json", strings.NewReader(`{"cities": 3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.Body.Close()
 	if bad.StatusCode != http.StatusBadRequest {
 		t.Fatalf("bad inputs give %d", bad.StatusCode)
 	}
