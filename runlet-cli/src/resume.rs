@@ -29,8 +29,8 @@ pub struct Args {
     /// The tool fixture file that answers the calls the run still makes.
     #[arg(long)]
     tools: PathBuf,
-    /// Write the events this resume appends to the run's journal to this file as they happen
-    /// (`runs show --events` prints them all).
+    /// Write the run's events to this file, all of them from its first, the new ones as they
+    /// happen.
     #[arg(long, value_name = "OUT.jsonl")]
     events: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t)]
@@ -46,6 +46,7 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
     let events = args.events.as_deref().map(EventsFile::create).transpose()?;
     let journal = OpenJournal::open(&args.journal)?;
     let run = RunId::new(args.run_id.as_str());
+    journal.not_running_elsewhere(&run)?;
     let stored = journal.stored(&run, executor)?;
     let recovery = stored.recovery()?;
     if let Some(outcome) = recovery.outcome() {

@@ -11,7 +11,7 @@ use runlet::diag::codes;
 use runlet::engine::Outcome;
 use runlet::journal::{RunHeader, RunId};
 use runlet::observe::ViewPolicy;
-use runlet::runtime::{Recovery, RunStatus, RunSummary, UncertainOperation, list_runs, run_summary};
+use runlet::runtime::{Recovery, RunListing, RunStatus, UncertainOperation, list_runs, run_listing};
 use serde_json::{Value as Json, json};
 
 use crate::failure::{Failure, Shape};
@@ -26,9 +26,10 @@ pub struct Args {
     command: Option<Command>,
     #[command(flatten)]
     journal: Option<JournalArgs>,
-    /// List only the runs with this status.
-    #[arg(long, value_enum)]
-    status: Option<StatusArg>,
+    /// List only the runs with this status (`running`, `interrupted`, `succeeded`, `failed`,
+    /// `cancelled`, `needs_resolution`).
+    #[arg(long, value_parser = parse_status)]
+    status: Option<RunStatus>,
     /// How to print the list.
     #[arg(long, value_enum, default_value_t)]
     format: Format,
@@ -53,28 +54,12 @@ struct ShowArgs {
     format: Format,
 }
 
-/// `--status`: the statuses of INTERFACES.md §4.1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum StatusArg {
-    Running,
-    Interrupted,
-    Succeeded,
-    Failed,
-    Cancelled,
-    NeedsResolution,
-}
-
-impl StatusArg {
-    fn status(self) -> RunStatus {
-        match self {
-            StatusArg::Running => RunStatus::Running,
-            StatusArg::Interrupted => RunStatus::Interrupted,
-            StatusArg::Succeeded => RunStatus::Succeeded,
-            StatusArg::Failed => RunStatus::Failed,
-            StatusArg::Cancelled => RunStatus::Cancelled,
-            StatusArg::NeedsResolution => RunStatus::NeedsResolution,
-        }
-    }
+/// `--status`: one of [`RunStatus::ALL`] by name.
+fn parse_status(text: &str) -> Result<RunStatus, String> {
+    RunStatus::named(text).ok_or_else(|| {
+        let names: Vec<&str> = RunStatus::ALL.iter().map(|status| status.as_str()).collect();
+        format!("`{text}` is not a run status; use one of {}", names.join(", "))
+    })
 }
 
 pub fn run(args: &Args) -> ExitCode {
@@ -95,7 +80,7 @@ fn execute_list(args: &Args) -> Result<ExitCode, Failure> {
     let mut listed = Vec::new();
     for mut summary in summaries {
         summary.status = settled_status(&journal, &summary);
-        if args.status.is_none_or(|wanted| wanted.status() == summary.status) {
+        if args.status.is_none_or(|wanted| wanted == summary.status) {
             listed.push(summary);
         }
     }
@@ -128,7 +113,7 @@ fn execute_show(args: &ShowArgs) -> Result<ExitCode, Failure> {
     let journal = OpenJournal::open(&args.journal)?;
     let run = RunId::new(args.run_id.as_str());
     let mut summary =
-        journal.block_on(run_summary(journal.journal.as_ref(), &run)).map_err(journal_failure)?;
+        journal.block_on(run_listing(journal.journal.as_ref(), &run)).map_err(journal_failure)?;
     let stored = journal.inspected(&run)?;
     if args.events {
         let events = stored
@@ -155,7 +140,7 @@ fn execute_show(args: &ShowArgs) -> Result<ExitCode, Failure> {
 /// A run the journal alone calls interrupted needs resolution when its program, rebuilt,
 /// says some of its calls await a host decision. A run that cannot be rebuilt stays as the
 /// journal has it (`runs show` says why).
-fn settled_status(journal: &OpenJournal, summary: &RunSummary) -> RunStatus {
+fn settled_status(journal: &OpenJournal, summary: &RunListing) -> RunStatus {
     if summary.status != RunStatus::Interrupted {
         return summary.status;
     }
@@ -168,7 +153,7 @@ fn settled_status(journal: &OpenJournal, summary: &RunSummary) -> RunStatus {
     }
 }
 
-fn summary_json(summary: &RunSummary) -> Json {
+fn summary_json(summary: &RunListing) -> Json {
     json!({
         "run_id": summary.run_id.as_str(),
         "status": summary.status.as_str(),
@@ -207,7 +192,7 @@ fn header_json(header: &RunHeader) -> Json {
 }
 
 fn show_json(
-    summary: &RunSummary,
+    summary: &RunListing,
     header: &RunHeader,
     recovery: &Recovery<'_>,
     uncertain: &[UncertainOperation],
@@ -232,7 +217,7 @@ fn parsed(text: &str) -> Json {
 }
 
 fn print_show(
-    summary: &RunSummary,
+    summary: &RunListing,
     header: &RunHeader,
     recovery: &Recovery<'_>,
     uncertain: &[UncertainOperation],

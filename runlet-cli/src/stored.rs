@@ -10,7 +10,7 @@ use runlet::diag::codes;
 use runlet::engine::{ToolCall, ToolError, ToolExecutor, ToolOutput};
 use runlet::journal::{Journal, RunHeader, RunId};
 use runlet::registry::RegistryOptions;
-use runlet::runtime::{Executable, Recovery, RetainedProgram, RunOptions, Runtime};
+use runlet::runtime::{Executable, Recovery, RetainedProgram, RunOptions, RunStatus, Runtime, run_listing};
 
 use crate::failure::Failure;
 use crate::journal_spec::{DurabilityArg, JournalSpec};
@@ -52,6 +52,26 @@ impl OpenJournal {
     /// Runs a journal operation to its end on this command's thread.
     pub fn block_on<F: std::future::Future>(&self, work: F) -> F::Output {
         self.reactor.block_on(work)
+    }
+
+    /// Where run `run` stands, from the journal alone ([`run_listing`]).
+    pub fn status(&self, run: &RunId) -> Result<RunStatus, Failure> {
+        self.block_on(run_listing(self.journal.as_ref(), run))
+            .map(|summary| summary.status)
+            .map_err(|error| Failure::new(error.code(), error.to_string()))
+    }
+
+    /// Refuses to drive or decide about run `run` while another live process runs it.
+    pub fn not_running_elsewhere(&self, run: &RunId) -> Result<(), Failure> {
+        match self.status(run)? {
+            RunStatus::Running => Err(Failure::new(
+                codes::RUN_OWNED_ELSEWHERE,
+                format!(
+                    "run `{run}` is running in another process: wait for it, or cancel it with `runlet cancel {run}`"
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 
     pub fn header(&self, run: &RunId) -> Result<RunHeader, Failure> {

@@ -205,6 +205,13 @@ fn a_killed_run_with_an_uncertain_mail_is_resolved_and_resumed_without_repeating
     assert_eq!(finished.len(), 6, "every step had finished before the mail");
     assert!(nodes(&again, "CallDispatchPrepared", "work.step").is_empty(), "no finished step is sent again");
     assert_eq!(nodes(&again, "CallDispatchPrepared", "mail.send").len(), 1, "the mail is sent once more");
+    // The resumed run's observer starts where its journal was: its events file holds them all.
+    let written = std::fs::read_to_string(setup.scratch.path("resumed.jsonl")).expect("events");
+    let seqs: Vec<u64> = written
+        .lines()
+        .map(|l| serde_json::from_str::<Json>(l).expect("json")["seq"].as_u64().expect("seq"))
+        .collect();
+    assert_eq!(seqs, (1..=(first.len() + again.len()) as u64).collect::<Vec<_>>());
     assert_eq!(setup.only_run()["status"], "succeeded");
 }
 
@@ -230,6 +237,25 @@ fn sigterm_journals_a_cancellation() {
         .map(|l| serde_json::from_str::<Json>(l).expect("json")["seq"].as_u64().expect("seq"))
         .collect();
     assert_eq!(seqs, (1..=events.len() as u64).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_running_run_is_listed_as_running_and_cancelled_by_its_owner_on_request() {
+    let setup = Setup::new("running");
+    let child = setup.start(&tools(600_000, 0), "events.jsonl");
+    setup.wait_for("events.jsonl", |event| is(event, "CallDispatchPrepared", "work.step"));
+    let listed = setup.only_run();
+    assert_eq!(listed["status"], "running", "{listed}");
+    let run = listed["run_id"].as_str().expect("a run id").to_owned();
+    let refused = setup.resume(&run, &tools(0, 0), "resumed.jsonl");
+    assert_eq!(failure_code(&refused), "RL7010", "two processes never drive one run");
+    let cancelled = setup.manage(&["cancel", &run, "--format", "json"]);
+    assert_eq!(cancelled.status.code(), Some(0), "{}", stderr(&cancelled));
+    assert_eq!(json(&cancelled)["status"], "cancelled");
+    let output = child.wait_with_output().expect("the run's output");
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(json(&output)["status"], "cancelled", "the owner cancelled its own run");
+    assert_eq!(setup.only_run()["status"], "cancelled");
 }
 
 #[test]

@@ -396,7 +396,7 @@ impl Journal for HostJournal {
             .map(|(last_seq, id)| {
                 let id = String::from_utf8(id)
                     .map_err(|_| storage("a run id the journal listed is not UTF-8".to_owned()))?;
-                Ok(RunEntry { run_id: RunId::new(id), last_seq, last_append_unix_ms: None })
+                Ok(RunEntry { run_id: RunId::new(id), last_seq, last_append_unix_ms: None, owner: None })
             })
             .collect()
     }

@@ -122,6 +122,26 @@ impl Journal for GroupCommit {
         self.inner.runs().await
     }
 
+    fn keeps_owners(&self) -> bool {
+        self.inner.keeps_owners()
+    }
+
+    async fn claim(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
+        self.inner.claim(run, owner).await
+    }
+
+    async fn release(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
+        self.inner.release(run, owner).await
+    }
+
+    async fn request_cancel(&self, run: &RunId) -> Result<(), JournalError> {
+        self.inner.request_cancel(run).await
+    }
+
+    async fn cancel_requests(&self, owner: &str) -> Result<Vec<RunId>, JournalError> {
+        self.inner.cancel_requests(owner).await
+    }
+
     fn durability(&self) -> Option<&str> {
         self.inner.durability()
     }

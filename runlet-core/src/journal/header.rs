@@ -67,6 +67,9 @@ pub struct RunEntry {
     pub last_seq: u64,
     /// When its last records were appended, in Unix milliseconds, when the store keeps it.
     pub last_append_unix_ms: Option<u64>,
+    /// The process driving it ([`super::Journal::claim`]), when the store keeps owners and one
+    /// has not released it.
+    pub owner: Option<String>,
 }
 
 #[cfg(test)]

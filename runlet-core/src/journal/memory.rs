@@ -17,6 +17,8 @@ struct RunLog {
     created: u64,
     header: RunHeader,
     last_append_unix_ms: Option<u64>,
+    /// The owning process and whether its cancellation was requested.
+    owner: Option<(String, bool)>,
     records: Vec<Record>,
     snapshot: Option<Snapshot>,
 }
@@ -31,6 +33,10 @@ impl MemoryJournal {
     pub fn new() -> Self {
         Self::default()
     }
+}
+
+fn unowned(run: &RunId) -> JournalError {
+    JournalError::new(JournalErrorKind::NotOwned, format!("no process owns run `{run}`"))
 }
 
 fn unknown(run: &RunId) -> JournalError {
@@ -52,6 +58,7 @@ impl Journal for MemoryJournal {
             created,
             header: header.clone(),
             last_append_unix_ms: None,
+            owner: None,
             records: Vec::new(),
             snapshot: None,
         };
@@ -122,7 +129,47 @@ impl Journal for MemoryJournal {
                 run_id: log.header.run_id.clone(),
                 last_seq: log.records.len() as u64,
                 last_append_unix_ms: log.last_append_unix_ms,
+                owner: log.owner.as_ref().map(|(owner, _)| owner.clone()),
             })
+            .collect())
+    }
+
+    fn keeps_owners(&self) -> bool {
+        true
+    }
+
+    async fn claim(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
+        let mut runs = self.runs.lock();
+        runs.get_mut(run).ok_or_else(|| unknown(run))?.owner = Some((owner.to_owned(), false));
+        Ok(())
+    }
+
+    async fn release(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
+        let mut runs = self.runs.lock();
+        let log = runs.get_mut(run).ok_or_else(|| unknown(run))?;
+        if log.owner.as_ref().is_some_and(|(current, _)| current == owner) {
+            log.owner = None;
+        }
+        Ok(())
+    }
+
+    async fn request_cancel(&self, run: &RunId) -> Result<(), JournalError> {
+        let mut runs = self.runs.lock();
+        match runs.get_mut(run).ok_or_else(|| unknown(run))?.owner.as_mut() {
+            Some((_, requested)) => {
+                *requested = true;
+                Ok(())
+            }
+            None => Err(unowned(run)),
+        }
+    }
+
+    async fn cancel_requests(&self, owner: &str) -> Result<Vec<RunId>, JournalError> {
+        let runs = self.runs.lock();
+        Ok(runs
+            .iter()
+            .filter(|(_, log)| log.owner.as_ref().is_some_and(|(o, requested)| o == owner && *requested))
+            .map(|(run, _)| run.clone())
             .collect())
     }
 }

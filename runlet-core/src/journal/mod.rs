@@ -195,6 +195,40 @@ pub trait Journal: Send + Sync {
     async fn runs(&self) -> Result<Vec<RunEntry>, JournalError> {
         Err(JournalError::new(JournalErrorKind::Storage, "this journal cannot list its runs"))
     }
+
+    /// Whether the store keeps run owners and cancellation requests ([`Journal::claim`],
+    /// [`Journal::request_cancel`]); the runtime asks a store that does for its runs'
+    /// cancellation requests.
+    fn keeps_owners(&self) -> bool {
+        false
+    }
+
+    /// Records that the process `owner` drives run `run` from now on, replacing an earlier
+    /// owner and any cancellation requested of it. A store that keeps no owners forgets it.
+    async fn claim(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
+        let _ = (run, owner);
+        Ok(())
+    }
+
+    /// `owner` stops driving run `run` (the run ended, or its process let it go); nothing
+    /// changes when another process has claimed it since.
+    async fn release(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
+        let _ = (run, owner);
+        Ok(())
+    }
+
+    /// Asks the process that owns run `run` to cancel it; it sees the request in
+    /// [`Journal::cancel_requests`]. Fails with `UnknownRun` when no process owns the run.
+    async fn request_cancel(&self, run: &RunId) -> Result<(), JournalError> {
+        let _ = run;
+        Err(JournalError::new(JournalErrorKind::Storage, "this journal keeps no run owners"))
+    }
+
+    /// The runs `owner` owns whose cancellation another process requested.
+    async fn cancel_requests(&self, owner: &str) -> Result<Vec<RunId>, JournalError> {
+        let _ = owner;
+        Ok(Vec::new())
+    }
 }
 
 /// Checks that `records` continue `expected_seq` without a gap: the rule every store enforces.

@@ -132,6 +132,27 @@ impl RunObserver {
         });
     }
 
+    /// Folds the run's records up to `upto` from the journal into the graph before anything
+    /// else is published: a resumed run's observer starts where its journal is, and its
+    /// subscribers read those records from the journal.
+    pub(crate) async fn load_journaled(&self, upto: u64) -> Result<(), ObserveError> {
+        let mut after = 0;
+        while after < upto {
+            let wanted = usize::try_from(upto - after).unwrap_or(usize::MAX).min(CATCH_UP_BATCH);
+            let records = self.hub.journal.read(&self.hub.run_id, after, wanted).await?;
+            if records.is_empty() {
+                break;
+            }
+            let mut state = self.hub.state.lock();
+            for record in records {
+                let event = Event::decode_record(&record)?;
+                state.model.apply(record.seq, &event, None);
+                after = record.seq;
+            }
+        }
+        Ok(())
+    }
+
     /// The run's events have all been published: subscriptions end once they have read them.
     pub(crate) fn finish(&self) {
         let mut state = self.hub.state.lock();

@@ -31,6 +31,11 @@
 //! ([`Recovery::uncertain_operations`]) and journals decisions about them ([`Recovery::resolve`],
 //! [`Recovery::authorize_fresh_generation`]) before [`Recovery::resume`]. A header that pins
 //! another source, registry, version, configuration or digest key is refused (`RL7301`).
+//! [`Runtime::runs`] lists the journal's runs with their status ([`RunListing`], [`RunStatus`]:
+//! ended, `running` while the process that claimed it lives, else `interrupted`), and
+//! [`RetainedProgram::from_header`] rebuilds a run from its header alone, for an operator's
+//! process that has nothing but the run id (`runlet resume`); [`Recovery::cancel`] journals the
+//! cancellation of an interrupted run.
 //! [`Runtime::shutdown`] cancels every run not yet ended and waits for their ends and for tasks
 //! attached with [`Runtime::spawn_attached`]. `wait`, `journal_snapshot`, `recovery`, `resume` and
 //! `shutdown` block the calling thread: not for use inside an async task.
@@ -85,6 +90,7 @@ use crate::engine::{
 use crate::plan::Plan;
 
 mod live;
+mod owner;
 mod recovery;
 mod retain;
 mod runs;
@@ -102,7 +108,7 @@ use live::{Live, LiveEntry};
 pub use recovery::{Recovery, RecoveryError, UncertainOperation};
 use retain::retain;
 pub use retain::{RetainError, RetainedProgram};
-pub use runs::{RunStatus, RunSummary, list_runs, run_summary};
+pub use runs::{RunListing, RunStatus, list_runs, run_listing};
 
 /// Tells runtimes apart, so a program runs only on the runtime that compiled it.
 static NEXT_RUNTIME: AtomicU64 = AtomicU64::new(1);
@@ -315,6 +321,11 @@ impl RuntimeBuilder {
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_millis());
+        let owner: Arc<str> = Arc::from(owner::this_process());
+        let live = Arc::<Live>::default();
+        if journal.keeps_owners() {
+            pool.spawn(answer_cancel_requests(Arc::clone(&journal), Arc::clone(&live), Arc::clone(&owner)));
+        }
         let runtime_cap = self.limits.get(LimitKey::Concurrency);
         let permits = Arc::new(Permits::for_registry(&registry, runtime_cap));
         let permit_keys = tool_keys(&registry, runtime_cap.is_some());
@@ -336,12 +347,31 @@ impl RuntimeBuilder {
             run_prefix: format!("r-{started}-{}", std::process::id()),
             next_run: AtomicU64::new(1),
             id: NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed),
-            live: Arc::default(),
+            live,
+            owner,
         })
     }
 }
 
 const DEFAULT_OBSERVER_BUFFER: usize = 1024;
+
+/// How often a runtime asks its journal whether another process asked it to cancel a run.
+const CANCEL_REQUEST_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Cancels the runs of this runtime that another process asked the journal to cancel
+/// (`runlet cancel`), while any run is live; lives as long as the runtime's pool. A journal that
+/// cannot be asked is asked again at the next poll.
+async fn answer_cancel_requests(journal: Arc<dyn Journal>, live: Arc<Live>, owner: Arc<str>) {
+    loop {
+        tokio::time::sleep(CANCEL_REQUEST_POLL).await;
+        if live.runs() == 0 {
+            continue;
+        }
+        if let Ok(requested) = journal.cancel_requests(&owner).await {
+            live.cancel(&requested);
+        }
+    }
+}
 
 /// A compiled program with its plan: immutable, shareable, runnable many times at once.
 #[derive(Debug, Clone)]
@@ -397,6 +427,8 @@ pub struct Runtime {
     id: u64,
     /// The runs and attached tasks that have not ended, for [`Runtime::shutdown`].
     live: Arc<Live>,
+    /// The name this process claims its runs under in the journal ([`owner::this_process`]).
+    owner: Arc<str>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -473,15 +505,15 @@ impl Runtime {
     }
 
     /// Every run of this runtime's journal, in the order they were created, with its status as
-    /// the journal alone tells it ([`RunSummary`]). Blocks the calling thread; not for use
+    /// the journal alone tells it ([`RunListing`]). Blocks the calling thread; not for use
     /// inside an async task.
-    pub fn runs(&self) -> Result<Vec<RunSummary>, JournalError> {
+    pub fn runs(&self) -> Result<Vec<RunListing>, JournalError> {
         self.pool.block_on(list_runs(self.journal.as_ref()))
     }
 
     /// The summary of run `run` of this runtime's journal. Blocks like [`Runtime::runs`].
-    pub fn run_summary(&self, run: &RunId) -> Result<RunSummary, JournalError> {
-        self.pool.block_on(run_summary(self.journal.as_ref(), run))
+    pub fn run_listing(&self, run: &RunId) -> Result<RunListing, JournalError> {
+        self.pool.block_on(run_listing(self.journal.as_ref(), run))
     }
 
     /// The header of run `run` of this runtime's journal: what it pins and what it retains
@@ -566,11 +598,11 @@ impl Runtime {
             retained: Some(retained),
         };
         let own_concurrency = options.limits.get(LimitKey::Concurrency);
-        Ok(self.launch(program, run_id, &limits, own_concurrency, move |env| async move {
-            match env.journal.create_run(&header).await {
-                Ok(()) => drive(core, env, inputs).await,
-                Err(error) => Err(error),
-            }
+        let owner = Arc::clone(&self.owner);
+        Ok(self.launch(program, run_id, &limits, own_concurrency, 0, move |env| async move {
+            env.journal.create_run(&header).await?;
+            env.journal.claim(&env.run_id, &owner).await?;
+            drive(core, env, inputs).await
         }))
     }
 
@@ -627,13 +659,16 @@ impl Runtime {
     }
 
     /// Spawns run `run_id` of `program` on the pool with its permits, observer and cancellation:
-    /// `run` drives its core in the environment given to it (starting or resuming the run).
+    /// `run` drives its core in the environment given to it (starting or resuming the run). The
+    /// observer first folds in the `journaled` records the journal holds already (a resume,
+    /// which blocks for it; a start has none and never blocks).
     fn launch<F, R>(
         &self,
         program: &Executable,
         run_id: RunId,
         limits: &Limits,
         own_concurrency: Option<u64>,
+        journaled: u64,
         run: F,
     ) -> RunHandle
     where
@@ -656,9 +691,13 @@ impl Runtime {
             self.observer_buffer,
         );
         self.observers.insert(&observing);
+        if journaled > 0 {
+            // Records that do not fold in leave the graph short of them; recovery read them already.
+            let _ = self.pool.block_on(observing.load_journaled(journaled));
+        }
         let published = self.pool.spawn(publish(committed, observing.clone()));
         let cancel = CancellationToken::new();
-        let live = self.live.add_run(&cancel);
+        let live = self.live.add_run(&run_id, &cancel);
         let env = RunEnvironment {
             run_id: run_id.clone(),
             workflow: Arc::new(program.compiled.identity().clone()),
@@ -676,8 +715,12 @@ impl Runtime {
         let (done, outcome) = oneshot::channel();
         let shared_permits = Arc::clone(&self.permits);
         let ended_run = own_concurrency.map(|_| run_id.clone());
+        let (journal, owner, owned_run) =
+            (Arc::clone(&self.journal), Arc::clone(&self.owner), run_id.clone());
         self.pool.spawn(async move {
             let outcome = run(env).await;
+            // Advisory: a run whose owner stays recorded after its end is listed by its end.
+            let _ = journal.release(&owned_run, &owner).await;
             if let Some(run) = ended_run {
                 shared_permits.end_run(&run);
             }

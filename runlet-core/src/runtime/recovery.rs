@@ -5,6 +5,7 @@ use super::{Executable, RunHandle, RunOptions, Runtime, config_digest};
 use crate::analyze::WorkflowIdentity;
 use crate::diag::{Code, codes};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::engine::event::{Event, EventDecodeError};
 use crate::engine::{CallRequest, Effect, Input, Outcome, Resolution};
@@ -345,7 +346,12 @@ impl Recovery<'_> {
     /// Continues the run on the runtime's pool (see [`Runtime::resume`]).
     pub fn resume(self) -> RunHandle {
         let Recovery { runtime, program, run_id, limits, own_concurrency, resumed, .. } = self;
-        runtime.launch(&program, run_id, &limits, own_concurrency, move |env| resume(resumed, env))
+        let owner = Arc::clone(&runtime.owner);
+        let journaled = resumed.last_seq;
+        runtime.launch(&program, run_id, &limits, own_concurrency, journaled, move |env| async move {
+            env.journal.claim(&env.run_id, &owner).await?;
+            resume(resumed, env).await
+        })
     }
 
     /// The calls left dispatching that await a host decision.

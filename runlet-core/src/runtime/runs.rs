@@ -1,8 +1,9 @@
 //! The runs of a journal as an operator lists them (INTERFACES.md §4.1): each run's id, program
-//! digest, when it started and last changed, and its status read off its last event. Whether an
-//! unended run needs a host decision takes its program (`Recovery::uncertain_operations`); the
-//! journal alone tells ended runs from unended ones.
+//! digest, when it started and last changed, and its status read off its last event and its
+//! owner. Whether an unended run needs a host decision takes its program
+//! (`Recovery::uncertain_operations`).
 
+use super::owner;
 use crate::engine::event::Event;
 use crate::journal::{Journal, JournalError, JournalErrorKind, RunEntry, RunId};
 
@@ -22,6 +23,21 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
+    /// Every status, in the order of INTERFACES.md §4.1.
+    pub const ALL: [RunStatus; 6] = [
+        RunStatus::Running,
+        RunStatus::Interrupted,
+        RunStatus::Succeeded,
+        RunStatus::Failed,
+        RunStatus::Cancelled,
+        RunStatus::NeedsResolution,
+    ];
+
+    /// The status named `name` (`needs_resolution`, …).
+    pub fn named(name: &str) -> Option<RunStatus> {
+        RunStatus::ALL.into_iter().find(|status| status.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",
@@ -58,9 +74,10 @@ impl std::fmt::Display for RunStatus {
 
 /// One run of a journal, summarized.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunSummary {
+pub struct RunListing {
     pub run_id: RunId,
-    /// From the journal alone: ended, or `Interrupted` ([`RunStatus::after`]).
+    /// From the journal: ended ([`RunStatus::after`]), else `Running` while the process that
+    /// claimed it lives (or lives where this process cannot tell), else `Interrupted`.
     pub status: RunStatus,
     /// The digest of the program's source (`sha256:…`).
     pub program_digest: String,
@@ -72,7 +89,7 @@ pub struct RunSummary {
 }
 
 /// Every run of `journal`, in the order they were created.
-pub async fn list_runs(journal: &dyn Journal) -> Result<Vec<RunSummary>, JournalError> {
+pub async fn list_runs(journal: &dyn Journal) -> Result<Vec<RunListing>, JournalError> {
     let mut summaries = Vec::new();
     for entry in journal.runs().await? {
         summaries.push(summarize(journal, entry).await?);
@@ -81,14 +98,14 @@ pub async fn list_runs(journal: &dyn Journal) -> Result<Vec<RunSummary>, Journal
 }
 
 /// The summary of one run of `journal`.
-pub async fn run_summary(journal: &dyn Journal, run: &RunId) -> Result<RunSummary, JournalError> {
+pub async fn run_listing(journal: &dyn Journal, run: &RunId) -> Result<RunListing, JournalError> {
     let entry = journal.runs().await?.into_iter().find(|entry| entry.run_id == *run).ok_or_else(|| {
         JournalError::new(JournalErrorKind::UnknownRun, format!("run `{run}` is not in this journal"))
     })?;
     summarize(journal, entry).await
 }
 
-async fn summarize(journal: &dyn Journal, entry: RunEntry) -> Result<RunSummary, JournalError> {
+async fn summarize(journal: &dyn Journal, entry: RunEntry) -> Result<RunListing, JournalError> {
     let header = journal.header(&entry.run_id).await?;
     let last = match entry.last_seq {
         0 => None,
@@ -96,8 +113,14 @@ async fn summarize(journal: &dyn Journal, entry: RunEntry) -> Result<RunSummary,
     };
     // A last record that does not decode is not an end: the run is left for recovery to judge.
     let last = last.and_then(|record| Event::decode_record(&record).ok());
-    Ok(RunSummary {
-        status: RunStatus::after(last.as_ref()),
+    let mut status = RunStatus::after(last.as_ref());
+    if status == RunStatus::Interrupted
+        && entry.owner.as_deref().is_some_and(|owner| owner::is_alive(owner) != Some(false))
+    {
+        status = RunStatus::Running;
+    }
+    Ok(RunListing {
+        status,
         program_digest: header.source_digest,
         started_unix_ms: header.retained.map(|retained| retained.created_unix_ms),
         last_seq: entry.last_seq,

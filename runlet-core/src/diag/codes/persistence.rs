@@ -13,6 +13,11 @@ declare_codes! {
     /// The journal's store is damaged: a file that fails SQLite's integrity check or is not a
     /// database, or stored records out of their sequence.
     JOURNAL_CORRUPT_STORE = 7008,
+    /// A cancellation was requested of a run that no live process owns in the journal.
+    JOURNAL_RUN_NOT_OWNED = 7009,
+    /// A run another live process owns was asked to be resumed, resolved or cancelled from the
+    /// journal here: it is running there.
+    RUN_OWNED_ELSEWHERE = 7010,
     /// Stored bytes are not a canonical RCVE v1 value.
     INVALID_RCVE = 7201,
     /// Replaying a journal produced a different transition than the journal records.

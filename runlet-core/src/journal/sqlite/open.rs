@@ -17,11 +17,14 @@ pub(super) const SCHEMA_VERSION: i64 = 2;
 pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The tables of the current layout.
-const TABLES: [&str; 4] = ["runs", "records", "snapshots", "appends"];
+const TABLES: [&str; 5] = ["runs", "records", "snapshots", "appends", "owners"];
 
-/// The table version 2 adds: when each run was last appended to, for run listings.
-const CREATE_APPENDS: &str =
-    "CREATE TABLE IF NOT EXISTS appends (run_id TEXT PRIMARY KEY, at_ms INTEGER NOT NULL) WITHOUT ROWID;";
+/// The tables version 2 adds: when each run was last appended to, and which process owns it
+/// (with a cancellation requested of it), for run listings and `runlet cancel`.
+const CREATE_APPENDS: &str = "
+    CREATE TABLE IF NOT EXISTS appends (run_id TEXT PRIMARY KEY, at_ms INTEGER NOT NULL) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS owners (
+        run_id TEXT PRIMARY KEY, owner TEXT NOT NULL, cancel_requested INTEGER NOT NULL) WITHOUT ROWID;";
 
 const CREATE_TABLES: &str = "
     CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, header TEXT NOT NULL);
