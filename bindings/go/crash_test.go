@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -30,10 +31,28 @@ func crashSource(tool string) string {
 	return fmt.Sprintf("a = echo.first(1)\nreturn [a, %s(a)]\n", tool)
 }
 
+// seenOps records the operation ids a handler saw.
+type seenOps struct {
+	mu  sync.Mutex
+	ops []string
+}
+
+func (s *seenOps) add(op string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ops = append(s.ops, op)
+}
+
+func (s *seenOps) all() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.ops...)
+}
+
 // timesTen answers with the integer argument times ten, recording the operation ids it saw.
-func timesTen(seen *[]string) Handler {
+func timesTen(seen *seenOps) Handler {
 	return func(_ context.Context, call *Call) (any, error) {
-		*seen = append(*seen, call.OperationID)
+		seen.add(call.OperationID)
 		var args []int
 		if err := json.Unmarshal(call.Args, &args); err != nil {
 			return nil, err
@@ -124,7 +143,7 @@ func resumed(t *testing.T, rt *Runtime, prog *Program, runID string) (string, er
 
 func TestAnIdempotentCallIsRedispatchedAfterACrash(t *testing.T) {
 	path, runID := crashedIn(t, "pay.idempotent")
-	var seen []string
+	var seen seenOps
 	rt := durable(t, path, timesTen(&seen), nil)
 	prog := compile(t, rt, crashSource("pay.idempotent"))
 	// Listed as left dispatching, but an idempotent call needs no decision to be redispatched.
@@ -134,8 +153,8 @@ func TestAnIdempotentCallIsRedispatchedAfterACrash(t *testing.T) {
 	if value, err := resumed(t, rt, prog, runID); err != nil || value != "[1,10]" {
 		t.Fatalf("resumed: %s %v", value, err)
 	}
-	if len(seen) != 1 {
-		t.Fatalf("%d dispatches after the crash", len(seen))
+	if len(seen.all()) != 1 {
+		t.Fatalf("%d dispatches after the crash", len(seen.all()))
 	}
 	if _, err := rt.Resume(context.Background(), prog, "run-unknown"); !errors.Is(err, ErrUnknownRun) {
 		t.Fatalf("unknown run: %v", err)
@@ -148,7 +167,7 @@ func TestAnIdempotentCallIsRedispatchedAfterACrash(t *testing.T) {
 
 func TestAnAtMostOnceCallWaitsForTheHostsDecision(t *testing.T) {
 	path, runID := crashedIn(t, "pay.once")
-	var seen []string
+	var seen seenOps
 	rt := durable(t, path, timesTen(&seen), nil)
 	prog := compile(t, rt, crashSource("pay.once"))
 	ops, err := rt.Uncertain(prog, runID)
@@ -161,8 +180,8 @@ func TestAnAtMostOnceCallWaitsForTheHostsDecision(t *testing.T) {
 	if err := rt.ResolveApplied(prog, runID, ops[0].OperationID, 7); err != nil {
 		t.Fatal(err)
 	}
-	if value, err := resumed(t, rt, prog, runID); err != nil || value != "[1,7]" || len(seen) != 0 {
-		t.Fatalf("resumed: %s %v after %d dispatches", value, err, len(seen))
+	if value, err := resumed(t, rt, prog, runID); err != nil || value != "[1,7]" || len(seen.all()) != 0 {
+		t.Fatalf("resumed: %s %v after %d dispatches", value, err, len(seen.all()))
 	}
 	if runs, err := rt.Runs(); err != nil || len(runs) != 1 || runs[0].RunID != runID || runs[0].Status != "succeeded" {
 		t.Fatalf("runs: %+v %v", runs, err)
@@ -179,7 +198,7 @@ func TestAnAtMostOnceCallWaitsForTheHostsDecision(t *testing.T) {
 
 func TestAnUnsafeCallRunsAgainUnderAFreshGeneration(t *testing.T) {
 	path, runID := crashedIn(t, "pay.risky")
-	var seen []string
+	var seen seenOps
 	rt := durable(t, path, timesTen(&seen), nil)
 	prog := compile(t, rt, crashSource("pay.risky"))
 	ops, err := rt.Uncertain(prog, runID)
@@ -196,8 +215,8 @@ func TestAnUnsafeCallRunsAgainUnderAFreshGeneration(t *testing.T) {
 	if value, err := resumed(t, rt, prog, runID); err != nil || value != "[1,10]" {
 		t.Fatalf("resumed: %s %v", value, err)
 	}
-	if len(seen) != 1 || seen[0] != fresh {
-		t.Fatalf("dispatched under %v, want %s", seen, fresh)
+	if len(seen.all()) != 1 || seen.all()[0] != fresh {
+		t.Fatalf("dispatched under %v, want %s", seen.all(), fresh)
 	}
 
 	path, runID = crashedIn(t, "pay.risky")
@@ -215,7 +234,7 @@ func TestAnUnsafeCallRunsAgainUnderAFreshGeneration(t *testing.T) {
 
 func TestAnInterruptedRunIsCancelledFromTheJournal(t *testing.T) {
 	path, runID := crashedIn(t, "pay.once")
-	var seen []string
+	var seen seenOps
 	rt := durable(t, path, timesTen(&seen), nil)
 	prog := compile(t, rt, crashSource("pay.once"))
 	if runs, err := rt.Runs(); err != nil || len(runs) != 1 || runs[0].Status != "interrupted" || runs[0].StartedMs == nil {
@@ -234,10 +253,10 @@ func TestAnInterruptedRunIsCancelledFromTheJournal(t *testing.T) {
 
 func TestARecoverableCallAsksItsRecoverFunc(t *testing.T) {
 	path, runID := crashedIn(t, "pay.checked")
-	var seen []string
-	var asked []string
+	var seen seenOps
+	var asked seenOps
 	recover := map[string]RecoverFunc{"pay.checked": func(_ context.Context, call *Call) (Recovered, error) {
-		asked = append(asked, call.OperationID)
+		asked.add(call.OperationID)
 		return Recovered{Outcome: Applied, Output: 5}, nil
 	}}
 	rt := durable(t, path, timesTen(&seen), recover)
@@ -245,7 +264,7 @@ func TestARecoverableCallAsksItsRecoverFunc(t *testing.T) {
 	if value, err := resumed(t, rt, prog, runID); err != nil || value != "[1,5]" {
 		t.Fatalf("resumed: %s %v", value, err)
 	}
-	if len(asked) != 1 || len(seen) != 0 {
-		t.Fatalf("asked %d times, dispatched %d times", len(asked), len(seen))
+	if len(asked.all()) != 1 || len(seen.all()) != 0 {
+		t.Fatalf("asked %d times, dispatched %d times", len(asked.all()), len(seen.all()))
 	}
 }

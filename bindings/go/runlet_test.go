@@ -347,3 +347,38 @@ func TestASlowReaderGetsTheDroppedEventsMarker(t *testing.T) {
 		t.Fatal("no EventsDropped marker")
 	}
 }
+
+func TestTheViewPolicyRedactsSnapshots(t *testing.T) {
+	registry := `{"tools": [{"name": "vault.token", "params": [], "execution": "pure",
+	  "outputSchema": {"type": "string", "x-runlet-sensitivity": "secret"}}]}`
+	token := func(context.Context, *Call) (any, error) { return "hunter2", nil }
+	graph := func(view View) string {
+		rt, err := NewRuntime(Options{Registry: []byte(registry), Tools: Tools{"vault.token": token}, View: view})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close()
+		run, err := rt.Start(context.Background(), compile(t, rt, "return vault.token()\n"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer run.Close()
+		if _, err := run.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		snapshot, err := run.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(snapshot)
+	}
+	if public := graph(View{}); strings.Contains(public, "hunter2") || !strings.Contains(public, "<redacted:secret>") {
+		t.Fatalf("the default view shows the secret: %s", public)
+	}
+	if everything := graph(View{Values: Secret, Metadata: Secret}); !strings.Contains(everything, "hunter2") {
+		t.Fatalf("a secret view hides it: %s", everything)
+	}
+	if _, err := NewRuntime(Options{Registry: []byte(registry), View: View{Values: 7}}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("an unknown label: %v", err)
+	}
+}

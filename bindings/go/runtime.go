@@ -34,11 +34,32 @@ type Options struct {
 	DigestKey *DigestKey
 	// WorkerThreads is the size of the runtime's thread pool; 0 for one per core.
 	WorkerThreads int
+	// View is what events and snapshots may show of values labelled sensitive or secret by the
+	// tool schemas; the zero value shows public ones only.
+	View View
 	// EventBuffer is how many events of a run wait for a reader of Run.Events, in librunlet's
 	// queue and again in the channel, before the dropped-events marker replaces the rest; 0 for
 	// 1024.
 	EventBuffer int
 }
+
+// View is a view policy (spec §6.2): the strongest label of values shown in previews (stronger
+// ones read "<redacted:LABEL>"), of value-derived metadata such as tool error messages (stronger
+// is left out), and how many characters a preview keeps (0 for 200).
+type View struct {
+	Values       Sensitivity
+	Metadata     Sensitivity
+	PreviewChars uint32
+}
+
+// Sensitivity is a label of the tool schemas' x-runlet-sensitivity.
+type Sensitivity uint32
+
+const (
+	Public    Sensitivity = C.RUNLET_SENSITIVITY_PUBLIC
+	Sensitive Sensitivity = C.RUNLET_SENSITIVITY_SENSITIVE
+	Secret    Sensitivity = C.RUNLET_SENSITIVITY_SECRET
+)
 
 // Limits are execution limits by key (tool_calls, wall_clock_ms, …; see runlet.h).
 type Limits map[string]uint64
@@ -82,6 +103,8 @@ func NewRuntime(opts Options) (*Runtime, error) {
 	c.limits_json = cCopy(limits)
 	defer cFree(unsafe.Pointer(c.limits_json.ptr))
 	c.worker_threads = C.uint32_t(opts.WorkerThreads)
+	c.view = C.runlet_view_policy{values: C.uint32_t(opts.View.Values), metadata: C.uint32_t(opts.View.Metadata),
+		preview_chars: C.uint32_t(opts.View.PreviewChars)}
 	events := opts.EventBuffer
 	if events == 0 {
 		events = defaultEventBuffer
