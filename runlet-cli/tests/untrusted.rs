@@ -3,6 +3,8 @@
 //! limit's RL code, in a child process whose peak RSS (from `getrusage`) stays bounded — a
 //! measure of memory, not of time.
 
+mod support;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -19,14 +21,7 @@ fn probe(name: &str) -> String {
 /// test process has waited for (in MiB): this child, unless another test's was larger.
 fn runlet(args: &[&str]) -> (Output, i64) {
     let output = Command::new(env!("CARGO_BIN_EXE_runlet")).args(args).output().expect("runs the binary");
-    // SAFETY: getrusage writes one rusage struct into the zeroed value it is given.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        assert_eq!(libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage), 0, "getrusage");
-        usage
-    };
-    // Linux reports ru_maxrss in KiB.
-    (output, usage.ru_maxrss / 1024)
+    (output, support::peak_child_rss_mib())
 }
 
 fn stdout(output: &Output) -> String {
