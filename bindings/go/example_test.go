@@ -1,3 +1,6 @@
+// Runnable examples of the package documentation: a run with a Go tool, a handler's error
+// through Wait, a coded tool error caught by a boundary, and a run's events.
+
 package runlet_test
 
 import (

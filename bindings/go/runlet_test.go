@@ -382,3 +382,23 @@ func TestTheViewPolicyRedactsSnapshots(t *testing.T) {
 		t.Fatalf("an unknown label: %v", err)
 	}
 }
+
+func TestCancelStopsARunInTheMiddleOfACall(t *testing.T) {
+	started := make(chan struct{})
+	rt := newTestRuntime(t, Tools{"echo.slow": func(ctx context.Context, call *Call) (any, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}, Options{})
+	run, err := rt.Start(context.Background(), compile(t, rt, "return echo.slow(1)\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	<-started
+	run.Cancel()
+	run.Cancel() // idempotent
+	if _, err := run.Wait(context.Background()); !errors.Is(err, ErrCancelled) {
+		t.Fatalf("Wait: %v", err)
+	}
+}
