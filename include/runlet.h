@@ -926,7 +926,8 @@ void runlet_run_free(struct runlet_run *run);
  * `interrupted`, `succeeded`, `failed` or `cancelled`; whether an interrupted run needs a host
  * decision takes its program (`runlet_run_uncertain_json`). `started_ms` and `last_event_ms`
  * (Unix milliseconds) are `null` where the journal does not keep them. The in-memory and
- * SQLite journals list their runs; a host journal vtable cannot, and gives `RUNLET_ERR_JOURNAL`.
+ * SQLite journals list their runs, a host journal through its vtable's `runs`; one without it
+ * gives `RUNLET_ERR_JOURNAL`.
  * Blocks while the journal is read; refused from a callback.
  */
 struct runlet_error *runlet_runtime_runs_json(const struct runlet_runtime *runtime,
