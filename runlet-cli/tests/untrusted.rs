@@ -86,3 +86,19 @@ fn a_wrong_argument_against_deeply_nested_shared_unions_is_one_short_error() {
     assert!(stdout(&output).len() < 4096, "the report stays small: {} bytes", stdout(&output).len());
     assert!(peak_mib < PEAK_RSS_BOUND_MIB, "`runlet check` peaked at {peak_mib} MiB");
 }
+
+#[test]
+fn a_wrong_tool_output_against_deeply_nested_shared_unions_is_one_short_error_with_its_path() {
+    let registry = probe("deep_output.registry.json");
+    let tools = probe("deep_output.tools.json");
+    let source = probe("deep_output.run");
+    let (output, peak_mib) =
+        runlet(&["run", &source, "--registry", &registry, "--tools", &tools, "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("a JSON report");
+    assert_eq!(report["error"]["code"], "TOOL_OUTPUT_SCHEMA_MISMATCH", "{report}");
+    assert_eq!(report["error"]["details"]["path"], "$[\"v\"]", "the failing path as data: {report}");
+    assert_eq!(report["error"]["details"]["found"], "Object");
+    assert!(stdout(&output).len() < 4096, "the report stays small: {} bytes", stdout(&output).len());
+    assert!(peak_mib < PEAK_RSS_BOUND_MIB, "`runlet run` peaked at {peak_mib} MiB");
+}

@@ -544,7 +544,8 @@ fn input_of(
                 error: ToolError::new(
                     codes::TOOL_OUTPUT_SCHEMA_MISMATCH.name(),
                     format!("`{name}` returned a value its output schema does not accept: {mismatch}"),
-                ),
+                )
+                .with_details(mismatch.details()),
             },
         },
         Err(error) => Input::ToolFailed { call: handle, error: classify(tool, classifier, error) },
