@@ -102,6 +102,18 @@
 #define RUNLET_VERSION_NUMBER 100
 
 /**
+ * `sqlite_durability` of the runtime options: a commit is on stable storage before an append
+ * returns (SQLite `synchronous=FULL`). The default, and the zero value.
+ */
+#define RUNLET_DURABILITY_FULL 0
+
+/**
+ * `sqlite_durability` of the runtime options: commits survive a process crash, but a power
+ * loss may drop the last ones (`synchronous=NORMAL` in WAL mode).
+ */
+#define RUNLET_DURABILITY_NORMAL 1
+
+/**
  * Public values and metadata: the default, and the zero value.
  */
 #define RUNLET_SENSITIVITY_PUBLIC 0
@@ -168,9 +180,11 @@ typedef struct runlet_run runlet_run;
 typedef struct runlet_runtime runlet_runtime;
 
 /**
- * The completion token of one tool call attempt. Owned by the host from `invoke` until it is
- * consumed by exactly one of `runlet_tool_call_complete` / `runlet_tool_call_fail`, from any
- * thread. Completing after the run ended or the runtime was freed is a safe no-op.
+ * The completion token of one tool call attempt (or recovery question). Owned by the host from
+ * `invoke` (`recover`) until it is consumed by exactly one of `runlet_tool_call_complete`,
+ * `_fail`, `_not_applied` or `_outcome_unknown`, from any thread. Completing after the run
+ * ended or the runtime was freed is a safe no-op. Consuming a token twice is undefined
+ * behaviour: its memory is gone after the first.
  */
 typedef struct runlet_tool_call runlet_tool_call;
 
@@ -208,6 +222,15 @@ typedef uint32_t runlet_code;
  *   complete `call` later from any thread, or complete it inline before returning.
  * - `drop(user_data)` (optional) is called exactly once, after the last `invoke` — also when the
  *   runtime could not be created.
+ * - `recover(user_data, call)` (optional) asks whether an operation whose dispatch outcome is
+ *   uncertain took effect (a `recoverable` tool's call left dispatching by a crash, spec §5.4).
+ *   `runlet_tool_call_is_recovery(call)` is true for these tokens. Answer like `invoke`, exactly
+ *   once, from any thread: `runlet_tool_call_complete` with its output (it took effect),
+ *   `runlet_tool_call_not_applied` (it did not: the call is dispatched again),
+ *   `runlet_tool_call_outcome_unknown` (the tool cannot tell: the call stays uncertain,
+ *   `RL6109`) or `runlet_tool_call_fail`. Without `recover` every such call is uncertain.
+ *   Added in the second version of the struct: `RUNLET_TOOL_EXECUTOR_INIT` sets the size that
+ *   has it; the first version's size is still accepted.
  *
  * Set `struct_size` with `RUNLET_TOOL_EXECUTOR_INIT`.
  */
@@ -216,6 +239,7 @@ typedef struct runlet_tool_executor {
   void *user_data;
   void (*invoke)(void *user_data, struct runlet_tool_call *call);
   void (*drop)(void *user_data);
+  void (*recover)(void *user_data, struct runlet_tool_call *call);
 } runlet_tool_executor;
 
 /**
@@ -258,6 +282,10 @@ typedef struct runlet_journal_record {
  *   records the journal does not have.
  * - `drop` (optional): called exactly once after the last callback, also when registration
  *   fails.
+ * - `runs` (optional; added in the second version of the struct, whose size
+ *   `RUNLET_JOURNAL_VTABLE_INIT` sets — the first version's size is still accepted): pushes one
+ *   item per run in the order the runs were created, `seq` its last sequence number and the
+ *   bytes its id, for `runlet_runtime_runs_json`. Without it the journal cannot list its runs.
  *
  * Unknown runs fail with `RUNLET_ERR_JOURNAL_UNKNOWN_RUN`. Set `struct_size` and `abi_major`
  * with `RUNLET_JOURNAL_VTABLE_INIT`.
@@ -292,6 +320,7 @@ typedef struct runlet_journal_vtable {
                                          uint64_t upto_seq,
                                          struct runlet_bytes bytes);
   void (*drop)(void *user_data);
+  struct runlet_error *(*runs)(void *user_data, struct runlet_journal_sink *sink);
 } runlet_journal_vtable;
 
 /**
@@ -370,7 +399,8 @@ typedef struct runlet_view_policy {
  *
  * - `registry_json`: the tools and host input schemas (INTERFACES.md §2). Required.
  * - `executor`: runs tool calls. Required.
- * - `journal`: where runs are journaled; NULL for an in-memory journal.
+ * - `journal`: where runs are journaled through host callbacks; NULL for the built-in SQLite
+ *   journal when `sqlite_journal_path` is set, else an in-memory journal.
  * - `listener`: receives run events; NULL for none.
  * - `worker_threads`: threads of the runtime's pool; 0 for one per core.
  * - `default_loop_limit`: concurrency of a `for` without `limit`; 0 for 16.
@@ -392,6 +422,10 @@ typedef struct runlet_view_policy {
  *   (`fp-<16 hex>`, as `runlet --digest-key-file` does); ids are 1 to 64 of `A-Z a-z 0-9 . _ -`.
  *   No key: a random key of this runtime, so its runs' keyed ids cannot be recomputed by
  *   another process. A bad key or id is `RUNLET_ERR_INVALID_ARGUMENT`.
+ * - `sqlite_journal_path`, `sqlite_durability`: journal runs in the SQLite file at this path
+ *   (created when missing; several processes may share one), committing under the
+ *   `RUNLET_DURABILITY_*` mode; empty for none. Giving both a path and `journal` is
+ *   `RUNLET_ERR_INVALID_ARGUMENT`; a file that is no journal `RUNLET_ERR_JOURNAL`.
  *
  * The structs pointed to are copied during `runlet_runtime_new`.
  */
@@ -409,6 +443,8 @@ typedef struct runlet_runtime_options {
   struct runlet_view_policy view;
   struct runlet_str digest_key_id;
   struct runlet_bytes digest_key;
+  struct runlet_str sqlite_journal_path;
+  uint32_t sqlite_durability;
 } runlet_runtime_options;
 
 /**
@@ -698,6 +734,91 @@ struct runlet_error *runlet_program_compile(const struct runlet_runtime *runtime
 void runlet_program_free(struct runlet_program *program);
 
 /**
+ * Lists the operations run `run_id` (of `program`, resumed with `options`; NULL for none) left
+ * dispatching that no host decision covers yet, as a JSON array in node order, into a buffer
+ * the host frees with `runlet_buf_free`: `[{"operation_id", "node", "tool", "class",
+ * "dispatch_id", "prepared_seq", "generation", "needs_decision"}, …]` — the entries of
+ * `runlet runs show`, with the tool's execution `class` (such as `"at_most_once"`), the
+ * uncertain dispatch and the sequence number of its `CallDispatchPrepared`, the operation
+ * generation (0 unless a fresh one was authorized), and whether a resume leaves it to the host
+ * (`at_most_once` and `unsafe`: until decided, the resumed run fails with `RL6109`; the other
+ * classes are redispatched or recovered by the resume). Empty (`[]`) once the journal records
+ * the run's end. Errors as for `runlet_run_resume`. Blocks
+ * while the journal is read; refused from a callback.
+ *
+ * Thread-safety: any thread but a callback's; the run must not be running elsewhere.
+ */
+struct runlet_error *runlet_run_uncertain_json(const struct runlet_runtime *runtime,
+                                               const struct runlet_program *program,
+                                               struct runlet_str run_id,
+                                               const struct runlet_run_options *options,
+                                               struct runlet_buf *out);
+
+/**
+ * Journals that the uncertain operation `operation_id` of run `run_id` took effect with the
+ * output `result_json`, which must match the tool's output schema; the next resume makes the
+ * call succeed with it. Refusals (`RL84xx` in the message) are `RUNLET_ERR_INVALID_ARGUMENT`:
+ * an operation that is not uncertain, an output the schema refuses. Blocks; refused from a
+ * callback.
+ */
+struct runlet_error *runlet_run_resolve_applied(const struct runlet_runtime *runtime,
+                                                const struct runlet_program *program,
+                                                struct runlet_str run_id,
+                                                const struct runlet_run_options *options,
+                                                struct runlet_str operation_id,
+                                                struct runlet_str result_json);
+
+/**
+ * Journals that the uncertain operation `operation_id` of run `run_id` did not take effect;
+ * the next resume dispatches it again under the same operation id. Refused (`RL8402`) for an
+ * `unsafe` tool, which needs `runlet_run_authorize_fresh_generation`. Blocks; refused from a
+ * callback.
+ */
+struct runlet_error *runlet_run_resolve_not_applied(const struct runlet_runtime *runtime,
+                                                    const struct runlet_program *program,
+                                                    struct runlet_str run_id,
+                                                    const struct runlet_run_options *options,
+                                                    struct runlet_str operation_id);
+
+/**
+ * Journals that the uncertain operation `operation_id` of run `run_id` failed with `err` (built
+ * with `runlet_error_new_tool` for the tool's own code, or `runlet_error_new`); the next resume
+ * fails the call with it, no longer uncertain. Consumes `err` on every path; NULL is
+ * `RUNLET_ERR_NULL_ARGUMENT`. Blocks; refused from a callback.
+ */
+struct runlet_error *runlet_run_resolve_failed(const struct runlet_runtime *runtime,
+                                               const struct runlet_program *program,
+                                               struct runlet_str run_id,
+                                               const struct runlet_run_options *options,
+                                               struct runlet_str operation_id,
+                                               struct runlet_error *err);
+
+/**
+ * Journals the host's authorization of a fresh generation of the uncertain operation
+ * `operation_id` of run `run_id`: the next resume dispatches the call under a new operation
+ * id, written to `out` (a buffer the host frees with `runlet_buf_free`; zeroed on failure).
+ * Allowed for `unsafe` tools only (`RL8402` otherwise). Blocks; refused from a callback.
+ */
+struct runlet_error *runlet_run_authorize_fresh_generation(const struct runlet_runtime *runtime,
+                                                           const struct runlet_program *program,
+                                                           struct runlet_str run_id,
+                                                           const struct runlet_run_options *options,
+                                                           struct runlet_str operation_id,
+                                                           struct runlet_buf *out);
+
+/**
+ * Journals the cancellation of run `run_id`, which no process is running (an interrupted run,
+ * or one whose worker is gone), as `runlet cancel` does: its calls left dispatching are
+ * abandoned and a resume ends at once, cancelled. A run that has ended is refused (`RL8404`,
+ * `RUNLET_ERR_INVALID_ARGUMENT`). To cancel a run this process is running use
+ * `runlet_run_cancel`. Blocks; refused from a callback.
+ */
+struct runlet_error *runlet_run_cancel_interrupted(const struct runlet_runtime *runtime,
+                                                   const struct runlet_program *program,
+                                                   struct runlet_str run_id,
+                                                   const struct runlet_run_options *options);
+
+/**
  * Starts a run of `program` with `input_json` (a JSON object of host input values, or empty for
  * none) and stores its handle in `*out` (NULL on failure). Never blocks: the run proceeds on the
  * runtime's threads. The program must come from the same runtime. Inputs that are missing or do
@@ -780,11 +901,50 @@ struct runlet_error *runlet_run_next_event(const struct runlet_run *run,
                                            struct runlet_event_owned **out);
 
 /**
+ * The graph of the run as of its last published event — the JSON `runlet graph` prints (nodes
+ * with their §4.4 states, edges, loops folded into iteration ranges, the run's state) — with
+ * values and value-derived metadata redacted under the runtime's `view` policy, in a buffer
+ * the host frees with `runlet_buf_free` (`*out` is zeroed on failure). Never blocks; callable
+ * while the run goes on and after it ended.
+ *
+ * Thread-safety: any thread, concurrently, also from callbacks.
+ */
+struct runlet_error *runlet_run_snapshot_json(const struct runlet_run *run, struct runlet_buf *out);
+
+/**
  * Frees the run's handle. NULL is a no-op; free at most once, not concurrently with other calls
  * on it. An unfinished run is cancelled and detached: its tool calls' cancellation callbacks
  * and the listener may still see it until it ends.
  */
 void runlet_run_free(struct runlet_run *run);
+
+/**
+ * Lists the runs of the runtime's journal in the order they were created, as
+ * `runlet runs --format json` prints them: `{"runs": [{"run_id", "status", "program_digest",
+ * "started_ms", "last_seq", "last_event_ms"}, …]}`, into a buffer the host frees with
+ * `runlet_buf_free` (zeroed on failure). `status` is what the journal alone tells: `running`,
+ * `interrupted`, `succeeded`, `failed` or `cancelled`; whether an interrupted run needs a host
+ * decision takes its program (`runlet_run_uncertain_json`). `started_ms` and `last_event_ms`
+ * (Unix milliseconds) are `null` where the journal does not keep them. The in-memory and
+ * SQLite journals list their runs, a host journal through its vtable's `runs`; one without it
+ * gives `RUNLET_ERR_JOURNAL`.
+ * Blocks while the journal is read; refused from a callback.
+ */
+struct runlet_error *runlet_runtime_runs_json(const struct runlet_runtime *runtime,
+                                              struct runlet_buf *out);
+
+/**
+ * The graph of run `run_id` of `program` as the runtime's journal records it (the JSON of
+ * `runlet_run_snapshot_json`, without publication times), for a run no handle of this process
+ * follows: another process's, an interrupted or a finished one. Redacted under the runtime's
+ * `view` policy; into a buffer the host frees with `runlet_buf_free` (zeroed on failure).
+ * `RUNLET_ERR_JOURNAL_UNKNOWN_RUN` for an unknown run. Blocks while the journal is read;
+ * refused from a callback.
+ */
+struct runlet_error *runlet_run_journal_snapshot_json(const struct runlet_runtime *runtime,
+                                                      const struct runlet_program *program,
+                                                      struct runlet_str run_id,
+                                                      struct runlet_buf *out);
 
 /**
  * The tool's registry name, such as `crm.customer`. Borrowed until the token is consumed.
@@ -858,6 +1018,27 @@ struct runlet_error *runlet_tool_call_complete(struct runlet_tool_call *call,
  * ignores it.
  */
 void runlet_tool_call_fail(struct runlet_tool_call *call, struct runlet_error *err);
+
+/**
+ * Whether `call` is a recovery question (handed to `recover`) rather than a dispatch (handed
+ * to `invoke`). False for NULL.
+ */
+bool runlet_tool_call_is_recovery(const struct runlet_tool_call *call);
+
+/**
+ * Answers a recovery question: the operation did not take effect, so the call is dispatched
+ * again under the same operation id. Consumes the token on every path. A dispatch token is
+ * refused: its call fails with `RUNLET_ERR_INVALID_ARGUMENT`'s name, and a copy of that error
+ * is returned for the host to free.
+ */
+struct runlet_error *runlet_tool_call_not_applied(struct runlet_tool_call *call);
+
+/**
+ * Answers a recovery question: the tool cannot tell whether the operation took effect, so the
+ * call stays uncertain (the run fails with `RL6109` until the host resolves it). Consumes the
+ * token on every path; a dispatch token is refused as by `runlet_tool_call_not_applied`.
+ */
+struct runlet_error *runlet_tool_call_outcome_unknown(struct runlet_tool_call *call);
 
 /**
  * Pushes one item into `sink`: a record (`seq`, `bytes`), a snapshot (`seq` = the sequence it

@@ -57,6 +57,7 @@ impl CHost {
             user_data: std::ptr::null_mut(),
             invoke: Some(noop_invoke),
             drop: None,
+            recover: None,
         };
         // SAFETY: a zeroed options struct is valid; the fields set are live for the call.
         let mut options: runlet_runtime_options = unsafe { std::mem::zeroed() };

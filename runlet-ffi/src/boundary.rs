@@ -72,6 +72,7 @@ macro_rules! returned_default {
 
 returned_default! {
     () => (),
+    bool => false,
     runlet_code => 0,
     u64 => 0,
     i64 => -1,

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
@@ -68,7 +68,9 @@ unsafe impl Versioned for runlet_event_listener {
     const KNOWN_SIZES: &'static [usize] = &[std::mem::size_of::<runlet_event_listener>()];
 }
 
-/// An event as Runlet keeps it until it is delivered.
+/// An event as Runlet keeps it until it is delivered. Its JSON is made when a consumer first
+/// looks at the event, so events a full queue drops, or a consumer frees unseen, cost no
+/// serialization.
 #[derive(Debug, PartialEq)]
 pub(crate) struct OwnedEvent {
     kind: u32,
@@ -76,22 +78,34 @@ pub(crate) struct OwnedEvent {
     run_id: Arc<str>,
     seq: u64,
     unix_ms: i64,
-    payload_json: String,
+    /// The public event whose JSON `payload_json` is, until that is made.
+    public: Option<GraphEvent>,
+    payload_json: OnceLock<String>,
 }
 
 impl OwnedEvent {
     /// A committed event in its public form: `payload_json` is the event as `runlet run
     /// --events` writes it, already redacted under the runtime's view policy, and `unix_ms` its
     /// publication time on the observer's clock.
-    pub(crate) fn published(run_id: &Arc<str>, public: &GraphEvent) -> OwnedEvent {
+    pub(crate) fn published(run_id: &Arc<str>, public: GraphEvent) -> OwnedEvent {
         OwnedEvent {
             kind: u32::from(public.kind_number),
             kind_name: public.kind,
             run_id: Arc::clone(run_id),
             seq: public.seq,
             unix_ms: public.unix_ms.map_or(0, |ms| i64::try_from(ms).unwrap_or(i64::MAX)),
-            payload_json: serde_json::to_string(public).unwrap_or_else(|_| "{}".to_owned()),
+            public: Some(public),
+            payload_json: OnceLock::new(),
         }
+    }
+
+    /// The event's JSON object, made on first use.
+    fn payload_json(&self) -> &str {
+        self.payload_json.get_or_init(|| {
+            self.public.as_ref().map_or_else(String::new, |public| {
+                serde_json::to_string(public).unwrap_or_else(|_| "{}".to_owned())
+            })
+        })
     }
 
     fn dropped(run_id: &Arc<str>, missed: Missed) -> OwnedEvent {
@@ -101,11 +115,12 @@ impl OwnedEvent {
             run_id: Arc::clone(run_id),
             seq: missed.first_seq,
             unix_ms: missed.first_unix_ms,
-            payload_json: format!(
+            public: None,
+            payload_json: OnceLock::from(format!(
                 r#"{{"seq":{seq},"kind":"EventsDropped","dropped":{count},"first_seq":{seq}}}"#,
                 seq = missed.first_seq,
                 count = missed.count
-            ),
+            )),
         }
     }
 
@@ -118,7 +133,7 @@ impl OwnedEvent {
             run_id: runlet_str::of(&self.run_id),
             seq: self.seq,
             unix_ms: self.unix_ms,
-            payload_json: runlet_str::of(&self.payload_json),
+            payload_json: runlet_str::of(self.payload_json()),
         }
     }
 }
@@ -381,14 +396,15 @@ mod tests {
             run_id: Arc::clone(run),
             seq,
             unix_ms: 0,
-            payload_json: format!(r#"{{"seq":{seq},"kind":"NodeReady"}}"#),
+            public: None,
+            payload_json: OnceLock::from(format!(r#"{{"seq":{seq},"kind":"NodeReady"}}"#)),
         })
     }
 
     fn drain(queue: &EventQueue) -> Vec<(u32, u64, String)> {
         let mut out = Vec::new();
         while let Popped::Event(e) = queue.pop(Some(Duration::ZERO)) {
-            out.push((e.kind, e.seq, e.payload_json.clone()));
+            out.push((e.kind, e.seq, e.payload_json().to_owned()));
         }
         out
     }

@@ -1,5 +1,6 @@
 //! The host tool executor: the copied `runlet_tool_executor` struct adapted to the engine's
-//! `ToolExecutor`, and the `runlet_tool_call` completion token each dispatch hands the host.
+//! `ToolExecutor`, and the `runlet_tool_call` completion token each dispatch (or recovery
+//! question about an uncertain operation) hands the host.
 
 use std::cell::RefCell;
 use std::ffi::c_void;
@@ -8,7 +9,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use parking_lot::ReentrantMutex;
 use runlet::diag::codes;
-use runlet::engine::{ToolCall, ToolError, ToolExecutor, ToolOutput};
+use runlet::engine::{RecoveryOutcome, RecoveryRequest, ToolCall, ToolError, ToolExecutor, ToolOutput};
 use runlet::value::{Value, parse_json, to_presentation_json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -27,6 +28,15 @@ use crate::versioned::{Versioned, copy_in};
 ///   complete `call` later from any thread, or complete it inline before returning.
 /// - `drop(user_data)` (optional) is called exactly once, after the last `invoke` — also when the
 ///   runtime could not be created.
+/// - `recover(user_data, call)` (optional) asks whether an operation whose dispatch outcome is
+///   uncertain took effect (a `recoverable` tool's call left dispatching by a crash, spec §5.4).
+///   `runlet_tool_call_is_recovery(call)` is true for these tokens. Answer like `invoke`, exactly
+///   once, from any thread: `runlet_tool_call_complete` with its output (it took effect),
+///   `runlet_tool_call_not_applied` (it did not: the call is dispatched again),
+///   `runlet_tool_call_outcome_unknown` (the tool cannot tell: the call stays uncertain,
+///   `RL6109`) or `runlet_tool_call_fail`. Without `recover` every such call is uncertain.
+///   Added in the second version of the struct: `RUNLET_TOOL_EXECUTOR_INIT` sets the size that
+///   has it; the first version's size is still accepted.
 ///
 /// Set `struct_size` with `RUNLET_TOOL_EXECUTOR_INIT`.
 #[repr(C)]
@@ -36,12 +46,14 @@ pub struct runlet_tool_executor {
     pub user_data: *mut c_void,
     pub invoke: Option<unsafe extern "C" fn(user_data: *mut c_void, call: *mut runlet_tool_call)>,
     pub drop: Option<unsafe extern "C" fn(user_data: *mut c_void)>,
+    pub recover: Option<unsafe extern "C" fn(user_data: *mut c_void, call: *mut runlet_tool_call)>,
 }
 
 // SAFETY: `struct_size` first; pointers and optional function pointers are valid zeroed.
 unsafe impl Versioned for runlet_tool_executor {
     const NAME: &'static str = "runlet_tool_executor";
-    const KNOWN_SIZES: &'static [usize] = &[std::mem::size_of::<runlet_tool_executor>()];
+    const KNOWN_SIZES: &'static [usize] =
+        &[std::mem::offset_of!(runlet_tool_executor, recover), std::mem::size_of::<runlet_tool_executor>()];
 }
 
 /// A host pointer Runlet passes back to the host's callbacks. The host's contract (stated in the
@@ -58,9 +70,13 @@ unsafe impl Sync for UserData {}
 #[derive(Debug)]
 pub(crate) struct HostExecutor {
     user_data: UserData,
-    invoke: unsafe extern "C" fn(*mut c_void, *mut runlet_tool_call),
+    invoke: HostFn,
+    recover: Option<HostFn>,
     drop: Option<unsafe extern "C" fn(*mut c_void)>,
 }
+
+/// The host's `invoke` or `recover`: a function handed a token.
+type HostFn = unsafe extern "C" fn(*mut c_void, *mut runlet_tool_call);
 
 impl HostExecutor {
     /// Copies and checks the host's struct. When it is readable but invalid, its `drop` is
@@ -78,7 +94,12 @@ impl HostExecutor {
             }
             return Err(Error::new(RUNLET_ERR_NULL_ARGUMENT, "`runlet_tool_executor.invoke` is NULL"));
         };
-        Ok(HostExecutor { user_data: UserData(copied.user_data), invoke, drop: copied.drop })
+        Ok(HostExecutor {
+            user_data: UserData(copied.user_data),
+            invoke,
+            recover: copied.recover,
+            drop: copied.drop,
+        })
     }
 }
 
@@ -95,6 +116,32 @@ impl Drop for HostExecutor {
 #[async_trait]
 impl ToolExecutor for HostExecutor {
     async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+        match self.ask(self.invoke, Purpose::Dispatch, &call).await? {
+            Answer::Output(output) => Ok(output),
+            Answer::Failed(error) => Err(error),
+            // Refused by `runlet_tool_call_not_applied`/`_outcome_unknown` for dispatch tokens.
+            Answer::NotApplied | Answer::Unknown => Err(abandoned(&call.tool)),
+        }
+    }
+
+    async fn recover(&self, request: RecoveryRequest) -> Result<RecoveryOutcome, ToolError> {
+        let Some(recover) = self.recover else { return Ok(RecoveryOutcome::Unsupported) };
+        Ok(match self.ask(recover, Purpose::Recover, &request.call).await? {
+            Answer::Output(output) => RecoveryOutcome::Succeeded(output),
+            Answer::Failed(error) => return Err(error),
+            Answer::NotApplied => RecoveryOutcome::NotApplied,
+            Answer::Unknown => RecoveryOutcome::Unknown,
+        })
+    }
+}
+
+fn abandoned(tool: &str) -> ToolError {
+    ToolError::new("TOOL_CALL_ABANDONED", format!("the call to `{tool}` was never completed"))
+}
+
+impl HostExecutor {
+    /// Hands a token for `call` to the host's `function` and awaits the host's answer.
+    async fn ask(&self, function: HostFn, purpose: Purpose, call: &ToolCall) -> Result<Answer, ToolError> {
         let args_json = to_presentation_json(&Value::List(call.arguments.clone())).map_err(|error| {
             ToolError::new(
                 error.code().to_string(),
@@ -114,6 +161,7 @@ impl ToolExecutor for HostExecutor {
             deadline_unix_ms: context
                 .deadline_unix_ms()
                 .map_or(-1, |ms| i64::try_from(ms).unwrap_or(i64::MAX)),
+            purpose,
             sender,
             shared: Arc::new(CallShared {
                 cancellation: context.cancellation.clone(),
@@ -122,29 +170,42 @@ impl ToolExecutor for HostExecutor {
                 pool: tokio::runtime::Handle::current(),
             }),
         };
-        self.hand_over(token);
-        answer.await.unwrap_or_else(|_| {
-            Err(ToolError::new(
-                "TOOL_CALL_ABANDONED",
-                format!("the call to `{}` was never completed", call.tool),
-            ))
-        })
+        self.hand_over(function, token);
+        answer.await.map_err(|_| abandoned(&call.tool))
     }
-}
 
-impl HostExecutor {
-    /// Gives `token` to the host's `invoke`; from here on the host owns it.
-    fn hand_over(&self, token: runlet_tool_call) {
+    /// Gives `token` to the host's `function`; from here on the host owns it.
+    fn hand_over(&self, function: HostFn, token: runlet_tool_call) {
         let raw = Box::into_raw(Box::new(token));
-        let (invoke, user_data) = (self.invoke, self.user_data);
+        let user_data = self.user_data;
         // SAFETY: the host's function with its own pointer and a token it now owns.
-        call_host(|| unsafe { invoke(user_data.0, raw) });
+        call_host(|| unsafe { function(user_data.0, raw) });
     }
 }
 
-/// The completion token of one tool call attempt. Owned by the host from `invoke` until it is
-/// consumed by exactly one of `runlet_tool_call_complete` / `runlet_tool_call_fail`, from any
-/// thread. Completing after the run ended or the runtime was freed is a safe no-op.
+/// What a token asks the host: to run the call, or whether an uncertain one took effect.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Purpose {
+    Dispatch,
+    Recover,
+}
+
+/// The host's answer through a token.
+#[derive(Debug)]
+enum Answer {
+    Output(ToolOutput),
+    Failed(ToolError),
+    /// A recovery answer: the operation did not take effect.
+    NotApplied,
+    /// A recovery answer: the tool cannot tell.
+    Unknown,
+}
+
+/// The completion token of one tool call attempt (or recovery question). Owned by the host from
+/// `invoke` (`recover`) until it is consumed by exactly one of `runlet_tool_call_complete`,
+/// `_fail`, `_not_applied` or `_outcome_unknown`, from any thread. Completing after the run
+/// ended or the runtime was freed is a safe no-op. Consuming a token twice is undefined
+/// behaviour: its memory is gone after the first.
 #[derive(Debug)]
 pub struct runlet_tool_call {
     tool: Arc<str>,
@@ -155,7 +216,8 @@ pub struct runlet_tool_call {
     dispatch_id: String,
     attempt: u32,
     deadline_unix_ms: i64,
-    sender: oneshot::Sender<Result<ToolOutput, ToolError>>,
+    purpose: Purpose,
+    sender: oneshot::Sender<Answer>,
     shared: Arc<CallShared>,
 }
 
@@ -196,7 +258,7 @@ impl CallShared {
 
 impl runlet_tool_call {
     /// Consumes the token with the call's answer; a run that already ended ignores it.
-    fn answer(self, answer: Result<ToolOutput, ToolError>) {
+    fn answer(self, answer: Answer) {
         self.shared.finish();
         let _ = self.sender.send(answer);
     }
@@ -328,7 +390,7 @@ pub unsafe extern "C" fn runlet_tool_call_complete(
             .and_then(|text| parse_json(text).map_err(|error| invalid_json("result_json", &error)));
         match parsed {
             Ok(value) => {
-                call.answer(Ok(ToolOutput::new(value)));
+                call.answer(Answer::Output(ToolOutput::new(value)));
                 Ok(())
             }
             Err(error) => {
@@ -336,7 +398,7 @@ pub unsafe extern "C" fn runlet_tool_call_complete(
                     codes::INVALID_HOST_JSON.to_string(),
                     format!("the result of `{}` is unusable: {}", call.tool, error.message()),
                 );
-                call.answer(Err(failure));
+                call.answer(Answer::Failed(failure));
                 Err(error)
             }
         }
@@ -357,7 +419,55 @@ pub unsafe extern "C" fn runlet_tool_call_fail(call: *mut runlet_tool_call, err:
                 || ToolError::new("TOOL_FAILED", format!("the host failed the call to `{}`", call.tool)),
                 |err| err.to_tool_error(&call.tool),
             );
-            call.answer(Err(error));
+            call.answer(Answer::Failed(error));
         }
     })
+}
+
+/// Whether `call` is a recovery question (handed to `recover`) rather than a dispatch (handed
+/// to `invoke`). False for NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_tool_call_is_recovery(call: *const runlet_tool_call) -> bool {
+    // SAFETY: the caller passes NULL or a live token.
+    ffi_boundary!(bool, { unsafe { call.as_ref() }.is_some_and(|c| c.purpose == Purpose::Recover) })
+}
+
+/// Answers a recovery question: the operation did not take effect, so the call is dispatched
+/// again under the same operation id. Consumes the token on every path. A dispatch token is
+/// refused: its call fails with `RUNLET_ERR_INVALID_ARGUMENT`'s name, and a copy of that error
+/// is returned for the host to free.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_tool_call_not_applied(call: *mut runlet_tool_call) -> *mut runlet_error {
+    // SAFETY: forwarded from the caller.
+    ffi_boundary!(Result<(), Error>, { unsafe { recovery_answer(call, Answer::NotApplied, "runlet_tool_call_not_applied") } })
+}
+
+/// Answers a recovery question: the tool cannot tell whether the operation took effect, so the
+/// call stays uncertain (the run fails with `RL6109` until the host resolves it). Consumes the
+/// token on every path; a dispatch token is refused as by `runlet_tool_call_not_applied`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_tool_call_outcome_unknown(call: *mut runlet_tool_call) -> *mut runlet_error {
+    // SAFETY: forwarded from the caller.
+    ffi_boundary!(Result<(), Error>, { unsafe { recovery_answer(call, Answer::Unknown, "runlet_tool_call_outcome_unknown") } })
+}
+
+/// Consumes `call` with a recovery-only `answer`; a dispatch token fails its call instead.
+///
+/// # Safety
+/// `call` is NULL or a live token, consumed here once.
+unsafe fn recovery_answer(call: *mut runlet_tool_call, answer: Answer, function: &str) -> Result<(), Error> {
+    // SAFETY: forwarded from the caller.
+    let call = unsafe { crate::handle::take(call) }
+        .ok_or_else(|| Error::new(RUNLET_ERR_NULL_ARGUMENT, "the `runlet_tool_call` is NULL"))?;
+    if call.purpose == Purpose::Recover {
+        call.answer(answer);
+        return Ok(());
+    }
+    let error = Error::new(
+        RUNLET_ERR_INVALID_ARGUMENT,
+        format!("`{function}` answers recovery questions; the call to `{}` is a dispatch", call.tool),
+    );
+    let failure = error.to_tool_error(&call.tool);
+    call.answer(Answer::Failed(failure));
+    Err(error)
 }

@@ -6,7 +6,9 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use runlet::journal::{Journal, JournalError, JournalErrorKind, Record, RunHeader, RunId, Snapshot, suite};
+use runlet::journal::{
+    Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot, suite,
+};
 
 use crate::boundary::panic_message;
 use crate::error::{
@@ -62,6 +64,10 @@ pub struct runlet_journal_sink {
 ///   records the journal does not have.
 /// - `drop` (optional): called exactly once after the last callback, also when registration
 ///   fails.
+/// - `runs` (optional; added in the second version of the struct, whose size
+///   `RUNLET_JOURNAL_VTABLE_INIT` sets — the first version's size is still accepted): pushes one
+///   item per run in the order the runs were created, `seq` its last sequence number and the
+///   bytes its id, for `runlet_runtime_runs_json`. Without it the journal cannot list its runs.
 ///
 /// Unknown runs fail with `RUNLET_ERR_JOURNAL_UNKNOWN_RUN`. Set `struct_size` and `abi_major`
 /// with `RUNLET_JOURNAL_VTABLE_INIT`.
@@ -121,12 +127,16 @@ pub struct runlet_journal_vtable {
         ) -> *mut runlet_error,
     >,
     pub drop: Option<unsafe extern "C" fn(user_data: *mut c_void)>,
+    pub runs: Option<
+        unsafe extern "C" fn(user_data: *mut c_void, sink: *mut runlet_journal_sink) -> *mut runlet_error,
+    >,
 }
 
 // SAFETY: `struct_size` first; integers, pointers and optional function pointers are valid zeroed.
 unsafe impl Versioned for runlet_journal_vtable {
     const NAME: &'static str = "runlet_journal_vtable";
-    const KNOWN_SIZES: &'static [usize] = &[std::mem::size_of::<runlet_journal_vtable>()];
+    const KNOWN_SIZES: &'static [usize] =
+        &[std::mem::offset_of!(runlet_journal_vtable, runs), std::mem::size_of::<runlet_journal_vtable>()];
 }
 
 /// Pushes one item into `sink`: a record (`seq`, `bytes`), a snapshot (`seq` = the sequence it
@@ -226,14 +236,14 @@ impl HostJournal {
         Ok(HostJournal { callbacks: Arc::new(callbacks), stripes })
     }
 
-    /// Runs `call` with the host's vtable on the blocking pool, after the run's earlier calls.
+    /// Runs `call` with the host's vtable on the blocking pool, after the earlier calls for
+    /// `run` (a listing of runs passes the empty id).
     async fn on_pool<T: Send + 'static>(
         &self,
-        run: &RunId,
+        run: &str,
         call: impl FnOnce(&runlet_journal_vtable) -> Result<T, JournalError> + Send + 'static,
     ) -> Result<T, JournalError> {
-        let stripe =
-            run.as_str().bytes().fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(usize::from(b)));
+        let stripe = run.bytes().fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(usize::from(b)));
         let _turn = self.stripes[stripe % STRIPES].lock().await;
         let callbacks = Arc::clone(&self.callbacks);
         tokio::task::spawn_blocking(move || call_host(|| call(&callbacks.vtable)))
@@ -286,7 +296,7 @@ impl Journal for HostJournal {
     async fn create_run(&self, header: &RunHeader) -> Result<(), JournalError> {
         let header_json = serde_json::to_string(header).map_err(|e| storage(format!("header JSON: {e}")))?;
         let run = header.run_id.clone();
-        self.on_pool(&header.run_id, move |vtable| {
+        self.on_pool(header.run_id.as_str(), move |vtable| {
             let create_run = vtable.create_run.expect("checked at registration");
             // SAFETY: the host's function with its pointer and views of live strings.
             let returned = unsafe {
@@ -301,7 +311,7 @@ impl Journal for HostJournal {
     async fn header(&self, run: &RunId) -> Result<RunHeader, JournalError> {
         let id = run.clone();
         let pushed = self
-            .on_pool(run, move |vtable| {
+            .on_pool(run.as_str(), move |vtable| {
                 let header = vtable.header.expect("checked at registration");
                 // SAFETY: the host's function with its pointer, a live view and a live sink.
                 filled(1, |sink| unsafe { header(vtable.user_data, runlet_str::of(id.as_str()), sink) })
@@ -317,7 +327,7 @@ impl Journal for HostJournal {
     async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError> {
         let id = run.clone();
         let records = records.to_vec();
-        self.on_pool(run, move |vtable| {
+        self.on_pool(run.as_str(), move |vtable| {
             let append = vtable.append.expect("checked at registration");
             let views: Vec<runlet_journal_record> = records
                 .iter()
@@ -348,7 +358,7 @@ impl Journal for HostJournal {
     async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError> {
         let id = run.clone();
         let pushed = self
-            .on_pool(run, move |vtable| {
+            .on_pool(run.as_str(), move |vtable| {
                 let read = vtable.read.expect("checked at registration");
                 // SAFETY: the host's function with its pointer, a live view and a live sink.
                 filled(limit, |sink| unsafe {
@@ -362,7 +372,7 @@ impl Journal for HostJournal {
     async fn load_snapshot(&self, run: &RunId) -> Result<Option<Snapshot>, JournalError> {
         let id = run.clone();
         let pushed = self
-            .on_pool(run, move |vtable| {
+            .on_pool(run.as_str(), move |vtable| {
                 let load = vtable.load_snapshot.expect("checked at registration");
                 // SAFETY: the host's function with its pointer, a live view and a live sink.
                 filled(1, |sink| unsafe { load(vtable.user_data, runlet_str::of(id.as_str()), sink) })
@@ -371,9 +381,29 @@ impl Journal for HostJournal {
         Ok(pushed.into_iter().next().map(|(upto_seq, bytes)| Snapshot { upto_seq, bytes: Arc::from(bytes) }))
     }
 
+    async fn runs(&self) -> Result<Vec<RunEntry>, JournalError> {
+        let Some(runs) = self.callbacks.vtable.runs else {
+            return Err(storage("this journal cannot list its runs: its vtable has no `runs`".to_owned()));
+        };
+        let pushed = self
+            .on_pool("", move |vtable| {
+                // SAFETY: the host's function with its pointer and a live sink.
+                filled(usize::MAX, |sink| unsafe { runs(vtable.user_data, sink) })
+            })
+            .await?;
+        pushed
+            .into_iter()
+            .map(|(last_seq, id)| {
+                let id = String::from_utf8(id)
+                    .map_err(|_| storage("a run id the journal listed is not UTF-8".to_owned()))?;
+                Ok(RunEntry { run_id: RunId::new(id), last_seq, last_append_unix_ms: None, owner: None })
+            })
+            .collect()
+    }
+
     async fn store_snapshot(&self, run: &RunId, snapshot: Snapshot) -> Result<(), JournalError> {
         let id = run.clone();
-        self.on_pool(run, move |vtable| {
+        self.on_pool(run.as_str(), move |vtable| {
             let store = vtable.store_snapshot.expect("checked at registration");
             let bytes = runlet_bytes { ptr: snapshot.bytes.as_ptr(), len: snapshot.bytes.len() };
             // SAFETY: the host's function with its pointer and views of live data.

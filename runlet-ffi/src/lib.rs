@@ -22,10 +22,13 @@ mod strings;
 mod error;
 
 mod runtime;
+mod sqlite;
 mod view;
 
 mod program;
+mod recovery;
 mod run;
+mod stored;
 
 mod executor;
 
@@ -43,8 +46,11 @@ pub use events::*;
 pub use executor::*;
 pub use journal::*;
 pub use program::*;
+pub use recovery::*;
 pub use run::*;
 pub use runtime::*;
+pub use sqlite::*;
+pub use stored::*;
 pub use strings::*;
 pub use version::*;
 pub use view::*;

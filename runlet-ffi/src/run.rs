@@ -7,23 +7,23 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 use runlet::analyze::Inputs;
-use runlet::diag::codes;
 use runlet::engine::{FailureClass, Limits, Outcome};
 use runlet::journal::{JournalError, RunId};
+use runlet::observe::RunObserver;
 use runlet::observe::ViewPolicy;
-use runlet::runtime::{RecoveryError, RunCanceller, RunHandle, RunOptions};
+use runlet::runtime::{RunCanceller, RunHandle, RunOptions};
 use runlet::value::to_presentation_json;
 
 use crate::boundary::Poison;
 use crate::error::{
-    Error, RUNLET_ERR_CANCELLED, RUNLET_ERR_INVALID_ARGUMENT, RUNLET_ERR_JOURNAL,
-    RUNLET_ERR_JOURNAL_UNKNOWN_RUN, RUNLET_ERR_LIMIT, RUNLET_ERR_NOT_FINISHED, RUNLET_ERR_SCRIPT,
-    RUNLET_ERR_TIMEOUT, RUNLET_ERR_TOOL_FAILED, RUNLET_ERR_UNSUPPORTED, RUNLET_ERR_VERSION_MISMATCH,
-    inputs_error, limits_error, runlet_error,
+    Error, RUNLET_ERR_CANCELLED, RUNLET_ERR_INVALID_ARGUMENT, RUNLET_ERR_JOURNAL, RUNLET_ERR_LIMIT,
+    RUNLET_ERR_NOT_FINISHED, RUNLET_ERR_SCRIPT, RUNLET_ERR_TIMEOUT, RUNLET_ERR_TOOL_FAILED,
+    RUNLET_ERR_UNSUPPORTED, inputs_error, limits_error, runlet_error,
 };
 use crate::events::{EventQueue, ListenerSink, OwnedEvent, Popped, runlet_event_owned};
 use crate::handle::{Handle, borrow, into_raw, out_param, take};
 use crate::program::runlet_program;
+use crate::recovery::{buffer_out, recovery_error};
 use crate::reentrancy::refuse_blocking;
 use crate::runtime::runlet_runtime;
 use crate::strings::{runlet_buf, runlet_str};
@@ -123,6 +123,9 @@ pub(crate) struct RunState {
     done: Condvar,
     /// The pull API's queue, when the run was started with `pull_events`.
     pull: Option<EventQueue>,
+    /// The run's graph, for snapshots under `view`.
+    observer: RunObserver,
+    view: Arc<ViewPolicy>,
     poison: Arc<Poison>,
 }
 
@@ -167,8 +170,9 @@ async fn forward(handle: RunHandle, state: Arc<RunState>, consumers: Consumers) 
         // A failure to read the journal back while catching up ends the stream early; the run's
         // outcome still comes.
         while let Some(Ok(public)) = events.next().await {
-            let owned = Arc::new(OwnedEvent::published(&state.run_id, &public));
-            if let Some(listener) = listener.as_ref().filter(|l| l.wants(u32::from(public.kind_number))) {
+            let kind = u32::from(public.kind_number);
+            let owned = Arc::new(OwnedEvent::published(&state.run_id, public));
+            if let Some(listener) = listener.as_ref().filter(|l| l.wants(kind)) {
                 listener.queue().push(Arc::clone(&owned));
             }
             if let Some(pull) = &state.pull {
@@ -192,7 +196,7 @@ async fn forward(handle: RunHandle, state: Arc<RunState>, consumers: Consumers) 
 ///
 /// # Safety
 /// `options` is NULL or points at a readable options struct whose views are valid.
-unsafe fn read_run_options(options: *const runlet_run_options) -> Result<(Limits, bool), Error> {
+pub(crate) unsafe fn read_run_options(options: *const runlet_run_options) -> Result<(Limits, bool), Error> {
     if options.is_null() {
         return Ok((Limits::new(), false));
     }
@@ -214,6 +218,8 @@ fn launched(runtime: &runlet_runtime, handle: RunHandle, pull_events: bool) -> r
         finished: Mutex::new(None),
         done: Condvar::new(),
         pull: pull_events.then(|| EventQueue::new(instance.event_capacity())),
+        observer: handle.observer(),
+        view: Arc::clone(instance.view()),
         poison: Arc::default(),
     });
     let consumers = Consumers { listener: instance.listener().cloned(), view: Arc::clone(instance.view()) };
@@ -256,27 +262,6 @@ pub unsafe extern "C" fn runlet_run_start(
         *out = into_raw(launched(runtime, handle, pull_events));
         Ok(())
     })
-}
-
-/// The C error for a run that could not be recovered: unknown runs and journal failures keep
-/// their journal codes; a header pinning another program, configuration or digest key, or written
-/// by a runtime outside this one's replay compatibility, is `RUNLET_ERR_VERSION_MISMATCH`. The message carries the engine's `RLnnnn` code.
-fn recovery_error(error: &RecoveryError) -> Error {
-    let code = match error {
-        RecoveryError::Journal(journal) if journal.code() == codes::JOURNAL_UNKNOWN_RUN => {
-            RUNLET_ERR_JOURNAL_UNKNOWN_RUN
-        }
-        RecoveryError::Journal(_) | RecoveryError::Decode(_) | RecoveryError::Replay(_) => RUNLET_ERR_JOURNAL,
-        RecoveryError::PinMismatch { .. } | RecoveryError::ReplayIncompatible { .. } => {
-            RUNLET_ERR_VERSION_MISMATCH
-        }
-        RecoveryError::ForeignProgram
-        | RecoveryError::Ended { .. }
-        | RecoveryError::NotUncertain { .. }
-        | RecoveryError::DecisionRefused { .. }
-        | RecoveryError::OutputMismatch { .. } => RUNLET_ERR_INVALID_ARGUMENT,
-    };
-    Error::new(code, error.to_string())
 }
 
 /// Resumes the interrupted run `run_id` of `program` from the runtime's journal and stores its
@@ -395,9 +380,7 @@ pub unsafe extern "C" fn runlet_run_result_json(
 ) -> *mut runlet_error {
     ffi_boundary!(Result<(), Error>, {
         // SAFETY: the caller passes NULL or a writable buffer.
-        let out = unsafe { out.as_mut() }
-            .ok_or_else(|| Error::new(crate::error::RUNLET_ERR_NULL_ARGUMENT, "the `out` pointer is NULL"))?;
-        *out = runlet_buf::empty();
+        let out = unsafe { buffer_out(out) }?;
         // SAFETY: the caller passes NULL or a live handle.
         let state = &unsafe { borrow(run) }?.state;
         let finished = state.finished.lock();
@@ -439,6 +422,34 @@ pub unsafe extern "C" fn runlet_run_next_event(
             }
         }
         Ok(())
+    })
+}
+
+/// The graph of the run as of its last published event — the JSON `runlet graph` prints (nodes
+/// with their §4.4 states, edges, loops folded into iteration ranges, the run's state) — with
+/// values and value-derived metadata redacted under the runtime's `view` policy, in a buffer
+/// the host frees with `runlet_buf_free` (`*out` is zeroed on failure). Never blocks; callable
+/// while the run goes on and after it ended.
+///
+/// Thread-safety: any thread, concurrently, also from callbacks.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_run_snapshot_json(
+    run: *const runlet_run,
+    out: *mut runlet_buf,
+) -> *mut runlet_error {
+    ffi_boundary!(Result<(), Error>, {
+        // SAFETY: the caller passes NULL or a writable buffer, and NULL or a live handle.
+        let (out, run) = unsafe { (buffer_out(out)?, borrow(run)?) };
+        let snapshot = run.state.observer.snapshot(&run.state.view);
+        *out = runlet_buf::from_vec(graph_json(&snapshot)?);
+        Ok(())
+    })
+}
+
+/// The JSON of a graph snapshot.
+pub(crate) fn graph_json(snapshot: &runlet::observe::GraphSnapshot) -> Result<Vec<u8>, Error> {
+    serde_json::to_vec(snapshot).map_err(|error| {
+        Error::new(crate::error::RUNLET_ERR_INTERNAL, format!("the graph does not serialize: {error}"))
     })
 }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use runlet::diag::render_json;
 use runlet::engine::{Limits, RunSettings};
+use runlet::journal::Journal;
 use runlet::observe::ViewPolicy;
 use runlet::registry::{Registry, RegistryOptions};
 use runlet::runtime::{Runtime, RuntimeBuilder};
@@ -48,7 +49,8 @@ pub struct runlet_retry_policy {
 ///
 /// - `registry_json`: the tools and host input schemas (INTERFACES.md §2). Required.
 /// - `executor`: runs tool calls. Required.
-/// - `journal`: where runs are journaled; NULL for an in-memory journal.
+/// - `journal`: where runs are journaled through host callbacks; NULL for the built-in SQLite
+///   journal when `sqlite_journal_path` is set, else an in-memory journal.
 /// - `listener`: receives run events; NULL for none.
 /// - `worker_threads`: threads of the runtime's pool; 0 for one per core.
 /// - `default_loop_limit`: concurrency of a `for` without `limit`; 0 for 16.
@@ -70,6 +72,10 @@ pub struct runlet_retry_policy {
 ///   (`fp-<16 hex>`, as `runlet --digest-key-file` does); ids are 1 to 64 of `A-Z a-z 0-9 . _ -`.
 ///   No key: a random key of this runtime, so its runs' keyed ids cannot be recomputed by
 ///   another process. A bad key or id is `RUNLET_ERR_INVALID_ARGUMENT`.
+/// - `sqlite_journal_path`, `sqlite_durability`: journal runs in the SQLite file at this path
+///   (created when missing; several processes may share one), committing under the
+///   `RUNLET_DURABILITY_*` mode; empty for none. Giving both a path and `journal` is
+///   `RUNLET_ERR_INVALID_ARGUMENT`; a file that is no journal `RUNLET_ERR_JOURNAL`.
 ///
 /// The structs pointed to are copied during `runlet_runtime_new`.
 #[repr(C)]
@@ -88,13 +94,18 @@ pub struct runlet_runtime_options {
     pub view: runlet_view_policy,
     pub digest_key_id: runlet_str,
     pub digest_key: runlet_bytes,
+    pub sqlite_journal_path: runlet_str,
+    pub sqlite_durability: u32,
 }
 
 // SAFETY: `struct_size` first; integers, pointers, views and nested integer structs are valid zeroed.
 unsafe impl Versioned for runlet_runtime_options {
     const NAME: &'static str = "runlet_runtime_options";
-    const KNOWN_SIZES: &'static [usize] =
-        &[std::mem::offset_of!(runlet_runtime_options, view), std::mem::size_of::<runlet_runtime_options>()];
+    const KNOWN_SIZES: &'static [usize] = &[
+        std::mem::offset_of!(runlet_runtime_options, view),
+        std::mem::offset_of!(runlet_runtime_options, sqlite_journal_path),
+        std::mem::size_of::<runlet_runtime_options>(),
+    ];
 }
 
 /// The host's digest key from `options`, if it gives one: its id (the fingerprint when no id is
@@ -263,9 +274,21 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
                 .with_details_json(render_json(registry_text, &diagnostics))
         })?
         .registry;
+    if journal.is_some() && options.sqlite_journal_path.len != 0 {
+        return Err(Error::new(
+            RUNLET_ERR_INVALID_ARGUMENT,
+            "`journal` and `sqlite_journal_path` are both set: choose one journal",
+        ));
+    }
+    // SAFETY: the caller passes valid views.
+    let sqlite = unsafe { crate::sqlite::open(options.sqlite_journal_path, options.sqlite_durability) }?;
+    let journal: Option<Arc<dyn Journal>> = match journal {
+        Some(host) => Some(Arc::new(host)),
+        None => sqlite,
+    };
     let mut builder = Runtime::builder().registry(registry).executor(Arc::new(executor)).limits(limits);
     if let Some(journal) = journal {
-        builder = builder.journal(Arc::new(journal));
+        builder = builder.journal(journal);
     }
     if options.default_loop_limit != 0 {
         builder = builder.settings(RunSettings {

@@ -166,6 +166,18 @@ static runlet_error *mj_store_snapshot(void *user_data, runlet_str run_id, uint6
   return err;
 }
 
+static runlet_error *mj_runs(void *user_data, runlet_journal_sink *sink) {
+  memory_journal *journal = user_data;
+  pthread_mutex_lock(&journal->lock);
+  runlet_error *err = NULL;
+  for (size_t i = 0; i < journal->count && !err; i++) {
+    runlet_bytes id = {(const uint8_t *)journal->runs[i].id, strlen(journal->runs[i].id)};
+    err = runlet_journal_sink_push(sink, journal->runs[i].count, id);
+  }
+  pthread_mutex_unlock(&journal->lock);
+  return err;
+}
+
 static void mj_clear(memory_journal *journal) {
   for (size_t i = 0; i < journal->count; i++) {
     run_log *log = &journal->runs[i];
@@ -193,6 +205,7 @@ static runlet_journal_vtable vtable_of(memory_journal *journal) {
   vtable.load_snapshot = mj_load_snapshot;
   vtable.store_snapshot = mj_store_snapshot;
   vtable.drop = mj_drop;
+  vtable.runs = mj_runs;
   return vtable;
 }
 
@@ -230,7 +243,20 @@ static void runs_are_journaled_through_the_vtable(void) {
   CHECK(log->count >= 4); /* RunCreated … CallCompleted … RunSucceeded */
   for (size_t i = 0; i < log->count; i++) CHECK(log->records[i].seq == i + 1);
   CHECK(strstr(log->header, log->id) != NULL);
+  size_t journaled = log->count;
   pthread_mutex_unlock(&journal.lock);
+
+  /* The journal lists its runs through `runs`; without it (a first-version vtable) it cannot. */
+  runlet_buf listed = {NULL, 0};
+  CHECK_OK(runlet_runtime_runs_json(runtime, &listed));
+  char *text = str_dup((runlet_str){(const char *)listed.ptr, listed.len});
+  runlet_buf_free(listed);
+  char *id = str_dup(runlet_run_id(run));
+  char expect[256];
+  snprintf(expect, sizeof expect, "\"last_seq\":%zu,\"program_digest\":\"sha256:", journaled);
+  CHECK(strstr(text, id) != NULL && strstr(text, expect) != NULL && strstr(text, "\"status\":\"succeeded\"") != NULL);
+  CHECK(strstr(text, "\"last_event_ms\":null") != NULL);
+  free(text), free(id);
   runlet_run_free(run);
 
   journal.fail_appends = 1;
@@ -318,6 +344,20 @@ static void an_interrupted_run_resumes_from_the_c_journal(void) {
   mj_clear(&journal);
 }
 
+static void a_first_version_vtable_cannot_list_runs(void) {
+  runlet_journal_vtable vtable = vtable_of(&journal);
+  vtable.struct_size = offsetof(runlet_journal_vtable, runs);
+  runlet_tool_executor executor = echo_executor();
+  runlet_runtime *runtime = runtime_with(&executor, &vtable, NULL);
+  runlet_buf listed = {NULL, 0};
+  runlet_error *err = runlet_runtime_runs_json(runtime, &listed);
+  CHECK(runlet_error_code(err) == RUNLET_ERR_JOURNAL && str_contains(runlet_error_message(err), "cannot list"));
+  CHECK(listed.ptr == NULL);
+  runlet_error_free(err);
+  runlet_runtime_free(runtime);
+  mj_clear(&journal);
+}
+
 static void bad_vtables_are_refused_at_registration(void) {
   runlet_tool_executor executor = echo_executor();
   runlet_runtime_options options = RUNLET_RUNTIME_OPTIONS_INIT;
@@ -343,7 +383,7 @@ static void bad_vtables_are_refused_at_registration(void) {
   CHECK(atomic_load(&journal.drops) == drops + 3);
 
   vtable = vtable_of(&journal);
-  vtable.struct_size = sizeof vtable - sizeof(void *);
+  vtable.struct_size = sizeof vtable - 2 * sizeof(void *);
   CHECK_ERR(runlet_runtime_new(&options, &runtime), RUNLET_ERR_VERSION_MISMATCH);
   CHECK(atomic_load(&journal.drops) == drops + 3); /* an unreadable struct is not touched */
   CHECK_ERR(runlet_journal_conformance_check(&vtable), RUNLET_ERR_VERSION_MISMATCH);
@@ -354,6 +394,7 @@ int main(void) {
   the_c_journal_passes_the_shared_suite();
   runs_are_journaled_through_the_vtable();
   an_interrupted_run_resumes_from_the_c_journal();
+  a_first_version_vtable_cannot_list_runs();
   bad_vtables_are_refused_at_registration();
   mj_clear(&journal);
   puts("journal: ok");

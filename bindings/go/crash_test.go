@@ -1,0 +1,270 @@
+// Crash and resume across two Go processes sharing a SQLite journal: the test binary runs itself
+// as a worker that is killed (SIGKILL) in the middle of a call, then this process lists what the
+// crash left uncertain, decides, and resumes the run.
+
+package runlet
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+const crashRegistry = `{"tools": [
+  {"name": "echo.first", "params": [{"name": "x", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "idempotent"},
+  {"name": "pay.idempotent", "params": [{"name": "x", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "idempotent"},
+  {"name": "pay.once", "params": [{"name": "x", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "at_most_once"},
+  {"name": "pay.checked", "params": [{"name": "x", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "recoverable"},
+  {"name": "pay.risky", "params": [{"name": "x", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "unsafe"}
+]}`
+
+func crashSource(tool string) string {
+	return fmt.Sprintf("a = echo.first(1)\nreturn [a, %s(a)]\n", tool)
+}
+
+// seenOps records the operation ids a handler saw.
+type seenOps struct {
+	mu  sync.Mutex
+	ops []string
+}
+
+func (s *seenOps) add(op string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ops = append(s.ops, op)
+}
+
+func (s *seenOps) all() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.ops...)
+}
+
+// timesTen answers with the integer argument times ten, recording the operation ids it saw.
+func timesTen(seen *seenOps) Handler {
+	return func(_ context.Context, call *Call) (any, error) {
+		seen.add(call.OperationID)
+		var args []int
+		if err := json.Unmarshal(call.Args, &args); err != nil {
+			return nil, err
+		}
+		return args[0] * 10, nil
+	}
+}
+
+// durable builds a runtime over the SQLite journal at path whose pay.* tools are handled by pay.
+func durable(t testing.TB, path string, pay Handler, recover map[string]RecoverFunc) *Runtime {
+	t.Helper()
+	tools := Tools{"echo.first": func(_ context.Context, call *Call) (any, error) {
+		return json.RawMessage(call.Args[1 : len(call.Args)-1]), nil
+	}}
+	for _, name := range []string{"pay.idempotent", "pay.once", "pay.checked", "pay.risky"} {
+		tools[name] = pay
+	}
+	rt, err := NewRuntime(Options{
+		Registry:      []byte(crashRegistry),
+		Tools:         tools,
+		Recover:       recover,
+		Journal:       &SQLiteJournal{Path: path, Durability: Normal},
+		DigestKey:     &DigestKey{ID: "crash-test", Key: []byte("the key every worker shares")},
+		WorkerThreads: 2,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
+// TestCrashWorker is the worker process of crashedIn; it is skipped in a normal test run.
+func TestCrashWorker(t *testing.T) {
+	path, tool := os.Getenv("RUNLET_CRASH_JOURNAL"), os.Getenv("RUNLET_CRASH_TOOL")
+	if path == "" {
+		t.Skip("run by the crash tests as their worker")
+	}
+	die := func(_ context.Context, call *Call) (any, error) {
+		fmt.Println(call.RunID)
+		_ = os.Stdout.Sync()
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+	rt := durable(t, path, die, nil)
+	run, err := rt.Start(context.Background(), compile(t, rt, crashSource(tool)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = run.Wait(context.Background())
+	t.Fatalf("the worker outlived its call: %v", err)
+}
+
+// crashedIn runs crashSource(tool) in a worker process that is killed while tool is
+// dispatching, and returns the journal's path and the run's id.
+func crashedIn(t *testing.T, tool string) (string, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "runs.db")
+	worker := exec.Command(os.Args[0], "-test.run=^TestCrashWorker$", "-test.count=1")
+	worker.Env = append(os.Environ(), "RUNLET_CRASH_JOURNAL="+path, "RUNLET_CRASH_TOOL="+tool)
+	var out bytes.Buffer
+	worker.Stdout, worker.Stderr = &out, &out
+	err := worker.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the worker was not killed mid-call: %v\n%s", err, out.String())
+	}
+	runID := strings.TrimSpace(strings.SplitN(out.String(), "\n", 2)[0])
+	if !strings.HasPrefix(runID, "r-") {
+		t.Fatalf("the worker said %q", out.String())
+	}
+	return path, runID
+}
+
+func resumed(t *testing.T, rt *Runtime, prog *Program, runID string) (string, error) {
+	t.Helper()
+	run, err := rt.Resume(context.Background(), prog, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	res, err := run.Wait(context.Background())
+	if err != nil {
+		return "", err
+	}
+	return string(res.Value), nil
+}
+
+func TestAnIdempotentCallIsRedispatchedAfterACrash(t *testing.T) {
+	path, runID := crashedIn(t, "pay.idempotent")
+	var seen seenOps
+	rt := durable(t, path, timesTen(&seen), nil)
+	prog := compile(t, rt, crashSource("pay.idempotent"))
+	// Listed as left dispatching, but an idempotent call needs no decision to be redispatched.
+	if ops, err := rt.Uncertain(prog, runID); err != nil || len(ops) != 1 || ops[0].Class != "idempotent" || ops[0].NeedsDecision {
+		t.Fatalf("uncertain: %+v %v", ops, err)
+	}
+	if value, err := resumed(t, rt, prog, runID); err != nil || value != "[1,10]" {
+		t.Fatalf("resumed: %s %v", value, err)
+	}
+	if len(seen.all()) != 1 {
+		t.Fatalf("%d dispatches after the crash", len(seen.all()))
+	}
+	if _, err := rt.Resume(context.Background(), prog, "run-unknown"); !errors.Is(err, ErrUnknownRun) {
+		t.Fatalf("unknown run: %v", err)
+	}
+	other := compile(t, rt, crashSource("pay.once"))
+	if _, err := rt.Resume(context.Background(), other, runID); !errors.Is(err, ErrVersionMismatch) {
+		t.Fatalf("another program: %v", err)
+	}
+}
+
+func TestAnAtMostOnceCallWaitsForTheHostsDecision(t *testing.T) {
+	path, runID := crashedIn(t, "pay.once")
+	var seen seenOps
+	rt := durable(t, path, timesTen(&seen), nil)
+	prog := compile(t, rt, crashSource("pay.once"))
+	ops, err := rt.Uncertain(prog, runID)
+	if err != nil || len(ops) != 1 || ops[0].Tool != "pay.once" || ops[0].Class != "at_most_once" || !ops[0].NeedsDecision {
+		t.Fatalf("uncertain: %+v %v", ops, err)
+	}
+	if err := rt.ResolveApplied(prog, runID, ops[0].OperationID, "seven"); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("an output the schema refuses: %v", err)
+	}
+	if err := rt.ResolveApplied(prog, runID, ops[0].OperationID, 7); err != nil {
+		t.Fatal(err)
+	}
+	if value, err := resumed(t, rt, prog, runID); err != nil || value != "[1,7]" || len(seen.all()) != 0 {
+		t.Fatalf("resumed: %s %v after %d dispatches", value, err, len(seen.all()))
+	}
+	if runs, err := rt.Runs(); err != nil || len(runs) != 1 || runs[0].RunID != runID || runs[0].Status != "succeeded" {
+		t.Fatalf("runs: %+v %v", runs, err)
+	}
+
+	path, runID = crashedIn(t, "pay.once")
+	rt = durable(t, path, timesTen(&seen), nil)
+	prog = compile(t, rt, crashSource("pay.once"))
+	_, err = resumed(t, rt, prog, runID)
+	if !errors.Is(err, ErrToolFailed) || !strings.Contains(err.Error(), "RL6109") {
+		t.Fatalf("without a decision: %v", err)
+	}
+}
+
+func TestAnUnsafeCallRunsAgainUnderAFreshGeneration(t *testing.T) {
+	path, runID := crashedIn(t, "pay.risky")
+	var seen seenOps
+	rt := durable(t, path, timesTen(&seen), nil)
+	prog := compile(t, rt, crashSource("pay.risky"))
+	ops, err := rt.Uncertain(prog, runID)
+	if err != nil || len(ops) != 1 {
+		t.Fatalf("uncertain: %+v %v", ops, err)
+	}
+	if err := rt.ResolveNotApplied(prog, runID, ops[0].OperationID); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("not applied for an unsafe tool: %v", err)
+	}
+	fresh, err := rt.AuthorizeFreshGeneration(prog, runID, ops[0].OperationID)
+	if err != nil || fresh == ops[0].OperationID {
+		t.Fatalf("fresh generation %q: %v", fresh, err)
+	}
+	if value, err := resumed(t, rt, prog, runID); err != nil || value != "[1,10]" {
+		t.Fatalf("resumed: %s %v", value, err)
+	}
+	if len(seen.all()) != 1 || seen.all()[0] != fresh {
+		t.Fatalf("dispatched under %v, want %s", seen.all(), fresh)
+	}
+
+	path, runID = crashedIn(t, "pay.risky")
+	rt = durable(t, path, timesTen(&seen), nil)
+	prog = compile(t, rt, crashSource("pay.risky"))
+	ops, _ = rt.Uncertain(prog, runID)
+	declined := &ToolError{Code: "CARD_DECLINED", Message: "the provider declined it"}
+	if err := rt.ResolveFailed(prog, runID, ops[0].OperationID, declined); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resumed(t, rt, prog, runID); err == nil || !strings.Contains(err.Error(), "CARD_DECLINED") {
+		t.Fatalf("resolved failed: %v", err)
+	}
+}
+
+func TestAnInterruptedRunIsCancelledFromTheJournal(t *testing.T) {
+	path, runID := crashedIn(t, "pay.once")
+	var seen seenOps
+	rt := durable(t, path, timesTen(&seen), nil)
+	prog := compile(t, rt, crashSource("pay.once"))
+	if runs, err := rt.Runs(); err != nil || len(runs) != 1 || runs[0].Status != "interrupted" || runs[0].StartedMs == nil {
+		t.Fatalf("runs: %+v %v", runs, err)
+	}
+	if err := rt.CancelInterrupted(prog, runID); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.CancelInterrupted(prog, runID); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("a second cancel: %v", err)
+	}
+	if _, err := resumed(t, rt, prog, runID); !errors.Is(err, ErrCancelled) {
+		t.Fatalf("resumed: %v", err)
+	}
+}
+
+func TestARecoverableCallAsksItsRecoverFunc(t *testing.T) {
+	path, runID := crashedIn(t, "pay.checked")
+	var seen seenOps
+	var asked seenOps
+	recover := map[string]RecoverFunc{"pay.checked": func(_ context.Context, call *Call) (Recovered, error) {
+		asked.add(call.OperationID)
+		return Recovered{Outcome: Applied, Output: 5}, nil
+	}}
+	rt := durable(t, path, timesTen(&seen), recover)
+	prog := compile(t, rt, crashSource("pay.checked"))
+	if value, err := resumed(t, rt, prog, runID); err != nil || value != "[1,5]" {
+		t.Fatalf("resumed: %s %v", value, err)
+	}
+	if len(asked.all()) != 1 || len(seen.all()) != 0 {
+		t.Fatalf("asked %d times, dispatched %d times", len(asked.all()), len(seen.all()))
+	}
+}

@@ -1,0 +1,3 @@
+module example.invalid/runlet/bindings/go
+
+go 1.24

@@ -1,0 +1,5 @@
+//go:build !race
+
+package runlet
+
+const raceEnabled = false

@@ -1,0 +1,274 @@
+// The Runtime: options copied into a C-owned runlet_runtime_options (the Go executor, a Go
+// journal or the built-in SQLite one, limits, digest key), compiling programs, starting and
+// resuming runs; Close frees it once, a cleanup frees a forgotten one.
+
+package runlet
+
+// #include <stdlib.h>
+// #include "shims.h"
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// Options is what a Runtime is built from.
+type Options struct {
+	// Registry is a registry file (INTERFACES.md §2): the tools and host input schemas.
+	Registry []byte
+	// Tools maps tool names to the handlers that run their calls.
+	Tools Tools
+	// Recover maps names of recoverable tools to the functions that tell whether an operation
+	// left uncertain by a crash took effect (spec §5.4); a tool without one stays uncertain.
+	Recover map[string]RecoverFunc
+	// Journal is where runs are journaled: nil for memory, SQLite(path) for the built-in SQLite
+	// journal, or any Journal of the host's.
+	Journal any
+	// Limits caps every run (spec §10), such as {"tool_calls": 100}.
+	Limits Limits
+	// DigestKey keys the digests of sensitive values; nil for a random key of this runtime.
+	DigestKey *DigestKey
+	// WorkerThreads is the size of the runtime's thread pool; 0 for one per core.
+	WorkerThreads int
+	// View is what events and snapshots may show of values labelled sensitive or secret by the
+	// tool schemas; the zero value shows public ones only.
+	View View
+	// EventBuffer is how many events of a run wait for a reader of Run.Events, in librunlet's
+	// queue and again in the channel, before the dropped-events marker replaces the rest; 0 for
+	// 1024.
+	EventBuffer int
+}
+
+// View is a view policy (spec §6.2): the strongest label of values shown in previews (stronger
+// ones read "<redacted:LABEL>"), of value-derived metadata such as tool error messages (stronger
+// is left out), and how many characters a preview keeps (0 for 200).
+type View struct {
+	Values       Sensitivity
+	Metadata     Sensitivity
+	PreviewChars uint32
+}
+
+// Sensitivity is a label of the tool schemas' x-runlet-sensitivity.
+type Sensitivity uint32
+
+const (
+	Public    Sensitivity = C.RUNLET_SENSITIVITY_PUBLIC
+	Sensitive Sensitivity = C.RUNLET_SENSITIVITY_SENSITIVE
+	Secret    Sensitivity = C.RUNLET_SENSITIVITY_SECRET
+)
+
+// Limits are execution limits by key (tool_calls, wall_clock_ms, …; see runlet.h).
+type Limits map[string]uint64
+
+// DigestKey is a key for digests of sensitive values: its ID is pinned by journals, the Key
+// never leaves the process.
+type DigestKey struct {
+	ID  string
+	Key []byte
+}
+
+// Runtime compiles programs and runs them. Safe for concurrent use; Close it when done.
+type Runtime struct {
+	mu      sync.RWMutex
+	ptr     *C.runlet_runtime
+	cleanup runtime.Cleanup
+	tools   *executor
+	events  int
+}
+
+const defaultEventBuffer = 1024
+
+// NewRuntime builds a runtime from opts.
+func NewRuntime(opts Options) (*Runtime, error) {
+	limits := ""
+	if len(opts.Limits) > 0 {
+		encoded, err := json.Marshal(opts.Limits)
+		if err != nil {
+			return nil, invalid("the limits do not encode: %v", err)
+		}
+		limits = string(encoded)
+	}
+	if opts.EventBuffer < 0 || opts.WorkerThreads < 0 {
+		return nil, invalid("EventBuffer and WorkerThreads must not be negative")
+	}
+	c := (*C.runlet_runtime_options)(C.calloc(1, C.sizeof_runlet_runtime_options))
+	defer cFree(unsafe.Pointer(c))
+	c.struct_size = C.sizeof_runlet_runtime_options
+	c.registry_json = cCopy(string(opts.Registry))
+	defer cFree(unsafe.Pointer(c.registry_json.ptr))
+	c.limits_json = cCopy(limits)
+	defer cFree(unsafe.Pointer(c.limits_json.ptr))
+	c.worker_threads = C.uint32_t(opts.WorkerThreads)
+	c.view = C.runlet_view_policy{values: C.uint32_t(opts.View.Values), metadata: C.uint32_t(opts.View.Metadata),
+		preview_chars: C.uint32_t(opts.View.PreviewChars)}
+	events := opts.EventBuffer
+	if events == 0 {
+		events = defaultEventBuffer
+	}
+	c.event_queue_capacity = C.uint32_t(events)
+	if key := opts.DigestKey; key != nil {
+		c.digest_key_id = cCopy(key.ID)
+		defer cFree(unsafe.Pointer(c.digest_key_id.ptr))
+		c.digest_key = cCopyBytes(key.Key)
+		defer cFree(unsafe.Pointer(c.digest_key.ptr))
+	}
+	switch journal := opts.Journal.(type) {
+	case nil:
+	case *SQLiteJournal:
+		c.sqlite_journal_path = cCopy(journal.Path)
+		defer cFree(unsafe.Pointer(c.sqlite_journal_path.ptr))
+		c.sqlite_durability = C.uint32_t(journal.Durability)
+	case Journal:
+		vtable := (*C.runlet_journal_vtable)(C.calloc(1, C.sizeof_runlet_journal_vtable))
+		defer cFree(unsafe.Pointer(vtable))
+		C.runlet_go_fill_journal(vtable, C.uintptr_t(newHandle(journal)))
+		c.journal = vtable
+	default:
+		return nil, invalid("Options.Journal is a %T: give nil, runlet.SQLite(path) or a runlet.Journal", journal)
+	}
+	tools := newExecutor(opts.Tools, opts.Recover)
+	executor := (*C.runlet_tool_executor)(C.calloc(1, C.sizeof_runlet_tool_executor))
+	defer cFree(unsafe.Pointer(executor))
+	withRecover := C.int(0)
+	if len(opts.Recover) > 0 {
+		withRecover = 1
+	}
+	C.runlet_go_fill_executor(executor, C.uintptr_t(newHandle(tools)), withRecover)
+	c.executor = executor
+	var ptr *C.runlet_runtime
+	// The executor's and journal's handles are deleted by their drop, which runs on failure too.
+	if err := errorOf(C.runlet_runtime_new(c, &ptr)); err != nil {
+		return nil, err
+	}
+	rt := &Runtime{ptr: ptr, tools: tools, events: events}
+	rt.cleanup = runtime.AddCleanup(rt, func(p *C.runlet_runtime) { C.runlet_runtime_free(p) }, ptr)
+	return rt, nil
+}
+
+// with runs call with the C runtime and, when prog is not nil, the C program, both kept from
+// Close until call returns. It panics when either is closed.
+func (rt *Runtime) with(prog *Program, call func(*C.runlet_runtime, *C.runlet_program) error) error {
+	if gcStress {
+		runtime.GC()
+	}
+	rt.mu.RLock()
+	defer rt.mu.RUnlock()
+	if rt.ptr == nil {
+		panic("runlet: the Runtime is closed")
+	}
+	if prog == nil {
+		return call(rt.ptr, nil)
+	}
+	prog.mu.RLock()
+	defer prog.mu.RUnlock()
+	return call(rt.ptr, prog.handle())
+}
+
+// Close cancels the runs still running, waits for them to end and frees the runtime.
+// Idempotent. Runs and programs of the runtime stay valid to Close.
+func (rt *Runtime) Close() error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.ptr == nil {
+		return nil
+	}
+	rt.cleanup.Stop()
+	C.runlet_runtime_free(rt.ptr)
+	rt.ptr = nil
+	return nil
+}
+
+// Compile compiles source against the runtime's registry. inputs are sample host inputs whose
+// schemas the registry does not declare (inferred from the values), or nil. A program that does
+// not compile gives a *CompileError.
+func (rt *Runtime) Compile(source string, inputs map[string]any) (*Program, error) {
+	sample, err := inputsJSON(inputs)
+	if err != nil {
+		return nil, err
+	}
+	var ptr *C.runlet_program
+	err = rt.with(nil, func(r *C.runlet_runtime, _ *C.runlet_program) error {
+		return errorOf(C.runlet_program_compile(r, view(source), view(sample), &ptr))
+	})
+	if err != nil {
+		return nil, compileError(err)
+	}
+	return newProgram(ptr), nil
+}
+
+func compileError(err error) error {
+	e, ok := err.(*Error)
+	if !ok || e.Code != CodeCompile {
+		return err
+	}
+	var report struct {
+		Diagnostics []Diagnostic `json:"diagnostics"`
+	}
+	if json.Unmarshal(e.Details, &report) != nil {
+		return err
+	}
+	errs := report.Diagnostics[:0]
+	for _, d := range report.Diagnostics {
+		if d.Severity == "error" {
+			errs = append(errs, d)
+		}
+	}
+	return &CompileError{Diagnostics: errs, err: e}
+}
+
+// inputsJSON encodes host inputs for C: empty for none.
+func inputsJSON(inputs map[string]any) (string, error) {
+	if inputs == nil {
+		return "", nil
+	}
+	encoded, err := json.Marshal(inputs)
+	if err != nil {
+		return "", invalid("the inputs do not encode as JSON: %v", err)
+	}
+	return string(encoded), nil
+}
+
+// Start starts a run of prog with inputs (host input values by name, or nil). It never blocks:
+// the run goes on on the runtime's threads. When ctx is done the run is cancelled.
+func (rt *Runtime) Start(ctx context.Context, prog *Program, inputs map[string]any) (*Run, error) {
+	input, err := inputsJSON(inputs)
+	if err != nil {
+		return nil, err
+	}
+	var ptr *C.runlet_run
+	err = rt.with(prog, func(r *C.runlet_runtime, p *C.runlet_program) error {
+		return errorOf(C.runlet_run_start(r, p, view(input), pullEvents, &ptr))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return launch(ctx, rt, ptr), nil
+}
+
+// Resume continues the interrupted run runID of prog from the runtime's journal: finished calls
+// are not dispatched again. The journal's header must pin this program and configuration
+// (ErrVersionMismatch otherwise); an unknown run is ErrUnknownRun. When ctx is done the run is
+// cancelled. Blocks while the journal is read.
+func (rt *Runtime) Resume(ctx context.Context, prog *Program, runID string) (*Run, error) {
+	var ptr *C.runlet_run
+	err := rt.with(prog, func(r *C.runlet_runtime, p *C.runlet_program) error {
+		return errorOf(C.runlet_run_resume(r, p, view(runID), pullEvents, &ptr))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return launch(ctx, rt, ptr), nil
+}
+
+// pullEvents is the run options of every run: events queued for Run.Events. C memory, read by
+// Runlet during the call only.
+var pullEvents = func() *C.runlet_run_options {
+	options := (*C.runlet_run_options)(C.calloc(1, C.sizeof_runlet_run_options))
+	options.struct_size = C.sizeof_runlet_run_options
+	options.pull_events = true
+	return options
+}()
