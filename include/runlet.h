@@ -410,10 +410,12 @@ typedef struct runlet_view_policy {
  *   as `{"tool_calls": 100, "wall_clock_ms": 30000}`; keys are `tool_calls`,
  *   `node_evaluations`, `depth`, `concurrency`, `wall_clock_ms`, `loop_iterations`,
  *   `graph_nodes`, `graph_edges`, `source_bytes`, `call_input_bytes`, `call_output_bytes`,
- *   `retries`, `journal_bytes`, and the value-size caps `value_bytes`, `list_length`,
- *   `string_bytes`, `object_entries` (which apply with safe defaults when not set: 64 MiB,
- *   1,000,000 elements, 16 MiB, 1,000,000 entries). Empty for none. A run crossing one fails
- *   with `RUNLET_ERR_LIMIT`.
+ *   `retries`, `journal_bytes`, `conversion_depth`, the value-size caps `value_bytes`,
+ *   `list_length`, `string_bytes`, `object_entries` (which apply with safe defaults when not
+ *   set: 64 MiB, 1,000,000 elements, 16 MiB, 1,000,000 entries), and the compile-time
+ *   `parse_nesting`, `operator_chain`, `analysis_work` and `diagnostics` (defaults 128, 256,
+ *   1,000,000 and 100; crossing one is a compile diagnostic). Empty for none. A run crossing
+ *   one fails with `RUNLET_ERR_LIMIT`.
  * - `view`: what listeners and pull queues may see of values and value-derived metadata;
  *   zeroed, public only (tool outputs labelled sensitive or secret are redacted).
  * - `digest_key`, `digest_key_id`: the key that operation ids and loop keys of sensitive or
