@@ -20,4 +20,7 @@ declare_codes! {
     /// A run header pins another program, registry, runtime version, configuration or
     /// encoding than the runtime asked to resume or recover the run.
     RUN_PIN_MISMATCH = 7301,
+    /// A host asked to resume or recover a run whose journal holds its header but no event:
+    /// its worker stopped before the run's start was committed, so nothing of it ran.
+    RUN_NOT_STARTED = 7302,
 }
