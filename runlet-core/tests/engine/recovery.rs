@@ -181,6 +181,7 @@ fn without_a_decision_an_at_most_once_operation_stays_uncertain() {
     let (outcome, after) = resumed("at_most_once", &journal, &run);
     assert_eq!(outcome, format!("failed {} uncertain=true", codes::UNCERTAIN_OUTCOME));
     assert!(after.is_empty(), "{after:?}");
+    assert!(left_in_flight("at_most_once", &journal, &run).is_empty(), "the uncertain call failed");
 }
 
 #[test]
@@ -197,7 +198,16 @@ fn an_applied_resolution_is_the_calls_result_without_dispatching() {
         assert!(after.is_empty(), "{class}: {after:?}");
         let replayed = resumed(class, &journal, &run);
         assert_eq!(replayed, ("[10,7]".to_owned(), Vec::new()), "{class}: the decided journal replays");
+        assert!(left_in_flight(class, &journal, &run).is_empty(), "{class}: the resolved call is answered");
     }
+}
+
+/// The calls a replay of the run's journal finds dispatched and not answered.
+fn left_in_flight(class: &str, journal: &Arc<MemoryJournal>, run: &RunId) -> Vec<String> {
+    let (runtime, program) = runtime(class, journal, &Tools::new(None));
+    let core = runtime.core(&program, &RunOptions::default());
+    let replayed = runlet::engine::replay(core, &events(journal, run)).expect("replays");
+    replayed.in_flight.into_iter().map(|request| request.node_id).collect()
 }
 
 #[test]
@@ -225,6 +235,7 @@ fn a_failed_resolution_fails_the_call_with_a_confirmed_error() {
     let (outcome, after) = resumed("unsafe", &journal, &run);
     assert_eq!(outcome, "failed CARD_DECLINED uncertain=false");
     assert!(after.is_empty());
+    assert!(left_in_flight("unsafe", &journal, &run).is_empty(), "the resolved call failed");
 }
 
 #[test]
