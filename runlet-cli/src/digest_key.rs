@@ -1,12 +1,15 @@
-//! The digest key of `run`, `graph` and `replay`: read from `--digest-key-file` or the file named
-//! by `RUNLET_DIGEST_KEY_FILE`, and named by its fingerprint (docs/transcripts.md).
+//! The digest key of `run`, `graph`, `replay` and the run manager: read from `--digest-key-file`
+//! or the file named by `RUNLET_DIGEST_KEY_FILE` (or a durable journal's own key file), and
+//! named by its fingerprint (docs/transcripts.md).
 
 use std::path::{Path, PathBuf};
 
+use runlet::diag::codes;
 use runlet::value::DigestKey;
 
 use crate::failure::Failure;
 use crate::files::{FileKind, read_bytes};
+use crate::output::unwritable;
 
 /// The environment variable naming a key file when `--digest-key-file` is not given.
 pub const KEY_FILE_VARIABLE: &str = "RUNLET_DIGEST_KEY_FILE";
@@ -29,12 +32,43 @@ pub fn load(flag: Option<&Path>) -> Result<Option<HostKey>, Failure> {
             _ => return Ok(None),
         },
     };
-    let bytes = read_bytes(&path, FileKind::DigestKey)?;
+    read_key(&path).map(Some)
+}
+
+/// The key of the file at `path`, made first (a random key, readable by its owner only) when
+/// there is none. Two processes making it at once end up with the one written first.
+pub fn load_or_create(path: &Path) -> Result<HostKey, Failure> {
+    if !path.exists() {
+        let mut bits = [0u8; 32];
+        getrandom::fill(&mut bits).map_err(|error| {
+            Failure::new(codes::INVALID_DIGEST_KEY, format!("no random source for a digest key: {error}"))
+        })?;
+        let secret = hex::encode(bits);
+        match create_private(path, secret.as_bytes()) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(error) => return Err(unwritable(path, &error)),
+        }
+    }
+    read_key(path)
+}
+
+/// Writes a new file at `path` that only its owner may read.
+fn create_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    std::io::Write::write_all(&mut options.open(path)?, contents)
+}
+
+fn read_key(path: &Path) -> Result<HostKey, Failure> {
+    let bytes = read_bytes(path, FileKind::DigestKey)?;
     let secret = without_line_end(&bytes).to_vec();
     let key = DigestKey::fingerprinted(&secret).map_err(|err| {
         Failure::new(err.code(), format!("the digest key file `{}`: {err}", path.display()))
     })?;
-    Ok(Some(HostKey { id: key.id().to_owned(), secret }))
+    Ok(HostKey { id: key.id().to_owned(), secret })
 }
 
 /// `bytes` without one trailing `\n` or `\r\n`, so a key written by `echo` or `openssl rand -hex`

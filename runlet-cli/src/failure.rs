@@ -29,8 +29,13 @@ pub enum Shape {
 }
 
 impl Failure {
-    /// A problem outside any file's text, such as a file that cannot be read.
+    /// A problem outside any file's text, such as a file that cannot be read. A message that
+    /// starts with its own code (the `Display` of core errors, `RL8401: …`) loses that prefix,
+    /// which the diagnostic carries already.
     pub fn new(code: Code, message: impl Into<String>) -> Failure {
+        let message = message.into();
+        let prefix = format!("{code}: ");
+        let message = message.strip_prefix(&prefix).map(str::to_owned).unwrap_or(message);
         Failure { file: None, diagnostics: vec![Diagnostic::error(code, Span::at(0), message)] }
     }
 

@@ -1,6 +1,7 @@
 //! The `runlet` command: the first host of the library, and the quickest way to see it work.
 //! Each subcommand lives in its own module; exit statuses follow INTERFACES.md §4.
 
+mod cancel;
 mod check;
 mod digest_key;
 mod events;
@@ -8,13 +9,19 @@ mod explain;
 mod failure;
 mod files;
 mod fmt;
+mod follow;
 mod graph;
 mod heal;
+mod journal_spec;
 mod output;
 mod registry;
 mod replay;
 mod report;
+mod resolve;
+mod resume;
 mod run;
+mod runs;
+mod stored;
 
 use std::process::ExitCode;
 
@@ -47,6 +54,14 @@ enum Command {
     Replay(replay::Args),
     /// Print the explanation of a diagnostic code, offline.
     Explain(explain::Args),
+    /// List the runs of a durable journal, or show one (`runs show RUN_ID`).
+    Runs(runs::Args),
+    /// Continue an interrupted run from its journal.
+    Resume(resume::Args),
+    /// Journal a host decision about an operation a run left uncertain.
+    Resolve(resolve::Args),
+    /// Journal the cancellation of an interrupted run.
+    Cancel(cancel::Args),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +83,10 @@ fn main() -> ExitCode {
         Command::Graph(args) => graph::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Explain(args) => explain::run(&args),
+        Command::Runs(args) => runs::run(&args),
+        Command::Resume(args) => resume::run(&args),
+        Command::Resolve(args) => resolve::run(&args),
+        Command::Cancel(args) => cancel::run(&args),
     }
 }
 
@@ -85,7 +104,7 @@ fn malformed(err: &clap::Error) -> ExitCode {
     let json = args.windows(2).any(|pair| pair[0] == "--format" && pair[1] == "json")
         || args.iter().any(|arg| arg == "--format=json");
     let format = if json { Format::Json } else { Format::Text };
-    let run_report = matches!(args.first().map(String::as_str), Some("run" | "graph" | "replay"));
+    let run_report = matches!(args.first().map(String::as_str), Some("run" | "graph" | "replay" | "resume"));
     failure.report(format, if run_report { Shape::Run } else { Shape::Diagnostics })
 }
 

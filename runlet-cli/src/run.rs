@@ -1,28 +1,30 @@
 //! `runlet run FILE --registry R.json --tools T.json [--inputs I.json] [--input NAME=JSON]…
-//! [--limit KEY=N]… [--journal memory|sqlite:PATH] [--events OUT.jsonl] [--record TRANSCRIPT.json]
-//! [--digest-key-file PATH] [--format text|json]`: compiles the program and runs it with the
-//! scripted tools of a fixture file, optionally writing its events and recording a tool
-//! transcript. Exit 0 when it succeeds, 1 on a compile error or a failed run, 2 on usage or I/O.
-//! `runlet graph` takes the same options.
+//! [--limit KEY=N]… [--journal memory|sqlite:PATH] [--durability full|normal] [--events OUT.jsonl]
+//! [--record TRANSCRIPT.json] [--digest-key-file PATH] [--format text|json]`: compiles the
+//! program and runs it with the scripted tools of a fixture file, optionally writing its events
+//! and recording a tool transcript. With an SQLite journal the run id comes first on stderr
+//! (`run r-…`), for `runlet runs`, `resume`, `resolve` and `cancel`. Output paths are checked
+//! before anything runs. Exit 0 when it succeeds, 1 on a compile error or a failed or cancelled
+//! run, 2 on usage or I/O. `runlet graph` takes the same options.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use runlet::analyze::WorkflowIdentity;
-use runlet::diag::codes;
 use runlet::engine::{Limits, Outcome, RunError, Sampler, SystemSampler, ToolExecutor};
-use runlet::journal::{Durability, Journal, MemoryJournal, SqliteJournal};
+use runlet::journal::RunId;
 use runlet::observe::RunObserver;
 use runlet::runtime::Runtime;
 use runlet::scripted::{RecordingExecutor, ScriptedExecutor};
 use runlet::value::{Value, to_presentation_json};
 
-use crate::digest_key;
-use crate::events::write_events;
+use crate::events::EventsFile;
 use crate::failure::{Failure, Shape};
 use crate::files::{FileKind, read_text};
-use crate::output::write_file;
+use crate::follow::{Followed, follow};
+use crate::journal_spec::{DurabilityArg, JournalSpec};
+use crate::output::{unwritable, write_file};
 use crate::registry::{load_inputs, load_registry};
 use crate::report::{Format, print_diagnostics, print_run_diagnostics};
 
@@ -44,15 +46,20 @@ pub struct ProgramArgs {
     /// One execution limit as KEY=N (an inclusive maximum); repeat for several.
     #[arg(long = "limit", value_name = "KEY=N")]
     limit: Vec<String>,
-    /// Where the run is journaled: `memory` (default) or `sqlite:PATH`.
+    /// Where the run is journaled: `memory` (default) or `sqlite:PATH`, whose runs `runlet
+    /// runs` lists and `runlet resume` continues.
     #[arg(long, default_value = "memory")]
     journal: String,
+    /// What an acknowledged append of an SQLite journal survives.
+    #[arg(long, value_enum, default_value_t)]
+    durability: DurabilityArg,
     /// Write the run's events to this file, one JSON object per line in sequence order.
     #[arg(long, value_name = "OUT.jsonl")]
     events: Option<PathBuf>,
     /// The key digests of sensitive or secret values are keyed with (default: the file
-    /// `RUNLET_DIGEST_KEY_FILE` names; without either, a random key of this process). A recorded
-    /// run replays only under the key it was recorded with.
+    /// `RUNLET_DIGEST_KEY_FILE` names; without either, an SQLite journal's own key file
+    /// `PATH.digest-key`, or a random key of this process). A recorded run replays, and a
+    /// journaled run resumes, only under the key it ran with.
     #[arg(long, value_name = "PATH")]
     digest_key_file: Option<PathBuf>,
     /// How to print the result.
@@ -80,7 +87,7 @@ impl Args {
 
 pub fn run(args: &Args) -> ExitCode {
     match execute(args) {
-        Ok(Some(finished)) => report(&finished.outcome, args.format()),
+        Ok(Some(finished)) => report(&finished.run_id, &finished.outcome, args.format()),
         Ok(None) => ExitCode::from(1),
         Err(failure) => failure.report(args.format(), Shape::Run),
     }
@@ -89,12 +96,10 @@ pub fn run(args: &Args) -> ExitCode {
 /// Runs the program of `args` with its scripted tools, recording the transcript when asked;
 /// `None` when it did not compile (reported, exit status 1).
 pub fn execute(args: &Args) -> Result<Option<Finished>, Failure> {
-    let fixtures = read_text(&args.tools, FileKind::Fixtures)?;
-    let scripted = match ScriptedExecutor::from_json_str(&fixtures.text) {
-        Ok(scripted) => scripted,
-        Err(error) => return Err(Failure::in_file(FileKind::Fixtures.what(), fixtures, error.diagnostics)),
-    };
-    let scripted: Arc<dyn ToolExecutor> = Arc::new(scripted);
+    let scripted = load_fixtures(&args.tools)?;
+    if let Some(path) = &args.record {
+        check_writable(path)?;
+    }
     let Some(path) = &args.record else {
         return compile_and_run(&args.program, scripted, Arc::new(SystemSampler), |_| true);
     };
@@ -109,9 +114,19 @@ pub fn execute(args: &Args) -> Result<Option<Finished>, Failure> {
     Ok(Some(finished))
 }
 
-/// A run that ended: its outcome, its workflow identity, its observer and the id of the key its
+/// The scripted tools of the fixture file at `path`.
+pub fn load_fixtures(path: &Path) -> Result<Arc<dyn ToolExecutor>, Failure> {
+    let fixtures = read_text(path, FileKind::Fixtures)?;
+    match ScriptedExecutor::from_json_str(&fixtures.text) {
+        Ok(scripted) => Ok(Arc::new(scripted)),
+        Err(error) => Err(Failure::in_file(FileKind::Fixtures.what(), fixtures, error.diagnostics)),
+    }
+}
+
+/// A run that ended: its id, outcome, workflow identity, observer and the id of the key its
 /// digests of sensitive values were keyed with.
 pub struct Finished {
+    pub run_id: RunId,
     pub outcome: Outcome,
     pub workflow: WorkflowIdentity,
     pub observer: RunObserver,
@@ -143,13 +158,15 @@ pub fn compile_and_run(
             .map_err(|error| Failure::new(error.code(), format!("`--limit {assignment}`: {error}")))?;
         limits = limits.with(key, cap);
     }
+    let journal = JournalSpec::parse(&args.journal)?;
+    let events = args.events.as_deref().map(EventsFile::create).transpose()?;
     let mut builder = Runtime::builder()
         .registry(registry)
         .executor(executor)
         .sampler(sampler)
-        .journal(open_journal(&args.journal)?)
+        .journal(journal.open(args.durability)?)
         .limits(limits);
-    if let Some(key) = digest_key::load(args.digest_key_file.as_deref())? {
+    if let Some(key) = journal.digest_key(args.digest_key_file.as_deref())? {
         builder = builder.digest_key(&key.id, &key.secret);
     }
     let runtime = builder.build().map_err(|error| Failure::new(error.code(), error.to_string()))?;
@@ -169,38 +186,31 @@ pub fn compile_and_run(
     }
     let run =
         runtime.start(&program, &inputs).map_err(|error| Failure::new(error.code(), error.to_string()))?;
-    let observer = run.observer();
-    let written = args.events.as_deref().map(|path| write_events(&observer, path));
-    let outcome =
-        run.wait().map_err(|error| Failure::new(error.code(), format!("the journal failed: {error}")))?;
-    written.transpose()?;
+    let run_id = run.run_id().clone();
+    let Followed { outcome, observer } = follow(run, events, journal != JournalSpec::Memory)?;
     let digest_key = runtime.digest_key().id().to_owned();
-    Ok(Some(Finished { outcome, workflow, observer, digest_key }))
+    Ok(Some(Finished { run_id, outcome, workflow, observer, digest_key }))
 }
 
-fn open_journal(spec: &str) -> Result<Arc<dyn Journal>, Failure> {
-    if spec == "memory" {
-        return Ok(Arc::new(MemoryJournal::new()));
-    }
-    match spec.strip_prefix("sqlite:") {
-        Some(path) if !path.is_empty() => SqliteJournal::open(path, Durability::Full)
-            .map(|journal| Arc::new(journal) as Arc<dyn Journal>)
-            .map_err(|error| {
-                Failure::new(error.code(), format!("cannot open the journal `{path}`: {error}"))
-            }),
-        _ => Err(Failure::new(
-            codes::INVALID_ARGUMENT,
-            format!("`--journal {spec}`: use `memory` or `sqlite:PATH`"),
-        )),
-    }
+/// Refuses an output path that cannot be written before anything runs. The file is created
+/// when missing and otherwise left as it is until the run's end writes it.
+fn check_writable(path: &Path) -> Result<(), Failure> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map(drop)
+        .map_err(|error| unwritable(path, &error))
 }
 
 /// Prints the run's end and returns its exit status. Values print as canonical presentation
-/// JSON (spec §3.3).
-pub fn report(outcome: &Outcome, format: Format) -> ExitCode {
+/// JSON (spec §3.3); the JSON report names the run (`run_id`).
+pub fn report(run_id: &RunId, outcome: &Outcome, format: Format) -> ExitCode {
+    let id = serde_json::to_string(run_id.as_str()).expect("a string serializes");
     match (outcome, format) {
         (Outcome::Succeeded(value), Format::Json) => {
-            println!(r#"{{"status":"succeeded","value":{}}}"#, presentation(value.value()));
+            println!(r#"{{"status":"succeeded","run_id":{id},"value":{}}}"#, presentation(value.value()));
             ExitCode::SUCCESS
         }
         (Outcome::Succeeded(value), Format::Text) => {
@@ -208,7 +218,7 @@ pub fn report(outcome: &Outcome, format: Format) -> ExitCode {
             ExitCode::SUCCESS
         }
         (Outcome::Failed(error), Format::Json) => {
-            println!(r#"{{"status":"failed","error":{}}}"#, presentation(&error.to_value()));
+            println!(r#"{{"status":"failed","run_id":{id},"error":{}}}"#, presentation(&error.to_value()));
             ExitCode::from(1)
         }
         (Outcome::Failed(error), Format::Text) => {
@@ -216,7 +226,7 @@ pub fn report(outcome: &Outcome, format: Format) -> ExitCode {
             ExitCode::from(1)
         }
         (Outcome::Cancelled, Format::Json) => {
-            println!(r#"{{"status":"cancelled"}}"#);
+            println!(r#"{{"status":"cancelled","run_id":{id}}}"#);
             ExitCode::from(1)
         }
         (Outcome::Cancelled, Format::Text) => {
@@ -228,7 +238,7 @@ pub fn report(outcome: &Outcome, format: Format) -> ExitCode {
 
 /// Canonical presentation JSON of `value`; a value holding bytes (which JSON cannot carry
 /// without a chosen encoding) prints as a JSON string explaining so.
-fn presentation(value: &Value) -> String {
+pub fn presentation(value: &Value) -> String {
     to_presentation_json(value).unwrap_or_else(|error| {
         serde_json::to_string(&format!("(not JSON-representable: {})", error.message())).expect("a string")
     })

@@ -430,7 +430,13 @@ fn run_prints_values_as_canonical_presentation_json() {
         "--format",
         "json",
     ]);
-    assert_eq!(stdout(&output), "{\"status\":\"succeeded\",\"value\":[2,1e+21,0.1]}\n");
+    let printed = stdout(&output);
+    let run_id = serde_json::from_str::<serde_json::Value>(&printed).expect("JSON")["run_id"].clone();
+    let run_id = run_id.as_str().expect("the report names its run").to_owned();
+    assert_eq!(
+        printed,
+        format!("{{\"status\":\"succeeded\",\"run_id\":\"{run_id}\",\"value\":[2,1e+21,0.1]}}\n")
+    );
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! COMMIT straight through rusqlite), all in one process, rounds interleaved.
 //!
 //! `cargo run --release -p runlet-core --example durable_figures [fanout] [chain] [chains]
-//! [rounds=N]` prints the named figures (all without arguments; 5 rounds unless told). Each round runs
+//! [resume] [rounds=N]` prints the named figures (all without arguments; 5 rounds unless told). Each round runs
 //! every variant once, one after another, each on a fresh runtime and a fresh journal file, so
 //! load changes hit every variant alike; medians are over the rounds. Every line names its
 //! journal's durability.
@@ -359,6 +359,67 @@ fn chains(rounds: usize, dir: &Path) {
     report(&title, "step", CHAIN_STEPS, &variants, 0);
 }
 
+/// (h) Bringing back a finished run of about 100,000 journaled events from its SQLite file, as a
+/// resume does before it goes on: open the file, read every record, decode it and replay it into
+/// a fresh core (`Runtime::recovery`). Beside it, in the same rounds, reading the records alone.
+/// Snapshots are not written yet, so this is the cost without one.
+fn resume(rounds: usize, dir: &Path) {
+    const CALLS: usize = 12_500;
+    let file = fresh_file(dir, "resume");
+    let registry =
+        || Registry::from_json_str(REGISTRY, &RegistryOptions::default()).expect("registry").registry;
+    let build = |journal: Arc<dyn Journal>| {
+        Runtime::builder()
+            .registry(registry())
+            .executor(Arc::new(Tools { count: CALLS }))
+            .journal(journal)
+            .digest_key("figures", b"figures")
+            .worker_threads(2)
+            .build()
+            .expect("runtime")
+    };
+    let runtime = build(Arc::new(SqliteJournal::open(&file, Durability::Normal).expect("open")));
+    let program = runtime.compile(FAN_OUT, &Inputs::new()).expect("compiles");
+    let run = runtime.start(&program, &Inputs::new()).expect("starts");
+    let run_id = run.run_id().clone();
+    assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
+    let events = runtime.run_listing(&run_id).expect("summary").last_seq;
+    runtime.shutdown();
+    drop(runtime);
+    let (mut recover, mut read) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let started = Instant::now();
+        let runtime = build(Arc::new(SqliteJournal::open(&file, Durability::Full).expect("open")));
+        let program = runtime.compile(FAN_OUT, &Inputs::new()).expect("compiles");
+        let recovery =
+            runtime.recovery(&program, &run_id, runlet::runtime::RunOptions::default()).expect("recovers");
+        assert!(matches!(recovery.outcome(), Some(Outcome::Succeeded(_))));
+        recover.push(started.elapsed().as_secs_f64());
+        drop(recovery);
+        drop(runtime);
+        let started = Instant::now();
+        let journal = SqliteJournal::open(&file, Durability::Full).expect("open");
+        let pool = tokio::runtime::Builder::new_current_thread().build().expect("tokio");
+        let records = pool.block_on(journal.read(&run_id, 0, usize::MAX)).expect("read");
+        assert_eq!(records.len() as u64, events);
+        read.push(started.elapsed().as_secs_f64());
+    }
+    let (recover, read) = (median(&mut recover), median(&mut read));
+    println!(
+        "(h) recovery of a finished run of {events} journaled events ({CALLS} calls), SQLite, no snapshot, {rounds} rounds:"
+    );
+    println!(
+        "    open + read + decode + replay: {:.1} ms median ({:.2} µs per event)",
+        recover * 1e3,
+        recover * 1e6 / events as f64
+    );
+    println!(
+        "    open + read alone (baseline):  {:.1} ms median; replay is {:.1}x the read",
+        read * 1e3,
+        recover / read
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let rounds = args
@@ -379,6 +440,9 @@ fn main() {
     }
     if wanted("chains") {
         chains(rounds, &dir);
+    }
+    if wanted("resume") {
+        resume(rounds, &dir);
     }
     println!("load average at the end: {}", load_average());
     std::fs::remove_dir_all(&dir).expect("remove the scratch directory");

@@ -259,16 +259,19 @@ pub unsafe extern "C" fn runlet_run_start(
 }
 
 /// The C error for a run that could not be recovered: unknown runs and journal failures keep
-/// their journal codes; a header pinning another program, configuration or digest key is
-/// `RUNLET_ERR_VERSION_MISMATCH`. The message carries the engine's `RLnnnn` code.
+/// their journal codes; a header pinning another program, configuration or digest key, or written
+/// by a runtime outside this one's replay compatibility, is `RUNLET_ERR_VERSION_MISMATCH`. The message carries the engine's `RLnnnn` code.
 fn recovery_error(error: &RecoveryError) -> Error {
     let code = match error {
         RecoveryError::Journal(journal) if journal.code() == codes::JOURNAL_UNKNOWN_RUN => {
             RUNLET_ERR_JOURNAL_UNKNOWN_RUN
         }
         RecoveryError::Journal(_) | RecoveryError::Decode(_) | RecoveryError::Replay(_) => RUNLET_ERR_JOURNAL,
-        RecoveryError::PinMismatch { .. } => RUNLET_ERR_VERSION_MISMATCH,
+        RecoveryError::PinMismatch { .. } | RecoveryError::ReplayIncompatible { .. } => {
+            RUNLET_ERR_VERSION_MISMATCH
+        }
         RecoveryError::ForeignProgram
+        | RecoveryError::Ended { .. }
         | RecoveryError::NotUncertain { .. }
         | RecoveryError::DecisionRefused { .. }
         | RecoveryError::OutputMismatch { .. } => RUNLET_ERR_INVALID_ARGUMENT,

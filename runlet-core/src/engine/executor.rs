@@ -257,6 +257,35 @@ impl ToolError {
         self.uncertain = uncertain;
         self
     }
+
+    /// The error a host states as an object `{code, message, retryable?, details?}` (a
+    /// `resolve --failed` decision, say): `code` and `message` strings, `retryable` a boolean
+    /// (default false), `details` an object. Anything else is refused with the reason.
+    pub fn from_value(value: &Value) -> Result<ToolError, String> {
+        const FIELDS: [&str; 4] = ["code", "message", "retryable", "details"];
+        let Value::Object(fields) = value else {
+            return Err("a tool error is an object `{code, message, retryable?, details?}`".to_owned());
+        };
+        if let Some(unknown) = fields.keys().find(|key| !FIELDS.contains(key)) {
+            return Err(format!("a tool error has no field `{unknown}` (it has {})", FIELDS.join(", ")));
+        }
+        let text = |name: &str| match fields.get(name) {
+            Some(Value::String(text)) if !text.is_empty() => Ok(text.to_string()),
+            _ => Err(format!("a tool error needs `{name}`, a non-empty string")),
+        };
+        let mut error = ToolError::new(text("code")?, text("message")?);
+        match fields.get("retryable") {
+            None => {}
+            Some(Value::Bool(retryable)) => error.retryable = *retryable,
+            Some(_) => return Err("a tool error's `retryable` is true or false".to_owned()),
+        }
+        match fields.get("details") {
+            None => {}
+            Some(Value::Object(details)) => error.details = details.clone(),
+            Some(_) => return Err("a tool error's `details` is an object".to_owned()),
+        }
+        Ok(error)
+    }
 }
 
 /// A question about an operation whose last dispatch, `call.context.dispatch_id`, has an

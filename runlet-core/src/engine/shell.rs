@@ -614,6 +614,7 @@ mod tests {
             keyed_digest: core.digest_key().pinned(),
             value_encoding_version: 1,
             event_encoding_version: 1,
+            retained: None,
         };
         journal.create_run(&header).await.expect("create run");
         let env = RunEnvironment {

@@ -17,6 +17,8 @@ pub enum JournalErrorKind {
     Storage,
     /// The store is damaged: it cannot be trusted to hold what was written to it.
     Corrupt,
+    /// A cancellation was requested of a run no process owns.
+    NotOwned,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -39,6 +41,7 @@ impl JournalError {
             JournalErrorKind::InvalidRecord => codes::JOURNAL_INVALID_RECORD,
             JournalErrorKind::Storage => codes::JOURNAL_STORAGE,
             JournalErrorKind::Corrupt => codes::JOURNAL_CORRUPT_STORE,
+            JournalErrorKind::NotOwned => codes::JOURNAL_RUN_NOT_OWNED,
         }
     }
 }

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{AppendBatch, Journal, JournalError, JournalErrorKind, Record, RunHeader, RunId, Snapshot};
+use super::{
+    AppendBatch, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot,
+};
 
 /// At most this many batches go to the store in one `append_many`.
 const GROUP_BATCHES: usize = 1024;
@@ -114,6 +116,30 @@ impl Journal for GroupCommit {
 
     async fn store_snapshot(&self, run: &RunId, snapshot: Snapshot) -> Result<(), JournalError> {
         self.inner.store_snapshot(run, snapshot).await
+    }
+
+    async fn runs(&self) -> Result<Vec<RunEntry>, JournalError> {
+        self.inner.runs().await
+    }
+
+    fn keeps_owners(&self) -> bool {
+        self.inner.keeps_owners()
+    }
+
+    async fn claim(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
+        self.inner.claim(run, owner).await
+    }
+
+    async fn release(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
+        self.inner.release(run, owner).await
+    }
+
+    async fn request_cancel(&self, run: &RunId) -> Result<(), JournalError> {
+        self.inner.request_cancel(run).await
+    }
+
+    async fn cancel_requests(&self, owner: &str) -> Result<Vec<RunId>, JournalError> {
+        self.inner.cancel_requests(owner).await
     }
 
     fn durability(&self) -> Option<&str> {

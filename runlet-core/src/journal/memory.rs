@@ -6,11 +6,19 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 
-use super::{Journal, JournalError, JournalErrorKind, Record, RunHeader, RunId, Snapshot, check_contiguous};
+use super::{
+    Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot, check_contiguous,
+    now_unix_ms,
+};
 
 #[derive(Debug)]
 struct RunLog {
+    /// Its place in the order runs were created.
+    created: u64,
     header: RunHeader,
+    last_append_unix_ms: Option<u64>,
+    /// The owning process and whether its cancellation was requested.
+    owner: Option<(String, bool)>,
     records: Vec<Record>,
     snapshot: Option<Snapshot>,
 }
@@ -27,6 +35,10 @@ impl MemoryJournal {
     }
 }
 
+fn unowned(run: &RunId) -> JournalError {
+    JournalError::new(JournalErrorKind::NotOwned, format!("no process owns run `{run}`"))
+}
+
 fn unknown(run: &RunId) -> JournalError {
     JournalError::new(JournalErrorKind::UnknownRun, format!("run `{run}` is not in this journal"))
 }
@@ -41,10 +53,16 @@ impl Journal for MemoryJournal {
                 format!("run `{}` already exists in this journal", header.run_id),
             ));
         }
-        runs.insert(
-            header.run_id.clone(),
-            RunLog { header: header.clone(), records: Vec::new(), snapshot: None },
-        );
+        let created = runs.len() as u64;
+        let log = RunLog {
+            created,
+            header: header.clone(),
+            last_append_unix_ms: None,
+            owner: None,
+            records: Vec::new(),
+            snapshot: None,
+        };
+        runs.insert(header.run_id.clone(), log);
         Ok(())
     }
 
@@ -64,6 +82,7 @@ impl Journal for MemoryJournal {
         }
         check_contiguous(expected_seq, records)?;
         log.records.extend_from_slice(records);
+        log.last_append_unix_ms = Some(now_unix_ms());
         Ok(log.records.len() as u64)
     }
 
@@ -98,6 +117,60 @@ impl Journal for MemoryJournal {
 
     fn durability(&self) -> Option<&str> {
         Some("memory")
+    }
+
+    async fn runs(&self) -> Result<Vec<RunEntry>, JournalError> {
+        let runs = self.runs.lock();
+        let mut logs: Vec<_> = runs.values().collect();
+        logs.sort_by_key(|log| log.created);
+        Ok(logs
+            .into_iter()
+            .map(|log| RunEntry {
+                run_id: log.header.run_id.clone(),
+                last_seq: log.records.len() as u64,
+                last_append_unix_ms: log.last_append_unix_ms,
+                owner: log.owner.as_ref().map(|(owner, _)| owner.clone()),
+            })
+            .collect())
+    }
+
+    fn keeps_owners(&self) -> bool {
+        true
+    }
+
+    async fn claim(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
+        let mut runs = self.runs.lock();
+        runs.get_mut(run).ok_or_else(|| unknown(run))?.owner = Some((owner.to_owned(), false));
+        Ok(())
+    }
+
+    async fn release(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
+        let mut runs = self.runs.lock();
+        let log = runs.get_mut(run).ok_or_else(|| unknown(run))?;
+        if log.owner.as_ref().is_some_and(|(current, _)| current == owner) {
+            log.owner = None;
+        }
+        Ok(())
+    }
+
+    async fn request_cancel(&self, run: &RunId) -> Result<(), JournalError> {
+        let mut runs = self.runs.lock();
+        match runs.get_mut(run).ok_or_else(|| unknown(run))?.owner.as_mut() {
+            Some((_, requested)) => {
+                *requested = true;
+                Ok(())
+            }
+            None => Err(unowned(run)),
+        }
+    }
+
+    async fn cancel_requests(&self, owner: &str) -> Result<Vec<RunId>, JournalError> {
+        let runs = self.runs.lock();
+        Ok(runs
+            .iter()
+            .filter(|(_, log)| log.owner.as_ref().is_some_and(|(o, requested)| o == owner && *requested))
+            .map(|(run, _)| run.clone())
+            .collect())
     }
 }
 

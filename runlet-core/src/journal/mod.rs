@@ -56,7 +56,7 @@
 //!     run_id: RunId::new("doc-run"), language_version: 1, runtime_version: "doc".into(),
 //!     source_digest: digest.clone(), registry_digest: digest.clone(), inputs_digest: digest.clone(),
 //!     config_digest: digest, keyed_digest: "hmac-sha256:doc".into(),
-//!     value_encoding_version: 1, event_encoding_version: 1,
+//!     value_encoding_version: 1, event_encoding_version: 1, retained: None,
 //! };
 //! let record = |seq| Record { seq, bytes: Arc::from(&b"opaque"[..]) };
 //! let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
@@ -77,6 +77,7 @@
 mod envelope;
 mod error;
 mod group;
+mod header;
 mod memory;
 mod sqlite;
 pub mod suite;
@@ -84,6 +85,7 @@ pub mod suite;
 pub use envelope::{ENVELOPE_VERSION, Envelope, EnvelopeError};
 pub use error::{JournalError, JournalErrorKind};
 pub use group::GroupCommit;
+pub use header::{RetainedRun, RunEntry, RunHeader};
 pub use memory::MemoryJournal;
 pub use sqlite::{Durability, SqliteJournal};
 
@@ -111,26 +113,6 @@ impl std::fmt::Display for RunId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
     }
-}
-
-/// What a run is pinned to (spec §5.5). Stored once by `create_run`; recovery refuses a run whose
-/// header does not match the program and runtime at hand.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunHeader {
-    pub run_id: RunId,
-    pub language_version: u32,
-    pub runtime_version: String,
-    pub source_digest: String,
-    pub registry_digest: String,
-    pub inputs_digest: String,
-    pub config_digest: String,
-    /// The keyed-digest algorithm and key id digests of sensitive values use,
-    /// `hmac-sha256:<key id>` (spec §5.5); the key itself never enters the journal. Empty in
-    /// headers written before runs pinned it.
-    #[serde(default)]
-    pub keyed_digest: String,
-    pub value_encoding_version: u32,
-    pub event_encoding_version: u32,
 }
 
 /// One journal entry: its sequence number (1, 2, 3, … per run, no gaps) and the encoded
@@ -206,9 +188,56 @@ pub trait Journal: Send + Sync {
     fn durability(&self) -> Option<&str> {
         None
     }
+
+    /// Every run of the journal, in the order they were created, with its last sequence number
+    /// and the time of its last append: what an operator's run list is made of. A store that
+    /// cannot enumerate its runs keeps the default, which says so (`RL7005`).
+    async fn runs(&self) -> Result<Vec<RunEntry>, JournalError> {
+        Err(JournalError::new(JournalErrorKind::Storage, "this journal cannot list its runs"))
+    }
+
+    /// Whether the store keeps run owners and cancellation requests ([`Journal::claim`],
+    /// [`Journal::request_cancel`]); the runtime asks a store that does for its runs'
+    /// cancellation requests.
+    fn keeps_owners(&self) -> bool {
+        false
+    }
+
+    /// Records that the process `owner` drives run `run` from now on, replacing an earlier
+    /// owner and any cancellation requested of it. A store that keeps no owners forgets it.
+    async fn claim(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
+        let _ = (run, owner);
+        Ok(())
+    }
+
+    /// `owner` stops driving run `run` (the run ended, or its process let it go); nothing
+    /// changes when another process has claimed it since.
+    async fn release(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
+        let _ = (run, owner);
+        Ok(())
+    }
+
+    /// Asks the process that owns run `run` to cancel it; it sees the request in
+    /// [`Journal::cancel_requests`]. Fails with `UnknownRun` when no process owns the run.
+    async fn request_cancel(&self, run: &RunId) -> Result<(), JournalError> {
+        let _ = run;
+        Err(JournalError::new(JournalErrorKind::Storage, "this journal keeps no run owners"))
+    }
+
+    /// The runs `owner` owns whose cancellation another process requested.
+    async fn cancel_requests(&self, owner: &str) -> Result<Vec<RunId>, JournalError> {
+        let _ = owner;
+        Ok(Vec::new())
+    }
 }
 
 /// Checks that `records` continue `expected_seq` without a gap: the rule every store enforces.
+/// The time of an append, as [`RunEntry::last_append_unix_ms`] keeps it.
+fn now_unix_ms() -> u64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    since.map_or(0, |since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
+}
+
 pub(crate) fn check_contiguous(expected_seq: u64, records: &[Record]) -> Result<(), JournalError> {
     for (offset, record) in records.iter().enumerate() {
         let message = match expected_seq.checked_add(1 + offset as u64) {
@@ -222,32 +251,4 @@ pub(crate) fn check_contiguous(expected_seq: u64, records: &[Record]) -> Result<
         return Err(JournalError::new(JournalErrorKind::InvalidRecord, message));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Stores hand headers back as JSON (SQLite's column, a C host's `header` callback); a
-    /// header with a field twice is refused rather than read last-wins.
-    #[test]
-    fn a_header_with_a_repeated_field_is_refused() {
-        let header = RunHeader {
-            run_id: RunId::new("r-1"),
-            language_version: 1,
-            runtime_version: "0.1.0".into(),
-            source_digest: "sha256:00".into(),
-            registry_digest: "sha256:01".into(),
-            inputs_digest: "sha256:02".into(),
-            config_digest: "sha256:03".into(),
-            keyed_digest: String::new(),
-            value_encoding_version: 1,
-            event_encoding_version: 1,
-        };
-        let json = serde_json::to_string(&header).expect("serializes");
-        assert_eq!(serde_json::from_str::<RunHeader>(&json).expect("reads back"), header);
-        let repeated = json.replacen('{', r#"{"registry_digest":"sha256:ff","#, 1);
-        let error = serde_json::from_str::<RunHeader>(&repeated).expect_err("a repeated field");
-        assert!(error.to_string().contains("duplicate field `registry_digest`"), "{error}");
-    }
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{AppendBatch, Journal, JournalErrorKind, Record, RunHeader, RunId, Snapshot};
+use super::{AppendBatch, Journal, JournalErrorKind, Record, RetainedRun, RunHeader, RunId, Snapshot};
 
 /// Runs every check against `journal`, each on run ids that no other check uses.
 pub async fn check(journal: &dyn Journal) {
@@ -17,6 +17,9 @@ pub async fn check(journal: &dyn Journal) {
     runs_are_independent(journal).await;
     racing_writers_win_one_sequence_number_each(journal).await;
     batches_appended_together_fail_alone(journal).await;
+    retained_headers_round_trip(journal).await;
+    runs_are_listed_in_creation_order(journal).await;
+    owners_are_claimed_released_and_asked_to_cancel(journal).await;
 }
 
 static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
@@ -35,6 +38,7 @@ fn fresh_run(label: &str) -> RunHeader {
         keyed_digest: "hmac-sha256:tenant-7.v1".into(),
         value_encoding_version: 1,
         event_encoding_version: 1,
+        retained: None,
     }
 }
 
@@ -213,4 +217,65 @@ async fn batches_appended_together_fail_alone(journal: &dyn Journal) {
     assert_eq!(journal.read(&a, 0, 100).await.expect("read a"), records(1, 6));
     assert_eq!(journal.read(&b, 0, 100).await.expect("read b"), records(1, 2), "the conflict wrote nothing");
     assert_eq!(kind_of(journal.header(&missing).await), JournalErrorKind::UnknownRun);
+}
+
+/// A header that retains its program comes back exactly, source, registry file and all.
+async fn retained_headers_round_trip(journal: &dyn Journal) {
+    let mut header = fresh_run("retained");
+    header.retained = Some(RetainedRun {
+        source: "return crm.customer(id)\n# ü, \u{1F600} and \"quotes\"\n".into(),
+        registry: Some(
+            serde_json::json!({"tools": [{"name": "crm.customer", "inputSchema": {"type": "object"}}]}),
+        ),
+        inputs: "a0".into(),
+        limits: [("tool_calls".to_owned(), 10)].into_iter().collect(),
+        prelude_version: "runlet.prelude/1".into(),
+        durability: Some("sqlite-wal-full".into()),
+        created_unix_ms: 1_764_489_600_000,
+    });
+    journal.create_run(&header).await.expect("create_run");
+    assert_eq!(journal.header(&header.run_id).await.expect("header"), header);
+}
+
+/// A store that lists its runs lists every one once, in the order they were created, with the
+/// sequence number of its last record. A store that cannot list says so and is not checked.
+async fn runs_are_listed_in_creation_order(journal: &dyn Journal) {
+    let first = created(journal, "listed").await;
+    let second = created(journal, "listed").await;
+    journal.append(&second, 0, &records(1, 3)).await.expect("append");
+    let Ok(listed) = journal.runs().await else { return };
+    let position = |run: &RunId| listed.iter().position(|entry| entry.run_id == *run);
+    let (at_first, at_second) = (position(&first).expect("listed"), position(&second).expect("listed"));
+    assert!(at_first < at_second, "runs are listed in the order they were created");
+    assert_eq!(listed[at_first].last_seq, 0);
+    assert_eq!(listed[at_second].last_seq, 3);
+    assert!(listed[at_second].last_append_unix_ms.is_none_or(|at| at > 0));
+    assert_eq!(listed.iter().filter(|entry| entry.run_id == second).count(), 1);
+}
+
+/// A store that keeps owners records the latest claim, forgets a release only by the owner that
+/// holds the run, and hands a cancellation request to that owner alone.
+async fn owners_are_claimed_released_and_asked_to_cancel(journal: &dyn Journal) {
+    if !journal.keeps_owners() {
+        return;
+    }
+    let run = created(journal, "owned").await;
+    let owner_of = |listed: Vec<super::RunEntry>| {
+        listed.into_iter().find(|entry| entry.run_id == run).and_then(|entry| entry.owner)
+    };
+    assert_eq!(kind_of(journal.request_cancel(&run).await), JournalErrorKind::NotOwned);
+    journal.claim(&run, "first").await.expect("claim");
+    journal.claim(&run, "second").await.expect("a later claim replaces the first");
+    journal.release(&run, "first").await.expect("release by a former owner");
+    assert_eq!(owner_of(journal.runs().await.expect("runs")), Some("second".to_owned()));
+    assert!(journal.cancel_requests("second").await.expect("requests").is_empty());
+    journal.request_cancel(&run).await.expect("request");
+    assert_eq!(journal.cancel_requests("second").await.expect("requests"), vec![run.clone()]);
+    assert!(!journal.cancel_requests("first").await.expect("requests").contains(&run));
+    journal.claim(&run, "third").await.expect("a new claim clears the request");
+    assert!(journal.cancel_requests("third").await.expect("requests").is_empty());
+    journal.release(&run, "third").await.expect("release");
+    assert_eq!(owner_of(journal.runs().await.expect("runs")), None);
+    let never = fresh_run("never-owned").run_id;
+    assert_eq!(kind_of(journal.claim(&never, "x").await), JournalErrorKind::UnknownRun);
 }

@@ -114,6 +114,10 @@ impl RunObserver {
         let at_ms = self.hub.started.elapsed().as_millis().min(u128::from(u64::MAX)) as u64;
         let mut state = self.hub.state.lock();
         state.model.apply(seq, &event, Some(at_ms));
+        if state.published_at.is_empty() {
+            // A resumed run publishes from where its journal left off.
+            state.first_timed_seq = seq;
+        }
         if state.published_at.len() == PUBLICATION_TIMES_KEPT {
             state.published_at.pop_front();
             state.first_timed_seq += 1;
@@ -126,6 +130,27 @@ impl RunObserver {
             offered += 1;
             copy.is_some_and(|copy| subscriber.try_send((seq, copy)).is_ok())
         });
+    }
+
+    /// Folds the run's records up to `upto` from the journal into the graph before anything
+    /// else is published: a resumed run's observer starts where its journal is, and its
+    /// subscribers read those records from the journal.
+    pub(crate) async fn load_journaled(&self, upto: u64) -> Result<(), ObserveError> {
+        let mut after = 0;
+        while after < upto {
+            let wanted = usize::try_from(upto - after).unwrap_or(usize::MAX).min(CATCH_UP_BATCH);
+            let records = self.hub.journal.read(&self.hub.run_id, after, wanted).await?;
+            if records.is_empty() {
+                break;
+            }
+            let mut state = self.hub.state.lock();
+            for record in records {
+                let event = Event::decode_record(&record)?;
+                state.model.apply(record.seq, &event, None);
+                after = record.seq;
+            }
+        }
+        Ok(())
     }
 
     /// The run's events have all been published: subscriptions end once they have read them.
@@ -367,6 +392,29 @@ impl Subscription {
             )));
         }
         Ok(())
+    }
+}
+
+/// The events a journal records for a run, in their public form under `view`: what a
+/// subscription from the run's start delivers, without publication times (`at_ms`).
+pub async fn events_from_journal(
+    context: Arc<GraphContext>,
+    journal: &dyn Journal,
+    run: &RunId,
+    view: &ViewPolicy,
+) -> Result<Vec<GraphEvent>, ObserveError> {
+    let mut events = Vec::new();
+    let mut after = 0;
+    loop {
+        let records = journal.read(run, after, CATCH_UP_BATCH).await?;
+        if records.is_empty() {
+            return Ok(events);
+        }
+        for record in records {
+            let event = Event::decode_record(&record)?;
+            events.push(context.graph_event(record.seq, &event, None, view));
+            after = record.seq;
+        }
     }
 }
 

@@ -86,7 +86,7 @@ pub use context::{GraphContext, NodeKind, ProgramGraph};
 pub use dot::to_dot;
 pub use event::GraphEvent;
 pub(crate) use hub::ObserverIndex;
-pub use hub::{ObserveError, RunObserver, Subscription, snapshot_from_journal};
+pub use hub::{ObserveError, RunObserver, Subscription, events_from_journal, snapshot_from_journal};
 pub use model::RunState;
 pub use node_id::NodeId;
 pub use snapshot::{

@@ -32,7 +32,7 @@ impl Registry {
         }
     }
 
-    /// Loads a parsed registry file.
+    /// Loads a parsed registry file, which the registry keeps ([`Registry::file`]).
     pub fn from_json(json: &Value, options: &RegistryOptions) -> Result<LoadedRegistry, RegistryError> {
         let mut issues = Vec::new();
         let (tools, inputs) = top_level(json, &mut issues)?;
@@ -51,7 +51,9 @@ impl Registry {
         for (name, schema) in inputs.into_iter().flatten() {
             builder.add_input_json(name, schema, JsonPath::root().key("inputs").key(name));
         }
-        builder.build()
+        let mut loaded = builder.build()?;
+        loaded.registry.file = Some(std::sync::Arc::new(json.clone()));
+        Ok(loaded)
     }
 }
 

@@ -65,6 +65,8 @@ pub struct Registry {
     prelude: Prelude,
     /// The tools that are intrinsics of the prelude, by id.
     intrinsics: BTreeMap<ToolId, Intrinsic>,
+    /// The registry file this registry was read from, which run headers retain (spec §5.5).
+    file: Option<Arc<serde_json::Value>>,
 }
 
 /// A registry that loaded, with the warnings found on the way.
@@ -92,6 +94,12 @@ impl Registry {
     /// Every tool in name order, with its id.
     pub fn tools(&self) -> impl Iterator<Item = (ToolId, &ToolDescriptor)> {
         self.tools.iter().enumerate().map(|(i, tool)| (ToolId(i as u32), tool))
+    }
+
+    /// The registry file this registry was read from ([`Registry::from_json`]); `None` for one
+    /// built tool by tool.
+    pub fn file(&self) -> Option<&Arc<serde_json::Value>> {
+        self.file.as_ref()
     }
 
     /// How many tools the registry has.
@@ -286,6 +294,7 @@ impl RegistryBuilder {
             digest,
             prelude: self.prelude,
             intrinsics,
+            file: None,
         };
         Ok(LoadedRegistry { registry, warnings: self.issues })
     }

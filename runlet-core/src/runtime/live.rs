@@ -1,10 +1,13 @@
 //! What a runtime has not finished: its runs, and the tasks hosts attach to them (the C ABI's
-//! event forwarding), which [`Runtime::shutdown`](super::Runtime::shutdown) cancels and waits for.
+//! event forwarding), which [`Runtime::shutdown`](super::Runtime::shutdown) cancels and waits for,
+//! and which a cancellation requested through the journal finds by run id.
 
 use parking_lot::{Condvar, Mutex};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
+
+use crate::journal::RunId;
 
 /// The runs and attached tasks of one runtime that have not ended.
 #[derive(Debug, Default)]
@@ -17,7 +20,7 @@ pub(super) struct Live {
 struct LiveState {
     /// Each unfinished run's cancellation, by a key of its own (a resumed run may share its id
     /// with a handle still held elsewhere).
-    runs: BTreeMap<u64, CancellationToken>,
+    runs: BTreeMap<u64, (RunId, CancellationToken)>,
     next_key: u64,
     /// Attached tasks not yet finished.
     tasks: usize,
@@ -49,14 +52,14 @@ impl Drop for LiveEntry {
 impl Live {
     /// Counts a run as live until the entry is dropped; a run started while the runtime shuts
     /// down is cancelled at once (it journals its cancellation and ends).
-    pub(super) fn add_run(self: &Arc<Self>, cancel: &CancellationToken) -> LiveEntry {
+    pub(super) fn add_run(self: &Arc<Self>, run: &RunId, cancel: &CancellationToken) -> LiveEntry {
         let mut state = self.state.lock();
         if state.closing {
             cancel.cancel();
         }
         let key = state.next_key;
         state.next_key += 1;
-        state.runs.insert(key, cancel.clone());
+        state.runs.insert(key, (run.clone(), cancel.clone()));
         LiveEntry { live: Arc::clone(self), run: Some(key) }
     }
 
@@ -71,7 +74,7 @@ impl Live {
     pub(super) fn shut_down(&self) {
         let mut state = self.state.lock();
         state.closing = true;
-        for cancel in state.runs.values() {
+        for (_, cancel) in state.runs.values() {
             cancel.cancel();
         }
         while !state.runs.is_empty() || state.tasks > 0 {
@@ -83,6 +86,15 @@ impl Live {
     pub(super) fn runs(&self) -> usize {
         self.state.lock().runs.len()
     }
+
+    /// Cancels the runs among `runs` that have not ended.
+    pub(super) fn cancel(&self, runs: &[RunId]) {
+        for (run, cancel) in self.state.lock().runs.values() {
+            if runs.contains(run) {
+                cancel.cancel();
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -93,7 +105,7 @@ mod tests {
     fn shutting_down_cancels_runs_and_waits_for_every_entry() {
         let live = Arc::new(Live::default());
         let (first, second) = (CancellationToken::new(), CancellationToken::new());
-        let run = live.add_run(&first);
+        let run = live.add_run(&RunId::new("first"), &first);
         let task = live.add_task();
         let waiter = {
             let live = Arc::clone(&live);
@@ -102,7 +114,7 @@ mod tests {
         while !first.is_cancelled() {
             std::thread::yield_now();
         }
-        let late = live.add_run(&second);
+        let late = live.add_run(&RunId::new("second"), &second);
         assert!(second.is_cancelled(), "a run started during shutdown is cancelled at once");
         assert_eq!(live.runs(), 2);
         drop((run, late));

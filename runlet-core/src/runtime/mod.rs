@@ -31,6 +31,11 @@
 //! ([`Recovery::uncertain_operations`]) and journals decisions about them ([`Recovery::resolve`],
 //! [`Recovery::authorize_fresh_generation`]) before [`Recovery::resume`]. A header that pins
 //! another source, registry, version, configuration or digest key is refused (`RL7301`).
+//! [`Runtime::runs`] lists the journal's runs with their status ([`RunListing`], [`RunStatus`]:
+//! ended, `running` while the process that claimed it lives, else `interrupted`), and
+//! [`RetainedProgram::from_header`] rebuilds a run from its header alone, for an operator's
+//! process that has nothing but the run id (`runlet resume`); [`Recovery::cancel`] journals the
+//! cancellation of an interrupted run.
 //! [`Runtime::shutdown`] cancels every run not yet ended and waits for their ends and for tasks
 //! attached with [`Runtime::spawn_attached`]. `wait`, `journal_snapshot`, `recovery`, `resume` and
 //! `shutdown` block the calling thread: not for use inside an async task.
@@ -76,7 +81,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::event::Event;
+use crate::engine::event::{Event, unix_ms};
 use crate::engine::{
     Backoff, LimitKey, Limits, Outcome, PermitWaits, Permits, ResourceKey, RetryClassifier, RunCore,
     RunEnvironment, RunPermits, RunSettings, Sampler, SystemSampler, ToolError, ToolExecutor, ToolTable,
@@ -85,19 +90,25 @@ use crate::engine::{
 use crate::plan::Plan;
 
 mod live;
+mod owner;
 mod recovery;
+mod retain;
+mod runs;
 use crate::analyze::{AnalyzeOptions, CompiledProgram, Inputs, analyze};
 use crate::diag::{Code, Diagnostic, codes};
 use crate::journal::{GroupCommit, Journal, JournalError, MemoryJournal, RunHeader, RunId};
 use crate::observe::{
-    GraphContext, GraphSnapshot, ObserveError, ObserverIndex, ProgramGraph, RunObserver, SnapshotOptions,
-    Subscription, ViewPolicy, snapshot_from_journal,
+    GraphContext, GraphEvent, GraphSnapshot, ObserveError, ObserverIndex, ProgramGraph, RunObserver,
+    SnapshotOptions, Subscription, ViewPolicy, events_from_journal, snapshot_from_journal,
 };
 use crate::registry::Registry;
 use crate::schema::{ExecutionClass, validate};
 use crate::value::{DigestKey, Labelled, List, Value, ValueError, sha256};
 use live::{Live, LiveEntry};
 pub use recovery::{Recovery, RecoveryError, UncertainOperation};
+use retain::retain;
+pub use retain::{RetainError, RetainedProgram};
+pub use runs::{RunListing, RunStatus, list_runs, run_listing};
 
 /// Tells runtimes apart, so a program runs only on the runtime that compiled it.
 static NEXT_RUNTIME: AtomicU64 = AtomicU64::new(1);
@@ -310,6 +321,11 @@ impl RuntimeBuilder {
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_millis());
+        let owner: Arc<str> = Arc::from(owner::this_process());
+        let live = Arc::<Live>::default();
+        if journal.keeps_owners() {
+            pool.spawn(answer_cancel_requests(Arc::clone(&journal), Arc::clone(&live), Arc::clone(&owner)));
+        }
         let runtime_cap = self.limits.get(LimitKey::Concurrency);
         let permits = Arc::new(Permits::for_registry(&registry, runtime_cap));
         let permit_keys = tool_keys(&registry, runtime_cap.is_some());
@@ -328,23 +344,42 @@ impl RuntimeBuilder {
             permits,
             permit_keys,
             pool,
-            run_prefix: format!("run-{started}-{}", std::process::id()),
+            run_prefix: format!("r-{started}-{}", std::process::id()),
             next_run: AtomicU64::new(1),
             id: NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed),
-            live: Arc::default(),
+            live,
+            owner,
         })
     }
 }
 
 const DEFAULT_OBSERVER_BUFFER: usize = 1024;
 
+/// How often a runtime asks its journal whether another process asked it to cancel a run.
+const CANCEL_REQUEST_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Cancels the runs of this runtime that another process asked the journal to cancel
+/// (`runlet cancel`), while any run is live; lives as long as the runtime's pool. A journal that
+/// cannot be asked is asked again at the next poll.
+async fn answer_cancel_requests(journal: Arc<dyn Journal>, live: Arc<Live>, owner: Arc<str>) {
+    loop {
+        tokio::time::sleep(CANCEL_REQUEST_POLL).await;
+        if live.runs() == 0 {
+            continue;
+        }
+        if let Ok(requested) = journal.cancel_requests(&owner).await {
+            live.cancel(&requested);
+        }
+    }
+}
+
 /// A compiled program with its plan: immutable, shareable, runnable many times at once.
 #[derive(Debug, Clone)]
 pub struct Executable {
     compiled: CompiledProgram,
     plan: Arc<Plan>,
-    /// The size of the source it was compiled from (the `source_bytes` limit).
-    source_bytes: u64,
+    /// The source it was compiled from, which its runs' headers retain.
+    source: Arc<str>,
     /// What observers of its runs need to know about it.
     graph: Arc<ProgramGraph>,
     /// The id of the runtime that compiled it, the only one that runs it.
@@ -392,6 +427,8 @@ pub struct Runtime {
     id: u64,
     /// The runs and attached tasks that have not ended, for [`Runtime::shutdown`].
     live: Arc<Live>,
+    /// The name this process claims its runs under in the journal ([`owner::this_process`]).
+    owner: Arc<str>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -442,7 +479,7 @@ impl Runtime {
                     Arc::clone(&plan),
                     Arc::clone(&self.registry),
                 ));
-                Ok(Executable { compiled, plan, source_bytes: source.len() as u64, graph, runtime: self.id })
+                Ok(Executable { compiled, plan, source: Arc::from(source), graph, runtime: self.id })
             }
             _ => Err(analysis.diagnostics),
         }
@@ -465,6 +502,37 @@ impl Runtime {
     ) -> Result<GraphSnapshot, ObserveError> {
         let context = program.graph_context(run);
         self.pool.block_on(snapshot_from_journal(context, self.journal.as_ref(), run, view, options))
+    }
+
+    /// Every run of this runtime's journal, in the order they were created, with its status as
+    /// the journal alone tells it ([`RunListing`]). Blocks the calling thread; not for use
+    /// inside an async task.
+    pub fn runs(&self) -> Result<Vec<RunListing>, JournalError> {
+        self.pool.block_on(list_runs(self.journal.as_ref()))
+    }
+
+    /// The summary of run `run` of this runtime's journal. Blocks like [`Runtime::runs`].
+    pub fn run_listing(&self, run: &RunId) -> Result<RunListing, JournalError> {
+        self.pool.block_on(run_listing(self.journal.as_ref(), run))
+    }
+
+    /// The header of run `run` of this runtime's journal: what it pins and what it retains
+    /// ([`RetainedProgram::from_header`]). Blocks like [`Runtime::runs`].
+    pub fn run_header(&self, run: &RunId) -> Result<RunHeader, JournalError> {
+        self.pool.block_on(self.journal.header(run))
+    }
+
+    /// The events of run `run` of `program` as this runtime's journal records them, in their
+    /// public form under `view` (what a subscription from the start delivers, without
+    /// publication times). Blocks like [`Runtime::journal_snapshot`].
+    pub fn journal_events(
+        &self,
+        program: &Executable,
+        run: &RunId,
+        view: &ViewPolicy,
+    ) -> Result<Vec<GraphEvent>, ObserveError> {
+        let context = program.graph_context(run);
+        self.pool.block_on(events_from_journal(context, self.journal.as_ref(), run, view))
     }
 
     /// Starts a run of `program` with `inputs`, validated against the program's input schemas.
@@ -502,9 +570,20 @@ impl Runtime {
         let limits = self.limits.overridden_by(&options.limits);
         let identity = program.compiled.identity();
         let core = self.core_for(program, &limits);
+        let named: Vec<(&str, &Value)> =
+            hir.inputs.iter().map(|input| input.name.as_str()).zip(&values).collect();
+        let retained = retain(
+            &program.source,
+            &self.registry,
+            &named,
+            &limits,
+            self.journal.durability(),
+            unix_ms(std::time::SystemTime::now()),
+        );
         let inputs = core.labelled_inputs(values);
         let inputs_digest = Labelled::list(inputs.clone())
             .map_or_else(|_| sha256(&Value::Null), |inputs| inputs.digest(&self.digest_key));
+
         let header = RunHeader {
             run_id: run_id.clone(),
             language_version: identity.language_version,
@@ -516,13 +595,14 @@ impl Runtime {
             keyed_digest: self.digest_key.pinned(),
             value_encoding_version: 1,
             event_encoding_version: 1,
+            retained: Some(retained),
         };
         let own_concurrency = options.limits.get(LimitKey::Concurrency);
-        Ok(self.launch(program, run_id, &limits, own_concurrency, move |env| async move {
-            match env.journal.create_run(&header).await {
-                Ok(()) => drive(core, env, inputs).await,
-                Err(error) => Err(error),
-            }
+        let owner = Arc::clone(&self.owner);
+        Ok(self.launch(program, run_id, &limits, own_concurrency, 0, move |env| async move {
+            env.journal.create_run(&header).await?;
+            env.journal.claim(&env.run_id, &owner).await?;
+            drive(core, env, inputs).await
         }))
     }
 
@@ -575,17 +655,20 @@ impl Runtime {
             self.settings.clone(),
             self.digest_key.clone(),
         )
-        .with_limits(limits.clone(), program.source_bytes)
+        .with_limits(limits.clone(), program.source.len() as u64)
     }
 
     /// Spawns run `run_id` of `program` on the pool with its permits, observer and cancellation:
-    /// `run` drives its core in the environment given to it (starting or resuming the run).
+    /// `run` drives its core in the environment given to it (starting or resuming the run). The
+    /// observer first folds in the `journaled` records the journal holds already (a resume,
+    /// which blocks for it; a start has none and never blocks).
     fn launch<F, R>(
         &self,
         program: &Executable,
         run_id: RunId,
         limits: &Limits,
         own_concurrency: Option<u64>,
+        journaled: u64,
         run: F,
     ) -> RunHandle
     where
@@ -608,9 +691,13 @@ impl Runtime {
             self.observer_buffer,
         );
         self.observers.insert(&observing);
+        if journaled > 0 {
+            // Records that do not fold in leave the graph short of them; recovery read them already.
+            let _ = self.pool.block_on(observing.load_journaled(journaled));
+        }
         let published = self.pool.spawn(publish(committed, observing.clone()));
         let cancel = CancellationToken::new();
-        let live = self.live.add_run(&cancel);
+        let live = self.live.add_run(&run_id, &cancel);
         let env = RunEnvironment {
             run_id: run_id.clone(),
             workflow: Arc::new(program.compiled.identity().clone()),
@@ -628,8 +715,12 @@ impl Runtime {
         let (done, outcome) = oneshot::channel();
         let shared_permits = Arc::clone(&self.permits);
         let ended_run = own_concurrency.map(|_| run_id.clone());
+        let (journal, owner, owned_run) =
+            (Arc::clone(&self.journal), Arc::clone(&self.owner), run_id.clone());
         self.pool.spawn(async move {
             let outcome = run(env).await;
+            // Advisory: a run whose owner stays recorded after its end is listed by its end.
+            let _ = journal.release(&owned_run, &owner).await;
             if let Some(run) = ended_run {
                 shared_permits.end_run(&run);
             }

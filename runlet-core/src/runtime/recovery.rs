@@ -4,9 +4,12 @@
 use super::{Executable, RunHandle, RunOptions, Runtime, config_digest};
 use crate::analyze::WorkflowIdentity;
 use crate::diag::{Code, codes};
-use crate::engine::OperationId;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
 use crate::engine::event::{Event, EventDecodeError};
-use crate::engine::{CallRequest, Effect, Input, Resolution};
+use crate::engine::{CallRequest, Effect, Input, Outcome, Resolution};
+use crate::engine::{DispatchId, OperationId};
 use crate::engine::{LimitKey, Limits};
 use crate::engine::{ReplayError, Resumed, replay};
 use crate::engine::{operation_of, records_after, resume};
@@ -31,7 +34,7 @@ pub enum RecoveryError {
     )]
     PinMismatch { run: String, field: &'static str, journal: String, runtime: String },
     #[error(
-        "RL7302: run `{run}` never started: its journal holds the header but no event, so its worker stopped before the start was committed and nothing ran; start the run again with its inputs"
+        "RL7305: run `{run}` never started: its journal holds the header but no event, so its worker stopped before the start was committed and nothing ran; start the run again with its inputs"
     )]
     NotStarted { run: String },
     #[error(
@@ -42,6 +45,22 @@ pub enum RecoveryError {
     DecisionRefused { tool: String, class: &'static str, reason: &'static str },
     #[error("RL8403: `{tool}` does not accept the resolved output: {reason}")]
     OutputMismatch { tool: String, reason: String },
+    #[error(
+        "RL7304: run `{run}` was written by runtime {version}, and this runtime ({current}) replays runs written by {oldest} through {current}: resume it with runtime {version}, or cancel it"
+    )]
+    ReplayIncompatible { run: String, version: String, oldest: &'static str, current: &'static str },
+    #[error("RL8404: run `{run}` has ended: {status}")]
+    Ended { run: String, status: &'static str },
+}
+
+impl UncertainOperation {
+    /// Whether a resume leaves it to the host (spec §5.4): an `at_most_once` or `unsafe` call
+    /// is never sent again on its own, so until a decision is journaled it fails uncertain
+    /// (`RL6109`). Calls of the other classes are sent again, or asked about first
+    /// (`recoverable`), by the resume itself.
+    pub fn needs_decision(&self) -> bool {
+        matches!(self.class, ExecutionClass::AtMostOnce | ExecutionClass::Unsafe)
+    }
 }
 
 impl RecoveryError {
@@ -56,6 +75,8 @@ impl RecoveryError {
             RecoveryError::NotUncertain { .. } => codes::OPERATION_NOT_UNCERTAIN,
             RecoveryError::DecisionRefused { .. } => codes::RECOVERY_DECISION_REFUSED,
             RecoveryError::OutputMismatch { .. } => codes::RESOLVED_OUTPUT_MISMATCH,
+            RecoveryError::ReplayIncompatible { .. } => codes::REPLAY_INCOMPATIBLE,
+            RecoveryError::Ended { .. } => codes::RUN_ENDED,
         }
     }
 }
@@ -70,6 +91,10 @@ pub struct UncertainOperation {
     pub class: ExecutionClass,
     /// The operation generation it was dispatched under (0 unless the host authorized one).
     pub generation: u32,
+    /// The id of the dispatch left uncertain (the operation's transport attempt).
+    pub dispatch_id: DispatchId,
+    /// The sequence number of the `CallDispatchPrepared` record of that dispatch.
+    pub prepared_seq: u64,
 }
 
 /// An interrupted run brought up to its journal's end, for host decisions and resumption.
@@ -85,6 +110,8 @@ pub struct Recovery<'r> {
     own_concurrency: Option<u64>,
     workflow: WorkflowIdentity,
     resumed: Resumed,
+    /// The sequence number of each node's last `CallDispatchPrepared` record.
+    prepared: BTreeMap<String, u64>,
 }
 
 impl std::fmt::Debug for Recovery<'_> {
@@ -96,7 +123,8 @@ impl std::fmt::Debug for Recovery<'_> {
 impl Runtime {
     /// Brings run `run_id` of `program` back from this runtime's journal: checks what its header
     /// pins (source, registry, versions, configuration with `options.limits`, encodings), then
-    /// replays its events. A run with no journaled event never started (`RL7302`). Blocks the calling thread; not for use inside an async task.
+    /// replays its events. A run with no journaled event never started (`RL7305`). Blocks the
+    /// calling thread; not for use inside an async task.
     pub fn recovery(
         &self,
         program: &Executable,
@@ -116,8 +144,17 @@ impl Runtime {
                 return Err(RecoveryError::NotStarted { run: run_id.to_string() });
             }
             let events = records.iter().map(Event::decode_record).collect::<Result<Vec<_>, _>>()?;
-            Ok::<_, RecoveryError>(replay(self.core_for(program, &limits), &events)?)
+            let prepared: BTreeMap<String, u64> = records
+                .iter()
+                .zip(&events)
+                .filter_map(|(record, event)| match event {
+                    Event::CallDispatchPrepared { node, .. } => Some((node.clone(), record.seq)),
+                    _ => None,
+                })
+                .collect();
+            Ok::<_, RecoveryError>((replay(self.core_for(program, &limits), &events)?, prepared))
         })?;
+        let (resumed, prepared) = resumed;
         Ok(Recovery {
             runtime: self,
             program: program.clone(),
@@ -126,6 +163,7 @@ impl Runtime {
             limits,
             workflow: program.compiled.identity().clone(),
             resumed,
+            prepared,
         })
     }
 
@@ -167,12 +205,19 @@ impl Runtime {
         header: &RunHeader,
         limits: &Limits,
     ) -> Result<(), RecoveryError> {
+        if !replays(&header.runtime_version) {
+            return Err(RecoveryError::ReplayIncompatible {
+                run: header.run_id.to_string(),
+                version: header.runtime_version.clone(),
+                oldest: REPLAYS_FROM,
+                current: env!("CARGO_PKG_VERSION"),
+            });
+        }
         let identity = program.compiled.identity();
         let pinned = [
             ("the source digest", header.source_digest.clone(), identity.source_digest.to_string()),
             ("the registry digest", header.registry_digest.clone(), identity.registry_digest.to_string()),
             ("language version", header.language_version.to_string(), identity.language_version.to_string()),
-            ("runtime version", header.runtime_version.clone(), env!("CARGO_PKG_VERSION").to_owned()),
             ("the configuration digest", header.config_digest.clone(), config_digest(&self.settings, limits)),
             ("the digest key", header.keyed_digest.clone(), self.digest_key.pinned()),
             ("value encoding version", header.value_encoding_version.to_string(), "1".to_owned()),
@@ -187,19 +232,63 @@ impl Runtime {
     }
 }
 
+/// The oldest runtime version whose journals this one replays: its declared replay
+/// compatibility (spec §5.5) runs from here through its own version. Raised whenever a change
+/// makes a journal of an older version replay differently.
+pub const REPLAYS_FROM: &str = "0.1.0";
+
+/// Whether a run written by runtime `version` replays here: `REPLAYS_FROM` ≤ version ≤ this
+/// runtime's version, comparing `major.minor.patch` numerically.
+fn replays(version: &str) -> bool {
+    let parse = |text: &str| -> Option<[u64; 3]> {
+        let mut parts = text.split('.').map(|part| part.parse::<u64>().ok());
+        let triple = [parts.next()??, parts.next()??, parts.next()??];
+        parts.next().is_none().then_some(triple)
+    };
+    match (parse(REPLAYS_FROM), parse(version), parse(env!("CARGO_PKG_VERSION"))) {
+        (Some(oldest), Some(version), Some(current)) => oldest <= version && version <= current,
+        _ => false,
+    }
+}
+
 impl Recovery<'_> {
+    /// How the run ended, when its journal records its end.
+    pub fn outcome(&self) -> Option<&Outcome> {
+        self.resumed.outcome.as_ref()
+    }
+
+    /// Journals the run's cancellation, as if its host had cancelled it: its calls left
+    /// dispatching are abandoned (their outcome stays what it was), and a resume ends at once.
+    /// Refused for a run that has ended (`RL8404`).
+    pub fn cancel(&mut self) -> Result<(), RecoveryError> {
+        if let Some(outcome) = &self.resumed.outcome {
+            let status = match outcome {
+                Outcome::Succeeded(_) => "it succeeded",
+                Outcome::Failed(_) => "it failed",
+                Outcome::Cancelled => "it was cancelled",
+            };
+            return Err(RecoveryError::Ended { run: self.run_id.to_string(), status });
+        }
+        self.journal(Input::CancelRequested)?;
+        self.resumed.outcome = Some(Outcome::Cancelled);
+        Ok(())
+    }
+
     /// The operations the run left dispatching that no host decision covers yet, in node order.
     /// Empty once the journal records the run's end.
     pub fn uncertain_operations(&self) -> Vec<UncertainOperation> {
         self.pending()
             .map(|request| {
                 let tool = self.runtime.registry.tool(request.tool);
+                let operation_id = operation_of(&self.workflow, tool, request);
                 UncertainOperation {
-                    operation_id: operation_of(&self.workflow, tool, request),
+                    dispatch_id: operation_id.dispatch_id(request.dispatch_generation),
+                    operation_id,
                     node_id: request.node_id.clone(),
                     tool: tool.name.to_string(),
                     class: tool.execution,
                     generation: request.operation_generation,
+                    prepared_seq: self.prepared.get(&request.node_id).copied().unwrap_or(0),
                 }
             })
             .collect()
@@ -267,7 +356,12 @@ impl Recovery<'_> {
     /// Continues the run on the runtime's pool (see [`Runtime::resume`]).
     pub fn resume(self) -> RunHandle {
         let Recovery { runtime, program, run_id, limits, own_concurrency, resumed, .. } = self;
-        runtime.launch(&program, run_id, &limits, own_concurrency, move |env| resume(resumed, env))
+        let owner = Arc::clone(&runtime.owner);
+        let journaled = resumed.last_seq;
+        runtime.launch(&program, run_id, &limits, own_concurrency, journaled, move |env| async move {
+            env.journal.claim(&env.run_id, &owner).await?;
+            resume(resumed, env).await
+        })
     }
 
     /// The calls left dispatching that await a host decision.

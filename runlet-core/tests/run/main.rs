@@ -7,6 +7,7 @@ mod keyed;
 mod lifecycle;
 mod limit_catalogue;
 mod limits;
+mod retained;
 
 #[path = "../common/examples.rs"]
 mod examples;

@@ -91,6 +91,8 @@ declare_codes! {
     RECOVERY_DECISION_REFUSED = 8402,
     /// The output a host resolved an operation with does not match the tool's output schema.
     RESOLVED_OUTPUT_MISMATCH = 8403,
+    /// A host decision (a cancellation, a resolution) about a run whose journal records its end.
+    RUN_ENDED = 8404,
     /// The command line is malformed, or a flag has a value the command does not take.
     INVALID_ARGUMENT = 8501,
     /// A file the command was given cannot be opened or read.

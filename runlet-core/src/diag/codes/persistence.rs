@@ -13,6 +13,11 @@ declare_codes! {
     /// The journal's store is damaged: a file that fails SQLite's integrity check or is not a
     /// database, or stored records out of their sequence.
     JOURNAL_CORRUPT_STORE = 7008,
+    /// A cancellation was requested of a run that no live process owns in the journal.
+    JOURNAL_RUN_NOT_OWNED = 7009,
+    /// A run another live process owns was asked to be resumed, resolved or cancelled from the
+    /// journal here: it is running there.
+    RUN_OWNED_ELSEWHERE = 7010,
     /// Stored bytes are not a canonical RCVE v1 value.
     INVALID_RCVE = 7201,
     /// Replaying a journal produced a different transition than the journal records.
@@ -20,7 +25,15 @@ declare_codes! {
     /// A run header pins another program, registry, runtime version, configuration or
     /// encoding than the runtime asked to resume or recover the run.
     RUN_PIN_MISMATCH = 7301,
+    /// A run header written before headers retained the program, registry and inputs: the
+    /// run cannot be compiled again from its header alone.
+    RUN_NOT_RETAINED = 7302,
+    /// What a run header retains (registry file, inputs, limits) cannot be read back.
+    RUN_RETAINED_UNREADABLE = 7303,
+    /// A run written by a runtime version outside this runtime's declared replay
+    /// compatibility.
+    REPLAY_INCOMPATIBLE = 7304,
     /// A host asked to resume or recover a run whose journal holds its header but no event:
     /// its worker stopped before the run's start was committed, so nothing of it ran.
-    RUN_NOT_STARTED = 7302,
+    RUN_NOT_STARTED = 7305,
 }

@@ -15,8 +15,8 @@ use rusqlite::ffi::ErrorCode;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::{
-    AppendBatch, Journal, JournalError, JournalErrorKind, Record, RunHeader, RunId, Snapshot,
-    check_contiguous,
+    AppendBatch, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot,
+    check_contiguous, now_unix_ms,
 };
 use open::Medium;
 
@@ -99,10 +99,22 @@ impl SqliteJournal {
     pub fn open(path: impl AsRef<Path>, durability: Durability) -> Result<Self, JournalError> {
         let path = path.as_ref();
         let location: Arc<str> = Arc::from(path.display().to_string());
-        let opened = Connection::open(path).map_err(sql).and_then(|mut connection| {
-            open::prepare(&mut connection, Medium::File, durability)?;
-            Ok(connection)
-        });
+        let open_once = || {
+            Connection::open(path).map_err(sql).and_then(|mut connection| {
+                open::prepare(&mut connection, Medium::File, durability)?;
+                Ok(connection)
+            })
+        };
+        // Connections opening one fresh file at once can meet SQLite's deadlock guard, which
+        // answers "database is locked" without waiting; the open is tried again meanwhile.
+        let started = std::time::Instant::now();
+        let mut opened = open_once();
+        while opened.as_ref().is_err_and(|error| error.message.contains("database is locked"))
+            && started.elapsed() < open::BUSY_TIMEOUT
+        {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            opened = open_once();
+        }
         match opened {
             Ok(connection) => Ok(SqliteJournal {
                 connection: Arc::new(Mutex::new(connection)),
@@ -204,6 +216,14 @@ fn append_batch(connection: &Connection, batch: &AppendBatch) -> Result<u64, Jou
     for record in records {
         insert.execute(params![run.as_str(), seq_param(record.seq)?, &record.bytes[..]]).map_err(sql)?;
     }
+    let at_ms = i64::try_from(now_unix_ms()).unwrap_or(i64::MAX);
+    connection
+        .prepare_cached(
+            "INSERT INTO appends (run_id, at_ms) VALUES (?1, ?2)
+             ON CONFLICT (run_id) DO UPDATE SET at_ms = excluded.at_ms",
+        )
+        .and_then(|mut upsert| upsert.execute(params![run.as_str(), at_ms]))
+        .map_err(sql)?;
     Ok(expected_seq + records.len() as u64)
 }
 
@@ -382,5 +402,99 @@ impl Journal for SqliteJournal {
 
     fn durability(&self) -> Option<&str> {
         Some(self.durability)
+    }
+
+    async fn runs(&self) -> Result<Vec<RunEntry>, JournalError> {
+        self.with(|connection| {
+            let mut select = connection
+                .prepare_cached(
+                    "SELECT runs.run_id,
+                            COALESCE((SELECT MAX(seq) FROM records WHERE records.run_id = runs.run_id), 0),
+                            appends.at_ms, owners.owner
+                     FROM runs LEFT JOIN appends ON appends.run_id = runs.run_id
+                               LEFT JOIN owners ON owners.run_id = runs.run_id
+                     ORDER BY runs.rowid",
+                )
+                .map_err(sql)?;
+            let rows = select
+                .query_map([], |row| {
+                    Ok(RunEntry {
+                        run_id: RunId::new(row.get::<_, String>(0)?),
+                        last_seq: row.get::<_, i64>(1)? as u64,
+                        last_append_unix_ms: row.get::<_, Option<i64>>(2)?.map(|at| at as u64),
+                        owner: row.get(3)?,
+                    })
+                })
+                .map_err(sql)?;
+            rows.collect::<Result<Vec<_>, _>>().map_err(sql)
+        })
+        .await
+    }
+
+    fn keeps_owners(&self) -> bool {
+        true
+    }
+
+    async fn claim(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
+        let (run, owner) = (run.clone(), owner.to_owned());
+        self.with(move |connection| {
+            if !run_exists(connection, run.as_str())? {
+                return Err(unknown(run.as_str()));
+            }
+            connection
+                .execute(
+                    "INSERT INTO owners (run_id, owner, cancel_requested) VALUES (?1, ?2, 0)
+                     ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, cancel_requested = 0",
+                    params![run.as_str(), owner],
+                )
+                .map(drop)
+                .map_err(sql)
+        })
+        .await
+    }
+
+    async fn release(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
+        let (run, owner) = (run.clone(), owner.to_owned());
+        self.with(move |connection| {
+            connection
+                .execute("DELETE FROM owners WHERE run_id = ?1 AND owner = ?2", params![run.as_str(), owner])
+                .map(drop)
+                .map_err(sql)
+        })
+        .await
+    }
+
+    async fn request_cancel(&self, run: &RunId) -> Result<(), JournalError> {
+        let run = run.clone();
+        self.with(move |connection| {
+            if !run_exists(connection, run.as_str())? {
+                return Err(unknown(run.as_str()));
+            }
+            let marked = connection
+                .execute("UPDATE owners SET cancel_requested = 1 WHERE run_id = ?1", [run.as_str()])
+                .map_err(sql)?;
+            match marked {
+                0 => {
+                    Err(JournalError::new(JournalErrorKind::NotOwned, format!("no process owns run `{run}`")))
+                }
+                _ => Ok(()),
+            }
+        })
+        .await
+    }
+
+    async fn cancel_requests(&self, owner: &str) -> Result<Vec<RunId>, JournalError> {
+        let owner = owner.to_owned();
+        self.with(move |connection| {
+            let mut select = connection
+                .prepare_cached(
+                    "SELECT run_id FROM owners WHERE owner = ?1 AND cancel_requested = 1 ORDER BY run_id",
+                )
+                .map_err(sql)?;
+            let rows =
+                select.query_map([owner], |row| Ok(RunId::new(row.get::<_, String>(0)?))).map_err(sql)?;
+            rows.collect::<Result<Vec<_>, _>>().map_err(sql)
+        })
+        .await
     }
 }

@@ -9,14 +9,22 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::{Durability, sql};
 use crate::journal::{JournalError, JournalErrorKind};
 
-/// The layout version this build writes, kept in SQLite's `user_version`.
-pub(super) const SCHEMA_VERSION: i64 = 1;
+/// The layout version this build writes, kept in SQLite's `user_version`. Version 1 files (no
+/// `appends` table) are brought up to it when opened.
+pub(super) const SCHEMA_VERSION: i64 = 2;
 
 /// How long a statement waits for another connection's lock before failing with `RL7005`.
 pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The tables of layout version 1.
-const TABLES: [&str; 3] = ["runs", "records", "snapshots"];
+/// The tables of the current layout.
+const TABLES: [&str; 5] = ["runs", "records", "snapshots", "appends", "owners"];
+
+/// The tables version 2 adds: when each run was last appended to, and which process owns it
+/// (with a cancellation requested of it), for run listings and `runlet cancel`.
+const CREATE_APPENDS: &str = "
+    CREATE TABLE IF NOT EXISTS appends (run_id TEXT PRIMARY KEY, at_ms INTEGER NOT NULL) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS owners (
+        run_id TEXT PRIMARY KEY, owner TEXT NOT NULL, cancel_requested INTEGER NOT NULL) WITHOUT ROWID;";
 
 const CREATE_TABLES: &str = "
     CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, header TEXT NOT NULL);
@@ -113,6 +121,11 @@ fn create_layout(connection: &mut Connection) -> Result<(), JournalError> {
                 ));
             }
             tx.execute_batch(CREATE_TABLES).map_err(sql)?;
+            tx.execute_batch(CREATE_APPENDS).map_err(sql)?;
+            tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(sql)?;
+        }
+        1 => {
+            tx.execute_batch(CREATE_APPENDS).map_err(sql)?;
             tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(sql)?;
         }
         SCHEMA_VERSION => {}

@@ -40,6 +40,7 @@ fn header(run: &str) -> RunHeader {
         keyed_digest: "hmac-sha256:k".into(),
         value_encoding_version: 1,
         event_encoding_version: 1,
+        retained: None,
     }
 }
 

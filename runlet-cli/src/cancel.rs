@@ -1,0 +1,86 @@
+//! `runlet cancel RUN_ID --journal J [--format json]`: cancels a run from another process. A run
+//! a live process owns is asked to cancel through the journal, and the command waits (up to a
+//! minute) until that process has journaled the cancellation; an interrupted run gets its
+//! cancellation journaled here, as its host would have: a resume then ends at once, and its
+//! calls left dispatching stay as they were. Exit 0 once the run is cancelled, 2 when refused (an
+//! ended run: `RL8404`) or on I/O.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use runlet::diag::codes;
+use runlet::journal::RunId;
+use runlet::runtime::RunStatus;
+use serde_json::json;
+
+use crate::failure::{Failure, Shape};
+use crate::report::Format;
+use crate::stored::{JournalArgs, OpenJournal};
+
+/// How long `cancel` waits for the owner of a running run to journal its cancellation.
+const OWNER_WAIT: Duration = Duration::from_secs(60);
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The run's id (`r-…`).
+    run_id: String,
+    #[command(flatten)]
+    journal: JournalArgs,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub fn run(args: &Args) -> ExitCode {
+    execute(args).unwrap_or_else(|failure| failure.report(args.format, Shape::Diagnostics))
+}
+
+fn execute(args: &Args) -> Result<ExitCode, Failure> {
+    let journal = OpenJournal::open(&args.journal)?;
+    let run = RunId::new(args.run_id.as_str());
+    let status = journal.status(&run)?;
+    let status = match status {
+        RunStatus::Running => ask_owner(&journal, &run)?,
+        _ => {
+            let stored = journal.inspected(&run)?;
+            let mut recovery = stored.recovery()?;
+            recovery.cancel().map_err(|error| Failure::new(error.code(), error.to_string()))?;
+            RunStatus::Cancelled
+        }
+    };
+    match args.format {
+        Format::Json => println!("{}", json!({"run_id": run.as_str(), "status": status.as_str()})),
+        Format::Text => println!("run {run}: {status}"),
+    }
+    Ok(if status == RunStatus::Cancelled { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Asks the process that owns `run` to cancel it and waits until the run has ended (it may end
+/// otherwise before it sees the request) or its owner is gone.
+fn ask_owner(journal: &OpenJournal, run: &RunId) -> Result<RunStatus, Failure> {
+    journal
+        .block_on(journal.journal.request_cancel(run))
+        .map_err(|error| Failure::new(error.code(), error.to_string()))?;
+    let deadline = Instant::now() + OWNER_WAIT;
+    loop {
+        match journal.status(run)? {
+            RunStatus::Running if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            RunStatus::Running => {
+                return Err(Failure::new(
+                    codes::RUN_OWNED_ELSEWHERE,
+                    format!(
+                        "run `{run}` was asked to cancel, and its process has not done so within a minute"
+                    ),
+                ));
+            }
+            RunStatus::Interrupted => {
+                return Err(Failure::new(
+                    codes::JOURNAL_RUN_NOT_OWNED,
+                    format!(
+                        "the process running `{run}` stopped before it cancelled the run: cancel it again"
+                    ),
+                ));
+            }
+            ended => return Ok(ended),
+        }
+    }
+}

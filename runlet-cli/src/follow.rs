@@ -1,0 +1,57 @@
+//! Following a run this process drives (`run`, `graph`, `resume`) to its end: its id first on
+//! stderr when its journal outlives the process, `--events` written as they happen, and SIGINT
+//! or SIGTERM turned into a journaled cancellation (a second signal ends the process at once).
+
+use runlet::engine::Outcome;
+use runlet::observe::RunObserver;
+use runlet::runtime::{RunCanceller, RunHandle};
+
+use crate::events::EventsFile;
+use crate::failure::Failure;
+
+/// How a run this process followed ended, with its observer.
+pub struct Followed {
+    pub outcome: Outcome,
+    pub observer: RunObserver,
+}
+
+/// Follows `run` to its end. `announce` prints `run <id>` on stderr before anything else.
+pub fn follow(run: RunHandle, events: Option<EventsFile>, announce: bool) -> Result<Followed, Failure> {
+    if announce {
+        eprintln!("run {}", run.run_id());
+    }
+    cancel_on_signals(run.canceller());
+    let observer = run.observer();
+    let written = events.map(|file| file.follow(&observer));
+    let outcome =
+        run.wait().map_err(|error| Failure::new(error.code(), format!("the journal failed: {error}")))?;
+    written.transpose()?;
+    Ok(Followed { outcome, observer })
+}
+
+/// Cancels the run on the first SIGINT or SIGTERM; exits with status 130 on the second. Where
+/// signals cannot be watched, they keep their default effect (a warning says so).
+#[cfg(unix)]
+fn cancel_on_signals(canceller: RunCanceller) {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
+        Ok(signals) => signals,
+        Err(error) => {
+            eprintln!("warning: SIGINT and SIGTERM will end the process without cancelling the run: {error}");
+            return;
+        }
+    };
+    std::thread::spawn(move || {
+        let mut received = signals.forever();
+        if received.next().is_some() {
+            eprintln!("cancelling the run (signal again to exit at once)");
+            canceller.cancel();
+        }
+        if received.next().is_some() {
+            std::process::exit(130);
+        }
+    });
+}
+
+#[cfg(not(unix))]
+fn cancel_on_signals(_canceller: RunCanceller) {}

@@ -1,0 +1,102 @@
+//! `--journal memory|sqlite:PATH` and `--durability full|normal`: where runs are journaled, as
+//! every command that runs or manages runs takes it (INTERFACES.md §4.1), and the digest key a
+//! durable journal's runs are keyed with when the command line names none.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use runlet::diag::codes;
+use runlet::journal::{Durability, Journal, MemoryJournal, SqliteJournal};
+
+use crate::digest_key::{self, HostKey};
+use crate::failure::Failure;
+
+/// `--durability`: what an acknowledged append of an SQLite journal survives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum DurabilityArg {
+    /// Each commit is on stable storage before the run goes on (survives a power loss).
+    #[default]
+    Full,
+    /// Survives a crash of the process; a power loss may drop the last commits.
+    Normal,
+}
+
+/// Where runs are journaled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JournalSpec {
+    Memory,
+    Sqlite(PathBuf),
+}
+
+impl JournalSpec {
+    /// Reads the value of `--journal`.
+    pub fn parse(text: &str) -> Result<JournalSpec, Failure> {
+        if text == "memory" {
+            return Ok(JournalSpec::Memory);
+        }
+        match text.strip_prefix("sqlite:") {
+            Some(path) if !path.is_empty() => Ok(JournalSpec::Sqlite(PathBuf::from(path))),
+            _ => Err(Failure::new(
+                codes::INVALID_ARGUMENT,
+                format!("`--journal {text}`: use `memory` or `sqlite:PATH`"),
+            )),
+        }
+    }
+
+    /// A journal that outlives the process, so its runs can be listed and resumed.
+    pub fn durable(text: &str) -> Result<JournalSpec, Failure> {
+        match JournalSpec::parse(text)? {
+            JournalSpec::Memory => Err(Failure::new(
+                codes::INVALID_ARGUMENT,
+                "`--journal memory` keeps nothing once its process ends: name the journal runs were written to (`sqlite:PATH`)",
+            )),
+            durable => Ok(durable),
+        }
+    }
+
+    pub fn open(&self, durability: DurabilityArg) -> Result<Arc<dyn Journal>, Failure> {
+        match self {
+            JournalSpec::Memory => Ok(Arc::new(MemoryJournal::new())),
+            JournalSpec::Sqlite(path) => {
+                let durability = match durability {
+                    DurabilityArg::Full => Durability::Full,
+                    DurabilityArg::Normal => Durability::Normal,
+                };
+                SqliteJournal::open(path, durability)
+                    .map(|journal| Arc::new(journal) as Arc<dyn Journal>)
+                    .map_err(|error| {
+                        Failure::new(
+                            error.code(),
+                            format!("cannot open the journal `{}`: {error}", path.display()),
+                        )
+                    })
+            }
+        }
+    }
+
+    /// The digest key of `flag` (or `RUNLET_DIGEST_KEY_FILE`); without either, a durable
+    /// journal's own key file beside it ([`JournalSpec::key_file`], made on first use), so its
+    /// runs can be resumed by a later process; a memory journal's runs use a random key of
+    /// this process.
+    pub fn digest_key(&self, flag: Option<&Path>) -> Result<Option<HostKey>, Failure> {
+        if let Some(key) = digest_key::load(flag)? {
+            return Ok(Some(key));
+        }
+        match self.key_file() {
+            Some(path) => digest_key::load_or_create(&path).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// `PATH.digest-key` beside an SQLite journal at `PATH`.
+    fn key_file(&self) -> Option<PathBuf> {
+        match self {
+            JournalSpec::Memory => None,
+            JournalSpec::Sqlite(path) => {
+                let mut name = path.clone().into_os_string();
+                name.push(".digest-key");
+                Some(PathBuf::from(name))
+            }
+        }
+    }
+}

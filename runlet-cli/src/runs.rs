@@ -1,0 +1,273 @@
+//! `runlet runs --journal J [--status S] [--format json]` lists a journal's runs: id, program
+//! digest, status, when it started and last changed. `runlet runs show RUN_ID --journal J
+//! [--events] [--format json]` shows one: its header, status, result or error, and the
+//! operations it left uncertain; `--events` prints its journal as the JSONL of `run --events`.
+//! Exit 0, or 2 on usage or I/O (INTERFACES.md §4.1).
+
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+use runlet::diag::codes;
+use runlet::engine::Outcome;
+use runlet::journal::{RunHeader, RunId};
+use runlet::observe::ViewPolicy;
+use runlet::runtime::{Recovery, RunListing, RunStatus, UncertainOperation, list_runs, run_listing};
+use serde_json::{Value as Json, json};
+
+use crate::failure::{Failure, Shape};
+use crate::report::Format;
+use crate::run::presentation;
+use crate::stored::{JournalArgs, OpenJournal};
+
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    journal: Option<JournalArgs>,
+    /// List only the runs with this status (`running`, `interrupted`, `succeeded`, `failed`,
+    /// `cancelled`, `needs_resolution`).
+    #[arg(long, value_parser = parse_status)]
+    status: Option<RunStatus>,
+    /// How to print the list.
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Show one run: its header, status, result or error, and uncertain operations.
+    Show(ShowArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ShowArgs {
+    /// The run's id (`r-…`), as `runlet run` printed it.
+    run_id: String,
+    #[command(flatten)]
+    journal: JournalArgs,
+    /// Print the run's journal as JSON lines (the format of `run --events`) instead.
+    #[arg(long)]
+    events: bool,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+/// `--status`: one of [`RunStatus::ALL`] by name.
+fn parse_status(text: &str) -> Result<RunStatus, String> {
+    RunStatus::named(text).ok_or_else(|| {
+        let names: Vec<&str> = RunStatus::ALL.iter().map(|status| status.as_str()).collect();
+        format!("`{text}` is not a run status; use one of {}", names.join(", "))
+    })
+}
+
+pub fn run(args: &Args) -> ExitCode {
+    match &args.command {
+        Some(Command::Show(show)) => {
+            execute_show(show).unwrap_or_else(|failure| failure.report(show.format, Shape::Diagnostics))
+        }
+        None => execute_list(args).unwrap_or_else(|failure| failure.report(args.format, Shape::Diagnostics)),
+    }
+}
+
+fn execute_list(args: &Args) -> Result<ExitCode, Failure> {
+    let Some(journal) = &args.journal else {
+        return Err(Failure::new(codes::INVALID_ARGUMENT, "`runlet runs` needs `--journal sqlite:PATH`"));
+    };
+    let journal = OpenJournal::open(journal)?;
+    let summaries = journal.block_on(list_runs(journal.journal.as_ref())).map_err(journal_failure)?;
+    let mut listed = Vec::new();
+    for mut summary in summaries {
+        summary.status = settled_status(&journal, &summary);
+        if args.status.is_none_or(|wanted| wanted == summary.status) {
+            listed.push(summary);
+        }
+    }
+    match args.format {
+        Format::Json => {
+            let runs: Vec<Json> = listed.iter().map(summary_json).collect();
+            println!("{}", json!({ "runs": runs }));
+        }
+        Format::Text => {
+            if listed.is_empty() {
+                println!("no runs");
+            }
+            for summary in &listed {
+                println!(
+                    "{}  {:<16}  {}  started {}  last seq {} at {}",
+                    summary.run_id,
+                    summary.status.as_str(),
+                    short_digest(&summary.program_digest),
+                    time_text(summary.started_unix_ms),
+                    summary.last_seq,
+                    time_text(summary.last_event_unix_ms),
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn execute_show(args: &ShowArgs) -> Result<ExitCode, Failure> {
+    let journal = OpenJournal::open(&args.journal)?;
+    let run = RunId::new(args.run_id.as_str());
+    let mut summary =
+        journal.block_on(run_listing(journal.journal.as_ref(), &run)).map_err(journal_failure)?;
+    let stored = journal.inspected(&run)?;
+    if args.events {
+        let events = stored
+            .runtime
+            .journal_events(&stored.program, &run, &ViewPolicy::default())
+            .map_err(|error| Failure::new(error.code(), error.to_string()))?;
+        for event in events {
+            println!("{}", serde_json::to_string(&event).expect("an event serializes"));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let recovery = stored.recovery()?;
+    let uncertain = recovery.uncertain_operations();
+    if !summary.status.has_ended() && uncertain.iter().any(UncertainOperation::needs_decision) {
+        summary.status = RunStatus::NeedsResolution;
+    }
+    match args.format {
+        Format::Json => println!("{}", show_json(&summary, &stored.header, &recovery, &uncertain)),
+        Format::Text => print_show(&summary, &stored.header, &recovery, &uncertain),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A run the journal alone calls interrupted needs resolution when its program, rebuilt,
+/// says some of its calls await a host decision. A run that cannot be rebuilt stays as the
+/// journal has it (`runs show` says why).
+fn settled_status(journal: &OpenJournal, summary: &RunListing) -> RunStatus {
+    if summary.status != RunStatus::Interrupted {
+        return summary.status;
+    }
+    let Ok(stored) = journal.inspected(&summary.run_id) else { return summary.status };
+    match stored.recovery() {
+        Ok(recovery) if recovery.uncertain_operations().iter().any(UncertainOperation::needs_decision) => {
+            RunStatus::NeedsResolution
+        }
+        _ => summary.status,
+    }
+}
+
+fn summary_json(summary: &RunListing) -> Json {
+    json!({
+        "run_id": summary.run_id.as_str(),
+        "status": summary.status.as_str(),
+        "program_digest": summary.program_digest,
+        "started_ms": summary.started_unix_ms,
+        "last_seq": summary.last_seq,
+        "last_event_ms": summary.last_event_unix_ms,
+    })
+}
+
+/// The operations a run left uncertain, as `runs show` and `resume` list them.
+pub fn uncertain_json(uncertain: &[UncertainOperation]) -> Json {
+    uncertain
+        .iter()
+        .map(|operation| {
+            json!({
+                "operation_id": operation.operation_id.to_string(),
+                "node": operation.node_id,
+                "tool": operation.tool,
+                "class": operation.class.as_str(),
+                "dispatch_id": operation.dispatch_id.to_string(),
+                "prepared_seq": operation.prepared_seq,
+            })
+        })
+        .collect()
+}
+
+/// The header as `runs show` prints it: the retained inputs (which may hold sensitive values)
+/// are left out.
+fn header_json(header: &RunHeader) -> Json {
+    let mut header = serde_json::to_value(header).expect("a header serializes");
+    if let Some(retained) = header.get_mut("retained").and_then(Json::as_object_mut) {
+        retained.remove("inputs");
+    }
+    header
+}
+
+fn show_json(
+    summary: &RunListing,
+    header: &RunHeader,
+    recovery: &Recovery<'_>,
+    uncertain: &[UncertainOperation],
+) -> Json {
+    let mut shown = summary_json(summary);
+    shown["header"] = header_json(header);
+    match recovery.outcome() {
+        Some(Outcome::Succeeded(value)) => shown["value"] = parsed(&presentation(value.value())),
+        Some(Outcome::Failed(error)) => shown["error"] = parsed(&presentation(&error.to_value())),
+        Some(Outcome::Cancelled) | None => {}
+    }
+    let (decide, redispatch): (Vec<_>, Vec<_>) =
+        uncertain.iter().cloned().partition(UncertainOperation::needs_decision);
+    shown["uncertain"] = uncertain_json(&decide);
+    shown["in_flight"] = uncertain_json(&redispatch);
+    shown
+}
+
+/// Presentation JSON text as a JSON value.
+fn parsed(text: &str) -> Json {
+    serde_json::from_str(text).unwrap_or_else(|_| Json::String(text.to_owned()))
+}
+
+fn print_show(
+    summary: &RunListing,
+    header: &RunHeader,
+    recovery: &Recovery<'_>,
+    uncertain: &[UncertainOperation],
+) {
+    println!("run {}: {}", summary.run_id, summary.status);
+    println!("  program: {}", summary.program_digest);
+    println!("  registry: {}", header.registry_digest);
+    println!("  runtime: {}", header.runtime_version);
+    println!("  started: {}", time_text(summary.started_unix_ms));
+    println!("  last event: seq {} at {}", summary.last_seq, time_text(summary.last_event_unix_ms));
+    match recovery.outcome() {
+        Some(Outcome::Succeeded(value)) => println!("  value: {}", presentation(value.value())),
+        Some(Outcome::Failed(error)) => println!("  error: {}: {}", error.code, error.message),
+        Some(Outcome::Cancelled) | None => {}
+    }
+    for operation in uncertain.iter().filter(|operation| !operation.needs_decision()) {
+        println!(
+            "  in flight: {} ({} `{}`, node {}): a resume sends it again",
+            operation.operation_id,
+            operation.class.as_str(),
+            operation.tool,
+            operation.node_id,
+        );
+    }
+    for operation in uncertain.iter().filter(|operation| operation.needs_decision()) {
+        println!(
+            "  uncertain: {} ({} `{}`, node {}, prepared at seq {}): resolve it with `runlet resolve {} {} --journal …`",
+            operation.operation_id,
+            operation.class.as_str(),
+            operation.tool,
+            operation.node_id,
+            operation.prepared_seq,
+            summary.run_id,
+            operation.operation_id,
+        );
+    }
+}
+
+fn journal_failure(error: runlet::journal::JournalError) -> Failure {
+    Failure::new(error.code(), error.to_string())
+}
+
+fn short_digest(digest: &str) -> &str {
+    digest.get(..19).unwrap_or(digest)
+}
+
+/// A Unix-millisecond time as RFC 3339 (UTC), or `-` when unknown.
+fn time_text(unix_ms: Option<u64>) -> String {
+    unix_ms.map_or_else(
+        || "-".to_owned(),
+        |ms| humantime::format_rfc3339_millis(SystemTime::UNIX_EPOCH + Duration::from_millis(ms)).to_string(),
+    )
+}

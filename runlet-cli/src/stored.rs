@@ -1,0 +1,151 @@
+//! A run of a durable journal, rebuilt from its header alone for the run manager (`runs`,
+//! `resume`, `resolve`, `cancel`): the retained source compiled against the retained registry
+//! file with the retained inputs, under a runtime with the run's limits and digest key, so the
+//! header's pins hold and the journal replays.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use runlet::diag::codes;
+use runlet::engine::{ToolCall, ToolError, ToolExecutor, ToolOutput};
+use runlet::journal::{Journal, RunHeader, RunId};
+use runlet::registry::RegistryOptions;
+use runlet::runtime::{Executable, Recovery, RetainedProgram, RunOptions, RunStatus, Runtime, run_listing};
+
+use crate::failure::Failure;
+use crate::journal_spec::{DurabilityArg, JournalSpec};
+
+/// The options every run manager command takes: the journal and its digest key.
+#[derive(Debug, clap::Args)]
+pub struct JournalArgs {
+    /// The journal the runs were written to: `sqlite:PATH`.
+    #[arg(long)]
+    pub journal: String,
+    /// What an acknowledged append survives.
+    #[arg(long, value_enum, default_value_t)]
+    pub durability: DurabilityArg,
+    /// The key the runs' digests of sensitive values were keyed with (default: the file
+    /// `RUNLET_DIGEST_KEY_FILE` names, else the journal's own `PATH.digest-key`).
+    #[arg(long, value_name = "PATH")]
+    pub digest_key_file: Option<PathBuf>,
+}
+
+/// An opened durable journal.
+pub struct OpenJournal {
+    pub spec: JournalSpec,
+    pub journal: Arc<dyn Journal>,
+    digest_key_file: Option<PathBuf>,
+    reactor: tokio::runtime::Runtime,
+}
+
+impl OpenJournal {
+    pub fn open(args: &JournalArgs) -> Result<OpenJournal, Failure> {
+        let spec = JournalSpec::durable(&args.journal)?;
+        let journal = spec.open(args.durability)?;
+        let reactor = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|error| Failure::new(codes::JOURNAL_STORAGE, format!("no I/O reactor: {error}")))?;
+        Ok(OpenJournal { spec, journal, digest_key_file: args.digest_key_file.clone(), reactor })
+    }
+
+    /// Runs a journal operation to its end on this command's thread.
+    pub fn block_on<F: std::future::Future>(&self, work: F) -> F::Output {
+        self.reactor.block_on(work)
+    }
+
+    /// Where run `run` stands, from the journal alone ([`run_listing`]).
+    pub fn status(&self, run: &RunId) -> Result<RunStatus, Failure> {
+        self.block_on(run_listing(self.journal.as_ref(), run))
+            .map(|summary| summary.status)
+            .map_err(|error| Failure::new(error.code(), error.to_string()))
+    }
+
+    /// Refuses to drive or decide about run `run` while another live process runs it.
+    pub fn not_running_elsewhere(&self, run: &RunId) -> Result<(), Failure> {
+        match self.status(run)? {
+            RunStatus::Running => Err(Failure::new(
+                codes::RUN_OWNED_ELSEWHERE,
+                format!(
+                    "run `{run}` is running in another process: wait for it, or cancel it with `runlet cancel {run}`"
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    pub fn header(&self, run: &RunId) -> Result<RunHeader, Failure> {
+        self.block_on(self.journal.header(run)).map_err(|error| Failure::new(error.code(), error.to_string()))
+    }
+
+    /// Rebuilds run `run` with `executor` answering the calls a resume makes.
+    pub fn stored(&self, run: &RunId, executor: Arc<dyn ToolExecutor>) -> Result<StoredRun, Failure> {
+        let header = self.header(run)?;
+        let retained = RetainedProgram::from_header(&header, &RegistryOptions::default())
+            .map_err(|error| Failure::new(error.code(), error.to_string()))?;
+        let Some(registry) = retained.registry else {
+            return Err(Failure::new(
+                codes::RUN_NOT_RETAINED,
+                format!(
+                    "run `{run}` was started with a registry that was not read from a registry file, so its header retains no registry: resume it from the host that started it"
+                ),
+            ));
+        };
+        let mut builder = Runtime::builder()
+            .registry(registry)
+            .executor(executor)
+            .journal(Arc::clone(&self.journal))
+            .limits(retained.limits)
+            .worker_threads(1);
+        if let Some(key) = self.spec.digest_key(self.digest_key_file.as_deref())? {
+            builder = builder.digest_key(&key.id, &key.secret);
+        }
+        let runtime = builder.build().map_err(|error| Failure::new(error.code(), error.to_string()))?;
+        let program = runtime.compile(&retained.source, &retained.inputs).map_err(|diagnostics| {
+            let first = diagnostics
+                .iter()
+                .find(|d| d.is_error())
+                .map_or_else(String::new, |d| format!(": {} {}", d.code, d.message));
+            Failure::new(
+                codes::RUN_RETAINED_UNREADABLE,
+                format!("the program run `{run}` retains does not compile with this runtime{first}"),
+            )
+        })?;
+        Ok(StoredRun { run_id: run.clone(), header, runtime, program })
+    }
+
+    /// Rebuilds run `run` for a decision or a look: nothing it holds calls a tool.
+    pub fn inspected(&self, run: &RunId) -> Result<StoredRun, Failure> {
+        self.stored(run, Arc::new(NoTools))
+    }
+}
+
+/// The executor of a rebuilt run that is only looked at or decided about, never resumed.
+struct NoTools;
+
+#[async_trait::async_trait]
+impl ToolExecutor for NoTools {
+    async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+        Err(ToolError::new(
+            codes::INVALID_ARGUMENT.to_string(),
+            format!("`{}` is not called by a command that only reads or decides about a run", call.tool),
+        ))
+    }
+}
+
+/// A run rebuilt from its header.
+pub struct StoredRun {
+    pub run_id: RunId,
+    pub header: RunHeader,
+    pub runtime: Runtime,
+    pub program: Executable,
+}
+
+impl StoredRun {
+    /// The run replayed to its journal's end, its pins checked.
+    pub fn recovery(&self) -> Result<Recovery<'_>, Failure> {
+        self.runtime
+            .recovery(&self.program, &self.run_id, RunOptions::default())
+            .map_err(|error| Failure::new(error.code(), error.to_string()))
+    }
+}

@@ -1,0 +1,361 @@
+//! The run manager end to end through real processes (INTERFACES.md §4.1): `runlet run` with an
+//! SQLite journal killed with SIGKILL or stopped with SIGTERM, then `runs`, `runs show`,
+//! `resume`, `resolve` and `cancel` on what its journal holds. A process is stopped once its
+//! `--events` file (flushed per event) shows the point the test wants, so no test depends on
+//! timing.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value as Json;
+use support::{Scratch, failure_code, json, runlet, stderr, stdout};
+
+/// Six idempotent steps, two at a time, then one `at_most_once` mail with their sum.
+const PROGRAM: &str = "items = [1, 2, 3, 4, 5, 6]
+done = for n in items limit 2 {
+    return work.step(n)
+}
+total = fold acc = 0 for d in done { return acc + d }
+return mail.send(total)
+";
+
+const REGISTRY: &str = r#"{"tools": [
+ {"name": "work.step", "params": [{"name": "n", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "idempotent"},
+ {"name": "mail.send", "params": [{"name": "total", "schema": {"type": "integer"}}], "outputSchema": {"type": "string"}, "execution": "at_most_once"}
+]}"#;
+
+/// Fixtures whose steps take `step_ms` and whose mail takes `mail_ms`.
+fn tools(step_ms: u64, mail_ms: u64) -> String {
+    let steps: Vec<Json> =
+        (1..=6).map(|n| serde_json::json!({"args": [n], "result": n * 10, "delay_ms": step_ms})).collect();
+    let mail = serde_json::json!([{"args": [210], "result": "sent", "delay_ms": mail_ms}]);
+    serde_json::json!({"work.step": steps, "mail.send": mail}).to_string()
+}
+
+struct Setup {
+    scratch: Scratch,
+    program: String,
+    registry: String,
+    journal: String,
+}
+
+impl Setup {
+    fn new(test: &str) -> Setup {
+        let scratch = Scratch::new(test);
+        let program = scratch.file("main.run", PROGRAM);
+        let registry = scratch.file("registry.json", REGISTRY);
+        let journal = format!("sqlite:{}", scratch.path("runs.db"));
+        Setup { scratch, program, registry, journal }
+    }
+
+    /// Starts `runlet run` with `tools` and an events file, in the background.
+    fn start(&self, tools: &str, events: &str) -> Child {
+        let tools = self.scratch.file("tools-run.json", tools);
+        let events = self.scratch.path(events);
+        Command::new(env!("CARGO_BIN_EXE_runlet"))
+            .args(["run", &self.program, "--registry", &self.registry, "--tools", &tools])
+            .args(["--journal", &self.journal, "--events", &events, "--format", "json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start runlet run")
+    }
+
+    /// Waits until the events file `events` has a line that `seen` accepts.
+    fn wait_for(&self, events: &str, seen: impl Fn(&Json) -> bool) {
+        self.wait_until(events, |written| written.iter().any(&seen));
+    }
+
+    /// Waits until the events written to the file `events` so far satisfy `reached`.
+    fn wait_until(&self, events: &str, reached: impl Fn(&[Json]) -> bool) {
+        let path = self.scratch.path(events);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            // Only whole lines: the last one may be half written.
+            let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
+            lines.retain(|line| line.ends_with('\n'));
+            let written: Vec<Json> =
+                lines.iter().filter_map(|line| serde_json::from_str(line).ok()).collect();
+            if reached(&written) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "the run never reached the point the test waits for");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn manage(&self, args: &[&str]) -> std::process::Output {
+        let mut all = args.to_vec();
+        all.extend(["--journal", &self.journal]);
+        runlet(&all)
+    }
+
+    fn resume(&self, run: &str, tools: &str, events: &str) -> std::process::Output {
+        let tools = self.scratch.file("tools-resume.json", tools);
+        let events = self.scratch.path(events);
+        self.manage(&["resume", run, "--tools", &tools, "--events", &events, "--format", "json"])
+    }
+
+    /// The run's whole journal, as `runs show --events` prints it.
+    fn journal_events(&self, run: &str) -> Vec<Json> {
+        let shown = self.manage(&["runs", "show", run, "--events"]);
+        assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
+        stdout(&shown).lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect()
+    }
+
+    fn only_run(&self) -> Json {
+        let listed = self.manage(&["runs", "--format", "json"]);
+        assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
+        let runs = json(&listed)["runs"].as_array().expect("a list of runs").clone();
+        assert_eq!(runs.len(), 1, "{runs:?}");
+        runs[0].clone()
+    }
+}
+
+/// The run id a stopped `runlet run` printed first on stderr.
+fn run_id(child: Child) -> String {
+    let output = child.wait_with_output().expect("the run's output");
+    let text = stderr(&output);
+    let first = text.lines().next().unwrap_or_default();
+    first.strip_prefix("run ").unwrap_or_else(|| panic!("stderr starts with `run r-…`: {text}")).to_owned()
+}
+
+fn is(event: &Json, kind: &str, tool: &str) -> bool {
+    event["kind"] == kind && event["tool"] == tool
+}
+
+/// The nodes of `tool` that `kind` events of `events` name.
+fn nodes(events: &[Json], kind: &str, tool: &str) -> BTreeSet<String> {
+    events
+        .iter()
+        .filter(|e| is(e, kind, tool))
+        .map(|e| e["node"].as_str().expect("a node").to_owned())
+        .collect()
+}
+
+#[test]
+fn a_killed_run_with_an_uncertain_mail_is_resolved_and_resumed_without_repeating_finished_steps() {
+    let setup = Setup::new("uncertain");
+    let child = setup.start(&tools(20, 600_000), "first.jsonl");
+    setup.wait_for("first.jsonl", |event| is(event, "CallDispatchPrepared", "mail.send"));
+    let mut child = child;
+    child.kill().expect("SIGKILL");
+    let run = run_id(child);
+    assert!(run.starts_with("r-"), "{run}");
+
+    let listed = setup.only_run();
+    assert_eq!(listed["run_id"], run.as_str());
+    assert_eq!(listed["status"], "needs_resolution", "{listed}");
+    assert!(listed["program_digest"].as_str().is_some_and(|d| d.starts_with("sha256:")));
+    assert!(listed["started_ms"].as_u64().is_some() && listed["last_event_ms"].as_u64().is_some());
+
+    let shown = json(&setup.manage(&["runs", "show", &run, "--format", "json"]));
+    assert_eq!(shown["status"], "needs_resolution");
+    assert!(shown["header"]["retained"]["source"].as_str().is_some_and(|s| s == PROGRAM), "{shown}");
+    assert!(shown["header"]["retained"].get("inputs").is_none(), "inputs are not shown");
+    let uncertain = shown["uncertain"].as_array().expect("uncertain operations").clone();
+    assert_eq!(uncertain.len(), 1, "{shown}");
+    assert_eq!(uncertain[0]["tool"], "mail.send");
+    let operation = uncertain[0]["operation_id"].as_str().expect("an operation id").to_owned();
+    assert!(uncertain[0]["prepared_seq"].as_u64().is_some_and(|seq| seq > 0));
+
+    // Unresolved: resume stops at once, journals nothing, and lists what needs a decision.
+    let before = setup.journal_events(&run).len();
+    let refused = setup.resume(&run, &tools(20, 0), "refused.jsonl");
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    let report = json(&refused);
+    assert_eq!(
+        (report["status"].as_str(), report["error"]["code"].as_str()),
+        (Some("failed"), Some("RL6109"))
+    );
+    assert_eq!(report["error"]["uncertain"], true);
+    assert_eq!(report["uncertain"][0]["operation_id"], operation.as_str());
+    assert_eq!(setup.journal_events(&run).len(), before, "a refused resume journals nothing");
+
+    // A decision that does not fit the tool is refused; an unknown operation too.
+    let wrong = setup.manage(&["resolve", &run, &operation, "--applied", "42", "--format", "json"]);
+    assert_eq!(failure_code(&wrong), "RL8403");
+    let unknown = format!("op:{}", "0".repeat(64));
+    assert_eq!(
+        failure_code(&setup.manage(&["resolve", &run, &unknown, "--not-applied", "--format", "json"])),
+        "RL8401"
+    );
+
+    let resolved = setup.manage(&["resolve", &run, &operation, "--not-applied", "--format", "json"]);
+    assert_eq!(resolved.status.code(), Some(0), "{}", stderr(&resolved));
+    assert_eq!(json(&resolved)["decision"], "not_applied");
+    assert_eq!(
+        failure_code(&setup.manage(&["resolve", &run, &operation, "--applied", "\"x\"", "--format", "json"])),
+        "RL8401",
+        "decided once"
+    );
+
+    let first = setup.journal_events(&run);
+    let resumed = setup.resume(&run, &tools(20, 0), "resumed.jsonl");
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let report = json(&resumed);
+    assert_eq!((report["status"].as_str(), report["value"].as_str()), (Some("succeeded"), Some("sent")));
+    assert_eq!(report["run_id"], run.as_str());
+    let again: Vec<Json> = setup.journal_events(&run)[first.len()..].to_vec();
+    let finished = nodes(&first, "NodeSucceeded", "work.step");
+    assert_eq!(finished.len(), 6, "every step had finished before the mail");
+    assert!(nodes(&again, "CallDispatchPrepared", "work.step").is_empty(), "no finished step is sent again");
+    assert_eq!(nodes(&again, "CallDispatchPrepared", "mail.send").len(), 1, "the mail is sent once more");
+    // The resumed run's observer starts where its journal was: its events file holds them all.
+    let written = std::fs::read_to_string(setup.scratch.path("resumed.jsonl")).expect("events");
+    let seqs: Vec<u64> = written
+        .lines()
+        .map(|l| serde_json::from_str::<Json>(l).expect("json")["seq"].as_u64().expect("seq"))
+        .collect();
+    assert_eq!(seqs, (1..=(first.len() + again.len()) as u64).collect::<Vec<_>>());
+    assert_eq!(setup.only_run()["status"], "succeeded");
+}
+
+#[test]
+fn sigterm_journals_a_cancellation() {
+    let setup = Setup::new("sigterm");
+    let child = setup.start(&tools(600_000, 0), "events.jsonl");
+    setup.wait_for("events.jsonl", |event| is(event, "CallDispatchPrepared", "work.step"));
+    // SAFETY: signalling the child this test started and still owns.
+    let signalled = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    assert_eq!(signalled, 0);
+    let output = child.wait_with_output().expect("the run's output");
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert_eq!(json(&output)["status"], "cancelled");
+    let run = json(&output)["run_id"].as_str().expect("a run id").to_owned();
+    assert_eq!(setup.only_run()["status"], "cancelled");
+    let events = setup.journal_events(&run);
+    assert_eq!(events.last().map(|e| e["kind"].clone()), Some("RunCancelled".into()));
+    // Every event reached the file before the process ended, in order and without a gap.
+    let written = std::fs::read_to_string(setup.scratch.path("events.jsonl")).expect("events");
+    let seqs: Vec<u64> = written
+        .lines()
+        .map(|l| serde_json::from_str::<Json>(l).expect("json")["seq"].as_u64().expect("seq"))
+        .collect();
+    assert_eq!(seqs, (1..=events.len() as u64).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_running_run_is_listed_as_running_and_cancelled_by_its_owner_on_request() {
+    let setup = Setup::new("running");
+    let child = setup.start(&tools(600_000, 0), "events.jsonl");
+    setup.wait_for("events.jsonl", |event| is(event, "CallDispatchPrepared", "work.step"));
+    let listed = setup.only_run();
+    assert_eq!(listed["status"], "running", "{listed}");
+    let run = listed["run_id"].as_str().expect("a run id").to_owned();
+    let refused = setup.resume(&run, &tools(0, 0), "resumed.jsonl");
+    assert_eq!(failure_code(&refused), "RL7010", "two processes never drive one run");
+    let cancelled = setup.manage(&["cancel", &run, "--format", "json"]);
+    assert_eq!(cancelled.status.code(), Some(0), "{}", stderr(&cancelled));
+    assert_eq!(json(&cancelled)["status"], "cancelled");
+    let output = child.wait_with_output().expect("the run's output");
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(json(&output)["status"], "cancelled", "the owner cancelled its own run");
+    assert_eq!(setup.only_run()["status"], "cancelled");
+}
+
+#[test]
+fn an_interrupted_run_is_cancelled_from_another_process_and_stays_cancelled() {
+    let setup = Setup::new("cancel");
+    let mut child = setup.start(&tools(600_000, 0), "events.jsonl");
+    setup.wait_for("events.jsonl", |event| is(event, "CallDispatchPrepared", "work.step"));
+    child.kill().expect("SIGKILL");
+    let run = run_id(child);
+    assert_eq!(setup.only_run()["status"], "interrupted");
+    let cancelled = setup.manage(&["cancel", &run, "--format", "json"]);
+    assert_eq!(cancelled.status.code(), Some(0), "{}", stderr(&cancelled));
+    assert_eq!(json(&cancelled)["status"], "cancelled");
+    assert_eq!(setup.only_run()["status"], "cancelled");
+    assert_eq!(failure_code(&setup.manage(&["cancel", &run, "--format", "json"])), "RL8404");
+    let resumed = setup.resume(&run, &tools(0, 0), "resumed.jsonl");
+    assert_eq!(json(&resumed)["status"], "cancelled", "a cancelled run stays cancelled");
+    let listed = setup.manage(&["runs", "--status", "interrupted", "--format", "json"]);
+    assert_eq!(json(&listed)["runs"], serde_json::json!([]));
+}
+
+/// SIGKILL at several points of the fan-out, each followed by a resume: no step that finished
+/// before the kill runs again, and the steps the kill left in flight — at most the loop's limit —
+/// are the only ones sent again. The counts are printed for BENCHMARKS.md.
+#[test]
+fn killed_at_many_points_a_fan_out_resumes_without_repeating_finished_calls() {
+    for finished_before_kill in [1, 3, 5] {
+        let setup = Setup::new(&format!("kill-{finished_before_kill}"));
+        let mut child = setup.start(&tools(150, 0), "first.jsonl");
+        setup.wait_until("first.jsonl", |written| {
+            nodes(written, "NodeSucceeded", "work.step").len() >= finished_before_kill
+        });
+        child.kill().expect("SIGKILL");
+        let run = run_id(child);
+        let first = setup.journal_events(&run);
+        let resumed = setup.resume(&run, &tools(0, 0), "resumed.jsonl");
+        assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+        assert_eq!(json(&resumed)["value"], "sent");
+        let again: Vec<Json> = setup.journal_events(&run)[first.len()..].to_vec();
+        let finished = nodes(&first, "NodeSucceeded", "work.step");
+        let in_flight: BTreeSet<String> =
+            nodes(&first, "CallDispatchPrepared", "work.step").difference(&finished).cloned().collect();
+        let sent_again = nodes(&again, "CallDispatchPrepared", "work.step");
+        let repeated = sent_again.intersection(&finished).count();
+        let redispatched = sent_again.intersection(&in_flight).count();
+        eprintln!(
+            "kill after {} finished steps: completed calls executed again {repeated}, in-flight calls redispatched {redispatched}",
+            finished.len()
+        );
+        assert_eq!(repeated, 0, "finished steps are not sent again");
+        assert!(redispatched <= 2, "at most the loop's limit was in flight: {redispatched}");
+        assert_eq!(sent_again.len(), 6 - finished.len(), "every unfinished step is sent once");
+    }
+}
+
+#[test]
+fn output_paths_are_checked_before_anything_runs() {
+    let setup = Setup::new("paths");
+    let tools = setup.scratch.file("tools.json", tools(0, 0));
+    let missing = setup.scratch.path("no/such/dir/events.jsonl");
+    for flag in ["--events", "--record"] {
+        let output = runlet(&[
+            "run",
+            &setup.program,
+            "--registry",
+            &setup.registry,
+            "--tools",
+            &tools,
+            "--journal",
+            &setup.journal,
+            flag,
+            &missing,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(output.status.code(), Some(2), "{flag}: {}", stdout(&output));
+        assert_eq!(json(&output)["status"], "usage_error");
+        assert_eq!(json(&output)["diagnostics"][0]["code"], "RL8506");
+    }
+    let listed = setup.manage(&["runs", "--format", "json"]);
+    assert_eq!(json(&listed)["runs"], serde_json::json!([]), "nothing ran");
+}
+
+#[test]
+fn the_run_manager_needs_a_durable_journal_and_a_known_run() {
+    let setup = Setup::new("usage");
+    let memory = runlet(&["runs", "--journal", "memory", "--format", "json"]);
+    assert_eq!(failure_code(&memory), "RL8501");
+    assert_eq!(failure_code(&setup.manage(&["runs", "show", "r-none", "--format", "json"])), "RL7002");
+    assert_eq!(failure_code(&setup.manage(&["cancel", "r-none", "--format", "json"])), "RL7002");
+    let bad_op = setup.manage(&["resolve", "r-none", "op:xyz", "--not-applied", "--format", "json"]);
+    assert_eq!(failure_code(&bad_op), "RL8501");
+    let two = setup.manage(&[
+        "resolve",
+        "r-none",
+        "op:xyz",
+        "--not-applied",
+        "--fresh-generation",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(failure_code(&two), "RL8501");
+}

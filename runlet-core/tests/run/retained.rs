@@ -1,0 +1,255 @@
+//! What a run header retains and what an operator's process does with it: the run compiled again
+//! from its header alone resumes with every pin holding, inputs come back exactly (bytes, large
+//! integers, nested objects), run listings tell ended runs from running and interrupted ones,
+//! and an interrupted run is cancelled from its journal.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use runlet::analyze::Inputs;
+use runlet::engine::{Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
+use runlet::journal::{Journal, MemoryJournal, RunHeader, RunId};
+use runlet::registry::{Registry, RegistryOptions};
+use runlet::runtime::{RecoveryError, RetainError, RetainedProgram, RunOptions, RunStatus, Runtime};
+use runlet::value::{Value, parse_json, to_presentation_json};
+
+const REGISTRY: &str = r#"{"tools": [{"name": "t.echo", "params": [{"name": "v", "schema": {}}],
+    "outputSchema": {}, "execution": "idempotent"}]}"#;
+
+/// Answers `t.echo(v)` with `v`.
+struct Echo;
+
+#[async_trait]
+impl ToolExecutor for Echo {
+    async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::new(call.arguments.iter().next().cloned().unwrap_or(Value::Null)))
+    }
+}
+
+fn runtime(registry: Registry, journal: Arc<dyn Journal>) -> Runtime {
+    runtime_with(registry, journal, Arc::new(Echo))
+}
+
+fn runtime_with(registry: Registry, journal: Arc<dyn Journal>, executor: Arc<dyn ToolExecutor>) -> Runtime {
+    Runtime::builder()
+        .registry(registry)
+        .executor(executor)
+        .journal(journal)
+        .limits(runlet::engine::Limits::new().with(runlet::engine::LimitKey::ToolCalls, 50))
+        .digest_key("tenant-1", b"a key both processes share")
+        .build()
+        .expect("runtime")
+}
+
+fn registry() -> Registry {
+    Registry::from_json_str(REGISTRY, &RegistryOptions::default()).expect("registry").registry
+}
+
+fn inputs() -> Inputs {
+    let mut inputs = Inputs::new();
+    inputs.insert("big", Value::Int(i64::MAX));
+    inputs.insert("blob", Value::bytes(vec![0u8, 255, 7]));
+    inputs.insert("nested", parse_json(r#"{"b": [1, 2.5, "ü"], "a": null}"#).expect("JSON"));
+    inputs
+}
+
+const SOURCE: &str = "x = t.echo(big)\ny = t.echo(nested)\nreturn [x, y, blob]\n";
+
+/// A runtime on a fresh memory journal, its compiled program, and a run of it that succeeded.
+fn finished_run() -> (Arc<dyn Journal>, Runtime, runlet::runtime::Executable, RunId) {
+    let journal: Arc<dyn Journal> = Arc::new(MemoryJournal::new());
+    let runtime = runtime(registry(), Arc::clone(&journal));
+    let program = runtime.compile(SOURCE, &inputs()).expect("compiles");
+    let run = runtime.start(&program, &inputs()).expect("starts");
+    let run_id = run.run_id().clone();
+    assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
+    (journal, runtime, program, run_id)
+}
+
+/// A run's header, as a process given only the journal reads it.
+fn header_of(journal: &dyn Journal, run: &RunId) -> RunHeader {
+    let pool = tokio::runtime::Builder::new_current_thread().build().expect("tokio");
+    pool.block_on(journal.header(run)).expect("header")
+}
+
+#[test]
+fn a_run_compiled_again_from_its_header_resumes_under_every_pin() {
+    let journal: Arc<dyn Journal> = Arc::new(MemoryJournal::new());
+    let first = runtime(registry(), Arc::clone(&journal));
+    let program = first.compile(SOURCE, &inputs()).expect("compiles");
+    let run = first.start(&program, &inputs()).expect("starts");
+    let run_id = run.run_id().clone();
+    let expected = match run.wait().expect("journal") {
+        Outcome::Succeeded(value) => to_presentation_json(value.value()).ok(),
+        other => panic!("{other:?}"),
+    };
+
+    let header = header_of(journal.as_ref(), &run_id);
+    let retained = header.retained.as_ref().expect("the header retains the run");
+    assert_eq!(retained.source, SOURCE);
+    assert_eq!(retained.limits.get("tool_calls"), Some(&50));
+    assert_eq!(retained.durability.as_deref(), Some("memory"));
+    assert_eq!(retained.prelude_version, "runlet.prelude/1");
+
+    let rebuilt = RetainedProgram::from_header(&header, &RegistryOptions::default()).expect("reads back");
+    for name in ["big", "blob", "nested"] {
+        assert_eq!(rebuilt.inputs.get(name), inputs().get(name), "{name} comes back exactly");
+    }
+    let second = Runtime::builder()
+        .registry(rebuilt.registry.expect("a registry read from a file is retained"))
+        .executor(Arc::new(Echo))
+        .journal(Arc::clone(&journal))
+        .limits(rebuilt.limits)
+        .digest_key("tenant-1", b"a key both processes share")
+        .build()
+        .expect("runtime");
+    let again = second.compile(&rebuilt.source, &rebuilt.inputs).expect("the retained program compiles");
+    let recovery = second.recovery(&again, &run_id, RunOptions::default()).expect("every pin holds");
+    let outcome = match recovery.outcome() {
+        Some(Outcome::Succeeded(value)) => to_presentation_json(value.value()).ok(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(outcome, expected, "the journal replays to the same result");
+}
+
+#[test]
+fn a_header_without_retained_parts_or_with_damaged_ones_is_refused_with_its_code() {
+    let (journal, _runtime, _program, run_id) = finished_run();
+    let header = header_of(journal.as_ref(), &run_id);
+
+    let old = RunHeader { retained: None, ..header.clone() };
+    let error =
+        RetainedProgram::from_header(&old, &RegistryOptions::default()).expect_err("nothing retained");
+    assert!(matches!(error, RetainError::NotRetained { .. }));
+    assert_eq!(error.code().to_string(), "RL7302");
+
+    let mut damaged = header.clone();
+    damaged.retained.as_mut().expect("retained").inputs = "zz".into();
+    assert_eq!(
+        RetainedProgram::from_header(&damaged, &RegistryOptions::default())
+            .expect_err("bad hex")
+            .code()
+            .to_string(),
+        "RL7303"
+    );
+    let mut unknown_limit = header;
+    unknown_limit.retained.as_mut().expect("retained").limits.insert("tool_callz".into(), 1);
+    let error =
+        RetainedProgram::from_header(&unknown_limit, &RegistryOptions::default()).expect_err("bad key");
+    assert!(error.to_string().contains("tool_callz"), "{error}");
+}
+
+/// Never answers: a run calling it stays in flight until its runtime goes away.
+struct Hangs;
+
+#[async_trait]
+impl ToolExecutor for Hangs {
+    async fn dispatch(&self, _call: ToolCall) -> Result<ToolOutput, ToolError> {
+        std::future::pending().await
+    }
+}
+
+#[test]
+fn listings_tell_ended_running_and_interrupted_runs_and_an_interrupted_run_is_cancelled() {
+    let (journal, runtime, program, done_id) = finished_run();
+
+    // A run left in flight when its runtime goes away, as a crash leaves it.
+    let hanging = runtime_with(registry(), Arc::clone(&journal), Arc::new(Hangs));
+    let mut left =
+        hanging.start(&hanging.compile(SOURCE, &inputs()).expect("compiles"), &inputs()).expect("starts");
+    let crashed = left.run_id().clone();
+    while let Some((_, event)) = left.events().blocking_recv() {
+        if event.kind() == "CallDispatchPrepared" {
+            break;
+        }
+    }
+    drop((left, hanging));
+
+    let listed = runtime.runs().expect("runs");
+    let status = |listed: &[runlet::runtime::RunListing], run: &RunId| {
+        listed.iter().find(|s| s.run_id == *run).map(|s| s.status)
+    };
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[0].run_id, done_id, "in the order they were created");
+    assert_eq!(status(&listed, &done_id), Some(RunStatus::Succeeded));
+    assert_eq!(status(&listed, &crashed), Some(RunStatus::Running), "its owner, this process, lives");
+    assert!(listed[0].started_unix_ms.is_some() && listed[0].last_seq > 2);
+
+    // Once no live process owns it, it is interrupted.
+    let pool = tokio::runtime::Builder::new_current_thread().build().expect("tokio");
+    pool.block_on(async {
+        journal.claim(&crashed, "a process that let it go").await.expect("claim");
+        journal.release(&crashed, "a process that let it go").await.expect("release");
+    });
+    assert_eq!(runtime.run_listing(&crashed).expect("summary").status, RunStatus::Interrupted);
+
+    let mut recovery = runtime.recovery(&program, &crashed, RunOptions::default()).expect("recovers");
+    recovery.cancel().expect("cancels");
+    drop(recovery);
+    assert_eq!(runtime.run_listing(&crashed).expect("summary").status, RunStatus::Cancelled);
+    let mut again = runtime.recovery(&program, &crashed, RunOptions::default()).expect("recovers");
+    let refused = again.cancel().expect_err("an ended run stays as it ended");
+    assert!(matches!(refused, RecoveryError::Ended { .. }), "{refused}");
+    assert_eq!(refused.code().to_string(), "RL8404");
+    let mut ended = runtime.recovery(&program, &done_id, RunOptions::default()).expect("recovers");
+    assert_eq!(ended.cancel().expect_err("succeeded").code().to_string(), "RL8404");
+}
+
+#[test]
+fn a_run_written_by_a_runtime_outside_the_replay_compatibility_is_refused_with_both_versions() {
+    let (journal, runtime, program, done_id) = finished_run();
+    for (version, accepted) in
+        [("0.0.9", false), ("9.0.0", false), ("0.1", false), (env!("CARGO_PKG_VERSION"), true)]
+    {
+        let run = RunId::new(format!("written-by-{version}"));
+        let pool = tokio::runtime::Builder::new_current_thread().build().expect("tokio");
+        pool.block_on(async {
+            let mut header = journal.header(&done_id).await.expect("header");
+            header.run_id = run.clone();
+            header.runtime_version = version.to_owned();
+            journal.create_run(&header).await.expect("create");
+        });
+        match runtime.recovery(&program, &run, RunOptions::default()) {
+            Ok(_) => assert!(accepted, "{version} is outside the range"),
+            Err(error) => {
+                assert!(!accepted, "{version}: {error}");
+                assert_eq!(error.code().to_string(), "RL7304");
+                assert!(error.to_string().contains(version), "{error}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_resumed_run_is_observed_from_its_first_record() {
+    let (journal, runtime, program, _) = finished_run();
+    let hanging = runtime_with(registry(), Arc::clone(&journal), Arc::new(Hangs));
+    let mut left =
+        hanging.start(&hanging.compile(SOURCE, &inputs()).expect("compiles"), &inputs()).expect("starts");
+    let crashed = left.run_id().clone();
+    while let Some((_, event)) = left.events().blocking_recv() {
+        if event.kind() == "CallDispatchPrepared" {
+            break;
+        }
+    }
+    drop((left, hanging));
+    let pool = tokio::runtime::Builder::new_current_thread().build().expect("tokio");
+    pool.block_on(journal.release(&crashed, "nobody")).expect("release");
+
+    let mut resumed = runtime.resume(&program, &crashed).expect("resumes");
+    let (first, _) = resumed.events().blocking_recv().expect("an event");
+    assert_eq!(first, 1, "the handle's events start at the run's first record");
+    let observer = resumed.observer();
+    assert!(matches!(resumed.wait().expect("journal"), Outcome::Succeeded(_)));
+    let view = runlet::observe::ViewPolicy::default();
+    let live = observer.snapshot(&view);
+    assert!(live.integrity_errors.is_empty(), "{:?}", live.integrity_errors);
+    let from_journal = runtime
+        .journal_snapshot(&program, &crashed, &view, &runlet::observe::SnapshotOptions::default())
+        .expect("snapshot");
+    assert_eq!(live.seq, from_journal.seq);
+    let states = |snapshot: &runlet::observe::GraphSnapshot| {
+        snapshot.nodes.iter().map(|node| (node.id.clone(), node.state, node.attempt)).collect::<Vec<_>>()
+    };
+    assert_eq!(states(&live), states(&from_journal), "the live graph holds every node the journal records");
+}
