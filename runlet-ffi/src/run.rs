@@ -272,6 +272,7 @@ fn recovery_error(error: &RecoveryError) -> Error {
         }
         RecoveryError::ForeignProgram
         | RecoveryError::Ended { .. }
+        | RecoveryError::NotStarted { .. }
         | RecoveryError::NotUncertain { .. }
         | RecoveryError::DecisionRefused { .. }
         | RecoveryError::OutputMismatch { .. } => RUNLET_ERR_INVALID_ARGUMENT,
