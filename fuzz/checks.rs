@@ -1,17 +1,117 @@
 //! The properties the fuzz targets check, shared by the cargo-fuzz targets (`fuzz_targets/`)
-//! and the stable-Rust run of their corpora that `scripts/test` makes
-//! (`runlet-core/tests/fuzz_corpus.rs`): reading untrusted registry files, transcripts and
-//! journal records, and replaying journals, never panics, and what is accepted stays consistent.
+//! and the stable-Rust run of their seeds that `scripts/test` makes
+//! (`runlet-core/tests/fuzz_corpus.rs`): parsing and analyzing source, decoding RCVE, reading
+//! host JSON, importing JSON Schemas, registry files, transcripts and journal records, and
+//! replaying journals, never panics, and what is accepted stays consistent.
 
 use std::sync::{Arc, OnceLock};
 
 use runlet::analyze::{AnalyzeOptions, Inputs, analyze};
+use runlet::diag::{Diagnostic, apply_fixes};
 use runlet::engine::event::Event;
 use runlet::engine::{RunCore, RunSettings, ToolTable, replay};
 use runlet::plan::Plan;
 use runlet::registry::{Registry, RegistryOptions};
+use runlet::schema::validate;
 use runlet::scripted::Transcript;
-use runlet::value::DigestKey;
+use runlet::syntax::{ParseOptions, parse_with};
+use runlet::value::{self, DigestKey, Value};
+
+/// Source text: it parses within the configured limits, with diagnostics whose spans and fixes
+/// fit the source.
+pub fn parse(bytes: &[u8]) {
+    let Ok(source) = std::str::from_utf8(bytes) else { return };
+    let options = ParseOptions {
+        max_source_bytes: 64 << 10,
+        max_nesting_depth: 64,
+        max_diagnostics: 50,
+        ..ParseOptions::default()
+    };
+    let parse = parse_with(source, &options);
+    assert!(parse.diagnostics.len() <= options.max_diagnostics + 1);
+    fits(source, &parse.diagnostics);
+}
+
+/// Source text checked against the Appendix A registry: bounded diagnostics that fit the
+/// source, and a program exactly when there is no error.
+pub fn analyze_source(bytes: &[u8]) {
+    let Ok(source) = std::str::from_utf8(bytes) else { return };
+    let options = AnalyzeOptions { max_work: 100_000, ..AnalyzeOptions::default() };
+    let analysis = analyze(source, appendix_a(), &Inputs::new(), &options);
+    assert!(analysis.diagnostics.len() <= 2 * options.max_diagnostics + 2);
+    assert_eq!(analysis.hir.is_some(), !analysis.has_errors());
+    fits(source, &analysis.diagnostics);
+}
+
+/// Every diagnostic's span is inside `source` and each of its fixes applies.
+fn fits(source: &str, diagnostics: &[Diagnostic]) {
+    for diagnostic in diagnostics {
+        assert!(diagnostic.span.end as usize <= source.len());
+        for fix in &diagnostic.fixes {
+            assert!(apply_fixes(source, [fix]).is_some());
+        }
+    }
+}
+
+fn appendix_a() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let text = include_str!("../examples/appendix-a/registry.json");
+        Registry::from_json_str(text, &RegistryOptions::default())
+            .expect("the example registry loads")
+            .registry
+    })
+}
+
+/// RCVE v1 bytes: whatever decodes is canonical, re-encoding to exactly the bytes.
+pub fn rcve_decode(bytes: &[u8]) {
+    if let Ok(decoded) = value::rcve::decode(bytes) {
+        assert_eq!(value::rcve::encode(&decoded), bytes, "accepted a non-canonical encoding");
+        let _ = value::to_presentation_json(&decoded);
+    }
+}
+
+/// Host JSON: a value read prints as presentation JSON that reads back to an equal value
+/// (except integral Numbers of magnitude 2^53 or more, whose shortest digits read back as a
+/// different Integer).
+pub fn host_json(bytes: &[u8]) {
+    if let Ok(parsed) = value::parse_json_bytes(bytes) {
+        let json = value::to_presentation_json(&parsed).expect("JSON input has no Bytes");
+        if !has_large_integral_number(&parsed) {
+            let again = value::parse_json(&json).expect("presentation JSON reads back");
+            assert!(value::equals(&again, &parsed), "{json} does not read back");
+        }
+    }
+}
+
+fn has_large_integral_number(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => n.get().abs() >= 9_007_199_254_740_992.0 && n.get().abs() < 1e21,
+        Value::List(list) => list.iter().any(has_large_integral_number),
+        Value::Object(object) => object.entries().iter().any(|(_, v)| has_large_integral_number(v)),
+        _ => false,
+    }
+}
+
+/// A JSON Schema, imported as a tool's input and output schema: it is imported or refused with
+/// findings, an imported one gives the same digest twice, and values validate against it or
+/// are refused (the schema itself, read as a value, and a few scalars), never panicking.
+pub fn schema_import(bytes: &[u8]) {
+    let Ok(text) = std::str::from_utf8(bytes) else { return };
+    let file = format!(
+        r#"{{"tools": [{{"name": "t.x", "inputSchema": {{"type": "object", "properties": {{"v": {text}}}}}, "outputSchema": {text}}}]}}"#
+    );
+    let Ok(loaded) = Registry::from_json_str(&file, &RegistryOptions::default()) else { return };
+    let again = Registry::from_json_str(&file, &RegistryOptions::default()).expect("imports twice");
+    assert_eq!(loaded.registry.digest(), again.registry.digest(), "the digest is deterministic");
+    let registry = loaded.registry;
+    let (_, tool) = registry.tools().next().expect("the one tool");
+    let samples =
+        [value::parse_json(text).ok(), Some(Value::Null), Some(Value::Int(1)), Some(Value::from("s"))];
+    for sample in samples.into_iter().flatten() {
+        let _ = validate(registry.schemas(), tool.output, &sample);
+    }
+}
 
 /// A registry file: it loads or is refused with findings, and a registry that loads has a
 /// digest that is the same when it is loaded again.

@@ -11,6 +11,9 @@ use runlet::journal::{Durability, Journal, MemoryJournal, SqliteJournal};
 use crate::digest_key::{self, HostKey};
 use crate::failure::Failure;
 
+/// How many of a run's latest records a `--journal memory` run keeps.
+const MEMORY_RECORDS_KEPT: usize = 4096;
+
 /// `--durability`: what an acknowledged append of an SQLite journal survives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum DurabilityArg {
@@ -54,9 +57,11 @@ impl JournalSpec {
         }
     }
 
+    /// Opens the journal. A memory journal keeps only each run's latest records: a one-shot run
+    /// is never read back, and its memory then stays flat however long it runs.
     pub fn open(&self, durability: DurabilityArg) -> Result<Arc<dyn Journal>, Failure> {
         match self {
-            JournalSpec::Memory => Ok(Arc::new(MemoryJournal::new())),
+            JournalSpec::Memory => Ok(Arc::new(MemoryJournal::keeping_last(MEMORY_RECORDS_KEPT))),
             JournalSpec::Sqlite(path) => {
                 let durability = match durability {
                     DurabilityArg::Full => Durability::Full,

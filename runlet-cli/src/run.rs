@@ -28,6 +28,10 @@ use crate::output::{unwritable, write_file};
 use crate::registry::{load_inputs, load_registry};
 use crate::report::{Format, print_diagnostics, print_run_diagnostics};
 
+/// How many events the `--events` subscription may hold before the file takes them: without
+/// a bound that matters (queued events are allocated only as they come).
+const EVENTS_QUEUE: usize = 1 << 32;
+
 /// The options `run` and `replay` share: the program, what it is checked and run against, and how
 /// the result is printed.
 #[derive(Debug, clap::Args)]
@@ -168,6 +172,11 @@ pub fn compile_and_run(
         .limits(limits);
     if let Some(key) = journal.digest_key(args.digest_key_file.as_deref())? {
         builder = builder.digest_key(&key.id, &key.secret);
+    }
+    if events.is_some() {
+        // The events file is written as fast as the disk takes it; its subscription holds what
+        // the run publishes meanwhile rather than fall back to a journal that may have let go.
+        builder = builder.observer_buffer(EVENTS_QUEUE);
     }
     let runtime = builder.build().map_err(|error| Failure::new(error.code(), error.to_string()))?;
     let program = match runtime.compile(&file.text, &inputs) {

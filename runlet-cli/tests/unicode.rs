@@ -50,3 +50,27 @@ fn a_bidi_control_in_a_string_is_a_warning_with_an_escaping_fix() {
     assert_eq!(fix["edits"][0]["replacement"], r"\u202E");
     assert_eq!((fix["edits"][0]["start"].as_u64(), fix["edits"][0]["end"].as_u64()), (Some(12), Some(15)));
 }
+
+#[test]
+fn a_host_input_name_with_an_invisible_character_is_refused_wherever_it_is_named() {
+    let scratch = Scratch::new("unicode-input");
+    let program = scratch.file("main.run", "return 1\n");
+    let registry =
+        scratch.file("registry.json", r#"{"tools": [], "inputs": {"a\ufe00": {"type": "integer"}}}"#);
+    let output = runlet(&["check", &program, "--registry", &registry, "--format", "json"]);
+    assert_eq!(failure_code(&output), "RL8018");
+    let message = json(&output)["diagnostics"][0]["message"].as_str().expect("message").to_owned();
+    assert!(message.contains(r"`a\u{FE00}`"), "{message}");
+
+    let empty = scratch.file("empty.json", r#"{"tools": []}"#);
+    let inputs = scratch.file("inputs.json", "{\"a\u{FE00}\": 1}");
+    let tools = scratch.file("tools.json", "{}");
+    let args = ["run", &program, "--registry", &empty, "--tools", &tools, "--format", "json"];
+    for given in [vec!["--inputs", inputs.as_str()], vec!["--input", "a\u{FE00}=1"]] {
+        let output = runlet(&[&args[..], &given[..]].concat());
+        assert_eq!(output.status.code(), Some(2), "{}", stdout(&output));
+        let report = json(&output);
+        assert_eq!(report["diagnostics"][0]["code"], "RL8018", "{report}");
+        assert!(report["diagnostics"][0]["message"].as_str().is_some_and(|m| m.contains(r"a\u{FE00}")));
+    }
+}

@@ -3,6 +3,8 @@
 //! limit's RL code, in a child process whose peak RSS (from `getrusage`) stays bounded — a
 //! measure of memory, not of time.
 
+mod support;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -19,14 +21,7 @@ fn probe(name: &str) -> String {
 /// test process has waited for (in MiB): this child, unless another test's was larger.
 fn runlet(args: &[&str]) -> (Output, i64) {
     let output = Command::new(env!("CARGO_BIN_EXE_runlet")).args(args).output().expect("runs the binary");
-    // SAFETY: getrusage writes one rusage struct into the zeroed value it is given.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        assert_eq!(libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage), 0, "getrusage");
-        usage
-    };
-    // Linux reports ru_maxrss in KiB.
-    (output, usage.ru_maxrss / 1024)
+    (output, support::peak_child_rss_mib())
 }
 
 fn stdout(output: &Output) -> String {
@@ -90,4 +85,20 @@ fn a_wrong_argument_against_deeply_nested_shared_unions_is_one_short_error() {
     assert_eq!(diagnostics.len(), 1, "{report}");
     assert!(stdout(&output).len() < 4096, "the report stays small: {} bytes", stdout(&output).len());
     assert!(peak_mib < PEAK_RSS_BOUND_MIB, "`runlet check` peaked at {peak_mib} MiB");
+}
+
+#[test]
+fn a_wrong_tool_output_against_deeply_nested_shared_unions_is_one_short_error_with_its_path() {
+    let registry = probe("deep_output.registry.json");
+    let tools = probe("deep_output.tools.json");
+    let source = probe("deep_output.run");
+    let (output, peak_mib) =
+        runlet(&["run", &source, "--registry", &registry, "--tools", &tools, "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("a JSON report");
+    assert_eq!(report["error"]["code"], "TOOL_OUTPUT_SCHEMA_MISMATCH", "{report}");
+    assert_eq!(report["error"]["details"]["path"], "$[\"v\"]", "the failing path as data: {report}");
+    assert_eq!(report["error"]["details"]["found"], "Object");
+    assert!(stdout(&output).len() < 4096, "the report stays small: {} bytes", stdout(&output).len());
+    assert!(peak_mib < PEAK_RSS_BOUND_MIB, "`runlet run` peaked at {peak_mib} MiB");
 }

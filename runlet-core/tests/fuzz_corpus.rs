@@ -76,10 +76,15 @@ impl Mutations {
 }
 
 fn exercise(target: &str, check: fn(&[u8])) {
+    exercise_with(target, check, MUTATIONS);
+}
+
+/// Each seed of `target` and `count` seeded mutations of it.
+fn exercise_with(target: &str, check: fn(&[u8]), count: usize) {
     let mut mutations = Mutations(target.len() as u64);
     for seed in corpus(target) {
         check(&seed);
-        for _ in 0..MUTATIONS {
+        for _ in 0..count {
             check(&mutations.mutate(&seed));
         }
     }
@@ -145,6 +150,31 @@ fn generated_seeds_bless_the_corpora() {
             .expect("writes");
     }
     std::fs::write(corpus_dir("replay_journal").join("run.journal"), framed).expect("writes");
+}
+
+#[test]
+fn source_parsed() {
+    exercise("parse", checks::parse);
+}
+
+#[test]
+fn source_analyzed() {
+    exercise_with("analyze", checks::analyze_source, MUTATIONS / 10);
+}
+
+#[test]
+fn rcve_decoded() {
+    exercise("rcve_decode", checks::rcve_decode);
+}
+
+#[test]
+fn host_json_read() {
+    exercise("host_json", checks::host_json);
+}
+
+#[test]
+fn json_schemas_imported() {
+    exercise_with("schema_import", checks::schema_import, MUTATIONS / 4);
 }
 
 #[test]

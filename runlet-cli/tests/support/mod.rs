@@ -79,3 +79,16 @@ pub const REGISTRY: &str = r#"{"tools": [{"name": "echo.say", "params": [{"name"
   "outputSchema": {"type": "string"}, "execution": "pure"}]}"#;
 pub const TOOLS: &str = r#"{"echo.say": [{"result": "hi"}]}"#;
 pub const INPUTS: &str = r#"{"word": "hi"}"#;
+
+/// The peak RSS, in MiB, of the largest child this test process has waited for (`getrusage`):
+/// a measure of memory, not of time.
+pub fn peak_child_rss_mib() -> i64 {
+    // SAFETY: getrusage writes one rusage struct into the zeroed value it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        assert_eq!(libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage), 0, "getrusage");
+        usage
+    };
+    // Linux reports ru_maxrss in KiB.
+    usage.ru_maxrss / 1024
+}

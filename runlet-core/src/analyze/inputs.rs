@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use crate::diag::{Code, codes};
 use crate::registry::Registry;
 use crate::schema::{is_identifier, is_reserved, validate};
-use crate::syntax::unicode::nfc;
+use crate::syntax::unicode::{is_default_ignorable, nfc, visible};
 use crate::value::{JsonError, Segment, Value, ValueError, parse_json_widening};
 
 /// Host inputs supplied as values: each is readable by name, with the registry's declared
@@ -92,6 +92,9 @@ impl Inputs {
         if !is_identifier(name) || is_reserved(name) || registry.is_root(name) {
             return Err(InputsError::UnusableName { name: name.to_owned() });
         }
+        if name.chars().any(is_default_ignorable) {
+            return Err(InputsError::InvisibleName { name: visible(name) });
+        }
         let checked = match registry.inputs().get(name) {
             Some(declared) => validate(registry.schemas(), declared.schema, &value).map_err(|mismatch| {
                 InputsError::Mismatch { name: name.to_owned(), reason: mismatch.showing_value() }
@@ -122,6 +125,10 @@ pub enum InputsError {
         "the input name `{name}` is not one a program can use (an identifier that is no reserved word or registry root)"
     )]
     UnusableName { name: String },
+    #[error(
+        "the input name `{name}` holds invisible characters, so a reader cannot tell it from the name without them"
+    )]
+    InvisibleName { name: String },
     #[error("the input `{name}` does not match the registry's schema for it: {reason}")]
     Mismatch { name: String, reason: String },
 }

@@ -100,5 +100,5 @@ pub use permits::{
 pub use replay::{PendingTimer, ReplayError, Resumed, replay, replay_run};
 pub use retry::{Backoff, RetryClassifier};
 pub use sampler::{Sampler, SystemSampler};
-pub use shell::{RunEnvironment, drive, resume};
+pub use shell::{CommittedBatch, RunEnvironment, drive, resume};
 pub(crate) use shell::{operation_of, records_after};

@@ -36,8 +36,9 @@ pub struct RunEnvironment {
     pub registry: Arc<Registry>,
     pub journal: Arc<dyn Journal>,
     pub executor: Arc<dyn ToolExecutor>,
-    /// Receives every committed event with its sequence number, in order.
-    pub observer: Option<mpsc::UnboundedSender<(u64, Event)>>,
+    /// Receives every committed batch of events, in order, with the sequence number of its
+    /// first. Bounded: a run never gets further ahead of its observer than the channel holds.
+    pub observer: Option<mpsc::Sender<CommittedBatch>>,
     /// Fired by the host to cancel the run.
     pub cancel: CancellationToken,
     /// The run's `wall_clock_ms` limit: past it, the core is told the time is up.
@@ -113,6 +114,10 @@ pub async fn resume(resumed: Resumed, env: RunEnvironment) -> Result<Outcome, Jo
     }
     shell.run(resumed.core, first).await
 }
+
+/// Events the journal has committed, with the sequence number of the first: what the shell
+/// hands the run's observer after each append.
+pub type CommittedBatch = (u64, Vec<Event>);
 
 /// At most this many inputs are reacted to before their events are appended.
 const ROUND_INPUTS: usize = 256;
@@ -342,9 +347,8 @@ async fn append(
     let records = records_after(last_seq, &events, buffer);
     let committed = env.journal.append(&env.run_id, last_seq, &records).await?;
     if let Some(observer) = &env.observer {
-        for (offset, event) in events.into_iter().enumerate() {
-            let _ = observer.send((last_seq + 1 + offset as u64, event));
-        }
+        // An observer that is gone has no one to tell.
+        let _ = observer.send((last_seq + 1, events)).await;
     }
     Ok(committed)
 }
@@ -540,7 +544,8 @@ fn input_of(
                 error: ToolError::new(
                     codes::TOOL_OUTPUT_SCHEMA_MISMATCH.name(),
                     format!("`{name}` returned a value its output schema does not accept: {mismatch}"),
-                ),
+                )
+                .with_details(mismatch.details()),
             },
         },
         Err(error) => Input::ToolFailed { call: handle, error: classify(tool, classifier, error) },
@@ -646,9 +651,16 @@ mod tests {
             Arc::new(CommittedFirst { journal, run: RunId::new("appendix-b"), inner })
         })
         .await;
-        let (observer, mut observed) = mpsc::unbounded_channel();
+        let (observer, mut observed) = mpsc::channel::<CommittedBatch>(1);
         env.observer = Some(observer);
         let run = env.run_id.clone();
+        let collected = tokio::spawn(async move {
+            let mut seen = Vec::new();
+            while let Some((first, events)) = observed.recv().await {
+                seen.extend(events.into_iter().enumerate().map(|(i, event)| (first + i as u64, event)));
+            }
+            seen
+        });
         match drive(core, env, Vec::new()).await.expect("journal works") {
             Outcome::Succeeded(value) => {
                 assert_eq!(value.value(), &list(vec!["i1".into(), "i2".into(), "p1".into()]))
@@ -662,10 +674,7 @@ mod tests {
             .iter()
             .map(|record| Event::decode(&record.bytes).expect("decodes"))
             .collect();
-        let mut seen = Vec::new();
-        while let Ok(event) = observed.try_recv() {
-            seen.push(event);
-        }
+        let seen = collected.await.expect("collected");
         assert_eq!(seen, journaled, "observers see exactly the committed events, in order");
         assert!(
             journaled.iter().enumerate().all(|(i, (seq, _))| *seq == i as u64 + 1),

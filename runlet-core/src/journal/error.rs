@@ -19,6 +19,8 @@ pub enum JournalErrorKind {
     Corrupt,
     /// A cancellation was requested of a run no process owns.
     NotOwned,
+    /// A record the store no longer keeps (a journal that keeps only each run's latest).
+    Forgotten,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -42,6 +44,7 @@ impl JournalError {
             JournalErrorKind::Storage => codes::JOURNAL_STORAGE,
             JournalErrorKind::Corrupt => codes::JOURNAL_CORRUPT_STORE,
             JournalErrorKind::NotOwned => codes::JOURNAL_RUN_NOT_OWNED,
+            JournalErrorKind::Forgotten => codes::JOURNAL_RECORD_FORGOTTEN,
         }
     }
 }

@@ -1,7 +1,9 @@
 //! An in-memory journal: the default store for runs that need no durability, and the reference
-//! implementation the shared journal suite is checked against first.
+//! implementation the shared journal suite is checked against first. One that keeps only each
+//! run's latest records ([`MemoryJournal::keeping_last`]) holds a long run in flat memory, for
+//! hosts that never read a run back (a one-shot command line run).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
@@ -19,20 +21,48 @@ struct RunLog {
     last_append_unix_ms: Option<u64>,
     /// The owning process and whether its cancellation was requested.
     owner: Option<(String, bool)>,
-    records: Vec<Record>,
+    /// The records kept: the latest ones, `forgotten` records after the run's first.
+    records: VecDeque<Record>,
+    /// How many of the run's first records are no longer kept.
+    forgotten: u64,
     snapshot: Option<Snapshot>,
+}
+
+impl RunLog {
+    fn last_seq(&self) -> u64 {
+        self.forgotten + self.records.len() as u64
+    }
 }
 
 /// A journal kept in process memory. Appends are atomic under one lock per journal.
 #[derive(Debug, Default)]
 pub struct MemoryJournal {
     runs: Mutex<BTreeMap<RunId, RunLog>>,
+    /// At most this many records are kept per run; `None` keeps them all.
+    keep: Option<usize>,
 }
 
 impl MemoryJournal {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// A journal that keeps each run's header and only its latest `records` records (at least
+    /// one): reading older ones fails with `RL7011`, so nothing can recover or replay its runs,
+    /// and a subscriber that falls further behind than that ends with the error. Memory stays
+    /// flat however long a run is.
+    pub fn keeping_last(records: usize) -> Self {
+        MemoryJournal { runs: Mutex::default(), keep: Some(records.max(1)) }
+    }
+}
+
+fn forgotten(run: &RunId, seq: u64) -> JournalError {
+    JournalError::new(
+        JournalErrorKind::Forgotten,
+        format!(
+            "record {seq} of run `{run}` is no longer kept: this journal keeps only each run's latest records"
+        ),
+    )
 }
 
 fn unowned(run: &RunId) -> JournalError {
@@ -59,7 +89,8 @@ impl Journal for MemoryJournal {
             header: header.clone(),
             last_append_unix_ms: None,
             owner: None,
-            records: Vec::new(),
+            records: VecDeque::new(),
+            forgotten: 0,
             snapshot: None,
         };
         runs.insert(header.run_id.clone(), log);
@@ -73,7 +104,7 @@ impl Journal for MemoryJournal {
     async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError> {
         let mut runs = self.runs.lock();
         let log = runs.get_mut(run).ok_or_else(|| unknown(run))?;
-        let actual = log.records.len() as u64;
+        let actual = log.last_seq();
         if actual != expected_seq {
             return Err(JournalError::new(
                 JournalErrorKind::SequenceConflict { expected: expected_seq, actual },
@@ -81,16 +112,26 @@ impl Journal for MemoryJournal {
             ));
         }
         check_contiguous(expected_seq, records)?;
-        log.records.extend_from_slice(records);
+        log.records.extend(records.iter().cloned());
+        if let Some(keep) = self.keep {
+            while log.records.len() > keep {
+                log.records.pop_front();
+                log.forgotten += 1;
+            }
+        }
         log.last_append_unix_ms = Some(now_unix_ms());
-        Ok(log.records.len() as u64)
+        Ok(log.last_seq())
     }
 
     async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError> {
         let runs = self.runs.lock();
         let log = runs.get(run).ok_or_else(|| unknown(run))?;
-        let start = usize::try_from(after).unwrap_or(usize::MAX).min(log.records.len());
-        Ok(log.records[start..].iter().take(limit).cloned().collect())
+        if after < log.forgotten && after < log.last_seq() && limit > 0 {
+            return Err(forgotten(run, after + 1));
+        }
+        let start =
+            usize::try_from(after - after.min(log.forgotten)).unwrap_or(usize::MAX).min(log.records.len());
+        Ok(log.records.iter().skip(start).take(limit).cloned().collect())
     }
 
     async fn load_snapshot(&self, run: &RunId) -> Result<Option<Snapshot>, JournalError> {
@@ -101,13 +142,13 @@ impl Journal for MemoryJournal {
     async fn store_snapshot(&self, run: &RunId, snapshot: Snapshot) -> Result<(), JournalError> {
         let mut runs = self.runs.lock();
         let log = runs.get_mut(run).ok_or_else(|| unknown(run))?;
-        if snapshot.upto_seq > log.records.len() as u64 {
+        if snapshot.upto_seq > log.last_seq() {
             return Err(JournalError::new(
                 JournalErrorKind::InvalidRecord,
                 format!(
                     "snapshot of run `{run}` covers sequence {} but the journal ends at {}",
                     snapshot.upto_seq,
-                    log.records.len()
+                    log.last_seq()
                 ),
             ));
         }
@@ -127,7 +168,7 @@ impl Journal for MemoryJournal {
             .into_iter()
             .map(|log| RunEntry {
                 run_id: log.header.run_id.clone(),
-                last_seq: log.records.len() as u64,
+                last_seq: log.last_seq(),
                 last_append_unix_ms: log.last_append_unix_ms,
                 owner: log.owner.as_ref().map(|(owner, _)| owner.clone()),
             })
@@ -181,5 +222,28 @@ mod tests {
     #[tokio::test]
     async fn passes_the_shared_journal_suite() {
         super::super::suite::check(&MemoryJournal::new()).await;
+        // The suite reads back no more than a few records per run.
+        super::super::suite::check(&MemoryJournal::keeping_last(64)).await;
+    }
+
+    #[tokio::test]
+    async fn a_journal_keeping_the_latest_records_forgets_the_older_ones_only() {
+        let journal = MemoryJournal::keeping_last(2);
+        let header = super::super::suite::fresh_run("kept");
+        journal.create_run(&header).await.expect("create");
+        let run = &header.run_id;
+        let record = |seq| Record { seq, bytes: std::sync::Arc::from(format!("r{seq}").into_bytes()) };
+        journal.append(run, 0, &[record(1), record(2), record(3)]).await.expect("append");
+        journal.append(run, 3, &[record(4), record(5)]).await.expect("appends continue the sequence");
+        let error = journal.read(run, 0, 10).await.expect_err("forgotten");
+        assert_eq!(
+            (error.kind, error.code().to_string()),
+            (JournalErrorKind::Forgotten, "RL7011".to_owned())
+        );
+        assert_eq!(journal.read(run, 3, 10).await.expect("kept"), vec![record(4), record(5)]);
+        assert_eq!(journal.read(run, 5, 10).await.expect("nothing after the end"), vec![]);
+        assert_eq!(journal.runs().await.expect("runs")[0].last_seq, 5);
+        let stale = journal.append(run, 4, &[record(5)]).await.expect_err("a stale writer");
+        assert_eq!(stale.kind, JournalErrorKind::SequenceConflict { expected: 4, actual: 5 });
     }
 }

@@ -24,7 +24,8 @@ pub async fn check(journal: &dyn Journal) {
 
 static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
 
-fn fresh_run(label: &str) -> RunHeader {
+/// A header no other run of the suite (or of a store's own tests) has.
+pub(super) fn fresh_run(label: &str) -> RunHeader {
     let n = NEXT_RUN.fetch_add(1, Ordering::Relaxed);
     let pid = std::process::id();
     RunHeader {

@@ -235,6 +235,12 @@ impl RegistryBuilder {
         if !is_identifier(name) || is_reserved(name) {
             let message = format!("the host input name `{name}` is not an identifier a program can use");
             self.issues.push(RegistryIssue::error(codes::INVALID_HOST_INPUT, path.clone(), message));
+        } else if name.chars().any(is_default_ignorable) {
+            let message = format!(
+                "the host input name `{}` holds invisible characters, so a reader cannot tell it from the name without them",
+                visible(name)
+            );
+            self.issues.push(RegistryIssue::error(codes::INVALID_HOST_INPUT, path.clone(), message));
         }
         let mut docs = SchemaDocs::new();
         let document_name = format!("inputs/{name}");

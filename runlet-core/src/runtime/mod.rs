@@ -83,9 +83,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::engine::event::{Event, unix_ms};
 use crate::engine::{
-    Backoff, LimitKey, Limits, Outcome, PermitWaits, Permits, ResourceKey, RetryClassifier, RunCore,
-    RunEnvironment, RunPermits, RunSettings, Sampler, SystemSampler, ToolError, ToolExecutor, ToolTable,
-    drive, tool_keys,
+    Backoff, CommittedBatch, LimitKey, Limits, Outcome, PermitWaits, Permits, ResourceKey, RetryClassifier,
+    RunCore, RunEnvironment, RunPermits, RunSettings, Sampler, SystemSampler, ToolError, ToolExecutor,
+    ToolTable, drive, tool_keys,
 };
 use crate::plan::Plan;
 
@@ -683,7 +683,7 @@ impl Runtime {
             let own = own_concurrency.is_some().then_some(&run_id);
             RunPermits::new(Arc::clone(&self.permits), Arc::clone(&self.permit_keys), own)
         });
-        let (observer, committed) = mpsc::unbounded_channel();
+        let (observer, committed) = mpsc::channel(COMMITTED_BATCHES);
         let observing = RunObserver::new(
             program.graph_context(&run_id),
             Arc::clone(&self.journal),
@@ -741,12 +741,19 @@ impl Runtime {
 
 /// Publishes a run's committed events to its observer, the one stream every consumer of them
 /// reads (handles, `--events`, the C listener, snapshots); ends when the shell drops its sender.
-async fn publish(mut committed: mpsc::UnboundedReceiver<(u64, Event)>, observer: RunObserver) {
-    while let Some((seq, event)) = committed.recv().await {
-        observer.publish(seq, event);
+async fn publish(mut committed: mpsc::Receiver<CommittedBatch>, observer: RunObserver) {
+    while let Some((first, events)) = committed.recv().await {
+        for (seq, event) in (first..).zip(events) {
+            observer.publish(seq, event);
+        }
     }
     observer.finish();
 }
+
+/// How many committed batches a run may be ahead of its observer's graph: the run waits for
+/// the graph beyond that (a fast run of pure computation would otherwise queue without bound).
+/// Subscribers never hold a run up; they catch up from the journal.
+const COMMITTED_BATCHES: usize = 8;
 
 /// The observer hears of permit waits from the shell, which knows nothing of observers.
 impl PermitWaits for RunObserver {

@@ -29,7 +29,7 @@ pub struct ValidationError {
 
 impl fmt::Display for ValidationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at {}: expected {}, found {}", path_text(&self.path), self.expected, self.actual)?;
+        write!(f, "at {}: expected {}, found {}", self.path_text(), self.expected, self.actual)?;
         match &self.bound {
             Some(bound) => write!(f, ", {bound}"),
             None => Ok(()),
@@ -38,6 +38,30 @@ impl fmt::Display for ValidationError {
 }
 
 impl ValidationError {
+    /// Where the value left its schema (`$["v"]["a"][2]`), cut to [`PATH_CHARS`] characters
+    /// with `…` (keys are untrusted text of any length).
+    pub fn path_text(&self) -> String {
+        let text = path_text(&self.path);
+        match text.char_indices().nth(PATH_CHARS) {
+            Some((cut, _)) => format!("{}…", &text[..cut]),
+            None => text,
+        }
+    }
+
+    /// The error as data, for `details` of the errors it causes: `path`, `expected` and `found`,
+    /// each bounded, and `bound` when a schema bound was broken. Never the value itself.
+    pub fn details(&self) -> Object {
+        let mut pairs: Vec<(std::sync::Arc<str>, Value)> = vec![
+            ("path".into(), Value::from(self.path_text())),
+            ("expected".into(), Value::from(self.expected.as_str())),
+            ("found".into(), Value::from(self.actual.as_str())),
+        ];
+        if let Some(bound) = &self.bound {
+            pairs.push(("bound".into(), Value::from(bound.as_str())));
+        }
+        Object::from_pairs(pairs).unwrap_or_else(|_| Object::empty())
+    }
+
     /// The error with the offending scalar's value, for the host that supplied it (a host
     /// input): `at $: expected Integer[1..], found Integer 0, below the minimum 1`.
     pub fn showing_value(&self) -> String {
@@ -52,6 +76,9 @@ impl std::error::Error for ValidationError {}
 
 /// The longest `expected` an error spells out; a longer schema notation is cut with `…`.
 const EXPECTED_CHARS: usize = 240;
+
+/// The longest path an error spells out; a longer one is cut with `…`.
+pub const PATH_CHARS: usize = 512;
 
 /// Checks `value` against `schema`. Integers are accepted where numbers are expected when they
 /// are exactly representable; string `format`s are documentation and are not checked. The work

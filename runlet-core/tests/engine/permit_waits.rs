@@ -74,6 +74,10 @@ fn calls_waiting_for_a_permit_are_neither_prepared_nor_uncertain_after_a_crash()
     let mut run = first.start_with(&program, &Inputs::new(), capped()).expect("starts");
     let run_id = run.run_id().clone();
     while !matches!(run.events().blocking_recv(), Some((_, Event::CallDispatchPrepared { .. })) | None) {}
+    // The observer may hear of the prepared call before the executor has it.
+    while tools.dispatched.load(Ordering::SeqCst) == 0 {
+        std::thread::yield_now();
+    }
     // The worker stops with one call in flight and two waiting for the run's only permit.
     drop(run);
     drop(first);

@@ -18,6 +18,9 @@ declare_codes! {
     /// A run another live process owns was asked to be resumed, resolved or cancelled from the
     /// journal here: it is running there.
     RUN_OWNED_ELSEWHERE = 7010,
+    /// A journal record was asked for that the store no longer keeps: it keeps only each run's
+    /// latest records.
+    JOURNAL_RECORD_FORGOTTEN = 7011,
     /// Stored bytes are not a canonical RCVE v1 value.
     INVALID_RCVE = 7201,
     /// Replaying a journal produced a different transition than the journal records.
