@@ -40,6 +40,7 @@ pub(crate) fn recovery_error(error: &RecoveryError) -> Error {
         | RecoveryError::NotUncertain { .. }
         | RecoveryError::DecisionRefused { .. }
         | RecoveryError::OutputMismatch { .. }
+        | RecoveryError::NotStarted { .. }
         | RecoveryError::Ended { .. } => RUNLET_ERR_INVALID_ARGUMENT,
     };
     Error::new(code, error.to_string())

@@ -120,6 +120,14 @@ pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayErro
                                 replayed: Box::new(Some(replayed)),
                             });
                         }
+                        // The core settles a call itself when it applies a host's decision or
+                        // fails an uncertain one on resume.
+                        if let Event::CallCompleted { node, .. }
+                        | Event::CallFailed { node, .. }
+                        | Event::NodeFailed { node, .. } = &replayed
+                        {
+                            in_flight.retain(|_, n| n != node);
+                        }
                         position += 1;
                     }
                 }

@@ -34,6 +34,10 @@ pub enum RecoveryError {
     )]
     PinMismatch { run: String, field: &'static str, journal: String, runtime: String },
     #[error(
+        "RL7305: run `{run}` never started: its journal holds the header but no event, so its worker stopped before the start was committed and nothing ran; start the run again with its inputs"
+    )]
+    NotStarted { run: String },
+    #[error(
         "RL8401: operation `{operation}` is not uncertain: no call of the run is left dispatching under it without a journaled decision"
     )]
     NotUncertain { operation: String },
@@ -67,6 +71,7 @@ impl RecoveryError {
             RecoveryError::Decode(error) => error.code(),
             RecoveryError::Replay(error) => error.code(),
             RecoveryError::PinMismatch { .. } => codes::RUN_PIN_MISMATCH,
+            RecoveryError::NotStarted { .. } => codes::RUN_NOT_STARTED,
             RecoveryError::NotUncertain { .. } => codes::OPERATION_NOT_UNCERTAIN,
             RecoveryError::DecisionRefused { .. } => codes::RECOVERY_DECISION_REFUSED,
             RecoveryError::OutputMismatch { .. } => codes::RESOLVED_OUTPUT_MISMATCH,
@@ -118,7 +123,8 @@ impl std::fmt::Debug for Recovery<'_> {
 impl Runtime {
     /// Brings run `run_id` of `program` back from this runtime's journal: checks what its header
     /// pins (source, registry, versions, configuration with `options.limits`, encodings), then
-    /// replays its events. Blocks the calling thread; not for use inside an async task.
+    /// replays its events. A run with no journaled event never started (`RL7305`). Blocks the
+    /// calling thread; not for use inside an async task.
     pub fn recovery(
         &self,
         program: &Executable,
@@ -133,6 +139,10 @@ impl Runtime {
             let header = self.journal.header(run_id).await?;
             self.check_pins(program, &header, &limits)?;
             let records = self.journal.read(run_id, 0, usize::MAX).await?;
+            // Nothing was dispatched before the first commit, and the inputs are in it.
+            if records.is_empty() {
+                return Err(RecoveryError::NotStarted { run: run_id.to_string() });
+            }
             let events = records.iter().map(Event::decode_record).collect::<Result<Vec<_>, _>>()?;
             let prepared: BTreeMap<String, u64> = records
                 .iter()

@@ -11,7 +11,9 @@ use runlet::engine::event::Event;
 use runlet::engine::{
     LimitKey, Limits, OperationId, Outcome, Resolution, ToolCall, ToolError, ToolExecutor, ToolOutput,
 };
-use runlet::journal::{Journal, MemoryJournal, RunId};
+use runlet::journal::{
+    Journal, JournalError, JournalErrorKind, MemoryJournal, Record, RunHeader, RunId, Snapshot,
+};
 use runlet::registry::{Registry, RegistryOptions};
 use runlet::runtime::{Executable, RecoveryError, RunOptions, Runtime};
 use runlet::value::{Sensitivity, Value, to_presentation_json};
@@ -65,10 +67,14 @@ impl ToolExecutor for Tools {
 }
 
 fn runtime(class: &str, journal: &Arc<MemoryJournal>, tools: &Arc<Tools>) -> (Runtime, Executable) {
+    runtime_over(class, journal.clone(), tools)
+}
+
+fn runtime_over(class: &str, journal: Arc<dyn Journal>, tools: &Arc<Tools>) -> (Runtime, Executable) {
     let runtime = Runtime::builder()
         .registry(registry(class))
         .executor(tools.clone())
-        .journal(journal.clone())
+        .journal(journal)
         .digest_key("recovery-test", b"the key every worker of these runs shares")
         .worker_threads(1)
         .build()
@@ -179,6 +185,7 @@ fn without_a_decision_an_at_most_once_operation_stays_uncertain() {
     let (outcome, after) = resumed("at_most_once", &journal, &run);
     assert_eq!(outcome, format!("failed {} uncertain=true", codes::UNCERTAIN_OUTCOME));
     assert!(after.is_empty(), "{after:?}");
+    assert!(left_in_flight("at_most_once", &journal, &run).is_empty(), "the uncertain call failed");
 }
 
 #[test]
@@ -195,7 +202,16 @@ fn an_applied_resolution_is_the_calls_result_without_dispatching() {
         assert!(after.is_empty(), "{class}: {after:?}");
         let replayed = resumed(class, &journal, &run);
         assert_eq!(replayed, ("[10,7]".to_owned(), Vec::new()), "{class}: the decided journal replays");
+        assert!(left_in_flight(class, &journal, &run).is_empty(), "{class}: the resolved call is answered");
     }
+}
+
+/// The calls a replay of the run's journal finds dispatched and not answered.
+fn left_in_flight(class: &str, journal: &Arc<MemoryJournal>, run: &RunId) -> Vec<String> {
+    let (runtime, program) = runtime(class, journal, &Tools::new(None));
+    let core = runtime.core(&program, &RunOptions::default());
+    let replayed = runlet::engine::replay(core, &events(journal, run)).expect("replays");
+    replayed.in_flight.into_iter().map(|request| request.node_id).collect()
 }
 
 #[test]
@@ -223,6 +239,7 @@ fn a_failed_resolution_fails_the_call_with_a_confirmed_error() {
     let (outcome, after) = resumed("unsafe", &journal, &run);
     assert_eq!(outcome, "failed CARD_DECLINED uncertain=false");
     assert!(after.is_empty());
+    assert!(left_in_flight("unsafe", &journal, &run).is_empty(), "the resolved call failed");
 }
 
 #[test]
@@ -315,4 +332,51 @@ fn a_run_is_not_resumed_under_another_program_or_configuration() {
     let own = runtime.compile(PROGRAM, &Inputs::new()).expect("compiles");
     let unknown = runtime.resume(&own, &RunId::new("no-such-run")).expect_err("unknown run");
     assert_eq!(unknown.code(), codes::JOURNAL_UNKNOWN_RUN);
+}
+
+/// A store whose appends all fail: its worker stops after creating a run, before the run's first
+/// events commit.
+struct Unwritable(Arc<MemoryJournal>);
+
+#[async_trait]
+impl Journal for Unwritable {
+    async fn create_run(&self, header: &RunHeader) -> Result<(), JournalError> {
+        self.0.create_run(header).await
+    }
+
+    async fn header(&self, run: &RunId) -> Result<RunHeader, JournalError> {
+        self.0.header(run).await
+    }
+
+    async fn append(&self, _: &RunId, _: u64, _: &[Record]) -> Result<u64, JournalError> {
+        Err(JournalError::new(JournalErrorKind::Storage, "the worker stopped"))
+    }
+
+    async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError> {
+        self.0.read(run, after, limit).await
+    }
+
+    async fn load_snapshot(&self, run: &RunId) -> Result<Option<Snapshot>, JournalError> {
+        self.0.load_snapshot(run).await
+    }
+
+    async fn store_snapshot(&self, run: &RunId, snapshot: Snapshot) -> Result<(), JournalError> {
+        self.0.store_snapshot(run, snapshot).await
+    }
+}
+
+#[test]
+fn a_run_whose_worker_stopped_before_its_first_commit_is_refused_rather_than_resumed() {
+    let journal = Arc::new(MemoryJournal::new());
+    let tools = Tools::new(None);
+    let (stopped, program) = runtime_over("idempotent", Arc::new(Unwritable(journal.clone())), &tools);
+    let run = stopped.start(&program, &Inputs::new()).expect("starts");
+    let run_id = run.run_id().clone();
+    assert!(run.wait().is_err(), "the run's first append fails");
+    drop(stopped);
+    assert!(events(&journal, &run_id).is_empty(), "the journal holds the header only");
+    let (runtime, program) = runtime("idempotent", &journal, &tools);
+    let error = runtime.resume(&program, &run_id).expect_err("a run that never started");
+    assert_eq!(error.code(), codes::RUN_NOT_STARTED, "{error}");
+    assert!(tools.seen().is_empty(), "nothing was dispatched: {:?}", tools.seen());
 }

@@ -36,4 +36,7 @@ declare_codes! {
     /// A run written by a runtime version outside this runtime's declared replay
     /// compatibility.
     REPLAY_INCOMPATIBLE = 7304,
+    /// A host asked to resume or recover a run whose journal holds its header but no event:
+    /// its worker stopped before the run's start was committed, so nothing of it ran.
+    RUN_NOT_STARTED = 7305,
 }

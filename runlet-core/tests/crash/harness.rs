@@ -1,0 +1,336 @@
+//! One program's crash points. Two processes share the lab: one runs the program and crashes
+//! where told, the other recovers the run from what its journal holds — deciding its uncertain
+//! operations the way a host would after asking the provider — and resumes it. After each crash
+//! point the harness checks what the resumed run did against the crash-free run.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use runlet::analyze::Inputs;
+use runlet::diag::codes;
+use runlet::engine::event::Event;
+use runlet::engine::{Limits, Outcome, Resolution, RunSettings, ToolExecutor, replay};
+use runlet::journal::{Journal, JournalError, RunId};
+use runlet::registry::{Registry, RegistryOptions};
+use runlet::runtime::{Executable, RunHandle, RunOptions, Runtime};
+use runlet::schema::ExecutionClass;
+use runlet::value::to_presentation_json;
+
+use crate::audit::{LoopBounds, completed, left_dispatching};
+use crate::lab::{Lab, Trial};
+use crate::world::{Worker, World};
+
+/// How long a run may take before the harness calls it stuck.
+const STUCK: Duration = Duration::from_secs(20);
+
+/// A program to crash: its source, registry, host inputs, per-run limits, settings, and its
+/// tools (a fresh deterministic executor for each run's world).
+pub struct Case {
+    pub name: String,
+    pub source: String,
+    pub registry: String,
+    /// A JSON object of host inputs.
+    pub inputs: String,
+    pub limits: Limits,
+    pub settings: RunSettings,
+    pub tools: Box<dyn Fn() -> Arc<dyn ToolExecutor> + Send + Sync>,
+}
+
+impl std::fmt::Debug for Case {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Case").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+/// What the crash-free run of a case did.
+pub struct Reference {
+    pub ending: String,
+    /// How many appends its journal took: the crash points are 0 (after `create_run` only)
+    /// through this.
+    pub appends: usize,
+}
+
+/// What the crash points of a case exercised, for the test's report.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Tally {
+    pub points: usize,
+    /// Crash points where calls were left dispatching.
+    pub with_calls_in_flight: usize,
+    /// Operations the host resolved or gave a fresh generation.
+    pub decisions: usize,
+    /// Calls left dispatching that the resumed worker dispatched again.
+    pub redispatched: usize,
+}
+
+impl Tally {
+    pub fn add(&mut self, other: Tally) {
+        self.points += other.points;
+        self.with_calls_in_flight += other.with_calls_in_flight;
+        self.decisions += other.decisions;
+        self.redispatched += other.redispatched;
+    }
+}
+
+/// One process: a runtime over the lab, as `worker`, with the case compiled on it.
+struct Process {
+    runtime: Runtime,
+    program: Executable,
+    inputs: Inputs,
+    options: RunOptions,
+}
+
+impl Process {
+    fn new(case: &Case, lab: &Arc<Lab>, worker: Worker) -> Process {
+        let registry = Registry::from_json_str(&case.registry, &RegistryOptions::default())
+            .unwrap_or_else(|e| panic!("{}: the registry loads: {e}", case.name))
+            .registry;
+        let inputs = Inputs::from_json(&case.inputs, &registry)
+            .unwrap_or_else(|e| panic!("{}: the inputs load: {e}", case.name));
+        let runtime = Runtime::builder()
+            .registry(registry)
+            .executor(lab.tools(worker))
+            .journal(lab.journal(worker == Worker::Crashed))
+            .settings(case.settings.clone())
+            .digest_key("crash", b"the key every worker of these runs shares")
+            .worker_threads(1)
+            .build()
+            .expect("runtime");
+        let program = runtime
+            .compile(&case.source, &inputs)
+            .unwrap_or_else(|d| panic!("{} compiles: {d:?}\n{}", case.name, case.source));
+        Process { runtime, program, inputs, options: RunOptions { limits: case.limits.clone() } }
+    }
+
+    fn start(&self) -> RunHandle {
+        self.runtime.start_with(&self.program, &self.inputs, self.options.clone()).expect("starts")
+    }
+
+    /// The run's end, or why it has none.
+    fn wait(&self, run: RunHandle) -> Result<Result<Outcome, JournalError>, String> {
+        let waited =
+            self.runtime.handle().block_on(async { tokio::time::timeout(STUCK, run.outcome()).await });
+        waited.map_err(|_| format!("the run did not end within {STUCK:?}"))
+    }
+
+    /// The run's journaled events after the first `after`.
+    fn events(&self, trial: &Trial, run: &RunId, after: usize) -> Vec<Event> {
+        let read = trial.store.read(run, after as u64, usize::MAX);
+        let records = self.runtime.handle().block_on(read).expect("reads");
+        records.iter().map(|r| Event::decode_record(r).expect("decodes")).collect()
+    }
+
+    /// The execution class of each tool, by name.
+    fn classes(&self) -> BTreeMap<String, ExecutionClass> {
+        self.runtime.registry().tools().map(|(_, tool)| (tool.name.to_string(), tool.execution)).collect()
+    }
+}
+
+/// The run's end as the harness compares it.
+fn ending(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Succeeded(value) => {
+            let json = to_presentation_json(value.value()).unwrap_or_else(|e| e.to_string());
+            format!("succeeded with {json} ({:?})", value.max_sensitivity())
+        }
+        // Which call of several failing alike fails the run first depends on the order calls
+        // complete in, which a crash changes: the node is not compared.
+        Outcome::Failed(error) => format!("failed {}: {}", error.code, error.message),
+        Outcome::Cancelled => "cancelled".into(),
+    }
+}
+
+/// Whether a host must decide about an uncertain operation of `class` for the run to go on as
+/// it would have (spec §5.4): the others are recovered by class.
+fn needs_decision(class: ExecutionClass) -> bool {
+    matches!(class, ExecutionClass::AtMostOnce | ExecutionClass::Unsafe)
+}
+
+/// The two processes crash points of one case run on.
+pub struct Bench<'c> {
+    case: &'c Case,
+    lab: Arc<Lab>,
+    crashing: Process,
+    resuming: Process,
+    classes: BTreeMap<String, ExecutionClass>,
+    bounds: LoopBounds,
+}
+
+impl<'c> Bench<'c> {
+    pub fn new(case: &'c Case) -> Bench<'c> {
+        let lab = Lab::new((case.tools)());
+        let crashing = Process::new(case, &lab, Worker::Crashed);
+        let resuming = Process::new(case, &lab, Worker::Resumed);
+        let classes = crashing.classes();
+        let bounds = LoopBounds::of(crashing.program.compiled().program(), case.settings.default_loop_limit);
+        Bench { case, lab, crashing, resuming, classes, bounds }
+    }
+
+    /// Runs the case without a crash; resuming the ended run dispatches nothing.
+    pub fn reference(&self) -> Reference {
+        let world = World::new((self.case.tools)());
+        self.lab.prepare(world.clone(), None);
+        let handle = self.crashing.start();
+        let run = handle.run_id().clone();
+        let outcome = match self.crashing.wait(handle) {
+            Ok(Ok(outcome)) => outcome,
+            other => {
+                panic!("{}: the crash-free run did not end: {other:?}\n{}", self.case.name, self.case.source)
+            }
+        };
+        world.stop(Worker::Crashed);
+        let resumed =
+            self.resuming.runtime.recovery(&self.resuming.program, &run, self.resuming.options.clone());
+        let resumed = self.resuming.wait(resumed.expect("the ended run recovers").resume());
+        match resumed {
+            Ok(Ok(again)) => assert_eq!(ending(&again), ending(&outcome), "{}", self.case.name),
+            other => panic!("{}: resuming the ended run: {other:?}", self.case.name),
+        }
+        let calls = world.received().into_iter().filter(|r| r.from == Worker::Resumed).count();
+        assert_eq!(calls, 0, "{}: resuming the ended run dispatched calls", self.case.name);
+        let appends = self.lab.trial(&run).accepted();
+        self.lab.forget(&run);
+        Reference { ending: ending(&outcome), appends }
+    }
+
+    /// Crashes the case after append `point`, recovers and resumes the run, and checks it.
+    pub fn crash_at(&self, reference: &Reference, point: usize) -> Result<Tally, String> {
+        let world = World::new((self.case.tools)());
+        self.lab.prepare(world.clone(), Some(point));
+        let handle = self.crashing.start();
+        let run = handle.run_id().clone();
+        let checked = self.crashed(reference, &run, handle, &world);
+        self.lab.forget(&run);
+        checked
+    }
+
+    fn crashed(
+        &self,
+        reference: &Reference,
+        run: &RunId,
+        handle: RunHandle,
+        world: &World,
+    ) -> Result<Tally, String> {
+        self.crashing.wait(handle).map_err(|e| format!("before the crash: {e}"))?.ok();
+        // The process is gone, and with it every call it had not handed to the tools.
+        world.stop(Worker::Crashed);
+        let trial = self.lab.trial(run);
+        let prefix = self.resuming.events(&trial, run, 0);
+        let mut tally = Tally { points: 1, ..Tally::default() };
+        let in_flight = left_dispatching(&prefix);
+        tally.with_calls_in_flight = usize::from(!in_flight.is_empty());
+
+        let resuming = &self.resuming;
+        let mut recovery = match resuming.runtime.recovery(&resuming.program, run, resuming.options.clone()) {
+            Ok(recovery) => recovery,
+            Err(refused) if refused.code() == codes::RUN_NOT_STARTED && prefix.is_empty() => {
+                return self.start_again(reference, world).map(|()| tally);
+            }
+            Err(refused) => return Err(format!("recovery refused the journal: {refused}")),
+        };
+        let uncertain = recovery.uncertain_operations();
+        let expected: BTreeSet<&str> = in_flight
+            .iter()
+            .filter(|(_, tool)| needs_decision(self.classes[tool.as_str()]))
+            .map(|(node, _)| node.as_str())
+            .collect();
+        let reported: BTreeSet<&str> =
+            uncertain.iter().filter(|op| needs_decision(op.class)).map(|op| op.node_id.as_str()).collect();
+        if expected != reported {
+            return Err(format!(
+                "the at-most-once and unsafe calls prepared without an outcome are {expected:?}, but recovery reports {reported:?} uncertain"
+            ));
+        }
+        for operation in uncertain.iter().filter(|op| needs_decision(op.class)) {
+            let id = &operation.operation_id;
+            let decided = match world.outcome_of(id) {
+                Some(Ok(value)) => recovery.resolve(id, Resolution::Applied(value)),
+                Some(Err(error)) => recovery.resolve(id, Resolution::Failed(error)),
+                None if operation.class == ExecutionClass::AtMostOnce => {
+                    recovery.resolve(id, Resolution::NotApplied)
+                }
+                None => recovery.authorize_fresh_generation(id).map(|_| ()),
+            };
+            decided
+                .map_err(|e| format!("the host's decision about `{}` was refused: {e}", operation.node_id))?;
+            tally.decisions += 1;
+        }
+        let resumed = match resuming.wait(recovery.resume())? {
+            Ok(outcome) => ending(&outcome),
+            Err(error) => return Err(format!("the resumed run's journal failed: {error}")),
+        };
+        // The resuming process is done with the run: calls its run prepared before it ended reach
+        // the tools no more.
+        world.stop(Worker::Resumed);
+        if resumed != reference.ending {
+            return Err(format!("the resumed run {resumed}, the crash-free one {}", reference.ending));
+        }
+
+        let received = world.received();
+        let completed = completed(&prefix);
+        let completed_operations: BTreeSet<_> = received
+            .iter()
+            .filter(|r| r.from == Worker::Crashed && completed.contains(&r.node))
+            .map(|r| r.operation)
+            .collect();
+        for call in received.iter().filter(|r| r.from == Worker::Resumed) {
+            if completed.contains(&call.node) || completed_operations.contains(&call.operation) {
+                return Err(format!(
+                    "`{}` ({}) completed before the crash and was dispatched again",
+                    call.node, call.tool
+                ));
+            }
+            tally.redispatched += usize::from(in_flight.contains_key(&call.node));
+        }
+        let mut sent: BTreeMap<_, Vec<&str>> = BTreeMap::new();
+        for call in received.iter().filter(|r| needs_decision(self.classes[r.tool.as_str()])) {
+            sent.entry(call.operation).or_default().push(&call.node);
+        }
+        if let Some((operation, nodes)) = sent.iter().find(|(_, nodes)| nodes.len() > 1) {
+            return Err(format!(
+                "the at-most-once or unsafe operation {operation} was dispatched {} times: {nodes:?}",
+                nodes.len()
+            ));
+        }
+        let mut whole = prefix;
+        whole.extend(resuming.events(&trial, run, whole.len()));
+        self.bounds.check(&whole)?;
+        let core = resuming.runtime.core(&resuming.program, &resuming.options);
+        let replayed =
+            replay(core, &whole).map_err(|e| format!("the resumed journal does not replay: {e}"))?;
+        let calls: Vec<&str> = replayed.in_flight.iter().map(|r| r.node_id.as_str()).collect();
+        match replayed.outcome.as_ref().map(ending) {
+            Some(end) if end == reference.ending && calls.is_empty() => Ok(tally),
+            end => Err(format!(
+                "{}\nreplaying the resumed journal ends {end:?} with calls {calls:?} to dispatch",
+                whole
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| format!("{} {e:?}", i + 1))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )),
+        }
+    }
+
+    /// What a host does with a run that never started: nothing reached its tools, so it starts
+    /// the run again.
+    fn start_again(&self, reference: &Reference, world: &World) -> Result<(), String> {
+        if let Some(call) = world.received().first() {
+            return Err(format!("`{}` was dispatched by a run whose start was never committed", call.node));
+        }
+        let again = World::new((self.case.tools)());
+        self.lab.prepare(again, None);
+        let handle = self.crashing.start();
+        let run = handle.run_id().clone();
+        let ended = self.crashing.wait(handle);
+        self.lab.forget(&run);
+        match ended? {
+            Ok(outcome) if ending(&outcome) == reference.ending => Ok(()),
+            other => Err(format!(
+                "started again, the run ended {other:?}, the crash-free one {}",
+                reference.ending
+            )),
+        }
+    }
+}
