@@ -23,9 +23,19 @@ func TestARunSucceedsWithItsEventsInOrder(t *testing.T) {
 	defer run.Close()
 	var seqs []uint64
 	var kinds []string
+	operations := map[string]bool{}
 	for event := range run.Events() {
 		seqs = append(seqs, event.Seq)
 		kinds = append(kinds, event.Kind)
+		if event.Kind == "CallDispatchPrepared" {
+			if !strings.HasPrefix(event.Operation, "op:") || event.Tool != "echo.value" {
+				t.Fatalf("a dispatch names its tool and operation: %+v", event)
+			}
+			operations[event.Operation] = true
+		}
+	}
+	if len(operations) != 3 {
+		t.Fatalf("three calls, three operations: %v", operations)
 	}
 	res, err := run.Wait(context.Background())
 	if err != nil {

@@ -161,6 +161,9 @@ fn a_killed_run_with_an_uncertain_mail_is_resolved_and_resumed_without_repeating
     assert_eq!(uncertain.len(), 1, "{shown}");
     assert_eq!(uncertain[0]["tool"], "mail.send");
     let operation = uncertain[0]["operation_id"].as_str().expect("an operation id").to_owned();
+    let journal = setup.journal_events(&run);
+    let prepared = journal.iter().find(|e| is(e, "CallDispatchPrepared", "mail.send")).expect("prepared");
+    assert_eq!(prepared["operation"], operation.as_str(), "call events name their operation");
     assert!(uncertain[0]["prepared_seq"].as_u64().is_some_and(|seq| seq > 0));
 
     // Unresolved: resume stops at once, journals nothing, and lists what needs a decision.

@@ -78,10 +78,14 @@ declare_events! {
             node: String,
             inputs: Vec<String>,
         },
+        /// The call is being handed to its executor. `operation` is its operation id (spec
+        /// §4.2), absent in journals written before runs recorded it.
         3 => CallDispatchPrepared {
             node: String,
             tool: String,
             attempt: u32,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            operation: Option<String>,
         },
         4 => NodeSucceeded {
             node: String,
@@ -398,7 +402,12 @@ mod tests {
         vec![
             Event::RunCreated { inputs: vec![0x30, 0x00] },
             Event::NodeReady { node: node() },
-            Event::CallDispatchPrepared { node: node(), tool: "crm.customer".into(), attempt: 2 },
+            Event::CallDispatchPrepared {
+                node: node(),
+                tool: "crm.customer".into(),
+                attempt: 2,
+                operation: Some(format!("op:{}", "ab".repeat(32))),
+            },
             Event::NodeSucceeded { node: node() },
             Event::NodeFailed { node: node(), code: "RATE_LIMITED".into() },
             Event::NodeCancelled { node: node() },
@@ -444,6 +453,30 @@ mod tests {
             },
             Event::FreshGenerationAuthorized { node: node(), generation: 1 },
         ]
+    }
+
+    /// Journals written before dispatches recorded their operation id still read, as a
+    /// dispatch without one.
+    #[test]
+    fn a_dispatch_recorded_without_its_operation_reads_back() {
+        #[derive(Serialize)]
+        enum Old {
+            CallDispatchPrepared { node: String, tool: String, attempt: u32 },
+        }
+        let payload = rmp_serde::to_vec_named(&Old::CallDispatchPrepared {
+            node: "n1".into(),
+            tool: "t.x".into(),
+            attempt: 0,
+        })
+        .expect("encode");
+        let record = Envelope { seq: 3, kind: 3, payload }.encode();
+        let expected = Event::CallDispatchPrepared {
+            node: "n1".into(),
+            tool: "t.x".into(),
+            attempt: 0,
+            operation: None,
+        };
+        assert_eq!(Event::decode(&record), Ok((3, expected)));
     }
 
     #[test]

@@ -112,7 +112,7 @@ pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayErro
                 Effect::Append(produced) => {
                     for replayed in produced {
                         let journal = events.get(position);
-                        if journal != Some(&replayed) {
+                        if !journal.is_some_and(|journal| records(journal, &replayed)) {
                             let seq = position as u64 + 1;
                             return Err(ReplayError::Diverged {
                                 seq,
@@ -268,4 +268,16 @@ fn recorded_input(
             });
         }
     })
+}
+
+/// Whether the journal's `journal` is the record of the core's `replayed`: the same event, or a
+/// `CallDispatchPrepared` of a journal written before dispatches recorded their operation id.
+fn records(journal: &Event, replayed: &Event) -> bool {
+    match (journal, replayed) {
+        (
+            Event::CallDispatchPrepared { operation: None, node, tool, attempt },
+            Event::CallDispatchPrepared { node: n, tool: t, attempt: a, .. },
+        ) => node == n && tool == t && attempt == a,
+        _ => journal == replayed,
+    }
 }

@@ -33,6 +33,9 @@ pub struct GraphEvent {
     pub unix_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attempt: Option<u32>,
+    /// The operation id of a call's dispatch (`CallDispatchPrepared`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation: Option<String>,
     /// The error code of a failure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
@@ -160,6 +163,7 @@ impl GraphContext {
             at_ms: published.map(|p| p.at_ms),
             unix_ms: published.map(|p| p.unix_ms),
             attempt: None,
+            operation: None,
             code: None,
             message: None,
             retryable: None,
@@ -181,9 +185,10 @@ impl GraphContext {
             Event::NodePlanned { inputs, .. } => {
                 public.inputs = inputs.iter().map(|i| self.node_id(i).to_string()).collect();
             }
-            Event::CallDispatchPrepared { tool, attempt, .. } => {
+            Event::CallDispatchPrepared { tool, attempt, operation, .. } => {
                 public.tool = Some(tool.clone());
                 public.attempt = Some(*attempt);
+                public.operation = operation.clone();
             }
             Event::CallCompleted { node, output } => {
                 let tool = self.expr_of(node).and_then(|e| self.tool_of(e));

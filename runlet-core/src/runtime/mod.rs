@@ -656,6 +656,7 @@ impl Runtime {
             self.digest_key.clone(),
         )
         .with_limits(limits.clone(), program.source.len() as u64)
+        .with_workflow(Arc::new(program.compiled.identity().clone()))
     }
 
     /// Spawns run `run_id` of `program` on the pool with its permits, observer and cancellation:

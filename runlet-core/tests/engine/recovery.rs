@@ -91,15 +91,21 @@ fn crashed(class: &str) -> (Arc<MemoryJournal>, RunId, Vec<(String, OperationId)
     let (runtime, program) = runtime(class, &journal, &tools);
     let mut run = runtime.start(&program, &Inputs::new()).expect("starts");
     let run_id = run.run_id().clone();
+    let mut journaled = None;
     while let Some((_, event)) = run.events().blocking_recv() {
-        if matches!(&event, Event::CallDispatchPrepared { tool, .. } if tool == "t.second") {
-            break;
+        if let Event::CallDispatchPrepared { tool, operation, .. } = &event {
+            if tool == "t.second" {
+                journaled = operation.clone();
+                break;
+            }
         }
     }
     // The observer may hear of the prepared call before the executor has it.
     while !tools.seen().iter().any(|(tool, _)| tool == "t.second") {
         std::thread::yield_now();
     }
+    let sent = tools.seen().into_iter().find(|(tool, _)| tool == "t.second").map(|(_, op)| op.to_string());
+    assert_eq!(journaled, sent, "the journal names the operation the executor was sent");
     drop(run);
     drop(runtime);
     (journal, run_id, tools.seen())

@@ -25,6 +25,7 @@ use std::time::Duration;
 use compact_str::CompactString;
 use smallvec::SmallVec;
 
+use crate::analyze::WorkflowIdentity;
 use crate::analyze::hir::{BindingKind, ExprId, ExprKind, Program, RegionId};
 use crate::engine::error::{FailureClass, RunError};
 use crate::engine::event::{Event, RecordedToolError};
@@ -251,6 +252,9 @@ pub struct RunCore {
     finished: bool,
     /// The run's limits and what it has used of them (`core/limits.rs`).
     budget: limits::Budget,
+    /// The workflow its operations belong to, when the host gave it ([`RunCore::with_workflow`]):
+    /// each `CallDispatchPrepared` then records its operation id.
+    workflow: Option<Arc<WorkflowIdentity>>,
 }
 
 impl RunCore {
@@ -278,6 +282,7 @@ impl RunCore {
             run_drain: None,
             finished: false,
             budget: limits::Budget::default(),
+            workflow: None,
         }
     }
 
@@ -314,6 +319,13 @@ impl RunCore {
     /// This core with `limits` applied to its run; `source_bytes` is the program's source size.
     pub fn with_limits(mut self, limits: Limits, source_bytes: u64) -> RunCore {
         self.budget = limits::Budget::new(limits, source_bytes);
+        self
+    }
+
+    /// This core with its calls' operation ids derived in `workflow` and recorded in their
+    /// `CallDispatchPrepared` events (INTERFACES.md §4.1), so a journal names each operation.
+    pub fn with_workflow(mut self, workflow: Arc<WorkflowIdentity>) -> RunCore {
+        self.workflow = Some(workflow);
         self
     }
 

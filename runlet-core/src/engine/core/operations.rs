@@ -9,6 +9,7 @@ use super::{CallHandle, CallRequest, Effect, RunCore};
 use crate::analyze::hir::ExprKind;
 use crate::engine::event::Event;
 use crate::engine::executor::ToolError;
+use crate::engine::identity::{OperationComponents, OperationId};
 use crate::engine::limits::LimitKey;
 use crate::engine::retry::{redispatch_permitted, uncertain_error};
 use crate::registry::ToolId;
@@ -149,12 +150,24 @@ impl RunCore {
         self.arena.nodes[node].state = NodeState::Running;
         let node_id = self.node_id(node);
         let attempt = self.attempt_of(scope);
+        let (call_site, dynamic_key) = self.call_identity(node);
+        let operation = self.workflow.as_deref().map(|workflow| {
+            OperationId::derive(&OperationComponents {
+                workflow,
+                call_site: &call_site,
+                dynamic_key: &dynamic_key,
+                schema_version: self.tools.schema_version(tool),
+                input_digest: &input_digest,
+                generation: operation_generation,
+            })
+            .to_string()
+        });
         self.outbox.events.push(Event::CallDispatchPrepared {
             node: node_id.clone(),
             tool: self.tool_name(tool),
             attempt,
+            operation,
         });
-        let (call_site, dynamic_key) = self.call_identity(node);
         let digest_key = self.identity_key(&input_digest, scope);
         self.outbox.effects.push(Effect::Dispatch(CallRequest {
             call: CallHandle(node.0),

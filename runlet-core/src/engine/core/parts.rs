@@ -91,6 +91,8 @@ pub struct ToolTable {
     names: Arc<[String]>,
     classes: Arc<[ExecutionClass]>,
     capped: Arc<[bool]>,
+    /// Each tool's descriptor `schema_version`, a part of its operations' ids.
+    schema_versions: Arc<[String]>,
 }
 
 impl ToolTable {
@@ -98,6 +100,7 @@ impl ToolTable {
     pub fn of(registry: &Registry) -> ToolTable {
         ToolTable {
             names: registry.tools().map(|(_, t)| t.name.to_string()).collect(),
+            schema_versions: registry.tools().map(|(_, t)| t.schema_version.clone()).collect(),
             classes: registry.tools().map(|(_, t)| t.execution).collect(),
             capped: registry
                 .tools()
@@ -109,6 +112,10 @@ impl ToolTable {
     /// Whether calls of `tool` wait for a permit of the tool's own cap.
     pub(super) fn capped(&self, tool: ToolId) -> bool {
         self.capped.get(tool.index()).copied().unwrap_or(false)
+    }
+
+    pub(super) fn schema_version(&self, tool: ToolId) -> &str {
+        self.schema_versions.get(tool.index()).map_or("", String::as_str)
     }
 
     pub(super) fn name(&self, tool: ToolId) -> String {
