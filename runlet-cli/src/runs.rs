@@ -154,31 +154,12 @@ fn settled_status(journal: &OpenJournal, summary: &RunListing) -> RunStatus {
 }
 
 fn summary_json(summary: &RunListing) -> Json {
-    json!({
-        "run_id": summary.run_id.as_str(),
-        "status": summary.status.as_str(),
-        "program_digest": summary.program_digest,
-        "started_ms": summary.started_unix_ms,
-        "last_seq": summary.last_seq,
-        "last_event_ms": summary.last_event_unix_ms,
-    })
+    serde_json::to_value(summary).expect("a run listing serializes")
 }
 
 /// The operations a run left uncertain, as `runs show` and `resume` list them.
 pub fn uncertain_json(uncertain: &[UncertainOperation]) -> Json {
-    uncertain
-        .iter()
-        .map(|operation| {
-            json!({
-                "operation_id": operation.operation_id.to_string(),
-                "node": operation.node_id,
-                "tool": operation.tool,
-                "class": operation.class.as_str(),
-                "dispatch_id": operation.dispatch_id.to_string(),
-                "prepared_seq": operation.prepared_seq,
-            })
-        })
-        .collect()
+    serde_json::to_value(uncertain).expect("uncertain operations serialize")
 }
 
 /// The header as `runs show` prints it: the retained inputs (which may hold sensitive values)

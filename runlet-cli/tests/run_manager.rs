@@ -285,7 +285,9 @@ fn an_interrupted_run_is_cancelled_from_another_process_and_stays_cancelled() {
 /// are the only ones sent again. The counts are printed for BENCHMARKS.md.
 #[test]
 fn killed_at_many_points_a_fan_out_resumes_without_repeating_finished_calls() {
-    for finished_before_kill in [1, 3, 5] {
+    // After the fourth step the last two run together for 150 ms: the kill lands before the
+    // `at_most_once` mail can be prepared, which would leave it for a decision instead.
+    for finished_before_kill in [1, 3, 4] {
         let setup = Setup::new(&format!("kill-{finished_before_kill}"));
         let mut child = setup.start(&tools(150, 0), "first.jsonl");
         setup.wait_until("first.jsonl", |written| {

@@ -120,23 +120,8 @@ pub unsafe extern "C" fn runlet_run_uncertain_json(
         // SAFETY: the caller passes live handles and valid views.
         let listed = unsafe {
             with_recovery(runtime, program, run_id, options, |recovery| {
-                let operations: Vec<serde_json::Value> = recovery
-                    .uncertain_operations()
-                    .into_iter()
-                    .map(|op| {
-                        serde_json::json!({
-                            "operation_id": op.operation_id.to_string(),
-                            "node": op.node_id,
-                            "tool": op.tool,
-                            "class": op.class.as_str(),
-                            "dispatch_id": op.dispatch_id.to_string(),
-                            "prepared_seq": op.prepared_seq,
-                            "generation": op.generation,
-                            "needs_decision": op.needs_decision(),
-                        })
-                    })
-                    .collect();
-                Ok(serde_json::Value::Array(operations).to_string())
+                let operations = recovery.uncertain_operations();
+                Ok(serde_json::to_string(&operations).expect("uncertain operations serialize"))
             })
         }?;
         *out = runlet_buf::from_vec(listed.into_bytes());

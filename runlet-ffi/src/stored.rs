@@ -41,19 +41,6 @@ pub unsafe extern "C" fn runlet_runtime_runs_json(
         let (out, runtime) = unsafe { (buffer_out(out)?, borrow(runtime)?) };
         refuse_blocking("runlet_runtime_runs_json")?;
         let runs = runtime.instance().engine().runs().map_err(|e: JournalError| read_error(e.code(), &e))?;
-        let runs: Vec<serde_json::Value> = runs
-            .iter()
-            .map(|summary| {
-                serde_json::json!({
-                    "run_id": summary.run_id.as_str(),
-                    "status": summary.status.as_str(),
-                    "program_digest": summary.program_digest,
-                    "started_ms": summary.started_unix_ms,
-                    "last_seq": summary.last_seq,
-                    "last_event_ms": summary.last_event_unix_ms,
-                })
-            })
-            .collect();
         *out = runlet_buf::from_vec(serde_json::json!({ "runs": runs }).to_string().into_bytes());
         Ok(())
     })

@@ -53,6 +53,25 @@ pub enum RecoveryError {
     Ended { run: String, status: &'static str },
 }
 
+/// The JSON hosts and operators read an uncertain operation as (`runlet runs show`,
+/// `runlet_run_uncertain_json`): `{"operation_id", "node", "tool", "class", "dispatch_id",
+/// "prepared_seq", "generation", "needs_decision"}`.
+impl serde::Serialize for UncertainOperation {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut fields = serializer.serialize_struct("UncertainOperation", 8)?;
+        fields.serialize_field("operation_id", &self.operation_id)?;
+        fields.serialize_field("node", &self.node_id)?;
+        fields.serialize_field("tool", &self.tool)?;
+        fields.serialize_field("class", self.class.as_str())?;
+        fields.serialize_field("dispatch_id", &self.dispatch_id)?;
+        fields.serialize_field("prepared_seq", &self.prepared_seq)?;
+        fields.serialize_field("generation", &self.generation)?;
+        fields.serialize_field("needs_decision", &self.needs_decision())?;
+        fields.end()
+    }
+}
+
 impl UncertainOperation {
     /// Whether a resume leaves it to the host (spec §5.4): an `at_most_once` or `unsafe` call
     /// is never sent again on its own, so until a decision is journaled it fails uncertain

@@ -66,14 +66,21 @@ impl RunStatus {
     }
 }
 
+impl serde::Serialize for RunStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 impl std::fmt::Display for RunStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-/// One run of a journal, summarized.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One run of a journal, summarized; as JSON the entry of `runlet runs --format json`:
+/// `{"run_id", "status", "program_digest", "started_ms", "last_seq", "last_event_ms"}`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RunListing {
     pub run_id: RunId,
     /// From the journal: ended ([`RunStatus::after`]), else `Running` while the process that
@@ -82,9 +89,11 @@ pub struct RunListing {
     /// The digest of the program's source (`sha256:…`).
     pub program_digest: String,
     /// When the run was created, in Unix milliseconds (headers that retain it).
+    #[serde(rename = "started_ms")]
     pub started_unix_ms: Option<u64>,
     pub last_seq: u64,
     /// When its last records were appended, in Unix milliseconds (stores that keep it).
+    #[serde(rename = "last_event_ms")]
     pub last_event_unix_ms: Option<u64>,
 }
 
