@@ -61,23 +61,29 @@ func timesTen(seen *seenOps) Handler {
 	}
 }
 
-// durable builds a runtime over the SQLite journal at path whose pay.* tools are handled by pay.
-func durable(t testing.TB, path string, pay Handler, recover map[string]RecoverFunc) *Runtime {
-	t.Helper()
+// durableOptions are the options of a runtime over the SQLite journal at path whose pay.* tools
+// are handled by pay.
+func durableOptions(path string, pay Handler, recover map[string]RecoverFunc) Options {
 	tools := Tools{"echo.first": func(_ context.Context, call *Call) (any, error) {
 		return json.RawMessage(call.Args[1 : len(call.Args)-1]), nil
 	}}
 	for _, name := range []string{"pay.idempotent", "pay.once", "pay.checked", "pay.risky"} {
 		tools[name] = pay
 	}
-	rt, err := NewRuntime(Options{
+	return Options{
 		Registry:      []byte(crashRegistry),
 		Tools:         tools,
 		Recover:       recover,
 		Journal:       &SQLiteJournal{Path: path, Durability: Normal},
 		DigestKey:     &DigestKey{ID: "crash-test", Key: []byte("the key every worker shares")},
 		WorkerThreads: 2,
-	})
+	}
+}
+
+// durable builds a runtime with durableOptions, closed when the test ends.
+func durable(t testing.TB, path string, pay Handler, recover map[string]RecoverFunc) *Runtime {
+	t.Helper()
+	rt, err := NewRuntime(durableOptions(path, pay, recover))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,25 +91,42 @@ func durable(t testing.TB, path string, pay Handler, recover map[string]RecoverF
 	return rt
 }
 
-// TestCrashWorker is the worker process of crashedIn; it is skipped in a normal test run.
-func TestCrashWorker(t *testing.T) {
-	path, tool := os.Getenv("RUNLET_CRASH_JOURNAL"), os.Getenv("RUNLET_CRASH_TOOL")
-	if path == "" {
-		t.Skip("run by the crash tests as their worker")
+// TestMain makes the test binary the crash tests' worker process when crashedIn starts it
+// (RUNLET_CRASH_JOURNAL set), and runs the tests otherwise.
+func TestMain(m *testing.M) {
+	if path := os.Getenv("RUNLET_CRASH_JOURNAL"); path != "" {
+		crashWorker(path, os.Getenv("RUNLET_CRASH_TOOL"))
 	}
+	os.Exit(m.Run())
+}
+
+// crashWorker runs crashSource(tool) over the journal at path and kills its own process with
+// SIGKILL while tool is dispatching, after printing the run's id. It never returns.
+func crashWorker(path, tool string) {
 	die := func(_ context.Context, call *Call) (any, error) {
 		fmt.Println(call.RunID)
 		_ = os.Stdout.Sync()
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
-	rt := durable(t, path, die, nil)
-	run, err := rt.Start(context.Background(), compile(t, rt, crashSource(tool)), nil)
+	fail := func(what string, err error) {
+		fmt.Fprintf(os.Stderr, "crash worker: %s: %v\n", what, err)
+		os.Exit(2)
+	}
+	rt, err := NewRuntime(durableOptions(path, die, nil))
 	if err != nil {
-		t.Fatal(err)
+		fail("runtime", err)
+	}
+	prog, err := rt.Compile(crashSource(tool), nil)
+	if err != nil {
+		fail("compile", err)
+	}
+	run, err := rt.Start(context.Background(), prog, nil)
+	if err != nil {
+		fail("start", err)
 	}
 	_, err = run.Wait(context.Background())
-	t.Fatalf("the worker outlived its call: %v", err)
+	fail("the worker outlived its call", err)
 }
 
 // crashedIn runs crashSource(tool) in a worker process that is killed while tool is
@@ -111,7 +134,7 @@ func TestCrashWorker(t *testing.T) {
 func crashedIn(t *testing.T, tool string) (string, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "runs.db")
-	worker := exec.Command(os.Args[0], "-test.run=^TestCrashWorker$", "-test.count=1")
+	worker := exec.Command(os.Args[0])
 	worker.Env = append(os.Environ(), "RUNLET_CRASH_JOURNAL="+path, "RUNLET_CRASH_TOOL="+tool)
 	var out bytes.Buffer
 	worker.Stdout, worker.Stderr = &out, &out
