@@ -720,13 +720,14 @@ impl Runtime {
             (Arc::clone(&self.journal), Arc::clone(&self.owner), run_id.clone());
         self.pool.spawn(async move {
             let outcome = run(env).await;
-            // Advisory: a run whose owner stays recorded after its end is listed by its end.
-            let _ = journal.release(&owned_run, &owner).await;
             if let Some(run) = ended_run {
                 shared_permits.end_run(&run);
             }
             let _ = published.await;
             let _ = done.send(outcome);
+            // After the outcome, which need not wait for it. Advisory: a run whose owner stays
+            // recorded after its end is listed by its end.
+            let _ = journal.release(&owned_run, &owner).await;
             drop::<LiveEntry>(live);
         });
         RunHandle {

@@ -149,12 +149,10 @@ impl ToolExecutor for Hangs {
     }
 }
 
-#[test]
-fn listings_tell_ended_running_and_interrupted_runs_and_an_interrupted_run_is_cancelled() {
-    let (journal, runtime, program, done_id) = finished_run();
-
-    // A run left in flight when its runtime goes away, as a crash leaves it.
-    let hanging = runtime_with(registry(), Arc::clone(&journal), Arc::new(Hangs));
+/// A run of `SOURCE` in `journal` left with a call in flight when its runtime went away, as a
+/// crash leaves it (its owner, this process, still recorded).
+fn crashed_run(journal: &Arc<dyn Journal>) -> RunId {
+    let hanging = runtime_with(registry(), Arc::clone(journal), Arc::new(Hangs));
     let mut left =
         hanging.start(&hanging.compile(SOURCE, &inputs()).expect("compiles"), &inputs()).expect("starts");
     let crashed = left.run_id().clone();
@@ -164,6 +162,14 @@ fn listings_tell_ended_running_and_interrupted_runs_and_an_interrupted_run_is_ca
         }
     }
     drop((left, hanging));
+    crashed
+}
+
+#[test]
+fn listings_tell_ended_running_and_interrupted_runs_and_an_interrupted_run_is_cancelled() {
+    let (journal, runtime, program, done_id) = finished_run();
+
+    let crashed = crashed_run(&journal);
 
     let listed = runtime.runs().expect("runs");
     let status = |listed: &[runlet::runtime::RunListing], run: &RunId| {
@@ -224,16 +230,7 @@ fn a_run_written_by_a_runtime_outside_the_replay_compatibility_is_refused_with_b
 #[test]
 fn a_resumed_run_is_observed_from_its_first_record() {
     let (journal, runtime, program, _) = finished_run();
-    let hanging = runtime_with(registry(), Arc::clone(&journal), Arc::new(Hangs));
-    let mut left =
-        hanging.start(&hanging.compile(SOURCE, &inputs()).expect("compiles"), &inputs()).expect("starts");
-    let crashed = left.run_id().clone();
-    while let Some((_, event)) = left.events().blocking_recv() {
-        if event.kind() == "CallDispatchPrepared" {
-            break;
-        }
-    }
-    drop((left, hanging));
+    let crashed = crashed_run(&journal);
     let pool = tokio::runtime::Builder::new_current_thread().build().expect("tokio");
     pool.block_on(journal.release(&crashed, "nobody")).expect("release");
 
