@@ -1,5 +1,6 @@
-//! `runlet check FILE [--registry R.json] [--inputs I.json] [--limit KEY=N]…`: parses and
-//! analyzes the program against the registry (an empty one without `--registry`), within the
+//! `runlet check FILE [--registry R.json] [--mcp …]… [--inputs I.json] [--limit KEY=N]…`: parses
+//! and analyzes the program against the registry (an empty one without `--registry`; with MCP
+//! servers, their tools with the registry file laid over them), within the
 //! compile-time limits (`parse_nesting`, `operator_chain`, `analysis_work`, `diagnostics`, the
 //! value-size caps), and prints its diagnostics.
 //! Exit 0 without errors (warnings allowed), 1 with errors, 2 on usage or I/O problems
@@ -13,7 +14,8 @@ use runlet::analyze::analyze;
 use crate::failure::{Failure, Shape};
 use crate::files::{FileKind, read_text};
 use crate::limits::parse_limits;
-use crate::registry::{load_inputs, load_registry};
+use crate::mcp::McpArgs;
+use crate::registry::{load_inputs, load_registry_with};
 use crate::report::{Format, print_diagnostics};
 
 #[derive(Debug, clap::Args)]
@@ -30,6 +32,8 @@ pub struct Args {
     /// One limit as KEY=N (an inclusive maximum); repeat for several.
     #[arg(long = "limit", value_name = "KEY=N")]
     limit: Vec<String>,
+    #[command(flatten)]
+    mcp: McpArgs,
     /// How to print diagnostics.
     #[arg(long, value_enum, default_value_t)]
     format: Format,
@@ -41,7 +45,12 @@ pub fn run(args: &Args) -> ExitCode {
 
 fn execute(args: &Args) -> Result<ExitCode, Failure> {
     let file = read_text(&args.file, FileKind::Source)?;
-    let registry = load_registry(args.registry.as_deref())?;
+    let servers = args.mcp.attach()?;
+    let registry = load_registry_with(args.registry.as_deref(), servers.as_ref());
+    if let Some(servers) = servers {
+        servers.shutdown();
+    }
+    let registry = registry?;
     let inputs = load_inputs(args.inputs.as_deref(), &registry)?;
     let options = parse_limits(&args.limit)?.analyze_options();
     let analysis = analyze(&file.text, &registry, &inputs, &options);

@@ -24,13 +24,14 @@ pub enum FileKind {
     Inputs,
     Transcript,
     DigestKey,
+    McpConfig,
 }
 
 impl FileKind {
     /// The most bytes a file of this kind may have.
     pub const fn cap(self) -> u64 {
         match self {
-            FileKind::Source => 1 << 20,
+            FileKind::Source | FileKind::McpConfig => 1 << 20,
             FileKind::Inputs => 16 << 20,
             FileKind::Registry | FileKind::Fixtures | FileKind::Transcript => 64 << 20,
             FileKind::DigestKey => 4 << 10,
@@ -46,6 +47,7 @@ impl FileKind {
             FileKind::Inputs => "the inputs file",
             FileKind::Transcript => "the transcript",
             FileKind::DigestKey => "the digest key file",
+            FileKind::McpConfig => "the MCP configuration",
         }
     }
 }

@@ -14,6 +14,7 @@ mod graph;
 mod heal;
 mod journal_spec;
 mod limits;
+mod mcp;
 mod output;
 mod registry;
 mod replay;
@@ -23,6 +24,7 @@ mod resume;
 mod run;
 mod runs;
 mod stored;
+mod tools;
 
 use std::process::ExitCode;
 
@@ -63,6 +65,8 @@ enum Command {
     Resolve(resolve::Args),
     /// Journal the cancellation of an interrupted run.
     Cancel(cancel::Args),
+    /// Print the registry of a registry file and MCP servers' tools.
+    Tools(tools::Args),
 }
 
 fn main() -> ExitCode {
@@ -88,6 +92,7 @@ fn main() -> ExitCode {
         Command::Resume(args) => resume::run(&args),
         Command::Resolve(args) => resolve::run(&args),
         Command::Cancel(args) => cancel::run(&args),
+        Command::Tools(args) => tools::run(&args),
     }
 }
 

@@ -1,14 +1,21 @@
-//! Loading what a program is checked against: the registry file (empty without one) and the
-//! `--inputs` file of host input values; problems with either are [`Failure`]s (exit 2).
+//! Loading what a program is checked against: the registry file (empty without one), or the
+//! registry of attached MCP servers with the registry file laid over it, and the `--inputs`
+//! file of host input values; problems with either are [`Failure`]s (exit 2).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use runlet::analyze::{Inputs, InputsError};
 use runlet::diag::render_text;
 use runlet::registry::{Registry, RegistryOptions};
 
+use runlet::value::parse_json_document;
+use runlet_mcp::McpClient;
+
 use crate::failure::Failure;
-use crate::files::{FileKind, read_text};
+use crate::files::{FileKind, SourceFile, read_text};
+
+/// How deep the registry file laid over the servers' tools may nest.
+const MAX_FILE_DEPTH: usize = 128;
 
 /// Loads the registry file at `path`, or an empty registry without one. Registry errors are
 /// diagnostics about the registry file; warnings go to stderr.
@@ -18,19 +25,62 @@ pub fn load_registry(path: Option<&Path>) -> Result<Registry, Failure> {
     };
     let file = read_text(path, FileKind::Registry)?;
     match Registry::from_json_str(&file.text, &RegistryOptions::default()) {
-        Ok(loaded) => {
-            if !loaded.warnings.is_empty() {
-                let diagnostics: Vec<_> =
-                    loaded.warnings.iter().map(|w| w.to_diagnostic(&file.text)).collect();
-                eprint!("{}", render_text(&file.text, &file.display_name(), &diagnostics));
-            }
-            Ok(loaded.registry)
-        }
+        Ok(loaded) => Ok(warned(&file, loaded)),
         Err(error) => {
             let diagnostics = error.diagnostics(&file.text);
             Err(Failure::in_file(FileKind::Registry.what(), file, diagnostics))
         }
     }
+}
+
+/// The registry a program runs against: the tools of the attached servers (with their
+/// `mcp_servers` record) and the registry file at `path` laid over them, or the file alone
+/// without servers.
+pub fn load_registry_with(path: Option<&Path>, servers: Option<&McpClient>) -> Result<Registry, Failure> {
+    let Some(servers) = servers else { return load_registry(path) };
+    let file = registry_document(path, servers)?;
+    match Registry::from_json_str(&file.text, &RegistryOptions::default()) {
+        Ok(loaded) => Ok(warned(&file, loaded)),
+        Err(error) => {
+            let diagnostics = error.diagnostics(&file.text);
+            Err(Failure::in_file("the registry of the MCP servers", file, diagnostics))
+        }
+    }
+}
+
+/// The registry file of the servers' tools with the file at `path` laid over them, as text.
+pub fn registry_document(path: Option<&Path>, servers: &McpClient) -> Result<SourceFile, Failure> {
+    let host = match path {
+        None => None,
+        Some(path) => {
+            let file = read_text(path, FileKind::Registry)?;
+            let json = parse_json_document(&file.text, MAX_FILE_DEPTH).map_err(|error| {
+                let message = format!("the registry file is not valid JSON: {}", error.describe(&file.text));
+                Failure::new(
+                    runlet::diag::codes::REGISTRY_NOT_JSON,
+                    format!("`{}`: {message}", file.display_name()),
+                )
+            })?;
+            Some(json)
+        }
+    };
+    let mut document = servers.registry_document(host.as_ref());
+    document["mcp_servers"] = servers.servers_json();
+    let text = serde_json::to_string_pretty(&document).expect("a registry document serializes");
+    let name = path.map_or_else(
+        || "(the MCP servers' tools)".to_owned(),
+        |p| format!("(the MCP servers' tools and {})", p.display()),
+    );
+    Ok(SourceFile { path: PathBuf::from(name), text })
+}
+
+/// The registry of `loaded`, after printing its warnings about `file` on stderr.
+fn warned(file: &SourceFile, loaded: runlet::registry::LoadedRegistry) -> Registry {
+    if !loaded.warnings.is_empty() {
+        let diagnostics: Vec<_> = loaded.warnings.iter().map(|w| w.to_diagnostic(&file.text)).collect();
+        eprint!("{}", render_text(&file.text, &file.display_name(), &diagnostics));
+    }
+    loaded.registry
 }
 
 /// Reads `--inputs`: a JSON object of host input names to values (`Inputs::from_json`, which

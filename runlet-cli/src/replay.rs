@@ -43,7 +43,8 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
             false
         }
     };
-    let Some(finished) = compile_and_run(&args.program, replay.clone(), replay.clone(), checked)? else {
+    let Some(finished) = compile_and_run(&args.program, None, replay.clone(), replay.clone(), checked)?
+    else {
         return Ok(ExitCode::from(1));
     };
     let mismatches = replay.mismatches_under_key(&finished.digest_key);

@@ -1,4 +1,4 @@
-//! `runlet resume RUN_ID --journal J --tools T.json [--events OUT.jsonl] [--format json]`:
+//! `runlet resume RUN_ID --journal J --tools T.json | --mcp … [--events OUT.jsonl] [--format json]`:
 //! continues an interrupted run from its journal. The program, registry, inputs, limits and
 //! digest key id come from the run header; finished calls are not dispatched again. A run whose
 //! uncertain operations are unresolved ends at once (exit 1, `RL6109`, each one listed) and
@@ -15,8 +15,9 @@ use serde_json::json;
 use crate::events::EventsFile;
 use crate::failure::{Failure, Shape};
 use crate::follow::{Followed, follow};
+use crate::mcp::McpArgs;
 use crate::report::Format;
-use crate::run::{load_fixtures, report};
+use crate::run::{report, tools_of};
 use crate::runs::uncertain_json;
 use crate::stored::{JournalArgs, OpenJournal};
 
@@ -26,9 +27,12 @@ pub struct Args {
     run_id: String,
     #[command(flatten)]
     journal: JournalArgs,
-    /// The tool fixture file that answers the calls the run still makes.
+    /// The tool fixture file that answers the calls the run still makes (beside MCP servers:
+    /// the calls of the tools it scripts).
     #[arg(long)]
-    tools: PathBuf,
+    tools: Option<PathBuf>,
+    #[command(flatten)]
+    mcp: McpArgs,
     /// Write the run's events to this file, all of them from its first, the new ones as they
     /// happen.
     #[arg(long, value_name = "OUT.jsonl")]
@@ -42,7 +46,17 @@ pub fn run(args: &Args) -> ExitCode {
 }
 
 fn execute(args: &Args) -> Result<ExitCode, Failure> {
-    let executor = load_fixtures(&args.tools)?;
+    let servers = args.mcp.attach()?;
+    let resumed = resume_with(args, servers.as_ref());
+    if let Some(servers) = servers {
+        servers.shutdown();
+    }
+    resumed
+}
+
+/// Resumes the run with the fixtures and servers of `args`; the registry is the run header's.
+fn resume_with(args: &Args, servers: Option<&runlet_mcp::McpClient>) -> Result<ExitCode, Failure> {
+    let executor = tools_of(args.tools.as_deref(), servers, "resume")?;
     let events = args.events.as_deref().map(EventsFile::create).transpose()?;
     let journal = OpenJournal::open(&args.journal)?;
     let run = RunId::new(args.run_id.as_str());

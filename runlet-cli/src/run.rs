@@ -1,23 +1,27 @@
-//! `runlet run FILE --registry R.json --tools T.json [--inputs I.json] [--input NAME=JSON]…
+//! `runlet run FILE --registry R.json --tools T.json | --mcp … [--inputs I.json] [--input NAME=JSON]…
 //! [--limit KEY=N]… [--journal memory|sqlite:PATH] [--durability full|normal] [--events OUT.jsonl]
 //! [--record TRANSCRIPT.json] [--digest-key-file PATH] [--format text|json]`: compiles the
-//! program and runs it with the scripted tools of a fixture file, optionally writing its events
+//! program and runs it with the scripted tools of a fixture file and/or the tools of MCP servers
+//! (`--mcp`, `--mcp-config`; `--registry` then optional and laid over them), optionally writing its events
 //! and recording a tool transcript. With an SQLite journal the run id comes first on stderr
 //! (`run r-…`), for `runlet runs`, `resume`, `resolve` and `cancel`. Output paths are checked
 //! before anything runs. Exit 0 when it succeeds, 1 on a compile error or a failed or cancelled
 //! run, 2 on usage or I/O. `runlet graph` takes the same options.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use runlet::analyze::WorkflowIdentity;
+use runlet::diag::codes;
 use runlet::engine::{Outcome, RunError, Sampler, SystemSampler, ToolExecutor};
 use runlet::journal::RunId;
 use runlet::observe::RunObserver;
 use runlet::runtime::Runtime;
-use runlet::scripted::{RecordingExecutor, ScriptedExecutor};
+use runlet::scripted::{RecordingExecutor, ScriptedExecutor, ToolFixtures};
 use runlet::value::{Value, to_presentation_json};
+use runlet_mcp::McpClient;
 
 use crate::events::EventsFile;
 use crate::failure::{Failure, Shape};
@@ -25,8 +29,9 @@ use crate::files::{FileKind, read_text};
 use crate::follow::{Followed, follow};
 use crate::journal_spec::{DurabilityArg, JournalSpec};
 use crate::limits::parse_limits;
+use crate::mcp::{McpArgs, Routed, no_tools};
 use crate::output::{unwritable, write_file};
-use crate::registry::{load_inputs, load_registry};
+use crate::registry::{load_inputs, load_registry_with};
 use crate::report::{Format, print_diagnostics, print_run_diagnostics};
 
 /// How many events the `--events` subscription may hold before the file takes them: without
@@ -39,9 +44,10 @@ const EVENTS_QUEUE: usize = 1 << 32;
 pub struct ProgramArgs {
     /// The Runlet source file.
     file: PathBuf,
-    /// The registry file (tools and host input schemas).
+    /// The registry file (tools and host input schemas). With MCP servers it is optional and
+    /// overrides what it names of their tools.
     #[arg(long)]
-    registry: PathBuf,
+    registry: Option<PathBuf>,
     /// A JSON object of host input names to values.
     #[arg(long)]
     inputs: Option<PathBuf>,
@@ -76,9 +82,12 @@ pub struct ProgramArgs {
 pub struct Args {
     #[command(flatten)]
     program: ProgramArgs,
-    /// The tool fixture file that answers the program's calls.
+    /// The tool fixture file that answers the program's calls (beside MCP servers: the calls
+    /// of the tools it scripts).
     #[arg(long)]
-    tools: PathBuf,
+    tools: Option<PathBuf>,
+    #[command(flatten)]
+    mcp: McpArgs,
     /// Write the run's tool transcript to this file, for `runlet replay`.
     #[arg(long, value_name = "TRANSCRIPT.json")]
     record: Option<PathBuf>,
@@ -98,18 +107,52 @@ pub fn run(args: &Args) -> ExitCode {
     }
 }
 
-/// Runs the program of `args` with its scripted tools, recording the transcript when asked;
-/// `None` when it did not compile (reported, exit status 1).
+/// Runs the program of `args` with its scripted tools and MCP servers, recording the transcript
+/// when asked; `None` when it did not compile (reported, exit status 1). The servers are shut
+/// down when the run has ended.
 pub fn execute(args: &Args) -> Result<Option<Finished>, Failure> {
-    let scripted = load_fixtures(&args.tools)?;
     if let Some(path) = &args.record {
         check_writable(path)?;
     }
+    let servers = args.mcp.attach()?;
+    let tools = tools_of(args.tools.as_deref(), servers.as_ref(), "run")?;
+    let finished = record_and_run(args, tools, servers.as_ref());
+    if let Some(servers) = servers {
+        servers.shutdown();
+    }
+    finished
+}
+
+/// The executor of a run: the fixtures of `--tools`, the MCP servers, or both (fixtures win
+/// for the tools they script).
+pub fn tools_of(
+    fixtures: Option<&Path>,
+    servers: Option<&McpClient>,
+    command: &str,
+) -> Result<Arc<dyn ToolExecutor>, Failure> {
+    match (fixtures, servers) {
+        (None, None) => Err(no_tools(command)),
+        (Some(path), None) => load_fixtures(path),
+        (None, Some(servers)) => Ok(Arc::new(servers.executor())),
+        (Some(path), Some(servers)) => {
+            let (scripted, names) = load_fixtures_named(path)?;
+            Ok(Arc::new(Routed::new(scripted, names, Arc::new(servers.executor()))))
+        }
+    }
+}
+
+fn record_and_run(
+    args: &Args,
+    tools: Arc<dyn ToolExecutor>,
+    servers: Option<&McpClient>,
+) -> Result<Option<Finished>, Failure> {
     let Some(path) = &args.record else {
-        return compile_and_run(&args.program, scripted, Arc::new(SystemSampler), |_| true);
+        return compile_and_run(&args.program, servers, tools, Arc::new(SystemSampler), |_| true);
     };
-    let recorder = Arc::new(RecordingExecutor::new(scripted));
-    let Some(finished) = compile_and_run(&args.program, recorder.clone(), recorder.clone(), |_| true)? else {
+    let recorder = Arc::new(RecordingExecutor::new(tools));
+    let Some(finished) =
+        compile_and_run(&args.program, servers, recorder.clone(), recorder.clone(), |_| true)?
+    else {
         return Ok(None);
     };
     let text = recorder.transcript(finished.workflow.clone()).to_json().map_err(|error| {
@@ -121,10 +164,18 @@ pub fn execute(args: &Args) -> Result<Option<Finished>, Failure> {
 
 /// The scripted tools of the fixture file at `path`.
 pub fn load_fixtures(path: &Path) -> Result<Arc<dyn ToolExecutor>, Failure> {
-    let fixtures = read_text(path, FileKind::Fixtures)?;
-    match ScriptedExecutor::from_json_str(&fixtures.text) {
-        Ok(scripted) => Ok(Arc::new(scripted)),
-        Err(error) => Err(Failure::in_file(FileKind::Fixtures.what(), fixtures, error.diagnostics)),
+    load_fixtures_named(path).map(|(scripted, _)| scripted)
+}
+
+/// The scripted tools of the fixture file at `path`, and the names of the tools it scripts.
+fn load_fixtures_named(path: &Path) -> Result<(Arc<dyn ToolExecutor>, BTreeSet<String>), Failure> {
+    let file = read_text(path, FileKind::Fixtures)?;
+    match ToolFixtures::from_json_str(&file.text) {
+        Ok(fixtures) => {
+            let names = fixtures.tools().map(|(name, _)| name.to_string()).collect();
+            Ok((Arc::new(ScriptedExecutor::new(fixtures)), names))
+        }
+        Err(error) => Err(Failure::in_file(FileKind::Fixtures.what(), file, error.diagnostics)),
     }
 }
 
@@ -145,12 +196,16 @@ pub struct Finished {
 /// [`Failure`]s (exit 2).
 pub fn compile_and_run(
     args: &ProgramArgs,
+    servers: Option<&McpClient>,
     executor: Arc<dyn ToolExecutor>,
     sampler: Arc<dyn Sampler>,
     check: impl FnOnce(&WorkflowIdentity) -> bool,
 ) -> Result<Option<Finished>, Failure> {
     let file = read_text(&args.file, FileKind::Source)?;
-    let registry = load_registry(Some(&args.registry))?;
+    if args.registry.is_none() && servers.is_none() {
+        return Err(Failure::new(codes::INVALID_ARGUMENT, "`--registry FILE` is required without `--mcp`"));
+    }
+    let registry = load_registry_with(args.registry.as_deref(), servers)?;
     let mut inputs = load_inputs(args.inputs.as_deref(), &registry)?;
     for assignment in &args.input {
         inputs

@@ -22,11 +22,14 @@ const FORMAT: &str = "runlet.registry/1";
 /// arena. A `ref` node names a definition by its position in `definitions`. Tools carry their
 /// name, parameters (name, schema, optional), input object, output, execution class, schema
 /// version and errors (code, retryable). Free text (descriptions, titles, examples) is left out:
-/// it changes nothing that compiles or runs.
+/// it changes nothing that compiles or runs. A registry of MCP servers' tools adds
+/// `mcp_servers` (the registry file's object as given: each server's protocol version and
+/// implementation), so the same tools from another server version are another registry.
 pub(super) fn canonical_form(
     arena: &SchemaArena,
     tools: &[ToolDescriptor],
     inputs: &BTreeMap<String, HostInput>,
+    mcp_servers: Option<&Value>,
 ) -> Value {
     let mut table = Table {
         arena,
@@ -45,13 +48,15 @@ pub(super) fn canonical_form(
             None => Value::Null,
         });
     }
-    object([
+    let mut form = vec![
         ("definitions", list(definitions)),
         ("format", Value::from(FORMAT)),
         ("inputs", object_of(inputs)),
         ("schemas", list(table.nodes)),
         ("tools", list(tools)),
-    ])
+    ];
+    form.extend(mcp_servers.map(|servers| ("mcp_servers", servers.clone())));
+    object(form)
 }
 
 struct Table<'a> {

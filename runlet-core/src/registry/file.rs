@@ -14,8 +14,10 @@ use crate::value::{JsonError, JsonErrorKind, parse_json_document};
 /// How deep arrays and objects of a registry file nest at most (`serde_json`'s own limit).
 const MAX_FILE_DEPTH: usize = 128;
 
-/// Top-level fields. `nextCursor` and `_meta` are MCP's and are accepted and not used.
-const FILE_FIELDS: &[&str] = &["tools", "inputs", "resource_groups", "prelude", "nextCursor", "_meta"];
+/// Top-level fields. `nextCursor` and `_meta` are MCP's and are accepted and not used;
+/// `mcp_servers` records the MCP servers the tools come from.
+const FILE_FIELDS: &[&str] =
+    &["tools", "inputs", "resource_groups", "prelude", "mcp_servers", "nextCursor", "_meta"];
 
 impl Registry {
     /// Loads a registry file's text. Findings carry JSON paths; turn them into diagnostics
@@ -40,6 +42,9 @@ impl Registry {
         let mut builder = RegistryBuilder::new(*options);
         if let Some(prelude) = prelude_field(json, &mut issues) {
             builder.prelude(prelude);
+        }
+        if let Some(servers) = mcp_servers(json, &mut issues) {
+            builder.mcp_servers(servers);
         }
         builder.extend_issues(issues);
         for (name, cap) in groups {
@@ -108,6 +113,32 @@ fn prelude_field(json: &Value, issues: &mut Vec<RegistryIssue>) -> Option<Prelud
         );
     }
     chosen
+}
+
+/// The `mcp_servers` object: server name → `{protocol_version, implementation?: {name,
+/// version}}`, as a value for the digest.
+fn mcp_servers(json: &Value, issues: &mut Vec<RegistryIssue>) -> Option<crate::value::Value> {
+    let servers = json.get("mcp_servers")?;
+    let path = JsonPath::root().key("mcp_servers");
+    let well_formed = servers.as_object().is_some_and(|servers| {
+        servers.values().all(|server| {
+            server.get("protocol_version").is_some_and(Value::is_string)
+                && server.as_object().is_some_and(|fields| {
+                    fields.keys().all(|key| key == "protocol_version" || key == "implementation")
+                })
+                && server.get("implementation").is_none_or(|implementation| {
+                    ["name", "version"]
+                        .iter()
+                        .all(|key| implementation.get(key).is_some_and(Value::is_string))
+                })
+        })
+    });
+    let value = well_formed.then(|| crate::value::parse_json(&servers.to_string()).ok()).flatten();
+    if value.is_none() {
+        let message = "`mcp_servers` is an object of server names to `{\"protocol_version\": …, \"implementation\": {\"name\": …, \"version\": …}}`";
+        issues.push(RegistryIssue::error(codes::REGISTRY_BAD_FIELD, path, message));
+    }
+    value
 }
 
 /// The finding for registry text the strict reader rejected, at the problem's offset and path.

@@ -67,6 +67,8 @@ pub struct Registry {
     intrinsics: BTreeMap<ToolId, Intrinsic>,
     /// The registry file this registry was read from, which run headers retain (spec §5.5).
     file: Option<Arc<serde_json::Value>>,
+    /// The MCP servers the tools come from (`mcp_servers` of the registry file), in the digest.
+    mcp_servers: Option<Value>,
 }
 
 /// A registry that loaded, with the warnings found on the way.
@@ -155,7 +157,7 @@ impl Registry {
     /// The normalized descriptors as one canonical value (the layout is described at
     /// `schema::digest`), for pinning in run headers.
     pub fn canonical_form(&self) -> Value {
-        canonical_form(&self.schemas, &self.tools, &self.inputs)
+        canonical_form(&self.schemas, &self.tools, &self.inputs, self.mcp_servers.as_ref())
     }
 
     pub fn unsafe_tool_policy(&self) -> UnsafeToolPolicy {
@@ -194,6 +196,7 @@ pub struct RegistryBuilder {
     resource_groups: BTreeMap<String, u64>,
     issues: Vec<RegistryIssue>,
     prelude: Prelude,
+    mcp_servers: Option<Value>,
 }
 
 impl RegistryBuilder {
@@ -206,7 +209,14 @@ impl RegistryBuilder {
             resource_groups: BTreeMap::new(),
             issues: Vec::new(),
             prelude: Prelude::None,
+            mcp_servers: None,
         }
+    }
+
+    /// Records the MCP servers the tools come from (an object of server name → protocol
+    /// version and implementation); it enters the digest.
+    pub fn mcp_servers(&mut self, servers: Value) {
+        self.mcp_servers = Some(servers);
     }
 
     /// Offers the intrinsics of `prelude` next to the tools (docs/STDLIB.md). The prelude's
@@ -289,7 +299,7 @@ impl RegistryBuilder {
         let tools: Vec<ToolDescriptor> = self.tools.into_iter().map(|(tool, _)| tool).collect();
         let inputs: BTreeMap<String, HostInput> =
             self.inputs.into_iter().map(|(name, (input, _))| (name, input)).collect();
-        let digest = sha256(&canonical_form(&self.arena, &tools, &inputs));
+        let digest = sha256(&canonical_form(&self.arena, &tools, &inputs, self.mcp_servers.as_ref()));
         let registry = Registry {
             schemas: Arc::new(self.arena),
             tools,
@@ -301,6 +311,7 @@ impl RegistryBuilder {
             prelude: self.prelude,
             intrinsics,
             file: None,
+            mcp_servers: self.mcp_servers,
         };
         Ok(LoadedRegistry { registry, warnings: self.issues })
     }

@@ -107,4 +107,10 @@ declare_codes! {
     FILE_UNWRITABLE = 8506,
     /// `runlet explain` was asked about a code the catalogue does not have.
     UNKNOWN_DIAGNOSTIC_CODE = 8507,
+    /// A `--mcp` value or an entry of an `mcpServers` configuration is malformed.
+    MCP_SERVER_SPEC = 8601,
+    /// An MCP server could not be started or reached, or did not complete the handshake.
+    MCP_SERVER_START = 8602,
+    /// An MCP server's `tools/list` failed or answered something that is not a tool list.
+    MCP_TOOLS_LIST = 8603,
 }

@@ -1,0 +1,141 @@
+//! The MCP servers of a command (INTERFACES.md §4.2): `--mcp NAME=COMMAND…` / `--mcp NAME=URL`,
+//! `--mcp-config FILE`, which servers' annotations are trusted and the class of other tools;
+//! attaching them, the registry of their tools with `--registry` laid over it, and the executor
+//! that answers calls — with `--tools` fixtures winning for the tools they script.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use runlet::diag::codes;
+use runlet::engine::{ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput};
+use runlet::schema::ExecutionClass;
+use runlet_mcp::{ClassPolicy, McpClient, McpOptions, Progress, ServerSpec};
+
+use crate::failure::Failure;
+use crate::files::{FileKind, read_text};
+
+/// The class of MCP tools that neither the registry file nor trusted annotations classify.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum DefaultClass {
+    #[default]
+    Unsafe,
+    AtMostOnce,
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct McpArgs {
+    /// An MCP server: NAME=COMMAND [ARGS…] (stdio, split like shell words) or NAME=URL
+    /// (Streamable HTTP). Its tools are `NAME.<tool>`. Repeatable.
+    #[arg(long = "mcp", value_name = "NAME=COMMAND|URL")]
+    mcp: Vec<String>,
+    /// A `{"mcpServers": {NAME: {command, args, env} | {url, headers}}}` file, as other MCP
+    /// clients use.
+    #[arg(long = "mcp-config", value_name = "FILE")]
+    mcp_config: Option<PathBuf>,
+    /// Believe this server's tool annotations: `readOnlyHint` makes a tool pure,
+    /// `idempotentHint` idempotent. Repeatable.
+    #[arg(long = "mcp-trust", value_name = "NAME")]
+    trust: Vec<String>,
+    /// The execution class of MCP tools that the registry file does not classify and no
+    /// trusted annotation does.
+    #[arg(long = "mcp-default-class", value_enum, default_value_t)]
+    default_class: DefaultClass,
+    /// Refuse the servers when one of their tools does not import (instead of leaving it out
+    /// with a warning).
+    #[arg(long = "mcp-strict")]
+    strict: bool,
+}
+
+impl McpArgs {
+    pub fn is_empty(&self) -> bool {
+        self.mcp.is_empty() && self.mcp_config.is_none()
+    }
+
+    /// Starts the servers named (none: `None`) and imports their tools. Progress notifications
+    /// go to stderr.
+    pub fn attach(&self) -> Result<Option<McpClient>, Failure> {
+        if self.is_empty() {
+            return Ok(None);
+        }
+        let mut specs = Vec::new();
+        if let Some(path) = &self.mcp_config {
+            let file = read_text(path, FileKind::McpConfig)?;
+            let configured = ServerSpec::parse_config(&file.text).map_err(|error| {
+                Failure::new(error.code, format!("`{}`: {}", file.display_name(), error.message))
+            })?;
+            specs.extend(configured);
+        }
+        for flag in &self.mcp {
+            specs
+                .push(ServerSpec::parse_flag(flag).map_err(|error| Failure::new(error.code, error.message))?);
+        }
+        let default = match self.default_class {
+            DefaultClass::Unsafe => ExecutionClass::Unsafe,
+            DefaultClass::AtMostOnce => ExecutionClass::AtMostOnce,
+        };
+        let options = McpOptions {
+            classes: ClassPolicy { trusted: self.trust.clone(), default },
+            strict: self.strict,
+            progress: Some(Arc::new(print_progress)),
+            ..McpOptions::default()
+        };
+        let client =
+            McpClient::connect(&specs, &options).map_err(|error| Failure::new(error.code, error.message))?;
+        for warning in client.warnings() {
+            eprintln!("warning[{}]: {}", warning.code, warning.message);
+        }
+        Ok(Some(client))
+    }
+}
+
+fn print_progress(progress: &Progress) {
+    let total = progress.total.map(|total| format!("/{total}")).unwrap_or_default();
+    let message = progress.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default();
+    eprintln!(
+        "progress {} {}{total}{message} (operation {})",
+        progress.tool, progress.progress, progress.operation_id
+    );
+}
+
+/// Answers a call with the scripted fixtures when they script its tool, else with the MCP
+/// servers.
+pub struct Routed {
+    scripted: Arc<dyn ToolExecutor>,
+    scripted_tools: BTreeSet<String>,
+    servers: Arc<dyn ToolExecutor>,
+}
+
+impl Routed {
+    pub fn new(
+        scripted: Arc<dyn ToolExecutor>,
+        scripted_tools: BTreeSet<String>,
+        servers: Arc<dyn ToolExecutor>,
+    ) -> Routed {
+        Routed { scripted, scripted_tools, servers }
+    }
+
+    fn route(&self, tool: &str) -> &Arc<dyn ToolExecutor> {
+        if self.scripted_tools.contains(tool) { &self.scripted } else { &self.servers }
+    }
+}
+
+#[async_trait]
+impl ToolExecutor for Routed {
+    fn capabilities(&self, tool: &str) -> ToolCapabilities {
+        self.route(tool).capabilities(tool)
+    }
+
+    async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+        self.route(&call.tool).dispatch(call).await
+    }
+}
+
+/// A command that takes tools from fixtures or servers but was given neither.
+pub fn no_tools(command: &str) -> Failure {
+    Failure::new(
+        codes::INVALID_ARGUMENT,
+        format!("`runlet {command}` needs `--tools FILE`, `--mcp …` or `--mcp-config FILE`"),
+    )
+}

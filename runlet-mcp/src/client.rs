@@ -1,0 +1,261 @@
+//! The attached servers of one host: connected at once (concurrently), their tools imported,
+//! the registry file a program is compiled against (the servers' tools with a host registry
+//! file laid over them), the executor that calls them, and the bounded shutdown of all.
+//!
+//! The client owns a small tokio runtime of its own, so the sessions outlive any one run and
+//! the engine's runtime needs nothing from it. Its blocking methods are called from outside an
+//! async context.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::join_all;
+use runlet::schema::RegistryIssue;
+use serde_json::{Map, Value, json};
+
+use crate::config::{ClassPolicy, ServerSpec};
+use crate::error::McpError;
+use crate::executor::McpExecutor;
+use crate::handler::ProgressListener;
+use crate::import::import_tools;
+use crate::session::{ServerIdentity, Session};
+use crate::stdio::Stopped;
+
+/// How servers are attached.
+#[derive(Clone)]
+pub struct McpOptions {
+    pub classes: ClassPolicy,
+    /// A tool that does not import fails the whole attach instead of being left out.
+    pub strict: bool,
+    /// How long a server has to start and complete the handshake.
+    pub startup_timeout: Duration,
+    /// How long a stdio server has to exit after its standard input closes, and again after
+    /// `SIGTERM`, before `SIGKILL`.
+    pub shutdown_grace: Duration,
+    /// Receives the servers' progress notifications.
+    pub progress: Option<ProgressListener>,
+}
+
+impl Default for McpOptions {
+    fn default() -> McpOptions {
+        McpOptions {
+            classes: ClassPolicy::default(),
+            strict: false,
+            startup_timeout: Duration::from_secs(30),
+            shutdown_grace: Duration::from_secs(2),
+            progress: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for McpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpOptions")
+            .field("classes", &self.classes)
+            .field("strict", &self.strict)
+            .field("startup_timeout", &self.startup_timeout)
+            .field("shutdown_grace", &self.shutdown_grace)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One attached server and what it contributed.
+struct Attached {
+    session: Arc<Session>,
+    entries: Vec<Value>,
+    names: Vec<(String, String)>,
+}
+
+/// Attached MCP servers.
+pub struct McpClient {
+    runtime: Option<tokio::runtime::Runtime>,
+    servers: Vec<Attached>,
+    warnings: Vec<RegistryIssue>,
+    grace: Duration,
+}
+
+impl std::fmt::Debug for McpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpClient").field("servers", &self.identities().collect::<Vec<_>>()).finish()
+    }
+}
+
+impl McpClient {
+    /// Connects every server of `specs` (concurrently) and imports its tools. Any server that
+    /// fails to start, or whose tools do not import, fails the whole attach; the servers already
+    /// started are shut down.
+    pub fn connect(specs: &[ServerSpec], options: &McpOptions) -> Result<McpClient, McpError> {
+        let mut names: Vec<&str> = specs.iter().map(|spec| spec.name.as_str()).collect();
+        names.sort_unstable();
+        if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
+            return Err(McpError::spec(format!("two MCP servers are named `{}`", pair[0])));
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("runlet-mcp")
+            .enable_all()
+            .build()
+            .map_err(|error| McpError::start("*", format!("no runtime for the MCP client: {error}")))?;
+        let connected = runtime.block_on(async {
+            let starts = specs.iter().map(|spec| async move {
+                let session =
+                    Session::connect(spec, options.progress.clone(), options.startup_timeout).await?;
+                let tools = session.list_tools().await;
+                Ok::<_, McpError>((session, tools))
+            });
+            let mut connected = Vec::new();
+            let mut first_error = None;
+            for result in join_all(starts).await {
+                match result {
+                    Ok((session, Ok(tools))) => connected.push((session, tools)),
+                    Ok((session, Err(error))) => {
+                        first_error.get_or_insert(error);
+                        session.shutdown(options.shutdown_grace).await;
+                    }
+                    Err(error) => {
+                        first_error.get_or_insert(error);
+                    }
+                }
+            }
+            if let Some(error) = first_error {
+                for (session, _) in &connected {
+                    session.shutdown(options.shutdown_grace).await;
+                }
+                return Err(error);
+            }
+            Ok(connected)
+        })?;
+        let mut client = McpClient {
+            runtime: Some(runtime),
+            servers: Vec::new(),
+            warnings: Vec::new(),
+            grace: options.shutdown_grace,
+        };
+        let mut errors = Vec::new();
+        for (session, tools) in connected {
+            let imported = import_tools(&session.spec.name, &tools, &options.classes, options.strict);
+            errors.extend(imported.errors);
+            client.warnings.extend(imported.warnings);
+            client.servers.push(Attached {
+                session: Arc::new(session),
+                entries: imported.entries,
+                names: imported.names,
+            });
+        }
+        if let Some(first) = errors.first() {
+            let code = first.code;
+            let message = errors.iter().map(|issue| issue.message.as_str()).collect::<Vec<_>>().join("; ");
+            client.shutdown();
+            return Err(McpError::new(code, message));
+        }
+        Ok(client)
+    }
+
+    /// What the handshake established about each server, in name order.
+    pub fn identities(&self) -> impl Iterator<Item = &ServerIdentity> {
+        self.servers.iter().map(|server| &server.session.identity)
+    }
+
+    /// The tools left out on import, and why.
+    pub fn warnings(&self) -> &[RegistryIssue] {
+        &self.warnings
+    }
+
+    /// The registry file (INTERFACES.md §2) of the servers' tools with `host` laid over it: a
+    /// tool the host file names replaces the fields it gives of the server's entry (its
+    /// `execution` overrides the class, say), and its other tools, `inputs`, `resource_groups`
+    /// and `prelude` are added.
+    pub fn registry_document(&self, host: Option<&Value>) -> Value {
+        let mut tools: BTreeMap<String, Value> = BTreeMap::new();
+        for entry in self.servers.iter().flat_map(|server| &server.entries) {
+            tools.insert(name_of(entry), entry.clone());
+        }
+        let mut document = Map::new();
+        if let Some(Value::Object(host)) = host {
+            for (key, value) in host {
+                if key != "tools" {
+                    document.insert(key.clone(), value.clone());
+                }
+            }
+            for entry in host.get("tools").and_then(Value::as_array).into_iter().flatten() {
+                match (tools.get_mut(&name_of(entry)), entry) {
+                    (Some(Value::Object(ours)), Value::Object(theirs)) => {
+                        ours.extend(theirs.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    }
+                    _ => {
+                        tools.insert(name_of(entry), entry.clone());
+                    }
+                }
+            }
+        }
+        document.insert("tools".into(), Value::Array(tools.into_values().collect()));
+        Value::Object(document)
+    }
+
+    /// The servers as the registry document records them (`mcp_servers`): name, protocol
+    /// version and implementation of each.
+    pub fn servers_json(&self) -> Value {
+        let servers: Map<String, Value> = self
+            .identities()
+            .map(|identity| {
+                let mut server = json!({"protocol_version": identity.protocol_version});
+                if let Some((name, version)) = &identity.implementation {
+                    server["implementation"] = json!({"name": name, "version": version});
+                }
+                (identity.name.clone(), server)
+            })
+            .collect();
+        Value::Object(servers)
+    }
+
+    /// The executor answering calls of every imported tool.
+    pub fn executor(&self) -> McpExecutor {
+        let tools = self
+            .servers
+            .iter()
+            .flat_map(|server| {
+                server
+                    .names
+                    .iter()
+                    .map(|(name, original)| (name.clone(), (server.session.clone(), original.clone())))
+            })
+            .collect();
+        McpExecutor::new(tools, self.handle())
+    }
+
+    fn handle(&self) -> tokio::runtime::Handle {
+        self.runtime.as_ref().expect("a client has its runtime until it shuts down").handle().clone()
+    }
+
+    /// Ends every session (stdio servers: standard input closed, then `SIGTERM`, then
+    /// `SIGKILL` of their process group, each after the grace period) and reports how each
+    /// stdio server stopped.
+    pub fn shutdown(mut self) -> Vec<(String, Stopped)> {
+        self.stop()
+    }
+
+    fn stop(&mut self) -> Vec<(String, Stopped)> {
+        let Some(runtime) = self.runtime.take() else { return Vec::new() };
+        let grace = self.grace;
+        let sessions: Vec<Arc<Session>> = self.servers.iter().map(|server| server.session.clone()).collect();
+        let stopped = runtime.block_on(async move {
+            let stops = sessions.iter().map(|session| async move {
+                session.shutdown(grace).await.map(|stopped| (session.spec.name.clone(), stopped))
+            });
+            join_all(stops).await.into_iter().flatten().collect()
+        });
+        runtime.shutdown_timeout(grace);
+        stopped
+    }
+}
+
+impl Drop for McpClient {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn name_of(entry: &Value) -> String {
+    entry.get("name").and_then(Value::as_str).unwrap_or_default().to_owned()
+}

@@ -1,0 +1,34 @@
+//! The errors of attaching MCP servers, each with its stable `RL` code: a malformed server
+//! specification (`RL8601`), a server that does not start or answer (`RL8602`), a failed
+//! `tools/list` (`RL8603`), and registry findings about the imported tools.
+
+use runlet::diag::{Code, codes};
+
+/// A host-side failure of the MCP client, before any program runs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct McpError {
+    pub code: Code,
+    pub message: String,
+}
+
+impl McpError {
+    pub fn new(code: Code, message: impl Into<String>) -> McpError {
+        McpError { code, message: message.into() }
+    }
+
+    pub(crate) fn spec(message: String) -> McpError {
+        McpError::new(codes::MCP_SERVER_SPEC, message)
+    }
+
+    pub(crate) fn start(server: &str, why: impl std::fmt::Display) -> McpError {
+        McpError::new(codes::MCP_SERVER_START, format!("the MCP server `{server}` did not start: {why}"))
+    }
+
+    pub(crate) fn tools_list(server: &str, why: impl std::fmt::Display) -> McpError {
+        McpError::new(
+            codes::MCP_TOOLS_LIST,
+            format!("`tools/list` of the MCP server `{server}` failed: {why}"),
+        )
+    }
+}

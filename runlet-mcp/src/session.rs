@@ -1,0 +1,176 @@
+//! One live MCP session: connecting over stdio or Streamable HTTP, the handshake (whose
+//! negotiated protocol version and server identity are kept), the paged `tools/list`, and the
+//! bounded shutdown of the server.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+use crate::config::{ServerSpec, TransportSpec};
+use crate::error::McpError;
+use crate::handler::{Handler, ProgressListener, ProgressRoutes};
+use crate::stdio::{ServerProcess, Stopped};
+
+/// What the handshake established about a server; it enters the registry digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerIdentity {
+    /// The namespace its tools are under.
+    pub name: String,
+    /// The protocol version both sides agreed on, such as `2025-11-25`.
+    pub protocol_version: String,
+    /// The server's `serverInfo` name and version, when it gave them.
+    pub implementation: Option<(String, String)>,
+}
+
+/// A connected server.
+pub(crate) struct Session {
+    pub spec: ServerSpec,
+    pub identity: ServerIdentity,
+    pub peer: Peer<RoleClient>,
+    pub routes: ProgressRoutes,
+    service: Mutex<Option<RunningService<RoleClient, Handler>>>,
+    process: Mutex<Option<ServerProcess>>,
+}
+
+/// The lifecycle Runlet asks for: the current protocol first, the handshake of 2025-11-25 that
+/// the reference servers speak when the server does not know it.
+fn lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Initialize
+}
+
+impl Session {
+    /// Starts or reaches the server of `spec` and completes the handshake within `startup`.
+    pub(crate) async fn connect(
+        spec: &ServerSpec,
+        listener: Option<ProgressListener>,
+        startup: Duration,
+    ) -> Result<Session, McpError> {
+        let routes = ProgressRoutes::new(listener);
+        let handler = Handler { progress: routes.clone() };
+        let name = spec.name.as_str();
+        let (service, process) = match &spec.transport {
+            TransportSpec::Stdio { command, args, env } => {
+                let (mut process, stdout, stdin) = ServerProcess::spawn(name, command, args, env)?;
+                match handshake(name, startup, handler.serve_with_lifecycle((stdout, stdin), lifecycle()))
+                    .await
+                {
+                    Ok(service) => (service, Some(process)),
+                    Err(error) => {
+                        let exited = process.exited();
+                        let tail = process.stderr_tail();
+                        let _ = process.shutdown(Duration::from_millis(200)).await;
+                        return Err(with_process_facts(error, exited, &tail));
+                    }
+                }
+            }
+            TransportSpec::Http { url, headers } => {
+                let mut custom = HashMap::new();
+                for (key, value) in headers {
+                    let header = http::HeaderName::try_from(key.as_str()).map_err(|e| {
+                        McpError::start(name, format!("the header name `{key}` is invalid: {e}"))
+                    })?;
+                    let value = http::HeaderValue::try_from(value.as_str()).map_err(|e| {
+                        McpError::start(name, format!("the value of header `{key}` is invalid: {e}"))
+                    })?;
+                    custom.insert(header, value);
+                }
+                let config =
+                    StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
+                let transport = StreamableHttpClientTransport::from_config(config);
+                (handshake(name, startup, handler.serve_with_lifecycle(transport, lifecycle())).await?, None)
+            }
+        };
+        let info = service.peer().peer_info();
+        let identity = ServerIdentity {
+            name: name.to_owned(),
+            protocol_version: info.as_ref().map_or_else(
+                || ProtocolVersion::default().to_string(),
+                |info| info.protocol_version.to_string(),
+            ),
+            implementation: info
+                .as_ref()
+                .and_then(|info| info.server_info.as_ref())
+                .map(|server| (server.name.clone(), server.version.clone())),
+        };
+        Ok(Session {
+            spec: spec.clone(),
+            identity,
+            peer: service.peer().clone(),
+            routes,
+            service: Mutex::new(Some(service)),
+            process: Mutex::new(process),
+        })
+    }
+
+    /// Every tool the server lists, following `nextCursor` to the last page, as the JSON of
+    /// MCP's `Tool` objects.
+    pub(crate) async fn list_tools(&self) -> Result<Vec<serde_json::Value>, McpError> {
+        let name = &self.spec.name;
+        let tools = self.peer.list_all_tools().await.map_err(|error| McpError::tools_list(name, error))?;
+        tools
+            .iter()
+            .map(|tool| serde_json::to_value(tool).map_err(|error| McpError::tools_list(name, error)))
+            .collect()
+    }
+
+    /// Why the server cannot be reached any more: how its process ended and the last lines of
+    /// its standard error, for stdio servers; `None` while it looks alive.
+    pub(crate) fn gone(&self) -> Option<String> {
+        let mut process = self.process.lock();
+        let Some(process) = process.as_mut() else {
+            return self.peer.is_transport_closed().then(|| "its connection closed".to_owned());
+        };
+        let status = process.exited()?;
+        let tail = process.stderr_tail();
+        Some(if tail.is_empty() {
+            format!("its process exited ({status})")
+        } else {
+            format!("its process exited ({status}); its last standard error:\n{tail}")
+        })
+    }
+
+    /// Ends the session: the transport closes (for stdio, the server's standard input), then
+    /// the process gets `grace` to exit before `SIGTERM` and, after as long again, `SIGKILL`.
+    pub(crate) async fn shutdown(&self, grace: Duration) -> Option<Stopped> {
+        let service = self.service.lock().take();
+        if let Some(service) = service {
+            let _ = service.cancel().await;
+        }
+        let process = self.process.lock().take();
+        match process {
+            Some(process) => Some(process.shutdown(grace).await),
+            None => None,
+        }
+    }
+}
+
+async fn handshake<F, E>(
+    name: &str,
+    startup: Duration,
+    start: F,
+) -> Result<RunningService<RoleClient, Handler>, McpError>
+where
+    F: Future<Output = Result<RunningService<RoleClient, Handler>, E>>,
+    E: std::fmt::Display,
+{
+    match tokio::time::timeout(startup, start).await {
+        Ok(Ok(service)) => Ok(service),
+        Ok(Err(error)) => Err(McpError::start(name, format!("the handshake failed: {error}"))),
+        Err(_) => Err(McpError::start(name, format!("no handshake within {} ms", startup.as_millis()))),
+    }
+}
+
+fn with_process_facts(mut error: McpError, exited: Option<String>, tail: &str) -> McpError {
+    if let Some(status) = exited {
+        error.message.push_str(&format!("; its process exited ({status})"));
+    }
+    if !tail.is_empty() {
+        error.message.push_str(&format!("; its last standard error:\n{tail}"));
+    }
+    error
+}

@@ -1,0 +1,125 @@
+//! The process of a stdio server: started in a process group of its own with piped standard
+//! streams, its standard error kept as a short tail for error messages, and a bounded shutdown —
+//! standard input closed, a grace period, `SIGTERM` to the group, another, then `SIGKILL`.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use crate::error::McpError;
+
+/// How many lines of a server's standard error are kept for messages.
+const STDERR_LINES: usize = 20;
+
+/// A running stdio server process.
+#[derive(Debug)]
+pub(crate) struct ServerProcess {
+    child: Child,
+    /// The process group the server and its children are in (the child's own pid).
+    group: Option<i32>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+}
+
+/// How a server process ended at shutdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// It exited by itself once its standard input closed (or had exited before).
+    Exited,
+    /// It needed `SIGTERM`.
+    Terminated,
+    /// It needed `SIGKILL`.
+    Killed,
+}
+
+impl ServerProcess {
+    /// Starts `command args…` with `env` added to this process's environment; returns the process
+    /// and the server's standard output and input, for the transport.
+    pub(crate) fn spawn(
+        server: &str,
+        command: &str,
+        args: &[String],
+        env: &BTreeMap<String, String>,
+    ) -> Result<(ServerProcess, ChildStdout, ChildStdin), McpError> {
+        let mut child = Command::new(command)
+            .args(args)
+            .envs(env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|error| McpError::start(server, format!("`{command}` cannot be started: {error}")))?;
+        let group = child.id().and_then(|pid| i32::try_from(pid).ok());
+        let (Some(stdout), Some(stdin), Some(stderr)) =
+            (child.stdout.take(), child.stdin.take(), child.stderr.take())
+        else {
+            unreachable!("all three streams were asked to be piped")
+        };
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let kept = tail.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let mut kept = kept.lock();
+                if kept.len() == STDERR_LINES {
+                    kept.pop_front();
+                }
+                kept.push_back(line);
+            }
+        });
+        Ok((ServerProcess { child, group, stderr: tail }, stdout, stdin))
+    }
+
+    /// The last lines the server wrote to its standard error, joined.
+    pub(crate) fn stderr_tail(&self) -> String {
+        self.stderr.lock().iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+
+    /// How the process ended, if it has.
+    pub(crate) fn exited(&mut self) -> Option<String> {
+        self.child.try_wait().ok().flatten().map(|status| status.to_string())
+    }
+
+    /// Stops the process whose standard input the caller has closed: waits `grace` for it to
+    /// exit, then signals its group with `SIGTERM`, waits `grace` again, then `SIGKILL`.
+    pub(crate) async fn shutdown(mut self, grace: Duration) -> Stopped {
+        if self.wait(grace).await {
+            return Stopped::Exited;
+        }
+        self.signal(libc::SIGTERM);
+        if self.wait(grace).await {
+            return Stopped::Terminated;
+        }
+        self.signal(libc::SIGKILL);
+        let _ = self.child.wait().await;
+        Stopped::Killed
+    }
+
+    async fn wait(&mut self, grace: Duration) -> bool {
+        tokio::time::timeout(grace, self.child.wait()).await.is_ok()
+    }
+
+    fn signal(&self, signal: libc::c_int) {
+        if let Some(group) = self.group {
+            // SAFETY: `killpg` only sends a signal; the group is the one the child leads.
+            unsafe {
+                libc::killpg(group, signal);
+            }
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    /// A process not shut down (the client dropped without `shutdown`) is killed with its group.
+    fn drop(&mut self) {
+        if self.exited().is_none() {
+            self.signal(libc::SIGKILL);
+        }
+    }
+}
