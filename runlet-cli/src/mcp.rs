@@ -59,6 +59,7 @@ impl McpArgs {
         if self.is_empty() {
             return Ok(None);
         }
+        ignore_sigpipe();
         let mut specs = Vec::new();
         if let Some(path) = &self.mcp_config {
             let file = read_text(path, FileKind::McpConfig)?;
@@ -87,6 +88,16 @@ impl McpArgs {
             eprintln!("warning[{}]: {}", warning.code, warning.message);
         }
         Ok(Some(client))
+    }
+}
+
+/// A stdio server that exits closes the pipe Runlet writes its requests to; the write must fail
+/// (and the call with it), not end this process with `SIGPIPE`, whose default `main` restores.
+fn ignore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to "ignore" has no other effect on the process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
 }
 

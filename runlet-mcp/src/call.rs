@@ -44,7 +44,7 @@ pub(crate) async fn call_tool(
     let options = PeerRequestOptions::no_options().with_meta(meta(call).into());
     let handle = match session.peer.send_cancellable_request(request, options).await {
         Ok(handle) => handle,
-        Err(error) => return Err(failure(session, original, error, false)),
+        Err(error) => return Err(failure(session, original, error, false).await),
     };
     let route = Route {
         tool: call.tool.clone(),
@@ -70,7 +70,7 @@ pub(crate) async fn call_tool(
                 "`{server}` answered `tools/call` of `{original}` with something else than a tool result: {other:?}"
             ),
         )),
-        Err(error) => Err(failure(session, original, error, true)),
+        Err(error) => Err(failure(session, original, error, true).await),
     }
 }
 
@@ -194,7 +194,7 @@ fn details(server: &str, original: &str) -> Object {
 
 /// A request that got no result: a JSON-RPC error, or a server that is gone (`sent`: the request
 /// may have reached it).
-fn failure(session: &Session, original: &str, error: ServiceError, sent: bool) -> ToolError {
+async fn failure(session: &Session, original: &str, error: ServiceError, sent: bool) -> ToolError {
     let server = &session.spec.name;
     match error {
         ServiceError::McpError(error) => ToolError::new(
@@ -206,7 +206,7 @@ fn failure(session: &Session, original: &str, error: ServiceError, sent: bool) -
         )
         .with_details(details(server, original)),
         other => {
-            let why = session.gone().unwrap_or_else(|| other.to_string());
+            let why = session.gone().await.unwrap_or_else(|| other.to_string());
             ToolError::retryable(
                 codes::MCP_SERVER_UNAVAILABLE.to_string(),
                 format!("the MCP server `{server}` is unavailable for `{original}`: {why}"),

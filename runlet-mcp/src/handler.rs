@@ -35,32 +35,74 @@ pub(crate) struct Route {
     pub dispatch_id: String,
 }
 
+/// How many progress notifications for requests not yet routed are held (the token of a
+/// request is known only once it is sent, and a server may report progress at once).
+const EARLY_NOTIFICATIONS: usize = 256;
+
 /// The calls in flight by progress token, shared by a session's handler and its calls.
 #[derive(Clone, Default)]
 pub(crate) struct ProgressRoutes {
-    routes: Arc<Mutex<BTreeMap<String, Route>>>,
+    table: Arc<Mutex<Table>>,
     listener: Option<ProgressListener>,
+}
+
+#[derive(Default)]
+struct Table {
+    routes: BTreeMap<String, Route>,
+    /// Notifications that came before their request was routed, oldest first.
+    early: Vec<ProgressNotificationParam>,
 }
 
 impl ProgressRoutes {
     pub(crate) fn new(listener: Option<ProgressListener>) -> ProgressRoutes {
-        ProgressRoutes { routes: Arc::default(), listener }
+        ProgressRoutes { table: Arc::default(), listener }
     }
 
-    /// Routes the progress of the request with `token` to `route` until the returned guard drops.
+    /// Routes the progress of the request with `token` to `route` until the returned guard
+    /// drops, first delivering what came for it before.
     pub(crate) fn register(&self, token: &ProgressToken, route: Route) -> RouteGuard {
         let key = key(token);
-        self.routes.lock().insert(key.clone(), route);
-        RouteGuard { routes: self.routes.clone(), key }
+        let early = {
+            let mut table = self.table.lock();
+            table.routes.insert(key.clone(), route.clone());
+            let (early, later) = std::mem::take(&mut table.early)
+                .into_iter()
+                .partition(|p| self::key(&p.progress_token) == key);
+            table.early = later;
+            early
+        };
+        for params in early {
+            self.tell(&route, &params);
+        }
+        RouteGuard { table: self.table.clone(), key }
     }
 
-    fn deliver(&self, params: &ProgressNotificationParam) {
+    fn deliver(&self, params: ProgressNotificationParam) {
+        if self.listener.is_none() {
+            return;
+        }
+        let route = {
+            let mut table = self.table.lock();
+            let route = table.routes.get(&key(&params.progress_token)).cloned();
+            if route.is_none() {
+                if table.early.len() == EARLY_NOTIFICATIONS {
+                    table.early.remove(0);
+                }
+                table.early.push(params.clone());
+            }
+            route
+        };
+        if let Some(route) = route {
+            self.tell(&route, &params);
+        }
+    }
+
+    fn tell(&self, route: &Route, params: &ProgressNotificationParam) {
         let Some(listener) = &self.listener else { return };
-        let Some(route) = self.routes.lock().get(&key(&params.progress_token)).cloned() else { return };
         listener(&Progress {
-            tool: route.tool,
-            operation_id: route.operation_id,
-            dispatch_id: route.dispatch_id,
+            tool: route.tool.clone(),
+            operation_id: route.operation_id.clone(),
+            dispatch_id: route.dispatch_id.clone(),
             progress: params.progress,
             total: params.total,
             message: params.message.clone(),
@@ -70,13 +112,13 @@ impl ProgressRoutes {
 
 /// Ends the routing of one request's progress.
 pub(crate) struct RouteGuard {
-    routes: Arc<Mutex<BTreeMap<String, Route>>>,
+    table: Arc<Mutex<Table>>,
     key: String,
 }
 
 impl Drop for RouteGuard {
     fn drop(&mut self) {
-        self.routes.lock().remove(&self.key);
+        self.table.lock().routes.remove(&self.key);
     }
 }
 
@@ -103,6 +145,6 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.progress.deliver(&params);
+        self.progress.deliver(params);
     }
 }

@@ -10,6 +10,7 @@ use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use tokio::sync::Mutex as AsyncMutex;
 
 use crate::config::{ServerSpec, TransportSpec};
 use crate::error::McpError;
@@ -34,7 +35,7 @@ pub(crate) struct Session {
     pub peer: Peer<RoleClient>,
     pub routes: ProgressRoutes,
     service: Mutex<Option<RunningService<RoleClient, Handler>>>,
-    process: Mutex<Option<ServerProcess>>,
+    process: AsyncMutex<Option<ServerProcess>>,
 }
 
 /// The lifecycle Runlet asks for: the current protocol first, the handshake of 2025-11-25 that
@@ -61,7 +62,7 @@ impl Session {
                 {
                     Ok(service) => (service, Some(process)),
                     Err(error) => {
-                        let exited = process.exited();
+                        let exited = process.ended(Duration::from_millis(500)).await;
                         let tail = process.stderr_tail();
                         let _ = process.shutdown(Duration::from_millis(200)).await;
                         return Err(with_process_facts(error, exited, &tail));
@@ -103,7 +104,7 @@ impl Session {
             peer: service.peer().clone(),
             routes,
             service: Mutex::new(Some(service)),
-            process: Mutex::new(process),
+            process: AsyncMutex::new(process),
         })
     }
 
@@ -118,14 +119,15 @@ impl Session {
             .collect()
     }
 
-    /// Why the server cannot be reached any more: how its process ended and the last lines of
-    /// its standard error, for stdio servers; `None` while it looks alive.
-    pub(crate) fn gone(&self) -> Option<String> {
-        let mut process = self.process.lock();
+    /// Why the server cannot be reached any more: how its process ended (waiting a moment for
+    /// it to) and the last lines of its standard error, for stdio servers; `None` while it
+    /// looks alive.
+    pub(crate) async fn gone(&self) -> Option<String> {
+        let mut process = self.process.lock().await;
         let Some(process) = process.as_mut() else {
             return self.peer.is_transport_closed().then(|| "its connection closed".to_owned());
         };
-        let status = process.exited()?;
+        let status = process.ended(Duration::from_millis(500)).await?;
         let tail = process.stderr_tail();
         Some(if tail.is_empty() {
             format!("its process exited ({status})")
@@ -141,7 +143,7 @@ impl Session {
         if let Some(service) = service {
             let _ = service.cancel().await;
         }
-        let process = self.process.lock().take();
+        let process = self.process.lock().await.take();
         match process {
             Some(process) => Some(process.shutdown(grace).await),
             None => None,

@@ -23,6 +23,8 @@ pub(crate) struct ServerProcess {
     /// The process group the server and its children are in (the child's own pid).
     group: Option<i32>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// The task reading standard error; it ends when the stream does.
+    reader: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// How a server process ended at shutdown.
@@ -63,7 +65,7 @@ impl ServerProcess {
         };
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let kept = tail.clone();
-        tokio::spawn(async move {
+        let reader = tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 let mut kept = kept.lock();
@@ -73,7 +75,7 @@ impl ServerProcess {
                 kept.push_back(line);
             }
         });
-        Ok((ServerProcess { child, group, stderr: tail }, stdout, stdin))
+        Ok((ServerProcess { child, group, stderr: tail, reader: Some(reader) }, stdout, stdin))
     }
 
     /// The last lines the server wrote to its standard error, joined.
@@ -82,8 +84,18 @@ impl ServerProcess {
     }
 
     /// How the process ended, if it has.
-    pub(crate) fn exited(&mut self) -> Option<String> {
+    fn exited(&mut self) -> Option<String> {
         self.child.try_wait().ok().flatten().map(|status| status.to_string())
+    }
+
+    /// How the process ended, waiting up to `wait` for it to (a server whose pipe closed is
+    /// usually exiting) and as long again for the rest of its standard error.
+    pub(crate) async fn ended(&mut self, wait: Duration) -> Option<String> {
+        let status = tokio::time::timeout(wait, self.child.wait()).await.ok()?.ok()?;
+        if let Some(reader) = self.reader.take() {
+            let _ = tokio::time::timeout(wait, reader).await;
+        }
+        Some(status.to_string())
     }
 
     /// Stops the process whose standard input the caller has closed: waits `grace` for it to

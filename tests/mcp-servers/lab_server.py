@@ -1,18 +1,23 @@
-"""A Streamable HTTP MCP server for the runlet-mcp tests, built with the `mcp` package.
+"""An MCP server for the runlet-mcp tests, built with the `mcp` package.
 
-    lab_server.py PORT
+    lab_server.py http PORT   serves Streamable HTTP at http://127.0.0.1:PORT/mcp
+    lab_server.py stdio       speaks on standard input and output
+    lab_server.py stubborn    as stdio, but ignores SIGTERM and outlives its standard input
 
-serves http://127.0.0.1:PORT/mcp with tools that add numbers, sleep (and remember the calls
-that were cancelled), report progress, fail, answer structured content that violates their own
-output schema, and echo the `_meta` Runlet sends.
+Its tools add numbers, sleep (and remember the calls that were cancelled), report progress,
+fail, die, answer structured content that violates their own output schema, and echo the
+`_meta` Runlet sends.
 """
 
+import os
+import signal
 import sys
-from typing import TypedDict
+import time
+from typing import Any, TypedDict
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
 server = MCPServer("lab", version="1.0.0")
 cancelled: list[str] = []
@@ -41,9 +46,21 @@ async def slow(tag: str, seconds: float) -> str:
 
 
 @server.tool()
-def cancelled_tags() -> list[str]:
-    """The tags of the `slow` calls that were cancelled, in order."""
+def cancelled_tags(after: str = "") -> list[str]:
+    """The tags of the `slow` calls that were cancelled, in order (`after` only orders the call)."""
     return list(cancelled)
+
+
+@server.tool()
+def die(code: int) -> str:
+    """Ends the server's process at once with exit status `code`."""
+    os._exit(code)
+
+
+@server.tool(annotations=ToolAnnotations(idempotentHint=True))
+def die_idempotently(code: int) -> str:
+    """As `die`, for a tool whose annotations say it is idempotent."""
+    os._exit(code)
 
 
 @server.tool()
@@ -58,7 +75,7 @@ async def steps(count: int, ctx: Context) -> str:
 @server.tool()
 def fail(reason: str) -> str:
     """Always fails with `reason`."""
-    raise ValueError(reason)
+    return CallToolResult(content=[TextContent(type="text", text=reason)], is_error=True)
 
 
 @server.tool()
@@ -67,8 +84,8 @@ def reading(city: str) -> Reading:
     return CallToolResult(content=[TextContent(type="text", text="hot")], structured_content={"celsius": "hot"})
 
 
-@server.tool()
-def meta(ctx: Context) -> dict:
+@server.tool(structured_output=True)
+def meta(ctx: Context) -> dict[str, Any]:
     """The `_meta` of this request, without the reserved MCP keys."""
     return dict(ctx.request_context.meta or {})
 
@@ -77,4 +94,13 @@ def meta(ctx: Context) -> dict:
 server._tool_manager.get_tool("reading").fn_metadata.output_model = None
 
 if __name__ == "__main__":
-    server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+    mode = sys.argv[1]
+    if mode == "http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif mode == "stdio":
+        server.run("stdio")
+    elif mode == "stubborn":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        server.run("stdio")
+        while True:
+            time.sleep(1)
