@@ -64,8 +64,7 @@ pub fn registry_document(path: Option<&Path>, servers: &McpClient) -> Result<Sou
             Some(json)
         }
     };
-    let mut document = servers.registry_document(host.as_ref());
-    document["mcp_servers"] = servers.servers_json();
+    let document = servers.registry_document(host.as_ref());
     let text = serde_json::to_string_pretty(&document).expect("a registry document serializes");
     let name = path.map_or_else(
         || "(the MCP servers' tools)".to_owned(),

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
-use runlet::schema::RegistryIssue;
+use runlet::registry::{LoadedRegistry, Registry, RegistryOptions};
+use runlet::schema::{RegistryError, RegistryIssue};
 use serde_json::{Map, Value, json};
 
 use crate::config::{ClassPolicy, ServerSpec};
@@ -165,7 +166,8 @@ impl McpClient {
     /// The registry file (INTERFACES.md §2) of the servers' tools with `host` laid over it: a
     /// tool the host file names replaces the fields it gives of the server's entry (its
     /// `execution` overrides the class, say), and its other tools, `inputs`, `resource_groups`
-    /// and `prelude` are added.
+    /// and `prelude` are added. `mcp_servers` records each server's protocol version and
+    /// implementation, which enter the registry digest.
     pub fn registry_document(&self, host: Option<&Value>) -> Value {
         let mut tools: BTreeMap<String, Value> = BTreeMap::new();
         for entry in self.servers.iter().flat_map(|server| &server.entries) {
@@ -190,12 +192,18 @@ impl McpClient {
             }
         }
         document.insert("tools".into(), Value::Array(tools.into_values().collect()));
+        document.insert("mcp_servers".into(), self.servers_json());
         Value::Object(document)
+    }
+
+    /// The registry of [`McpClient::registry_document`].
+    pub fn registry(&self, host: Option<&Value>) -> Result<LoadedRegistry, RegistryError> {
+        Registry::from_json(&self.registry_document(host), &RegistryOptions::default())
     }
 
     /// The servers as the registry document records them (`mcp_servers`): name, protocol
     /// version and implementation of each.
-    pub fn servers_json(&self) -> Value {
+    fn servers_json(&self) -> Value {
         let servers: Map<String, Value> = self
             .identities()
             .map(|identity| {

@@ -1,0 +1,115 @@
+//! The adapter through the Rust API against real servers: the handshake's record, paged tool
+//! import of every reference server, the bounded shutdown of stdio servers (stdin closed, then
+//! SIGTERM, then SIGKILL), progress to the host's listener, the host's tool deadline ending a
+//! call at the server, and parallel calls to several servers under one runtime.
+
+#[path = "../../tests/mcp-servers/support.rs"]
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use runlet::analyze::Inputs;
+use runlet::engine::Outcome;
+use runlet::runtime::Runtime;
+use runlet::value::to_presentation_json;
+use runlet_mcp::{McpClient, McpOptions, Progress, ServerSpec, Stopped};
+use support::{scratch, servers};
+
+fn spec(flag: &str) -> ServerSpec {
+    ServerSpec::parse_flag(flag).expect("a server flag")
+}
+
+/// Runs `source` against the client's tools under `runtime` settings; the result as JSON text.
+fn run(client: &McpClient, source: &str, timeout: Option<Duration>) -> Result<String, (String, String)> {
+    let registry = client.registry(None).expect("the servers' registry loads").registry;
+    let mut builder = Runtime::builder().registry(registry).executor(Arc::new(client.executor()));
+    if let Some(timeout) = timeout {
+        builder = builder.tool_timeout(timeout);
+    }
+    let runtime = builder.build().expect("a runtime");
+    let program = runtime.compile(source, &Inputs::new()).expect("the program compiles");
+    match runtime.start(&program, &Inputs::new()).expect("starts").wait().expect("the journal works") {
+        Outcome::Succeeded(value) => Ok(to_presentation_json(value.value()).expect("JSON")),
+        Outcome::Failed(error) => Err((error.code.to_string(), error.message.clone())),
+        Outcome::Cancelled => Err(("cancelled".into(), String::new())),
+    }
+}
+
+#[test]
+fn every_reference_server_imports_and_records_its_handshake() {
+    let s = servers();
+    let dir = scratch("import");
+    let specs = [
+        spec(&format!("fs={} {}", s.reference("filesystem"), dir.display())),
+        spec(&format!("memory={}", s.memory(&dir.join("m.jsonl")))),
+        spec(&format!("everything={}", s.reference("everything"))),
+    ];
+    let client = McpClient::connect(&specs, &McpOptions::default()).expect("the servers attach");
+    let identities: Vec<_> = client.identities().map(|i| (i.name.as_str(), i.protocol_version.as_str())).collect();
+    assert_eq!(identities, [("fs", "2025-11-25"), ("memory", "2025-11-25"), ("everything", "2025-11-25")]);
+    assert!(client.warnings().is_empty(), "{:?}", client.warnings());
+    let names: Vec<String> = client.executor().tool_names().map(str::to_owned).collect();
+    assert!(names.contains(&"everything.get_tiny_image".to_owned()), "{names:?}");
+    assert!(names.len() > 30, "{names:?}");
+    let stopped = client.shutdown();
+    assert!(stopped.iter().all(|(_, how)| *how == Stopped::Exited), "closing stdin ends them: {stopped:?}");
+}
+
+#[test]
+fn a_server_that_ignores_stdin_and_sigterm_is_killed_within_the_grace_periods() {
+    let s = servers();
+    let options = McpOptions { shutdown_grace: Duration::from_millis(300), ..McpOptions::default() };
+    let client = McpClient::connect(&[spec(&format!("lab={}", s.lab("stubborn")))], &options).expect("attaches");
+    assert_eq!(client.shutdown(), [("lab".to_owned(), Stopped::Killed)]);
+}
+
+#[test]
+fn progress_reaches_the_hosts_listener_with_the_calls_ids() {
+    let s = servers();
+    let seen: Arc<Mutex<Vec<Progress>>> = Arc::default();
+    let sink = seen.clone();
+    let options = McpOptions { progress: Some(Arc::new(move |p: &Progress| sink.lock().push(p.clone()))), ..McpOptions::default() };
+    let client = McpClient::connect(&[spec(&format!("lab={}", s.lab("stdio")))], &options).expect("attaches");
+    let value = run(&client, "return lab.steps({count: 4})\n", None).expect("succeeds");
+    assert_eq!(value, r#"{"result":"4 steps"}"#);
+    let seen = seen.lock();
+    assert_eq!(seen.iter().map(|p| p.progress).collect::<Vec<_>>(), [1.0, 2.0, 3.0, 4.0]);
+    assert!(seen.iter().all(|p| &*p.tool == "lab.steps" && p.total == Some(4.0) && p.operation_id.starts_with("op:")));
+}
+
+#[test]
+fn the_hosts_tool_deadline_ends_a_slow_call_and_the_server_is_told() {
+    let s = servers();
+    let lab = s.lab_http();
+    let client = McpClient::connect(&[spec(&format!("lab={}", lab.url))], &McpOptions::default()).expect("attaches");
+    let error = run(&client, "return lab.slow({tag: \"late\", seconds: 60})\n", Some(Duration::from_millis(500)))
+        .expect_err("the deadline passes");
+    assert_eq!(error.0, "RL6102", "{error:?}");
+    let mut told = false;
+    for _ in 0..100 {
+        if run(&client, "return lab.cancelled_tags({})\n", None).expect("answers").contains("late") {
+            told = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(told, "the server saw notifications/cancelled for the call");
+}
+
+#[test]
+fn one_runtime_calls_several_servers_in_parallel() {
+    let s = servers();
+    let lab = s.lab_http();
+    let specs = [spec(&format!("lab={}", lab.url)), spec(&format!("everything={}", s.reference("everything")))];
+    let client = McpClient::connect(&specs, &McpOptions::default()).expect("attaches");
+    let source = r#"sums = for n in [1, 2, 3] {
+    return {lab: lab.add({a: n, b: n}).result, everything: everything.get_sum({a: n, b: 100})}
+}
+return sums
+"#;
+    let value = run(&client, source, None).expect("succeeds");
+    assert!(value.contains(r#"{"everything":"The sum of 1 and 100 is 101.","lab":2}"#), "{value}");
+    assert!(value.contains(r#""lab":6"#), "{value}");
+}
