@@ -405,3 +405,34 @@ fn check_sees_the_servers_tools() {
     let text = report.to_string();
     assert!(text.contains("get_sum"), "the candidate names the real tool: {text}");
 }
+
+#[test]
+fn the_mcp_example_builds_its_knowledge_graph() {
+    let s = servers();
+    let dir = scratch("example");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/mcp");
+    let notes = example.join("notes").canonicalize().expect("the example's notes");
+    let fs = flag("fs", &format!("{} {}", s.reference("filesystem"), notes.display()));
+    let memory = flag("memory", &s.memory(&dir.join("memory.jsonl")));
+    let input = format!("dir={}", json!(notes.to_str().unwrap()));
+    let program = example.join("main.run");
+    let output = runlet(&[
+        "run",
+        program.to_str().unwrap(),
+        "--mcp",
+        &fs,
+        "--mcp",
+        &memory,
+        "--mcp-trust",
+        "fs",
+        "--input",
+        &input,
+        "--format",
+        "json",
+    ]);
+    let report: Value = serde_json::from_slice(&output.stdout).expect("a report");
+    assert_eq!(report["status"], "succeeded", "{report}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(report["value"]["notes"].as_array().map(Vec::len), Some(3));
+    let relations = &report["value"]["graph"]["relations"];
+    assert_eq!(relations[1], json!({"from": "alan", "relationType": "inspired", "to": "grace"}), "{report}");
+}

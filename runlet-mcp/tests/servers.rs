@@ -47,7 +47,8 @@ fn every_reference_server_imports_and_records_its_handshake() {
         spec(&format!("everything={}", s.reference("everything"))),
     ];
     let client = McpClient::connect(&specs, &McpOptions::default()).expect("the servers attach");
-    let identities: Vec<_> = client.identities().map(|i| (i.name.as_str(), i.protocol_version.as_str())).collect();
+    let identities: Vec<_> =
+        client.identities().map(|i| (i.name.as_str(), i.protocol_version.as_str())).collect();
     assert_eq!(identities, [("fs", "2025-11-25"), ("memory", "2025-11-25"), ("everything", "2025-11-25")]);
     assert!(client.warnings().is_empty(), "{:?}", client.warnings());
     let names: Vec<String> = client.executor().tool_names().map(str::to_owned).collect();
@@ -61,7 +62,8 @@ fn every_reference_server_imports_and_records_its_handshake() {
 fn a_server_that_ignores_stdin_and_sigterm_is_killed_within_the_grace_periods() {
     let s = servers();
     let options = McpOptions { shutdown_grace: Duration::from_millis(300), ..McpOptions::default() };
-    let client = McpClient::connect(&[spec(&format!("lab={}", s.lab("stubborn")))], &options).expect("attaches");
+    let client =
+        McpClient::connect(&[spec(&format!("lab={}", s.lab("stubborn")))], &options).expect("attaches");
     assert_eq!(client.shutdown(), [("lab".to_owned(), Stopped::Killed)]);
 }
 
@@ -70,22 +72,30 @@ fn progress_reaches_the_hosts_listener_with_the_calls_ids() {
     let s = servers();
     let seen: Arc<Mutex<Vec<Progress>>> = Arc::default();
     let sink = seen.clone();
-    let options = McpOptions { progress: Some(Arc::new(move |p: &Progress| sink.lock().push(p.clone()))), ..McpOptions::default() };
+    let options = McpOptions {
+        progress: Some(Arc::new(move |p: &Progress| sink.lock().push(p.clone()))),
+        ..McpOptions::default()
+    };
     let client = McpClient::connect(&[spec(&format!("lab={}", s.lab("stdio")))], &options).expect("attaches");
     let value = run(&client, "return lab.steps({count: 4})\n", None).expect("succeeds");
     assert_eq!(value, r#"{"result":"4 steps"}"#);
     let seen = seen.lock();
     assert_eq!(seen.iter().map(|p| p.progress).collect::<Vec<_>>(), [1.0, 2.0, 3.0, 4.0]);
-    assert!(seen.iter().all(|p| &*p.tool == "lab.steps" && p.total == Some(4.0) && p.operation_id.starts_with("op:")));
+    assert!(
+        seen.iter()
+            .all(|p| &*p.tool == "lab.steps" && p.total == Some(4.0) && p.operation_id.starts_with("op:"))
+    );
 }
 
 #[test]
 fn the_hosts_tool_deadline_ends_a_slow_call_and_the_server_is_told() {
     let s = servers();
     let lab = s.lab_http();
-    let client = McpClient::connect(&[spec(&format!("lab={}", lab.url))], &McpOptions::default()).expect("attaches");
-    let error = run(&client, "return lab.slow({tag: \"late\", seconds: 60})\n", Some(Duration::from_millis(500)))
-        .expect_err("the deadline passes");
+    let client =
+        McpClient::connect(&[spec(&format!("lab={}", lab.url))], &McpOptions::default()).expect("attaches");
+    let error =
+        run(&client, "return lab.slow({tag: \"late\", seconds: 60})\n", Some(Duration::from_millis(500)))
+            .expect_err("the deadline passes");
     assert_eq!(error.0, "RL6102", "{error:?}");
     let mut told = false;
     for _ in 0..100 {
@@ -102,7 +112,8 @@ fn the_hosts_tool_deadline_ends_a_slow_call_and_the_server_is_told() {
 fn one_runtime_calls_several_servers_in_parallel() {
     let s = servers();
     let lab = s.lab_http();
-    let specs = [spec(&format!("lab={}", lab.url)), spec(&format!("everything={}", s.reference("everything")))];
+    let specs =
+        [spec(&format!("lab={}", lab.url)), spec(&format!("everything={}", s.reference("everything")))];
     let client = McpClient::connect(&specs, &McpOptions::default()).expect("attaches");
     let source = r#"sums = for n in [1, 2, 3] {
     return {lab: lab.add({a: n, b: n}).result, everything: everything.get_sum({a: n, b: 100})}
