@@ -336,6 +336,11 @@ mod tests {
             .map_err(|e| e.code())
     }
 
+    /// The error converting `value` to `target`, which must fail.
+    fn failure(value: &Value, target: ShapeId, shapes: &Shapes) -> ValueError {
+        convert(value, &Labels::public(), target, shapes, &ConversionLimits::default()).expect_err("fails")
+    }
+
     #[test]
     fn scalar_rows_of_the_matrix() {
         let mut shapes = Shapes::new();
@@ -476,14 +481,7 @@ mod tests {
         assert_eq!(run(i64::MAX.into(), widen_fails, &shapes), Err(codes::INEXACT_INTEGER_WIDENING));
         let int_list = shapes.add(Shape::List(integer));
         let list_or_string = shapes.add(Shape::Union(vec![int_list, bytes]));
-        let error = convert(
-            &list(vec![1.into(), "x".into()]),
-            &Labels::public(),
-            list_or_string,
-            &shapes,
-            &ConversionLimits::default(),
-        )
-        .expect_err("neither variant");
+        let error = failure(&list(vec![1.into(), "x".into()]), list_or_string, &shapes);
         assert_eq!(error.details().get("path"), Some(&"$[1]".into()));
         let error =
             convert(&"x".into(), &Labels::public(), list_or_string, &shapes, &ConversionLimits::default())
@@ -493,14 +491,8 @@ mod tests {
             (codes::UNSUPPORTED_CONVERSION, Some(&"List | Bytes".into()))
         );
         let int_list_or_string = shapes.add(Shape::Union(vec![string, int_list]));
-        let error = convert(
-            &list(vec![1.into(), "x".into()]),
-            &Labels::public(),
-            int_list_or_string,
-            &shapes,
-            &ConversionLimits::default(),
-        )
-        .expect_err("a list the list variant rejects is not formatted into the string variant");
+        // A list the list variant rejects is not formatted into the string variant.
+        let error = failure(&list(vec![1.into(), "x".into()]), int_list_or_string, &shapes);
         assert_eq!(
             (error.code(), error.details().get("path")),
             (codes::UNSUPPORTED_CONVERSION, Some(&"$[1]".into()))

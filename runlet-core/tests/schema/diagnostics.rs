@@ -103,6 +103,30 @@ fn permit_declarations_load_and_leave_the_digest_alone() {
     assert_eq!(with.digest(), without.digest(), "permits are scheduling policy, not identity");
 }
 
+/// The name a call goes out under is part of a tool's identity: it enters the digest.
+#[test]
+fn the_call_name_enters_the_digest() {
+    let entry = |origin: &str| format!(r#"{{"tools": [{{"name": "srv.get_env", "params": []{origin}}}]}}"#);
+    let digest = |text: &str| {
+        let loaded = Registry::from_json_str(text, &RegistryOptions::default()).expect("loads");
+        assert_eq!(loaded.warnings, []);
+        loaded.registry.digest().clone()
+    };
+    let plain = digest(&entry(""));
+    let hyphen = digest(&entry(r#", "x-runlet-mcp": {"server": "srv", "name": "get-env"}"#));
+    let dotted = digest(&entry(r#", "x-runlet-mcp": {"server": "srv", "name": "get.env"}"#));
+    let other_server = digest(&entry(r#", "x-runlet-mcp": {"server": "other", "name": "get-env"}"#));
+    assert_eq!(BTreeSet::from([&plain, &hyphen, &dotted, &other_server]).len(), 4);
+    let mapped = Registry::from_json_str(
+        r#"{"tools": [{"name": "get-env", "params": []}]}"#,
+        &RegistryOptions::default(),
+    )
+    .expect("loads with a warning");
+    let tool = mapped.registry.tool(mapped.registry.tool_named("get_env").expect("mapped"));
+    assert_eq!(tool.call_name(), "get-env");
+    assert_eq!(mapped.warnings.iter().map(|w| w.code).collect::<Vec<_>>(), [codes::TOOL_NAME_MAPPED]);
+}
+
 #[test]
 fn overlapping_shapes() {
     golden("overlapping_shapes");
