@@ -1,13 +1,13 @@
 //! Loading what a program is checked against: the registry file (empty without one), or the
-//! registry of attached MCP servers with the registry file laid over it, and the `--inputs`
-//! file of host input values; problems with either are [`Failure`]s (exit 2).
+//! registry of attached MCP servers with the registry file laid over it, with the warnings it
+//! loaded with, and the `--inputs` file of host input values; problems with either are
+//! [`Failure`]s (exit 2).
 
 use std::path::{Path, PathBuf};
 
 use runlet::analyze::{Inputs, InputsError};
-use runlet::diag::render_text;
+use runlet::diag::{Diagnostic, render_text};
 use runlet::registry::{Registry, RegistryOptions};
-
 use runlet::value::parse_json_document;
 use runlet_mcp::McpClient;
 
@@ -17,33 +17,45 @@ use crate::files::{FileKind, SourceFile, read_text};
 /// How deep the registry file laid over the servers' tools may nest.
 const MAX_FILE_DEPTH: usize = 128;
 
-/// Loads the registry file at `path`, or an empty registry without one. Registry errors are
-/// diagnostics about the registry file; warnings go to stderr.
-pub fn load_registry(path: Option<&Path>) -> Result<Registry, Failure> {
-    let Some(path) = path else {
-        return Ok(Registry::empty());
-    };
-    let file = read_text(path, FileKind::Registry)?;
-    match Registry::from_json_str(&file.text, &RegistryOptions::default()) {
-        Ok(loaded) => Ok(warned(&file, loaded)),
-        Err(error) => {
-            let diagnostics = error.diagnostics(&file.text);
-            Err(Failure::in_file(FileKind::Registry.what(), file, diagnostics))
-        }
-    }
-}
-
 /// The registry a program runs against: the tools of the attached servers (with their
 /// `mcp_servers` record) and the registry file at `path` laid over them, or the file alone
-/// without servers.
+/// without servers (an empty registry without either). Registry errors are diagnostics about
+/// the registry's text; warnings go to stderr.
 pub fn load_registry_with(path: Option<&Path>, servers: Option<&McpClient>) -> Result<Registry, Failure> {
-    let Some(servers) = servers else { return load_registry(path) };
-    let file = registry_document(path, servers)?;
+    let (registry, warnings) = load_registry_reporting(path, servers)?;
+    if let Some(warnings) = warnings {
+        eprint!("{}", render_text(&warnings.file.text, &warnings.file.display_name(), &warnings.diagnostics));
+    }
+    Ok(registry)
+}
+
+/// The warnings a registry file loaded with, as diagnostics about its text.
+#[derive(Debug)]
+pub struct RegistryWarnings {
+    pub file: SourceFile,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Loads the registry of [`load_registry_with`] and hands back its warnings, when it has any,
+/// for the caller to print.
+pub fn load_registry_reporting(
+    path: Option<&Path>,
+    servers: Option<&McpClient>,
+) -> Result<(Registry, Option<RegistryWarnings>), Failure> {
+    let (file, what) = match (servers, path) {
+        (Some(servers), _) => (registry_document(path, servers)?, "the registry of the MCP servers"),
+        (None, Some(path)) => (read_text(path, FileKind::Registry)?, FileKind::Registry.what()),
+        (None, None) => return Ok((Registry::empty(), None)),
+    };
     match Registry::from_json_str(&file.text, &RegistryOptions::default()) {
-        Ok(loaded) => Ok(warned(&file, loaded)),
+        Ok(loaded) => {
+            let diagnostics: Vec<_> = loaded.warnings.iter().map(|w| w.to_diagnostic(&file.text)).collect();
+            let warnings = (!diagnostics.is_empty()).then_some(RegistryWarnings { file, diagnostics });
+            Ok((loaded.registry, warnings))
+        }
         Err(error) => {
             let diagnostics = error.diagnostics(&file.text);
-            Err(Failure::in_file("the registry of the MCP servers", file, diagnostics))
+            Err(Failure::in_file(what, file, diagnostics))
         }
     }
 }
@@ -71,15 +83,6 @@ pub fn registry_document(path: Option<&Path>, servers: &McpClient) -> Result<Sou
         |p| format!("(the MCP servers' tools and {})", p.display()),
     );
     Ok(SourceFile { path: PathBuf::from(name), text })
-}
-
-/// The registry of `loaded`, after printing its warnings about `file` on stderr.
-fn warned(file: &SourceFile, loaded: runlet::registry::LoadedRegistry) -> Registry {
-    if !loaded.warnings.is_empty() {
-        let diagnostics: Vec<_> = loaded.warnings.iter().map(|w| w.to_diagnostic(&file.text)).collect();
-        eprint!("{}", render_text(&file.text, &file.display_name(), &diagnostics));
-    }
-    loaded.registry
 }
 
 /// Reads `--inputs`: a JSON object of host input names to values (`Inputs::from_json`, which

@@ -447,11 +447,19 @@ fn a_killed_run_resumes_against_the_servers() {
     std::fs::write(&program, "first = lab.add({a: 1, b: 2})\nlate = lab.slow({tag: \"resumed\", seconds: 1})\nreturn [first, late]\n")
         .unwrap();
     let registry = dir.join("registry.json");
-    std::fs::write(&registry, r#"{"tools": [{"name": "lab.slow", "execution": "idempotent"}]}"#).unwrap();
+    let classes = r#"{"tools": [{"name": "lab.slow", "execution": "idempotent"}, {"name": "lab.add", "execution": "pure"}]}"#;
+    std::fs::write(&registry, classes).unwrap();
     let journal = format!("sqlite:{}", dir.join("runs.db").display());
     let events = dir.join("events.jsonl");
     let mut child = Command::new(env!("CARGO_BIN_EXE_runlet"))
-        .args(["run", program.to_str().unwrap(), "--mcp", &lab_flag, "--registry", registry.to_str().unwrap()])
+        .args([
+            "run",
+            program.to_str().unwrap(),
+            "--mcp",
+            &lab_flag,
+            "--registry",
+            registry.to_str().unwrap(),
+        ])
         .args(["--journal", &journal, "--events", events.to_str().unwrap(), "--format", "json"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -459,7 +467,8 @@ fn a_killed_run_resumes_against_the_servers() {
         .expect("runlet run starts");
     let started = std::time::Instant::now();
     while !std::fs::read_to_string(&events).unwrap_or_default().lines().any(|line| {
-        serde_json::from_str::<Value>(line).is_ok_and(|e| e["kind"] == "CallDispatchPrepared" && e["tool"] == "lab.slow")
+        serde_json::from_str::<Value>(line)
+            .is_ok_and(|e| e["kind"] == "CallDispatchPrepared" && e["tool"] == "lab.slow")
     }) {
         assert!(started.elapsed() < std::time::Duration::from_secs(60), "the slow call was never dispatched");
         std::thread::sleep(std::time::Duration::from_millis(10));
@@ -467,7 +476,12 @@ fn a_killed_run_resumes_against_the_servers() {
     child.kill().expect("kill the run");
     let output = child.wait_with_output().expect("its output");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let run = stderr.lines().next().and_then(|line| line.strip_prefix("run ")).expect("the run id first").to_owned();
+    let run = stderr
+        .lines()
+        .next()
+        .and_then(|line| line.strip_prefix("run "))
+        .expect("the run id first")
+        .to_owned();
     let resumed = runlet(&["resume", &run, "--journal", &journal, "--mcp", &lab_flag, "--format", "json"]);
     let report: Value = serde_json::from_slice(&resumed.stdout).expect("a report");
     assert_eq!(report["status"], "succeeded", "{report}\n{}", String::from_utf8_lossy(&resumed.stderr));

@@ -29,8 +29,11 @@ fn main() {
     let spec = ServerSpec::parse_flag(&format!("everything={command}")).expect("a server command");
     let client = McpClient::connect(&[spec], &McpOptions::default()).expect("the server attaches");
     let registry = client.registry(None).expect("its registry loads").registry;
-    let runtime =
-        Runtime::builder().registry(registry).executor(Arc::new(client.executor())).build().expect("a runtime");
+    let runtime = Runtime::builder()
+        .registry(registry)
+        .executor(Arc::new(client.executor()))
+        .build()
+        .expect("a runtime");
     let program = runtime.compile(&chain(calls), &Inputs::new()).expect("the chain compiles");
 
     let direct = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
@@ -70,7 +73,11 @@ fn main() {
         let direct_per_call = started.elapsed() / calls as u32;
         if round > 0 {
             // Round 0 warms both up.
-            println!("round {round}: runlet {} µs/call, direct {} µs/call", micros(runlet_per_call), micros(direct_per_call));
+            println!(
+                "round {round}: runlet {} µs/call, direct {} µs/call",
+                micros(runlet_per_call),
+                micros(direct_per_call)
+            );
             through.push(runlet_per_call);
             minimal.push(direct_per_call);
         }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
-use runlet::registry::{LoadedRegistry, Registry, RegistryOptions};
+use runlet::registry::{LoadedRegistry, McpImportOptions, Registry, RegistryOptions, import_mcp_tools};
 use runlet::schema::{RegistryError, RegistryIssue};
 use serde_json::{Map, Value, json};
 
@@ -19,7 +19,6 @@ use crate::config::{ClassPolicy, ServerSpec};
 use crate::error::McpError;
 use crate::executor::McpExecutor;
 use crate::handler::ProgressListener;
-use crate::import::import_tools;
 use crate::session::{ServerIdentity, Session};
 use crate::stdio::Stopped;
 
@@ -135,14 +134,25 @@ impl McpClient {
         };
         let mut errors = Vec::new();
         for (session, tools) in connected {
-            let imported = import_tools(&session.spec.name, &tools, &options.classes, options.strict);
-            errors.extend(imported.errors);
-            client.warnings.extend(imported.warnings);
-            client.servers.push(Attached {
-                session: Arc::new(session),
-                entries: imported.entries,
-                names: imported.names,
-            });
+            let name = session.spec.name.clone();
+            let import = McpImportOptions {
+                strict: options.strict,
+                trust_annotations: options.classes.trusted.contains(&name),
+                default_execution: options.classes.default,
+                registry: RegistryOptions::default(),
+            };
+            let (entries, names) = match import_mcp_tools(&name, &json!({"tools": tools}), &import) {
+                Ok(imported) => {
+                    client.warnings.extend(imported.warnings.into_iter().map(|w| about(&name, w)));
+                    let names = imported.entries.iter().filter_map(call_names).collect();
+                    (imported.entries, names)
+                }
+                Err(error) => {
+                    errors.extend(error.issues.into_iter().map(|issue| about(&name, issue)));
+                    (Vec::new(), Vec::new())
+                }
+            };
+            client.servers.push(Attached { session: Arc::new(session), entries, names });
         }
         if let Some(first) = errors.first() {
             let code = first.code;
@@ -262,6 +272,18 @@ impl Drop for McpClient {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// `(registry name, the server's name)` of an imported entry (its `x-runlet-mcp`).
+fn call_names(entry: &Value) -> Option<(String, String)> {
+    let original = entry.get("x-runlet-mcp")?.get("name")?.as_str()?;
+    Some((name_of(entry), original.to_owned()))
+}
+
+/// A finding of the import of `server`'s tools, its message saying which server.
+fn about(server: &str, mut issue: RegistryIssue) -> RegistryIssue {
+    issue.message = format!("MCP server `{server}`: {}", issue.message);
+    issue
 }
 
 fn name_of(entry: &Value) -> String {

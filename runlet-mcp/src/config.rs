@@ -42,22 +42,6 @@ impl Default for ClassPolicy {
     }
 }
 
-impl ClassPolicy {
-    /// The class of a tool of `server` with MCP `annotations` (the JSON object, if any).
-    pub fn class_of(&self, server: &str, annotations: Option<&Value>) -> ExecutionClass {
-        let hint = |key: &str| annotations.and_then(|a| a.get(key)).and_then(Value::as_bool) == Some(true);
-        if self.trusted.iter().any(|trusted| trusted == server) {
-            if hint("readOnlyHint") {
-                return ExecutionClass::Pure;
-            }
-            if hint("idempotentHint") {
-                return ExecutionClass::Idempotent;
-            }
-        }
-        self.default
-    }
-}
-
 impl ServerSpec {
     /// Reads a `--mcp` value: `NAME=URL` (`http://` or `https://`) or `NAME=COMMAND [ARGS…]`,
     /// the command split as a POSIX shell splits words (quotes honoured, nothing expanded).
@@ -212,17 +196,5 @@ mod tests {
             let error = ServerSpec::parse_config(bad).expect_err(bad);
             assert!(error.message.contains(says), "{bad}: {}", error.message);
         }
-    }
-
-    #[test]
-    fn annotations_count_only_for_trusted_servers() {
-        let policy = ClassPolicy { trusted: vec!["fs".into()], default: ExecutionClass::AtMostOnce };
-        let read_only = serde_json::json!({"readOnlyHint": true, "idempotentHint": true});
-        let idempotent = serde_json::json!({"idempotentHint": true});
-        assert_eq!(policy.class_of("fs", Some(&read_only)), ExecutionClass::Pure);
-        assert_eq!(policy.class_of("fs", Some(&idempotent)), ExecutionClass::Idempotent);
-        assert_eq!(policy.class_of("fs", None), ExecutionClass::AtMostOnce);
-        assert_eq!(policy.class_of("web", Some(&read_only)), ExecutionClass::AtMostOnce);
-        assert_eq!(ClassPolicy::default().class_of("web", Some(&read_only)), ExecutionClass::Unsafe);
     }
 }

@@ -18,7 +18,6 @@ mod config;
 mod error;
 mod executor;
 mod handler;
-mod import;
 mod session;
 mod stdio;
 

@@ -9,6 +9,7 @@ mod failure;
 mod failure_tests;
 #[cfg(test)]
 mod generated;
+mod image;
 mod intrinsic;
 mod limits;
 mod operations;
@@ -69,15 +70,15 @@ impl Default for RunSettings {
 }
 
 /// Names one timer the core asked for; `TimerFired` quotes it back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct TimerHandle(pub u32);
 
 /// Names one dispatched call; completions quote it back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct CallHandle(u32);
 
 /// A call the shell should dispatch once the preceding events are committed.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct CallRequest {
     pub call: CallHandle,
     pub tool: ToolId,
@@ -107,7 +108,7 @@ pub struct CallRequest {
 
 /// A nondeterministic intrinsic the shell should sample once (docs/STDLIB.md); the answer comes
 /// back as [`Input::Sampled`] and is journaled, so replay never samples again.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SampleRequest {
     pub call: CallHandle,
     pub function: SampledFunction,
@@ -216,7 +217,7 @@ pub enum Effect {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum Outcome {
     Succeeded(Labelled),
     Failed(RunError),
