@@ -31,6 +31,15 @@ fn run(dir: &Path, source: &str, args: &[&str]) -> (Value, String) {
     (report, stderr)
 }
 
+/// The registry `runlet tools ARGS --format json` prints.
+fn registry_of(args: &[&str]) -> Value {
+    let mut all = vec!["tools", "--format", "json"];
+    all.extend_from_slice(args);
+    let output = runlet(&all);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).expect("a registry file")
+}
+
 fn flag(name: &str, command: &str) -> String {
     format!("{name}={command}")
 }
@@ -68,9 +77,7 @@ fn the_registry_of_the_reference_servers_names_every_tool_and_server() {
     let fs = flag("fs", &format!("{} {}", s.reference("filesystem"), dir.display()));
     let memory = flag("memory", &s.memory(&dir.join("memory.jsonl")));
     let everything = flag("everything", &s.reference("everything"));
-    let output = runlet(&["tools", "--mcp", &fs, "--mcp", &memory, "--mcp", &everything, "--format", "json"]);
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let registry: Value = serde_json::from_slice(&output.stdout).expect("a registry file");
+    let registry = registry_of(&["--mcp", &fs, "--mcp", &memory, "--mcp", &everything]);
     let names: Vec<&str> =
         registry["tools"].as_array().expect("tools").iter().filter_map(|t| t["name"].as_str()).collect();
     for name in [
@@ -97,35 +104,13 @@ fn the_registry_of_the_reference_servers_names_every_tool_and_server() {
             .map(|t| t["execution"].clone())
     };
     assert_eq!(class(&registry, "fs.read_text_file"), Some(json!("unsafe")));
-    let trusted = runlet(&[
-        "tools",
-        "--mcp",
-        &fs,
-        "--mcp-trust",
-        "fs",
-        "--mcp-default-class",
-        "at-most-once",
-        "--format",
-        "json",
-    ]);
-    let trusted: Value = serde_json::from_slice(&trusted.stdout).expect("a registry file");
+    let trusted = registry_of(&["--mcp", &fs, "--mcp-trust", "fs", "--mcp-default-class", "at-most-once"]);
     assert_eq!(class(&trusted, "fs.read_text_file"), Some(json!("pure")));
     assert_eq!(class(&trusted, "fs.move_file"), Some(json!("at_most_once")));
     // A host registry overrides what it names and adds its own tools.
     let host = dir.join("registry.json");
     std::fs::write(&host, r#"{"tools": [{"name": "fs.move_file", "execution": "idempotent"}]}"#).unwrap();
-    let overridden = runlet(&[
-        "tools",
-        "--mcp",
-        &fs,
-        "--registry",
-        host.to_str().unwrap(),
-        "--mcp-trust",
-        "fs",
-        "--format",
-        "json",
-    ]);
-    let overridden: Value = serde_json::from_slice(&overridden.stdout).expect("a registry file");
+    let overridden = registry_of(&["--mcp", &fs, "--registry", host.to_str().unwrap(), "--mcp-trust", "fs"]);
     assert_eq!(class(&overridden, "fs.move_file"), Some(json!("idempotent")));
     // The printed registry loads as a registry file of its own.
     let saved = dir.join("saved.json");
@@ -139,8 +124,7 @@ fn the_protocol_version_and_server_enter_the_registry_digest() {
     let s = servers();
     let dir = scratch("digest");
     let fs = flag("fs", &format!("{} {}", s.reference("filesystem"), dir.display()));
-    let output = runlet(&["tools", "--mcp", &fs, "--format", "json"]);
-    let registry: Value = serde_json::from_slice(&output.stdout).expect("a registry file");
+    let registry = registry_of(&["--mcp", &fs]);
     let digest_of = |registry: &Value| {
         let path = dir.join("r.json");
         std::fs::write(&path, registry.to_string()).unwrap();
