@@ -130,7 +130,9 @@ impl Ledger {
             Event::CallDispatchPrepared { node, .. } => {
                 self.prepared.insert(node.clone(), seq);
             }
-            Event::CallCompleted { node, .. } | Event::OrphanedCompletion { node } => self.settled(node, true),
+            Event::CallCompleted { node, .. } | Event::OrphanedCompletion { node } => {
+                self.settled(node, true)
+            }
             Event::CallFailed { node, .. } | Event::NodeFailed { node, .. } => self.settled(node, false),
             Event::IntrinsicSampled { node, .. } => {
                 self.samples.remove(node);
@@ -178,7 +180,8 @@ impl Ledger {
                 self.parked.retain(|_, parked| parked != call);
             }
             Effect::StartTimer { timer, delay } => {
-                self.timers.insert(*timer, PendingTimer { timer: *timer, delay: *delay, deadline_unix_ms: None });
+                self.timers
+                    .insert(*timer, PendingTimer { timer: *timer, delay: *delay, deadline_unix_ms: None });
             }
             Effect::CancelTimer(timer) => {
                 self.timers.remove(timer);
@@ -199,7 +202,8 @@ impl Ledger {
 
     /// The core and what the ledger holds, as a resume continues from them.
     fn resumed(self, core: RunCore) -> Resumed {
-        let in_flight = self.in_flight.values().filter_map(|node| self.dispatched.get(node).cloned()).collect();
+        let in_flight =
+            self.in_flight.values().filter_map(|node| self.dispatched.get(node).cloned()).collect();
         Resumed {
             core,
             in_flight,

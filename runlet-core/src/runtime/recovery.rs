@@ -7,11 +7,11 @@ use crate::diag::{Code, codes};
 use std::sync::Arc;
 
 use crate::engine::event::{Event, EventDecodeError};
+use crate::engine::snapshot;
 use crate::engine::{CallRequest, Effect, Input, Outcome, Resolution};
 use crate::engine::{DispatchId, OperationId};
-use crate::engine::{LimitKey, Limits};
-use crate::engine::snapshot;
 use crate::engine::{Ledger, ReplayError, Resumed, RunCore, replay_after};
+use crate::engine::{LimitKey, Limits};
 use crate::engine::{operation_of, records_after, resume};
 use crate::journal::{JournalError, RunHeader, RunId};
 use crate::schema::{ExecutionClass, validate};
@@ -442,7 +442,8 @@ impl Recovery<'_> {
         }
         let records = records_after(self.resumed.last_seq, &events, &mut Vec::new());
         let (journal, run) = (&self.runtime.journal, &self.header.run_id);
-        self.resumed.last_seq = self.runtime.pool.block_on(journal.append(run, self.resumed.last_seq, &records))?;
+        self.resumed.last_seq =
+            self.runtime.pool.block_on(journal.append(run, self.resumed.last_seq, &records))?;
         for (record, event) in records.iter().zip(&events) {
             self.resumed.ledger.recorded(record.seq, event);
         }
