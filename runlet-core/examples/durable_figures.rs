@@ -382,7 +382,8 @@ fn resume(rounds: usize, dir: &Path) {
             .expect("runtime")
     };
     let finished = |snapshot_every: u64| {
-        let runtime = build(Arc::new(SqliteJournal::open(&file, Durability::Normal).expect("open")), snapshot_every);
+        let runtime =
+            build(Arc::new(SqliteJournal::open(&file, Durability::Normal).expect("open")), snapshot_every);
         let program = runtime.compile(FAN_OUT, &Inputs::new()).expect("compiles");
         let run = runtime.start(&program, &Inputs::new()).expect("starts");
         let run_id = run.run_id().clone();
@@ -418,7 +419,9 @@ fn resume(rounds: usize, dir: &Path) {
         read.push(started.elapsed().as_secs_f64());
     }
     let (whole, restored, read) = (median(&mut whole), median(&mut restored), median(&mut read));
-    println!("(h) recovery of a finished run of {events} journaled events ({CALLS} calls), SQLite, {rounds} rounds:");
+    println!(
+        "(h) recovery of a finished run of {events} journaled events ({CALLS} calls), SQLite, {rounds} rounds:"
+    );
     println!(
         "    no snapshot: open + read + decode + replay all: {:.1} ms median ({:.2} µs per event)",
         whole * 1e3,

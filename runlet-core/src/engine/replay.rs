@@ -105,12 +105,24 @@ pub struct Ledger {
     /// `Continue`.
     yielded: bool,
     last_seq: u64,
+    /// How many times the run was resumed (`RunResumed` records).
+    resumes: u32,
 }
 
 impl Ledger {
     /// The journal's last sequence number the ledger has seen.
     pub fn last_seq(&self) -> u64 {
         self.last_seq
+    }
+
+    /// How the run ended, once the core said so.
+    pub fn outcome(&self) -> Option<&Outcome> {
+        self.outcome.as_ref()
+    }
+
+    /// How many times the journal records the run was resumed.
+    pub fn resumes(&self) -> u32 {
+        self.resumes
     }
 
     /// Whether the core is between a reaction that yielded and the `Continue` that goes on
@@ -130,7 +142,9 @@ impl Ledger {
             Event::CallDispatchPrepared { node, .. } => {
                 self.prepared.insert(node.clone(), seq);
             }
-            Event::CallCompleted { node, .. } | Event::OrphanedCompletion { node } => self.settled(node, true),
+            Event::CallCompleted { node, .. } | Event::OrphanedCompletion { node } => {
+                self.settled(node, true)
+            }
             Event::CallFailed { node, .. } | Event::NodeFailed { node, .. } => self.settled(node, false),
             Event::IntrinsicSampled { node, .. } => {
                 self.samples.remove(node);
@@ -144,6 +158,7 @@ impl Ledger {
                 self.timers.remove(&TimerHandle(*timer));
             }
             Event::WallClockStarted { started_unix_ms } => self.started_unix_ms = Some(*started_unix_ms),
+            Event::RunResumed => self.resumes = self.resumes.saturating_add(1),
             _ => {}
         }
         self.last_seq = seq;
@@ -178,7 +193,8 @@ impl Ledger {
                 self.parked.retain(|_, parked| parked != call);
             }
             Effect::StartTimer { timer, delay } => {
-                self.timers.insert(*timer, PendingTimer { timer: *timer, delay: *delay, deadline_unix_ms: None });
+                self.timers
+                    .insert(*timer, PendingTimer { timer: *timer, delay: *delay, deadline_unix_ms: None });
             }
             Effect::CancelTimer(timer) => {
                 self.timers.remove(timer);
@@ -199,7 +215,8 @@ impl Ledger {
 
     /// The core and what the ledger holds, as a resume continues from them.
     fn resumed(self, core: RunCore) -> Resumed {
-        let in_flight = self.in_flight.values().filter_map(|node| self.dispatched.get(node).cloned()).collect();
+        let in_flight =
+            self.in_flight.values().filter_map(|node| self.dispatched.get(node).cloned()).collect();
         Resumed {
             core,
             in_flight,
@@ -327,6 +344,7 @@ fn recorded_input(
         }
         Event::TimerFired { timer } => Input::TimerFired { timer: TimerHandle(*timer) },
         Event::RunResumed => Input::Resume,
+        Event::RunParked { resumes } => Input::Park { resumes: *resumes },
         Event::WallClockStarted { started_unix_ms } => {
             Input::WallClockStarted { started_unix_ms: *started_unix_ms }
         }

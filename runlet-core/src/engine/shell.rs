@@ -19,9 +19,9 @@ use super::executor::{
 use super::identity::{OperationComponents, OperationId};
 use super::permits::{PermitRequest, PermitWaits, RunPermits};
 use super::replay::{Ledger, Resumed};
-use super::snapshot::{SnapshotPolicy, Snapshots};
 use super::retry::{RetryClassifier, classify, timeout_error, uncertain_error};
 use super::sampler::Sampler;
+use super::snapshot::{SnapshotPolicy, Snapshots};
 use crate::analyze::WorkflowIdentity;
 use crate::diag::codes;
 use crate::journal::{Journal, JournalError, JournalErrorKind, Record, RunId};
@@ -225,7 +225,8 @@ impl Shell {
                 }
             }
             if !round.events.is_empty() {
-                let (last, bytes) = append(&self.env, self.last_seq, round.events, &mut self.encoding).await?;
+                let (last, bytes) =
+                    append(&self.env, self.last_seq, round.events, &mut self.encoding).await?;
                 self.last_seq = last.seq;
                 if let Some(snapshots) = &mut self.snapshots {
                     let journal = self.env.journal.as_ref();
@@ -369,7 +370,8 @@ async fn append(
         // An observer that is gone has no one to tell.
         let _ = observer.send((last_seq + 1, events)).await;
     }
-    let last = records.pop().ok_or_else(|| JournalError::new(JournalErrorKind::InvalidRecord, "an empty append"))?;
+    let last =
+        records.pop().ok_or_else(|| JournalError::new(JournalErrorKind::InvalidRecord, "an empty append"))?;
     debug_assert_eq!(last.seq, committed);
     Ok((last, bytes))
 }

@@ -81,7 +81,8 @@ impl Snapshots {
         bytes: usize,
     ) {
         self.journaled = self.journaled.saturating_add(bytes);
-        let due = last.seq.saturating_sub(self.taken_at) >= self.policy.every && self.journaled >= self.last_size;
+        let due =
+            last.seq.saturating_sub(self.taken_at) >= self.policy.every && self.journaled >= self.last_size;
         if !due || self.ledger.yielded() || core.is_finished() {
             return;
         }
@@ -113,7 +114,12 @@ struct Body {
 
 /// The snapshot of a run whose core is `core` and replay ledger `ledger`, at the ledger's
 /// position, whose record is `last`. Fails only when the core is mid-reaction.
-pub fn capture(header: &RunHeader, core: &RunCore, ledger: &Ledger, last: &Record) -> Result<Snapshot, String> {
+pub fn capture(
+    header: &RunHeader,
+    core: &RunCore,
+    ledger: &Ledger,
+    last: &Record,
+) -> Result<Snapshot, String> {
     if last.seq != ledger.last_seq() {
         return Err(format!("the record given is {}, the ledger is at {}", last.seq, ledger.last_seq()));
     }
@@ -143,10 +149,8 @@ pub fn restore(
     record: Option<&Record>,
     fresh: RunCore,
 ) -> Result<(RunCore, Ledger), String> {
-    let (body, checksum) = snapshot
-        .bytes
-        .split_last_chunk::<32>()
-        .ok_or("the snapshot is shorter than its checksum")?;
+    let (body, checksum) =
+        snapshot.bytes.split_last_chunk::<32>().ok_or("the snapshot is shorter than its checksum")?;
     if Sha256::digest(body).as_slice() != checksum {
         return Err("the snapshot's checksum does not match its bytes".into());
     }
@@ -166,9 +170,10 @@ pub fn restore(
             Some(record) if record.seq != body.upto_seq => {
                 Some(format!("the journal has no record {}", body.upto_seq))
             }
-            Some(record) if Sha256::digest(&record.bytes).as_slice() != body.record => {
-                Some(format!("the journal's record {} is not the one the snapshot was taken at", body.upto_seq))
-            }
+            Some(record) if Sha256::digest(&record.bytes).as_slice() != body.record => Some(format!(
+                "the journal's record {} is not the one the snapshot was taken at",
+                body.upto_seq
+            )),
             Some(_) => None,
         }
     };

@@ -7,11 +7,11 @@ use crate::diag::{Code, codes};
 use std::sync::Arc;
 
 use crate::engine::event::{Event, EventDecodeError};
+use crate::engine::snapshot;
 use crate::engine::{CallRequest, Effect, Input, Outcome, Resolution};
 use crate::engine::{DispatchId, OperationId};
-use crate::engine::{LimitKey, Limits};
-use crate::engine::snapshot;
 use crate::engine::{Ledger, ReplayError, Resumed, RunCore, replay_after};
+use crate::engine::{LimitKey, Limits};
 use crate::engine::{operation_of, records_after, resume};
 use crate::journal::{JournalError, RunHeader, RunId};
 use crate::schema::{ExecutionClass, validate};
@@ -308,6 +308,25 @@ impl Recovery<'_> {
     /// dispatching are abandoned (their outcome stays what it was), and a resume ends at once.
     /// Refused for a run that has ended (`RL8404`).
     pub fn cancel(&mut self) -> Result<(), RecoveryError> {
+        self.end_with(Input::CancelRequested)
+    }
+
+    /// How many times the journal records the run was resumed.
+    pub fn resumes(&self) -> u32 {
+        self.resumed.ledger.resumes()
+    }
+
+    /// Parks the run as failed (`RL7306`) instead of resuming it again: what a host does with a
+    /// run resumed as many times as it allows without ending ([`Runtime::recover_interrupted`]).
+    /// Its calls left dispatching are abandoned, as [`Recovery::cancel`] abandons them. Refused
+    /// for a run that has ended (`RL8404`).
+    pub fn park(&mut self) -> Result<(), RecoveryError> {
+        let resumes = self.resumes();
+        self.end_with(Input::Park { resumes })
+    }
+
+    /// Journals `ending`, an input that ends the run at once, unless the run has ended.
+    fn end_with(&mut self, ending: Input) -> Result<(), RecoveryError> {
         if let Some(outcome) = &self.resumed.outcome {
             let status = match outcome {
                 Outcome::Succeeded(_) => "it succeeded",
@@ -316,8 +335,8 @@ impl Recovery<'_> {
             };
             return Err(RecoveryError::Ended { run: self.header.run_id.to_string(), status });
         }
-        self.journal(Input::CancelRequested)?;
-        self.resumed.outcome = Some(Outcome::Cancelled);
+        self.journal(ending)?;
+        self.resumed.outcome = self.resumed.ledger.outcome().cloned();
         Ok(())
     }
 
@@ -442,7 +461,8 @@ impl Recovery<'_> {
         }
         let records = records_after(self.resumed.last_seq, &events, &mut Vec::new());
         let (journal, run) = (&self.runtime.journal, &self.header.run_id);
-        self.resumed.last_seq = self.runtime.pool.block_on(journal.append(run, self.resumed.last_seq, &records))?;
+        self.resumed.last_seq =
+            self.runtime.pool.block_on(journal.append(run, self.resumed.last_seq, &records))?;
         for (record, event) in records.iter().zip(&events) {
             self.resumed.ledger.recorded(record.seq, event);
         }

@@ -119,10 +119,7 @@ fn a_snapshot_that_does_not_verify_is_refused_and_the_whole_journal_replays() {
     let store = |snapshot: Snapshot| block_on(journal.store_snapshot(&run, snapshot)).expect("stores");
     store(Snapshot { upto_seq: good.upto_seq, bytes: flipped.into() });
     let (used, ended) = recovered(&runtime, &program, &run);
-    assert!(
-        matches!(&used, SnapshotUse::Refused { reason, .. } if reason.contains("checksum")),
-        "{used:?}"
-    );
+    assert!(matches!(&used, SnapshotUse::Refused { reason, .. } if reason.contains("checksum")), "{used:?}");
     assert_eq!(ended, "820");
 
     // Another run of the same program: its snapshot is not this run's.

@@ -8,10 +8,10 @@
 //! checks every index the image holds against the program and the image itself, so a damaged
 //! image is an error, not a panic later.
 
+use super::RunCore;
 use super::limits::Usage;
 use super::parts::{Agenda, Operations, RunArena, Timers};
 use super::state::{Control, Drain, NodeIx, Owner, ScopeIx, TimerPurpose};
-use super::RunCore;
 use crate::value::Labelled;
 
 /// The version of the image layout; an image of another version is not restored.
@@ -43,7 +43,8 @@ impl RunCore {
     /// This core — fresh, of the run's program, plan, tools and settings, started on nothing —
     /// in the state `image` holds.
     pub fn restore(mut self, image: &[u8]) -> Result<RunCore, String> {
-        let parts: Parts = rmp_serde::from_slice(image).map_err(|e| format!("the image does not decode: {e}"))?;
+        let parts: Parts =
+            rmp_serde::from_slice(image).map_err(|e| format!("the image does not decode: {e}"))?;
         let (version, inputs, arena, agenda, operations, timers, run_drain, finished, usage) = parts;
         if version != IMAGE_VERSION {
             return Err(format!("the image has layout {version}, this runtime restores {IMAGE_VERSION}"));
@@ -96,12 +97,13 @@ impl RunCore {
             TimerPurpose::Backoff(n) => node(n),
             TimerPurpose::Grace(n) => n.is_none_or(node),
         });
-        let retired_ok = self.arena.retired.iter().all(|&s| scope(s))
-            && self.budget.breach_node().is_none_or(node);
+        let retired_ok =
+            self.arena.retired.iter().all(|&s| scope(s)) && self.budget.breach_node().is_none_or(node);
         if nodes_ok && scopes_ok && agenda_ok && operations_ok && timers_ok && retired_ok {
             Ok(())
         } else {
-            Err("the image names a node, scope, expression, region, binding or tool that does not exist".into())
+            Err("the image names a node, scope, expression, region, binding or tool that does not exist"
+                .into())
         }
     }
 }

@@ -58,7 +58,11 @@ impl Budget {
     /// Takes up `usage` from a snapshot, under this budget's caps.
     pub(super) fn restore(&mut self, usage: Usage) -> Result<(), String> {
         if usage.used.len() != self.used.len() {
-            return Err(format!("the image counts {} limits, this runtime {}", usage.used.len(), self.used.len()));
+            return Err(format!(
+                "the image counts {} limits, this runtime {}",
+                usage.used.len(),
+                self.used.len()
+            ));
         }
         self.used.copy_from_slice(&usage.used);
         self.source_bytes = usage.source_bytes;
@@ -75,7 +79,6 @@ pub(super) struct Usage {
     used: Vec<u64>,
     breach: Option<(Breach, Option<NodeIx>)>,
 }
-
 
 impl RunCore {
     /// Whether `current` is within the cap of `key`. When it is not — or another limit was
