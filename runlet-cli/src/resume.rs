@@ -33,6 +33,10 @@ pub struct Args {
     tools: Option<PathBuf>,
     #[command(flatten)]
     mcp: McpArgs,
+    /// How many journaled events the resumed run's snapshots are at least apart (0: none;
+    /// default 10000).
+    #[arg(long, value_name = "N")]
+    snapshot_every: Option<u64>,
     /// Write the run's events to this file, all of them from its first, the new ones as they
     /// happen.
     #[arg(long, value_name = "OUT.jsonl")]
@@ -61,7 +65,7 @@ fn resume_with(args: &Args, servers: Option<&runlet_mcp::McpClient>) -> Result<E
     let journal = OpenJournal::open(&args.journal)?;
     let run = RunId::new(args.run_id.as_str());
     journal.not_running_elsewhere(&run)?;
-    let stored = journal.stored(&run, executor)?;
+    let stored = journal.stored(&run, executor, args.snapshot_every)?;
     let recovery = stored.recovery()?;
     if let Some(outcome) = recovery.outcome() {
         eprintln!("run {run} has already ended");

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, SampleRequest, TimerHandle};
-use super::event::Event;
+use super::event::{Event, RecordedValue};
 use super::limits::LimitKey;
 use crate::diag::{Code, codes};
 use crate::journal::RunHeader;
@@ -105,12 +105,24 @@ pub struct Ledger {
     /// `Continue`.
     yielded: bool,
     last_seq: u64,
+    /// How many times the run was resumed (`RunResumed` records).
+    resumes: u32,
 }
 
 impl Ledger {
     /// The journal's last sequence number the ledger has seen.
     pub fn last_seq(&self) -> u64 {
         self.last_seq
+    }
+
+    /// How the run ended, once the core said so.
+    pub fn outcome(&self) -> Option<&Outcome> {
+        self.outcome.as_ref()
+    }
+
+    /// How many times the journal records the run was resumed.
+    pub fn resumes(&self) -> u32 {
+        self.resumes
     }
 
     /// Whether the core is between a reaction that yielded and the `Continue` that goes on
@@ -146,6 +158,7 @@ impl Ledger {
                 self.timers.remove(&TimerHandle(*timer));
             }
             Event::WallClockStarted { started_unix_ms } => self.started_unix_ms = Some(*started_unix_ms),
+            Event::RunResumed => self.resumes = self.resumes.saturating_add(1),
             _ => {}
         }
         self.last_seq = seq;
@@ -296,7 +309,11 @@ fn recorded_input(
             .map(|r| r.call)
             .ok_or_else(|| ReplayError::UnknownCall { seq, node: node.to_owned() })
     };
-    let value = |bytes: &[u8]| {
+    let value = |recorded: &RecordedValue| {
+        let bytes = recorded.inline().ok_or_else(|| ReplayError::Unreadable {
+            seq,
+            reason: "the record names a blob that was not read from the journal".into(),
+        })?;
         rcve::decode(bytes).map_err(|e| ReplayError::Unreadable { seq, reason: e.to_string() })
     };
     Ok(match event {
@@ -331,6 +348,7 @@ fn recorded_input(
         }
         Event::TimerFired { timer } => Input::TimerFired { timer: TimerHandle(*timer) },
         Event::RunResumed => Input::Resume,
+        Event::RunParked { resumes } => Input::Park { resumes: *resumes },
         Event::WallClockStarted { started_unix_ms } => {
             Input::WallClockStarted { started_unix_ms: *started_unix_ms }
         }

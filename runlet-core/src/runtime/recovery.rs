@@ -173,7 +173,10 @@ impl Runtime {
             if records.is_empty() && ledger.last_seq() == 0 {
                 return Err(RecoveryError::NotStarted { run: run_id.to_string() });
             }
-            let events = records.iter().map(Event::decode_record).collect::<Result<Vec<_>, _>>()?;
+            let mut events = records.iter().map(Event::decode_record).collect::<Result<Vec<_>, _>>()?;
+            for event in &mut events {
+                event.attach_blobs(self.journal.as_ref()).await?;
+            }
             Ok::<_, RecoveryError>((header, replay_after(core, ledger, &events)?, snapshot))
         })?;
         Ok(Recovery {
@@ -308,6 +311,25 @@ impl Recovery<'_> {
     /// dispatching are abandoned (their outcome stays what it was), and a resume ends at once.
     /// Refused for a run that has ended (`RL8404`).
     pub fn cancel(&mut self) -> Result<(), RecoveryError> {
+        self.end_with(Input::CancelRequested)
+    }
+
+    /// How many times the journal records the run was resumed.
+    pub fn resumes(&self) -> u32 {
+        self.resumed.ledger.resumes()
+    }
+
+    /// Parks the run as failed (`RL7306`) instead of resuming it again: what a host does with a
+    /// run resumed as many times as it allows without ending ([`Runtime::recover_interrupted`]).
+    /// Its calls left dispatching are abandoned, as [`Recovery::cancel`] abandons them. Refused
+    /// for a run that has ended (`RL8404`).
+    pub fn park(&mut self) -> Result<(), RecoveryError> {
+        let resumes = self.resumes();
+        self.end_with(Input::Park { resumes })
+    }
+
+    /// Journals `ending`, an input that ends the run at once, unless the run has ended.
+    fn end_with(&mut self, ending: Input) -> Result<(), RecoveryError> {
         if let Some(outcome) = &self.resumed.outcome {
             let status = match outcome {
                 Outcome::Succeeded(_) => "it succeeded",
@@ -316,8 +338,8 @@ impl Recovery<'_> {
             };
             return Err(RecoveryError::Ended { run: self.header.run_id.to_string(), status });
         }
-        self.journal(Input::CancelRequested)?;
-        self.resumed.outcome = Some(Outcome::Cancelled);
+        self.journal(ending)?;
+        self.resumed.outcome = self.resumed.ledger.outcome().cloned();
         Ok(())
     }
 
@@ -440,7 +462,8 @@ impl Recovery<'_> {
                 effect => effects.push(effect),
             }
         }
-        let records = records_after(self.resumed.last_seq, &events, &mut Vec::new());
+        // Decisions record no value large enough for a blob worth its lookup.
+        let (records, _) = records_after(self.resumed.last_seq, &events, &mut Vec::new(), None);
         let (journal, run) = (&self.runtime.journal, &self.header.run_id);
         self.resumed.last_seq =
             self.runtime.pool.block_on(journal.append(run, self.resumed.last_seq, &records))?;

@@ -28,6 +28,7 @@ use smallvec::SmallVec;
 
 use crate::analyze::WorkflowIdentity;
 use crate::analyze::hir::{BindingKind, ExprId, ExprKind, Program, RegionId};
+use crate::diag::codes;
 use crate::engine::error::{FailureClass, RunError};
 use crate::engine::event::{Event, RecordedToolError};
 use crate::engine::executor::ToolError;
@@ -178,6 +179,12 @@ pub enum Input {
     /// Go on with the work a reaction left when it answered [`Effect::Yield`]. Not journaled:
     /// replay sends it where a yield is followed by the core's own events.
     Continue,
+    /// The host stops recovering the run, which was resumed `resumes` times without ending: it
+    /// fails with `RL7306` at once, its calls left dispatching abandoned (their outcome stays
+    /// what it was), as a cancellation abandons them.
+    Park {
+        resumes: u32,
+    },
 }
 
 /// What the core asks the shell to do, in order.
@@ -373,6 +380,7 @@ impl RunCore {
                 }
                 Input::PermitsGranted { call } => self.permits_granted(call),
                 Input::Continue => {}
+                Input::Park { resumes } => self.park(resumes),
             }
             self.measure_journal();
             self.apply_breach();
@@ -410,7 +418,7 @@ impl RunCore {
         let values: Vec<Value> = inputs.iter().map(|i| i.value().clone()).collect();
         let recorded = List::new(values).map(|l| rcve::encode(&Value::List(l))).unwrap_or_default();
         self.inputs = inputs;
-        self.outbox.events.push(Event::RunCreated { inputs: recorded });
+        self.outbox.events.push(Event::RunCreated { inputs: recorded.into() });
         let root = self.program.root;
         let source_bytes = self.budget.source_bytes;
         let whole = self.program.region(root).span;
@@ -446,7 +454,7 @@ impl RunCore {
             Ok(value) => {
                 let output = rcve::encode(value.value());
                 let size = output.len() as u64;
-                self.outbox.events.push(Event::CallCompleted { node: id, output });
+                self.outbox.events.push(Event::CallCompleted { node: id, output: output.into() });
                 Some(size)
             }
             Err(error) => {
@@ -482,6 +490,28 @@ impl RunCore {
 
     fn cancel_run(&mut self) {
         self.outbox.events.push(Event::CancellationRequested);
+        self.abandon_everything();
+        self.outbox.events.push(Event::RunCancelled);
+        self.finish(Outcome::Cancelled);
+    }
+
+    /// Parks the run as failed (`Input::Park`).
+    fn park(&mut self, resumes: u32) {
+        self.outbox.events.push(Event::RunParked { resumes });
+        self.abandon_everything();
+        let code = codes::RECOVERY_EXHAUSTED.to_string();
+        let message = format!(
+            "the run was resumed {resumes} times without ending, so it was parked as failed instead of being resumed again; find out why its resumes stop (`runlet runs show RUN_ID --events`), then start it again"
+        );
+        // The host's cap on resumes is a limit of the run's recovery: policy, never caught.
+        let error = RunError::limit(code.clone(), message, String::new());
+        self.outbox.events.push(Event::RunFailed { code });
+        self.finish(Outcome::Failed(error));
+    }
+
+    /// Cancels every scope of the run and counts the calls it cancels as cancelled at once:
+    /// the run ends without waiting for them.
+    fn abandon_everything(&mut self) {
         if let Some(root) = (!self.arena.scopes.is_empty()).then_some(ScopeIx(0)) {
             self.cancel_scope(root);
         }
@@ -490,8 +520,6 @@ impl RunCore {
                 self.mark_cancelled(node);
             }
         }
-        self.outbox.events.push(Event::RunCancelled);
-        self.finish(Outcome::Cancelled);
     }
 
     fn finish(&mut self, outcome: Outcome) {
