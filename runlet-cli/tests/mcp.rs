@@ -139,6 +139,13 @@ fn the_protocol_version_and_server_enter_the_registry_digest() {
     let digests = [digest_of(&registry), digest_of(&other_version), digest_of(&other_server)];
     assert!(digests[0].starts_with("digest sha256:"), "{digests:?}");
     assert!(digests[0] != digests[1] && digests[0] != digests[2] && digests[1] != digests[2], "{digests:?}");
+    let mut malformed = registry.clone();
+    malformed["mcp_servers"]["fs"]["protocol_version"] = json!(20251125);
+    let path = dir.join("malformed.json");
+    std::fs::write(&path, malformed.to_string()).unwrap();
+    let output = runlet(&["tools", "--registry", path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("RL8002"), "{}", String::from_utf8_lossy(&output.stdout));
 }
 
 #[test]
