@@ -145,7 +145,11 @@ fn the_protocol_version_and_server_enter_the_registry_digest() {
     std::fs::write(&path, malformed.to_string()).unwrap();
     let output = runlet(&["tools", "--registry", path.to_str().unwrap(), "--format", "json"]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stdout).contains("RL8002"), "{}", String::from_utf8_lossy(&output.stdout));
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("RL8002"),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
 }
 
 #[test]
