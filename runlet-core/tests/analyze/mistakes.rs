@@ -21,12 +21,11 @@ use runlet::syntax::token::TokenKind;
 
 use crate::support::{Setup, errors};
 
-/// Floors the figures are held to (percent of the corpus, and a count for meaning changes).
+/// Floors the figures are held to (percent of the corpus); no fix may change the meaning.
 const ONE_ERROR_FLOOR: f64 = 92.0;
-const FIRST_FIX_FLOOR: f64 = 31.0;
-const MACHINE_FLOOR: f64 = 28.0;
+const FIRST_FIX_FLOOR: f64 = 61.0;
+const MACHINE_FLOOR: f64 = 56.0;
 const HEAL_FLOOR: f64 = 5.0;
-const MEANING_CHANGES_CEILING: usize = 18;
 
 /// Rounds of machine-applicable fixes applied before giving up (one repair can reveal the next).
 const MACHINE_ROUNDS: usize = 4;
@@ -228,7 +227,7 @@ fn the_mistake_corpus_meets_its_figures() {
             continue;
         }
         tally.cases += 1;
-        let mut miss = |slot: usize, outcome: Outcome, tally: &mut Tally, how: &str| {
+        let miss = |slot: usize, outcome: Outcome, tally: &mut Tally, how: &str| {
             if outcome == Outcome::MeaningChanged {
                 tally.meaning_changes.push(format!("{} ({how})", case.name));
             }
@@ -266,11 +265,7 @@ fn the_mistake_corpus_meets_its_figures() {
     for (what, figure, floor) in figures {
         assert!(figure >= floor, "{what}: {figure:.1}% is below its floor of {floor}%");
     }
-    assert!(
-        tally.meaning_changes.len() <= MEANING_CHANGES_CEILING,
-        "fixes that change the meaning: {:?}",
-        tally.meaning_changes
-    );
+    assert!(tally.meaning_changes.is_empty(), "fixes that change the meaning: {:?}", tally.meaning_changes);
 }
 
 fn codes(analysis: &Analysis) -> Vec<String> {

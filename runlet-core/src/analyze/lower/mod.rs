@@ -6,6 +6,7 @@
 //! conversion ([`Lowerer::coerce`]). After an error the expression gets schema `Any`, which
 //! meets every expectation silently, so one mistake yields one diagnostic.
 
+mod absent;
 mod call;
 mod context;
 mod control;

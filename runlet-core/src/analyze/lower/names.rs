@@ -9,6 +9,7 @@ use super::super::candidates::{Candidate, Ranked, clear_winner, rank, scored, so
 use super::super::foreign;
 use super::super::hir::{BindingId, ExprId, ExprKind, Input, InputId, Origin};
 use super::super::types::Ty;
+use super::scope::Narrowable;
 use super::{At, Expect, Inherited, Lowerer};
 
 /// The label of host inputs among candidates.
@@ -34,7 +35,8 @@ impl Lowerer<'_> {
         }
         if let Some(input) = self.input(name) {
             let schema = self.host_inputs[input.index()].schema;
-            return self.push(ExprKind::Input(input), Ty::Schema(schema), Origin::Input(input), at);
+            let ty = self.scopes.narrowed(Narrowable::Input(input)).unwrap_or(Ty::Schema(schema));
+            return self.push(ExprKind::Input(input), ty, Origin::Input(input), at);
         }
         if self.registry.is_root(name) {
             self.namespace_as_value(name, ident.span);
@@ -48,7 +50,7 @@ impl Lowerer<'_> {
         facts.references.push((span, shorthand));
         let inherited = Inherited { sensitivity: facts.sensitivity, label: facts.label };
         let (ty, origin) = (facts.ty, facts.origin);
-        let ty = self.scopes.narrowed(binding).unwrap_or(ty);
+        let ty = self.scopes.narrowed(Narrowable::Binding(binding)).unwrap_or(ty);
         self.push_inheriting(ExprKind::Binding(binding), ty, origin, at, Some(inherited))
     }
 
