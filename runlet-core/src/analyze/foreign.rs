@@ -174,3 +174,26 @@ pub(crate) fn property(name: &str) -> Option<&'static str> {
         _ => None,
     }
 }
+
+/// Names other APIs give a property (GitHub's `user.login` is GitLab's `author.username`), ranked
+/// with the schema's own aliases: `issue.author` finds `user`, `user.name` finds `login`.
+pub(crate) fn property_synonyms(name: &str) -> &'static [&'static str] {
+    match name {
+        "login" => &["username", "user_name", "handle", "name", "user_login"],
+        "user" => &["author", "creator", "owner", "reporter", "submitter"],
+        "number" => &["id", "num", "iid", "issue_number"],
+        "comments" => &["comment_count", "comments_count", "num_comments"],
+        "labels" => &["tags"],
+        "body" => &["description", "content", "text"],
+        "state" => &["status"],
+        "status" => &["state"],
+        "results" => &["items", "hits", "data"],
+        "nodes" => &["items", "edges", "data", "issues"],
+        _ => &[],
+    }
+}
+
+/// Names other languages give a caught error (`except Exception as e`, `catch (error)`).
+pub(crate) fn error_name(name: &str) -> bool {
+    matches!(name, "err" | "error" | "e" | "ex" | "exc" | "exception" | "error_value")
+}

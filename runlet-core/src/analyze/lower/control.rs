@@ -145,6 +145,7 @@ impl Lowerer<'_> {
             item_ty,
             self.expr_ref(collection).origin,
         );
+        self.note_entry_loop(item, collection);
         let body = &for_expr.body;
         let region =
             self.block(RegionKind::ForBody, body.span, &body.stmts, &[item], Vec::new(), Expect::Nothing);
@@ -185,6 +186,7 @@ impl Lowerer<'_> {
             item_ty,
             self.expr_ref(collection).origin,
         );
+        self.note_entry_loop(item, collection);
         let body = &fold.body;
         let region = self.block(
             RegionKind::FoldBody,

@@ -335,7 +335,24 @@ impl Lowerer<'_> {
                     }
                     _ => None,
                 };
+                // A single value where a list of such values is expected: `["bug"]` for `"bug"`.
+                let wraps = part == from
+                    && self.types.variants(target).into_iter().any(|v| {
+                        match self.types.kind(self.types.resolve(v)) {
+                            SchemaKind::List(list) => {
+                                let items = list.items;
+                                self.fitter.fit(&self.types, from, items).is_ok()
+                            }
+                            _ => false,
+                        }
+                    });
                 diagnostic = match (digits, parser.filter(|_| part == from)) {
+                    _ if wraps => {
+                        let wrapped = format!("[{}]", self.text(span));
+                        diagnostic
+                            .with_help(format!("wrap it in a list: `{wrapped}`"))
+                            .with_fix(Fix::machine(format!("write `{wrapped}`"), span, wrapped))
+                    }
                     (Some(literal), _) => diagnostic
                         .with_help(format!("write the number `{literal}` without quotes"))
                         .with_fix(Fix::machine(format!("write `{literal}`"), span, literal)),

@@ -214,11 +214,22 @@ impl Lowerer<'_> {
         let close: Vec<String> =
             ranked.iter().filter(|r| r.close).take(3).map(|r| r.candidate.shown()).collect();
         diagnostic = diagnostic.with_candidates(close);
-        if let Some(best) = clear_winner(&ranked).filter(|b| b.candidate.label.is_none()) {
+        if let Some(best) = clear_winner(&ranked) {
             let name = best.candidate.name.clone();
-            diagnostic = diagnostic
-                .with_help(format!("replace `{wanted}` with `{name}`"))
-                .with_fix(Fix::machine(format!("replace `{wanted}` with `{name}`"), span, name));
+            let message = format!("replace `{wanted}` with `{name}`");
+            // A tool of another namespace is offered for review when the written namespace exists;
+            // when it does not (`shops.orders`, a bare `customer(…)`), the path itself is the slip.
+            let root = wanted.split('.').next().unwrap_or_default();
+            let applicability = if best.candidate.label.is_none() || !self.registry.is_root(root) {
+                Applicability::MachineApplicable
+            } else {
+                Applicability::MaybeIncorrect
+            };
+            diagnostic = diagnostic.with_help(message.clone()).with_fix(Fix::new(
+                message,
+                applicability,
+                vec![Edit { span, replacement: name }],
+            ));
         }
         diagnostic
     }
@@ -265,6 +276,18 @@ impl Lowerer<'_> {
         }
         let mut diagnostic =
             Diagnostic::error(codes::UNKNOWN_NAME, ident.span, format!("`{name}` is not defined"));
+        // `error.message` inside `catch e { … }`: the error value is the one the catch names.
+        let caught = self.scopes.visible().into_iter().find(|(_, b)| {
+            matches!(self.bindings[b.index()].kind, super::super::hir::BindingKind::CatchError)
+        });
+        if let Some((caught, _)) = caught.filter(|_| foreign::error_name(name)) {
+            self.report(
+                diagnostic
+                    .with_help(format!("the error value of this `catch` is `{caught}`"))
+                    .with_fix(Fix::machine(format!("replace `{name}` with `{caught}`"), ident.span, caught)),
+            );
+            return self.poison(at);
+        }
         if !self.search(self.scopes.visible().len() + self.registry.tool_count()) {
             self.report(diagnostic);
             return self.poison(at);
