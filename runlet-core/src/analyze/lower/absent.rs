@@ -40,7 +40,7 @@ impl Lowerer<'_> {
         }
         let kinds: Vec<Kind> = operands.iter().map(|&(_, id)| self.operand_kind(id)).collect();
         let texts: Vec<String> = operands.iter().map(|(e, _)| self.operand_text(e)).collect();
-        let simple = operands.iter().all(|(e, _)| is_path(e));
+        let simple = operands.iter().all(|(e, _)| repeatable(e));
         let Some((replacement, loose, applicability)) =
             self.runlet_form(form, &kinds, &texts, operands, simple, call)
         else {
@@ -115,7 +115,7 @@ impl Lowerer<'_> {
             (Abs, [x]) if simple => (format!("-{x} if {x} < 0 else {x}"), true, machine),
             (Get, [map, key]) => (format!("{map}[{key}]"), false, machine),
             (Get, [map, key, default])
-                if is_path(operands[0].0) && (is_path(operands[1].0) || is_literal(operands[1].0)) =>
+                if repeatable(operands[0].0) && (repeatable(operands[1].0) || is_literal(operands[1].0)) =>
             {
                 (format!("{map}[{key}] if {key} in {map} else {default}"), true, machine)
             }
@@ -222,11 +222,11 @@ impl Lowerer<'_> {
 }
 
 /// A bare name or a projection of one by names and literal indexes, safe to write twice.
-fn is_path(e: &ast::Expr) -> bool {
+fn repeatable(e: &ast::Expr) -> bool {
     match &e.kind {
         Ast::Ident(_) => true,
-        Ast::Member { object, .. } => is_path(object),
-        Ast::Index { object, index } => is_path(object) && is_literal(index),
+        Ast::Member { object, .. } => repeatable(object),
+        Ast::Index { object, index } => repeatable(object) && is_literal(index),
         _ => false,
     }
 }

@@ -296,6 +296,17 @@ impl Parser<'_> {
         self.expected("`in`");
     }
 
+    /// The digits of a binding `name = 12` on a line of its own before `before`: what a count
+    /// written as that name means.
+    fn integer_binding(&self, name: &str, before: u32) -> Option<String> {
+        self.source[..before as usize].lines().rev().find_map(|line| {
+            let (left, right) = line.split_once('=')?;
+            let right = right.trim();
+            (left.trim() == name && !right.is_empty() && right.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| right.to_owned())
+        })
+    }
+
     /// `limit N` / `retry N`: an integer literal (`limit` must be at least 1).
     fn integer_clause(&mut self, keyword: Keyword) -> IntegerClause {
         let start = self.bump().span;
@@ -307,7 +318,8 @@ impl Parser<'_> {
             if keyword == Keyword::Limit && digits.bytes().all(|b| b == b'0') {
                 self.push(
                     Diagnostic::error(codes::INVALID_COUNT, token.span, "`limit` must be at least 1")
-                        .with_help("`limit N` bounds how many iterations run at once"),
+                        .with_help("`limit N` bounds how many iterations run at once")
+                        .with_fix(Fix::suggest("write `limit 1`", token.span, "1")),
                 );
             }
             return IntegerClause { digits, value_span: token.span, span: start.to(token.span) };
@@ -318,12 +330,42 @@ impl Parser<'_> {
             if token.line_break_before { start } else { token.span },
             format!("`{word}` takes an integer literal such as `{word} 4`"),
         );
+        // `retry=3`, `retry(3)`: the count in another language's shape.
+        let wrapped = match (token.kind, self.nth(1).kind, self.nth(2).kind) {
+            (TokenKind::Eq, TokenKind::Integer, _) => Some(2),
+            (TokenKind::LParen, TokenKind::Integer, TokenKind::RParen) => Some(3),
+            _ => None,
+        };
+        if let Some(tokens) = wrapped.filter(|_| !token.line_break_before) {
+            let digits = self.nth(1).span;
+            let mut end = token.span;
+            for _ in 0..tokens {
+                end = self.bump().span;
+            }
+            let count = self.text(digits).to_owned();
+            self.push(diagnostic.with_fix(Fix::machine(
+                format!("write `{word} {count}`"),
+                Span::new(start.end, end.end),
+                format!(" {count}"),
+            )));
+            return IntegerClause {
+                digits: Text::from(count.as_str()),
+                value_span: digits,
+                span: start.to(end),
+            };
+        }
         let simple_operand =
             matches!(token.kind, TokenKind::Ident | TokenKind::Number) && !token.line_break_before;
         if simple_operand {
             self.bump();
             diagnostic =
                 diagnostic.with_help(format!("the count is fixed in the source; write a number: `{word} 8`"));
+            if let Some(value) = self.integer_binding(self.text(token.span), token.span.start) {
+                diagnostic =
+                    diagnostic.with_fix(Fix::machine(format!("write `{word} {value}`"), token.span, value));
+            }
+        } else if keyword == Keyword::Retry && token.kind == TokenKind::LBrace {
+            diagnostic = diagnostic.with_fix(Fix::suggest("write `retry 1`", Span::at(start.end), " 1"));
         }
         self.push(diagnostic);
         let end = if simple_operand { token.span } else { start };
