@@ -3,7 +3,7 @@
 
 use super::Parser;
 use super::stmt::BlockKind;
-use crate::diag::{Applicability, Diagnostic, Fix, Span, codes};
+use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
 use crate::syntax::ast::{
     Block, BoundaryExpr, CatchClause, ElseBranch, Expr, ExprKind, FoldExpr, ForExpr, Ident, IfExpr,
     IntegerClause, Text,
@@ -99,6 +99,10 @@ impl Parser<'_> {
             return self.foreign_for_header(keyword);
         }
         let item = self.binding_name();
+        let pair = match self.eat(TokenKind::Comma) {
+            Some(_) => Some(self.binding_name()),
+            None => None,
+        };
         self.expect_in();
         let iterable = Box::new(self.expression());
         let limit = self.at_keyword(Keyword::Limit).then(|| {
@@ -106,6 +110,9 @@ impl Parser<'_> {
             self.integer_clause(Keyword::Limit)
         });
         let body = self.block(BlockKind::ForBody, keyword);
+        if let Some(second) = &pair {
+            self.report_pair_loop(&item, second, &iterable, body.span);
+        }
         self.leave(1);
         Expr {
             span: keyword.to(body.span),
@@ -294,6 +301,62 @@ impl Parser<'_> {
             return;
         }
         self.expected("`in`");
+    }
+
+    /// `for i, x in enumerate(xs)` and `for k, v in obj` (or `obj.items()`): a loop binds one
+    /// item. The fix loops over `xs` dropping an unused index, or over the object's
+    /// `{ key, value }` entries with `k` and `v` read as `entry.key` and `entry.value`.
+    fn report_pair_loop(&mut self, first: &Ident, second: &Ident, iterable: &Expr, body: Span) {
+        let header = Span::new(first.span.start, iterable.span.end);
+        let uses = |name: &str| -> Vec<Span> {
+            let text = self.text(body);
+            crate::syntax::lexer::lex(text)
+                .tokens
+                .windows(2)
+                .filter(|pair| pair[1].kind == TokenKind::Ident && pair[0].kind != TokenKind::Dot)
+                .filter(|pair| &text[pair[1].span.range()] == name)
+                .map(|pair| Span::new(body.start + pair[1].span.start, body.start + pair[1].span.end))
+                .collect()
+        };
+        let mut edits = Vec::new();
+        match &iterable.kind {
+            ExprKind::Call { callee, args } if self.text(callee.span) == "enumerate" && args.len() == 1 => {
+                if uses(&first.name).is_empty() {
+                    let rewritten = format!("{} in {}", second.name, self.text(args[0].span));
+                    edits.push(Edit { span: header, replacement: rewritten });
+                }
+            }
+            _ => {
+                let object = match &iterable.kind {
+                    ExprKind::Call { callee, args }
+                        if args.is_empty() && self.text(callee.span).ends_with(".items") =>
+                    {
+                        let text = self.text(callee.span);
+                        &text[..text.len() - ".items".len()]
+                    }
+                    _ => self.text(iterable.span),
+                };
+                let entry = if uses("entry").is_empty() { "entry" } else { "entry_" };
+                edits.push(Edit { span: header, replacement: format!("{entry} in {object}") });
+                for span in uses(&first.name) {
+                    edits.push(Edit { span, replacement: format!("{entry}.key") });
+                }
+                for span in uses(&second.name) {
+                    edits.push(Edit { span, replacement: format!("{entry}.value") });
+                }
+            }
+        }
+        let mut diagnostic = Diagnostic::error(
+            codes::FOREIGN_LOOP,
+            first.span.to(second.span),
+            "a Runlet loop binds one item; an object's entries are `{ key, value }` records",
+        )
+        .with_help("write `for entry in obj { … entry.key … entry.value … }`, or `for x in xs` for a list");
+        if !edits.is_empty() {
+            diagnostic =
+                diagnostic.with_fix(Fix::new("loop over one item", Applicability::MachineApplicable, edits));
+        }
+        self.push(diagnostic);
     }
 
     /// The digits of a binding `name = 12` on a line of its own before `before`: what a count

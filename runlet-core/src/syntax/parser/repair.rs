@@ -102,10 +102,32 @@ pub(crate) struct Unbound {
 }
 
 impl Parser<'_> {
+    /// Reports the blocks of one statement that lack `return`. The branches of one `if … else`
+    /// that all lack it are one mistake: one diagnostic whose fix adds every `return`.
     pub(super) fn report_missing_returns(&mut self, missing: Vec<MissingReturn>) {
-        for m in missing {
-            self.push(m.into_diagnostic());
+        let branches = missing.len() > 1
+            && missing.iter().all(|m| {
+                m.code == codes::MISSING_RETURN && m.owner == missing[0].owner && !m.edits.is_empty()
+            });
+        if !branches {
+            for m in missing {
+                self.push(m.into_diagnostic());
+            }
+            return;
         }
+        let mut missing = missing.into_iter();
+        let Some(mut first) = missing.next() else { return };
+        let mut others = Vec::new();
+        for m in missing {
+            if m.applicability != Applicability::MachineApplicable {
+                first.applicability = m.applicability;
+            }
+            first.edits.extend(m.edits);
+            others.push(m.span);
+        }
+        let diagnostic =
+            others.into_iter().fold(first.into_diagnostic(), |d, span| d.with_label(span, "and here"));
+        self.push(diagnostic);
     }
 
     /// Reports every expression statement of a block except a final one in a block without
