@@ -99,10 +99,7 @@ impl Parser<'_> {
             return self.foreign_for_header(keyword);
         }
         let item = self.binding_name();
-        let pair = match self.eat(TokenKind::Comma) {
-            Some(_) => Some(self.binding_name()),
-            None => None,
-        };
+        let pair = self.eat(TokenKind::Comma).map(|_| self.binding_name());
         self.expect_in();
         let iterable = Box::new(self.expression());
         let limit = self.at_keyword(Keyword::Limit).then(|| {
