@@ -332,6 +332,7 @@ impl Lowerer<'_> {
                 format!("`{name}` cannot be called with {given} argument{plural}"),
             )
             .with_help("call it in one of the accepted shapes")
+            .with_shapes(accepted.clone(), Some(format!("{given} argument{plural}")))
             .with_candidates(accepted),
         );
     }

@@ -376,7 +376,9 @@ impl Lowerer<'_> {
                 diagnostic
             }
         };
-        self.report(diagnostic);
+        let expected = self.types.display(target);
+        let actual = self.types.display(from);
+        self.report(diagnostic.with_shapes([expected], Some(actual)));
     }
 
     /// The rounding calls that make the Number at `span` an Integer (nearest first), when the

@@ -433,6 +433,7 @@ impl Lowerer<'_> {
         )
         .with_help(format!("add `{addition}`"))
         .with_note(format!("accepted input: {}", self.types.display(target)))
+        .with_shapes([self.types.display(target)], None)
         .with_fix(Fix::new(
             format!("add `{addition}`"),
             applicability,

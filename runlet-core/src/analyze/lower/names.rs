@@ -1,7 +1,7 @@
 //! Names: bindings in scope, host inputs, registry paths used where a value is expected, and
 //! unknown names with ranked candidates and targeted fixes for names from other languages.
 
-use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
+use crate::diag::{Applicability, CandidateRecord, Diagnostic, Edit, Fix, Span, codes};
 use crate::schema::accepts_empty_object;
 use crate::syntax::ast::{self, Ident};
 
@@ -211,9 +211,10 @@ impl Lowerer<'_> {
             return diagnostic;
         }
         let ranked = self.tool_candidates(wanted);
-        let close: Vec<String> =
-            ranked.iter().filter(|r| r.close).take(3).map(|r| r.candidate.shown()).collect();
-        diagnostic = diagnostic.with_candidates(close);
+        let close: Vec<&Ranked> = ranked.iter().filter(|r| r.close).take(3).collect();
+        diagnostic = diagnostic
+            .with_candidates(close.iter().map(|r| r.candidate.shown()))
+            .with_candidate_records(close.iter().map(|r| tool_record(&r.candidate.name)));
         if let Some(best) = clear_winner(&ranked) {
             let name = best.candidate.name.clone();
             let message = format!("replace `{wanted}` with `{name}`");
@@ -297,8 +298,22 @@ impl Lowerer<'_> {
         for close in values.iter().filter(|r| r.close && r.candidate.label.is_none()) {
             self.suggested.extend(self.scopes.lookup(&close.candidate.name));
         }
-        let shown = values.iter().filter(|r| r.close).take(3).chain(tools.iter().filter(|r| r.close).take(2));
-        diagnostic = diagnostic.with_candidates(shown.map(|r| r.candidate.shown()));
+        let shown: Vec<&Ranked> = values
+            .iter()
+            .filter(|r| r.close)
+            .take(3)
+            .chain(tools.iter().filter(|r| r.close).take(2))
+            .collect();
+        let records = shown.iter().map(|r| match r.candidate.label.as_deref() {
+            Some(INPUT_LABEL) => {
+                CandidateRecord { name: r.candidate.name.clone(), namespace: None, kind: "host_input" }
+            }
+            Some(_) => tool_record(&r.candidate.name),
+            None => CandidateRecord { name: r.candidate.name.clone(), namespace: None, kind: "binding" },
+        });
+        diagnostic = diagnostic
+            .with_candidate_records(records)
+            .with_candidates(shown.iter().map(|r| r.candidate.shown()));
         match (clear_winner(&values), tools.first().filter(|r| r.close)) {
             (Some(best), _) => {
                 let replacement = best.candidate.name.clone();
@@ -353,6 +368,12 @@ impl Lowerer<'_> {
             })
             .collect()
     }
+}
+
+/// The record of a registry tool offered as a candidate, with its namespace.
+fn tool_record(name: &str) -> CandidateRecord {
+    let namespace = name.rsplit_once('.').map(|(namespace, _)| namespace.to_owned());
+    CandidateRecord { name: name.to_owned(), namespace, kind: "tool" }
 }
 
 /// The dotted path `e` spells (`a.b.c`) when its root passes `root_ok`.

@@ -145,6 +145,9 @@ impl Lowerer<'_> {
                 .with_fix(Fix::machine(format!("replace `{name}` with `{replacement}`"), span, replacement));
         }
         let closest: Vec<String> = ranked.iter().take(3).map(|r| r.candidate.name.clone()).collect();
+        diagnostic = diagnostic.with_candidate_records(closest.iter().map(|name| {
+            crate::diag::CandidateRecord { name: name.clone(), namespace: None, kind: "property" }
+        }));
         diagnostic = diagnostic.with_note(format!("closest properties: {}", closest.join(", ")));
         if let SchemaKind::Object(object_schema) = self.types.kind(schema) {
             if object_schema.additional.is_some() {
