@@ -156,6 +156,17 @@ pub fn replay_journal(bytes: &[u8]) {
     let _ = replay(fresh_core(), &events);
 }
 
+/// A run core's image (a snapshot's core, `RunCore::image`) restored into a core of
+/// [`REPLAY_SOURCE`]: damaged bytes are refused, never a panic, and an image that restores
+/// images again to the same bytes.
+pub fn core_image(bytes: &[u8]) {
+    if let Ok(core) = fresh_core().restore(bytes) {
+        let again = core.image().expect("a restored core is between reactions");
+        let twice = fresh_core().restore(&again).expect("a core's own image restores");
+        assert_eq!(twice.image().expect("between reactions"), again);
+    }
+}
+
 /// The program `replay_journal` replays into.
 pub const REPLAY_SOURCE: &str = "rows = t.rows()\nscores = for row in rows limit 2 {\n    return boundary retry 1 {\n        return t.score(row)\n    } catch err {\n        return 0\n    }\n}\nreturn scores\n";
 
@@ -165,7 +176,7 @@ pub const REPLAY_REGISTRY: &str = r#"{"tools": [
     {"name": "t.score", "params": [{"name": "row", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "idempotent"}
 ]}"#;
 
-fn fresh_core() -> RunCore {
+pub fn fresh_core() -> RunCore {
     static PROGRAM: OnceLock<(Arc<runlet::analyze::hir::Program>, ToolTable)> = OnceLock::new();
     let (program, tools) = PROGRAM.get_or_init(|| {
         let registry =

@@ -102,6 +102,11 @@
 #define RUNLET_VERSION_NUMBER 100
 
 /**
+ * `snapshot_every` of the runtime options: runs write no snapshots.
+ */
+#define RUNLET_SNAPSHOTS_OFF UINT64_MAX
+
+/**
  * `sqlite_durability` of the runtime options: a commit is on stable storage before an append
  * returns (SQLite `synchronous=FULL`). The default, and the zero value.
  */
@@ -428,6 +433,10 @@ typedef struct runlet_view_policy {
  *   (created when missing; several processes may share one), committing under the
  *   `RUNLET_DURABILITY_*` mode; empty for none. Giving both a path and `journal` is
  *   `RUNLET_ERR_INVALID_ARGUMENT`; a file that is no journal `RUNLET_ERR_JOURNAL`.
+ * - `snapshot_every`: how many journaled events a run's snapshots are at least apart (spec
+ *   §5.3): a resume restores the latest that verifies and replays only what follows it. 0 for
+ *   the default (every 10,000 events, none for the in-memory journal); `RUNLET_SNAPSHOTS_OFF`
+ *   for none.
  *
  * The structs pointed to are copied during `runlet_runtime_new`.
  */
@@ -447,6 +456,7 @@ typedef struct runlet_runtime_options {
   struct runlet_bytes digest_key;
   struct runlet_str sqlite_journal_path;
   uint32_t sqlite_durability;
+  uint64_t snapshot_every;
 } runlet_runtime_options;
 
 /**

@@ -200,3 +200,36 @@ func TestAGoJournalBacksRuns(t *testing.T) {
 		t.Fatalf("Wait: %v", err)
 	}
 }
+
+func TestRunsWriteSnapshotsToAGoJournalAndResumeFromThem(t *testing.T) {
+	journal := newMemJournal()
+	rt := newTestRuntime(t, nil, Options{Journal: journal, SnapshotEvery: 1})
+	source := "a = echo.value(1)\nb = echo.value([a, 2])\nc = echo.value([b, 3])\nreturn [a, b, c]\n"
+	prog := compile(t, rt, source)
+	run, err := rt.Start(context.Background(), prog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	res, err := run.Wait(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	journal.mu.Lock()
+	snapshot, stored := journal.snapshots[run.ID()], uint64(len(journal.records[run.ID()]))
+	journal.mu.Unlock()
+	if snapshot.UptoSeq == 0 || snapshot.UptoSeq >= stored || len(snapshot.Bytes) == 0 {
+		t.Fatalf("snapshot at %d of %d records (%d bytes)", snapshot.UptoSeq, stored, len(snapshot.Bytes))
+	}
+	again, err := rt.Resume(context.Background(), prog, run.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if resumed, err := again.Wait(context.Background()); err != nil || string(resumed.Value) != string(res.Value) {
+		t.Fatalf("resumed from the snapshot: %s %v, the run: %s", resumed.Value, err, res.Value)
+	}
+	if _, err := NewRuntime(Options{Registry: []byte(testRegistry), SnapshotEvery: -2}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("SnapshotEvery -2: %v", err)
+	}
+}

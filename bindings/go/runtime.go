@@ -41,6 +41,10 @@ type Options struct {
 	// queue and again in the channel, before the dropped-events marker replaces the rest; 0 for
 	// 1024.
 	EventBuffer int
+	// SnapshotEvery is how many journaled events a run's snapshots are at least apart (spec
+	// §5.3): Resume restores the latest that verifies and replays only what follows it. 0 for
+	// the default (every 10,000 events; none for the in-memory journal), -1 for none.
+	SnapshotEvery int64
 }
 
 // View is a view policy (spec §6.2): the strongest label of values shown in previews (stronger
@@ -95,6 +99,9 @@ func NewRuntime(opts Options) (*Runtime, error) {
 	if opts.EventBuffer < 0 || opts.WorkerThreads < 0 {
 		return nil, invalid("EventBuffer and WorkerThreads must not be negative")
 	}
+	if opts.SnapshotEvery < -1 {
+		return nil, invalid("SnapshotEvery is %d: give a count of events, 0 for the default or -1 for none", opts.SnapshotEvery)
+	}
 	c := (*C.runlet_runtime_options)(C.calloc(1, C.sizeof_runlet_runtime_options))
 	defer cFree(unsafe.Pointer(c))
 	c.struct_size = C.sizeof_runlet_runtime_options
@@ -110,6 +117,11 @@ func NewRuntime(opts Options) (*Runtime, error) {
 		events = defaultEventBuffer
 	}
 	c.event_queue_capacity = C.uint32_t(events)
+	if opts.SnapshotEvery == -1 {
+		c.snapshot_every = C.RUNLET_SNAPSHOTS_OFF
+	} else {
+		c.snapshot_every = C.uint64_t(opts.SnapshotEvery)
+	}
 	if key := opts.DigestKey; key != nil {
 		c.digest_key_id = cCopy(key.ID)
 		defer cFree(unsafe.Pointer(c.digest_key_id.ptr))

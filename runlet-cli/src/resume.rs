@@ -29,6 +29,10 @@ pub struct Args {
     /// The tool fixture file that answers the calls the run still makes.
     #[arg(long)]
     tools: PathBuf,
+    /// How many journaled events the resumed run's snapshots are at least apart (0: none;
+    /// default 10000).
+    #[arg(long, value_name = "N")]
+    snapshot_every: Option<u64>,
     /// Write the run's events to this file, all of them from its first, the new ones as they
     /// happen.
     #[arg(long, value_name = "OUT.jsonl")]
@@ -47,7 +51,7 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
     let journal = OpenJournal::open(&args.journal)?;
     let run = RunId::new(args.run_id.as_str());
     journal.not_running_elsewhere(&run)?;
-    let stored = journal.stored(&run, executor)?;
+    let stored = journal.stored(&run, executor, args.snapshot_every)?;
     let recovery = stored.recovery()?;
     if let Some(outcome) = recovery.outcome() {
         eprintln!("run {run} has already ended");

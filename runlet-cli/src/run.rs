@@ -1,5 +1,5 @@
 //! `runlet run FILE --registry R.json --tools T.json [--inputs I.json] [--input NAME=JSON]…
-//! [--limit KEY=N]… [--journal memory|sqlite:PATH] [--durability full|normal] [--events OUT.jsonl]
+//! [--limit KEY=N]… [--journal memory|sqlite:PATH] [--durability full|normal] [--snapshot-every N] [--events OUT.jsonl]
 //! [--record TRANSCRIPT.json] [--digest-key-file PATH] [--format text|json]`: compiles the
 //! program and runs it with the scripted tools of a fixture file, optionally writing its events
 //! and recording a tool transcript. With an SQLite journal the run id comes first on stderr
@@ -58,6 +58,11 @@ pub struct ProgramArgs {
     /// What an acknowledged append of an SQLite journal survives.
     #[arg(long, value_enum, default_value_t)]
     durability: DurabilityArg,
+    /// How many journaled events the run's snapshots are at least apart (0: none); `runlet
+    /// resume` restores the latest and replays only what follows it. Default: 10000 for an
+    /// SQLite journal, none in memory.
+    #[arg(long, value_name = "N")]
+    snapshot_every: Option<u64>,
     /// Write the run's events to this file, one JSON object per line in sequence order.
     #[arg(long, value_name = "OUT.jsonl")]
     events: Option<PathBuf>,
@@ -168,6 +173,9 @@ pub fn compile_and_run(
         .limits(limits);
     if let Some(key) = journal.digest_key(args.digest_key_file.as_deref())? {
         builder = builder.digest_key(&key.id, &key.secret);
+    }
+    if let Some(every) = args.snapshot_every {
+        builder = builder.snapshot_every(every);
     }
     if events.is_some() {
         // The events file is written as fast as the disk takes it; its subscription holds what

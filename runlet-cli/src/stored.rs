@@ -78,8 +78,14 @@ impl OpenJournal {
         self.block_on(self.journal.header(run)).map_err(|error| Failure::new(error.code(), error.to_string()))
     }
 
-    /// Rebuilds run `run` with `executor` answering the calls a resume makes.
-    pub fn stored(&self, run: &RunId, executor: Arc<dyn ToolExecutor>) -> Result<StoredRun, Failure> {
+    /// Rebuilds run `run` with `executor` answering the calls a resume makes, writing snapshots
+    /// `snapshot_every` events apart (the runtime's default when `None`).
+    pub fn stored(
+        &self,
+        run: &RunId,
+        executor: Arc<dyn ToolExecutor>,
+        snapshot_every: Option<u64>,
+    ) -> Result<StoredRun, Failure> {
         let header = self.header(run)?;
         let retained = RetainedProgram::from_header(&header, &RegistryOptions::default())
             .map_err(|error| Failure::new(error.code(), error.to_string()))?;
@@ -100,6 +106,9 @@ impl OpenJournal {
         if let Some(key) = self.spec.digest_key(self.digest_key_file.as_deref())? {
             builder = builder.digest_key(&key.id, &key.secret);
         }
+        if let Some(every) = snapshot_every {
+            builder = builder.snapshot_every(every);
+        }
         let runtime = builder.build().map_err(|error| Failure::new(error.code(), error.to_string()))?;
         let program = runtime.compile(&retained.source, &retained.inputs).map_err(|diagnostics| {
             let first = diagnostics
@@ -116,7 +125,7 @@ impl OpenJournal {
 
     /// Rebuilds run `run` for a decision or a look: nothing it holds calls a tool.
     pub fn inspected(&self, run: &RunId) -> Result<StoredRun, Failure> {
-        self.stored(run, Arc::new(NoTools))
+        self.stored(run, Arc::new(NoTools), None)
     }
 }
 

@@ -58,6 +58,8 @@ impl Setup {
         Command::new(env!("CARGO_BIN_EXE_runlet"))
             .args(["run", &self.program, "--registry", &self.registry, "--tools", &tools])
             .args(["--journal", &self.journal, "--events", &events, "--format", "json"])
+            // Snapshots as often as they may be written: resumes restore one.
+            .args(["--snapshot-every", "1"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

@@ -360,64 +360,80 @@ fn chains(rounds: usize, dir: &Path) {
 }
 
 /// (h) Bringing back a finished run of about 100,000 journaled events from its SQLite file, as a
-/// resume does before it goes on: open the file, read every record, decode it and replay it into
-/// a fresh core (`Runtime::recovery`). Beside it, in the same rounds, reading the records alone.
-/// Snapshots are not written yet, so this is the cost without one.
+/// resume does before it goes on: open the file, read the records it needs, decode them and
+/// replay them into a fresh core (`Runtime::recovery`) — for a run written without snapshots
+/// (the whole journal replays) and for the same program written with the default snapshots
+/// (the latest is restored and only the records after it replay). Beside them, in the same
+/// rounds, reading every record alone.
 fn resume(rounds: usize, dir: &Path) {
     const CALLS: usize = 12_500;
     let file = fresh_file(dir, "resume");
     let registry =
         || Registry::from_json_str(REGISTRY, &RegistryOptions::default()).expect("registry").registry;
-    let build = |journal: Arc<dyn Journal>| {
+    let build = |journal: Arc<dyn Journal>, snapshot_every: u64| {
         Runtime::builder()
             .registry(registry())
             .executor(Arc::new(Tools { count: CALLS }))
             .journal(journal)
             .digest_key("figures", b"figures")
             .worker_threads(2)
+            .snapshot_every(snapshot_every)
             .build()
             .expect("runtime")
     };
-    let runtime = build(Arc::new(SqliteJournal::open(&file, Durability::Normal).expect("open")));
-    let program = runtime.compile(FAN_OUT, &Inputs::new()).expect("compiles");
-    let run = runtime.start(&program, &Inputs::new()).expect("starts");
-    let run_id = run.run_id().clone();
-    assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
-    let events = runtime.run_listing(&run_id).expect("summary").last_seq;
-    runtime.shutdown();
-    drop(runtime);
-    let (mut recover, mut read) = (Vec::new(), Vec::new());
-    for _ in 0..rounds {
+    let finished = |snapshot_every: u64| {
+        let runtime =
+            build(Arc::new(SqliteJournal::open(&file, Durability::Normal).expect("open")), snapshot_every);
+        let program = runtime.compile(FAN_OUT, &Inputs::new()).expect("compiles");
+        let run = runtime.start(&program, &Inputs::new()).expect("starts");
+        let run_id = run.run_id().clone();
+        assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
+        let events = runtime.run_listing(&run_id).expect("summary").last_seq;
+        runtime.shutdown();
+        (run_id, events)
+    };
+    let (plain, events) = finished(0);
+    let (snapshotted, _) = finished(runlet::runtime::DEFAULT_SNAPSHOT_EVERY);
+    let recover = |run_id: &RunId| {
         let started = Instant::now();
-        let runtime = build(Arc::new(SqliteJournal::open(&file, Durability::Full).expect("open")));
+        let runtime = build(Arc::new(SqliteJournal::open(&file, Durability::Full).expect("open")), 0);
         let program = runtime.compile(FAN_OUT, &Inputs::new()).expect("compiles");
         let recovery =
-            runtime.recovery(&program, &run_id, runlet::runtime::RunOptions::default()).expect("recovers");
+            runtime.recovery(&program, run_id, runlet::runtime::RunOptions::default()).expect("recovers");
         assert!(matches!(recovery.outcome(), Some(Outcome::Succeeded(_))));
-        recover.push(started.elapsed().as_secs_f64());
-        drop(recovery);
-        drop(runtime);
+        let used = recovery.snapshot().clone();
+        (started.elapsed().as_secs_f64(), used)
+    };
+    let (mut whole, mut restored, mut read) = (Vec::new(), Vec::new(), Vec::new());
+    let mut used = runlet::runtime::SnapshotUse::None;
+    for _ in 0..rounds {
+        whole.push(recover(&plain).0);
+        let (took, snapshot) = recover(&snapshotted);
+        restored.push(took);
+        used = snapshot;
         let started = Instant::now();
         let journal = SqliteJournal::open(&file, Durability::Full).expect("open");
         let pool = tokio::runtime::Builder::new_current_thread().build().expect("tokio");
-        let records = pool.block_on(journal.read(&run_id, 0, usize::MAX)).expect("read");
+        let records = pool.block_on(journal.read(&plain, 0, usize::MAX)).expect("read");
         assert_eq!(records.len() as u64, events);
         read.push(started.elapsed().as_secs_f64());
     }
-    let (recover, read) = (median(&mut recover), median(&mut read));
+    let (whole, restored, read) = (median(&mut whole), median(&mut restored), median(&mut read));
     println!(
-        "(h) recovery of a finished run of {events} journaled events ({CALLS} calls), SQLite, no snapshot, {rounds} rounds:"
+        "(h) recovery of a finished run of {events} journaled events ({CALLS} calls), SQLite, {rounds} rounds:"
     );
     println!(
-        "    open + read + decode + replay: {:.1} ms median ({:.2} µs per event)",
-        recover * 1e3,
-        recover * 1e6 / events as f64
+        "    no snapshot: open + read + decode + replay all: {:.1} ms median ({:.2} µs per event)",
+        whole * 1e3,
+        whole * 1e6 / events as f64
     );
     println!(
-        "    open + read alone (baseline):  {:.1} ms median; replay is {:.1}x the read",
-        read * 1e3,
-        recover / read
+        "    with snapshots every {} events ({used:?}): {:.1} ms median, {:.2}x the run without",
+        runlet::runtime::DEFAULT_SNAPSHOT_EVERY,
+        restored * 1e3,
+        restored / whole
     );
+    println!("    open + read every record alone (baseline): {:.1} ms median", read * 1e3);
 }
 
 fn main() {

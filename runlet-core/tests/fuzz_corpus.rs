@@ -15,10 +15,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use runlet::analyze::Inputs;
 use runlet::engine::event::Event;
-use runlet::engine::{ToolCall, ToolError, ToolExecutor, ToolOutput};
+use runlet::engine::{ToolCall, ToolError, ToolExecutor, ToolOutput, replay};
 use runlet::journal::{Envelope, Journal, MemoryJournal};
 use runlet::registry::{Registry, RegistryOptions};
-use runlet::runtime::Runtime;
+use runlet::runtime::{RunOptions, Runtime};
 use runlet::value::{List, Value};
 
 /// Mutations of each corpus file per target: enough to hit every kind of damage at many
@@ -110,20 +110,26 @@ impl ToolExecutor for Tools {
     }
 }
 
-/// The records of a real run of `checks::REPLAY_SOURCE`: one seed per record, and one journal
-/// in `replay_journal`'s framing.
-fn generated_seeds() -> (Vec<Vec<u8>>, Vec<u8>) {
-    let journal = Arc::new(MemoryJournal::new());
+/// A runtime over `journal` with `checks::REPLAY_SOURCE` compiled on it.
+fn seed_runtime(journal: Arc<MemoryJournal>) -> (Runtime, runlet::runtime::Executable) {
     let registry =
         Registry::from_json_str(checks::REPLAY_REGISTRY, &RegistryOptions::default()).expect("registry");
     let runtime = Runtime::builder()
         .registry(registry.registry)
         .executor(Arc::new(Tools(std::sync::Mutex::new(false))))
-        .journal(journal.clone())
+        .journal(journal)
         .digest_key("fuzz", b"fuzz key")
         .build()
         .expect("runtime");
     let program = runtime.compile(checks::REPLAY_SOURCE, &Inputs::new()).expect("compiles");
+    (runtime, program)
+}
+
+/// The records of a real run of `checks::REPLAY_SOURCE`: one seed per record, and one journal
+/// in `replay_journal`'s framing.
+fn generated_seeds() -> (Vec<Vec<u8>>, Vec<u8>) {
+    let journal = Arc::new(MemoryJournal::new());
+    let (runtime, program) = seed_runtime(Arc::clone(&journal));
     let run = runtime.start(&program, &Inputs::new()).expect("starts");
     let run_id = run.run_id().clone();
     run.wait().expect("journal");
@@ -135,6 +141,22 @@ fn generated_seeds() -> (Vec<Vec<u8>>, Vec<u8>) {
         framed.extend_from_slice(&record.bytes);
     }
     (records.iter().map(|r| r.bytes.to_vec()).collect(), framed)
+}
+
+/// Images of the run's core replayed to several points of its journal (`checks::core_image`'s
+/// seeds): where a committed batch ends, from its first to its last.
+fn core_images(records: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let events: Vec<Event> =
+        records.iter().map(|bytes| Event::decode(bytes).expect("a real record").1).collect();
+    // Replay stops only where a batch ended: a prefix cut inside one diverges.
+    let (runtime, program) = seed_runtime(Arc::new(MemoryJournal::new()));
+    let core = || runtime.core(&program, &RunOptions::default());
+    let images: Vec<Vec<u8>> = (1..=events.len())
+        .filter_map(|upto| replay(core(), &events[..upto]).ok())
+        .map(|resumed| resumed.core.image().expect("replay ends between reactions"))
+        .collect();
+    assert!(images.len() > 4, "{} batch ends", images.len());
+    [0, images.len() / 3, images.len() / 2, images.len() - 1].map(|at| images[at].clone()).to_vec()
 }
 
 /// With `RUNLET_BLESS=1`, writes the generated seeds into `fuzz/seeds/` (records of a run with
@@ -150,6 +172,9 @@ fn generated_seeds_bless_the_corpora() {
             .expect("writes");
     }
     std::fs::write(corpus_dir("replay_journal").join("run.journal"), framed).expect("writes");
+    for (index, image) in core_images(&records).iter().enumerate() {
+        std::fs::write(corpus_dir("core_image").join(format!("image-{index}")), image).expect("writes");
+    }
 }
 
 #[test]
@@ -203,6 +228,21 @@ fn journal_records() {
     checks::event_record(&future);
     let error = Event::decode(&future).expect_err("an unknown kind");
     assert_eq!(error.code(), runlet::diag::codes::JOURNAL_UNSUPPORTED_VERSION);
+}
+
+#[test]
+fn core_images_restored() {
+    let (records, _) = generated_seeds();
+    let mut mutations = Mutations(13);
+    for image in core_images(&records) {
+        checks::core_image(&image);
+        let restored = checks::fresh_core().restore(&image).expect("a real image restores");
+        assert_eq!(restored.image().expect("between reactions"), image);
+        for _ in 0..MUTATIONS / 4 {
+            checks::core_image(&mutations.mutate(&image));
+        }
+    }
+    exercise_with("core_image", checks::core_image, MUTATIONS / 4);
 }
 
 #[test]

@@ -78,6 +78,10 @@ pub struct runlet_retry_policy {
 ///   (created when missing; several processes may share one), committing under the
 ///   `RUNLET_DURABILITY_*` mode; empty for none. Giving both a path and `journal` is
 ///   `RUNLET_ERR_INVALID_ARGUMENT`; a file that is no journal `RUNLET_ERR_JOURNAL`.
+/// - `snapshot_every`: how many journaled events a run's snapshots are at least apart (spec
+///   §5.3): a resume restores the latest that verifies and replays only what follows it. 0 for
+///   the default (every 10,000 events, none for the in-memory journal); `RUNLET_SNAPSHOTS_OFF`
+///   for none.
 ///
 /// The structs pointed to are copied during `runlet_runtime_new`.
 #[repr(C)]
@@ -98,7 +102,11 @@ pub struct runlet_runtime_options {
     pub digest_key: runlet_bytes,
     pub sqlite_journal_path: runlet_str,
     pub sqlite_durability: u32,
+    pub snapshot_every: u64,
 }
+
+/// `snapshot_every` of the runtime options: runs write no snapshots.
+pub const RUNLET_SNAPSHOTS_OFF: u64 = u64::MAX;
 
 // SAFETY: `struct_size` first; integers, pointers, views and nested integer structs are valid zeroed.
 unsafe impl Versioned for runlet_runtime_options {
@@ -106,6 +114,7 @@ unsafe impl Versioned for runlet_runtime_options {
     const KNOWN_SIZES: &'static [usize] = &[
         std::mem::offset_of!(runlet_runtime_options, view),
         std::mem::offset_of!(runlet_runtime_options, sqlite_journal_path),
+        std::mem::offset_of!(runlet_runtime_options, snapshot_every),
         std::mem::size_of::<runlet_runtime_options>(),
     ];
 }
@@ -304,6 +313,11 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
     }
     if options.worker_threads != 0 {
         builder = builder.worker_threads(options.worker_threads as usize);
+    }
+    match options.snapshot_every {
+        0 => {}
+        RUNLET_SNAPSHOTS_OFF => builder = builder.snapshot_every(0),
+        every => builder = builder.snapshot_every(every),
     }
     let event_capacity = match options.event_queue_capacity {
         0 => DEFAULT_EVENT_QUEUE_CAPACITY,

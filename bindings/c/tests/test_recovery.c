@@ -74,6 +74,7 @@ static runlet_runtime *durable_runtime(const char *path, int with_recover) {
   options.executor = &executor;
   options.sqlite_journal_path = str_of(path);
   options.sqlite_durability = RUNLET_DURABILITY_NORMAL;
+  options.snapshot_every = 1; /* resumes below restore snapshots through the C ABI */
   options.digest_key.ptr = (const uint8_t *)KEY;
   options.digest_key.len = strlen(KEY);
   options.view.values = RUNLET_SENSITIVITY_SECRET;

@@ -13,7 +13,7 @@ use crate::value::{BinaryOp, Sensitivity, UnaryOp, Value};
 macro_rules! id {
     ($($(#[$doc:meta])* $name:ident),*) => {$(
         $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
         pub struct $name(pub u32);
 
         impl $name {

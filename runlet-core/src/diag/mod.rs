@@ -14,7 +14,9 @@ pub use render::{JsonDiagnostics, json_diagnostics, render_json, render_text, re
 use serde::Serialize;
 
 /// A half-open byte range into one UTF-8 source text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub struct Span {
     pub start: u32,
     pub end: u32,

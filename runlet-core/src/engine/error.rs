@@ -8,7 +8,7 @@ use crate::value::{List, Object, Sensitivity, Value, ValueError};
 
 /// What kind of failure a [`RunError`] is: what hosts branch on (the C ABI's error codes, exit
 /// statuses), so that none of them classifies failures by their code's spelling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub enum FailureClass {
     /// A tool answered with an error, or its call could not be made (a timeout, a schema
     /// mismatch of its arguments or output).
@@ -41,7 +41,7 @@ impl FailureClass {
 
 /// One execution failure, of one [`FailureClass`]; limit failures are policy, which no boundary
 /// catches.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RunError {
     pub code: String,
     pub message: String,

@@ -202,6 +202,11 @@ declare_events! {
             node: String,
             generation: u32,
         },
+        /// The host gave up recovering the run after it was resumed `resumes` times without
+        /// ending: it is parked as failed (`RL7306`), its calls left dispatching abandoned.
+        32 => RunParked {
+            resumes: u32,
+        },
     }
 }
 
@@ -452,6 +457,7 @@ mod tests {
                 resolution: RecordedResolution::Applied { output: vec![0x10, 0x02] },
             },
             Event::FreshGenerationAuthorized { node: node(), generation: 1 },
+            Event::RunParked { resumes: 3 },
         ]
     }
 

@@ -184,7 +184,7 @@ impl ToolOutput {
 
 /// A failed call. The tool's own stable `code` and `details` are kept as given; the engine adds
 /// call-site context around them without rewriting them (spec §3.5).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[error("{code}: {message}")]
 pub struct ToolError {
     /// The tool's stable error code (`RATE_LIMITED`), or an `RLnnnn` code for failures Runlet

@@ -22,7 +22,7 @@ use crate::value::{JsonError, MAX_DEPTH, Object, Value, ValueCaps, parse_json, t
 macro_rules! declare_limits {
     ($( $(#[$doc:meta])* $variant:ident = $key:literal, $code:expr, $counts:literal, $default:expr; )*) => {
         /// One configurable limit, named by its host configuration key (INTERFACES.md §4).
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
         pub enum LimitKey {
             $( $(#[$doc])* $variant, )*
         }
@@ -285,7 +285,7 @@ impl LimitParseError {
 }
 
 /// A limit a run crossed: which, how far, and the source that did it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Breach {
     pub key: LimitKey,
     pub current: u64,

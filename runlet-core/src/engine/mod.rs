@@ -80,6 +80,7 @@ mod replay;
 mod retry;
 mod sampler;
 mod shell;
+pub mod snapshot;
 #[cfg(test)]
 mod testing;
 
@@ -97,7 +98,7 @@ pub use limits::{Breach, LimitKey, LimitParseError, Limits};
 pub use permits::{
     PermitRequest, PermitTable, PermitWaits, Permits, ResourceKey, RunPermits, Ticket, tool_keys,
 };
-pub use replay::{PendingTimer, ReplayError, Resumed, replay, replay_run};
+pub use replay::{Ledger, PendingTimer, ReplayError, Resumed, replay, replay_after, replay_run};
 pub use retry::{Backoff, RetryClassifier};
 pub use sampler::{Sampler, SystemSampler};
 pub use shell::{CommittedBatch, RunEnvironment, drive, resume};

@@ -32,10 +32,13 @@ pub struct Resumed {
     /// When the shell started the run's wall clock (Unix milliseconds), if the journal records
     /// it: a resumed run's `wall_clock_ms` counts from here.
     pub started_unix_ms: Option<u64>,
+    /// What replay kept besides the core, from which the fields above were read: a snapshot of
+    /// the resumed run starts from it.
+    pub ledger: Ledger,
 }
 
 /// A timer a resumed run still waits for (spec §5.3: its deadline is not reset).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PendingTimer {
     pub timer: TimerHandle,
     /// The delay the core chose.
@@ -78,104 +81,201 @@ pub fn replay_run(core: RunCore, header: &RunHeader, events: &[Event]) -> Result
     replay(core, events)
 }
 
-/// Replays `events` (the journal from sequence 1, in order) into `core`, a fresh core of the
-/// same program, plan and settings.
-pub fn replay(mut core: RunCore, events: &[Event]) -> Result<Resumed, ReplayError> {
-    let mut position = 0usize;
-    let mut dispatched: BTreeMap<String, CallRequest> = BTreeMap::new();
-    // Calls waiting for permits, by node id: the journal's `CallDispatchPrepared` for one is
-    // the moment its permits were granted.
-    let mut parked: BTreeMap<String, CallHandle> = BTreeMap::new();
-    let mut samples: BTreeMap<String, SampleRequest> = BTreeMap::new();
-    let mut in_flight: BTreeMap<CallHandle, String> = BTreeMap::new();
-    let mut outcome = None;
-    let mut timers: BTreeMap<TimerHandle, PendingTimer> = BTreeMap::new();
-    let mut started_unix_ms = None;
-    // The last reaction yielded with work left: the core's own events that follow came from a
-    // `Continue`.
-    let mut yielded = false;
-    while position < events.len() {
-        let seq = position as u64 + 1;
-        let input = match &events[position] {
-            Event::IntrinsicSampled { node, output } => sampled_input(node, output, seq, &mut samples)?,
-            Event::CallDispatchPrepared { node, .. } if parked.contains_key(node) => {
-                Input::PermitsGranted { call: parked[node] }
+/// What replay keeps besides the core as it reads a journal: the calls, samples and timers the
+/// core asked for and the journal has not settled, how the run ended, and where the journal
+/// is. A live shell that writes snapshots keeps one too, fed the same effects and events, so a
+/// snapshot (core image and ledger) is the state replay would have reached at its position.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct Ledger {
+    /// Calls dispatched and not settled, by node id; a cancelled call stays until its late
+    /// answer or its end is journaled.
+    dispatched: BTreeMap<String, CallRequest>,
+    /// Calls waiting for permits, by node id: the journal's `CallDispatchPrepared` for one is
+    /// the moment its permits were granted.
+    parked: BTreeMap<String, CallHandle>,
+    samples: BTreeMap<String, SampleRequest>,
+    /// The dispatched calls not answered and not cancelled.
+    in_flight: BTreeMap<CallHandle, String>,
+    /// The sequence number of the `CallDispatchPrepared` of each call in `dispatched`.
+    prepared: BTreeMap<String, u64>,
+    outcome: Option<Outcome>,
+    timers: BTreeMap<TimerHandle, PendingTimer>,
+    started_unix_ms: Option<u64>,
+    /// The last reaction yielded with work left: the core's own events that follow came from a
+    /// `Continue`.
+    yielded: bool,
+    last_seq: u64,
+    /// How many times the run was resumed (`RunResumed` records).
+    resumes: u32,
+}
+
+impl Ledger {
+    /// The journal's last sequence number the ledger has seen.
+    pub fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    /// How the run ended, once the core said so.
+    pub fn outcome(&self) -> Option<&Outcome> {
+        self.outcome.as_ref()
+    }
+
+    /// How many times the journal records the run was resumed.
+    pub fn resumes(&self) -> u32 {
+        self.resumes
+    }
+
+    /// Whether the core is between a reaction that yielded and the `Continue` that goes on
+    /// with it.
+    pub fn yielded(&self) -> bool {
+        self.yielded
+    }
+
+    /// A reaction begins: a yield before it has been answered.
+    pub fn reacting(&mut self) {
+        self.yielded = false;
+    }
+
+    /// The journal's record `seq` is `event`, which the core produced.
+    pub fn recorded(&mut self, seq: u64, event: &Event) {
+        match event {
+            Event::CallDispatchPrepared { node, .. } => {
+                self.prepared.insert(node.clone(), seq);
             }
-            event => match recorded_input(event, seq, &dispatched, &core) {
-                Err(ReplayError::Diverged { .. }) if yielded => Input::Continue,
-                input => input?,
-            },
-        };
-        yielded = false;
-        for effect in core.react(input) {
-            match effect {
-                Effect::Append(produced) => {
-                    for replayed in produced {
-                        let journal = events.get(position);
-                        if !journal.is_some_and(|journal| records(journal, &replayed)) {
-                            let seq = position as u64 + 1;
-                            return Err(ReplayError::Diverged {
-                                seq,
-                                journal: Box::new(journal.cloned()),
-                                replayed: Box::new(Some(replayed)),
-                            });
-                        }
-                        // The core settles a call itself when it applies a host's decision or
-                        // fails an uncertain one on resume.
-                        if let Event::CallCompleted { node, .. }
-                        | Event::CallFailed { node, .. }
-                        | Event::NodeFailed { node, .. } = &replayed
-                        {
-                            in_flight.retain(|_, n| n != node);
-                        }
-                        position += 1;
-                    }
-                }
-                Effect::AwaitPermits { call, node_id, .. } => {
-                    parked.insert(node_id, call);
-                }
-                Effect::Dispatch(request) => {
-                    parked.remove(&request.node_id);
-                    in_flight.insert(request.call, request.node_id.clone());
-                    dispatched.insert(request.node_id.clone(), request);
-                }
-                Effect::Cancel(call) => {
-                    in_flight.remove(&call);
-                    parked.retain(|_, parked| *parked != call);
-                }
-                Effect::StartTimer { timer, delay } => {
-                    timers.insert(timer, PendingTimer { timer, delay, deadline_unix_ms: None });
-                }
-                Effect::CancelTimer(timer) => {
-                    timers.remove(&timer);
-                }
-                Effect::Finish(end) => outcome = Some(end),
-                Effect::Yield => yielded = true,
-                Effect::Sample(request) => {
-                    samples.insert(request.node_id.clone(), request);
-                }
+            Event::CallCompleted { node, .. } | Event::OrphanedCompletion { node } => {
+                self.settled(node, true)
             }
-        }
-        match events.get(seq as usize - 1) {
-            Some(Event::CallCompleted { node, .. } | Event::CallFailed { node, .. }) => {
-                in_flight.retain(|_, n| n != node);
+            Event::CallFailed { node, .. } | Event::NodeFailed { node, .. } => self.settled(node, false),
+            Event::IntrinsicSampled { node, .. } => {
+                self.samples.remove(node);
             }
-            Some(Event::TimerArmed { timer, deadline_unix_ms }) => {
-                if let Some(pending) = timers.get_mut(&TimerHandle(*timer)) {
+            Event::TimerArmed { timer, deadline_unix_ms } => {
+                if let Some(pending) = self.timers.get_mut(&TimerHandle(*timer)) {
                     pending.deadline_unix_ms = Some(*deadline_unix_ms);
                 }
             }
-            Some(Event::TimerFired { timer }) => {
-                timers.remove(&TimerHandle(*timer));
+            Event::TimerFired { timer } => {
+                self.timers.remove(&TimerHandle(*timer));
             }
-            Some(Event::WallClockStarted { started_unix_ms: started }) => started_unix_ms = Some(*started),
+            Event::WallClockStarted { started_unix_ms } => self.started_unix_ms = Some(*started_unix_ms),
+            Event::RunResumed => self.resumes = self.resumes.saturating_add(1),
             _ => {}
         }
+        self.last_seq = seq;
     }
-    let in_flight = in_flight.values().filter_map(|node| dispatched.get(node).cloned()).collect();
-    let unsampled = samples.into_values().collect();
-    let timers = timers.into_values().collect();
-    Ok(Resumed { core, in_flight, unsampled, outcome, timers, last_seq: position as u64, started_unix_ms })
+
+    /// The call of `node` was answered or failed. A call still in flight is settled; a
+    /// cancelled one is settled only by its `final` record (a late answer may follow a failure
+    /// that detached it).
+    fn settled(&mut self, node: &str, last: bool) {
+        let answered =
+            self.dispatched.get(node).is_some_and(|request| self.in_flight.remove(&request.call).is_some());
+        if answered || last {
+            self.dispatched.remove(node);
+            self.prepared.remove(node);
+        }
+    }
+
+    /// The core asked for `effect` (its events are given to [`Ledger::recorded`]).
+    pub fn effect(&mut self, effect: &Effect) {
+        match effect {
+            Effect::Append(_) => {}
+            Effect::AwaitPermits { call, node_id, .. } => {
+                self.parked.insert(node_id.clone(), *call);
+            }
+            Effect::Dispatch(request) => {
+                self.parked.remove(&request.node_id);
+                self.in_flight.insert(request.call, request.node_id.clone());
+                self.dispatched.insert(request.node_id.clone(), request.clone());
+            }
+            Effect::Cancel(call) => {
+                self.in_flight.remove(call);
+                self.parked.retain(|_, parked| parked != call);
+            }
+            Effect::StartTimer { timer, delay } => {
+                self.timers
+                    .insert(*timer, PendingTimer { timer: *timer, delay: *delay, deadline_unix_ms: None });
+            }
+            Effect::CancelTimer(timer) => {
+                self.timers.remove(timer);
+            }
+            Effect::Finish(end) => self.outcome = Some(end.clone()),
+            Effect::Yield => self.yielded = true,
+            Effect::Sample(request) => {
+                self.samples.insert(request.node_id.clone(), request.clone());
+            }
+        }
+    }
+
+    /// The sequence number of the `CallDispatchPrepared` of each call dispatched and not
+    /// settled, by node id.
+    pub fn prepared(&self) -> &BTreeMap<String, u64> {
+        &self.prepared
+    }
+
+    /// The core and what the ledger holds, as a resume continues from them.
+    fn resumed(self, core: RunCore) -> Resumed {
+        let in_flight =
+            self.in_flight.values().filter_map(|node| self.dispatched.get(node).cloned()).collect();
+        Resumed {
+            core,
+            in_flight,
+            unsampled: self.samples.values().cloned().collect(),
+            outcome: self.outcome.clone(),
+            timers: self.timers.values().cloned().collect(),
+            last_seq: self.last_seq,
+            started_unix_ms: self.started_unix_ms,
+            ledger: self,
+        }
+    }
+}
+
+/// Replays `events` (the journal from sequence 1, in order) into `core`, a fresh core of the
+/// same program, plan and settings.
+pub fn replay(core: RunCore, events: &[Event]) -> Result<Resumed, ReplayError> {
+    replay_after(core, Ledger::default(), events)
+}
+
+/// Replays `events` — the journal's records after `ledger.last_seq()`, in order — into `core`,
+/// which, with `ledger`, is the state replay reached at that position (a fresh core and an
+/// empty ledger at the start; a restored snapshot).
+pub fn replay_after(mut core: RunCore, mut ledger: Ledger, events: &[Event]) -> Result<Resumed, ReplayError> {
+    let first = ledger.last_seq;
+    let mut position = 0usize;
+    while position < events.len() {
+        let seq = first + position as u64 + 1;
+        let input = match &events[position] {
+            Event::IntrinsicSampled { node, output } => sampled_input(node, output, seq, &ledger.samples)?,
+            Event::CallDispatchPrepared { node, .. } if ledger.parked.contains_key(node) => {
+                Input::PermitsGranted { call: ledger.parked[node] }
+            }
+            event => match recorded_input(event, seq, &ledger.dispatched, &core) {
+                Err(ReplayError::Diverged { .. }) if ledger.yielded => Input::Continue,
+                input => input?,
+            },
+        };
+        ledger.reacting();
+        for effect in core.react(input) {
+            let Effect::Append(produced) = effect else {
+                ledger.effect(&effect);
+                continue;
+            };
+            for replayed in produced {
+                let seq = first + position as u64 + 1;
+                let journal = events.get(position);
+                if !journal.is_some_and(|journal| records(journal, &replayed)) {
+                    return Err(ReplayError::Diverged {
+                        seq,
+                        journal: Box::new(journal.cloned()),
+                        replayed: Box::new(Some(replayed)),
+                    });
+                }
+                ledger.recorded(seq, &replayed);
+                position += 1;
+            }
+        }
+    }
+    Ok(ledger.resumed(core))
 }
 
 /// The recorded answer to a sample replay requested: the journal's value, never a new sample.
@@ -183,10 +283,9 @@ fn sampled_input(
     node: &str,
     output: &Result<serde_bytes::ByteBuf, String>,
     seq: u64,
-    samples: &mut BTreeMap<String, SampleRequest>,
+    samples: &BTreeMap<String, SampleRequest>,
 ) -> Result<Input, ReplayError> {
-    let request =
-        samples.remove(node).ok_or_else(|| ReplayError::UnknownCall { seq, node: node.to_owned() })?;
+    let request = samples.get(node).ok_or_else(|| ReplayError::UnknownCall { seq, node: node.to_owned() })?;
     let answer = match output {
         Ok(bytes) => {
             Ok(rcve::decode(bytes).map_err(|e| ReplayError::Unreadable { seq, reason: e.to_string() })?)
@@ -245,6 +344,7 @@ fn recorded_input(
         }
         Event::TimerFired { timer } => Input::TimerFired { timer: TimerHandle(*timer) },
         Event::RunResumed => Input::Resume,
+        Event::RunParked { resumes } => Input::Park { resumes: *resumes },
         Event::WallClockStarted { started_unix_ms } => {
             Input::WallClockStarted { started_unix_ms: *started_unix_ms }
         }

@@ -18,12 +18,13 @@ use super::executor::{
 };
 use super::identity::{OperationComponents, OperationId};
 use super::permits::{PermitRequest, PermitWaits, RunPermits};
-use super::replay::Resumed;
+use super::replay::{Ledger, Resumed};
 use super::retry::{RetryClassifier, classify, timeout_error, uncertain_error};
 use super::sampler::Sampler;
+use super::snapshot::{SnapshotPolicy, Snapshots};
 use crate::analyze::WorkflowIdentity;
 use crate::diag::codes;
-use crate::journal::{Journal, JournalError, Record, RunId};
+use crate::journal::{Journal, JournalError, JournalErrorKind, Record, RunId};
 use crate::registry::Registry;
 use crate::schema::{ExecutionClass, SchemaArena, ToolDescriptor, labels_of, validate};
 use crate::value::{Labelled, List, Value};
@@ -52,6 +53,8 @@ pub struct RunEnvironment {
     pub retry_classifier: Option<RetryClassifier>,
     /// Samples the run's nondeterministic intrinsics.
     pub sampler: Arc<dyn Sampler>,
+    /// When to write snapshots of the run (spec §5.3); `None` writes none.
+    pub snapshots: Option<SnapshotPolicy>,
 }
 
 impl std::fmt::Debug for RunEnvironment {
@@ -68,7 +71,7 @@ pub async fn drive(
     env: RunEnvironment,
     inputs: Vec<Labelled>,
 ) -> Result<Outcome, JournalError> {
-    let shell = Shell::new(env, 0, Duration::ZERO);
+    let shell = Shell::new(env, 0, Duration::ZERO, Ledger::default());
     if shell.env.wall_clock.is_some() {
         let started_unix_ms = unix_ms(SystemTime::now());
         let _ = shell.answers.send(Input::WallClockStarted { started_unix_ms });
@@ -90,7 +93,7 @@ pub async fn resume(resumed: Resumed, env: RunEnvironment) -> Result<Outcome, Jo
     let already_ran = resumed.started_unix_ms.map_or(Duration::ZERO, |started| {
         Duration::from_millis(unix_ms(SystemTime::now()).saturating_sub(started))
     });
-    let mut shell = Shell::new(env, resumed.last_seq, already_ran);
+    let mut shell = Shell::new(env, resumed.last_seq, already_ran, resumed.ledger);
     let first = match shell.env.wall_clock {
         Some(cap) if already_ran > cap => {
             // The core ends the run before recovering anything, and then ignores the `Resume`.
@@ -150,14 +153,18 @@ struct Shell {
     already_ran: Duration,
     /// The buffer every journal record of the run is encoded in before it is copied out.
     encoding: Vec<u8>,
+    snapshots: Option<Snapshots>,
 }
 
 impl Shell {
-    fn new(env: RunEnvironment, last_seq: u64, already_ran: Duration) -> Shell {
+    /// The shell of a run whose journal ends at `last_seq`, where replay kept `ledger`.
+    fn new(env: RunEnvironment, last_seq: u64, already_ran: Duration, ledger: Ledger) -> Shell {
         let (answers, incoming) = mpsc::unbounded_channel::<Input>();
         let (tokens, timers) = (BTreeMap::new(), BTreeMap::new());
         let permits = CallPermits::new(env.permits.clone(), env.permit_waits.clone());
+        let snapshots = env.snapshots.clone().map(|policy| Snapshots::new(policy, ledger));
         Shell {
+            snapshots,
             permits,
             env,
             answers,
@@ -218,7 +225,13 @@ impl Shell {
                 }
             }
             if !round.events.is_empty() {
-                self.last_seq = append(&self.env, self.last_seq, round.events, &mut self.encoding).await?;
+                let (last, bytes) =
+                    append(&self.env, self.last_seq, round.events, &mut self.encoding).await?;
+                self.last_seq = last.seq;
+                if let Some(snapshots) = &mut self.snapshots {
+                    let journal = self.env.journal.as_ref();
+                    snapshots.after_commit(journal, &self.env.run_id, &core, &last, bytes).await;
+                }
             }
             for effect in round.effects {
                 if let Some(outcome) = self.act(effect) {
@@ -243,7 +256,13 @@ impl Shell {
         if let Input::PermitsGranted { call } = &input {
             round.granted.push(*call);
         }
+        if let Some(snapshots) = &mut self.snapshots {
+            snapshots.reacting();
+        }
         for effect in core.react(input) {
+            if let Some(snapshots) = &mut self.snapshots {
+                snapshots.effect(&effect, self.last_seq + round.events.len() as u64);
+            }
             match effect {
                 Effect::Append(events) => round.events.extend(events),
                 effect => round.effects.push(effect),
@@ -336,21 +355,25 @@ fn whole_ms(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// Appends `events` after `last_seq`, each encoded in `buffer` (reused across batches) and copied
-/// once into its record.
+/// Appends `events` (at least one) after `last_seq`, each encoded in `buffer` (reused across
+/// batches) and copied once into its record, and answers the last record and the bytes of all.
 async fn append(
     env: &RunEnvironment,
     last_seq: u64,
     events: Vec<Event>,
     buffer: &mut Vec<u8>,
-) -> Result<u64, JournalError> {
-    let records = records_after(last_seq, &events, buffer);
+) -> Result<(Record, usize), JournalError> {
+    let mut records = records_after(last_seq, &events, buffer);
+    let bytes = records.iter().map(|record| record.bytes.len()).sum();
     let committed = env.journal.append(&env.run_id, last_seq, &records).await?;
     if let Some(observer) = &env.observer {
         // An observer that is gone has no one to tell.
         let _ = observer.send((last_seq + 1, events)).await;
     }
-    Ok(committed)
+    let last =
+        records.pop().ok_or_else(|| JournalError::new(JournalErrorKind::InvalidRecord, "an empty append"))?;
+    debug_assert_eq!(last.seq, committed);
+    Ok((last, bytes))
 }
 
 /// The journal records of `events` appended after sequence number `last_seq`, each encoded in
@@ -639,6 +662,7 @@ mod tests {
             permit_waits: None,
             retry_classifier: None,
             sampler: Arc::new(crate::engine::SystemSampler),
+            snapshots: None,
         };
         (core, env, journal)
     }
@@ -762,7 +786,7 @@ mod tests {
             for effect in core.react(input) {
                 match effect {
                     Effect::Append(events) => {
-                        seq = append(&env, seq, events, &mut buffer).await.expect("journal")
+                        seq = append(&env, seq, events, &mut buffer).await.expect("journal").0.seq
                     }
                     Effect::Dispatch(request) => sent.push(request),
                     _ => {}

@@ -42,8 +42,9 @@
 //! Every implementation must pass [`suite::check`], the shared conformance suite: the in-memory
 //! and SQLite journals and the group-commit writer in front of each run it in their tests, and the C ABI runs it against a host's vtable
 //! journal (`runlet_journal_conformance_check`). It panics on the first violation. Snapshots
-//! ([`Journal::store_snapshot`]) are part of the contract and the suite; the runtime itself
-//! replays a run from its first record.
+//! ([`Journal::store_snapshot`]) are part of the contract and the suite: a runtime writes one
+//! per run every so many events (`RuntimeBuilder::snapshot_every`) and a resume restores the
+//! latest that verifies, replaying only the records after it (`engine::snapshot`).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -231,13 +232,13 @@ pub trait Journal: Send + Sync {
     }
 }
 
-/// Checks that `records` continue `expected_seq` without a gap: the rule every store enforces.
 /// The time of an append, as [`RunEntry::last_append_unix_ms`] keeps it.
 fn now_unix_ms() -> u64 {
     let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
     since.map_or(0, |since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// Checks that `records` continue `expected_seq` without a gap: the rule every store enforces.
 pub(crate) fn check_contiguous(expected_seq: u64, records: &[Record]) -> Result<(), JournalError> {
     for (offset, record) in records.iter().enumerate() {
         let message = match expected_seq.checked_add(1 + offset as u64) {

@@ -131,6 +131,7 @@ pub(crate) fn event_node(event: &Event) -> Option<&str> {
         | Event::TimerArmed { .. }
         | Event::TimerFired { .. }
         | Event::RunResumed
+        | Event::RunParked { .. }
         | Event::WallClockStarted { .. } => None,
     }
 }
@@ -253,6 +254,7 @@ impl GraphContext {
             | Event::RunCancelled
             | Event::NodeCancelling { .. }
             | Event::RunResumed
+            | Event::RunParked { .. }
             | Event::WallClockStarted { .. }
             | Event::OperationResolved { .. }
             | Event::FreshGenerationAuthorized { .. } => {}

@@ -201,7 +201,7 @@ impl GraphModel {
             }
             Event::CatchSelected { node } => self.with(seq, node, |r| r.catching = true),
             Event::CancellationRequested => self.cancellation_requested = true,
-            Event::RunCreated { .. } | Event::WallClockStarted { .. } => {}
+            Event::RunCreated { .. } | Event::WallClockStarted { .. } | Event::RunParked { .. } => {}
             Event::RunResumed => self.resumptions += 1,
             Event::OperationResolved { .. } | Event::FreshGenerationAuthorized { .. } => {}
             Event::NodeCancelling { node } => self.advance(seq, node, NodeState::Cancelling, at_ms),

@@ -82,6 +82,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::event::{Event, unix_ms};
+use crate::engine::snapshot::SnapshotPolicy;
 use crate::engine::{
     Backoff, CommittedBatch, LimitKey, Limits, Outcome, PermitWaits, Permits, ResourceKey, RetryClassifier,
     RunCore, RunEnvironment, RunPermits, RunSettings, Sampler, SystemSampler, ToolError, ToolExecutor,
@@ -92,6 +93,7 @@ use crate::plan::Plan;
 mod live;
 mod owner;
 mod recovery;
+mod restart;
 mod retain;
 mod runs;
 use crate::analyze::{CompiledProgram, Inputs, analyze};
@@ -105,7 +107,8 @@ use crate::registry::Registry;
 use crate::schema::{ExecutionClass, validate};
 use crate::value::{DigestKey, Labelled, List, Value, ValueError, sha256};
 use live::{Live, LiveEntry};
-pub use recovery::{Recovery, RecoveryError, UncertainOperation};
+pub use recovery::{Recovery, RecoveryError, SnapshotUse, UncertainOperation};
+pub use restart::Recovered;
 use retain::retain;
 pub use retain::{RetainError, RetainedProgram};
 pub use runs::{RunListing, RunStatus, list_runs, run_listing};
@@ -129,6 +132,7 @@ pub struct RuntimeBuilder {
     sampler: Option<Arc<dyn Sampler>>,
     /// The host's key for digests of sensitive values, or why it is unusable.
     digest_key: Option<Result<DigestKey, ValueError>>,
+    snapshot_every: Option<u64>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -296,6 +300,16 @@ impl RuntimeBuilder {
         self
     }
 
+    /// How many journaled events a run's snapshots are at least apart (spec §5.3; `0` writes
+    /// none). A resume restores the latest snapshot that verifies and replays only the events
+    /// after it. A snapshot holds the run's whole state, so one is also written only once the
+    /// journal grew by the last one's size. By default every
+    /// [`DEFAULT_SNAPSHOT_EVERY`] events, and none for a journal whose durability is `memory`.
+    pub fn snapshot_every(mut self, events: u64) -> Self {
+        self.snapshot_every = Some(events);
+        self
+    }
+
     pub fn build(self) -> Result<Runtime, BuildError> {
         let registry = self.registry.ok_or(BuildError::MissingRegistry)?;
         let executor = self.executor.ok_or(BuildError::MissingExecutor)?;
@@ -326,6 +340,11 @@ impl RuntimeBuilder {
         if journal.keeps_owners() {
             pool.spawn(answer_cancel_requests(Arc::clone(&journal), Arc::clone(&live), Arc::clone(&owner)));
         }
+        let snapshot_every = match self.snapshot_every {
+            Some(0) => None,
+            Some(every) => Some(every),
+            None => (journal.durability() != Some("memory")).then_some(DEFAULT_SNAPSHOT_EVERY),
+        };
         let runtime_cap = self.limits.get(LimitKey::Concurrency);
         let permits = Arc::new(Permits::for_registry(&registry, runtime_cap));
         let permit_keys = tool_keys(&registry, runtime_cap.is_some());
@@ -349,11 +368,15 @@ impl RuntimeBuilder {
             id: NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed),
             live,
             owner,
+            snapshot_every,
         })
     }
 }
 
 const DEFAULT_OBSERVER_BUFFER: usize = 1024;
+
+/// How many journaled events a run's snapshots are at least apart unless the host says.
+pub const DEFAULT_SNAPSHOT_EVERY: u64 = 10_000;
 
 /// How often a runtime asks its journal whether another process asked it to cancel a run.
 const CANCEL_REQUEST_POLL: std::time::Duration = std::time::Duration::from_millis(250);
@@ -429,6 +452,8 @@ pub struct Runtime {
     live: Arc<Live>,
     /// The name this process claims its runs under in the journal ([`owner::this_process`]).
     owner: Arc<str>,
+    /// How many events a run's snapshots are at least apart; `None` writes none.
+    snapshot_every: Option<u64>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -599,7 +624,9 @@ impl Runtime {
         };
         let own_concurrency = options.limits.get(LimitKey::Concurrency);
         let owner = Arc::clone(&self.owner);
-        Ok(self.launch(program, run_id, &limits, own_concurrency, 0, move |env| async move {
+        let header = Arc::new(header);
+        let pinned = Arc::clone(&header);
+        Ok(self.launch(program, &pinned, &limits, own_concurrency, 0, move |env| async move {
             env.journal.create_run(&header).await?;
             env.journal.claim(&env.run_id, &owner).await?;
             drive(core, env, inputs).await
@@ -659,14 +686,15 @@ impl Runtime {
         .with_workflow(Arc::new(program.compiled.identity().clone()))
     }
 
-    /// Spawns run `run_id` of `program` on the pool with its permits, observer and cancellation:
-    /// `run` drives its core in the environment given to it (starting or resuming the run). The
-    /// observer first folds in the `journaled` records the journal holds already (a resume,
-    /// which blocks for it; a start has none and never blocks).
+    /// Spawns the run of `program` whose header is `header` on the pool with its permits,
+    /// observer, cancellation and snapshots: `run` drives its core in the environment given to
+    /// it (starting or resuming the run). The observer first folds in the `journaled` records
+    /// the journal holds already (a resume, which blocks for it; a start has none and never
+    /// blocks).
     fn launch<F, R>(
         &self,
         program: &Executable,
-        run_id: RunId,
+        header: &Arc<RunHeader>,
         limits: &Limits,
         own_concurrency: Option<u64>,
         journaled: u64,
@@ -676,6 +704,7 @@ impl Runtime {
         F: FnOnce(RunEnvironment) -> R + Send + 'static,
         R: std::future::Future<Output = Result<Outcome, JournalError>> + Send + 'static,
     {
+        let run_id = header.run_id.clone();
         if let Some(cap) = own_concurrency {
             self.permits.start_run(&run_id, cap);
         }
@@ -712,6 +741,7 @@ impl Runtime {
             permit_waits: Some(Arc::new(observing.clone())),
             retry_classifier: self.retry_classifier.clone(),
             sampler: Arc::clone(&self.sampler),
+            snapshots: self.snapshot_every.map(|every| SnapshotPolicy { every, header: Arc::clone(header) }),
         };
         let (done, outcome) = oneshot::channel();
         let shared_permits = Arc::clone(&self.permits);

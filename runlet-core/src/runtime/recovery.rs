@@ -4,14 +4,14 @@
 use super::{Executable, RunHandle, RunOptions, Runtime, config_digest};
 use crate::analyze::WorkflowIdentity;
 use crate::diag::{Code, codes};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::engine::event::{Event, EventDecodeError};
+use crate::engine::snapshot;
 use crate::engine::{CallRequest, Effect, Input, Outcome, Resolution};
 use crate::engine::{DispatchId, OperationId};
+use crate::engine::{Ledger, ReplayError, Resumed, RunCore, replay_after};
 use crate::engine::{LimitKey, Limits};
-use crate::engine::{ReplayError, Resumed, replay};
 use crate::engine::{operation_of, records_after, resume};
 use crate::journal::{JournalError, RunHeader, RunId};
 use crate::schema::{ExecutionClass, validate};
@@ -124,18 +124,28 @@ pub struct UncertainOperation {
 pub struct Recovery<'r> {
     runtime: &'r Runtime,
     program: Executable,
-    run_id: RunId,
+    header: Arc<RunHeader>,
     limits: Limits,
     own_concurrency: Option<u64>,
     workflow: WorkflowIdentity,
     resumed: Resumed,
-    /// The sequence number of each node's last `CallDispatchPrepared` record.
-    prepared: BTreeMap<String, u64>,
+    snapshot: SnapshotUse,
+}
+
+/// Whether a recovery started from a snapshot (spec §5.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SnapshotUse {
+    /// The run has none: the whole journal was replayed.
+    None,
+    /// The snapshot at `upto_seq` was restored; only the records after it were replayed.
+    Restored { upto_seq: u64 },
+    /// The snapshot at `upto_seq` did not verify, for `reason`; the whole journal was replayed.
+    Refused { upto_seq: u64, reason: String },
 }
 
 impl std::fmt::Debug for Recovery<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Recovery").field("run_id", &self.run_id).finish_non_exhaustive()
+        f.debug_struct("Recovery").field("run_id", &self.header.run_id).finish_non_exhaustive()
     }
 }
 
@@ -154,35 +164,53 @@ impl Runtime {
             return Err(RecoveryError::ForeignProgram);
         }
         let limits = self.limits.overridden_by(&options.limits);
-        let resumed = self.pool.block_on(async {
+        let (header, resumed, snapshot) = self.pool.block_on(async {
             let header = self.journal.header(run_id).await?;
             self.check_pins(program, &header, &limits)?;
-            let records = self.journal.read(run_id, 0, usize::MAX).await?;
+            let (core, ledger, snapshot) = self.restored(program, &limits, &header).await?;
+            let records = self.journal.read(run_id, ledger.last_seq(), usize::MAX).await?;
             // Nothing was dispatched before the first commit, and the inputs are in it.
-            if records.is_empty() {
+            if records.is_empty() && ledger.last_seq() == 0 {
                 return Err(RecoveryError::NotStarted { run: run_id.to_string() });
             }
             let events = records.iter().map(Event::decode_record).collect::<Result<Vec<_>, _>>()?;
-            let prepared: BTreeMap<String, u64> = records
-                .iter()
-                .zip(&events)
-                .filter_map(|(record, event)| match event {
-                    Event::CallDispatchPrepared { node, .. } => Some((node.clone(), record.seq)),
-                    _ => None,
-                })
-                .collect();
-            Ok::<_, RecoveryError>((replay(self.core_for(program, &limits), &events)?, prepared))
+            Ok::<_, RecoveryError>((header, replay_after(core, ledger, &events)?, snapshot))
         })?;
-        let (resumed, prepared) = resumed;
         Ok(Recovery {
             runtime: self,
             program: program.clone(),
-            run_id: run_id.clone(),
+            header: Arc::new(header),
             own_concurrency: options.limits.get(LimitKey::Concurrency),
             limits,
             workflow: program.compiled.identity().clone(),
             resumed,
-            prepared,
+            snapshot,
+        })
+    }
+
+    /// The state replay starts from: the run's latest snapshot when it verifies (spec §5.3),
+    /// else a fresh core at the first record; and what became of the snapshot.
+    async fn restored(
+        &self,
+        program: &Executable,
+        limits: &Limits,
+        header: &RunHeader,
+    ) -> Result<(RunCore, Ledger, SnapshotUse), RecoveryError> {
+        let fresh = self.core_for(program, limits);
+        let Some(snapshot) = self.journal.load_snapshot(&header.run_id).await? else {
+            return Ok((fresh, Ledger::default(), SnapshotUse::None));
+        };
+        let at = snapshot.upto_seq;
+        let record = match at {
+            0 => None,
+            _ => self.journal.read(&header.run_id, at - 1, 1).await?.pop(),
+        };
+        Ok(match snapshot::restore(&snapshot, header, record.as_ref(), fresh) {
+            Ok((core, ledger)) => (core, ledger, SnapshotUse::Restored { upto_seq: at }),
+            Err(reason) => {
+                let fresh = self.core_for(program, limits);
+                (fresh, Ledger::default(), SnapshotUse::Refused { upto_seq: at, reason })
+            }
         })
     }
 
@@ -280,16 +308,35 @@ impl Recovery<'_> {
     /// dispatching are abandoned (their outcome stays what it was), and a resume ends at once.
     /// Refused for a run that has ended (`RL8404`).
     pub fn cancel(&mut self) -> Result<(), RecoveryError> {
+        self.end_with(Input::CancelRequested)
+    }
+
+    /// How many times the journal records the run was resumed.
+    pub fn resumes(&self) -> u32 {
+        self.resumed.ledger.resumes()
+    }
+
+    /// Parks the run as failed (`RL7306`) instead of resuming it again: what a host does with a
+    /// run resumed as many times as it allows without ending ([`Runtime::recover_interrupted`]).
+    /// Its calls left dispatching are abandoned, as [`Recovery::cancel`] abandons them. Refused
+    /// for a run that has ended (`RL8404`).
+    pub fn park(&mut self) -> Result<(), RecoveryError> {
+        let resumes = self.resumes();
+        self.end_with(Input::Park { resumes })
+    }
+
+    /// Journals `ending`, an input that ends the run at once, unless the run has ended.
+    fn end_with(&mut self, ending: Input) -> Result<(), RecoveryError> {
         if let Some(outcome) = &self.resumed.outcome {
             let status = match outcome {
                 Outcome::Succeeded(_) => "it succeeded",
                 Outcome::Failed(_) => "it failed",
                 Outcome::Cancelled => "it was cancelled",
             };
-            return Err(RecoveryError::Ended { run: self.run_id.to_string(), status });
+            return Err(RecoveryError::Ended { run: self.header.run_id.to_string(), status });
         }
-        self.journal(Input::CancelRequested)?;
-        self.resumed.outcome = Some(Outcome::Cancelled);
+        self.journal(ending)?;
+        self.resumed.outcome = self.resumed.ledger.outcome().cloned();
         Ok(())
     }
 
@@ -307,7 +354,7 @@ impl Recovery<'_> {
                     tool: tool.name.to_string(),
                     class: tool.execution,
                     generation: request.operation_generation,
-                    prepared_seq: self.prepared.get(&request.node_id).copied().unwrap_or(0),
+                    prepared_seq: self.resumed.ledger.prepared().get(&request.node_id).copied().unwrap_or(0),
                 }
             })
             .collect()
@@ -374,10 +421,10 @@ impl Recovery<'_> {
 
     /// Continues the run on the runtime's pool (see [`Runtime::resume`]).
     pub fn resume(self) -> RunHandle {
-        let Recovery { runtime, program, run_id, limits, own_concurrency, resumed, .. } = self;
+        let Recovery { runtime, program, header, limits, own_concurrency, resumed, .. } = self;
         let owner = Arc::clone(&runtime.owner);
         let journaled = resumed.last_seq;
-        runtime.launch(&program, run_id, &limits, own_concurrency, journaled, move |env| async move {
+        runtime.launch(&program, &header, &limits, own_concurrency, journaled, move |env| async move {
             env.journal.claim(&env.run_id, &owner).await?;
             resume(resumed, env).await
         })
@@ -401,22 +448,32 @@ impl Recovery<'_> {
             .ok_or_else(|| RecoveryError::NotUncertain { operation: operation.to_string() })
     }
 
-    /// Feeds a host decision to the replayed core and journals the event it records.
+    /// Feeds a host decision to the replayed core and journals the event it records; the
+    /// ledger follows, as replay's would.
     fn journal(&mut self, decision: Input) -> Result<(), RecoveryError> {
-        let events: Vec<Event> = self
-            .resumed
-            .core
-            .react(decision)
-            .into_iter()
-            .flat_map(|effect| match effect {
-                Effect::Append(events) => events,
-                _ => Vec::new(),
-            })
-            .collect();
+        let (mut events, mut effects) = (Vec::new(), Vec::new());
+        self.resumed.ledger.reacting();
+        for effect in self.resumed.core.react(decision) {
+            match effect {
+                Effect::Append(batch) => events.extend(batch),
+                effect => effects.push(effect),
+            }
+        }
         let records = records_after(self.resumed.last_seq, &events, &mut Vec::new());
-        let journal = &self.runtime.journal;
+        let (journal, run) = (&self.runtime.journal, &self.header.run_id);
         self.resumed.last_seq =
-            self.runtime.pool.block_on(journal.append(&self.run_id, self.resumed.last_seq, &records))?;
+            self.runtime.pool.block_on(journal.append(run, self.resumed.last_seq, &records))?;
+        for (record, event) in records.iter().zip(&events) {
+            self.resumed.ledger.recorded(record.seq, event);
+        }
+        for effect in &effects {
+            self.resumed.ledger.effect(effect);
+        }
         Ok(())
+    }
+
+    /// Whether this recovery started from a snapshot, and which.
+    pub fn snapshot(&self) -> &SnapshotUse {
+        &self.snapshot
     }
 }

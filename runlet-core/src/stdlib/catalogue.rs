@@ -115,7 +115,7 @@ pub enum PureFunction {
 
 enum_with_all! {
 /// A nondeterministic intrinsic: the shell samples it once and the journal keeps the value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum SampledFunction {
     TimeNow,
     NumberRandom,

@@ -23,7 +23,7 @@ use super::shape::{ShapeId, Shapes};
 /// - every other operator, and formatting to text, gives the result the strongest label of
 ///   any input;
 /// - errors carry the strongest label of the inputs.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Labelled {
     value: Value,
     labels: Labels,

@@ -74,6 +74,7 @@ mod ops;
 pub mod rcve;
 mod sensitivity;
 mod shape;
+mod state_serde;
 #[cfg(test)]
 mod test_values;
 

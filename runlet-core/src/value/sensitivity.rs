@@ -42,7 +42,7 @@ impl fmt::Display for Sensitivity {
 }
 
 /// One step of a path into a value: a list (or string/bytes) position or an object key.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Segment {
     Index(usize),
     Key(Arc<str>),
@@ -72,7 +72,7 @@ pub fn path_text(path: &[Segment]) -> String {
 /// The tree is sparse and normalized: a child is stored only when something inside it is
 /// stronger than its parent, so a fully public value costs nothing and two trees that label
 /// the same paths the same way are `==`.
-#[derive(Clone, PartialEq, Eq, Default)]
+#[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Labels {
     level: Sensitivity,
     max: Sensitivity,

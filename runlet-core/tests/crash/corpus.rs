@@ -124,6 +124,6 @@ fn the_corpus_resumes_alike_after_a_crash_at_every_append() {
     }
     eprintln!("the corpus: {} programs, {tally:?} in {:.1?}", cases.len(), started.elapsed());
     if config.only().is_none() {
-        assert!(tally.decisions > 0 && tally.redispatched > 0, "{tally:?}");
+        assert!(tally.decisions > 0 && tally.redispatched > 0 && tally.from_snapshot > 0, "{tally:?}");
     }
 }

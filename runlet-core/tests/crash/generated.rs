@@ -116,5 +116,9 @@ fn generated_programs_resume_alike_after_a_crash_at_every_append() {
             "most crashes leave calls in flight: {tally:?}"
         );
         assert!(tally.decisions > 100 && tally.redispatched > 1000, "{tally:?}");
+        assert!(
+            tally.from_snapshot > tally.points / 4,
+            "many crash points resume from a snapshot: {tally:?}"
+        );
     }
 }

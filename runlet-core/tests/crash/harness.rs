@@ -13,7 +13,7 @@ use runlet::engine::event::Event;
 use runlet::engine::{Limits, Outcome, Resolution, RunSettings, ToolExecutor, replay};
 use runlet::journal::{Journal, JournalError, RunId};
 use runlet::registry::{Registry, RegistryOptions};
-use runlet::runtime::{Executable, RunHandle, RunOptions, Runtime};
+use runlet::runtime::{Executable, RunHandle, RunOptions, Runtime, SnapshotUse};
 use runlet::schema::ExecutionClass;
 use runlet::value::to_presentation_json;
 
@@ -61,6 +61,8 @@ pub struct Tally {
     pub decisions: usize,
     /// Calls left dispatching that the resumed worker dispatched again.
     pub redispatched: usize,
+    /// Crash points whose recovery restored a snapshot and replayed only what followed it.
+    pub from_snapshot: usize,
 }
 
 impl Tally {
@@ -69,6 +71,7 @@ impl Tally {
         self.with_calls_in_flight += other.with_calls_in_flight;
         self.decisions += other.decisions;
         self.redispatched += other.redispatched;
+        self.from_snapshot += other.from_snapshot;
     }
 }
 
@@ -93,6 +96,8 @@ impl Process {
             .journal(lab.journal(worker == Worker::Crashed))
             .settings(case.settings.clone())
             .digest_key("crash", b"the key every worker of these runs shares")
+            // As often as they may be written: most crash points then resume from a snapshot.
+            .snapshot_every(1)
             .worker_threads(1)
             .build()
             .expect("runtime");
@@ -228,6 +233,13 @@ impl<'c> Bench<'c> {
             }
             Err(refused) => return Err(format!("recovery refused the journal: {refused}")),
         };
+        match recovery.snapshot() {
+            SnapshotUse::Restored { .. } => tally.from_snapshot += 1,
+            SnapshotUse::None => {}
+            SnapshotUse::Refused { upto_seq, reason } => {
+                return Err(format!("the run's own snapshot at {upto_seq} was refused: {reason}"));
+            }
+        }
         let uncertain = recovery.uncertain_operations();
         let expected: BTreeSet<&str> = in_flight
             .iter()

@@ -8,6 +8,7 @@ mod lifecycle;
 mod limit_catalogue;
 mod limits;
 mod retained;
+mod snapshots;
 
 #[path = "../common/examples.rs"]
 mod examples;

@@ -251,3 +251,86 @@ fn a_resumed_run_is_observed_from_its_first_record() {
     };
     assert_eq!(states(&live), states(&from_journal), "the live graph holds every node the journal records");
 }
+
+/// Lets run `run` go as a process that died would: no live process owns it any more.
+fn let_go(journal: &Arc<dyn Journal>, run: &RunId) {
+    let pool = tokio::runtime::Builder::new_current_thread().build().expect("tokio");
+    pool.block_on(async {
+        journal.claim(run, "a process that died").await.expect("claim");
+        journal.release(run, "a process that died").await.expect("release");
+    });
+}
+
+#[test]
+fn recovery_at_start_resumes_interrupted_runs_and_parks_those_resumed_too_often() {
+    let (journal, _, _, done_id) = finished_run();
+    let crashed = crashed_run(&journal);
+    let_go(&journal, &crashed);
+    let again = crashed_run(&journal);
+    // Resumed twice, each time by a process that died before the run ended.
+    for _ in 0..2 {
+        let hanging = runtime_with(registry(), Arc::clone(&journal), Arc::new(Hangs));
+        let program = hanging.compile(SOURCE, &inputs()).expect("compiles");
+        let_go(&journal, &again);
+        let journaled = hanging.run_listing(&again).expect("listing").last_seq;
+        let mut resumed = hanging.resume(&program, &again).expect("resumes");
+        // Past the journal's end: the call in flight, dispatched again after `RunResumed`.
+        while let Some((seq, event)) = resumed.events().blocking_recv() {
+            if seq > journaled && event.kind() == "CallDispatchPrepared" {
+                break;
+            }
+        }
+        drop((resumed, hanging));
+    }
+    let_go(&journal, &again);
+
+    let restarted = runtime(registry(), Arc::clone(&journal));
+    let recovered = restarted.recover_interrupted(2).expect("the journal lists its runs");
+    let ids: Vec<&RunId> = recovered.iter().map(|r| r.run_id()).collect();
+    assert_eq!(ids, [&crashed, &again], "interrupted runs in creation order; {done_id} has ended");
+    let mut recovered = recovered.into_iter();
+    match recovered.next() {
+        Some(runlet::runtime::Recovered::Resumed(handle)) => {
+            assert!(matches!(handle.wait().expect("journal"), Outcome::Succeeded(_)))
+        }
+        other => panic!("the interrupted run is resumed: {other:?}"),
+    }
+    match recovered.next() {
+        Some(runlet::runtime::Recovered::Parked { resumes: 2, .. }) => {}
+        other => panic!("the run resumed twice is parked: {other:?}"),
+    }
+    assert_eq!(restarted.run_listing(&again).expect("listing").status, RunStatus::Failed);
+    let program = restarted.compile(SOURCE, &inputs()).expect("compiles");
+    let parked = restarted.recovery(&program, &again, RunOptions::default()).expect("recovers");
+    match parked.outcome() {
+        Some(Outcome::Failed(error)) => {
+            assert_eq!(error.code, "RL7306");
+            assert!(error.message.contains("resumed 2 times"), "{}", error.message);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(restarted.recover_interrupted(2).expect("lists").is_empty(), "nothing is left to recover");
+}
+
+#[test]
+fn recovery_at_start_leaves_runs_of_another_registry_with_the_reason() {
+    let (journal, _, _, _) = finished_run();
+    let crashed = crashed_run(&journal);
+    let_go(&journal, &crashed);
+    let other = Registry::from_json_str(
+        r#"{"tools": [{"name": "t.echo", "params": [{"name": "v", "schema": {}}],
+            "outputSchema": {}, "execution": "pure"}]}"#,
+        &RegistryOptions::default(),
+    )
+    .expect("registry")
+    .registry;
+    let elsewhere = runtime(other, Arc::clone(&journal));
+    match elsewhere.recover_interrupted(3).expect("lists").as_slice() {
+        [runlet::runtime::Recovered::Left { run, code, message }] => {
+            assert_eq!((run, code.to_string().as_str()), (&crashed, "RL7301"));
+            assert!(message.contains("registry"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(elsewhere.run_listing(&crashed).expect("listing").status, RunStatus::Interrupted);
+}

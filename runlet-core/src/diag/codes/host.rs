@@ -93,6 +93,9 @@ declare_codes! {
     RESOLVED_OUTPUT_MISMATCH = 8403,
     /// A host decision (a cancellation, a resolution) about a run whose journal records its end.
     RUN_ENDED = 8404,
+    /// Recovery at start left a run alone because calls it left dispatching have an outcome
+    /// only the host can settle.
+    RUN_NEEDS_RESOLUTION = 8405,
     /// The command line is malformed, or a flag has a value the command does not take.
     INVALID_ARGUMENT = 8501,
     /// A file the command was given cannot be opened or read.

@@ -39,4 +39,7 @@ declare_codes! {
     /// A host asked to resume or recover a run whose journal holds its header but no event:
     /// its worker stopped before the run's start was committed, so nothing of it ran.
     RUN_NOT_STARTED = 7305,
+    /// A run was resumed as many times as its host allows without ending, and the host's
+    /// recovery at start parked it as failed instead of resuming it once more.
+    RECOVERY_EXHAUSTED = 7306,
 }

@@ -12,7 +12,7 @@ pub(super) trait Slot: Copy {
 }
 
 /// Items of one kind by slot, with the released slots the next [`Arena::place`] fills.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(super) struct Arena<I, T> {
     items: Vec<T>,
     free: Vec<I>,

@@ -43,6 +43,41 @@ impl Budget {
     pub(super) fn events_taken(&mut self) {
         self.journal_counted = 0;
     }
+
+    /// What the run has used of its limits, as a snapshot keeps it; the caps themselves come
+    /// from the host's configuration, pinned in the run header.
+    pub(super) fn usage(&self) -> Usage {
+        Usage { source_bytes: self.source_bytes, used: self.used.to_vec(), breach: self.breach.clone() }
+    }
+
+    /// The node the first breach names, if any.
+    pub(super) fn breach_node(&self) -> Option<NodeIx> {
+        self.breach.as_ref().and_then(|(_, node)| *node)
+    }
+
+    /// Takes up `usage` from a snapshot, under this budget's caps.
+    pub(super) fn restore(&mut self, usage: Usage) -> Result<(), String> {
+        if usage.used.len() != self.used.len() {
+            return Err(format!(
+                "the image counts {} limits, this runtime {}",
+                usage.used.len(),
+                self.used.len()
+            ));
+        }
+        self.used.copy_from_slice(&usage.used);
+        self.source_bytes = usage.source_bytes;
+        self.breach = usage.breach;
+        self.journal_counted = 0;
+        Ok(())
+    }
+}
+
+/// A run's use of its limits between reactions: see [`Budget::usage`].
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub(super) struct Usage {
+    source_bytes: u64,
+    used: Vec<u64>,
+    breach: Option<(Breach, Option<NodeIx>)>,
 }
 
 impl RunCore {

@@ -9,6 +9,7 @@ mod failure;
 mod failure_tests;
 #[cfg(test)]
 mod generated;
+mod image;
 mod intrinsic;
 mod limits;
 mod operations;
@@ -27,6 +28,7 @@ use smallvec::SmallVec;
 
 use crate::analyze::WorkflowIdentity;
 use crate::analyze::hir::{BindingKind, ExprId, ExprKind, Program, RegionId};
+use crate::diag::codes;
 use crate::engine::error::{FailureClass, RunError};
 use crate::engine::event::{Event, RecordedToolError};
 use crate::engine::executor::ToolError;
@@ -69,15 +71,15 @@ impl Default for RunSettings {
 }
 
 /// Names one timer the core asked for; `TimerFired` quotes it back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct TimerHandle(pub u32);
 
 /// Names one dispatched call; completions quote it back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct CallHandle(u32);
 
 /// A call the shell should dispatch once the preceding events are committed.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct CallRequest {
     pub call: CallHandle,
     pub tool: ToolId,
@@ -107,7 +109,7 @@ pub struct CallRequest {
 
 /// A nondeterministic intrinsic the shell should sample once (docs/STDLIB.md); the answer comes
 /// back as [`Input::Sampled`] and is journaled, so replay never samples again.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SampleRequest {
     pub call: CallHandle,
     pub function: SampledFunction,
@@ -177,6 +179,12 @@ pub enum Input {
     /// Go on with the work a reaction left when it answered [`Effect::Yield`]. Not journaled:
     /// replay sends it where a yield is followed by the core's own events.
     Continue,
+    /// The host stops recovering the run, which was resumed `resumes` times without ending: it
+    /// fails with `RL7306` at once, its calls left dispatching abandoned (their outcome stays
+    /// what it was), as a cancellation abandons them.
+    Park {
+        resumes: u32,
+    },
 }
 
 /// What the core asks the shell to do, in order.
@@ -216,7 +224,7 @@ pub enum Effect {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum Outcome {
     Succeeded(Labelled),
     Failed(RunError),
@@ -372,6 +380,7 @@ impl RunCore {
                 }
                 Input::PermitsGranted { call } => self.permits_granted(call),
                 Input::Continue => {}
+                Input::Park { resumes } => self.park(resumes),
             }
             self.measure_journal();
             self.apply_breach();
@@ -481,6 +490,28 @@ impl RunCore {
 
     fn cancel_run(&mut self) {
         self.outbox.events.push(Event::CancellationRequested);
+        self.abandon_everything();
+        self.outbox.events.push(Event::RunCancelled);
+        self.finish(Outcome::Cancelled);
+    }
+
+    /// Parks the run as failed (`Input::Park`).
+    fn park(&mut self, resumes: u32) {
+        self.outbox.events.push(Event::RunParked { resumes });
+        self.abandon_everything();
+        let code = codes::RECOVERY_EXHAUSTED.to_string();
+        let message = format!(
+            "the run was resumed {resumes} times without ending, so it was parked as failed instead of being resumed again; find out why its resumes stop (`runlet runs show RUN_ID --events`), then start it again"
+        );
+        // The host's cap on resumes is a limit of the run's recovery: policy, never caught.
+        let error = RunError::limit(code.clone(), message, String::new());
+        self.outbox.events.push(Event::RunFailed { code });
+        self.finish(Outcome::Failed(error));
+    }
+
+    /// Cancels every scope of the run and counts the calls it cancels as cancelled at once:
+    /// the run ends without waiting for them.
+    fn abandon_everything(&mut self) {
         if let Some(root) = (!self.arena.scopes.is_empty()).then_some(ScopeIx(0)) {
             self.cancel_scope(root);
         }
@@ -489,8 +520,6 @@ impl RunCore {
                 self.mark_cancelled(node);
             }
         }
-        self.outbox.events.push(Event::RunCancelled);
-        self.finish(Outcome::Cancelled);
     }
 
     fn finish(&mut self, outcome: Outcome) {

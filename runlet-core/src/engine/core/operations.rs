@@ -22,7 +22,7 @@ use crate::value::{Digest, Labelled, List, Sensitivity, Value, keyed, rcve, sha2
 pub(super) type OperationKey = (Arc<str>, String, Digest);
 
 /// What the run knows about one operation.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct OperationRecord {
     /// `CallDispatchPrepared` events so far: the last dispatch generation.
     pub(super) dispatches: u32,
@@ -36,13 +36,20 @@ pub(super) struct OperationRecord {
 }
 
 /// What one dispatch of a call needs; kept while the call waits for its permits (spec §4.5).
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct ParkedCall {
     tool: ToolId,
     arguments: List,
     input_digest: Digest,
     recover_first: bool,
     operation_generation: u32,
+}
+
+impl ParkedCall {
+    /// The tool the call waits to dispatch.
+    pub(super) fn tool(&self) -> ToolId {
+        self.tool
+    }
 }
 
 impl RunCore {

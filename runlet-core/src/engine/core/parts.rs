@@ -34,7 +34,7 @@ impl Slot for ScopeIx {
 }
 
 /// The run's materialized graph: nodes and scopes by index, and what is due to be released.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct RunArena {
     pub(super) nodes: Arena<NodeIx, Node>,
     pub(super) scopes: Arena<ScopeIx, Scope>,
@@ -45,7 +45,7 @@ pub(super) struct RunArena {
 }
 
 /// The nodes waiting to be evaluated.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct Agenda {
     /// Nodes whose dependencies all resolved, in the order they became ready.
     pub(super) ready: VecDeque<NodeIx>,
@@ -62,7 +62,7 @@ pub(super) struct Outbox {
 }
 
 /// What the run knows about operations (spec §4.2, §5.4).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct Operations {
     /// The operations of calls inside boundary attempts, which a retry may meet again.
     pub(super) records: BTreeMap<OperationKey, OperationRecord>,
@@ -75,7 +75,7 @@ pub(super) struct Operations {
 }
 
 /// The timers the run asked for and what each is for.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct Timers {
     pub(super) purposes: BTreeMap<TimerHandle, TimerPurpose>,
     /// The handle the next timer gets.
@@ -120,6 +120,11 @@ impl ToolTable {
 
     pub(super) fn name(&self, tool: ToolId) -> String {
         self.names.get(tool.index()).cloned().unwrap_or_default()
+    }
+
+    /// Whether `tool` is one of the table's.
+    pub(super) fn knows(&self, tool: ToolId) -> bool {
+        tool.index() < self.names.len()
     }
 
     /// A tool outside the table (which a program of this registry cannot call) counts as

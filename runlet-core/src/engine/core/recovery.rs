@@ -10,7 +10,7 @@ use crate::registry::ToolId;
 use crate::value::{List, Value};
 
 /// What the host learned about an operation whose outcome was uncertain.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Resolution {
     /// The operation took effect with this output: the call succeeds with it.
     Applied(Value),
@@ -22,7 +22,7 @@ pub enum Resolution {
 }
 
 /// A journaled host decision waiting for the next resume.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(super) enum HostDecision {
     Resolved(Resolution),
     /// Dispatch under this operation generation: a new operation id.

@@ -9,10 +9,10 @@ use crate::analyze::hir::{BindingId, ExprId, RegionId};
 use crate::engine::error::RunError;
 use crate::value::Labelled;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub(super) struct NodeIx(pub(super) u32);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub(super) struct ScopeIx(pub(super) u32);
 
 /// A node's place in the state machine of spec §4.4 (`blocked` and `ready` are `Waiting`
@@ -20,7 +20,7 @@ pub(super) struct ScopeIx(pub(super) u32);
 /// `AwaitingPermits`; `dispatching`/`running` and expanded control nodes are `Running`;
 /// `Cancelling` is a running call whose token fired and whose acknowledgement has not come
 /// back).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(super) enum NodeState {
     Waiting,
     AwaitingPermits,
@@ -38,7 +38,7 @@ impl NodeState {
 }
 
 /// Why a scope watches one of its nodes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(super) enum Role {
     /// An effect root of the segment being run.
     Root,
@@ -48,7 +48,7 @@ pub(super) enum Role {
     SkipCondition,
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct Node {
     pub(super) expr: ExprId,
     pub(super) scope: ScopeIx,
@@ -83,7 +83,7 @@ impl Node {
 }
 
 /// The dynamic part of a control node: what it expanded into.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(super) enum Control {
     None,
     // Boxed: only control nodes have a state, and inline the largest (a boundary draining with
@@ -93,7 +93,7 @@ pub(super) enum Control {
     Boundary(Box<BoundaryState>),
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct LoopState {
     /// Per item: its element until its iteration takes it, then nothing until the iteration
     /// finishes, then its result (`None` when skipped). One vector rather than an element list
@@ -107,7 +107,7 @@ pub(super) struct LoopState {
     pub(super) starting: bool,
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct FoldState {
     pub(super) items: Vec<Labelled>,
     pub(super) index: usize,
@@ -117,7 +117,7 @@ pub(super) struct FoldState {
     pub(super) stepping: bool,
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct BoundaryState {
     pub(super) attempt: u32,
     pub(super) retries: u32,
@@ -128,7 +128,7 @@ pub(super) struct BoundaryState {
 }
 
 /// Where a boundary is between attempts.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(super) enum BoundaryPhase {
     /// An attempt or the catch block runs.
     Running,
@@ -139,7 +139,7 @@ pub(super) enum BoundaryPhase {
 }
 
 /// A failed attempt (or run) waiting for its cancelled calls before deciding (spec §2.8, §9.3).
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct Drain {
     /// The first failure committed: the primary error. Later failures join its `causes`.
     pub(super) error: RunError,
@@ -148,7 +148,7 @@ pub(super) struct Drain {
 }
 
 /// What a pending timer is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(super) enum TimerPurpose {
     /// The backoff before the boundary node's next attempt.
     Backoff(NodeIx),
@@ -157,7 +157,7 @@ pub(super) enum TimerPurpose {
 }
 
 /// What a scope's completion feeds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(super) enum Owner {
     Run,
     Arm(NodeIx),
@@ -181,7 +181,7 @@ impl Owner {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(super) enum ScopeStatus {
     Active,
     Succeeded,
@@ -189,7 +189,7 @@ pub(super) enum ScopeStatus {
     Cancelled,
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct Scope {
     pub(super) region: RegionId,
     pub(super) parent: Option<ScopeIx>,
@@ -215,7 +215,7 @@ pub(super) struct Scope {
 /// A scope's nodes by expression, in expression order: a sorted vector rather than a map, since
 /// most scopes (a loop body's iterations) hold a handful of nodes and a map's smallest
 /// allocation would cost each of them over 100 bytes. Two are held inline, without allocating.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct ScopeNodes(SmallVec<[(ExprId, NodeIx); 2]>);
 
 impl ScopeNodes {
@@ -234,6 +234,11 @@ impl ScopeNodes {
             Ok(position) => self.0[position].1 = node,
             Err(position) => self.0.insert(position, (expr, node)),
         }
+    }
+
+    /// The expressions and their nodes, in expression order.
+    pub(super) fn entries(&self) -> impl Iterator<Item = (crate::analyze::hir::ExprId, NodeIx)> + '_ {
+        self.0.iter().copied()
     }
 
     /// The nodes in expression order.

@@ -1,0 +1,92 @@
+//! Recovery when a runtime starts (spec §5.3): the journal's interrupted runs — not ended, no
+//! live process owning them — that this runtime can run (their header retains the program, and
+//! pins this runtime's registry) are compiled again from their headers and resumed, each at
+//! most a bounded number of times: a run already resumed that often without ending is parked as
+//! failed (`RL7306`) rather than resumed once more. Runs that need a host's decision about an
+//! uncertain call, and runs this runtime cannot run, are left for an operator, with the reason.
+
+use super::{RetainedProgram, RunHandle, RunOptions, RunStatus, Runtime};
+use crate::diag::{Code, codes};
+use crate::journal::{JournalError, RunId};
+use crate::registry::RegistryOptions;
+
+/// What recovery at start did with one interrupted run.
+#[derive(Debug)]
+pub enum Recovered {
+    /// Resumed: the run goes on under this handle (dropping it lets the run go on unwatched).
+    Resumed(RunHandle),
+    /// Resumed `resumes` times before without ending: parked as failed (`RL7306`).
+    Parked { run: RunId, resumes: u32 },
+    /// Left for an operator, for the reason `code` and `message` give.
+    Left { run: RunId, code: Code, message: String },
+}
+
+impl Recovered {
+    /// The run this is about.
+    pub fn run_id(&self) -> &RunId {
+        match self {
+            Recovered::Resumed(handle) => handle.run_id(),
+            Recovered::Parked { run, .. } | Recovered::Left { run, .. } => run,
+        }
+    }
+}
+
+impl Runtime {
+    /// Resumes every interrupted run of this runtime's journal that it can run, in the order the
+    /// runs were created, parking as failed those already resumed `max_resumes` times. What a
+    /// host calls once it has built its runtime, so runs its last process left go on. Blocks
+    /// while it replays each run; fails only when the journal cannot list its runs.
+    pub fn recover_interrupted(&self, max_resumes: u32) -> Result<Vec<Recovered>, JournalError> {
+        let mut recovered = Vec::new();
+        for listing in self.runs()? {
+            let run = listing.run_id;
+            let (code, message) = match listing.status {
+                RunStatus::Interrupted => match self.restart(&run, max_resumes) {
+                    Ok(done) => {
+                        recovered.push(done);
+                        continue;
+                    }
+                    Err(left) => left,
+                },
+                RunStatus::NeedsResolution => (
+                    codes::RUN_NEEDS_RESOLUTION,
+                    "calls it left dispatching need a host's decision: resolve them, then resume it"
+                        .to_owned(),
+                ),
+                _ => continue,
+            };
+            recovered.push(Recovered::Left { run, code, message });
+        }
+        Ok(recovered)
+    }
+
+    /// Resumes or parks the interrupted run `run`, or says why it cannot.
+    fn restart(&self, run: &RunId, max_resumes: u32) -> Result<Recovered, (Code, String)> {
+        let header = self.run_header(run).map_err(|e| (e.code(), e.to_string()))?;
+        let retained = RetainedProgram::from_header(&header, &RegistryOptions::default())
+            .map_err(|e| (e.code(), e.to_string()))?;
+        let registry = self.registry.digest().to_string();
+        if header.registry_digest != registry {
+            let message = format!(
+                "it was started against the registry {}, this runtime runs {registry}",
+                header.registry_digest
+            );
+            return Err((codes::RUN_PIN_MISMATCH, message));
+        }
+        let program = self.compile(&retained.source, &retained.inputs).map_err(|diagnostics| {
+            let first = diagnostics.iter().find(|d| d.is_error());
+            let message =
+                first.map_or_else(|| "its program does not compile".to_owned(), |d| d.message.clone());
+            (first.map_or(codes::RUN_RETAINED_UNREADABLE, |d| d.code), message)
+        })?;
+        let options = RunOptions { limits: retained.limits };
+        let refused = |e: super::RecoveryError| (e.code(), e.to_string());
+        let mut recovery = self.recovery(&program, run, options).map_err(refused)?;
+        let resumes = recovery.resumes();
+        if resumes >= max_resumes {
+            recovery.park().map_err(refused)?;
+            return Ok(Recovered::Parked { run: run.clone(), resumes });
+        }
+        Ok(Recovered::Resumed(recovery.resume()))
+    }
+}
