@@ -16,10 +16,10 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use runlet::analyze::Analysis;
-use runlet::diag::{Applicability, Diagnostic, Fix, apply_fixes};
+use runlet::diag::{Fix, apply_fixes};
 use runlet::syntax::token::TokenKind;
 
-use crate::support::{Setup, errors};
+use crate::support::{Setup, compatible, errors};
 
 /// Floors the figures are held to (percent of the corpus); no fix may change the meaning.
 const ONE_ERROR_FLOOR: f64 = 97.0;
@@ -152,25 +152,6 @@ fn first_fix(analysis: &Analysis) -> Option<&Fix> {
     analysis.diagnostics.iter().filter(|d| d.is_error()).flat_map(|d| &d.fixes).next()
 }
 
-/// The machine-applicable fixes of the errors whose edits do not overlap, in order.
-fn machine_fixes(diagnostics: &[Diagnostic]) -> Vec<&Fix> {
-    let mut chosen: Vec<&Fix> = Vec::new();
-    for fix in diagnostics.iter().filter(|d| d.is_error()).flat_map(|d| &d.fixes) {
-        if fix.applicability != Applicability::MachineApplicable {
-            continue;
-        }
-        let overlaps = chosen.iter().flat_map(|c| &c.edits).any(|a| {
-            fix.edits
-                .iter()
-                .any(|b| a.span.start < b.span.end && b.span.start < a.span.end || a.span == b.span)
-        });
-        if !overlaps {
-            chosen.push(fix);
-        }
-    }
-    chosen
-}
-
 /// Applies machine-applicable fixes round after round until the program checks clean or no
 /// machine fix is left.
 fn machine_repair(setup: &Setup, source: &str) -> Option<String> {
@@ -180,7 +161,7 @@ fn machine_repair(setup: &Setup, source: &str) -> Option<String> {
         if errors(&analysis) == 0 {
             break;
         }
-        let fixes = machine_fixes(&analysis.diagnostics);
+        let fixes = compatible(analysis.diagnostics.iter().filter(|d| d.is_error()));
         if fixes.is_empty() {
             return None;
         }
