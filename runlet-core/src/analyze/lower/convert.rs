@@ -339,7 +339,9 @@ impl Lowerer<'_> {
                 let wraps = part == from
                     && self.types.variants(target).into_iter().any(|v| {
                         match self.types.kind(self.types.resolve(v)) {
-                            SchemaKind::List(list) => {
+                            // Not into a list of anything: `list.length("abc")` means the
+                            // text's length, not a list's.
+                            SchemaKind::List(list) if !self.types.is_any(list.items) => {
                                 let items = list.items;
                                 self.fitter.fit(&self.types, from, items).is_ok()
                             }
