@@ -12,17 +12,9 @@ use serde_json::json;
 
 use crate::failure::{Failure, Shape};
 use crate::report::Format;
-use crate::stored::{JournalArgs, OpenJournal};
+use crate::stored::{OpenJournal, RunArgs};
 
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// The run's id (`r-…`).
-    run_id: String,
-    #[command(flatten)]
-    journal: JournalArgs,
-    #[arg(long, value_enum, default_value_t)]
-    format: Format,
-}
+pub type Args = RunArgs;
 
 pub fn run(args: &Args) -> ExitCode {
     execute(args).unwrap_or_else(|failure| failure.report(args.format, Shape::Diagnostics))

@@ -138,7 +138,10 @@ enum Variant {
     /// The in-memory journal with a snapshot every 10,000 events, as durable journals take them
     /// by default: what keeping the replay ledger and taking snapshots costs a run.
     MemorySnapshots,
-    Sqlite { durability: Durability, group_commit: bool },
+    Sqlite {
+        durability: Durability,
+        group_commit: bool,
+    },
 }
 
 impl Variant {
