@@ -2,6 +2,8 @@
 //! analyzes the program against the registry (an empty one without `--registry`), within the
 //! compile-time limits (`parse_nesting`, `operator_chain`, `analysis_work`, `diagnostics`, the
 //! value-size caps), and prints its diagnostics.
+//! With `--format json`, the registry file's warnings come as a `registry` report beside the
+//! program's (`{"source_digest", "diagnostics"}` about the registry's text); as text, on stderr.
 //! Exit 0 without errors (warnings allowed), 1 with errors, 2 on usage or I/O problems
 //! (including a registry or inputs file with errors).
 
@@ -13,8 +15,8 @@ use runlet::analyze::analyze;
 use crate::failure::{Failure, Shape};
 use crate::files::{FileKind, read_text};
 use crate::limits::parse_limits;
-use crate::registry::{load_inputs, load_registry};
-use crate::report::{Format, print_diagnostics};
+use crate::registry::{load_inputs, load_registry, load_registry_reporting};
+use crate::report::{Format, print_diagnostics, print_diagnostics_with_registry};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -41,10 +43,17 @@ pub fn run(args: &Args) -> ExitCode {
 
 fn execute(args: &Args) -> Result<ExitCode, Failure> {
     let file = read_text(&args.file, FileKind::Source)?;
-    let registry = load_registry(args.registry.as_deref())?;
+    let registry = match args.format {
+        Format::Text => (load_registry(args.registry.as_deref())?, None),
+        Format::Json => load_registry_reporting(args.registry.as_deref())?,
+    };
+    let (registry, registry_warnings) = registry;
     let inputs = load_inputs(args.inputs.as_deref(), &registry)?;
     let options = parse_limits(&args.limit)?.analyze_options();
     let analysis = analyze(&file.text, &registry, &inputs, &options);
-    print_diagnostics(&file, &analysis.diagnostics, args.format);
+    match &registry_warnings {
+        Some(warnings) => print_diagnostics_with_registry(&file, &analysis.diagnostics, warnings),
+        None => print_diagnostics(&file, &analysis.diagnostics, args.format),
+    }
     Ok(if analysis.has_errors() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -3,6 +3,7 @@
 
 mod cancel;
 mod check;
+mod delete;
 mod digest_key;
 mod events;
 mod explain;

@@ -5,6 +5,7 @@ use runlet::diag::{Diagnostic, JsonDiagnostics, json_diagnostics, render_json, r
 use serde::Serialize;
 
 use crate::files::SourceFile;
+use crate::registry::RegistryWarnings;
 
 /// `--format`: how a command prints diagnostics and results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -23,6 +24,42 @@ pub fn print_diagnostics(file: &SourceFile, diagnostics: &[Diagnostic], format: 
             println!("{}", summary(diagnostics));
         }
     }
+}
+
+/// The diagnostics report of §1 about a program, with a second one about the registry file it
+/// was checked against: `{"source_digest", "diagnostics", "registry": {"source_digest",
+/// "diagnostics"}}`, each report's spans and digest about its own file.
+#[derive(Serialize)]
+struct ReportWithRegistry<'a> {
+    #[serde(flatten)]
+    program: FileReport<'a>,
+    registry: FileReport<'a>,
+}
+
+#[derive(Serialize)]
+struct FileReport<'a> {
+    source_digest: String,
+    diagnostics: JsonDiagnostics<'a>,
+}
+
+impl<'a> FileReport<'a> {
+    fn of(text: &str, diagnostics: &'a [Diagnostic]) -> FileReport<'a> {
+        FileReport { source_digest: source_digest(text), diagnostics: json_diagnostics(text, diagnostics) }
+    }
+}
+
+/// Prints, as one JSON object on stdout, `diagnostics` about `file` and the registry's
+/// `warnings` about its own text.
+pub fn print_diagnostics_with_registry(
+    file: &SourceFile,
+    diagnostics: &[Diagnostic],
+    warnings: &RegistryWarnings,
+) {
+    let report = ReportWithRegistry {
+        program: FileReport::of(&file.text, diagnostics),
+        registry: FileReport::of(&warnings.file.text, &warnings.diagnostics),
+    };
+    println!("{}", serde_json::to_string(&report).expect("diagnostics serialize"));
 }
 
 /// A run report that carries diagnostics instead of a result: `{"status", "source_digest",

@@ -284,6 +284,68 @@ fn check_infers_input_schemas_from_values() {
     assert!(stdout(&output).contains("RL2103"), "{}", stdout(&output));
 }
 
+/// A pasted `tools/list` whose names are not identifiers loads with a warning per mapped name;
+/// with `--format json` the warnings are a `registry` report about the registry file's text.
+#[test]
+fn check_reports_registry_warnings_in_json() {
+    let program = Scratch::new("mapped.run", "return get_sum({ a: 1, b: 2 })\n");
+    let registry = Scratch::new(
+        "mapped.json",
+        r#"{"tools": [{"name": "get-sum", "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}, "outputSchema": {"type": "number"}, "annotations": {"readOnlyHint": true}}]}"#,
+    );
+    let output = runlet(&["check", program.path(), "--registry", registry.path(), "--format", "json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "", "nothing beside the JSON");
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("one JSON object");
+    assert_eq!(report["diagnostics"], serde_json::json!([]));
+    let text = std::fs::read_to_string(registry.path()).unwrap();
+    let digest = report["registry"]["source_digest"].as_str().unwrap();
+    assert_eq!(digest, runlet::diag::source_digest(&text));
+    let warning = &report["registry"]["diagnostics"][0];
+    assert_eq!((&warning["code"], &warning["severity"]), (&"RL8025".into(), &"warning".into()), "{report}");
+    let start = warning["span"]["start"].as_u64().unwrap() as usize;
+    assert!(text[start..].starts_with(r#""name": "get-sum""#), "{warning}");
+    let as_text = runlet(&["check", program.path(), "--registry", registry.path()]);
+    assert!(String::from_utf8_lossy(&as_text.stderr).contains("warning[RL8025]"));
+    assert!(!stdout(&as_text).contains("RL8025"));
+    let plain = runlet(&["check", program.path(), "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&plain)).expect("one JSON object");
+    assert!(report.get("registry").is_none(), "{report}");
+}
+
+/// In a String-or-List union, a list the list variant rejects is an error, not a JSON string:
+/// at compile time for a literal, at run time for a tool's output.
+#[test]
+fn a_malformed_list_is_not_sent_as_a_string() {
+    let registry = Scratch::new(
+        "string-or-list.json",
+        r#"{"tools": [
+          {"name": "t.f", "params": [{"name": "x", "schema": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "integer"}}]}}], "execution": "pure"},
+          {"name": "t.g", "params": [], "outputSchema": {"type": "array"}, "execution": "pure"}]}"#,
+    );
+    let tools = Scratch::new(
+        "string-or-list-tools.json",
+        r#"{"t.f": [{"result": 1}], "t.g": [{"result": [1, "a"]}]}"#,
+    );
+    let literal = Scratch::new("literal.run", "return t.f([1, \"a\"])\n");
+    let output = runlet(&["check", literal.path(), "--registry", registry.path(), "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("one JSON object");
+    assert_eq!(report["diagnostics"][0]["code"], "RL5301", "{report}");
+    let good = Scratch::new("good-list.run", "return [t.f([1, 2]), t.f(\"text\")]\n");
+    let output = runlet(&["run", good.path(), "--registry", registry.path(), "--tools", tools.path()]);
+    assert_eq!((output.status.code(), stdout(&output).trim()), (Some(0), "[1,1]"));
+    let from_tool = Scratch::new("from-tool.run", "return t.f(t.g())\n");
+    let args =
+        ["run", from_tool.path(), "--registry", registry.path(), "--tools", tools.path(), "--format", "json"];
+    let output = runlet(&args);
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("one JSON object");
+    assert_eq!(report["status"], "failed", "{report}");
+    assert_eq!(report["error"]["code"], "RL5301", "{report}");
+    assert_eq!(report["error"]["details"]["path"], "$[1]", "{report}");
+}
+
 #[test]
 fn a_registry_with_errors_is_a_usage_error_shown_in_the_registry_file() {
     let program = Scratch::new("bad-registry.run", VALID);

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::diag::{Code, codes};
 use crate::engine::core::Resolution;
 use crate::engine::executor::ToolError;
-use crate::journal::{Envelope, EnvelopeError, Record};
+use crate::journal::{Blob, Envelope, EnvelopeError, Journal, JournalError, JournalErrorKind, Record};
 use crate::value::{Value, rcve};
 
 /// Declares [`Event`] from one table of `number => Variant { fields }`, and from the same table
@@ -66,8 +66,7 @@ declare_events! {
     pub enum Event {
         /// The run started with these host inputs (RCVE of their list, in `Program::inputs` order).
         1 => RunCreated {
-            #[serde(with = "serde_bytes")]
-            inputs: Vec<u8>,
+            inputs: RecordedValue,
         },
         2 => NodeReady {
             node: String,
@@ -93,8 +92,7 @@ declare_events! {
         /// A tool answered: the output's RCVE bytes. Replay feeds these back instead of calling.
         16 => CallCompleted {
             node: String,
-            #[serde(with = "serde_bytes")]
-            output: Vec<u8>,
+            output: RecordedValue,
         },
         /// A tool failed with this error.
         17 => CallFailed {
@@ -299,6 +297,124 @@ pub enum Arm {
     Right,
 }
 
+/// A value's RCVE bytes as a record holds them: inline, or — in a journal that keeps large
+/// values apart ([`Journal::keeps_blobs`](crate::journal::Journal::keeps_blobs)) — the SHA-256
+/// of the bytes and their length, the blob the journal keeps them in. Inline bytes encode as
+/// MessagePack `bin` (as before blobs existed); a blob reference as a two-element array, which
+/// a reader that knows no blobs refuses instead of misreading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordedValue {
+    Inline(Vec<u8>),
+    Blob { digest: [u8; 32], len: u64 },
+}
+
+impl RecordedValue {
+    /// The bytes, when they are inline: a value read from a journal is inline once its blobs
+    /// were attached ([`Event::attach_blobs`](crate::engine::event::Event)).
+    pub fn inline(&self) -> Option<&[u8]> {
+        match self {
+            RecordedValue::Inline(bytes) => Some(bytes),
+            RecordedValue::Blob { .. } => None,
+        }
+    }
+}
+
+impl From<Vec<u8>> for RecordedValue {
+    fn from(bytes: Vec<u8>) -> RecordedValue {
+        RecordedValue::Inline(bytes)
+    }
+}
+
+impl Serialize for RecordedValue {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RecordedValue::Inline(bytes) => s.serialize_bytes(bytes),
+            RecordedValue::Blob { digest, len } => (serde_bytes::Bytes::new(digest), len).serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RecordedValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RecordedValue, D::Error> {
+        struct Shape;
+        impl<'de> serde::de::Visitor<'de> for Shape {
+            type Value = RecordedValue;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a value's bytes or a blob reference [digest, length]")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, bytes: &[u8]) -> Result<RecordedValue, E> {
+                Ok(RecordedValue::Inline(bytes.to_vec()))
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, bytes: Vec<u8>) -> Result<RecordedValue, E> {
+                Ok(RecordedValue::Inline(bytes))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<RecordedValue, A::Error> {
+                use serde::de::Error as _;
+                let digest: serde_bytes::ByteBuf =
+                    seq.next_element()?.ok_or_else(|| A::Error::invalid_length(0, &self))?;
+                let len: u64 = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(1, &self))?;
+                if seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                    return Err(A::Error::invalid_length(3, &self));
+                }
+                let digest = <[u8; 32]>::try_from(digest.as_slice())
+                    .map_err(|_| A::Error::custom("a blob digest is 32 bytes"))?;
+                Ok(RecordedValue::Blob { digest, len })
+            }
+        }
+        d.deserialize_any(Shape)
+    }
+}
+
+impl Event {
+    /// This event as a journal that keeps values of more than `threshold` bytes apart records
+    /// it — the value replaced by a reference to its blob — and the blob; `None` when the event
+    /// holds no value that large.
+    pub fn detached(&self, threshold: usize) -> Option<(Event, Blob)> {
+        let (Event::CallCompleted { output: RecordedValue::Inline(bytes), .. }
+        | Event::RunCreated { inputs: RecordedValue::Inline(bytes) }) = self
+        else {
+            return None;
+        };
+        if bytes.len() <= threshold {
+            return None;
+        }
+        let blob = Blob::of(bytes);
+        let reference = RecordedValue::Blob { digest: blob.digest, len: bytes.len() as u64 };
+        let detached = match self {
+            Event::CallCompleted { node, .. } => {
+                Event::CallCompleted { node: node.clone(), output: reference }
+            }
+            _ => Event::RunCreated { inputs: reference },
+        };
+        Some((detached, blob))
+    }
+
+    /// Puts back the value this event, read from `journal`, keeps in a blob: the blob's bytes,
+    /// checked against the digest and length the record names (`RL7008` when the journal does
+    /// not have them).
+    pub async fn attach_blobs(&mut self, journal: &dyn Journal) -> Result<(), JournalError> {
+        let (Event::CallCompleted { output: slot, .. } | Event::RunCreated { inputs: slot }) = self else {
+            return Ok(());
+        };
+        let RecordedValue::Blob { digest, len } = slot else { return Ok(()) };
+        let missing = || {
+            JournalError::new(
+                JournalErrorKind::Corrupt,
+                format!(
+                    "a record names the blob sha256:{} of {len} bytes, which the journal does not have",
+                    hex::encode(*digest)
+                ),
+            )
+        };
+        let bytes = journal.blob(digest).await?.ok_or_else(missing)?;
+        if bytes.len() as u64 != *len || Blob::digest_of(&bytes) != *digest {
+            return Err(missing());
+        }
+        *slot = RecordedValue::Inline(bytes.to_vec());
+        Ok(())
+    }
+}
+
 /// Why journal bytes are not an event this runtime can read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EventDecodeError {
@@ -405,7 +521,7 @@ mod tests {
     fn every_kind() -> Vec<Event> {
         let node = || "let:x/value#00".to_owned();
         vec![
-            Event::RunCreated { inputs: vec![0x30, 0x00] },
+            Event::RunCreated { inputs: vec![0x30, 0x00].into() },
             Event::NodeReady { node: node() },
             Event::CallDispatchPrepared {
                 node: node(),
@@ -425,7 +541,7 @@ mod tests {
             Event::RunSucceeded,
             Event::RunFailed { code: "RL5102".into() },
             Event::RunCancelled,
-            Event::CallCompleted { node: node(), output: vec![0x10, 0x02] },
+            Event::CallCompleted { node: node(), output: vec![0x10, 0x02].into() },
             Event::CallFailed {
                 node: node(),
                 error: RecordedToolError {
@@ -483,6 +599,38 @@ mod tests {
             operation: None,
         };
         assert_eq!(Event::decode(&record), Ok((3, expected)));
+    }
+
+    #[test]
+    fn inline_values_encode_as_before_blobs_and_blob_references_round_trip() {
+        #[derive(Serialize)]
+        enum Before {
+            CallCompleted {
+                node: String,
+                #[serde(with = "serde_bytes")]
+                output: Vec<u8>,
+            },
+        }
+        let before = Before::CallCompleted { node: "n1".into(), output: vec![0x10, 0x02] };
+        let inline = Event::CallCompleted { node: "n1".into(), output: vec![0x10, 0x02].into() };
+        let payload = rmp_serde::to_vec_named(&inline).expect("encode");
+        assert_eq!(
+            payload,
+            rmp_serde::to_vec_named(&before).expect("encode"),
+            "journals of before still read"
+        );
+        let reference = Event::CallCompleted {
+            node: "n1".into(),
+            output: RecordedValue::Blob { digest: [7; 32], len: 70_000 },
+        };
+        assert_eq!(Event::decode(&reference.encode(4)), Ok((4, reference)));
+        let large = Event::RunCreated { inputs: vec![0x30; 100].into() };
+        let (detached, blob) = large.detached(64).expect("larger than the threshold");
+        assert_eq!(
+            detached,
+            Event::RunCreated { inputs: RecordedValue::Blob { digest: blob.digest, len: 100 } }
+        );
+        assert!(large.detached(100).is_none(), "at the threshold a value stays inline");
     }
 
     #[test]

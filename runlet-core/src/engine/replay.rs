@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, SampleRequest, TimerHandle};
-use super::event::Event;
+use super::event::{Event, RecordedValue};
 use super::limits::LimitKey;
 use crate::diag::{Code, codes};
 use crate::journal::RunHeader;
@@ -309,7 +309,11 @@ fn recorded_input(
             .map(|r| r.call)
             .ok_or_else(|| ReplayError::UnknownCall { seq, node: node.to_owned() })
     };
-    let value = |bytes: &[u8]| {
+    let value = |recorded: &RecordedValue| {
+        let bytes = recorded.inline().ok_or_else(|| ReplayError::Unreadable {
+            seq,
+            reason: "the record names a blob that was not read from the journal".into(),
+        })?;
         rcve::decode(bytes).map_err(|e| ReplayError::Unreadable { seq, reason: e.to_string() })
     };
     Ok(match event {

@@ -24,7 +24,7 @@ use super::sampler::Sampler;
 use super::snapshot::{SnapshotPolicy, Snapshots};
 use crate::analyze::WorkflowIdentity;
 use crate::diag::codes;
-use crate::journal::{Journal, JournalError, JournalErrorKind, Record, RunId};
+use crate::journal::{Blob, Journal, JournalError, JournalErrorKind, Record, RunId};
 use crate::registry::Registry;
 use crate::schema::{ExecutionClass, SchemaArena, ToolDescriptor, labels_of, validate};
 use crate::value::{Labelled, List, Value};
@@ -55,6 +55,9 @@ pub struct RunEnvironment {
     pub sampler: Arc<dyn Sampler>,
     /// When to write snapshots of the run (spec §5.3); `None` writes none.
     pub snapshots: Option<SnapshotPolicy>,
+    /// Values of more than this many bytes go to the journal as blobs apart from their records
+    /// (a journal that [keeps blobs](Journal::keeps_blobs)); `None` keeps every value inline.
+    pub blobs_above: Option<usize>,
 }
 
 impl std::fmt::Debug for RunEnvironment {
@@ -363,9 +366,9 @@ async fn append(
     events: Vec<Event>,
     buffer: &mut Vec<u8>,
 ) -> Result<(Record, usize), JournalError> {
-    let mut records = records_after(last_seq, &events, buffer);
+    let (mut records, blobs) = records_after(last_seq, &events, buffer, env.blobs_above);
     let bytes = records.iter().map(|record| record.bytes.len()).sum();
-    let committed = env.journal.append(&env.run_id, last_seq, &records).await?;
+    let committed = env.journal.append_with_blobs(&env.run_id, last_seq, &records, &blobs).await?;
     if let Some(observer) = &env.observer {
         // An observer that is gone has no one to tell.
         let _ = observer.send((last_seq + 1, events)).await;
@@ -377,17 +380,31 @@ async fn append(
 }
 
 /// The journal records of `events` appended after sequence number `last_seq`, each encoded in
-/// `buffer` and copied once into its record.
-pub(crate) fn records_after(last_seq: u64, events: &[Event], buffer: &mut Vec<u8>) -> Vec<Record> {
-    events
+/// `buffer` and copied once into its record, and the blobs they name: values of more than
+/// `blobs_above` bytes, when given, are recorded as references to blobs.
+pub(crate) fn records_after(
+    last_seq: u64,
+    events: &[Event],
+    buffer: &mut Vec<u8>,
+    blobs_above: Option<usize>,
+) -> (Vec<Record>, Vec<Blob>) {
+    let mut blobs = Vec::new();
+    let records = events
         .iter()
         .enumerate()
         .map(|(offset, event)| {
             let seq = last_seq + 1 + offset as u64;
-            event.encode_into(seq, buffer);
+            match blobs_above.and_then(|threshold| event.detached(threshold)) {
+                Some((detached, blob)) => {
+                    detached.encode_into(seq, buffer);
+                    blobs.push(blob);
+                }
+                None => event.encode_into(seq, buffer),
+            }
             Record { seq, bytes: Arc::from(buffer.as_slice()) }
         })
-        .collect()
+        .collect();
+    (records, blobs)
 }
 
 /// The operation id of `request`, a call of `workflow` to `tool` (spec §4.2).
@@ -663,6 +680,7 @@ mod tests {
             retry_classifier: None,
             sampler: Arc::new(crate::engine::SystemSampler),
             snapshots: None,
+            blobs_above: None,
         };
         (core, env, journal)
     }

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot};
 
 use super::{
-    AppendBatch, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot,
+    AppendBatch, Blob, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot,
 };
 
 /// At most this many batches go to the store in one `append_many`.
@@ -90,7 +90,35 @@ impl Journal for GroupCommit {
     }
 
     async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError> {
-        answered(self.submit(AppendBatch { run: run.clone(), expected_seq, records: records.to_vec() })).await
+        self.append_with_blobs(run, expected_seq, records, &[]).await
+    }
+
+    async fn append_with_blobs(
+        &self,
+        run: &RunId,
+        expected_seq: u64,
+        records: &[Record],
+        blobs: &[Blob],
+    ) -> Result<u64, JournalError> {
+        let batch =
+            AppendBatch { run: run.clone(), expected_seq, records: records.to_vec(), blobs: blobs.to_vec() };
+        answered(self.submit(batch)).await
+    }
+
+    fn keeps_blobs(&self) -> bool {
+        self.inner.keeps_blobs()
+    }
+
+    async fn blob(&self, digest: &[u8; 32]) -> Result<Option<Arc<[u8]>>, JournalError> {
+        self.inner.blob(digest).await
+    }
+
+    async fn delete_run(&self, run: &RunId) -> Result<(), JournalError> {
+        self.inner.delete_run(run).await
+    }
+
+    async fn collect_blobs(&self) -> Result<u64, JournalError> {
+        self.inner.collect_blobs().await
     }
 
     async fn append_many(&self, batches: &[AppendBatch]) -> Vec<Result<u64, JournalError>> {
@@ -166,6 +194,7 @@ mod tests {
         let store = Arc::new(Gated::default());
         let journal = GroupCommit::new(store.clone(), &tokio::runtime::Handle::current());
         let batch = |n: usize| AppendBatch {
+            blobs: Vec::new(),
             run: RunId::new(format!("run-{n}")),
             expected_seq: 0,
             records: vec![record(1)],

@@ -23,9 +23,13 @@
 //!
 //! - [`MemoryJournal`]: what a `Runtime` uses when given none. Nothing survives the process:
 //!   for tests, one-shot runs and as the reference implementation.
-//! - [`SqliteJournal::open`] with a [`Durability`]: runs, records and snapshots in one SQLite
-//!   file (WAL), one transaction per append (or per [`Journal::append_many`], a savepoint per
-//!   batch), run on tokio's blocking pool. [`Durability::Full`]
+//! - [`SqliteJournal::open`] with a [`Durability`]: runs, records, snapshots and blobs in one
+//!   SQLite file (WAL), one transaction per append (or per [`Journal::append_many`], a savepoint
+//!   per batch), run on tokio's blocking pool. It [keeps blobs](Journal::keeps_blobs): values
+//!   above the runtime's threshold are stored apart from the records that name them, by the
+//!   SHA-256 of their bytes, in the records' transaction, shared by every run that records
+//!   them, and deleted by [`Journal::collect_blobs`] once [`Journal::delete_run`] removed the
+//!   last run naming them. [`Durability::Full`]
 //!   has each commit on stable storage before `append` returns; [`Durability::Normal`] survives
 //!   a process crash, but a power loss may drop the last commits. Opening refuses a damaged file
 //!   (`RL7008`), and several processes may open and write one file at once (a busy connection
@@ -124,12 +128,36 @@ pub struct Record {
     pub bytes: Arc<[u8]>,
 }
 
-/// One run's records for [`Journal::append_many`]: what one [`Journal::append`] takes.
+/// One run's records for [`Journal::append_many`]: what one [`Journal::append_with_blobs`]
+/// takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AppendBatch {
     pub run: RunId,
     pub expected_seq: u64,
     pub records: Vec<Record>,
+    /// The blobs the records name, committed with them.
+    pub blobs: Vec<Blob>,
+}
+
+/// A large value's bytes kept apart from the record that names it (spec §5.2), addressed by
+/// the SHA-256 of the bytes: runs that record the same value share one blob.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blob {
+    pub digest: [u8; 32],
+    pub bytes: Arc<[u8]>,
+}
+
+impl Blob {
+    /// The blob of `bytes`.
+    pub fn of(bytes: &[u8]) -> Blob {
+        Blob { digest: Blob::digest_of(bytes), bytes: Arc::from(bytes) }
+    }
+
+    /// The digest a blob of `bytes` is addressed by.
+    pub fn digest_of(bytes: &[u8]) -> [u8; 32] {
+        use sha2::Digest as _;
+        sha2::Sha256::digest(bytes).into()
+    }
 }
 
 /// A state snapshot covering every record up to and including `upto_seq`.
@@ -154,17 +182,62 @@ pub trait Journal: Send + Sync {
     /// sequence number. Nothing is written unless all of them are.
     async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError>;
 
-    /// Appends several batches, each exactly as [`Journal::append`] would on its own, and
-    /// answers each in order: a batch that fails (a sequence conflict, an unknown run, a gap)
-    /// writes nothing and fails alone, and batches for one run continue each other in order.
-    /// A store that commits the batches in one transaction overrides it (and says so in
-    /// [`Journal::commits_batches_together`]); by default each batch is one `append`.
+    /// Appends several batches, each exactly as [`Journal::append_with_blobs`] would on its
+    /// own, and answers each in order: a batch that fails (a sequence conflict, an unknown run,
+    /// a gap) writes nothing and fails alone, and batches for one run continue each other in
+    /// order. A store that commits the batches in one transaction overrides it (and says so in
+    /// [`Journal::commits_batches_together`]); by default each batch is one append.
     async fn append_many(&self, batches: &[AppendBatch]) -> Vec<Result<u64, JournalError>> {
         let mut answers = Vec::with_capacity(batches.len());
         for batch in batches {
-            answers.push(self.append(&batch.run, batch.expected_seq, &batch.records).await);
+            answers.push(
+                self.append_with_blobs(&batch.run, batch.expected_seq, &batch.records, &batch.blobs).await,
+            );
         }
         answers
+    }
+
+    /// Whether the store keeps large values apart from their records: it takes blobs with
+    /// [`Journal::append_with_blobs`], gives them back with [`Journal::blob`], and collects
+    /// those no run names ([`Journal::delete_run`], [`Journal::collect_blobs`]). A store that
+    /// does not keeps every value inline in its record.
+    fn keeps_blobs(&self) -> bool {
+        false
+    }
+
+    /// [`Journal::append`] of `records` with the `blobs` they name, committed together: no
+    /// record is acknowledged before the blobs it names are stored. Without blobs it is
+    /// `append`; a store that keeps no blobs refuses them.
+    async fn append_with_blobs(
+        &self,
+        run: &RunId,
+        expected_seq: u64,
+        records: &[Record],
+        blobs: &[Blob],
+    ) -> Result<u64, JournalError> {
+        if !blobs.is_empty() {
+            return Err(JournalError::new(JournalErrorKind::Storage, "this journal keeps no blobs"));
+        }
+        self.append(run, expected_seq, records).await
+    }
+
+    /// The bytes of the blob `digest`, if the store has it.
+    async fn blob(&self, digest: &[u8; 32]) -> Result<Option<Arc<[u8]>>, JournalError> {
+        let _ = digest;
+        Ok(None)
+    }
+
+    /// Removes run `run` — header, records, snapshot, owner — from the store; the blobs only it
+    /// named become garbage for [`Journal::collect_blobs`]. A store that cannot delete runs
+    /// keeps the default, which says so.
+    async fn delete_run(&self, run: &RunId) -> Result<(), JournalError> {
+        let _ = run;
+        Err(JournalError::new(JournalErrorKind::Storage, "this journal cannot delete runs"))
+    }
+
+    /// Deletes the blobs no run of the store names, and answers how many it deleted.
+    async fn collect_blobs(&self) -> Result<u64, JournalError> {
+        Ok(0)
     }
 
     /// Whether [`Journal::append_many`] commits its batches together (one transaction, one

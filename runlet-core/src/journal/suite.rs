@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{AppendBatch, Journal, JournalErrorKind, Record, RetainedRun, RunHeader, RunId, Snapshot};
+use super::{AppendBatch, Blob, Journal, JournalErrorKind, Record, RetainedRun, RunHeader, RunId, Snapshot};
 
 /// Runs every check against `journal`, each on run ids that no other check uses.
 pub async fn check(journal: &dyn Journal) {
@@ -20,6 +20,7 @@ pub async fn check(journal: &dyn Journal) {
     retained_headers_round_trip(journal).await;
     runs_are_listed_in_creation_order(journal).await;
     owners_are_claimed_released_and_asked_to_cancel(journal).await;
+    blobs_are_kept_with_their_records_and_collected_with_their_runs(journal).await;
 }
 
 static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
@@ -187,6 +188,7 @@ async fn batches_appended_together_fail_alone(journal: &dyn Journal) {
         run: run.clone(),
         expected_seq,
         records,
+        blobs: Vec::new(),
     };
     let mut gapped = records(6, 2);
     gapped[1].seq = 9;
@@ -279,4 +281,42 @@ async fn owners_are_claimed_released_and_asked_to_cancel(journal: &dyn Journal) 
     assert_eq!(owner_of(journal.runs().await.expect("runs")), None);
     let never = fresh_run("never-owned").run_id;
     assert_eq!(kind_of(journal.claim(&never, "x").await), JournalErrorKind::UnknownRun);
+}
+
+/// A store that keeps blobs stores them with the records that name them — not when the append
+/// fails — shares one blob among runs, and collects a blob once no run names it. A store that
+/// keeps none refuses blobs and appends nothing.
+async fn blobs_are_kept_with_their_records_and_collected_with_their_runs(journal: &dyn Journal) {
+    let first = created(journal, "blobs-first").await;
+    let large = Blob::of(&[7u8; 70_000]);
+    let only_first = Blob::of(b"named by the first run alone");
+    if !journal.keeps_blobs() {
+        let refused =
+            journal.append_with_blobs(&first, 0, &records(1, 1), std::slice::from_ref(&large)).await;
+        assert_eq!(kind_of(refused), JournalErrorKind::Storage);
+        assert!(journal.read(&first, 0, 10).await.expect("reads").is_empty(), "nothing was appended");
+        return;
+    }
+    let stale = journal.append_with_blobs(&first, 3, &records(4, 1), std::slice::from_ref(&large)).await;
+    assert!(matches!(kind_of(stale), JournalErrorKind::SequenceConflict { .. }));
+    assert_eq!(journal.blob(&large.digest).await.expect("looks"), None, "a failed append stores no blob");
+    let both = [large.clone(), only_first.clone()];
+    assert_eq!(journal.append_with_blobs(&first, 0, &records(1, 2), &both).await.expect("appends"), 2);
+    let second = created(journal, "blobs-second").await;
+    let shared = std::slice::from_ref(&large);
+    assert_eq!(journal.append_with_blobs(&second, 0, &records(1, 1), shared).await.expect("appends"), 1);
+    assert_eq!(journal.blob(&large.digest).await.expect("reads"), Some(large.bytes.clone()));
+    journal.collect_blobs().await.expect("collects");
+    assert!(journal.blob(&only_first.digest).await.expect("reads").is_some(), "named blobs stay");
+
+    journal.delete_run(&first).await.expect("deletes");
+    assert_eq!(kind_of(journal.header(&first).await), JournalErrorKind::UnknownRun);
+    assert!(journal.collect_blobs().await.expect("collects") >= 1);
+    assert_eq!(journal.blob(&only_first.digest).await.expect("reads"), None, "no run names it");
+    assert_eq!(
+        journal.blob(&large.digest).await.expect("reads"),
+        Some(large.bytes),
+        "the second run names it"
+    );
+    assert_eq!(kind_of(journal.delete_run(&first).await), JournalErrorKind::UnknownRun);
 }

@@ -193,8 +193,8 @@ impl GraphContext {
             }
             Event::CallCompleted { node, output } => {
                 let tool = self.expr_of(node).and_then(|e| self.tool_of(e));
-                public.value = match (rcve::decode(output), tool) {
-                    (Ok(value), Some(tool)) => {
+                public.value = match (output.inline().map(rcve::decode), tool) {
+                    (Some(Ok(value)), Some(tool)) => {
                         let labels = labels_of(self.registry().schemas(), tool.output, &value);
                         Some(view.preview(&value, &labels))
                     }

@@ -16,7 +16,7 @@ use super::snapshot::{GraphSnapshot, SnapshotOptions};
 use super::view::ViewPolicy;
 use crate::diag::Code;
 use crate::engine::event::{Event, EventDecodeError, unix_ms};
-use crate::journal::{Journal, JournalError, JournalErrorKind, RunId};
+use crate::journal::{Journal, JournalError, JournalErrorKind, Record, RunId};
 
 /// How many journal records a catching-up subscriber reads at once.
 const CATCH_UP_BATCH: usize = 256;
@@ -143,11 +143,11 @@ impl RunObserver {
             if records.is_empty() {
                 break;
             }
+            let events = decoded(self.hub.journal.as_ref(), records).await?;
             let mut state = self.hub.state.lock();
-            for record in records {
-                let event = Event::decode_record(&record)?;
-                state.model.apply(record.seq, &event, None);
-                after = record.seq;
+            for (seq, event) in events {
+                state.model.apply(seq, &event, None);
+                after = seq;
             }
         }
         Ok(())
@@ -373,10 +373,9 @@ impl Subscription {
     async fn read_journal(&mut self) -> Result<(), ObserveError> {
         let records = self.hub.journal.read(&self.hub.run_id, self.last, CATCH_UP_BATCH).await?;
         let before = self.pending.len();
-        for record in records {
-            let event = Event::decode_record(&record)?;
-            if record.seq <= self.catch_up_to {
-                self.pending.push_back((record.seq, event));
+        for (seq, event) in decoded(self.hub.journal.as_ref(), records).await? {
+            if seq <= self.catch_up_to {
+                self.pending.push_back((seq, event));
             }
         }
         if self.pending.len() == before {
@@ -410,10 +409,9 @@ pub async fn events_from_journal(
         if records.is_empty() {
             return Ok(events);
         }
-        for record in records {
-            let event = Event::decode_record(&record)?;
-            events.push(context.graph_event(record.seq, &event, None, view));
-            after = record.seq;
+        for (seq, event) in decoded(journal, records).await? {
+            events.push(context.graph_event(seq, &event, None, view));
+            after = seq;
         }
     }
 }
@@ -434,10 +432,20 @@ pub async fn snapshot_from_journal(
         if records.is_empty() {
             return Ok(model.snapshot(view, options));
         }
-        for record in records {
-            let event = Event::decode_record(&record)?;
-            model.apply(record.seq, &event, None);
-            after = record.seq;
+        for (seq, event) in decoded(journal, records).await? {
+            model.apply(seq, &event, None);
+            after = seq;
         }
     }
+}
+
+/// The events of `records`, in order, with the values they keep in blobs put back.
+async fn decoded(journal: &dyn Journal, records: Vec<Record>) -> Result<Vec<(u64, Event)>, ObserveError> {
+    let mut events = Vec::with_capacity(records.len());
+    for record in records {
+        let mut event = Event::decode_record(&record)?;
+        event.attach_blobs(journal).await?;
+        events.push((record.seq, event));
+    }
+    Ok(events)
 }

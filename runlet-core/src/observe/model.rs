@@ -142,7 +142,7 @@ impl GraphModel {
             }
             Event::CallCompleted { node, output } => {
                 let tool = self.context.expr_of(node).and_then(|e| self.context.tool_of(e)).map(|t| t.output);
-                let output = rcve::decode(output).ok().map(|value| {
+                let output = output.inline().and_then(|bytes| rcve::decode(bytes).ok()).map(|value| {
                     let labels = tool.map_or_else(
                         || Labels::uniform(crate::value::Sensitivity::Secret),
                         |schema| crate::schema::labels_of(self.context.registry().schemas(), schema, &value),

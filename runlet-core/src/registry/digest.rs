@@ -21,7 +21,8 @@ const FORMAT: &str = "runlet.registry/1";
 /// first use) meets them, so shared schemas appear once and the form never grows beyond the
 /// arena. A `ref` node names a definition by its position in `definitions`. Tools carry their
 /// name, parameters (name, schema, optional), input object, output, execution class, schema
-/// version and errors (code, retryable). Free text (descriptions, titles, examples) is left out:
+/// version and errors (code, retryable), and, for a tool renamed from its server's name, `mcp`:
+/// that name and the server (absent otherwise, so other tools digest as before). Free text (descriptions, titles, examples) is left out:
 /// it changes nothing that compiles or runs.
 pub(super) fn canonical_form(
     arena: &SchemaArena,
@@ -86,7 +87,7 @@ impl Table<'_> {
                 object([("code", Value::from(e.code.as_str())), ("retryable", Value::Bool(e.retryable))])
             })
             .collect();
-        object([
+        let mut fields = vec![
             ("errors", list(errors)),
             ("execution", Value::from(tool.execution.as_str())),
             ("input", input.unwrap_or(Value::Null)),
@@ -94,7 +95,12 @@ impl Table<'_> {
             ("output", self.schema(tool.output)),
             ("params", params.unwrap_or(Value::Null)),
             ("schema_version", Value::from(tool.schema_version.as_str())),
-        ])
+        ];
+        if let Some(origin) = &tool.mcp {
+            let server = origin.server.as_deref().map_or(Value::Null, Value::from);
+            fields.push(("mcp", object([("name", Value::from(origin.name.as_str())), ("server", server)])));
+        }
+        object(fields)
     }
 
     /// The table index of `id`, adding it (after its children) on first sight.

@@ -20,9 +20,11 @@ use crate::schema::{
 
 mod digest;
 mod file;
+mod mcp;
 mod namespace;
 
 use digest::canonical_form;
+pub use mcp::{McpImport, McpImportOptions, import_mcp_tools, mcp_tool_identifier};
 pub use namespace::{Callable, Namespace, ToolId};
 
 /// What the host allows of tools whose execution class is `unsafe` (spec §5.4).
@@ -308,15 +310,27 @@ impl RegistryBuilder {
     /// Names are in NFC (an NFC and an NFD spelling are one name, `RL8005`), and two names that
     /// differ only by invisible, default-ignorable characters are refused together (`RL8024`).
     fn check_duplicates(&mut self) {
-        let mut first: BTreeMap<String, (&str, &JsonPath)> = BTreeMap::new();
+        let mut first: BTreeMap<String, (&ToolDescriptor, &JsonPath)> = BTreeMap::new();
         for (tool, path) in &self.tools {
             let name = tool.name.as_str();
             match first.get(&skeleton(name)) {
-                Some((earlier_name, earlier)) if *earlier_name == name => {
-                    let message = format!("a tool named `{name}` is already registered at {earlier}");
-                    self.issues.push(RegistryIssue::error(codes::DUPLICATE_TOOL, path.key("name"), message));
+                Some((earlier_tool, earlier)) if earlier_tool.name.as_str() == name => {
+                    let issue = if tool.mcp.is_some() || earlier_tool.mcp.is_some() {
+                        let message = format!(
+                            "`{}` and `{}` (at {earlier}) both map to the tool name `{name}`",
+                            tool.call_name(),
+                            earlier_tool.call_name()
+                        );
+                        RegistryIssue::error(codes::MAPPED_TOOL_NAMES_COLLIDE, path.key("name"), message)
+                            .with_help("rename one of the tools, or register it under a name of its own")
+                    } else {
+                        let message = format!("a tool named `{name}` is already registered at {earlier}");
+                        RegistryIssue::error(codes::DUPLICATE_TOOL, path.key("name"), message)
+                    };
+                    self.issues.push(issue);
                 }
-                Some((earlier_name, earlier)) => {
+                Some((earlier_tool, earlier)) => {
+                    let earlier_name = earlier_tool.name.as_str();
                     let invisible: BTreeSet<String> = (name.chars().chain(earlier_name.chars()))
                         .filter(|&c| is_default_ignorable(c))
                         .map(|c| format!("U+{:04X}", c as u32))
@@ -334,7 +348,7 @@ impl RegistryBuilder {
                     self.issues.push(issue);
                 }
                 None => {
-                    first.insert(skeleton(name), (name, path));
+                    first.insert(skeleton(name), (tool, path));
                 }
             }
         }

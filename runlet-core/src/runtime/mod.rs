@@ -133,6 +133,7 @@ pub struct RuntimeBuilder {
     /// The host's key for digests of sensitive values, or why it is unusable.
     digest_key: Option<Result<DigestKey, ValueError>>,
     snapshot_every: Option<u64>,
+    blob_threshold: Option<usize>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -310,6 +311,15 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Values of more than `bytes` (tool outputs, the host inputs) are journaled as blobs apart
+    /// from the records that name them, in a journal that keeps blobs (SQLite): runs that
+    /// record the same large value share one copy, and `Journal::collect_blobs` deletes those
+    /// of deleted runs. Default [`DEFAULT_BLOB_THRESHOLD`].
+    pub fn blob_threshold(mut self, bytes: usize) -> Self {
+        self.blob_threshold = Some(bytes);
+        self
+    }
+
     pub fn build(self) -> Result<Runtime, BuildError> {
         let registry = self.registry.ok_or(BuildError::MissingRegistry)?;
         let executor = self.executor.ok_or(BuildError::MissingExecutor)?;
@@ -340,6 +350,7 @@ impl RuntimeBuilder {
         if journal.keeps_owners() {
             pool.spawn(answer_cancel_requests(Arc::clone(&journal), Arc::clone(&live), Arc::clone(&owner)));
         }
+        let journal_keeps_blobs = journal.keeps_blobs();
         let snapshot_every = match self.snapshot_every {
             Some(0) => None,
             Some(every) => Some(every),
@@ -369,6 +380,7 @@ impl RuntimeBuilder {
             live,
             owner,
             snapshot_every,
+            blobs_above: journal_keeps_blobs.then(|| self.blob_threshold.unwrap_or(DEFAULT_BLOB_THRESHOLD)),
         })
     }
 }
@@ -377,6 +389,9 @@ const DEFAULT_OBSERVER_BUFFER: usize = 1024;
 
 /// How many journaled events a run's snapshots are at least apart unless the host says.
 pub const DEFAULT_SNAPSHOT_EVERY: u64 = 10_000;
+
+/// The size above which a value is journaled as a blob unless the host says.
+pub const DEFAULT_BLOB_THRESHOLD: usize = 16 << 10;
 
 /// How often a runtime asks its journal whether another process asked it to cancel a run.
 const CANCEL_REQUEST_POLL: std::time::Duration = std::time::Duration::from_millis(250);
@@ -454,6 +469,8 @@ pub struct Runtime {
     owner: Arc<str>,
     /// How many events a run's snapshots are at least apart; `None` writes none.
     snapshot_every: Option<u64>,
+    /// Values larger than this are journaled as blobs; `None` when the journal keeps none.
+    blobs_above: Option<usize>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -742,6 +759,7 @@ impl Runtime {
             retry_classifier: self.retry_classifier.clone(),
             sampler: Arc::clone(&self.sampler),
             snapshots: self.snapshot_every.map(|every| SnapshotPolicy { every, header: Arc::clone(header) }),
+            blobs_above: self.blobs_above,
         };
         let (done, outcome) = oneshot::channel();
         let shared_permits = Arc::clone(&self.permits);

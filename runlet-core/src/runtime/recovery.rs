@@ -173,7 +173,10 @@ impl Runtime {
             if records.is_empty() && ledger.last_seq() == 0 {
                 return Err(RecoveryError::NotStarted { run: run_id.to_string() });
             }
-            let events = records.iter().map(Event::decode_record).collect::<Result<Vec<_>, _>>()?;
+            let mut events = records.iter().map(Event::decode_record).collect::<Result<Vec<_>, _>>()?;
+            for event in &mut events {
+                event.attach_blobs(self.journal.as_ref()).await?;
+            }
             Ok::<_, RecoveryError>((header, replay_after(core, ledger, &events)?, snapshot))
         })?;
         Ok(Recovery {
@@ -459,7 +462,8 @@ impl Recovery<'_> {
                 effect => effects.push(effect),
             }
         }
-        let records = records_after(self.resumed.last_seq, &events, &mut Vec::new());
+        // Decisions record no value large enough for a blob worth its lookup.
+        let (records, _) = records_after(self.resumed.last_seq, &events, &mut Vec::new(), None);
         let (journal, run) = (&self.runtime.journal, &self.header.run_id);
         self.resumed.last_seq =
             self.runtime.pool.block_on(journal.append(run, self.resumed.last_seq, &records))?;

@@ -103,6 +103,14 @@ pub struct ErrorDescriptor {
     pub description: Option<String>,
 }
 
+/// The tool's own name where a registry entry renamed it (`x-runlet-mcp`): the MCP server it
+/// comes from, when known, and the name that server knows it by, which calls of it must use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpOrigin {
+    pub server: Option<String>,
+    pub name: String,
+}
+
 /// Everything the analyzer and runtime know about one registered tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolDescriptor {
@@ -122,12 +130,20 @@ pub struct ToolDescriptor {
     pub max_concurrency: Option<u64>,
     /// The `resource_groups` entry whose permits the tool's calls share (`resource_group`).
     pub resource_group: Option<String>,
+    /// Where the tool comes from when its registry name is not its own (INTERFACES.md §4.2).
+    pub mcp: Option<McpOrigin>,
     /// Documentation of the tool's schema positions, by JSON pointer relative to the tool entry
     /// (`/outputSchema/properties/email`, `/params/0/schema`).
     pub docs: SchemaDocs,
 }
 
 impl ToolDescriptor {
+    /// The name calls of the tool go out under: its own name at its server (`get-env`) when the
+    /// registry renamed it, else its registry name.
+    pub fn call_name(&self) -> &str {
+        self.mcp.as_ref().map_or(self.name.as_str(), |origin| &origin.name)
+    }
+
     /// One line about the tool: the first line of its description, else its title, else "".
     pub fn summary(&self) -> &str {
         self.description

@@ -25,7 +25,9 @@ mod validate;
 
 pub use arena::{Definition, SchemaArena};
 pub use call_shape::accepts_empty_object;
-pub use descriptor::{CallSchema, ErrorDescriptor, ExecutionClass, ExecutionOrigin, Param, ToolDescriptor};
+pub use descriptor::{
+    CallSchema, ErrorDescriptor, ExecutionClass, ExecutionOrigin, McpOrigin, Param, ToolDescriptor,
+};
 pub use discriminator::{DiscriminatorError, constant_text, value_of as discriminant_value};
 pub use display::SchemaDisplay;
 pub use docs::{SchemaDoc, SchemaDocs};
@@ -41,7 +43,8 @@ pub use model::{
     SchemaId, SchemaKind, StringSchema, UnionSchema,
 };
 pub use names::{
-    NameError, QualifiedName, is_default_ignorable, is_identifier, is_reserved, nfc, skeleton, visible,
+    NameError, QualifiedName, identifier_from, is_default_ignorable, is_identifier, is_reserved, nfc,
+    skeleton, visible,
 };
 pub use shapes::ShapeMap;
 pub use union::{Normalized, PrecisionLoss};

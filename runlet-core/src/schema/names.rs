@@ -21,6 +21,18 @@ pub fn is_identifier(text: &str) -> bool {
         && chars.all(unicode_ident::is_xid_continue)
 }
 
+/// `text` made an identifier: every character that cannot continue one becomes `_` (so `.` and
+/// `-` do), and a leading `_` is added when the result cannot start one (a digit, or nothing).
+/// Identifiers map to themselves.
+pub fn identifier_from(text: &str) -> String {
+    let mut fixed: String =
+        text.chars().map(|c| if unicode_ident::is_xid_continue(c) { c } else { '_' }).collect();
+    if !is_identifier(&fixed) {
+        fixed.insert(0, '_');
+    }
+    fixed
+}
+
 /// A registry path such as `crm.customer`: one or more identifiers joined by dots, whose first
 /// segment (the root) is not a reserved word, in Unicode Normalization Form C (as the lexer reads
 /// identifiers), so an NFC and an NFD spelling are the same name.
@@ -66,20 +78,8 @@ impl QualifiedName {
     /// dropped, a segment that cannot start an identifier gets a leading `_`, and a reserved root
     /// gets a trailing `_`. `None` when nothing of the text is usable.
     pub fn suggest(text: &str) -> Option<QualifiedName> {
-        let mut segments: Vec<String> = text
-            .split('.')
-            .filter(|s| !s.is_empty())
-            .map(|segment| {
-                let mut fixed: String = segment
-                    .chars()
-                    .map(|c| if unicode_ident::is_xid_continue(c) { c } else { '_' })
-                    .collect();
-                if !is_identifier(&fixed) {
-                    fixed.insert(0, '_');
-                }
-                fixed
-            })
-            .collect();
+        let mut segments: Vec<String> =
+            text.split('.').filter(|s| !s.is_empty()).map(identifier_from).collect();
         if let Some(root) = segments.first_mut().filter(|root| is_reserved(root)) {
             root.push('_');
         }

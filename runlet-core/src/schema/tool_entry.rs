@@ -8,7 +8,7 @@ use crate::diag::codes;
 use super::arena::SchemaArena;
 use super::call_shape;
 use super::descriptor::{
-    CallSchema, ErrorDescriptor, ExecutionClass, ExecutionOrigin, Param, ToolDescriptor,
+    CallSchema, ErrorDescriptor, ExecutionClass, ExecutionOrigin, McpOrigin, Param, ToolDescriptor,
 };
 use super::docs::SchemaDocs;
 use super::fields::Fields;
@@ -16,7 +16,7 @@ use super::import::{Document, Findings, ImportOptions, import_document};
 use super::issue::RegistryIssue;
 use super::json_path::JsonPath;
 use super::model::{SchemaId, SchemaKind};
-use super::names::{QualifiedName, is_identifier};
+use super::names::{NameError, QualifiedName, is_identifier};
 
 /// Fields of a tool entry. `title`, `annotations`, `_meta` and `icons` come from MCP; `_meta`
 /// and `icons` are accepted and not used.
@@ -35,9 +35,11 @@ const TOOL_FIELDS: &[&str] = &[
     "annotations",
     "_meta",
     "icons",
+    "x-runlet-mcp",
 ];
 const PARAM_FIELDS: &[&str] = &["name", "schema", "optional", "description"];
 const ERROR_FIELDS: &[&str] = &["code", "retryable", "description"];
+const MCP_FIELDS: &[&str] = &["server", "name"];
 /// MCP tool annotations: hints; `readOnlyHint` and `idempotentHint` choose the execution class.
 const ANNOTATION_FIELDS: &[&str] =
     &["title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
@@ -62,7 +64,12 @@ pub(crate) fn read_tool(
     let mut fields = Fields::of(json, path, issues, "a tool")?;
     fields.reject_unknown(TOOL_FIELDS, "a tool");
     let raw_name = fields.required_string("name", "a tool");
-    let name = raw_name.and_then(|raw| parse_name(raw, &path.key("name"), fields.issues));
+    let mapped = raw_name.and_then(|raw| parse_name(raw, &path.key("name"), fields.issues));
+    let declared_origin = read_origin(&mut fields);
+    let (name, mcp) = match mapped {
+        Some((name, mapped_from)) => (Some(name), declared_origin.or(mapped_from)),
+        None => (None, None),
+    };
     let title = fields.string("title").map(str::to_owned);
     let description = fields.string("description").unwrap_or_default().to_owned();
     let schema_version = fields.string("schema_version").unwrap_or("1").to_owned();
@@ -105,23 +112,57 @@ pub(crate) fn read_tool(
         schema_version,
         max_concurrency,
         resource_group,
+        mcp,
         docs: reader.docs,
     })
 }
 
-fn parse_name(raw: &str, path: &JsonPath, issues: &mut Vec<RegistryIssue>) -> Option<QualifiedName> {
+/// The tool's registry name, and where it came from when it had to be mapped: a name whose
+/// segments are not identifiers (`get-env`, as MCP servers name tools) is registered under the
+/// nearest valid name (`get_env`, [`QualifiedName::suggest`]) with a warning, and calls keep the
+/// name as written. A name with an empty segment, or nothing usable, is an error.
+fn parse_name(
+    raw: &str,
+    path: &JsonPath,
+    issues: &mut Vec<RegistryIssue>,
+) -> Option<(QualifiedName, Option<McpOrigin>)> {
     let error = match QualifiedName::parse(raw) {
-        Ok(name) => return Some(name),
+        Ok(name) => return Some((name, None)),
         Err(error) => error,
     };
+    let suggestion = QualifiedName::suggest(raw);
+    if let Some(suggestion) = suggestion.clone().filter(|_| !matches!(error, NameError::EmptySegment)) {
+        let message =
+            format!("`{raw}` is not a valid tool name ({error}); it is registered as `{suggestion}`");
+        let issue = RegistryIssue::warning(codes::TOOL_NAME_MAPPED, path.clone(), message)
+            .with_help(format!("programs call it as `{suggestion}`; the call still goes to `{raw}`"));
+        issues.push(issue);
+        return Some((suggestion, Some(McpOrigin { server: None, name: raw.to_owned() })));
+    }
     let message = format!("`{raw}` is not a valid tool name: {error}");
     let mut issue = RegistryIssue::error(codes::INVALID_TOOL_NAME, path.clone(), message);
     issue.help.push("a tool name is a dotted path of identifiers, such as `crm.customer`".into());
-    if let Some(suggestion) = QualifiedName::suggest(raw) {
+    if let Some(suggestion) = suggestion {
         issue.help.push(format!("rename the tool to `{suggestion}`"));
     }
     issues.push(issue);
     None
+}
+
+/// `x-runlet-mcp`: the server a tool comes from and its name there (INTERFACES.md §4.2).
+fn read_origin(fields: &mut Fields<'_, '_>) -> Option<McpOrigin> {
+    let json = fields.get("x-runlet-mcp")?;
+    let path = fields.path.key("x-runlet-mcp");
+    let mut origin = Fields::of(json, &path, fields.issues, "`x-runlet-mcp`")?;
+    origin.reject_unknown(MCP_FIELDS, "`x-runlet-mcp`");
+    let server = origin.string("server").map(str::to_owned);
+    let name = origin.required_string("name", "`x-runlet-mcp`")?;
+    if name.is_empty() {
+        let message = "`x-runlet-mcp.name` must be the tool's name at its server, not empty";
+        origin.issues.push(RegistryIssue::error(codes::REGISTRY_BAD_FIELD, path.key("name"), message));
+        return None;
+    }
+    Some(McpOrigin { server, name: name.to_owned() })
 }
 
 fn read_hints(fields: &mut Fields<'_, '_>) -> Hints {

@@ -444,6 +444,7 @@ impl Intrinsic {
             schema_version: PRELUDE_VERSION.to_owned(),
             max_concurrency: None,
             resource_group: None,
+            mcp: None,
             docs: SchemaDocs::new(),
         }
     }

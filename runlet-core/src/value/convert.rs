@@ -215,7 +215,9 @@ impl Converter<'_> {
         Ok((Value::Object(Object::from_pairs(converted)?), labels, rank))
     }
 
-    /// The best-ranked variant that accepts the value; equally ranked variants must agree.
+    /// The best-ranked variant that accepts the value; equally ranked variants must agree. A list
+    /// or object that a variant of its own kind rejects is not rescued by formatting it into a
+    /// String variant: a malformed list is an error, never a JSON string the tool did not expect.
     fn union(
         &mut self,
         value: &Value,
@@ -229,10 +231,18 @@ impl Converter<'_> {
         let mut specific_failures = Vec::new();
         let path_len = self.path.len();
         let here = Value::string(path_text(&self.path));
+        let mut attempts = Vec::with_capacity(variants.len());
         for &variant in variants {
-            let attempt = self.convert(value, labels, variant, hops - 1);
+            attempts.push((variant, self.convert(value, labels, variant, hops - 1)));
             // A failed attempt returns early from inside the value; drop its path segments.
             self.path.truncate(path_len);
+        }
+        let own_kind_failed =
+            attempts.iter().any(|(variant, attempt)| attempt.is_err() && self.of_own_kind(value, *variant));
+        for (variant, attempt) in attempts {
+            if own_kind_failed && self.is_string(variant) {
+                continue;
+            }
             match attempt {
                 Ok(candidate) => match &best {
                     Some(current) if candidate.2 > current.2 => {}
@@ -275,6 +285,21 @@ impl Converter<'_> {
         }
     }
 
+    /// Whether `variant` is the kind of the composite `value`: a list shape for a list, an
+    /// object or map shape for an object.
+    fn of_own_kind(&self, value: &Value, variant: ShapeId) -> bool {
+        let shape = self.shapes.get(variant).map(|node| &node.shape);
+        match value {
+            Value::List(_) => matches!(shape, Some(Shape::List(_))),
+            Value::Object(_) => matches!(shape, Some(Shape::Object(_) | Shape::Map(_))),
+            _ => false,
+        }
+    }
+
+    fn is_string(&self, variant: ShapeId) -> bool {
+        self.shapes.get(variant).is_some_and(|node| matches!(node.shape, Shape::String))
+    }
+
     /// `RL5301`: the value's kind does not convert to the target.
     fn unsupported(&self, value: &Value, target: ShapeId) -> ValueError {
         let to = self.shapes.name(target);
@@ -309,6 +334,11 @@ mod tests {
         convert(&value, &Labels::public(), target, shapes, &ConversionLimits::default())
             .map(|c| (c.value, c.rank))
             .map_err(|e| e.code())
+    }
+
+    /// The error converting `value` to `target`, which must fail.
+    fn failure(value: &Value, target: ShapeId, shapes: &Shapes) -> ValueError {
+        convert(value, &Labels::public(), target, shapes, &ConversionLimits::default()).expect_err("fails")
     }
 
     #[test]
@@ -451,14 +481,7 @@ mod tests {
         assert_eq!(run(i64::MAX.into(), widen_fails, &shapes), Err(codes::INEXACT_INTEGER_WIDENING));
         let int_list = shapes.add(Shape::List(integer));
         let list_or_string = shapes.add(Shape::Union(vec![int_list, bytes]));
-        let error = convert(
-            &list(vec![1.into(), "x".into()]),
-            &Labels::public(),
-            list_or_string,
-            &shapes,
-            &ConversionLimits::default(),
-        )
-        .expect_err("neither variant");
+        let error = failure(&list(vec![1.into(), "x".into()]), list_or_string, &shapes);
         assert_eq!(error.details().get("path"), Some(&"$[1]".into()));
         let error =
             convert(&"x".into(), &Labels::public(), list_or_string, &shapes, &ConversionLimits::default())
@@ -467,6 +490,25 @@ mod tests {
             (error.code(), error.details().get("to")),
             (codes::UNSUPPORTED_CONVERSION, Some(&"List | Bytes".into()))
         );
+        let int_list_or_string = shapes.add(Shape::Union(vec![string, int_list]));
+        // A list the list variant rejects is not formatted into the string variant.
+        let error = failure(&list(vec![1.into(), "x".into()]), int_list_or_string, &shapes);
+        assert_eq!(
+            (error.code(), error.details().get("path")),
+            (codes::UNSUPPORTED_CONVERSION, Some(&"$[1]".into()))
+        );
+        assert_eq!(
+            run(list(vec![1.into()]), int_list_or_string, &shapes),
+            Ok((list(vec![1.into()]), Rank::Exact))
+        );
+        let closed = shapes.add(Shape::Object(ObjectShape::new(vec![property("id", integer, true)], None)));
+        let object_or_string = shapes.add(Shape::Union(vec![closed, string]));
+        assert_eq!(
+            run(object(vec![("id", "x".into())]), object_or_string, &shapes),
+            Err(codes::UNSUPPORTED_CONVERSION)
+        );
+        assert_eq!(run(object(vec![]), object_or_string, &shapes), Err(codes::MISSING_REQUIRED_PROPERTY));
+        assert_eq!(run(3.into(), object_or_string, &shapes), Ok(("3".into(), Rank::Formatting)));
         let looping = shapes.declare();
         shapes.define(looping, Shape::Union(vec![looping]), Sensitivity::Public);
         assert_eq!(run(1.into(), looping, &shapes), Err(codes::UNSUPPORTED_CONVERSION));

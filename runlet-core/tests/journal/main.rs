@@ -18,6 +18,8 @@ use runlet::registry::{Registry, RegistryOptions};
 use runlet::runtime::{Executable, RunOptions, Runtime};
 use runlet::scripted::ScriptedExecutor;
 
+mod blobs;
+
 /// A directory of its own under the system's temporary directory, removed when dropped.
 struct Scratch(PathBuf);
 

@@ -2,7 +2,7 @@
 //! `## Right` registry loads without errors and without that code.
 
 use runlet::diag::{Code, catalogue, codes};
-use runlet::registry::{Registry, RegistryOptions, UnsafeToolPolicy};
+use runlet::registry::{McpImportOptions, Registry, RegistryOptions, UnsafeToolPolicy, import_mcp_tools};
 use runlet::schema::{ImportOptions, RegistryIssue, UnsupportedKeywords};
 
 /// The first ```json block after `heading`.
@@ -28,7 +28,17 @@ fn options_for(code: Code) -> RegistryOptions {
     options
 }
 
-fn findings(text: &str, options: &RegistryOptions) -> (bool, Vec<RegistryIssue>) {
+/// Whether `text` loads, and its findings; the examples of a code of MCP import are a server's
+/// `tools/list` result, imported as server `server`.
+fn findings(code: Code, text: &str, options: &RegistryOptions) -> (bool, Vec<RegistryIssue>) {
+    if code == codes::TOOL_LEFT_OUT {
+        let listed: serde_json::Value = serde_json::from_str(text).expect("a JSON example");
+        let options = McpImportOptions { registry: *options, ..McpImportOptions::default() };
+        return match import_mcp_tools("server", &listed, &options) {
+            Ok(import) => (true, import.warnings),
+            Err(error) => (false, error.issues),
+        };
+    }
     match Registry::from_json_str(text, options) {
         Ok(loaded) => (true, loaded.warnings),
         Err(error) => (false, error.issues),
@@ -40,12 +50,12 @@ fn registry_code_examples_show_the_code() {
     for code in codes::HOST.iter().copied().filter(|c| c.number() < 8100) {
         let entry = catalogue::of(code).unwrap_or_else(|| panic!("{code} has no catalogue entry"));
         let options = options_for(code);
-        let (_, wrong) = findings(example(entry.text, "## Wrong"), &options);
+        let (_, wrong) = findings(code, example(entry.text, "## Wrong"), &options);
         assert!(
             wrong.iter().any(|i| i.code == code),
             "{code}: the Wrong example does not report it: {wrong:?}"
         );
-        let (loaded, right) = findings(example(entry.text, "## Right"), &options);
+        let (loaded, right) = findings(code, example(entry.text, "## Right"), &options);
         assert!(loaded, "{code}: the Right example does not load: {right:?}");
         assert!(right.iter().all(|i| i.code != code), "{code}: the Right example still reports it");
     }

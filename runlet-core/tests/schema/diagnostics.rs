@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use runlet::diag::{Code, codes, render_text};
-use runlet::registry::{Registry, RegistryOptions, UnsafeToolPolicy};
+use runlet::registry::{McpImportOptions, Registry, RegistryOptions, UnsafeToolPolicy, import_mcp_tools};
 use runlet::schema::{ImportOptions, RegistryIssue};
 
 use crate::read;
@@ -103,6 +103,30 @@ fn permit_declarations_load_and_leave_the_digest_alone() {
     assert_eq!(with.digest(), without.digest(), "permits are scheduling policy, not identity");
 }
 
+/// The name a call goes out under is part of a tool's identity: it enters the digest.
+#[test]
+fn the_call_name_enters_the_digest() {
+    let entry = |origin: &str| format!(r#"{{"tools": [{{"name": "srv.get_env", "params": []{origin}}}]}}"#);
+    let digest = |text: &str| {
+        let loaded = Registry::from_json_str(text, &RegistryOptions::default()).expect("loads");
+        assert_eq!(loaded.warnings, []);
+        loaded.registry.digest().clone()
+    };
+    let plain = digest(&entry(""));
+    let hyphen = digest(&entry(r#", "x-runlet-mcp": {"server": "srv", "name": "get-env"}"#));
+    let dotted = digest(&entry(r#", "x-runlet-mcp": {"server": "srv", "name": "get.env"}"#));
+    let other_server = digest(&entry(r#", "x-runlet-mcp": {"server": "other", "name": "get-env"}"#));
+    assert_eq!(BTreeSet::from([&plain, &hyphen, &dotted, &other_server]).len(), 4);
+    let mapped = Registry::from_json_str(
+        r#"{"tools": [{"name": "get-env", "params": []}]}"#,
+        &RegistryOptions::default(),
+    )
+    .expect("loads with a warning");
+    let tool = mapped.registry.tool(mapped.registry.tool_named("get_env").expect("mapped"));
+    assert_eq!(tool.call_name(), "get-env");
+    assert_eq!(mapped.warnings.iter().map(|w| w.code).collect::<Vec<_>>(), [codes::TOOL_NAME_MAPPED]);
+}
+
 #[test]
 fn overlapping_shapes() {
     golden("overlapping_shapes");
@@ -152,6 +176,70 @@ fn too_deep() {
     golden_with("too_deep", &RegistryOptions { import, ..Default::default() });
 }
 
+/// The findings of importing `bad/{case}.json` as the `tools/list` result of server `srv`,
+/// rendered as text pointing into it, and their codes.
+fn mcp_golden(case: &str, options: &McpImportOptions) -> BTreeSet<Code> {
+    let source = read(&format!("bad/{case}.json"));
+    let listed: serde_json::Value = serde_json::from_str(&source).expect("JSON");
+    let issues = match import_mcp_tools("srv", &listed, options) {
+        Ok(import) => import.warnings,
+        Err(error) => error.issues,
+    };
+    let diagnostics: Vec<_> = issues.iter().map(|i| i.to_diagnostic(&source)).collect();
+    insta::assert_snapshot!(case, render_text(&source, &format!("{case}.json"), &diagnostics));
+    issues.iter().map(|i| i.code).collect()
+}
+
+/// A tool that does not import is left out with a warning naming it and every reason; the
+/// others import (`get-sum` as `srv.get_sum`), with their own warnings.
+#[test]
+fn mcp_tools_left_out() {
+    let source = read("bad/mcp_tools_left_out.json");
+    let listed: serde_json::Value = serde_json::from_str(&source).expect("JSON");
+    let import = import_mcp_tools("srv", &listed, &McpImportOptions::default()).expect("imports");
+    let names: Vec<&str> = import.entries.iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["srv.get_sum"]);
+    let codes = mcp_golden("mcp_tools_left_out", &McpImportOptions::default());
+    assert_eq!(codes, BTreeSet::from([codes::TOOL_LEFT_OUT]));
+}
+
+/// With `strict`, the same result is refused with the left-out tools' own errors.
+#[test]
+fn mcp_strict_import_refuses_the_server() {
+    let source = read("bad/mcp_tools_left_out.json");
+    let listed: serde_json::Value = serde_json::from_str(&source).expect("JSON");
+    let strict = McpImportOptions { strict: true, ..McpImportOptions::default() };
+    let error = import_mcp_tools("srv", &listed, &strict).expect_err("strict");
+    let codes: BTreeSet<Code> = error.issues.iter().map(|i| i.code).collect();
+    assert_eq!(
+        codes,
+        BTreeSet::from([
+            codes::INVALID_TOOL_NAME,
+            codes::UNSUPPORTED_SCHEMA_KEYWORD,
+            codes::INVALID_SCHEMA,
+            codes::INPUT_SCHEMA_NOT_OBJECT
+        ])
+    );
+}
+
+/// `get-env` and `get.env` both map to `srv.get_env`: an error naming both.
+#[test]
+fn mcp_names_collide() {
+    let codes = mcp_golden("mcp_names_collide", &McpImportOptions::default());
+    assert_eq!(codes, BTreeSet::from([codes::MAPPED_TOOL_NAMES_COLLIDE]));
+}
+
+#[test]
+fn mcp_server_names_are_identifiers() {
+    let listed = serde_json::json!({"tools": []});
+    let error =
+        import_mcp_tools("my-server", &listed, &McpImportOptions::default()).expect_err("not an identifier");
+    assert_eq!(error.issues[0].code, codes::INVALID_TOOL_NAME);
+    let error = import_mcp_tools("srv", &serde_json::json!({"result": {}}), &McpImportOptions::default())
+        .expect_err("no tools");
+    assert_eq!(error.issues[0].code, codes::REGISTRY_BAD_FIELD);
+}
+
 /// Every registry code is shown by at least one golden case (the widening and dropped-keyword
 /// warnings by the fixture snapshots, the prelude's codes by the stdlib diagnostics).
 #[test]
@@ -185,6 +273,9 @@ fn every_registry_code_has_a_golden_case() {
         ..Default::default()
     };
     seen.extend(issues(&read("bad/too_deep.json"), &shallow).iter().map(|i| i.code));
+    let listed: serde_json::Value = serde_json::from_str(&read("bad/mcp_tools_left_out.json")).expect("JSON");
+    let import = import_mcp_tools("srv", &listed, &McpImportOptions::default()).expect("imports");
+    seen.extend(import.warnings.iter().map(|i| i.code));
     let shown_elsewhere = [
         codes::SCHEMA_KEYWORD_DROPPED,
         codes::UNION_WIDENED_TO_ANY,

@@ -50,6 +50,13 @@ fn vocabulary() {
     strict("vocabulary");
 }
 
+/// Keywords real MCP servers use: exclusive bounds (as inclusive ones, the same values), `format`
+/// beside any type, string `propertyNames`, untyped float constants, `type` beside `oneOf`.
+#[test]
+fn real_world_keywords() {
+    strict("real_world_keywords");
+}
+
 /// A host that allows dropping constraints loads schemas using them, with a warning each.
 #[test]
 fn dropped_constraints() {

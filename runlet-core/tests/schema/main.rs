@@ -6,6 +6,7 @@ mod diagnostics;
 mod fixtures;
 mod lookup;
 mod properties;
+mod real_tools;
 mod validation;
 
 use std::collections::BTreeSet;
@@ -44,6 +45,9 @@ pub fn describe(text: &str, options: &RegistryOptions) -> String {
         )
         .unwrap();
         writeln!(out, "  summary: {:?}", tool.summary()).unwrap();
+        if let Some(origin) = &tool.mcp {
+            writeln!(out, "  calls `{}` at server {:?}", origin.name, origin.server).unwrap();
+        }
         describe_call(&mut out, arena, &tool.input, &mut used);
         writeln!(out, "  output: {}", arena.display_annotated(tool.output)).unwrap();
         used.push(tool.output);

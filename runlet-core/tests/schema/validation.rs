@@ -209,3 +209,57 @@ fn a_value_against_deeply_nested_shared_unions_is_checked_in_linear_time_with_a_
     let error = check(&registry, schema, &nest(r#""seven""#)).expect_err("a String where an Integer goes");
     assert!(error.chars().count() < 400, "the message stays short: {} characters", error.chars().count());
 }
+
+/// The schemas of `fixtures/real_world_keywords.json` accept and reject exactly what the JSON
+/// Schema they come from does.
+#[test]
+fn real_world_keywords_keep_their_meaning() {
+    let registry = registry("fixtures/real_world_keywords.json");
+    let input =
+        |tool: &str| registry.tool(registry.tool_named(tool).expect("tool")).input.object.expect("object");
+    let ok = |tool: &str, json: &str| check(&registry, input(tool), json);
+    let bounds = input("kw.bounds");
+    for accepted in [
+        r#"{"positive": 1, "below_ten": 9, "fraction": 1, "tighter": 6, "draft4": 9}"#,
+        r#"{"fraction": 3, "draft4": 1, "ratio": 1e-300, "top": 9223372036854775806}"#,
+        r#"{"ratio": 0.9999999999999999}"#,
+    ] {
+        assert_eq!(check(&registry, bounds, accepted), Ok(()), "{accepted}");
+    }
+    for rejected in [
+        r#"{"positive": 0}"#,
+        r#"{"below_ten": 10}"#,
+        r#"{"fraction": 0}"#,
+        r#"{"fraction": 4}"#,
+        r#"{"tighter": 5}"#,
+        r#"{"draft4": 0}"#,
+        r#"{"ratio": 0}"#,
+        r#"{"ratio": 0.0}"#,
+        r#"{"ratio": 1}"#,
+        r#"{"top": 9223372036854775807}"#,
+    ] {
+        assert!(check(&registry, bounds, rejected).is_err(), "{rejected} is accepted");
+    }
+    assert_eq!(ok("kw.formats", r#"{"count": 7, "size": 1.5, "when": "2024-01-01", "either": 3}"#), Ok(()));
+    assert!(ok("kw.formats", r#"{"count": "7"}"#).is_err());
+    assert_eq!(ok("kw.names", r#"{"labels": {"a-b": "x", "": "y"}, "open": {"k": 1}}"#), Ok(()));
+    assert!(ok("kw.names", r#"{"labels": {"a": 1}}"#).is_err());
+    for accepted in [r#"{"minus_two": -2.0}"#, r#"{"minus_two": -2}"#, r#"{"half_or_three": 3.0}"#] {
+        assert_eq!(ok("kw.constants", accepted), Ok(()), "{accepted}");
+    }
+    for accepted in [r#"{"half_or_three": 0.5}"#, r#"{"half_or_three": 3}"#, r#"{"typed": -2}"#] {
+        assert_eq!(ok("kw.constants", accepted), Ok(()), "{accepted}");
+    }
+    assert!(ok("kw.constants", r#"{"minus_two": 2}"#).is_err());
+    assert!(ok("kw.constants", r#"{"half_or_three": 1}"#).is_err());
+    for accepted in [r#"{"ref": {"id": "x"}}"#, r#"{"ref": {"n": 1}}"#, r#"{"narrowed": "long text"}"#] {
+        assert_eq!(ok("kw.one_of", accepted), Ok(()), "{accepted}");
+    }
+    for accepted in [r#"{"numbers": 3}"#, r#"{"numbers": 10.5}"#] {
+        assert_eq!(ok("kw.one_of", accepted), Ok(()), "{accepted}");
+    }
+    for rejected in [r#"{"ref": {"id": 1}}"#, r#"{"ref": {"n": 1, "id": "x"}}"#, r#"{"narrowed": null}"#] {
+        assert!(ok("kw.one_of", rejected).is_err(), "{rejected} is accepted");
+    }
+    assert!(ok("kw.one_of", r#"{"numbers": 2.5}"#).is_err());
+}

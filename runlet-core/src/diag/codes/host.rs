@@ -51,6 +51,12 @@ declare_codes! {
     REGISTRY_DUPLICATE_KEY = 8023,
     /// Two tool names differ only by invisible (default-ignorable) characters.
     CONFUSABLE_TOOL_NAME = 8024,
+    /// A tool name that is not a dotted path of identifiers was mapped to one (warning).
+    TOOL_NAME_MAPPED = 8025,
+    /// Two tool names map to the same registry name.
+    MAPPED_TOOL_NAMES_COLLIDE = 8026,
+    /// An MCP server's tool did not import and was left out of the registry (warning).
+    TOOL_LEFT_OUT = 8027,
     /// JSON supplied by the host is not valid portable JSON.
     INVALID_HOST_JSON = 8101,
     /// The host supplied an unusable digest key.
@@ -96,6 +102,8 @@ declare_codes! {
     /// Recovery at start left a run alone because calls it left dispatching have an outcome
     /// only the host can settle.
     RUN_NEEDS_RESOLUTION = 8405,
+    /// An operator asked to delete a run that has not ended.
+    RUN_NOT_ENDED = 8406,
     /// The command line is malformed, or a flag has a value the command does not take.
     INVALID_ARGUMENT = 8501,
     /// A file the command was given cannot be opened or read.

@@ -418,7 +418,7 @@ impl RunCore {
         let values: Vec<Value> = inputs.iter().map(|i| i.value().clone()).collect();
         let recorded = List::new(values).map(|l| rcve::encode(&Value::List(l))).unwrap_or_default();
         self.inputs = inputs;
-        self.outbox.events.push(Event::RunCreated { inputs: recorded });
+        self.outbox.events.push(Event::RunCreated { inputs: recorded.into() });
         let root = self.program.root;
         let source_bytes = self.budget.source_bytes;
         let whole = self.program.region(root).span;
@@ -454,7 +454,7 @@ impl RunCore {
             Ok(value) => {
                 let output = rcve::encode(value.value());
                 let size = output.len() as u64;
-                self.outbox.events.push(Event::CallCompleted { node: id, output });
+                self.outbox.events.push(Event::CallCompleted { node: id, output: output.into() });
                 Some(size)
             }
             Err(error) => {

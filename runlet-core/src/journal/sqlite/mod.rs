@@ -1,5 +1,6 @@
-//! A durable journal in one SQLite file (WAL mode): runs, records and snapshots in three tables,
-//! each append one transaction. Blocking SQLite calls run on tokio's blocking pool; opening
+//! A durable journal in one SQLite file (WAL mode): runs, records, snapshots and blobs (large
+//! values kept apart, shared by the runs that name them) in their tables, each append one
+//! transaction. Blocking SQLite calls run on tokio's blocking pool; opening
 //! (integrity check, pragmas, layout) is `open`'s.
 
 mod open;
@@ -15,7 +16,7 @@ use rusqlite::ffi::ErrorCode;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::{
-    AppendBatch, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot,
+    AppendBatch, Blob, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot,
     check_contiguous, now_unix_ms,
 };
 use open::Medium;
@@ -199,9 +200,9 @@ fn append_under_savepoint(
     Ok(appended)
 }
 
-/// Checks one batch against the run's end and inserts its records.
+/// Checks one batch against the run's end and inserts its blobs, then its records.
 fn append_batch(connection: &Connection, batch: &AppendBatch) -> Result<u64, JournalError> {
-    let AppendBatch { run, expected_seq, records } = batch;
+    let AppendBatch { run, expected_seq, records, blobs } = batch;
     check_contiguous(*expected_seq, records)?;
     let actual = run_end(connection, run.as_str())?.ok_or_else(|| unknown(run.as_str()))?;
     if actual != *expected_seq {
@@ -209,6 +210,16 @@ fn append_batch(connection: &Connection, batch: &AppendBatch) -> Result<u64, Jou
             JournalErrorKind::SequenceConflict { expected: *expected_seq, actual },
             format!("append to run `{run}` expected last sequence {expected_seq}, journal has {actual}"),
         ));
+    }
+    for blob in blobs {
+        connection
+            .prepare_cached("INSERT OR IGNORE INTO blobs (digest, bytes) VALUES (?1, ?2)")
+            .and_then(|mut insert| insert.execute(params![&blob.digest[..], &blob.bytes[..]]))
+            .map_err(sql)?;
+        connection
+            .prepare_cached("INSERT OR IGNORE INTO blob_refs (run_id, digest) VALUES (?1, ?2)")
+            .and_then(|mut insert| insert.execute(params![run.as_str(), &blob.digest[..]]))
+            .map_err(sql)?;
     }
     let mut insert = connection
         .prepare_cached("INSERT INTO records (run_id, seq, bytes) VALUES (?1, ?2, ?3)")
@@ -316,9 +327,64 @@ impl Journal for SqliteJournal {
     }
 
     async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError> {
-        let batch = AppendBatch { run: run.clone(), expected_seq, records: records.to_vec() };
+        self.append_with_blobs(run, expected_seq, records, &[]).await
+    }
+
+    /// The blobs go in before the records, in the records' transaction.
+    async fn append_with_blobs(
+        &self,
+        run: &RunId,
+        expected_seq: u64,
+        records: &[Record],
+        blobs: &[Blob],
+    ) -> Result<u64, JournalError> {
+        let batch =
+            AppendBatch { run: run.clone(), expected_seq, records: records.to_vec(), blobs: blobs.to_vec() };
         let answer = self.commit(vec![batch]).await.pop();
         answer.unwrap_or_else(|| Err(storage("the append went unanswered")))
+    }
+
+    fn keeps_blobs(&self) -> bool {
+        true
+    }
+
+    async fn blob(&self, digest: &[u8; 32]) -> Result<Option<Arc<[u8]>>, JournalError> {
+        let digest = *digest;
+        self.with(move |connection| {
+            connection
+                .prepare_cached("SELECT bytes FROM blobs WHERE digest = ?1")
+                .and_then(|mut select| {
+                    select.query_row([&digest[..]], |row| row.get::<_, Vec<u8>>(0)).optional()
+                })
+                .map(|bytes| bytes.map(Arc::from))
+                .map_err(sql)
+        })
+        .await
+    }
+
+    async fn delete_run(&self, run: &RunId) -> Result<(), JournalError> {
+        let run = run.clone();
+        self.with(move |connection| {
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+            if !run_exists(&tx, run.as_str())? {
+                return Err(unknown(run.as_str()));
+            }
+            for table in ["records", "snapshots", "appends", "owners", "blob_refs", "runs"] {
+                tx.execute(&format!("DELETE FROM {table} WHERE run_id = ?1"), [run.as_str()]).map_err(sql)?;
+            }
+            tx.commit().map_err(sql)
+        })
+        .await
+    }
+
+    async fn collect_blobs(&self) -> Result<u64, JournalError> {
+        self.with(|connection| {
+            connection
+                .execute("DELETE FROM blobs WHERE digest NOT IN (SELECT digest FROM blob_refs)", [])
+                .map(|deleted| deleted as u64)
+                .map_err(sql)
+        })
+        .await
     }
 
     /// One transaction for every batch, each under a savepoint of its own.

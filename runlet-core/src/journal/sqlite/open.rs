@@ -9,15 +9,15 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::{Durability, sql};
 use crate::journal::{JournalError, JournalErrorKind};
 
-/// The layout version this build writes, kept in SQLite's `user_version`. Version 1 files (no
-/// `appends` table) are brought up to it when opened.
-pub(super) const SCHEMA_VERSION: i64 = 2;
+/// The layout version this build writes, kept in SQLite's `user_version`. Files of version 1
+/// (no `appends` or `owners` table) and 2 (no blobs) are brought up to it when opened.
+pub(super) const SCHEMA_VERSION: i64 = 3;
 
 /// How long a statement waits for another connection's lock before failing with `RL7005`.
 pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The tables of the current layout.
-const TABLES: [&str; 5] = ["runs", "records", "snapshots", "appends", "owners"];
+const TABLES: [&str; 7] = ["runs", "records", "snapshots", "appends", "owners", "blobs", "blob_refs"];
 
 /// The tables version 2 adds: when each run was last appended to, and which process owns it
 /// (with a cancellation requested of it), for run listings and `runlet cancel`.
@@ -25,6 +25,14 @@ const CREATE_APPENDS: &str = "
     CREATE TABLE IF NOT EXISTS appends (run_id TEXT PRIMARY KEY, at_ms INTEGER NOT NULL) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS owners (
         run_id TEXT PRIMARY KEY, owner TEXT NOT NULL, cancel_requested INTEGER NOT NULL) WITHOUT ROWID;";
+
+/// The tables version 3 adds: large values kept apart from the records that name them, by the
+/// SHA-256 of their bytes, and which runs name each (a blob no run names is garbage).
+const CREATE_BLOBS: &str = "
+    CREATE TABLE IF NOT EXISTS blobs (digest BLOB PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS blob_refs (
+        run_id TEXT NOT NULL, digest BLOB NOT NULL, PRIMARY KEY (run_id, digest)) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS blob_refs_by_digest ON blob_refs (digest);";
 
 const CREATE_TABLES: &str = "
     CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, header TEXT NOT NULL);
@@ -122,10 +130,12 @@ fn create_layout(connection: &mut Connection) -> Result<(), JournalError> {
             }
             tx.execute_batch(CREATE_TABLES).map_err(sql)?;
             tx.execute_batch(CREATE_APPENDS).map_err(sql)?;
+            tx.execute_batch(CREATE_BLOBS).map_err(sql)?;
             tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(sql)?;
         }
-        1 => {
+        1 | 2 => {
             tx.execute_batch(CREATE_APPENDS).map_err(sql)?;
+            tx.execute_batch(CREATE_BLOBS).map_err(sql)?;
             tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(sql)?;
         }
         SCHEMA_VERSION => {}

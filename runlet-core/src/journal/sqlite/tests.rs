@@ -329,8 +329,14 @@ fn a_batch_failing_halfway_is_rolled_back_alone() {
             run: edge.run_id.clone(),
             expected_seq: last,
             records: vec![record(last + 1), record(last + 2)],
+            blobs: Vec::new(),
         },
-        AppendBatch { run: plain.run_id.clone(), expected_seq: 0, records: vec![record(1)] },
+        AppendBatch {
+            run: plain.run_id.clone(),
+            expected_seq: 0,
+            records: vec![record(1)],
+            blobs: Vec::new(),
+        },
     ]));
     assert_eq!(answers[0].as_ref().map_err(|e| e.kind), Err(JournalErrorKind::InvalidRecord));
     assert_eq!(answers[1], Ok(1));

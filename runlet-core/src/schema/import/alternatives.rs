@@ -10,6 +10,7 @@ use super::super::issue::RegistryIssue;
 use super::super::json_path::At;
 use super::super::model::{Constant, Schema, SchemaId, SchemaKind, UnionSchema};
 use super::keywords::{Keywords, Mapped};
+use super::typed::JsonType;
 use super::{Importer, Place};
 
 impl<'a> Importer<'a, '_> {
@@ -29,17 +30,36 @@ impl<'a> Importer<'a, '_> {
             (None, Some(one_of)) => ("oneOf", one_of),
             (None, None) => return self.arena.any(),
         };
-        let allowed = |m: Mapped| matches!(m, Mapped::AnyOf | Mapped::OneOf | Mapped::Discriminator);
+        let allowed =
+            |m: Mapped| matches!(m, Mapped::AnyOf | Mapped::OneOf | Mapped::Discriminator | Mapped::Type);
         self.check_siblings(keywords, path, key, allowed, |k| format!("move `{k}` into each variant"));
         let Some(items) = list.as_array().filter(|items| !items.is_empty()) else {
             self.invalid(path.key(key), format!("`{key}` must be a non-empty array of schemas"));
             return self.arena.any();
         };
+        let types = match keywords.get(Mapped::Type) {
+            Some(value) => match self.type_names(value, &path.key("type")) {
+                Some(types) => Some(types),
+                None => return self.arena.any(),
+            },
+            None => None,
+        };
+        let list_at = path.key(key);
         let variants: Vec<SchemaId> = items
             .iter()
             .enumerate()
-            .map(|(i, v)| self.schema(v, &path.key(key).index(i), Place::Other))
+            .filter_map(|(i, v)| {
+                let at = list_at.index(i);
+                let variant = self.schema(v, &at, Place::Other);
+                match &types {
+                    Some(types) => self.narrowed(variant, types, &at),
+                    None => Some(variant),
+                }
+            })
             .collect();
+        if variants.is_empty() {
+            return self.arena.any();
+        }
         let max = self.options.max_union_variants;
         let named = keywords
             .get(Mapped::Discriminator)
@@ -77,6 +97,47 @@ impl<'a> Importer<'a, '_> {
             );
         }
         id
+    }
+
+    /// A variant under a sibling `type` (`{"type": "object", "oneOf": [...]}`): a value must
+    /// satisfy both, so the variant keeps only the kinds `type` allows — a variant without a
+    /// kind of its own (`{}`, only a description) takes `type`'s, one that already has them
+    /// stays as it is. A variant left with no kind is an error (`None`).
+    fn narrowed(&mut self, variant: SchemaId, types: &[JsonType], at: &At<'_>) -> Option<SchemaId> {
+        let resolved = self.arena.resolve(variant);
+        let sensitivity = self.arena.get(resolved).sensitivity;
+        let members: Vec<SchemaId> = match self.arena.kind(resolved) {
+            SchemaKind::Any => {
+                let empty = Keywords::default();
+                let ids: Vec<SchemaId> = types.iter().map(|&t| self.of_type(t, &empty, at, false)).collect();
+                let normalized = self.arena.union(&ids, self.options.max_union_variants);
+                let id = self.widened(normalized, at);
+                return Some(self.arena.with_sensitivity(id, sensitivity));
+            }
+            // Still being imported (a recursive reference): its kinds are not known yet.
+            SchemaKind::Ref(_) => return Some(variant),
+            SchemaKind::Union(union) => union.variants.to_vec(),
+            _ => vec![resolved],
+        };
+        let kept: Vec<SchemaId> =
+            members.iter().copied().filter(|&m| admits(types, self.arena.kind(m))).collect();
+        if kept.len() == members.len() {
+            return Some(variant);
+        }
+        if kept.is_empty() {
+            let names: Vec<&str> = types.iter().map(|t| t.name()).collect();
+            let message = format!(
+                "this variant accepts {}, which the `type` beside it ({}) does not allow",
+                self.arena.display(resolved),
+                names.join(", ")
+            );
+            let issue = RegistryIssue::error(codes::INVALID_SCHEMA, *at, message)
+                .with_help("correct the variant's `type`, or remove the variant");
+            self.report(issue);
+            return None;
+        }
+        let normalized = self.arena.union(&kept, self.options.max_union_variants);
+        Some(self.widened(normalized, at))
     }
 
     /// The error with the offending variant in type notation.
@@ -157,4 +218,22 @@ impl<'a> Importer<'a, '_> {
             }
         }
     }
+}
+
+/// Whether a value of `kind` can be of one of the JSON `types` (an integer is also a number,
+/// bytes travel as strings).
+fn admits(types: &[JsonType], kind: &SchemaKind) -> bool {
+    let json_type = match kind {
+        SchemaKind::Any | SchemaKind::Ref(_) | SchemaKind::Union(_) => return true,
+        SchemaKind::Null => JsonType::Null,
+        SchemaKind::Boolean(_) => JsonType::Boolean,
+        SchemaKind::Integer(_) => {
+            return types.iter().any(|t| matches!(t, JsonType::Integer | JsonType::Number));
+        }
+        SchemaKind::Number(_) => JsonType::Number,
+        SchemaKind::String(_) | SchemaKind::Bytes => JsonType::String,
+        SchemaKind::List(_) => JsonType::Array,
+        SchemaKind::Object(_) | SchemaKind::Map(_) => JsonType::Object,
+    };
+    types.contains(&json_type)
 }

@@ -10,11 +10,14 @@ pub(super) enum Mapped {
     Properties,
     Required,
     AdditionalProperties,
+    PropertyNames,
     Items,
     Enum,
     Const,
     Minimum,
     Maximum,
+    ExclusiveMinimum,
+    ExclusiveMaximum,
     MinLength,
     MaxLength,
     MinItems,
@@ -41,16 +44,19 @@ pub(super) enum Family {
 
 impl Mapped {
     /// Every mapped keyword, in declaration order (`ALL[m as usize] == m`).
-    const ALL: [Mapped; 22] = [
+    const ALL: [Mapped; 25] = [
         Mapped::Type,
         Mapped::Properties,
         Mapped::Required,
         Mapped::AdditionalProperties,
+        Mapped::PropertyNames,
         Mapped::Items,
         Mapped::Enum,
         Mapped::Const,
         Mapped::Minimum,
         Mapped::Maximum,
+        Mapped::ExclusiveMinimum,
+        Mapped::ExclusiveMaximum,
         Mapped::MinLength,
         Mapped::MaxLength,
         Mapped::MinItems,
@@ -66,12 +72,18 @@ impl Mapped {
         Mapped::RunletAliases,
     ];
 
+    /// The kind of value the keyword constrains. `format` has none: it is information, allowed
+    /// beside any `type` (`{"type": "integer", "format": "int32"}`), though alone it means a string.
     pub(super) fn family(self) -> Option<Family> {
         match self {
-            Mapped::Minimum | Mapped::Maximum => Some(Family::Number),
-            Mapped::MinLength | Mapped::MaxLength | Mapped::Format => Some(Family::String),
+            Mapped::Minimum | Mapped::Maximum | Mapped::ExclusiveMinimum | Mapped::ExclusiveMaximum => {
+                Some(Family::Number)
+            }
+            Mapped::MinLength | Mapped::MaxLength => Some(Family::String),
             Mapped::Items | Mapped::MinItems | Mapped::MaxItems => Some(Family::Array),
-            Mapped::Properties | Mapped::Required | Mapped::AdditionalProperties => Some(Family::Object),
+            Mapped::Properties | Mapped::Required | Mapped::AdditionalProperties | Mapped::PropertyNames => {
+                Some(Family::Object)
+            }
             _ => None,
         }
     }
@@ -129,6 +141,9 @@ pub(super) fn classify(key: &str) -> Keyword {
         "const" => M(Mapped::Const),
         "minimum" => M(Mapped::Minimum),
         "maximum" => M(Mapped::Maximum),
+        "exclusiveMinimum" => M(Mapped::ExclusiveMinimum),
+        "exclusiveMaximum" => M(Mapped::ExclusiveMaximum),
+        "propertyNames" => M(Mapped::PropertyNames),
         "minLength" => M(Mapped::MinLength),
         "maxLength" => M(Mapped::MaxLength),
         "minItems" => M(Mapped::MinItems),
@@ -151,16 +166,12 @@ pub(super) fn classify(key: &str) -> Keyword {
         "writeOnly" => A(Annotation::WriteOnly),
         "$comment" => A(Annotation::Comment),
         "$schema" => A(Annotation::Dialect),
-        "exclusiveMinimum" | "exclusiveMaximum" => unsupported(
-            true,
-            "Runlet bounds are inclusive: use `minimum`/`maximum` with the nearest included value",
-        ),
         "pattern" => {
             unsupported(true, "Runlet does not check regular expressions; the tool must validate the pattern")
         }
-        "multipleOf" | "uniqueItems" | "minProperties" | "maxProperties" | "propertyNames" | "contains"
-        | "minContains" | "maxContains" | "dependentRequired" | "dependentSchemas" | "dependencies"
-        | "if" | "then" | "else" | "not" | "contentEncoding" | "contentMediaType" | "contentSchema" => {
+        "multipleOf" | "uniqueItems" | "minProperties" | "maxProperties" | "contains" | "minContains"
+        | "maxContains" | "dependentRequired" | "dependentSchemas" | "dependencies" | "if" | "then"
+        | "else" | "not" | "contentEncoding" | "contentMediaType" | "contentSchema" => {
             unsupported(true, GENERIC_HELP)
         }
         "allOf" => unsupported(true, "merge the subschemas into one schema"),

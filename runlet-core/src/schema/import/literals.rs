@@ -24,7 +24,18 @@ impl<'a> Importer<'a, '_> {
     pub(super) fn literals(&mut self, keywords: &Keywords<'a>, path: &At<'_>) -> SchemaId {
         let allowed = |m: Mapped| {
             use Mapped::*;
-            matches!(m, Type | Enum | Const | Format | MinLength | MaxLength | Minimum | Maximum)
+            matches!(
+                m,
+                Type | Enum
+                    | Const
+                    | Format
+                    | MinLength
+                    | MaxLength
+                    | Minimum
+                    | Maximum
+                    | ExclusiveMinimum
+                    | ExclusiveMaximum
+            )
         };
         let anchor = if keywords.get(Mapped::Enum).is_some() { "enum" } else { "const" };
         let help = move |key: &str| format!("`{anchor}` fixes the values: remove `{key}`");
@@ -77,16 +88,20 @@ impl<'a> Importer<'a, '_> {
                 let below = facets.range.min.is_some_and(|min| f.get() < min.get());
                 let above = facets.range.max.is_some_and(|max| f.get() > max.get());
                 if below || above {
-                    self.invalid(at, format!("{n} is outside `minimum`..`maximum`"));
+                    self.invalid(at, format!("{n} is outside the schema's bounds"));
                     return None;
                 }
-                let integer = n.as_i64().or_else(|| whole(f.get()));
-                match integer {
-                    Some(i) if allows(JsonType::Integer) => {
+                let integer = SchemaKind::Integer(IntegerRange { min: n.as_i64(), max: n.as_i64() });
+                let number = SchemaKind::Number(NumberRange { min: Some(f), max: Some(f) });
+                // A number written as an integer is an Integer constant; one written with a
+                // fraction or exponent (`-2.0`) reads as a Number, so it is a Number constant,
+                // which accepts the integer of the same value too. Only `type: "integer"`
+                // makes a whole `-2.0` an Integer constant.
+                match (n.as_i64(), whole(f.get())) {
+                    (Some(_), _) if allows(JsonType::Integer) => integer,
+                    _ if allows(JsonType::Number) => number,
+                    (None, Some(i)) if allows(JsonType::Integer) => {
                         SchemaKind::Integer(IntegerRange { min: Some(i), max: Some(i) })
-                    }
-                    _ if allows(JsonType::Number) => {
-                        SchemaKind::Number(NumberRange { min: Some(f), max: Some(f) })
                     }
                     _ => return self.mismatch(value, at),
                 }

@@ -204,21 +204,26 @@ impl<'a> Importer<'a, '_> {
 
     fn report_unsupported(&mut self, keywords: &Keywords<'_>, path: &At<'_>) {
         for &(key, unsupported) in &keywords.unsupported {
-            let at = path.key(key);
-            let issue = match (self.options.unsupported_keywords, unsupported.droppable) {
-                (UnsupportedKeywords::DropConstraints, true) => RegistryIssue::warning(
-                    codes::SCHEMA_KEYWORD_DROPPED,
-                    at,
-                    format!("`{key}` is not checked by Runlet and was dropped; the tool must check it"),
-                ),
-                _ => RegistryIssue::error(
-                    codes::UNSUPPORTED_SCHEMA_KEYWORD,
-                    at,
-                    format!("unsupported schema keyword `{key}`"),
-                ),
-            };
-            self.report(issue.with_help(unsupported.help));
+            self.unsupported(key, path.key(key), unsupported.droppable, unsupported.help);
         }
+    }
+
+    /// Reports the keyword `key` at `at` as outside the subset: dropped with a warning when the
+    /// host allows it and dropping can only widen the schema (`droppable`), else an error.
+    fn unsupported(&mut self, key: &str, at: At<'_>, droppable: bool, help: &str) {
+        let issue = match (self.options.unsupported_keywords, droppable) {
+            (UnsupportedKeywords::DropConstraints, true) => RegistryIssue::warning(
+                codes::SCHEMA_KEYWORD_DROPPED,
+                at,
+                format!("`{key}` is not checked by Runlet and was dropped; the tool must check it"),
+            ),
+            _ => RegistryIssue::error(
+                codes::UNSUPPORTED_SCHEMA_KEYWORD,
+                at,
+                format!("unsupported schema keyword `{key}`"),
+            ),
+        };
+        self.report(issue.with_help(help));
     }
 
     fn record_docs(&mut self, keywords: &Keywords<'_>, path: &At<'_>) {

@@ -41,6 +41,11 @@ const TYPES: [(&str, JsonType); 7] = [
 ];
 
 impl JsonType {
+    /// The JSON Schema spelling, such as `integer`.
+    pub(super) fn name(self) -> &'static str {
+        TYPES.iter().find(|(_, t)| *t == self).map_or("", |(name, _)| name)
+    }
+
     fn family(self) -> Option<Family> {
         match self {
             JsonType::Integer | JsonType::Number => Some(Family::Number),
@@ -72,7 +77,50 @@ impl Family {
     }
 }
 
-/// Where a JSON number lies relative to the 64-bit integers, after rounding into them.
+/// A bound as the schema states it.
+struct StatedBound {
+    number: JsonNumber,
+    exclusive: bool,
+    key: &'static str,
+}
+
+/// One side of a numeric range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Lower,
+    Upper,
+}
+
+impl Side {
+    /// The inclusive and the exclusive keyword of this side.
+    fn keys(self) -> (&'static str, &'static str) {
+        match self {
+            Side::Lower => ("minimum", "exclusiveMinimum"),
+            Side::Upper => ("maximum", "exclusiveMaximum"),
+        }
+    }
+
+    fn keywords(self) -> (Mapped, Mapped) {
+        match self {
+            Side::Lower => (Mapped::Minimum, Mapped::ExclusiveMinimum),
+            Side::Upper => (Mapped::Maximum, Mapped::ExclusiveMaximum),
+        }
+    }
+}
+
+/// The least binary64 above the finite `f` (infinity above the greatest): for every binary64
+/// `x`, `x > f` exactly when `x >= next_up(f)`.
+fn next_up(f: f64) -> f64 {
+    if f == 0.0 {
+        return f64::from_bits(1);
+    }
+    let bits = f.to_bits();
+    f64::from_bits(if f > 0.0 { bits + 1 } else { bits - 1 })
+}
+
+/// Where a JSON number lies relative to the 64-bit integers, after rounding into them (ordered
+/// from below all to above all).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum IntegerBound {
     BelowAll,
     At(i64),
@@ -139,7 +187,8 @@ impl<'a> Importer<'a, '_> {
     ) -> Option<Vec<JsonType>> {
         let families: BTreeMap<Family, &str> =
             keywords.mapped().filter_map(|(m, key, _)| Some((m.family()?, key))).collect();
-        match (families.len(), bytes) {
+        let format = keywords.get(Mapped::Format).is_some();
+        match (families.len(), bytes || format) {
             (0, true) => Some(vec![JsonType::String]),
             (0, false) => Some(Vec::new()),
             (1, _) => Some(families.keys().map(|f| f.json_type()).collect()),
@@ -193,7 +242,7 @@ impl<'a> Importer<'a, '_> {
         false
     }
 
-    fn of_type(
+    pub(super) fn of_type(
         &mut self,
         json_type: JsonType,
         keywords: &Keywords<'a>,
@@ -246,41 +295,122 @@ impl<'a> Importer<'a, '_> {
         number
     }
 
-    pub(super) fn integer_range(&mut self, keywords: &Keywords<'_>, path: &At<'_>) -> IntegerRange {
-        let min = self.number_facet(keywords, path, "minimum", Mapped::Minimum);
-        let max = self.number_facet(keywords, path, "maximum", Mapped::Maximum);
-        let lower = match min.as_ref().map(|n| integer_bound(n, f64::ceil)) {
-            None | Some(IntegerBound::BelowAll) => None,
-            Some(IntegerBound::At(i)) => Some(i),
-            Some(IntegerBound::AboveAll) => {
-                self.invalid(path.key("minimum"), "no 64-bit integer is this large");
-                None
+    /// The bounds one side of a range states, each number with whether it is exclusive and the
+    /// keyword that states it: `minimum` (or `maximum`) and its exclusive form, in both JSON
+    /// Schema spellings: a number (`"exclusiveMinimum": 0`) and draft 4's flag on the inclusive
+    /// bound (`"minimum": 0, "exclusiveMinimum": true`).
+    fn stated_bounds(&mut self, keywords: &Keywords<'_>, path: &At<'_>, side: Side) -> Vec<StatedBound> {
+        let (key, exclusive_key) = side.keys();
+        let (mapped, exclusive) = side.keywords();
+        let inclusive = self.number_facet(keywords, path, key, mapped);
+        let mut bounds = Vec::new();
+        let mut flagged = false;
+        match keywords.get(exclusive) {
+            None => {}
+            Some(Value::Bool(flag)) => {
+                flagged = *flag;
+                if flagged && inclusive.is_none() {
+                    let message =
+                        format!("`{exclusive_key}: true` makes `{key}` exclusive, but there is no `{key}`");
+                    self.invalid(path.key(exclusive_key), message);
+                }
             }
-        };
-        let upper = match max.as_ref().map(|n| integer_bound(n, f64::floor)) {
-            None | Some(IntegerBound::AboveAll) => None,
-            Some(IntegerBound::At(i)) => Some(i),
-            Some(IntegerBound::BelowAll) => {
-                self.invalid(path.key("maximum"), "no 64-bit integer is this small");
-                None
+            Some(Value::Number(n)) => {
+                bounds.push(StatedBound { number: n.clone(), exclusive: true, key: exclusive_key })
             }
-        };
-        if lower.zip(upper).is_some_and(|(lower, upper)| lower > upper) {
-            self.invalid(*path, "no integer lies between `minimum` and `maximum`");
-            return IntegerRange::default();
+            Some(_) => self.invalid(path.key(exclusive_key), format!("`{exclusive_key}` must be a number")),
         }
-        IntegerRange { min: lower, max: upper }
+        bounds.extend(inclusive.map(|number| StatedBound { number, exclusive: flagged, key }));
+        bounds
     }
 
-    pub(super) fn number_range(&mut self, keywords: &Keywords<'_>, path: &At<'_>) -> NumberRange {
-        let finite = |n: Option<JsonNumber>| n.and_then(|n| n.as_f64()).and_then(Number::new);
-        let min = finite(self.number_facet(keywords, path, "minimum", Mapped::Minimum));
-        let max = finite(self.number_facet(keywords, path, "maximum", Mapped::Maximum));
-        if min.zip(max).is_some_and(|(lower, upper)| lower.get() > upper.get()) {
-            self.invalid(*path, "`minimum` is greater than `maximum`");
-            return NumberRange::default();
+    /// Inclusive integer bounds: exclusive ones move to the next integer inside (an
+    /// `exclusiveMinimum` of 0 is a minimum of 1), fractional ones round inward, and the
+    /// tightest of several wins.
+    pub(super) fn integer_range(&mut self, keywords: &Keywords<'_>, path: &At<'_>) -> IntegerRange {
+        let lower = self
+            .stated_bounds(keywords, path, Side::Lower)
+            .into_iter()
+            .map(|b| match b.exclusive {
+                true => (integer_bound(&b.number, f64::floor).step(1), b.key),
+                false => (integer_bound(&b.number, f64::ceil), b.key),
+            })
+            .max();
+        let upper = self
+            .stated_bounds(keywords, path, Side::Upper)
+            .into_iter()
+            .map(|b| match b.exclusive {
+                true => (integer_bound(&b.number, f64::ceil).step(-1), b.key),
+                false => (integer_bound(&b.number, f64::floor), b.key),
+            })
+            .min();
+        let min = match lower {
+            None | Some((IntegerBound::BelowAll, _)) => None,
+            Some((IntegerBound::At(i), _)) => Some(i),
+            Some((IntegerBound::AboveAll, key)) => {
+                self.invalid(path.key(key), "no 64-bit integer is this large");
+                None
+            }
+        };
+        let max = match upper {
+            None | Some((IntegerBound::AboveAll, _)) => None,
+            Some((IntegerBound::At(i), _)) => Some(i),
+            Some((IntegerBound::BelowAll, key)) => {
+                self.invalid(path.key(key), "no 64-bit integer is this small");
+                None
+            }
+        };
+        if let (Some((lower, lower_key)), Some((upper, upper_key))) = (lower, upper) {
+            if min.zip(max).is_some_and(|_| lower > upper) {
+                self.invalid(*path, format!("no integer lies between `{lower_key}` and `{upper_key}`"));
+                return IntegerRange::default();
+            }
         }
-        NumberRange { min, max }
+        IntegerRange { min, max }
+    }
+
+    /// Inclusive number bounds: an exclusive bound becomes the nearest binary64 inside it, which
+    /// admits exactly the same values (`x > 0` is `x >= 5e-324`); the tightest of several wins.
+    pub(super) fn number_range(&mut self, keywords: &Keywords<'_>, path: &At<'_>) -> NumberRange {
+        let lower = self.number_bound(keywords, path, Side::Lower);
+        let upper = self.number_bound(keywords, path, Side::Upper);
+        if let (Some((min, lower_key)), Some((max, upper_key))) = (lower, upper) {
+            if min.get() > max.get() {
+                self.invalid(*path, format!("`{lower_key}` is greater than `{upper_key}`"));
+                return NumberRange::default();
+            }
+        }
+        NumberRange { min: lower.map(|(min, _)| min), max: upper.map(|(max, _)| max) }
+    }
+
+    /// The tightest bound of one side of a number range, with the keyword stating it.
+    fn number_bound(
+        &mut self,
+        keywords: &Keywords<'_>,
+        path: &At<'_>,
+        side: Side,
+    ) -> Option<(Number, &'static str)> {
+        let mut tightest: Option<(Number, &'static str)> = None;
+        for bound in self.stated_bounds(keywords, path, side) {
+            let Some(f) = bound.number.as_f64() else { continue };
+            let inside = match (bound.exclusive, side) {
+                (false, _) => f,
+                (true, Side::Lower) => next_up(f),
+                (true, Side::Upper) => -next_up(-f),
+            };
+            let Some(inside) = Number::new(inside) else {
+                self.invalid(path.key(bound.key), format!("no number lies beyond {}", bound.number));
+                continue;
+            };
+            let tighter = tightest.is_none_or(|(t, _)| match side {
+                Side::Lower => inside.get() > t.get(),
+                Side::Upper => inside.get() < t.get(),
+            });
+            if tighter {
+                tightest = Some((inside, bound.key));
+            }
+        }
+        tightest
     }
 
     pub(super) fn length(
@@ -356,6 +486,9 @@ impl<'a> Importer<'a, '_> {
                 }
             }
         }
+        if let Some(names) = keywords.get(Mapped::PropertyNames) {
+            self.property_names(names, &path.key("propertyNames"));
+        }
         self.mark_required(keywords, path, &mut properties, additional);
         self.check_aliases(&properties, path);
         self.arena.intern(Schema::public(SchemaKind::Object(ObjectSchema {
@@ -392,6 +525,23 @@ impl<'a> Importer<'a, '_> {
         }
     }
 
+    /// `propertyNames`: object keys are strings, so a schema accepting every string (`{"type":
+    /// "string"}`, with a `format` at most, or `true`) says nothing more and is accepted; one that
+    /// narrows the keys is a constraint Runlet cannot express.
+    fn property_names(&mut self, json: &'a Value, path: &At<'_>) {
+        let names = self.schema(json, path, Place::Other);
+        let every_string = match self.arena.kind(self.arena.resolve(names)) {
+            SchemaKind::Any => true,
+            SchemaKind::String(string) => string.values.is_none() && string.length == LengthRange::default(),
+            _ => false,
+        };
+        if !every_string {
+            let help =
+                "Runlet checks no constraint on object keys: only `{\"type\": \"string\"}` is expressible";
+            self.unsupported("propertyNames", *path, true, help);
+        }
+    }
+
     fn aliases(&mut self, json: &Value, path: &At<'_>) -> Arc<[Arc<str>]> {
         let Some(value) = json.get("x-runlet-aliases") else { return Arc::from([]) };
         let names: Option<Vec<Arc<str>>> = value
@@ -422,6 +572,20 @@ impl<'a> Importer<'a, '_> {
                     self.invalid(at, format!("alias `{alias}` also names property `{owner}`"));
                 }
             }
+        }
+    }
+}
+
+impl IntegerBound {
+    /// The bound `by` integers further (past the 64-bit range: beyond all).
+    fn step(self, by: i64) -> IntegerBound {
+        match self {
+            IntegerBound::At(i) => match i.checked_add(by) {
+                Some(i) => IntegerBound::At(i),
+                None if by > 0 => IntegerBound::AboveAll,
+                None => IntegerBound::BelowAll,
+            },
+            other => other,
         }
     }
 }
