@@ -15,20 +15,12 @@ use serde_json::json;
 
 use crate::failure::{Failure, Shape};
 use crate::report::Format;
-use crate::stored::{JournalArgs, OpenJournal};
+use crate::stored::{OpenJournal, RunArgs};
 
 /// How long `cancel` waits for the owner of a running run to journal its cancellation.
 const OWNER_WAIT: Duration = Duration::from_secs(60);
 
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// The run's id (`r-…`).
-    run_id: String,
-    #[command(flatten)]
-    journal: JournalArgs,
-    #[arg(long, value_enum, default_value_t)]
-    format: Format,
-}
+pub type Args = RunArgs;
 
 pub fn run(args: &Args) -> ExitCode {
     execute(args).unwrap_or_else(|failure| failure.report(args.format, Shape::Diagnostics))

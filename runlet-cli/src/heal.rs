@@ -1,20 +1,35 @@
-//! `runlet heal FILE`: applies only safe insertion repairs and prints the healed source (text) or
-//! `{"source", "changed", "notes"}` (JSON). Exit 0 when healed or unchanged, 1 when not healable.
+//! `runlet heal FILE [--registry R.json] [--inputs I.json] [--insertions-only]`: applies safe
+//! repairs and prints the healed source (text) or `{"source", "changed", "notes"}` (JSON). Without
+//! a registry (or with `--insertions-only`) the repairs are the syntax front end's insertions;
+//! with one, also the machine-applicable fixes of analysis it can prove safe (`analyze::heal`).
+//! Exit 0 when healed or unchanged, 1 when not healable, 2 on usage or I/O problems.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use runlet::analyze::AnalyzeOptions;
 use runlet::diag::{JsonDiagnostics, json_diagnostics, render_text, source_digest};
 use serde::Serialize;
 
 use crate::failure::Shape;
 use crate::files::{FileKind, SourceFile, read_text};
+use crate::registry::{load_inputs, load_registry};
 use crate::report::{Format, print_diagnostics, summary};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The Runlet source file.
     file: PathBuf,
+    /// The registry file: with it, the machine-applicable fixes of analysis that are safe are
+    /// applied too.
+    #[arg(long)]
+    registry: Option<PathBuf>,
+    /// A JSON object of host input names to values, as for `check`.
+    #[arg(long)]
+    inputs: Option<PathBuf>,
+    /// Apply only the insertion repairs of the syntax front end, even with a registry.
+    #[arg(long)]
+    insertions_only: bool,
     /// How to print the result.
     #[arg(long, value_enum, default_value_t)]
     format: Format,
@@ -25,7 +40,20 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(file) => file,
         Err(failure) => return failure.report(args.format, Shape::Diagnostics),
     };
-    let healed = runlet::syntax::heal(&file.text);
+    let healed = match (&args.registry, args.insertions_only) {
+        (Some(path), false) => {
+            let registry = match load_registry(Some(path.as_path())) {
+                Ok(registry) => registry,
+                Err(failure) => return failure.report(args.format, Shape::Diagnostics),
+            };
+            let inputs = match load_inputs(args.inputs.as_deref(), &registry) {
+                Ok(inputs) => inputs,
+                Err(failure) => return failure.report(args.format, Shape::Diagnostics),
+            };
+            runlet::analyze::heal(&file.text, &registry, &inputs, &AnalyzeOptions::default())
+        }
+        _ => runlet::syntax::heal(&file.text),
+    };
     let healed_file = SourceFile { path: file.path.clone(), text: healed.source.clone() };
     match args.format {
         Format::Json => {
@@ -47,7 +75,7 @@ pub fn run(args: &Args) -> ExitCode {
             }
         }
         Format::Text => {
-            eprintln!("error: `{}` cannot be healed by insertions alone", file.display_name());
+            eprintln!("error: `{}` cannot be healed by safe repairs alone", file.display_name());
             print_diagnostics(&healed_file, &healed.remaining, Format::Text);
         }
     }

@@ -3,6 +3,7 @@
 
 mod cancel;
 mod check;
+mod delete;
 mod digest_key;
 mod events;
 mod explain;
@@ -47,7 +48,7 @@ enum Command {
     Check(check::Args),
     /// Print source in canonical layout, or check or rewrite it.
     Fmt(fmt::Args),
-    /// Apply only safe insertion repairs and print the healed source.
+    /// Apply safe repairs (insertions; with a registry, safe machine fixes too) and print the healed source.
     Heal(heal::Args),
     /// Compile a program and run it with scripted tools; print its result.
     Run(run::Args),

@@ -2,6 +2,7 @@
 //! digest, status, when it started and last changed. `runlet runs show RUN_ID --journal J
 //! [--events] [--format json]` shows one: its header, status, result or error, and the
 //! operations it left uncertain; `--events` prints its journal as the JSONL of `run --events`.
+//! `runlet runs delete RUN_ID` removes an ended run (`delete.rs`).
 //! Exit 0, or 2 on usage or I/O (INTERFACES.md §4.1).
 
 use std::process::ExitCode;
@@ -39,6 +40,8 @@ pub struct Args {
 enum Command {
     /// Show one run: its header, status, result or error, and uncertain operations.
     Show(ShowArgs),
+    /// Delete an ended run, and the blobs no other run names.
+    Delete(crate::delete::Args),
 }
 
 #[derive(Debug, clap::Args)]
@@ -67,6 +70,7 @@ pub fn run(args: &Args) -> ExitCode {
         Some(Command::Show(show)) => {
             execute_show(show).unwrap_or_else(|failure| failure.report(show.format, Shape::Diagnostics))
         }
+        Some(Command::Delete(delete)) => crate::delete::run(delete),
         None => execute_list(args).unwrap_or_else(|failure| failure.report(args.format, Shape::Diagnostics)),
     }
 }

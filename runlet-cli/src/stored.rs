@@ -30,6 +30,17 @@ pub struct JournalArgs {
     pub digest_key_file: Option<PathBuf>,
 }
 
+/// What the run manager commands about one run take: the run and its journal.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The run's id (`r-…`).
+    pub run_id: String,
+    #[command(flatten)]
+    pub journal: JournalArgs,
+    #[arg(long, value_enum, default_value_t)]
+    pub format: crate::report::Format,
+}
+
 /// An opened durable journal.
 pub struct OpenJournal {
     pub spec: JournalSpec,

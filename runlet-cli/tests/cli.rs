@@ -144,6 +144,33 @@ fn heal_inserts_the_missing_return_and_reports_it() {
     assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
 }
 
+#[test]
+fn heal_with_a_registry_applies_safe_machine_fixes_and_insertions_only_keeps_to_insertions() {
+    // Two mistakes: `&&` (a machine-applicable replacement) and a loop body without `return`
+    // (an insertion).
+    let source = "xs = tools.list()\nys = for x in xs {\n    tools.score(x)\n}\nreturn ys != [] && true\n";
+    let bad = Scratch::new("heal_both.run", source);
+    let registry = Scratch::new("heal_tools.json", TOOLS_REGISTRY);
+    let output = runlet(&["heal", bad.path(), "--registry", registry.path(), "--format", "json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    let healed: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    assert_eq!(
+        healed["source"],
+        "xs = tools.list()\nys = for x in xs {\n    return tools.score(x)\n}\nreturn ys != [] and true\n"
+    );
+    let codes: Vec<&str> =
+        healed["notes"].as_array().expect("notes").iter().filter_map(|n| n["code"].as_str()).collect();
+    assert_eq!(codes, ["RL1017", "RL1036"], "{healed}");
+    assert_eq!(healed["remaining"], serde_json::json!([]));
+    let output =
+        runlet(&["heal", bad.path(), "--registry", registry.path(), "--insertions-only", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    let healed: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    assert!(
+        healed["source"].as_str().is_some_and(|s| s.contains("&&") && s.contains("return tools.score(x)"))
+    );
+}
+
 /// True when each of `keys` appears in `json` as an object key, in this order.
 fn keys_in_order(json: &str, keys: &[&str]) -> bool {
     let mut rest = json;

@@ -366,3 +366,22 @@ fn the_run_manager_needs_a_durable_journal_and_a_known_run() {
     ]);
     assert_eq!(failure_code(&two), "RL8501");
 }
+
+#[test]
+fn only_an_ended_run_is_deleted() {
+    let setup = Setup::new("delete");
+    let mut child = setup.start(&tools(150, 0), "first.jsonl");
+    setup.wait_for("first.jsonl", |event| is(event, "NodeSucceeded", "work.step"));
+    child.kill().expect("SIGKILL");
+    let run = run_id(child);
+    let refused = setup.manage(&["runs", "delete", &run, "--format", "json"]);
+    assert_eq!(failure_code(&refused), "RL8406", "an interrupted run is not deleted");
+    let cancelled = setup.manage(&["cancel", &run, "--format", "json"]);
+    assert_eq!(cancelled.status.code(), Some(0), "{}", stderr(&cancelled));
+    let deleted = setup.manage(&["runs", "delete", &run, "--format", "json"]);
+    assert_eq!(deleted.status.code(), Some(0), "{}", stderr(&deleted));
+    assert_eq!(json(&deleted), serde_json::json!({"run_id": run, "deleted": true, "blobs_collected": 0}));
+    let listed = setup.manage(&["runs", "--format", "json"]);
+    assert_eq!(json(&listed)["runs"], serde_json::json!([]));
+    assert_eq!(failure_code(&setup.manage(&["runs", "delete", &run, "--format", "json"])), "RL7002");
+}

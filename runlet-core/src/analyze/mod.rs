@@ -59,6 +59,7 @@ mod compiled;
 pub mod dump;
 mod fit;
 mod foreign;
+mod heal;
 pub mod hir;
 mod inputs;
 mod lower;
@@ -67,6 +68,7 @@ mod types;
 use std::collections::HashMap;
 
 pub use compiled::{CompiledProgram, LANGUAGE_VERSION, WorkflowIdentity};
+pub use heal::heal;
 pub use inputs::{Inputs, InputsError};
 
 use crate::diag::{Diagnostic, codes};

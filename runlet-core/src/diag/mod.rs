@@ -114,6 +114,16 @@ pub struct Label {
     pub message: String,
 }
 
+/// A candidate a diagnostic offers, as a record (spec §9.2 `candidates[]`): its name, the
+/// registry namespace it lives in when that is not the one written, and what kind of name it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CandidateRecord {
+    pub name: String,
+    pub namespace: Option<String>,
+    /// `tool`, `binding`, `host_input` or `property`.
+    pub kind: &'static str,
+}
+
 /// One finding about a source text. Build it with [`Diagnostic::error`] or
 /// [`Diagnostic::warning`] and the chained setters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,6 +137,12 @@ pub struct Diagnostic {
     pub notes: Vec<String>,
     pub fixes: Vec<Fix>,
     pub candidates: Vec<String>,
+    /// The candidates as records, where the reporter knows their kind (else derived from
+    /// `candidates` when rendering).
+    pub candidate_records: Vec<CandidateRecord>,
+    /// The shapes the context accepts and the shape it got (spec §9.2), where known.
+    pub expected_shapes: Vec<String>,
+    pub actual_shape: Option<String>,
 }
 
 impl Diagnostic {
@@ -141,6 +157,9 @@ impl Diagnostic {
             notes: Vec::new(),
             fixes: Vec::new(),
             candidates: Vec::new(),
+            candidate_records: Vec::new(),
+            expected_shapes: Vec::new(),
+            actual_shape: None,
         }
     }
 
@@ -178,6 +197,18 @@ impl Diagnostic {
         S: Into<String>,
     {
         self.candidates.extend(candidates.into_iter().map(Into::into));
+        self
+    }
+
+    pub fn with_candidate_records(mut self, records: impl IntoIterator<Item = CandidateRecord>) -> Self {
+        self.candidate_records.extend(records);
+        self
+    }
+
+    /// The shapes expected where the value was used, and the value's own.
+    pub fn with_shapes(mut self, expected: impl IntoIterator<Item = String>, actual: Option<String>) -> Self {
+        self.expected_shapes.extend(expected);
+        self.actual_shape = actual;
         self
     }
 

@@ -117,6 +117,32 @@ struct JsonDiagnostic<'a> {
     candidates: &'a [String],
     doc: String,
     notes: &'a [String],
+    title: &'static str,
+    phase: &'static str,
+    expected_shapes: &'a [String],
+    actual_shape: Option<&'a str>,
+    candidate_records: Vec<JsonCandidate<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct JsonCandidate<'a> {
+    name: &'a str,
+    namespace: Option<&'a str>,
+    kind: Option<&'a str>,
+}
+
+/// The stage that reports a code's range (spec §9.1).
+fn phase(code: super::Code) -> &'static str {
+    match code.number() / 1000 {
+        1 => "syntax",
+        2 => "analysis",
+        3 => "policy",
+        4 => "limits",
+        5 => "runtime",
+        6 => "tool",
+        7 => "persistence",
+        _ => "host",
+    }
 }
 
 /// `sha256:<hex>` of the exact source bytes that diagnostic offsets refer to.
@@ -174,6 +200,22 @@ pub fn json_diagnostics<'a>(source: &str, diagnostics: &'a [Diagnostic]) -> Json
             candidates: &d.candidates,
             doc: d.code.to_string(),
             notes: &d.notes,
+            title: super::catalogue::of(d.code).map_or("", |entry| entry.title),
+            phase: phase(d.code),
+            expected_shapes: &d.expected_shapes,
+            actual_shape: d.actual_shape.as_deref(),
+            candidate_records: if d.candidate_records.is_empty() {
+                d.candidates.iter().map(|name| JsonCandidate { name, namespace: None, kind: None }).collect()
+            } else {
+                d.candidate_records
+                    .iter()
+                    .map(|c| JsonCandidate {
+                        name: &c.name,
+                        namespace: c.namespace.as_deref(),
+                        kind: Some(c.kind),
+                    })
+                    .collect()
+            },
         })
         .collect();
     JsonDiagnostics(diagnostics)

@@ -1,5 +1,6 @@
-//! Strings in other languages' quotes ('single', `template ${x}`, f"format {x}", “curly”): the
-//! diagnostic with its conversion to Runlet's double-quoted form, and the value used for recovery.
+//! Strings in other languages' quotes ('single', `template ${x}`, f"format {x}", “curly”,
+//! triple quotes): the diagnostic with its conversion to Runlet's double-quoted form (line
+//! breaks joined as `\n`), and the value used for recovery.
 
 use super::escape::{decode_string, quote_string};
 use super::token::ForeignToken;
@@ -15,6 +16,10 @@ pub(crate) fn diagnostic(kind: ForeignToken, span: Span, text: &str) -> Diagnost
         ForeignToken::FormatString => {
             ("Runlet has no f-strings; strings use double quotes", joined(&decode_string(&text[1..]).0, "{"))
         }
+        ForeignToken::TripleQuotedString => (
+            "Runlet has no triple-quoted strings: a string is one line in double quotes, `\\n` for each line break",
+            Some((quote_string(&value(kind, text)), false)),
+        ),
         _ => ("strings use double quotes in Runlet", Some((quote_string(&value(kind, text)), false))),
     };
     let diagnostic = Diagnostic::error(codes::FOREIGN_STRING, span, message);
@@ -60,9 +65,13 @@ pub(crate) fn value(kind: ForeignToken, text: &str) -> String {
 fn inner(kind: ForeignToken, text: &str) -> &str {
     let open = match kind {
         ForeignToken::FormatString => 2,
+        ForeignToken::TripleQuotedString => 3,
         _ => text.chars().next().map_or(0, char::len_utf8),
     };
-    let close = text.chars().next_back().map_or(0, char::len_utf8);
+    let close = match kind {
+        ForeignToken::TripleQuotedString => 3,
+        _ => text.chars().next_back().map_or(0, char::len_utf8),
+    };
     text.get(open..text.len().saturating_sub(close)).unwrap_or_default()
 }
 
@@ -120,6 +129,10 @@ mod tests {
         assert_eq!(fix(ForeignToken::FormatString, r#"f"{a}-{b.c}""#).as_deref(), Some(r#"a + "-" + b.c"#));
         assert_eq!(fix(ForeignToken::FormatString, r#"f"{x:.2f}""#), None);
         assert_eq!(fix(ForeignToken::CurlyQuotedString, "“hello”").as_deref(), Some(r#""hello""#));
+        assert_eq!(
+            fix(ForeignToken::TripleQuotedString, "'''Hello,\nthe \"end\"'''").as_deref(),
+            Some(r#""Hello,\nthe \"end\"""#)
+        );
     }
 
     #[test]

@@ -106,6 +106,9 @@ fn classify(raw: RawToken, text: &str, span: Span, diagnostics: &mut Sink) -> To
         RawToken::CurlyQuotedString => {
             foreign_string(ForeignToken::CurlyQuotedString, text, span, diagnostics)
         }
+        RawToken::TripleQuotedString => {
+            foreign_string(ForeignToken::TripleQuotedString, text, span, diagnostics)
+        }
         RawToken::LParen => TokenKind::LParen,
         RawToken::RParen => TokenKind::RParen,
         RawToken::LBracket => TokenKind::LBracket,

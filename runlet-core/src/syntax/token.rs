@@ -39,6 +39,9 @@ pub(crate) enum RawToken {
     FormatString,
     #[regex(r"“[^”\n]*”|‘[^’\n]*’")]
     CurlyQuotedString,
+    #[regex(r#""""([^"]|"[^"]|""[^"])*""""#)]
+    #[regex(r"'''([^']|'[^']|''[^'])*'''")]
+    TripleQuotedString,
     #[token("(")]
     LParen,
     #[token(")")]
@@ -290,6 +293,7 @@ pub enum ForeignToken {
     TemplateString,
     FormatString,
     CurlyQuotedString,
+    TripleQuotedString,
 }
 
 impl ForeignToken {
@@ -301,6 +305,7 @@ impl ForeignToken {
                 | ForeignToken::TemplateString
                 | ForeignToken::FormatString
                 | ForeignToken::CurlyQuotedString
+                | ForeignToken::TripleQuotedString
         )
     }
 
@@ -326,6 +331,7 @@ impl ForeignToken {
             ForeignToken::TemplateString => "`…`",
             ForeignToken::FormatString => "f\"…\"",
             ForeignToken::CurlyQuotedString => "“…”",
+            ForeignToken::TripleQuotedString => "\"\"\"…\"\"\"",
         }
     }
 }

@@ -2,28 +2,9 @@
 //! (all compatible ones together, and each alone) leaves a program with strictly fewer errors
 //! (a warning's fix: strictly fewer of that warning) or none at all.
 
-use runlet::diag::{Applicability, Diagnostic, Fix, apply_fixes};
+use runlet::diag::{Applicability, apply_fixes};
 
-use crate::support::{Setup, cases, errors};
-
-/// The machine-applicable fixes of `diagnostics` whose edits do not overlap, in order.
-fn compatible(diagnostics: &[Diagnostic]) -> Vec<&Fix> {
-    let mut chosen: Vec<&Fix> = Vec::new();
-    for fix in diagnostics.iter().flat_map(|d| &d.fixes) {
-        if fix.applicability != Applicability::MachineApplicable {
-            continue;
-        }
-        let overlaps = chosen.iter().flat_map(|c| &c.edits).any(|a| {
-            fix.edits
-                .iter()
-                .any(|b| a.span.start < b.span.end && b.span.start < a.span.end || a.span == b.span)
-        });
-        if !overlaps {
-            chosen.push(fix);
-        }
-    }
-    chosen
-}
+use crate::support::{Setup, cases, compatible, errors};
 
 #[test]
 fn machine_fixes_leave_fewer_errors() {

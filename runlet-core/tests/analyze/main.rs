@@ -9,6 +9,7 @@ mod corpus;
 mod fixes;
 mod generated;
 mod matrix;
+mod mistakes;
 mod properties;
 mod sensitivity;
 mod support;

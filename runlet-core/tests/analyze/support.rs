@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use runlet::analyze::{Analysis, AnalyzeOptions, Inputs, analyze};
+use runlet::diag::{Applicability, Diagnostic, Fix};
 use runlet::registry::{Registry, RegistryOptions, UnsafeToolPolicy};
 
 /// The text of a file under `tests/analyze/`.
@@ -100,4 +101,23 @@ pub fn check(source: &str) -> Analysis {
 /// How many errors `analysis` reports.
 pub fn errors(analysis: &Analysis) -> usize {
     analysis.diagnostics.iter().filter(|d| d.is_error()).count()
+}
+
+/// The machine-applicable fixes of `diagnostics` whose edits do not overlap, in order.
+pub fn compatible<'a>(diagnostics: impl IntoIterator<Item = &'a Diagnostic>) -> Vec<&'a Fix> {
+    let mut chosen: Vec<&Fix> = Vec::new();
+    for fix in diagnostics.into_iter().flat_map(|d| &d.fixes) {
+        if fix.applicability != Applicability::MachineApplicable {
+            continue;
+        }
+        let overlaps = chosen.iter().flat_map(|c| &c.edits).any(|a| {
+            fix.edits
+                .iter()
+                .any(|b| a.span.start < b.span.end && b.span.start < a.span.end || a.span == b.span)
+        });
+        if !overlaps {
+            chosen.push(fix);
+        }
+    }
+    chosen
 }

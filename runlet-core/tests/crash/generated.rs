@@ -10,7 +10,7 @@ use runlet::value::{List, Value};
 
 use crate::generated_programs::{Answer, Generator, REGISTRY, answer};
 use crate::harness::{Case, Tally};
-use crate::{Config, crash_everywhere};
+use crate::{Config, crash_everywhere, crash_twice_everywhere};
 
 /// The fewest crash points one run of the test covers.
 const CRASH_POINTS: usize = 10_000;
@@ -64,9 +64,52 @@ const MAX_APPENDS: usize = 20;
 /// The threads the programs are shared out to, by index.
 const THREADS: u64 = 2;
 
+/// The fewest double-crash points one run of the test covers: each costs three runs' worth.
+const DOUBLE_CRASH_POINTS: usize = 1_000;
+
 #[test]
 fn generated_programs_resume_alike_after_a_crash_at_every_append() {
     let config = Config::from_env();
+    let tally = crash_generated(&config, CRASH_POINTS, crash_everywhere);
+    if config.only().is_none() {
+        assert!(tally.points >= CRASH_POINTS, "{tally:?}");
+        assert!(
+            tally.with_calls_in_flight > tally.points / 2,
+            "most crashes leave calls in flight: {tally:?}"
+        );
+        assert!(tally.decisions > 100 && tally.redispatched > 1000, "{tally:?}");
+        assert!(
+            tally.from_snapshot > tally.points / 4,
+            "many crash points resume from a snapshot: {tally:?}"
+        );
+    }
+}
+
+/// The worker that takes a run over after a crash at point `p` crashes 1 to 3 appends later.
+fn second_crash(point: usize) -> usize {
+    1 + point % 3
+}
+
+#[test]
+fn generated_programs_resume_alike_after_a_second_crash_of_the_worker_that_took_over() {
+    let config = Config::from_env();
+    let twice =
+        |case: &Case, config: &Config, max: usize| crash_twice_everywhere(case, config, max, second_crash);
+    let tally = crash_generated(&config, DOUBLE_CRASH_POINTS, twice);
+    if config.only().is_none() {
+        assert!(tally.points >= DOUBLE_CRASH_POINTS, "{tally:?}");
+        assert!(tally.decisions > 20 && tally.redispatched > 100 && tally.from_snapshot > 0, "{tally:?}");
+    }
+}
+
+/// Crashes generated programs of the configured seed with `crash` until at least `points`
+/// crash points are covered (or the configured case alone), on [`THREADS`] threads, and
+/// reports what they exercised.
+fn crash_generated(
+    config: &Config,
+    points: usize,
+    crash: impl Fn(&Case, &Config, usize) -> Option<Tally> + Sync,
+) -> Tally {
     let started = Instant::now();
     let only: Option<u64> = config
         .only()
@@ -77,7 +120,7 @@ fn generated_programs_resume_alike_after_a_crash_at_every_append() {
         for index in (thread..).step_by(THREADS as usize) {
             let done = match only {
                 Some(only) => index > only,
-                None => tally.points >= CRASH_POINTS.div_ceil(THREADS as usize),
+                None => tally.points >= points.div_ceil(THREADS as usize),
             };
             if done {
                 break;
@@ -85,7 +128,7 @@ fn generated_programs_resume_alike_after_a_crash_at_every_append() {
             if only.is_some_and(|only| only != index) {
                 continue;
             }
-            match crash_everywhere(&case(config.seed, index), &config, MAX_APPENDS) {
+            match crash(&case(config.seed, index), config, MAX_APPENDS) {
                 Some(counted) => tally.add(counted),
                 None => larger += 1,
             }
@@ -94,6 +137,7 @@ fn generated_programs_resume_alike_after_a_crash_at_every_append() {
         (tally, programs, larger)
     };
     let shares: Vec<(Tally, usize, usize)> = std::thread::scope(|scope| {
+        let share = &share;
         let threads: Vec<_> = (0..THREADS).map(|t| scope.spawn(move || share(t))).collect();
         threads.into_iter().map(|t| t.join().expect("a thread of crash points panicked")).collect()
     });
@@ -109,16 +153,5 @@ fn generated_programs_resume_alike_after_a_crash_at_every_append() {
         config.seed,
         started.elapsed()
     );
-    if only.is_none() {
-        assert!(tally.points >= CRASH_POINTS, "{tally:?}");
-        assert!(
-            tally.with_calls_in_flight > tally.points / 2,
-            "most crashes leave calls in flight: {tally:?}"
-        );
-        assert!(tally.decisions > 100 && tally.redispatched > 1000, "{tally:?}");
-        assert!(
-            tally.from_snapshot > tally.points / 4,
-            "many crash points resume from a snapshot: {tally:?}"
-        );
-    }
+    tally
 }

@@ -81,10 +81,13 @@ struct Process {
     program: Executable,
     inputs: Inputs,
     options: RunOptions,
+    /// Its journal stops taking appends at the lab's budget.
+    crashes: bool,
 }
 
 impl Process {
     fn new(case: &Case, lab: &Arc<Lab>, worker: Worker) -> Process {
+        let crashes = worker != Worker::Resumed;
         let registry = Registry::from_json_str(&case.registry, &RegistryOptions::default())
             .unwrap_or_else(|e| panic!("{}: the registry loads: {e}", case.name))
             .registry;
@@ -93,7 +96,7 @@ impl Process {
         let runtime = Runtime::builder()
             .registry(registry)
             .executor(lab.tools(worker))
-            .journal(lab.journal(worker == Worker::Crashed))
+            .journal(lab.journal(crashes))
             .settings(case.settings.clone())
             .digest_key("crash", b"the key every worker of these runs shares")
             // As often as they may be written: most crash points then resume from a snapshot.
@@ -104,7 +107,7 @@ impl Process {
         let program = runtime
             .compile(&case.source, &inputs)
             .unwrap_or_else(|d| panic!("{} compiles: {d:?}\n{}", case.name, case.source));
-        Process { runtime, program, inputs, options: RunOptions { limits: case.limits.clone() } }
+        Process { runtime, program, inputs, options: RunOptions { limits: case.limits.clone() }, crashes }
     }
 
     fn start(&self) -> RunHandle {
@@ -151,11 +154,50 @@ fn needs_decision(class: ExecutionClass) -> bool {
     matches!(class, ExecutionClass::AtMostOnce | ExecutionClass::Unsafe)
 }
 
-/// The two processes crash points of one case run on.
+/// What the journal held when a worker took a run over, and the run it resumed.
+struct Takeover {
+    /// The resumed run; `None` when the worker crashed while it journaled its decisions.
+    handle: Option<RunHandle>,
+    prefix: Vec<Event>,
+    /// The calls left dispatching, by node, with their tool.
+    in_flight: BTreeMap<String, String>,
+}
+
+/// The calls (by node) `later` sent that completed before it took the run over, whose journal
+/// then held `prefix`: none may have, by node or by operation; else the ones it sent again.
+fn repeats(
+    world: &World,
+    prefix: &[Event],
+    earlier: &[Worker],
+    later: Worker,
+) -> Result<Vec<String>, String> {
+    let received = world.received();
+    let completed = completed(prefix);
+    let completed_operations: BTreeSet<_> = received
+        .iter()
+        .filter(|r| earlier.contains(&r.from) && completed.contains(&r.node))
+        .map(|r| r.operation)
+        .collect();
+    let mut sent = Vec::new();
+    for call in received.into_iter().filter(|r| r.from == later) {
+        if completed.contains(&call.node) || completed_operations.contains(&call.operation) {
+            return Err(format!(
+                "`{}` ({}) completed before the crash and was dispatched again",
+                call.node, call.tool
+            ));
+        }
+        sent.push(call.node);
+    }
+    Ok(sent)
+}
+
+/// The processes crash points of one case run on: one that crashes, one that takes a run over
+/// and crashes again (for double crashes), and one that resumes it to its end.
 pub struct Bench<'c> {
     case: &'c Case,
     lab: Arc<Lab>,
     crashing: Process,
+    interrupting: Process,
     resuming: Process,
     classes: BTreeMap<String, ExecutionClass>,
     bounds: LoopBounds,
@@ -165,10 +207,11 @@ impl<'c> Bench<'c> {
     pub fn new(case: &'c Case) -> Bench<'c> {
         let lab = Lab::new((case.tools)());
         let crashing = Process::new(case, &lab, Worker::Crashed);
+        let interrupting = Process::new(case, &lab, Worker::Interrupted);
         let resuming = Process::new(case, &lab, Worker::Resumed);
         let classes = crashing.classes();
         let bounds = LoopBounds::of(crashing.program.compiled().program(), case.settings.default_loop_limit);
-        Bench { case, lab, crashing, resuming, classes, bounds }
+        Bench { case, lab, crashing, interrupting, resuming, classes, bounds }
     }
 
     /// Runs the case without a crash; resuming the ended run dispatches nothing.
@@ -204,7 +247,24 @@ impl<'c> Bench<'c> {
         self.lab.prepare(world.clone(), Some(point));
         let handle = self.crashing.start();
         let run = handle.run_id().clone();
-        let checked = self.crashed(reference, &run, handle, &world);
+        let checked = self.crashed(reference, &run, handle, &world, None);
+        self.lab.forget(&run);
+        checked
+    }
+
+    /// Crashes the case after append `point`, lets another worker take the run over and crash
+    /// `second` appends later, then recovers and resumes the run, and checks it.
+    pub fn crash_twice_at(
+        &self,
+        reference: &Reference,
+        point: usize,
+        second: usize,
+    ) -> Result<Tally, String> {
+        let world = World::new((self.case.tools)());
+        self.lab.prepare(world.clone(), Some(point));
+        let handle = self.crashing.start();
+        let run = handle.run_id().clone();
+        let checked = self.crashed(reference, &run, handle, &world, Some(second));
         self.lab.forget(&run);
         checked
     }
@@ -215,26 +275,97 @@ impl<'c> Bench<'c> {
         run: &RunId,
         handle: RunHandle,
         world: &World,
+        second: Option<usize>,
     ) -> Result<Tally, String> {
         self.crashing.wait(handle).map_err(|e| format!("before the crash: {e}"))?.ok();
         // The process is gone, and with it every call it had not handed to the tools.
         world.stop(Worker::Crashed);
         let trial = self.lab.trial(run);
-        let prefix = self.resuming.events(&trial, run, 0);
         let mut tally = Tally { points: 1, ..Tally::default() };
-        let in_flight = left_dispatching(&prefix);
-        tally.with_calls_in_flight = usize::from(!in_flight.is_empty());
-
-        let resuming = &self.resuming;
-        let mut recovery = match resuming.runtime.recovery(&resuming.program, run, resuming.options.clone()) {
-            Ok(recovery) => recovery,
-            Err(refused) if refused.code() == codes::RUN_NOT_STARTED && prefix.is_empty() => {
+        let mut earlier = vec![Worker::Crashed];
+        if let Some(more) = second {
+            // Another worker takes the run over and crashes `more` appends later.
+            trial.allow(more);
+            let Some(takeover) = self.take_over(&self.interrupting, run, world, &mut tally)? else {
                 return self.start_again(reference, world).map(|()| tally);
+            };
+            if let Some(handle) = takeover.handle {
+                let _ = self.interrupting.wait(handle)?;
             }
+            world.stop(Worker::Interrupted);
+            repeats(world, &takeover.prefix, &earlier, Worker::Interrupted)
+                .map_err(|e| format!("after the first crash: {e}"))?;
+            earlier.push(Worker::Interrupted);
+        }
+        let Some(takeover) = self.take_over(&self.resuming, run, world, &mut tally)? else {
+            return self.start_again(reference, world).map(|()| tally);
+        };
+        let Takeover { handle, prefix, in_flight } = takeover;
+        let handle = handle.ok_or("the resuming worker's journal does not crash")?;
+        let resumed = match self.resuming.wait(handle)? {
+            Ok(outcome) => ending(&outcome),
+            Err(error) => return Err(format!("the resumed run's journal failed: {error}")),
+        };
+        // The resuming process is done with the run: calls its run prepared before it ended reach
+        // the tools no more.
+        world.stop(Worker::Resumed);
+        if resumed != reference.ending {
+            return Err(format!("the resumed run {resumed}, the crash-free one {}", reference.ending));
+        }
+        let again = repeats(world, &prefix, &earlier, Worker::Resumed)?;
+        tally.redispatched += again.iter().filter(|node| in_flight.contains_key(*node)).count();
+        let mut sent: BTreeMap<_, Vec<String>> = BTreeMap::new();
+        for call in world.received().into_iter().filter(|r| needs_decision(self.classes[r.tool.as_str()])) {
+            sent.entry(call.operation).or_default().push(call.node);
+        }
+        if let Some((operation, nodes)) = sent.iter().find(|(_, nodes)| nodes.len() > 1) {
+            return Err(format!(
+                "the at-most-once or unsafe operation {operation} was dispatched {} times: {nodes:?}",
+                nodes.len()
+            ));
+        }
+        let mut whole = prefix;
+        whole.extend(self.resuming.events(&trial, run, whole.len()));
+        self.bounds.check(&whole)?;
+        let core = self.resuming.runtime.core(&self.resuming.program, &self.resuming.options);
+        let replayed =
+            replay(core, &whole).map_err(|e| format!("the resumed journal does not replay: {e}"))?;
+        let calls: Vec<&str> = replayed.in_flight.iter().map(|r| r.node_id.as_str()).collect();
+        match replayed.outcome.as_ref().map(ending) {
+            Some(end) if end == reference.ending && calls.is_empty() => Ok(tally),
+            end => Err(format!(
+                "{}\nreplaying the resumed journal ends {end:?} with calls {calls:?} to dispatch",
+                whole
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| format!("{} {e:?}", i + 1))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )),
+        }
+    }
+
+    /// `process` takes the run over as a host would: it recovers the run from what the journal
+    /// holds (checking that exactly the at-most-once and unsafe calls prepared without an
+    /// outcome are reported uncertain), decides those the way a host does after asking the
+    /// provider, and resumes it. `None` for a run whose start was never committed.
+    fn take_over(
+        &self,
+        process: &Process,
+        run: &RunId,
+        world: &World,
+        tally: &mut Tally,
+    ) -> Result<Option<Takeover>, String> {
+        let prefix = process.events(&self.lab.trial(run), run, 0);
+        let in_flight = left_dispatching(&prefix);
+        tally.with_calls_in_flight = usize::from(tally.with_calls_in_flight > 0 || !in_flight.is_empty());
+        let mut recovery = match process.runtime.recovery(&process.program, run, process.options.clone()) {
+            Ok(recovery) => recovery,
+            Err(refused) if refused.code() == codes::RUN_NOT_STARTED && prefix.is_empty() => return Ok(None),
             Err(refused) => return Err(format!("recovery refused the journal: {refused}")),
         };
         match recovery.snapshot() {
-            SnapshotUse::Restored { .. } => tally.from_snapshot += 1,
+            SnapshotUse::Restored { .. } => tally.from_snapshot = 1,
             SnapshotUse::None => {}
             SnapshotUse::Refused { upto_seq, reason } => {
                 return Err(format!("the run's own snapshot at {upto_seq} was refused: {reason}"));
@@ -263,66 +394,21 @@ impl<'c> Bench<'c> {
                 }
                 None => recovery.authorize_fresh_generation(id).map(|_| ()),
             };
-            decided
-                .map_err(|e| format!("the host's decision about `{}` was refused: {e}", operation.node_id))?;
-            tally.decisions += 1;
-        }
-        let resumed = match resuming.wait(recovery.resume())? {
-            Ok(outcome) => ending(&outcome),
-            Err(error) => return Err(format!("the resumed run's journal failed: {error}")),
-        };
-        // The resuming process is done with the run: calls its run prepared before it ended reach
-        // the tools no more.
-        world.stop(Worker::Resumed);
-        if resumed != reference.ending {
-            return Err(format!("the resumed run {resumed}, the crash-free one {}", reference.ending));
-        }
-
-        let received = world.received();
-        let completed = completed(&prefix);
-        let completed_operations: BTreeSet<_> = received
-            .iter()
-            .filter(|r| r.from == Worker::Crashed && completed.contains(&r.node))
-            .map(|r| r.operation)
-            .collect();
-        for call in received.iter().filter(|r| r.from == Worker::Resumed) {
-            if completed.contains(&call.node) || completed_operations.contains(&call.operation) {
-                return Err(format!(
-                    "`{}` ({}) completed before the crash and was dispatched again",
-                    call.node, call.tool
-                ));
+            match decided {
+                Ok(()) => tally.decisions += 1,
+                // A worker whose journal crashes may crash while it journals its decisions.
+                Err(crash) if crash.code() == codes::JOURNAL_STORAGE && process.crashes => {
+                    return Ok(Some(Takeover { handle: None, prefix, in_flight }));
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "the host's decision about `{}` was refused: {e}",
+                        operation.node_id
+                    ));
+                }
             }
-            tally.redispatched += usize::from(in_flight.contains_key(&call.node));
         }
-        let mut sent: BTreeMap<_, Vec<&str>> = BTreeMap::new();
-        for call in received.iter().filter(|r| needs_decision(self.classes[r.tool.as_str()])) {
-            sent.entry(call.operation).or_default().push(&call.node);
-        }
-        if let Some((operation, nodes)) = sent.iter().find(|(_, nodes)| nodes.len() > 1) {
-            return Err(format!(
-                "the at-most-once or unsafe operation {operation} was dispatched {} times: {nodes:?}",
-                nodes.len()
-            ));
-        }
-        let mut whole = prefix;
-        whole.extend(resuming.events(&trial, run, whole.len()));
-        self.bounds.check(&whole)?;
-        let core = resuming.runtime.core(&resuming.program, &resuming.options);
-        let replayed =
-            replay(core, &whole).map_err(|e| format!("the resumed journal does not replay: {e}"))?;
-        let calls: Vec<&str> = replayed.in_flight.iter().map(|r| r.node_id.as_str()).collect();
-        match replayed.outcome.as_ref().map(ending) {
-            Some(end) if end == reference.ending && calls.is_empty() => Ok(tally),
-            end => Err(format!(
-                "{}\nreplaying the resumed journal ends {end:?} with calls {calls:?} to dispatch",
-                whole
-                    .iter()
-                    .enumerate()
-                    .map(|(i, e)| format!("{} {e:?}", i + 1))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            )),
-        }
+        Ok(Some(Takeover { handle: Some(recovery.resume()), prefix, in_flight }))
     }
 
     /// What a host does with a run that never started: nothing reached its tools, so it starts

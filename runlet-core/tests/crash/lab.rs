@@ -1,7 +1,8 @@
 //! Where crashed runs live: each run has its own in-memory store and world, assigned when the
 //! run is created. The crashing worker's journal takes a set number of the run's appends and
 //! then fails every later one, as a worker that crashed would: nothing after the crash point
-//! reaches the store, and the run stops at its next append. Each worker's tools route a call to
+//! reaches the store, and the run stops at its next append (a budget the harness may extend
+//! for a worker that resumes the run and crashes again). Each worker's tools route a call to
 //! its run's world.
 
 use std::collections::BTreeMap;
@@ -24,15 +25,20 @@ use crate::world::{Worker, World};
 pub struct Trial {
     pub store: Arc<MemoryJournal>,
     pub world: Arc<World>,
-    /// Appends the crashing worker's journal accepts; `None` never crashes.
-    budget: Option<usize>,
+    /// Appends the crashing workers' journals accept in all; `usize::MAX` never crashes.
+    budget: Arc<AtomicUsize>,
     accepted: Arc<AtomicUsize>,
 }
 
 impl Trial {
-    /// How many appends of the crashing worker reached the store.
+    /// How many appends of the crashing workers reached the store.
     pub fn accepted(&self) -> usize {
         self.accepted.load(Ordering::SeqCst)
+    }
+
+    /// The next crashing worker's journal takes `more` appends, then crashes too.
+    pub fn allow(&self, more: usize) {
+        self.budget.store(self.accepted() + more, Ordering::SeqCst);
     }
 }
 
@@ -52,6 +58,7 @@ impl Lab {
     /// The run created next lives in a fresh store and `world`, and crashes after `budget`
     /// appends.
     pub fn prepare(&self, world: Arc<World>, budget: Option<usize>) {
+        let budget = Arc::new(AtomicUsize::new(budget.unwrap_or(usize::MAX)));
         let trial = Trial { store: Arc::new(MemoryJournal::new()), world, budget, accepted: Arc::default() };
         *self.next.lock() = Some(trial);
     }
@@ -69,7 +76,7 @@ impl Lab {
         self.runs.lock().remove(run);
     }
 
-    /// The journal of a worker; `crashes` for the one whose appends stop at the budget.
+    /// The journal of a worker; `crashes` for those whose appends stop at the budget.
     pub fn journal(self: &Arc<Self>, crashes: bool) -> Arc<dyn Journal> {
         Arc::new(LabJournal { lab: Arc::clone(self), crashes })
     }
@@ -100,7 +107,7 @@ impl Journal for LabJournal {
 
     async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError> {
         let trial = self.lab.trial(run);
-        if self.crashes && trial.budget.is_some_and(|budget| trial.accepted() >= budget) {
+        if self.crashes && trial.accepted() >= trial.budget.load(Ordering::SeqCst) {
             return Err(JournalError::new(JournalErrorKind::Storage, "the worker crashed"));
         }
         let last = trial.store.append(run, expected_seq, records).await?;

@@ -4,7 +4,9 @@
 //! Checked after each: the same result as the crash-free run, no completed call dispatched
 //! again, at-most-once and unsafe calls dispatched at most once and reported uncertain exactly
 //! when their `CallDispatchPrepared` has no outcome, loops within their bound, and a replay of
-//! the ended journal that dispatches nothing.
+//! the ended journal that dispatches nothing. A second test crashes twice: the worker that takes
+//! the run over after the first crash crashes too, 1 to 3 appends later (or while it journals
+//! its decisions), and a third worker resumes the run from what both left.
 //!
 //! Seeded: `RUNLET_CRASH_SEED` (default [`DEFAULT_SEED`]) picks the generated programs. A
 //! failure names its case and crash point; `RUNLET_CRASH_CASE` and `RUNLET_CRASH_POINT` run
@@ -68,6 +70,26 @@ impl Config {
 /// its crash-free run takes more than `max_appends`; panics with what reproduces the first
 /// failure.
 pub fn crash_everywhere(case: &Case, config: &Config, max_appends: usize) -> Option<Tally> {
+    crash_at_points(case, config, max_appends, None)
+}
+
+/// [`crash_everywhere`], each crash followed by a second one: the worker that takes the run
+/// over after a crash at point `p` crashes `second(p)` appends later, and a third resumes it.
+pub fn crash_twice_everywhere(
+    case: &Case,
+    config: &Config,
+    max_appends: usize,
+    second: fn(usize) -> usize,
+) -> Option<Tally> {
+    crash_at_points(case, config, max_appends, Some(second))
+}
+
+fn crash_at_points(
+    case: &Case,
+    config: &Config,
+    max_appends: usize,
+    second: Option<fn(usize) -> usize>,
+) -> Option<Tally> {
     let bench = Bench::new(case);
     let reference = bench.reference();
     if reference.appends > max_appends {
@@ -79,7 +101,11 @@ pub fn crash_everywhere(case: &Case, config: &Config, max_appends: usize) -> Opt
     };
     let mut tally = Tally::default();
     for point in points {
-        match bench.crash_at(&reference, point) {
+        let checked = match second {
+            Some(second) => bench.crash_twice_at(&reference, point, second(point)),
+            None => bench.crash_at(&reference, point),
+        };
+        match checked {
             Ok(counted) => tally.add(counted),
             Err(failure) => panic!(
                 "{}: a crash after append {point} of {}: {failure}\nreproduce with RUNLET_CRASH_SEED={} RUNLET_CRASH_CASE={} RUNLET_CRASH_POINT={point} cargo test -p runlet-core --test crash\n{}",

@@ -1,5 +1,5 @@
 //! The world outside a run: tools that answer at once and deterministically and remember every
-//! call they received, from the worker that crashed and from the one that resumed, so the
+//! call they received, from the workers that crashed and from the one that resumed, so the
 //! harness can tell what really happened and answer recovery the way a provider would. A worker
 //! that stopped reaches the world no more.
 
@@ -17,6 +17,8 @@ use runlet::value::Value;
 pub enum Worker {
     /// The worker whose journal stopped after the crash point.
     Crashed,
+    /// A worker that resumed the run and crashed too, a few appends later.
+    Interrupted,
     /// The worker that resumed the run from what the journal held.
     Resumed,
 }

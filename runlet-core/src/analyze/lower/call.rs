@@ -41,11 +41,6 @@ impl Lowerer<'_> {
                     diagnostic = diagnostic.with_help(format!(
                         "`{tool}` is a tool and `.{rest}` would read its result: call the tool first, `{tool}(…).{rest}`"
                     ));
-                } else {
-                    if let Some(help) = foreign::function(&text) {
-                        diagnostic = diagnostic.with_help(help);
-                    }
-                    diagnostic = self.with_tool_candidates(diagnostic, &text, callee.span);
                 }
                 if !self.registry.is_root(root) {
                     diagnostic = diagnostic.with_note(format!(
@@ -53,12 +48,40 @@ impl Lowerer<'_> {
                         self.registry.digest()
                     ));
                 }
+                if found.is_none() {
+                    if let Some(form) = foreign::function(&text) {
+                        return self.absent_call(e, diagnostic, form, args, None);
+                    }
+                    diagnostic = self.with_tool_candidates(diagnostic, &text, callee.span);
+                }
                 self.report(diagnostic);
                 self.lower_arguments_for_errors(args);
                 let at = self.at(e);
                 self.poison(&at)
             }
         }
+    }
+
+    /// One diagnostic for a call of a name Runlet deliberately lacks, with the edit to the Runlet
+    /// form (`analyze/foreign.rs`) instead of a spelling search; `receiver` is a method's.
+    fn absent_call(
+        &mut self,
+        e: &ast::Expr,
+        diagnostic: Diagnostic,
+        form: foreign::Absent,
+        args: &[ast::Expr],
+        receiver: Option<&ast::Expr>,
+    ) -> ExprId {
+        let operands: Vec<(&ast::Expr, ExprId)> =
+            receiver.into_iter().chain(args).map(|arg| (arg, self.expr(arg, Expect::Nothing))).collect();
+        let rewrite = self.absent_rewrite(form, e.span, &operands);
+        let mut diagnostic = diagnostic.with_help(rewrite.help);
+        if let Some(fix) = rewrite.fix {
+            diagnostic = diagnostic.with_fix(fix);
+        }
+        self.report(diagnostic);
+        let at = self.at(e);
+        self.poison(&at)
     }
 
     /// `RL2105`: calling something that is not a registered tool.
@@ -69,6 +92,17 @@ impl Lowerer<'_> {
         args: &[ast::Expr],
         path: Option<String>,
     ) -> ExprId {
+        if let ast::ExprKind::Member { object, name } = &callee.kind
+            && let Some(form) = foreign::method(&name.name)
+        {
+            let method = &name.name;
+            let diagnostic = Diagnostic::error(
+                codes::NOT_CALLABLE,
+                callee.span,
+                format!("Runlet values have no methods: `.{method}(…)` is not a Runlet call"),
+            );
+            return self.absent_call(e, diagnostic, form, args, Some(object));
+        }
         let what = self.describe(callee.span);
         let mut diagnostic = Diagnostic::error(
             codes::NOT_CALLABLE,
@@ -298,6 +332,7 @@ impl Lowerer<'_> {
                 format!("`{name}` cannot be called with {given} argument{plural}"),
             )
             .with_help("call it in one of the accepted shapes")
+            .with_shapes(accepted.clone(), Some(format!("{given} argument{plural}")))
             .with_candidates(accepted),
         );
     }

@@ -145,6 +145,7 @@ impl Lowerer<'_> {
             item_ty,
             self.expr_ref(collection).origin,
         );
+        self.note_entry_loop(item, collection);
         let body = &for_expr.body;
         let region =
             self.block(RegionKind::ForBody, body.span, &body.stmts, &[item], Vec::new(), Expect::Nothing);
@@ -162,7 +163,15 @@ impl Lowerer<'_> {
         let init = self.expr(&fold.init, Expect::Nothing);
         let collection = self.expr(&fold.iterable, Expect::Nothing);
         let item_ty = self.iteration_item(collection, "fold").unwrap_or(Ty::Schema(self.types.any));
-        let init_ty = self.ty(init);
+        // The keyed-accumulation idiom (spec §2.7.2): an `{}` seed merged with computed-key
+        // entries and read by key in the body is read there as the map it widens to, so
+        // `acc[key] if key in acc else 0` type-checks before the widening.
+        let init_ty = match &fold.init.kind {
+            ast::ExprKind::Object(items) if items.is_empty() && self.keyed_accumulation(fold) => {
+                Ty::Schema(self.types.map_of(self.types.any))
+            }
+            _ => self.ty(init),
+        };
         let accumulator = self.new_binding(
             &fold.acc.name,
             fold.acc.span,
@@ -177,6 +186,7 @@ impl Lowerer<'_> {
             item_ty,
             self.expr_ref(collection).origin,
         );
+        self.note_entry_loop(item, collection);
         let body = &fold.body;
         let region = self.block(
             RegionKind::FoldBody,
@@ -194,6 +204,24 @@ impl Lowerer<'_> {
             Origin::Derived,
             &at,
         )
+    }
+
+    /// Whether the fold's body merges computed-key entries (`[key]: value`, the only place a `]`
+    /// is directly followed by `:`) and reads the accumulator by key (`acc[…]`, `… in acc`).
+    fn keyed_accumulation(&self, fold: &FoldExpr) -> bool {
+        use crate::syntax::token::{Keyword, TokenKind};
+        let source = self.text(fold.body.span);
+        let tokens = crate::syntax::lexer::lex(source).tokens;
+        let is_acc = |t: &crate::syntax::token::Token| {
+            t.kind == TokenKind::Ident && &source[t.span.range()] == fold.acc.name.as_str()
+        };
+        let computed =
+            tokens.windows(2).any(|p| p[0].kind == TokenKind::RBracket && p[1].kind == TokenKind::Colon);
+        let read = tokens.windows(2).any(|p| {
+            (is_acc(&p[0]) && p[1].kind == TokenKind::LBracket)
+                || (p[0].kind == TokenKind::Keyword(Keyword::In) && is_acc(&p[1]))
+        });
+        computed && read
     }
 
     /// The accumulator keeps one schema (spec §2.7.2): the body's result converts back to the

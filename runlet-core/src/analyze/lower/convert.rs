@@ -113,13 +113,6 @@ impl Lowerer<'_> {
             (constant, wants_integer, error.code())
         {
             let text = self.text(span).to_owned();
-            let fixes = ["floor", "ceil", "round"].map(|f| {
-                Fix::new(
-                    format!("use `number.{f}({text})`"),
-                    Applicability::MaybeIncorrect,
-                    vec![Edit { span, replacement: format!("number.{f}({text})") }],
-                )
-            });
             let mut diagnostic = Diagnostic::error(
                 codes::NUMBER_LITERAL_TO_INTEGER,
                 span,
@@ -127,12 +120,18 @@ impl Lowerer<'_> {
                     "cannot safely convert `{text}` from Number to Integer for {}",
                     context.what(self.registry)
                 ),
-            )
-            .with_help(format!(
-                "use `number.floor({text})`, `number.ceil({text})`, or `number.round({text})`"
-            ));
-            for fix in fixes {
-                diagnostic = diagnostic.with_fix(fix);
+            );
+            if let Value::Number(number) = constant
+                && number.get().fract() == 0.0
+                && number.get().abs() < 1e15
+            {
+                // `2.0` is the Integer `2`: the exact literal, not a rounding call.
+                let exact = format!("{}", number.get() as i64);
+                diagnostic = diagnostic
+                    .with_help(format!("write the Integer `{exact}`"))
+                    .with_fix(Fix::machine(format!("write `{exact}`"), span, exact));
+            } else {
+                diagnostic = self.with_rounding(diagnostic, span);
             }
             self.report(diagnostic);
             return;
@@ -248,7 +247,6 @@ impl Lowerer<'_> {
                 diagnostic
             }
             Reason::NumberToInteger => {
-                let text = self.text(span).to_owned();
                 let mut diagnostic = Diagnostic::error(
                     codes::TYPE_MISMATCH,
                     span,
@@ -259,13 +257,7 @@ impl Lowerer<'_> {
                 )
                 .with_help("Numbers never become Integers implicitly: round explicitly");
                 if misfit.path.is_empty() {
-                    for f in ["floor", "ceil", "round"] {
-                        diagnostic = diagnostic.with_fix(Fix::new(
-                            format!("use `number.{f}({text})`"),
-                            Applicability::MaybeIncorrect,
-                            vec![Edit { span, replacement: format!("number.{f}({text})") }],
-                        ));
-                    }
+                    diagnostic = self.with_rounding(diagnostic, span);
                 }
                 diagnostic
             }
@@ -325,8 +317,48 @@ impl Lowerer<'_> {
                     (SchemaKind::String(_), SchemaKind::Number(_)) => self.prelude_function("number.parse"),
                     _ => None,
                 };
-                diagnostic = match parser.filter(|_| part == from) {
-                    Some(parser) => {
+                let digits = match (self.constant(id), self.types.kind(to)) {
+                    (Some(Value::String(text)), SchemaKind::Integer(_)) => {
+                        text.parse::<i64>().ok().map(|n| n.to_string())
+                    }
+                    (Some(Value::String(text)), SchemaKind::Number(_)) => {
+                        let literal = text.strip_prefix('-').unwrap_or(text);
+                        let numeric = literal.starts_with(|c: char| c.is_ascii_digit())
+                            && literal
+                                .chars()
+                                .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'));
+                        numeric
+                            .then(|| {
+                                text.parse::<f64>().ok().filter(|n| n.is_finite()).map(|_| text.to_string())
+                            })
+                            .flatten()
+                    }
+                    _ => None,
+                };
+                // A single value where a list of such values is expected: `["bug"]` for `"bug"`.
+                let wraps = part == from
+                    && self.types.variants(target).into_iter().any(|v| {
+                        match self.types.kind(self.types.resolve(v)) {
+                            // Not into a list of anything: `list.length("abc")` means the
+                            // text's length, not a list's.
+                            SchemaKind::List(list) if !self.types.is_any(list.items) => {
+                                let items = list.items;
+                                self.fitter.fit(&self.types, from, items).is_ok()
+                            }
+                            _ => false,
+                        }
+                    });
+                diagnostic = match (digits, parser.filter(|_| part == from)) {
+                    _ if wraps => {
+                        let wrapped = format!("[{}]", self.text(span));
+                        diagnostic
+                            .with_help(format!("wrap it in a list: `{wrapped}`"))
+                            .with_fix(Fix::machine(format!("write `{wrapped}`"), span, wrapped))
+                    }
+                    (Some(literal), _) => diagnostic
+                        .with_help(format!("write the number `{literal}` without quotes"))
+                        .with_fix(Fix::machine(format!("write `{literal}`"), span, literal)),
+                    (None, Some(parser)) => {
                         let call = format!("{parser}({})", self.text(span));
                         diagnostic.with_help(format!("parse the text explicitly: `{call}`")).with_fix(
                             Fix::new(
@@ -336,7 +368,9 @@ impl Lowerer<'_> {
                             ),
                         )
                     }
-                    None => diagnostic.with_help(kind_help(self.types.kind(part), self.types.kind(to))),
+                    (None, None) => {
+                        diagnostic.with_help(kind_help(self.types.kind(part), self.types.kind(to)))
+                    }
                 };
                 if part != from || to != target {
                     diagnostic = diagnostic.with_note(format!("the value: {}", self.types.display(from)));
@@ -344,7 +378,34 @@ impl Lowerer<'_> {
                 diagnostic
             }
         };
-        self.report(diagnostic);
+        let expected = self.types.display(target);
+        let actual = self.types.display(from);
+        self.report(diagnostic.with_shapes([expected], Some(actual)));
+    }
+
+    /// The rounding calls that make the Number at `span` an Integer (nearest first), when the
+    /// registry offers them; else which prelude does.
+    fn with_rounding(&self, mut diagnostic: Diagnostic, span: Span) -> Diagnostic {
+        let text = self.text(span);
+        let functions: Vec<&str> = ["number.round", "number.floor", "number.ceil"]
+            .into_iter()
+            .filter_map(|f| self.prelude_function(f))
+            .collect();
+        if functions.is_empty() {
+            return diagnostic.with_help(
+                "`number.round`, `number.floor` and `number.ceil` come with the prelude (`\"prelude\": \"deterministic\"` in the registry), which this registry does not offer",
+            );
+        }
+        let calls: Vec<String> = functions.iter().map(|f| format!("`{f}({text})`")).collect();
+        diagnostic = diagnostic.with_help(format!("use {}", calls.join(", ")));
+        for function in functions {
+            diagnostic = diagnostic.with_fix(Fix::new(
+                format!("use `{function}({text})`"),
+                Applicability::MaybeIncorrect,
+                vec![Edit { span, replacement: format!("{function}({text})") }],
+            ));
+        }
+        diagnostic
     }
 
     /// `RL2306`: an object or list formatted into a String parameter meant for people.

@@ -180,6 +180,9 @@ impl Lowerer<'_> {
         let mut value_tys = Vec::new();
         let mut computed = false;
         let mut given: Vec<Arc<str>> = Vec::new();
+        // Required properties an undeclared key's rename fix supplies (`subjet` for `subject`):
+        // not reported missing as well, so one misspelt key is one error.
+        let mut renamed: Vec<Arc<str>> = Vec::new();
         let mut reported = false;
         let keys: Vec<Arc<str>> = items
             .iter()
@@ -192,7 +195,8 @@ impl Lowerer<'_> {
         for item in items {
             match item {
                 ObjectItem::Field { key, value, .. } => {
-                    let expectation = self.field_expectation(target, context, key, &keys, &mut reported);
+                    let expectation =
+                        self.field_expectation(target, context, key, &keys, &mut reported, &mut renamed);
                     let id = match &expectation {
                         Some((schema, context)) => self.expr(value, Expect::Schema(*schema, context)),
                         None => self.expr(value, Expect::Nothing),
@@ -201,7 +205,8 @@ impl Lowerer<'_> {
                 }
                 ObjectItem::Shorthand(ident) => {
                     let key = ObjectKey { name: ident.name.clone(), quoted: false, span: ident.span };
-                    let expectation = self.field_expectation(target, context, &key, &keys, &mut reported);
+                    let expectation =
+                        self.field_expectation(target, context, &key, &keys, &mut reported, &mut renamed);
                     let shorthand_at = At { span: ident.span, path: at.path.clone() };
                     let value = self.reference(ident, &shorthand_at, true);
                     let id = match &expectation {
@@ -238,6 +243,7 @@ impl Lowerer<'_> {
             }
         }
         if let (Some(target), Some(context), false) = (target, context, computed) {
+            given.extend(renamed);
             reported |= self.missing_properties(e, items, target, context, &given);
         }
         let ty = if value_tys.contains(&Ty::Never) {
@@ -303,6 +309,7 @@ impl Lowerer<'_> {
         key: &ObjectKey,
         given: &[Arc<str>],
         reported: &mut bool,
+        renamed: &mut Vec<Arc<str>>,
     ) -> Option<(SchemaId, Context)> {
         let (target, context) = (target?, context?);
         let child = context.property(&key.name);
@@ -321,7 +328,7 @@ impl Lowerer<'_> {
             PropertyLookup::Additional(schema) => Some((schema, child)),
             PropertyLookup::Missing => {
                 *reported = true;
-                self.undeclared_key(target, context, key, given);
+                renamed.extend(self.undeclared_key(target, context, key, given));
                 None
             }
             PropertyLookup::NotAnObject => None,
@@ -329,8 +336,14 @@ impl Lowerer<'_> {
     }
 
     /// `RL2207`: a key the expected closed object does not declare, with the closest
-    /// undeclared-yet properties and a rename fix when one clearly is meant.
-    fn undeclared_key(&mut self, target: SchemaId, context: &Context, key: &ObjectKey, given: &[Arc<str>]) {
+    /// undeclared-yet properties and a rename fix when one clearly is meant (returned).
+    fn undeclared_key(
+        &mut self,
+        target: SchemaId,
+        context: &Context,
+        key: &ObjectKey,
+        given: &[Arc<str>],
+    ) -> Option<Arc<str>> {
         let pool: Vec<Candidate> = self
             .types
             .property_names(target)
@@ -357,10 +370,15 @@ impl Lowerer<'_> {
                 diagnostic = diagnostic.with_help(format!("replace `{}` with `{name}`", key.name)).with_fix(
                     Fix::machine(format!("replace `{}` with `{name}`", key.name), key.span, replacement),
                 );
+                let renamed = Arc::from(name.as_str());
+                self.report(diagnostic);
+                Some(renamed)
             }
-            None => diagnostic = diagnostic.with_help("remove the property, or use one the schema declares"),
+            None => {
+                self.report(diagnostic.with_help("remove the property, or use one the schema declares"));
+                None
+            }
         }
-        self.report(diagnostic);
     }
 
     /// `RL2208`: required properties of the expected object the literal does not give. Returns
@@ -415,6 +433,7 @@ impl Lowerer<'_> {
         )
         .with_help(format!("add `{addition}`"))
         .with_note(format!("accepted input: {}", self.types.display(target)))
+        .with_shapes([self.types.display(target)], None)
         .with_fix(Fix::new(
             format!("add `{addition}`"),
             applicability,

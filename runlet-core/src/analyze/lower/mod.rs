@@ -6,6 +6,7 @@
 //! conversion ([`Lowerer::coerce`]). After an error the expression gets schema `Any`, which
 //! meets every expectation silently, so one mistake yields one diagnostic.
 
+mod absent;
 mod call;
 mod context;
 mod control;
@@ -110,6 +111,10 @@ pub(super) struct Lowerer<'a> {
     suggested: Vec<BindingId>,
     /// Statements whose binding was read before its declaration: not reported as unused.
     read_early: Vec<Span>,
+    /// Loop items over an object whose one list property was probably meant (`for i in page`
+    /// for `for i in page.nodes`): the item, where the collection ends, the property and its
+    /// elements' schema.
+    entry_loops: Vec<(BindingId, u32, Arc<str>, SchemaId)>,
 }
 
 /// The sensitivity a reading expression takes from what it reads.
@@ -172,6 +177,7 @@ impl<'a> Lowerer<'a> {
             exhausted_at: None,
             error_schema: None,
             errors: 0,
+            entry_loops: Vec::new(),
             suggested: Vec::new(),
             read_early: Vec::new(),
         }

@@ -1,7 +1,7 @@
 //! Names: bindings in scope, host inputs, registry paths used where a value is expected, and
 //! unknown names with ranked candidates and targeted fixes for names from other languages.
 
-use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
+use crate::diag::{Applicability, CandidateRecord, Diagnostic, Edit, Fix, Span, codes};
 use crate::schema::accepts_empty_object;
 use crate::syntax::ast::{self, Ident};
 
@@ -9,6 +9,7 @@ use super::super::candidates::{Candidate, Ranked, clear_winner, rank, scored, so
 use super::super::foreign;
 use super::super::hir::{BindingId, ExprId, ExprKind, Input, InputId, Origin};
 use super::super::types::Ty;
+use super::scope::Narrowable;
 use super::{At, Expect, Inherited, Lowerer};
 
 /// The label of host inputs among candidates.
@@ -34,7 +35,8 @@ impl Lowerer<'_> {
         }
         if let Some(input) = self.input(name) {
             let schema = self.host_inputs[input.index()].schema;
-            return self.push(ExprKind::Input(input), Ty::Schema(schema), Origin::Input(input), at);
+            let ty = self.scopes.narrowed(Narrowable::Input(input)).unwrap_or(Ty::Schema(schema));
+            return self.push(ExprKind::Input(input), ty, Origin::Input(input), at);
         }
         if self.registry.is_root(name) {
             self.namespace_as_value(name, ident.span);
@@ -48,7 +50,7 @@ impl Lowerer<'_> {
         facts.references.push((span, shorthand));
         let inherited = Inherited { sensitivity: facts.sensitivity, label: facts.label };
         let (ty, origin) = (facts.ty, facts.origin);
-        let ty = self.scopes.narrowed(binding).unwrap_or(ty);
+        let ty = self.scopes.narrowed(Narrowable::Binding(binding)).unwrap_or(ty);
         self.push_inheriting(ExprKind::Binding(binding), ty, origin, at, Some(inherited))
     }
 
@@ -209,14 +211,26 @@ impl Lowerer<'_> {
             return diagnostic;
         }
         let ranked = self.tool_candidates(wanted);
-        let close: Vec<String> =
-            ranked.iter().filter(|r| r.close).take(3).map(|r| r.candidate.shown()).collect();
-        diagnostic = diagnostic.with_candidates(close);
-        if let Some(best) = clear_winner(&ranked).filter(|b| b.candidate.label.is_none()) {
+        let close: Vec<&Ranked> = ranked.iter().filter(|r| r.close).take(3).collect();
+        diagnostic = diagnostic
+            .with_candidates(close.iter().map(|r| r.candidate.shown()))
+            .with_candidate_records(close.iter().map(|r| tool_record(&r.candidate.name)));
+        if let Some(best) = clear_winner(&ranked) {
             let name = best.candidate.name.clone();
-            diagnostic = diagnostic
-                .with_help(format!("replace `{wanted}` with `{name}`"))
-                .with_fix(Fix::machine(format!("replace `{wanted}` with `{name}`"), span, name));
+            let message = format!("replace `{wanted}` with `{name}`");
+            // A tool of another namespace is offered for review when the written namespace exists;
+            // when it does not (`shops.orders`, a bare `customer(…)`), the path itself is the slip.
+            let root = wanted.split('.').next().unwrap_or_default();
+            let applicability = if best.candidate.label.is_none() || !self.registry.is_root(root) {
+                Applicability::MachineApplicable
+            } else {
+                Applicability::MaybeIncorrect
+            };
+            diagnostic = diagnostic.with_help(message.clone()).with_fix(Fix::new(
+                message,
+                applicability,
+                vec![Edit { span, replacement: name }],
+            ));
         }
         diagnostic
     }
@@ -263,6 +277,18 @@ impl Lowerer<'_> {
         }
         let mut diagnostic =
             Diagnostic::error(codes::UNKNOWN_NAME, ident.span, format!("`{name}` is not defined"));
+        // `error.message` inside `catch e { … }`: the error value is the one the catch names.
+        let caught = self.scopes.visible().into_iter().find(|(_, b)| {
+            matches!(self.bindings[b.index()].kind, super::super::hir::BindingKind::CatchError)
+        });
+        if let Some((caught, _)) = caught.filter(|_| foreign::error_name(name)) {
+            self.report(
+                diagnostic
+                    .with_help(format!("the error value of this `catch` is `{caught}`"))
+                    .with_fix(Fix::machine(format!("replace `{name}` with `{caught}`"), ident.span, caught)),
+            );
+            return self.poison(at);
+        }
         if !self.search(self.scopes.visible().len() + self.registry.tool_count()) {
             self.report(diagnostic);
             return self.poison(at);
@@ -272,8 +298,22 @@ impl Lowerer<'_> {
         for close in values.iter().filter(|r| r.close && r.candidate.label.is_none()) {
             self.suggested.extend(self.scopes.lookup(&close.candidate.name));
         }
-        let shown = values.iter().filter(|r| r.close).take(3).chain(tools.iter().filter(|r| r.close).take(2));
-        diagnostic = diagnostic.with_candidates(shown.map(|r| r.candidate.shown()));
+        let shown: Vec<&Ranked> = values
+            .iter()
+            .filter(|r| r.close)
+            .take(3)
+            .chain(tools.iter().filter(|r| r.close).take(2))
+            .collect();
+        let records = shown.iter().map(|r| match r.candidate.label.as_deref() {
+            Some(INPUT_LABEL) => {
+                CandidateRecord { name: r.candidate.name.clone(), namespace: None, kind: "host_input" }
+            }
+            Some(_) => tool_record(&r.candidate.name),
+            None => CandidateRecord { name: r.candidate.name.clone(), namespace: None, kind: "binding" },
+        });
+        diagnostic = diagnostic
+            .with_candidate_records(records)
+            .with_candidates(shown.iter().map(|r| r.candidate.shown()));
         match (clear_winner(&values), tools.first().filter(|r| r.close)) {
             (Some(best), _) => {
                 let replacement = best.candidate.name.clone();
@@ -328,6 +368,12 @@ impl Lowerer<'_> {
             })
             .collect()
     }
+}
+
+/// The record of a registry tool offered as a candidate, with its namespace.
+fn tool_record(name: &str) -> CandidateRecord {
+    let namespace = name.rsplit_once('.').map(|(namespace, _)| namespace.to_owned());
+    CandidateRecord { name: name.to_owned(), namespace, kind: "tool" }
 }
 
 /// The dotted path `e` spells (`a.b.c`) when its root passes `root_ok`.

@@ -7,20 +7,21 @@ use std::sync::Arc;
 use crate::schema::{Constant, ObjectSchema, Property, SchemaId, SchemaKind, discriminant_value};
 use crate::syntax::ast;
 
-use super::super::hir::BindingId;
 use super::super::types::Ty;
 use super::Lowerer;
+use super::scope::Narrowable;
 
 /// The narrowed types a condition gives bindings where it holds and where it does not.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Facts {
-    pub when_true: Vec<(BindingId, Ty)>,
-    pub when_false: Vec<(BindingId, Ty)>,
+    pub when_true: Vec<(Narrowable, Ty)>,
+    pub when_false: Vec<(Narrowable, Ty)>,
 }
 
-/// The left-hand side of a comparison with a literal: a binding, or one property of it.
+/// The left-hand side of a comparison with a literal: a binding or host input, or one property
+/// of it.
 struct Subject<'e> {
-    binding: BindingId,
+    binding: Narrowable,
     ty: SchemaId,
     property: Option<&'e str>,
 }
@@ -67,7 +68,7 @@ impl Lowerer<'_> {
         }
     }
 
-    fn subject<'e>(&self, e: &'e ast::Expr) -> Option<Subject<'e>> {
+    fn subject<'e>(&mut self, e: &'e ast::Expr) -> Option<Subject<'e>> {
         let (ident, property) = match &e.kind {
             ast::ExprKind::Ident(ident) => (ident, None),
             ast::ExprKind::Member { object, name } => match &object.kind {
@@ -77,8 +78,14 @@ impl Lowerer<'_> {
             ast::ExprKind::Paren(inner) => return self.subject(inner),
             _ => return None,
         };
-        let binding = self.scopes.lookup(&ident.name)?;
-        let ty = match self.scopes.narrowed(binding).unwrap_or(self.binding_facts[binding.index()].ty) {
+        let (binding, declared) = match self.scopes.lookup(&ident.name) {
+            Some(binding) => (Narrowable::Binding(binding), self.binding_facts[binding.index()].ty),
+            None => {
+                let input = self.input(&ident.name)?;
+                (Narrowable::Input(input), Ty::Schema(self.host_inputs[input.index()].schema))
+            }
+        };
+        let ty = match self.scopes.narrowed(binding).unwrap_or(declared) {
             Ty::Schema(schema) => schema,
             Ty::Never => return None,
         };

@@ -1,14 +1,14 @@
 //! Operators typed by the table of spec §2.4.1 over every pair of operand variants; literal-only
 //! operations folded with `value::unary`/`value::binary`, so compile time and run time agree.
 
-use crate::diag::{Diagnostic, codes};
+use crate::diag::{Applicability, Diagnostic, Edit, Fix, codes};
 use crate::schema::{Property, SchemaId, SchemaKind};
 use crate::syntax::ast;
 use crate::value::{self, BinaryOp, UnaryOp};
 
 use super::super::hir::{ExprId, ExprKind, LogicalOp, Origin};
 use super::super::types::Ty;
-use super::{At, Context, Expect, Lowerer};
+use super::{At, Context, Expect, Lowerer, is_path};
 
 /// Pairs of operand variants beyond which an operator is typed as producing any value.
 const MAX_PAIRS: usize = 64;
@@ -383,6 +383,9 @@ impl Lowerer<'_> {
     /// under what the left side establishes.
     fn logical(&mut self, e: &ast::Expr, op: LogicalOp, left: &ast::Expr, right: &ast::Expr) -> ExprId {
         let at = self.at(e);
+        if op == LogicalOp::Or && is_default_literal(right) {
+            return self.or_default(e, left, right, &at);
+        }
         let l = self.condition(left, &format!("the left operand of `{}`", logical_symbol(op)));
         let facts = self.facts(left);
         let known = match op {
@@ -397,6 +400,31 @@ impl Lowerer<'_> {
         self.push(ExprKind::Logical { op, left: l, right: region }, Ty::Schema(boolean), Origin::Derived, &at)
     }
 
+    /// `x or "fallback"`, Python's default: one diagnostic whose fix is the null test Runlet
+    /// writes, `x if x != null else "fallback"`.
+    fn or_default(&mut self, e: &ast::Expr, left: &ast::Expr, right: &ast::Expr, at: &At) -> ExprId {
+        self.expr(left, Expect::Nothing);
+        self.expr(right, Expect::Nothing);
+        let (l, r) = (self.text(left.span), self.text(right.span));
+        let rewritten = format!("{l} if {l} != null else {r}");
+        let applicability =
+            if is_path(l) { Applicability::MachineApplicable } else { Applicability::MaybeIncorrect };
+        self.report(
+            Diagnostic::error(
+                codes::OPERAND_TYPES,
+                e.span,
+                format!("`or` takes two Booleans; `{r}` is not a default for `{l}`"),
+            )
+            .with_help(format!("for a fallback when the value is null, write `{rewritten}`"))
+            .with_fix(Fix::new(
+                format!("write `{rewritten}`"),
+                applicability,
+                vec![Edit { span: e.span, replacement: rewritten }],
+            )),
+        );
+        self.poison(at)
+    }
+
     /// A literal-only operation that fails: reported with the runtime failure's own code
     /// (`RL5101`, `RL5102`, …) at the expression, since every run would fail the same way.
     pub(super) fn folding_failed(&mut self, error: value::ValueError, at: &At) -> ExprId {
@@ -407,6 +435,17 @@ impl Lowerer<'_> {
         );
         self.poison(at)
     }
+}
+
+/// A literal that is no Boolean: the right side of Python's `x or default`.
+fn is_default_literal(e: &ast::Expr) -> bool {
+    matches!(
+        e.kind,
+        ast::ExprKind::String(_)
+            | ast::ExprKind::Integer(_)
+            | ast::ExprKind::Number(_)
+            | ast::ExprKind::List(_)
+    )
 }
 
 fn logical_symbol(op: LogicalOp) -> &'static str {

@@ -2,6 +2,8 @@
 //! value's schema (`RL2103` with the closest properties, `RL2205` for partial properties with a
 //! discriminator-based fix), the index table, and what `for` iterates over.
 
+use std::sync::Arc;
+
 use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
 use crate::schema::{Constant, SchemaId, SchemaKind, constant_text, discriminant_value};
 use crate::syntax::ast::{self, FieldName};
@@ -9,7 +11,7 @@ use crate::value::{self, Value};
 
 use super::super::candidates::{Candidate, clear_winner, rank};
 use super::super::foreign;
-use super::super::hir::{ExprId, ExprKind, Origin, ProjectKey};
+use super::super::hir::{BindingId, ExprId, ExprKind, Origin, ProjectKey};
 use super::super::types::{PropertyLookup, Ty};
 use super::{At, Expect, Inherited, Lowerer, is_path};
 
@@ -123,21 +125,29 @@ impl Lowerer<'_> {
             self.report(diagnostic.with_note(self.schema_origin(target, schema)));
             return;
         }
-        let pool =
-            names.into_iter().map(|(n, aliases)| Candidate { aliases, ..Candidate::named(n.as_ref()) });
+        let pool = names.into_iter().map(|(n, aliases)| {
+            let synonyms = foreign::property_synonyms(&n).iter().map(|&s| std::sync::Arc::from(s));
+            let aliases = aliases.iter().cloned().chain(synonyms).collect();
+            Candidate { aliases, ..Candidate::named(n.as_ref()) }
+        });
         let ranked = rank(name, pool);
         let mut diagnostic = Diagnostic::error(
             codes::UNKNOWN_PROPERTY,
             span,
             format!("property `{name}` does not exist on {what}"),
         );
-        if let Some(best) = clear_winner(&ranked) {
+        if let Some(fix) = self.entry_loop_fix(object, name) {
+            diagnostic = diagnostic.with_help(fix.message.clone()).with_fix(fix);
+        } else if let Some(best) = clear_winner(&ranked) {
             let replacement = best.candidate.name.clone();
             diagnostic = diagnostic
                 .with_help(format!("replace `{name}` with `{replacement}`"))
                 .with_fix(Fix::machine(format!("replace `{name}` with `{replacement}`"), span, replacement));
         }
         let closest: Vec<String> = ranked.iter().take(3).map(|r| r.candidate.name.clone()).collect();
+        diagnostic = diagnostic.with_candidate_records(closest.iter().map(|name| {
+            crate::diag::CandidateRecord { name: name.clone(), namespace: None, kind: "property" }
+        }));
         diagnostic = diagnostic.with_note(format!("closest properties: {}", closest.join(", ")));
         if let SchemaKind::Object(object_schema) = self.types.kind(schema) {
             if object_schema.additional.is_some() {
@@ -313,6 +323,43 @@ impl Lowerer<'_> {
         }
     }
 
+    /// The one list property of a closed object (`page.nodes`, `found.results`): what indexing or
+    /// iterating a tool's response object usually meant.
+    fn only_list_property(&self, schema: SchemaId) -> Option<(Arc<str>, SchemaId)> {
+        let SchemaKind::Object(object) = self.types.kind(self.types.resolve(schema)) else { return None };
+        let mut lists =
+            object.properties.iter().filter_map(|p| match self.types.kind(self.types.resolve(p.schema)) {
+                SchemaKind::List(list) if p.required => Some((p.name.clone(), list.items)),
+                _ => None,
+            });
+        let first = lists.next()?;
+        lists.next().is_none().then_some(first).filter(|_| object.additional.is_none())
+    }
+
+    /// Remembers a loop over such an object's entries, for the fix of a property its item lacks.
+    pub(super) fn note_entry_loop(&mut self, item: BindingId, collection: ExprId) {
+        if let Ty::Schema(schema) = self.ty(collection)
+            && let Some((name, items)) = self.only_list_property(schema)
+        {
+            self.entry_loops.push((item, self.expr_ref(collection).span.end, name, items));
+        }
+    }
+
+    /// `.nodes` inserted after the collection of the loop whose item `object` is, when the list's
+    /// elements have the property `name` the entry lacks.
+    fn entry_loop_fix(&self, object: &ast::Expr, name: &str) -> Option<Fix> {
+        let ast::ExprKind::Ident(ident) = &object.kind else { return None };
+        let binding = self.scopes.lookup(&ident.name)?;
+        let (_, end, list, items) = self.entry_loops.iter().find(|entry| entry.0 == binding)?;
+        matches!(self.types.property(*items, name), PropertyLookup::Found { .. }).then(|| {
+            Fix::machine(
+                format!("iterate `.{list}`, the list inside the object"),
+                Span::at(*end),
+                format!(".{list}"),
+            )
+        })
+    }
+
     /// `RL2206`: no row of the index table takes this target and index (or a literal key the
     /// closed object does not declare).
     fn index_mismatch(
@@ -333,19 +380,32 @@ impl Lowerer<'_> {
             }
             _ => "only lists, strings, bytes, objects and maps can be indexed",
         };
-        self.report(
-            Diagnostic::error(
-                codes::INDEX_MISMATCH,
-                index.span,
-                format!(
-                    "{what} is {}, which cannot be indexed by {}",
-                    self.types.display(target),
-                    self.types.display(key)
-                ),
+        let inner = match self.types.kind(key) {
+            SchemaKind::Integer(_) => self.only_list_property(target),
+            _ => None,
+        };
+        let fix = inner.map(|(list, _)| {
+            Fix::machine(
+                format!("index `.{list}`, the list inside the object"),
+                Span::at(object.span.end),
+                format!(".{list}"),
             )
-            .with_label(e.span, "this index")
-            .with_help(help),
-        );
+        });
+        let mut diagnostic = Diagnostic::error(
+            codes::INDEX_MISMATCH,
+            index.span,
+            format!(
+                "{what} is {}, which cannot be indexed by {}",
+                self.types.display(target),
+                self.types.display(key)
+            ),
+        )
+        .with_label(e.span, "this index")
+        .with_help(help);
+        if let Some(fix) = fix {
+            diagnostic = diagnostic.with_fix(fix);
+        }
+        self.report(diagnostic);
     }
 
     /// The schema of one iteration's item: list elements, or `{ key, value }` entries of an

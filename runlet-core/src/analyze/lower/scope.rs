@@ -4,7 +4,7 @@
 use crate::diag::Span;
 
 use super::super::FastMap;
-use super::super::hir::BindingId;
+use super::super::hir::{BindingId, InputId};
 use super::super::types::Ty;
 
 /// One block's names.
@@ -17,11 +17,19 @@ struct Frame {
     order: Vec<BindingId>,
 }
 
+/// What a condition can narrow: a binding, or a host input (spec §3.2: `x != null` narrows
+/// host inputs as it narrows tool outputs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Narrowable {
+    Binding(BindingId),
+    Input(InputId),
+}
+
 /// The scope stack and the narrowings in force, innermost last.
 #[derive(Debug, Default)]
 pub(super) struct Scopes {
     frames: Vec<Frame>,
-    narrowed: Vec<(BindingId, Ty)>,
+    narrowed: Vec<(Narrowable, Ty)>,
 }
 
 impl Scopes {
@@ -80,7 +88,7 @@ impl Scopes {
     }
 
     /// Puts narrowings in force until [`Scopes::forget`] with the returned mark.
-    pub fn narrow(&mut self, facts: &[(BindingId, Ty)]) -> usize {
+    pub fn narrow(&mut self, facts: &[(Narrowable, Ty)]) -> usize {
         let mark = self.narrowed.len();
         self.narrowed.extend_from_slice(facts);
         mark
@@ -90,8 +98,8 @@ impl Scopes {
         self.narrowed.truncate(mark);
     }
 
-    /// The narrowest type a condition in force gives `binding`.
-    pub fn narrowed(&self, binding: BindingId) -> Option<Ty> {
-        self.narrowed.iter().rev().find(|(b, _)| *b == binding).map(|(_, ty)| *ty)
+    /// The narrowest type a condition in force gives `subject`.
+    pub fn narrowed(&self, subject: Narrowable) -> Option<Ty> {
+        self.narrowed.iter().rev().find(|(b, _)| *b == subject).map(|(_, ty)| *ty)
     }
 }

@@ -6,6 +6,7 @@ use crate::syntax::ast::Stmt;
 
 use super::super::hir::{BindingId, BindingKind, ExprId, ExprKind, RegionId, RegionKind, Step};
 use super::super::types::Ty;
+use super::scope::Narrowable;
 use super::{At, Expect, Lowerer};
 
 impl Lowerer<'_> {
@@ -18,7 +19,7 @@ impl Lowerer<'_> {
         span: Span,
         stmts: &[Stmt],
         bound: &[BindingId],
-        facts: Vec<(BindingId, Ty)>,
+        facts: Vec<(Narrowable, Ty)>,
         expect: Expect<'_>,
     ) -> RegionId {
         let (region, previous) = self.open_region(kind, span);

@@ -102,6 +102,8 @@ declare_codes! {
     /// Recovery at start left a run alone because calls it left dispatching have an outcome
     /// only the host can settle.
     RUN_NEEDS_RESOLUTION = 8405,
+    /// An operator asked to delete a run that has not ended.
+    RUN_NOT_ENDED = 8406,
     /// The command line is malformed, or a flag has a value the command does not take.
     INVALID_ARGUMENT = 8501,
     /// A file the command was given cannot be opened or read.

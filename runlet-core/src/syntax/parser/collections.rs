@@ -2,7 +2,8 @@
 //! is inserted, an unclosed group is closed where the next statement starts.
 
 use super::Parser;
-use crate::diag::{Diagnostic, Fix, Span, codes};
+use super::spread::Piece;
+use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
 use crate::syntax::ast::{Expr, ExprKind, Ident, ObjectItem, ObjectKey, Text};
 use crate::syntax::escape::string_value;
 use crate::syntax::token::{Keyword, TokenKind};
@@ -11,9 +12,15 @@ impl Parser<'_> {
     pub(super) fn list(&mut self) -> Expr {
         let open = self.bump().span;
         let mut items = Vec::new();
+        let mut pieces = Vec::new();
         let end = self.with_lines(false, |p| {
             p.delimited(open, TokenKind::RBracket, |p| {
+                if let Some(spread) = p.spread(false) {
+                    pieces.push(Piece::Spread(spread));
+                    return;
+                }
                 let item = p.expression();
+                pieces.push(Piece::Item(item.span));
                 if items.is_empty() && p.at_keyword(Keyword::For) {
                     let comprehension = p.list_comprehension(open, item);
                     items.push(comprehension);
@@ -22,19 +29,25 @@ impl Parser<'_> {
                 items.push(item);
             })
         });
+        self.report_spreads(open.to(Span::at(end)), &pieces, false);
         Expr { span: open.to(Span::at(end)), kind: ExprKind::List(items) }
     }
 
     pub(super) fn object(&mut self) -> Expr {
         let open = self.bump().span;
         let mut items = Vec::new();
+        let mut pieces = Vec::new();
         let end = self.with_lines(false, |p| {
             p.delimited(open, TokenKind::RBrace, |p| {
-                if let Some(item) = p.object_item() {
+                if let Some(spread) = p.spread(true) {
+                    pieces.push(Piece::Spread(spread));
+                } else if let Some(item) = p.object_item() {
+                    pieces.push(Piece::Item(item.span()));
                     items.push(item);
                 }
             })
         });
+        self.report_spreads(open.to(Span::at(end)), &pieces, true);
         Expr { span: open.to(Span::at(end)), kind: ExprKind::Object(items) }
     }
 
@@ -47,6 +60,33 @@ impl Parser<'_> {
                 let key = self.expression();
                 self.close(TokenKind::RBracket, "`]`");
                 self.object_colon()?;
+                let value = self.expression();
+                Some(ObjectItem::Computed { span: token.span.to(value.span), key, value })
+            }
+            TokenKind::Ident if matches!(next, TokenKind::Dot | TokenKind::LBracket) => {
+                // `{ user.id: user }`: a key computed from a value is written in brackets.
+                let key = self.expression();
+                if !self.at(TokenKind::Colon) {
+                    self.expected("`:` after the object key");
+                    return None;
+                }
+                self.push(
+                    Diagnostic::error(
+                        codes::UNEXPECTED_TOKEN,
+                        key.span,
+                        "a key computed from a value is written in brackets",
+                    )
+                    .with_help(format!("write `[{}]: …`", self.text(key.span)))
+                    .with_fix(Fix::new(
+                        format!("write `[{}]`", self.text(key.span)),
+                        Applicability::MachineApplicable,
+                        vec![
+                            Edit { span: Span::at(key.span.start), replacement: "[".to_owned() },
+                            Edit { span: Span::at(key.span.end), replacement: "]".to_owned() },
+                        ],
+                    )),
+                );
+                self.bump();
                 let value = self.expression();
                 Some(ObjectItem::Computed { span: token.span.to(value.span), key, value })
             }
@@ -152,6 +192,18 @@ impl Parser<'_> {
             let before = self.pos;
             item(self);
             if self.eat(TokenKind::Comma).is_some() {
+                continue;
+            }
+            if self.at(TokenKind::Semicolon) && !self.recovering {
+                let semicolon = self.bump().span;
+                self.push(
+                    Diagnostic::error(
+                        codes::MISSING_SEPARATOR,
+                        semicolon,
+                        "items are separated by `,`, not `;`",
+                    )
+                    .with_fix(Fix::machine("write `,`", semicolon, ",")),
+                );
                 continue;
             }
             if let Some(token) = self.eat(close) {

@@ -3,7 +3,7 @@
 
 use super::Parser;
 use super::stmt::BlockKind;
-use crate::diag::{Applicability, Diagnostic, Fix, Span, codes};
+use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
 use crate::syntax::ast::{
     Block, BoundaryExpr, CatchClause, ElseBranch, Expr, ExprKind, FoldExpr, ForExpr, Ident, IfExpr,
     IntegerClause, Text,
@@ -99,6 +99,7 @@ impl Parser<'_> {
             return self.foreign_for_header(keyword);
         }
         let item = self.binding_name();
+        let pair = self.eat(TokenKind::Comma).map(|_| self.binding_name());
         self.expect_in();
         let iterable = Box::new(self.expression());
         let limit = self.at_keyword(Keyword::Limit).then(|| {
@@ -106,6 +107,9 @@ impl Parser<'_> {
             self.integer_clause(Keyword::Limit)
         });
         let body = self.block(BlockKind::ForBody, keyword);
+        if let Some(second) = &pair {
+            self.report_pair_loop(&item, second, &iterable, body.span);
+        }
         self.leave(1);
         Expr {
             span: keyword.to(body.span),
@@ -296,6 +300,73 @@ impl Parser<'_> {
         self.expected("`in`");
     }
 
+    /// `for i, x in enumerate(xs)` and `for k, v in obj` (or `obj.items()`): a loop binds one
+    /// item. The fix loops over `xs` dropping an unused index, or over the object's
+    /// `{ key, value }` entries with `k` and `v` read as `entry.key` and `entry.value`.
+    fn report_pair_loop(&mut self, first: &Ident, second: &Ident, iterable: &Expr, body: Span) {
+        let header = Span::new(first.span.start, iterable.span.end);
+        let uses = |name: &str| -> Vec<Span> {
+            let text = self.text(body);
+            crate::syntax::lexer::lex(text)
+                .tokens
+                .windows(2)
+                .filter(|pair| pair[1].kind == TokenKind::Ident && pair[0].kind != TokenKind::Dot)
+                .filter(|pair| &text[pair[1].span.range()] == name)
+                .map(|pair| Span::new(body.start + pair[1].span.start, body.start + pair[1].span.end))
+                .collect()
+        };
+        let mut edits = Vec::new();
+        match &iterable.kind {
+            ExprKind::Call { callee, args } if self.text(callee.span) == "enumerate" && args.len() == 1 => {
+                if uses(&first.name).is_empty() {
+                    let rewritten = format!("{} in {}", second.name, self.text(args[0].span));
+                    edits.push(Edit { span: header, replacement: rewritten });
+                }
+            }
+            _ => {
+                let object = match &iterable.kind {
+                    ExprKind::Call { callee, args }
+                        if args.is_empty() && self.text(callee.span).ends_with(".items") =>
+                    {
+                        let text = self.text(callee.span);
+                        &text[..text.len() - ".items".len()]
+                    }
+                    _ => self.text(iterable.span),
+                };
+                let entry = if uses("entry").is_empty() { "entry" } else { "entry_" };
+                edits.push(Edit { span: header, replacement: format!("{entry} in {object}") });
+                for span in uses(&first.name) {
+                    edits.push(Edit { span, replacement: format!("{entry}.key") });
+                }
+                for span in uses(&second.name) {
+                    edits.push(Edit { span, replacement: format!("{entry}.value") });
+                }
+            }
+        }
+        let mut diagnostic = Diagnostic::error(
+            codes::FOREIGN_LOOP,
+            first.span.to(second.span),
+            "a Runlet loop binds one item; an object's entries are `{ key, value }` records",
+        )
+        .with_help("write `for entry in obj { … entry.key … entry.value … }`, or `for x in xs` for a list");
+        if !edits.is_empty() {
+            diagnostic =
+                diagnostic.with_fix(Fix::new("loop over one item", Applicability::MachineApplicable, edits));
+        }
+        self.push(diagnostic);
+    }
+
+    /// The digits of a binding `name = 12` on a line of its own before `before`: what a count
+    /// written as that name means.
+    fn integer_binding(&self, name: &str, before: u32) -> Option<String> {
+        self.source[..before as usize].lines().rev().find_map(|line| {
+            let (left, right) = line.split_once('=')?;
+            let right = right.trim();
+            (left.trim() == name && !right.is_empty() && right.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| right.to_owned())
+        })
+    }
+
     /// `limit N` / `retry N`: an integer literal (`limit` must be at least 1).
     fn integer_clause(&mut self, keyword: Keyword) -> IntegerClause {
         let start = self.bump().span;
@@ -307,7 +378,8 @@ impl Parser<'_> {
             if keyword == Keyword::Limit && digits.bytes().all(|b| b == b'0') {
                 self.push(
                     Diagnostic::error(codes::INVALID_COUNT, token.span, "`limit` must be at least 1")
-                        .with_help("`limit N` bounds how many iterations run at once"),
+                        .with_help("`limit N` bounds how many iterations run at once")
+                        .with_fix(Fix::suggest("write `limit 1`", token.span, "1")),
                 );
             }
             return IntegerClause { digits, value_span: token.span, span: start.to(token.span) };
@@ -318,12 +390,42 @@ impl Parser<'_> {
             if token.line_break_before { start } else { token.span },
             format!("`{word}` takes an integer literal such as `{word} 4`"),
         );
+        // `retry=3`, `retry(3)`: the count in another language's shape.
+        let wrapped = match (token.kind, self.nth(1).kind, self.nth(2).kind) {
+            (TokenKind::Eq, TokenKind::Integer, _) => Some(2),
+            (TokenKind::LParen, TokenKind::Integer, TokenKind::RParen) => Some(3),
+            _ => None,
+        };
+        if let Some(tokens) = wrapped.filter(|_| !token.line_break_before) {
+            let digits = self.nth(1).span;
+            let mut end = token.span;
+            for _ in 0..tokens {
+                end = self.bump().span;
+            }
+            let count = self.text(digits).to_owned();
+            self.push(diagnostic.with_fix(Fix::machine(
+                format!("write `{word} {count}`"),
+                Span::new(start.end, end.end),
+                format!(" {count}"),
+            )));
+            return IntegerClause {
+                digits: Text::from(count.as_str()),
+                value_span: digits,
+                span: start.to(end),
+            };
+        }
         let simple_operand =
             matches!(token.kind, TokenKind::Ident | TokenKind::Number) && !token.line_break_before;
         if simple_operand {
             self.bump();
             diagnostic =
                 diagnostic.with_help(format!("the count is fixed in the source; write a number: `{word} 8`"));
+            if let Some(value) = self.integer_binding(self.text(token.span), token.span.start) {
+                diagnostic =
+                    diagnostic.with_fix(Fix::machine(format!("write `{word} {value}`"), token.span, value));
+            }
+        } else if keyword == Keyword::Retry && token.kind == TokenKind::LBrace {
+            diagnostic = diagnostic.with_fix(Fix::suggest("write `retry 1`", Span::at(start.end), " 1"));
         }
         self.push(diagnostic);
         let end = if simple_operand { token.span } else { start };

@@ -256,7 +256,7 @@ impl Parser<'_> {
         }
         self.bump();
         let name = FieldName { name: self.name(token.span), span: token.span };
-        if self.at(TokenKind::LParen) && self.collection_method_with_lambda(&name) {
+        if self.at(TokenKind::LParen) && self.collection_method_with_lambda(object.span, &name) {
             return self.error_expr(object.span.to(Span::at(self.prev_end())));
         }
         Expr { span: object.span.to(name.span), kind: ExprKind::Member { object: Box::new(object), name } }

@@ -270,7 +270,11 @@ impl Parser<'_> {
 
     /// `.map(x => …)` and friends: one diagnostic pointing to `for`/`skip`/`fold`, and the whole
     /// call consumed.
-    pub(super) fn collection_method_with_lambda(&mut self, name: &crate::syntax::ast::FieldName) -> bool {
+    pub(super) fn collection_method_with_lambda(
+        &mut self,
+        receiver: Span,
+        name: &crate::syntax::ast::FieldName,
+    ) -> bool {
         if !COLLECTION_METHODS.contains(&name.name.as_str()) {
             return false;
         }
@@ -299,21 +303,61 @@ impl Parser<'_> {
         if !has_lambda {
             return false;
         }
+        let rewrite = self.lambda_rewrite(receiver, &name.name, n);
         self.skip_group();
         let form = match name.name.as_str() {
             "filter" | "select" | "find" => "`for x in xs { skip if not (condition); return x }`",
             "reduce" => "`fold acc = initial for x in xs { return acc + x }`",
             _ => "`for x in xs { return … }`",
         };
-        self.push(
-            Diagnostic::error(
-                codes::COLLECTION_METHOD,
-                name.span.to(Span::at(self.prev_end())),
-                format!("lists have no `.{}` method and Runlet has no lambdas", name.name),
-            )
-            .with_help(format!("write {form}")),
-        );
+        let mut diagnostic = Diagnostic::error(
+            codes::COLLECTION_METHOD,
+            name.span.to(Span::at(self.prev_end())),
+            format!("lists have no `.{}` method and Runlet has no lambdas", name.name),
+        )
+        .with_help(format!("write {form}"));
+        if let Some(rewritten) = rewrite {
+            let span = receiver.to(Span::at(self.prev_end()));
+            diagnostic = diagnostic.with_fix(Fix::machine(format!("write `{rewritten}`"), span, rewritten));
+        }
+        self.push(diagnostic);
         true
+    }
+
+    /// `xs.map(x => body)` as `for x in xs { return body }`, `xs.filter(x => test)` as
+    /// `for x in xs { skip if not (test); return x }`: for a one-parameter lambda with an
+    /// expression body, the method's only argument (its `)` is `close` tokens ahead).
+    fn lambda_rewrite(&self, receiver: Span, method: &str, close: usize) -> Option<String> {
+        let param = match (self.nth(1).kind, self.nth(2).kind, self.nth(3).kind, self.nth(4).kind) {
+            (TokenKind::Ident, TokenKind::Foreign(ForeignToken::FatArrow), _, _) => (self.nth(1), 3),
+            (
+                TokenKind::LParen,
+                TokenKind::Ident,
+                TokenKind::RParen,
+                TokenKind::Foreign(ForeignToken::FatArrow),
+            ) => (self.nth(2), 5),
+            _ => return None,
+        };
+        let (param, body_start) = param;
+        if body_start >= close || self.nth(body_start).kind == TokenKind::LBrace {
+            return None;
+        }
+        // A body in another language's syntax (`===`, `'text'`) has mistakes of its own.
+        if (body_start..close).any(|i| matches!(self.nth(i).kind, TokenKind::Foreign(_) | TokenKind::Unknown))
+        {
+            return None;
+        }
+        let body = self.text(Span::new(self.nth(body_start).span.start, self.nth(close - 1).span.end));
+        let (item, list) = (self.text(param.span), self.text(receiver));
+        match method {
+            "map" | "forEach" | "each" | "collect" => {
+                Some(format!("for {item} in {list} {{ return {body} }}"))
+            }
+            "filter" | "select" => {
+                Some(format!("for {item} in {list} {{ skip if not ({body}); return {item} }}"))
+            }
+            _ => None,
+        }
     }
 
     /// `[expr for x in xs if cond]`: reported with a rewrite into a `for` expression.
@@ -475,17 +519,64 @@ impl Parser<'_> {
 
     /// `for (…)` headers from C and JavaScript: consumed with the body.
     pub(super) fn foreign_for_header(&mut self, keyword: Span) -> Expr {
+        let header = self.for_header_rewrite();
         self.skip_group();
+        let header_end = self.prev_end();
         if self.at(TokenKind::LBrace) {
             self.skip_group();
         }
         let span = keyword.to(Span::at(self.prev_end()));
         self.leave(1);
-        self.report_unexpected(
-            Diagnostic::error(codes::FOREIGN_LOOP, span, "Runlet loops are written `for item in items { … }`")
-                .with_help("no parentheses around the header; `for` is an expression: `results = for x in xs { return … }`"),
+        let mut diagnostic = Diagnostic::error(
+            codes::FOREIGN_LOOP,
+            span,
+            "Runlet loops are written `for item in items { … }`",
+        )
+        .with_help(
+            "no parentheses around the header; `for` is an expression: `results = for x in xs { return … }`",
         );
+        if let Some(rewritten) = header {
+            diagnostic = diagnostic.with_fix(Fix::machine(
+                format!("write `{rewritten}`"),
+                Span::new(keyword.start, header_end),
+                rewritten,
+            ));
+        }
+        self.report_unexpected(diagnostic);
         self.error_expr(span)
+    }
+
+    /// `(const x of xs)`, `(let x of xs)`, `(x in xs)` after `for` (the cursor is at the `(`) as
+    /// the header Runlet writes, `for x in xs`.
+    fn for_header_rewrite(&self) -> Option<String> {
+        let mut n = 1;
+        if self.nth(n).kind == TokenKind::Ident && DECLARATION_WORDS.contains(&self.text(self.nth(n).span)) {
+            n += 1;
+        }
+        let item = self.nth(n);
+        let of = self.nth(n + 1);
+        let is_of = (of.kind == TokenKind::Ident && self.text(of.span) == "of")
+            || of.kind == TokenKind::Keyword(Keyword::In);
+        if item.kind != TokenKind::Ident || !is_of {
+            return None;
+        }
+        let (start, mut depth, mut end) = (n + 2, 0usize, n + 2);
+        loop {
+            match self.nth(end).kind {
+                TokenKind::LParen | TokenKind::LBracket => depth += 1,
+                TokenKind::RBracket => depth = depth.checked_sub(1)?,
+                TokenKind::RParen if depth == 0 => break,
+                TokenKind::RParen => depth -= 1,
+                TokenKind::Eof | TokenKind::LBrace => return None,
+                _ => {}
+            }
+            end += 1;
+        }
+        if end == start {
+            return None;
+        }
+        let iterable = self.text(Span::new(self.nth(start).span.start, self.nth(end - 1).span.end));
+        Some(format!("for {} in {iterable}", self.text(item.span)))
     }
 }
 

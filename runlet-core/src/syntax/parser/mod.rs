@@ -16,6 +16,7 @@ mod expr;
 mod foreign;
 mod lines;
 mod repair;
+mod spread;
 mod stmt;
 
 use super::ParseOptions;

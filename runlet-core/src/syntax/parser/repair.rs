@@ -102,15 +102,42 @@ pub(crate) struct Unbound {
 }
 
 impl Parser<'_> {
+    /// Reports the blocks of one statement that lack `return`. The branches of one `if … else`
+    /// that all lack it are one mistake: one diagnostic whose fix adds every `return`.
     pub(super) fn report_missing_returns(&mut self, missing: Vec<MissingReturn>) {
-        for m in missing {
-            self.push(m.into_diagnostic());
+        let branches = missing.len() > 1
+            && missing.iter().all(|m| {
+                m.code == codes::MISSING_RETURN && m.owner == missing[0].owner && !m.edits.is_empty()
+            });
+        if !branches {
+            for m in missing {
+                self.push(m.into_diagnostic());
+            }
+            return;
         }
+        let mut missing = missing.into_iter();
+        let Some(mut first) = missing.next() else { return };
+        let mut others = Vec::new();
+        for m in missing {
+            if m.applicability != Applicability::MachineApplicable {
+                first.applicability = m.applicability;
+            }
+            first.edits.extend(m.edits);
+            others.push(m.span);
+        }
+        let diagnostic =
+            others.into_iter().fold(first.into_diagnostic(), |d, span| d.with_label(span, "and here"));
+        self.push(diagnostic);
     }
 
     /// Reports every expression statement of a block except a final one in a block without
     /// `return` (the missing-return repair covers that one).
-    pub(super) fn report_unbound(&mut self, stmts: &[Stmt], mut unbound: Vec<Option<Unbound>>) {
+    pub(super) fn report_unbound(
+        &mut self,
+        kind: BlockKind,
+        stmts: &[Stmt],
+        mut unbound: Vec<Option<Unbound>>,
+    ) {
         let has_return = stmts.iter().any(|s| matches!(s, Stmt::Return(_)));
         // The names a binding fix must avoid; collected only when some statement needs one.
         let mut taken: Option<FreshNames> = None;
@@ -118,6 +145,14 @@ impl Parser<'_> {
         let final_unbound = if has_return { None } else { unbound.last_mut().and_then(Option::take) };
         for (index, (stmt, needs_binding)) in stmts.iter().zip(unbound).enumerate() {
             let (Stmt::Expr(expr_stmt), Some(needs_binding)) = (stmt, needs_binding) else { continue };
+            let rewritten = match kind.is_loop_body() {
+                true => self.loop_exit_as_skip(kind, &expr_stmt.expr),
+                false => None,
+            };
+            if let Some(diagnostic) = rewritten.or_else(|| self.print_statement(expr_stmt)) {
+                self.push(diagnostic);
+                continue;
+            }
             let followed_by_more = index < last;
             let taken = taken.get_or_insert_with(|| {
                 FreshNames::avoiding(stmts.iter().filter_map(|s| match s {
@@ -159,16 +194,130 @@ impl Parser<'_> {
             [only] if *only + 1 == block.stmts.len() => {}
             [only] => self.report_early_return(block, *only),
             [first, second, ..] => {
+                let guard = self.guard_as_skip(kind, header, &block.stmts[*first]);
                 let first = block.stmts[*first].span();
                 let second = block.stmts[*second].span();
-                self.push(
-                    Diagnostic::error(codes::DUPLICATE_RETURN, second, format!("{} already returned", kind.describe()))
-                        .with_label(first, "the block returns here")
+                let diagnostic = Diagnostic::error(
+                    codes::DUPLICATE_RETURN,
+                    second,
+                    format!("{} already returned", kind.describe()),
+                )
+                .with_label(first, "the block returns here");
+                let diagnostic = match guard {
+                    Some(fix) => diagnostic
+                        .with_help("a loop body has one `return`, at its end; leave an element out with `skip if`")
+                        .with_fix(fix),
+                    None => diagnostic
                         .with_help("a block has exactly one `return`, at its end; choose between values with `if … else`")
                         .with_fix(Fix::suggest("remove the second `return`", second, "")),
-                );
+                };
+                self.push(diagnostic);
             }
         }
+    }
+
+    /// `continue`, `break`, `continue if c` or `if c { continue }` (or `{ return null }`) in a
+    /// loop body: one diagnostic whose fix is the `skip` Runlet writes. `continue` is exactly a
+    /// skip; a `break` or a guard returning a value needs review.
+    fn loop_exit_as_skip(&self, kind: BlockKind, expr: &Expr) -> Option<Diagnostic> {
+        let exit = |e: &Expr| match &e.kind {
+            ExprKind::Ident(ident) if ident.name == "continue" => Some(true),
+            ExprKind::Ident(ident) if ident.name == "break" => Some(false),
+            _ => None,
+        };
+        let (condition, exact) = match &expr.kind {
+            ExprKind::Conditional { then, condition, otherwise: None } => {
+                (Some(condition.as_ref()), exit(then)?)
+            }
+            ExprKind::If(if_expr) if if_expr.else_branch.is_none() => {
+                let exact = match if_expr.then_block.stmts.as_slice() {
+                    [Stmt::Expr(inner)] => exit(&inner.expr)?,
+                    [Stmt::Return(ret)] => match (&ret.value.kind, kind) {
+                        (ExprKind::Null, BlockKind::ForBody) | (ExprKind::Ident(_), BlockKind::FoldBody) => {
+                            false
+                        }
+                        _ => return None,
+                    },
+                    _ => return None,
+                };
+                (Some(if_expr.condition.as_ref()), exact)
+            }
+            _ => (None, exit(expr)?),
+        };
+        let skip = match condition {
+            Some(condition) => format!("skip if {}", self.text(condition.span)),
+            None => "skip".to_owned(),
+        };
+        let applicability =
+            if exact { Applicability::MachineApplicable } else { Applicability::MaybeIncorrect };
+        Some(
+            Diagnostic::error(
+                codes::EXPRESSION_STATEMENT,
+                expr.span,
+                "Runlet loops leave an element out with `skip`, not an early exit",
+            )
+            .with_help(format!("write `{skip}`; a loop always visits every element"))
+            .with_fix(Fix::new(
+                format!("write `{skip}`"),
+                applicability,
+                vec![Edit { span: expr.span, replacement: skip }],
+            )),
+        )
+    }
+
+    /// A printing statement (`print(x)`, `console.log(x)`): Runlet has no output but the returned
+    /// value, so the fix removes the line.
+    fn print_statement(&self, stmt: &crate::syntax::ast::ExprStmt) -> Option<Diagnostic> {
+        let ExprKind::Call { callee, .. } = &stmt.expr.kind else { return None };
+        let name = self.text(callee.span);
+        if !matches!(
+            name,
+            "print" | "println" | "puts" | "console.log" | "console.error" | "console.info" | "echo"
+        ) {
+            return None;
+        }
+        let line_start = self.source[..stmt.span.start as usize].rfind('\n').map_or(0, |i| i + 1) as u32;
+        let before = &self.source[line_start as usize..stmt.span.start as usize];
+        let after = &self.source[stmt.span.end as usize..];
+        let line_end = after.find('\n').map_or(self.source.len(), |i| stmt.span.end as usize + i + 1) as u32;
+        let alone =
+            before.trim().is_empty() && after[..(line_end - stmt.span.end) as usize].trim().is_empty();
+        let removal = if alone { Span::new(line_start, line_end) } else { stmt.span };
+        Some(
+            Diagnostic::error(
+                codes::EXPRESSION_STATEMENT,
+                stmt.span,
+                format!("Runlet has no `{name}`: nothing is printed"),
+            )
+            .with_help("return the value, or pass it to a tool")
+            .with_fix(Fix::machine(format!("remove the `{name}` call"), removal, "")),
+        )
+    }
+
+    /// An early-return guard in a loop body (`return null if c`, `return acc if c` in a fold) as
+    /// the `skip if c` it means. In a `fold` the accumulator passes through either way; in a `for`
+    /// a skip drops the element where the guard returned null, so that fix needs review.
+    fn guard_as_skip(&self, kind: BlockKind, header: Option<Span>, stmt: &Stmt) -> Option<Fix> {
+        let Stmt::Return(ret) = stmt else { return None };
+        let ExprKind::Conditional { then, condition, otherwise: None } = &ret.value.kind else { return None };
+        // The accumulator is the name after `fold`.
+        let accumulator = header.and_then(|h| {
+            let rest = self.source.get(h.end as usize..)?.trim_start();
+            rest.split(|c: char| !(c.is_alphanumeric() || c == '_')).next()
+        });
+        let passes_through = match (kind, &then.kind) {
+            (BlockKind::ForBody, ExprKind::Null) => false,
+            (BlockKind::FoldBody, ExprKind::Ident(ident)) => Some(ident.name.as_str()) == accumulator,
+            _ => return None,
+        };
+        let skip = format!("skip if {}", self.text(condition.span));
+        let applicability =
+            if passes_through { Applicability::MachineApplicable } else { Applicability::MaybeIncorrect };
+        Some(Fix::new(
+            format!("write `{skip}`"),
+            applicability,
+            vec![Edit { span: ret.span, replacement: skip }],
+        ))
     }
 
     fn report_early_return(&mut self, block: &Block, index: usize) {

@@ -44,7 +44,7 @@ impl BlockKind {
 
 impl Parser<'_> {
     pub(super) fn program(&mut self) -> Program {
-        let stmts = self.statements(BlockKind::Program);
+        let stmts = self.statements(BlockKind::Program, None);
         let end = self.source.len() as u32;
         let span = Span::new(0, end);
         let block = Block { stmts, span };
@@ -63,10 +63,12 @@ impl Parser<'_> {
         }
         let saved_recovering = std::mem::replace(&mut self.recovering, false);
         let saved_start = self.statement_start;
-        let stmts = self.with_lines(true, |p| p.statements(kind));
+        let header_indent = self.indent_of(open.span.start);
+        let stmts = self.with_lines(true, |p| p.statements(kind, Some(header_indent)));
         let close = self.eat(TokenKind::RBrace).map(|close| close.span.end);
         if close.is_none() {
-            self.report_unclosed_block(open.span);
+            let returned = matches!(stmts.last(), Some(Stmt::Return(_))) && !self.at(TokenKind::Eof);
+            self.report_unclosed_block(open.span, returned.then(|| (self.prev_end(), header_indent)));
         }
         self.recovering = saved_recovering || close.is_none();
         self.statement_start = saved_start;
@@ -90,16 +92,26 @@ impl Parser<'_> {
         Some(self.bump())
     }
 
-    fn report_unclosed_block(&mut self, open: Span) {
-        let end = self.source.len() as u32;
+    /// `RL1011` for a block's `{`. A block that already returned, followed by a line indented no
+    /// deeper than its header, closes after that `return` (`after`: where, and the header's
+    /// indentation); any other closes at the end.
+    fn report_unclosed_block(&mut self, open: Span, after: Option<(u32, usize)>) {
+        let fix = match after {
+            Some((at, indent)) => {
+                let close = format!("\n{}}}", " ".repeat(indent));
+                Fix::machine("close the block after its `return`", Span::at(at), close)
+            }
+            None => Fix::suggest("close the block at the end", Span::at(self.source.len() as u32), "\n}"),
+        };
         self.push(
-            Diagnostic::error(codes::UNCLOSED_DELIMITER, open, "this `{` is never closed")
-                .with_fix(Fix::suggest("close the block at the end", Span::at(end), "\n}")),
+            Diagnostic::error(codes::UNCLOSED_DELIMITER, open, "this `{` is never closed").with_fix(fix),
         );
     }
 
-    /// Statements up to the closing `}` (or the end, for the program), with recovery.
-    fn statements(&mut self, kind: BlockKind) -> Vec<Stmt> {
+    /// Statements up to the closing `}` (or the end, for the program), with recovery. In a block
+    /// whose header is indented `header_indent`, a line indented no deeper after the block's
+    /// `return` ends the block: its `}` was left out.
+    fn statements(&mut self, kind: BlockKind, header_indent: Option<usize>) -> Vec<Stmt> {
         let mut stmts = Vec::new();
         let mut unbound = Vec::new();
         let mut last_errored = false;
@@ -132,10 +144,17 @@ impl Parser<'_> {
             if self.pos == before {
                 self.bump();
             }
+            let returned = matches!(stmt, Stmt::Return(_));
             stmts.push(stmt);
             unbound.push(needs_binding);
+            let next = self.peek();
+            let dedented = header_indent
+                .is_some_and(|indent| next.line_break_before && self.indent_of(next.span.start) <= indent);
+            if returned && dedented && !matches!(next.kind, TokenKind::RBrace | TokenKind::Eof) {
+                break;
+            }
         }
-        self.report_unbound(&stmts, unbound);
+        self.report_unbound(kind, &stmts, unbound);
         self.last_statement_errored = last_errored;
         stmts
     }

@@ -1,0 +1,45 @@
+//! `runlet runs delete RUN_ID --journal J [--format json]`: removes an ended run from a durable
+//! journal — its header, records, snapshot and owner — and then collects the journal's blobs
+//! that no run names any more. A run that has not ended is refused (`RL8406`): cancel it first,
+//! or resume it. Exit 0 once deleted, 2 when refused or on I/O.
+
+use std::process::ExitCode;
+
+use runlet::diag::codes;
+use runlet::journal::RunId;
+use runlet::runtime::RunStatus;
+use serde_json::json;
+
+use crate::failure::{Failure, Shape};
+use crate::report::Format;
+use crate::stored::{OpenJournal, RunArgs};
+
+pub type Args = RunArgs;
+
+pub fn run(args: &Args) -> ExitCode {
+    execute(args).unwrap_or_else(|failure| failure.report(args.format, Shape::Diagnostics))
+}
+
+fn execute(args: &Args) -> Result<ExitCode, Failure> {
+    let journal = OpenJournal::open(&args.journal)?;
+    let run = RunId::new(args.run_id.as_str());
+    let status = journal.status(&run)?;
+    if !matches!(status, RunStatus::Succeeded | RunStatus::Failed | RunStatus::Cancelled) {
+        return Err(Failure::new(
+            codes::RUN_NOT_ENDED,
+            format!(
+                "run `{run}` is {status}, not ended: cancel it (`runlet cancel {run}`) or resume it before deleting it"
+            ),
+        ));
+    }
+    let failed = |error: runlet::journal::JournalError| Failure::new(error.code(), error.to_string());
+    journal.block_on(journal.journal.delete_run(&run)).map_err(failed)?;
+    let collected = journal.block_on(journal.journal.collect_blobs()).map_err(failed)?;
+    match args.format {
+        Format::Json => {
+            println!("{}", json!({"run_id": run.as_str(), "deleted": true, "blobs_collected": collected}))
+        }
+        Format::Text => println!("run {run}: deleted ({collected} blobs no other run names collected)"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
