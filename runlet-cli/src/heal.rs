@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::failure::Shape;
 use crate::files::{FileKind, SourceFile, read_text};
-use crate::registry::{load_inputs, load_registry};
+use crate::registry::{load_inputs, load_registry_with};
 use crate::report::{Format, print_diagnostics, summary};
 
 #[derive(Debug, clap::Args)]
@@ -42,7 +42,7 @@ pub fn run(args: &Args) -> ExitCode {
     };
     let healed = match (&args.registry, args.insertions_only) {
         (Some(path), false) => {
-            let registry = match load_registry(Some(path.as_path())) {
+            let registry = match load_registry_with(Some(path.as_path()), None) {
                 Ok(registry) => registry,
                 Err(failure) => return failure.report(args.format, Shape::Diagnostics),
             };
