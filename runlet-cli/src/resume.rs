@@ -3,13 +3,22 @@
 //! digest key id come from the run header; finished calls are not dispatched again. A run whose
 //! uncertain operations are unresolved ends at once (exit 1, `RL6109`, each one listed) and
 //! nothing is journaled; a run that has ended prints how it ended. Exit statuses as `run`.
+//!
+//! `runlet resume --interrupted [--max-resumes N] --journal J --tools T.json | --mcp …` does
+//! what a host's recovery at start does for every interrupted run of the journal, in the order
+//! they were created: resumes it, or parks it as failed (`RL7306`) once it was resumed N times
+//! (default 3) without ending; runs that need a decision are left (`RL8405`). One line per run
+//! (`{"runs": [...]}` in JSON); exit 0 once every run was seen to.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use std::sync::Arc;
+
 use runlet::diag::codes;
+use runlet::engine::{Outcome, ToolExecutor};
 use runlet::journal::RunId;
-use runlet::runtime::UncertainOperation;
+use runlet::runtime::{Recovered, RunStatus, UncertainOperation, list_runs};
 use serde_json::json;
 
 use crate::events::EventsFile;
@@ -24,7 +33,15 @@ use crate::stored::{JournalArgs, OpenJournal};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The run's id (`r-…`), as `runlet run` printed it.
-    run_id: String,
+    #[arg(required_unless_present = "interrupted", conflicts_with = "interrupted")]
+    run_id: Option<String>,
+    /// Resume every interrupted run of the journal instead, parking those resumed
+    /// `--max-resumes` times already.
+    #[arg(long)]
+    interrupted: bool,
+    /// With `--interrupted`: how many resumes a run gets before it is parked as failed.
+    #[arg(long, value_name = "N", default_value_t = 3, requires = "interrupted")]
+    max_resumes: u32,
     #[command(flatten)]
     journal: JournalArgs,
     /// The tool fixture file that answers the calls the run still makes (beside MCP servers:
@@ -39,7 +56,7 @@ pub struct Args {
     snapshot_every: Option<u64>,
     /// Write the run's events to this file, all of them from its first, the new ones as they
     /// happen.
-    #[arg(long, value_name = "OUT.jsonl")]
+    #[arg(long, value_name = "OUT.jsonl", conflicts_with = "interrupted")]
     events: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
@@ -61,9 +78,12 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
 /// Resumes the run with the fixtures and servers of `args`; the registry is the run header's.
 fn resume_with(args: &Args, servers: Option<&runlet_mcp::McpClient>) -> Result<ExitCode, Failure> {
     let executor = tools_of(args.tools.as_deref(), servers, "resume")?;
-    let events = args.events.as_deref().map(EventsFile::create).transpose()?;
     let journal = OpenJournal::open(&args.journal)?;
-    let run = RunId::new(args.run_id.as_str());
+    let Some(run_id) = &args.run_id else {
+        return resume_interrupted(args, &journal, executor);
+    };
+    let events = args.events.as_deref().map(EventsFile::create).transpose()?;
+    let run = RunId::new(run_id.as_str());
     journal.not_running_elsewhere(&run)?;
     let stored = journal.stored(&run, executor, args.snapshot_every)?;
     let recovery = stored.recovery()?;
@@ -78,6 +98,72 @@ fn resume_with(args: &Args, servers: Option<&runlet_mcp::McpClient>) -> Result<E
     }
     let Followed { outcome, .. } = follow(recovery.resume(), events, true)?;
     Ok(report(&run, &outcome, args.format))
+}
+
+/// `--interrupted`: every interrupted run of `journal` resumed (to its end) or parked, and the
+/// runs that need a decision left.
+fn resume_interrupted(
+    args: &Args,
+    journal: &OpenJournal,
+    executor: Arc<dyn ToolExecutor>,
+) -> Result<ExitCode, Failure> {
+    let listed = journal
+        .block_on(list_runs(journal.journal.as_ref()))
+        .map_err(|error| Failure::new(error.code(), error.to_string()))?;
+    let mut lines = Vec::new();
+    for listing in listed {
+        let run = listing.run_id;
+        let line = match listing.status {
+            RunStatus::Interrupted => {
+                let stored = journal.stored(&run, Arc::clone(&executor), args.snapshot_every)?;
+                match stored.runtime.recover_run(&run, args.max_resumes) {
+                    Recovered::Resumed(handle) => {
+                        let Followed { outcome, .. } = follow(handle, None, false)?;
+                        json!({"run_id": run.as_str(), "action": "resumed", "status": status_of(&outcome)})
+                    }
+                    Recovered::Parked { resumes, .. } => json!({
+                        "run_id": run.as_str(), "action": "parked", "status": "failed",
+                        "code": codes::RECOVERY_EXHAUSTED.to_string(), "resumes": resumes,
+                    }),
+                    Recovered::Left { code, message, .. } => json!({
+                        "run_id": run.as_str(), "action": "left", "status": "interrupted",
+                        "code": code.to_string(), "message": message,
+                    }),
+                }
+            }
+            RunStatus::NeedsResolution => json!({
+                "run_id": run.as_str(), "action": "left", "status": "needs_resolution",
+                "code": codes::RUN_NEEDS_RESOLUTION.to_string(),
+                "message": "calls it left dispatching need a host's decision: resolve them, then resume it",
+            }),
+            _ => continue,
+        };
+        lines.push(line);
+    }
+    match args.format {
+        Format::Json => println!("{}", json!({"runs": lines})),
+        Format::Text => {
+            for line in &lines {
+                let code = line["code"].as_str().map(|code| format!(" ({code})")).unwrap_or_default();
+                println!(
+                    "run {}: {}, {}{code}",
+                    line["run_id"].as_str().unwrap_or(""),
+                    line["action"].as_str().unwrap_or(""),
+                    line["status"].as_str().unwrap_or("")
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How a run ended, as run listings name it.
+fn status_of(outcome: &Outcome) -> &'static str {
+    match outcome {
+        Outcome::Succeeded(_) => RunStatus::Succeeded.as_str(),
+        Outcome::Failed(_) => RunStatus::Failed.as_str(),
+        Outcome::Cancelled => RunStatus::Cancelled.as_str(),
+    }
 }
 
 /// The run stops before it resumes: its uncertain operations need a decision first.

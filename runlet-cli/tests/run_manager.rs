@@ -385,3 +385,43 @@ fn only_an_ended_run_is_deleted() {
     assert_eq!(json(&listed)["runs"], serde_json::json!([]));
     assert_eq!(failure_code(&setup.manage(&["runs", "delete", &run, "--format", "json"])), "RL7002");
 }
+
+#[test]
+fn resume_interrupted_resumes_every_interrupted_run_and_parks_those_resumed_too_often() {
+    let setup = Setup::new("interrupted");
+    let killed = |events: &str| {
+        let mut child = setup.start(&tools(150, 0), events);
+        setup.wait_for(events, |event| is(event, "NodeSucceeded", "work.step"));
+        child.kill().expect("SIGKILL");
+        run_id(child)
+    };
+    let tools = setup.scratch.file("tools-resume.json", tools(0, 0));
+    let first = killed("first.jsonl");
+    let parked = setup.manage(&[
+        "resume",
+        "--interrupted",
+        "--max-resumes",
+        "0",
+        "--tools",
+        &tools,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(parked.status.code(), Some(0), "{}", stderr(&parked));
+    assert_eq!(
+        json(&parked)["runs"],
+        serde_json::json!([{"run_id": first, "action": "parked", "status": "failed", "code": "RL7306", "resumes": 0}])
+    );
+    assert_eq!(setup.only_run()["status"], "failed");
+
+    let second = killed("second.jsonl");
+    let resumed = setup.manage(&["resume", "--interrupted", "--tools", &tools, "--format", "json"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    assert_eq!(
+        json(&resumed)["runs"],
+        serde_json::json!([{"run_id": second, "action": "resumed", "status": "succeeded"}]),
+        "the parked run stays failed"
+    );
+    let again = setup.manage(&["resume", "--interrupted", "--tools", &tools, "--format", "json"]);
+    assert_eq!(json(&again)["runs"], serde_json::json!([]), "nothing is left to resume");
+}

@@ -41,13 +41,10 @@ impl Runtime {
         for listing in self.runs()? {
             let run = listing.run_id;
             let (code, message) = match listing.status {
-                RunStatus::Interrupted => match self.restart(&run, max_resumes) {
-                    Ok(done) => {
-                        recovered.push(done);
-                        continue;
-                    }
-                    Err(left) => left,
-                },
+                RunStatus::Interrupted => {
+                    recovered.push(self.recover_run(&run, max_resumes));
+                    continue;
+                }
                 RunStatus::NeedsResolution => (
                     codes::RUN_NEEDS_RESOLUTION,
                     "calls it left dispatching need a host's decision: resolve them, then resume it"
@@ -60,7 +57,17 @@ impl Runtime {
         Ok(recovered)
     }
 
-    /// Resumes or parks the interrupted run `run`, or says why it cannot.
+    /// Resumes the interrupted run `run` of this runtime's journal, or parks it as failed once
+    /// it was resumed `max_resumes` times, or says why it cannot: the step
+    /// [`Runtime::recover_interrupted`] takes for each interrupted run. Blocks while it replays.
+    pub fn recover_run(&self, run: &RunId, max_resumes: u32) -> Recovered {
+        self.restart(run, max_resumes).unwrap_or_else(|(code, message)| Recovered::Left {
+            run: run.clone(),
+            code,
+            message,
+        })
+    }
+
     fn restart(&self, run: &RunId, max_resumes: u32) -> Result<Recovered, (Code, String)> {
         let header = self.run_header(run).map_err(|e| (e.code(), e.to_string()))?;
         let retained = RetainedProgram::from_header(&header, &RegistryOptions::default())
