@@ -465,6 +465,11 @@ fn a_killed_run_resumes_against_the_servers() {
         serde_json::from_str::<Value>(line)
             .is_ok_and(|e| e["kind"] == "CallDispatchPrepared" && e["tool"] == "lab.slow")
     }) {
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut stderr = String::new();
+            let _ = std::io::Read::read_to_string(child.stderr.as_mut().expect("piped"), &mut stderr);
+            panic!("the run ended ({status}) before the slow call was dispatched:\n{stderr}");
+        }
         assert!(started.elapsed() < std::time::Duration::from_secs(60), "the slow call was never dispatched");
         std::thread::sleep(std::time::Duration::from_millis(10));
     }

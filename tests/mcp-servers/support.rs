@@ -56,6 +56,10 @@ impl Servers {
 
     /// Starts the lab server over Streamable HTTP on a free port of 127.0.0.1.
     pub fn lab_http(&self) -> HttpLab {
+        // One server starts at a time: between the free port's release and the server's bind,
+        // no other test of this process may take the same port.
+        static STARTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _starting = STARTING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
         let child = Command::new(self.dir.join(".venv/bin/python"))
             .arg(self.dir.join("lab_server.py"))
