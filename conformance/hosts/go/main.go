@@ -147,7 +147,7 @@ func main() {
 	}
 	outcome := h.observe()
 	invocations, maxInFlight := h.tools.counts()
-	encoded, err := json.Marshal(observation{Outcome: outcome, Invocations: invocations, MaxInFlight: maxInFlight, Events: h.events})
+	encoded, err := json.Marshal(observation{Outcome: outcome, Invocations: invocations, MaxInFlight: maxInFlight, Events: append([]seenEvent{}, h.events...)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "conformance-host-go: the observation does not encode:", err)
 		os.Exit(1)
