@@ -102,6 +102,18 @@
 #define RUNLET_VERSION_NUMBER 100
 
 /**
+ * `mcp_flags`: a tool that does not import fails the runtime's creation instead of being left
+ * out.
+ */
+#define RUNLET_MCP_STRICT 1
+
+/**
+ * `mcp_flags`: tools that neither the registry nor a trusted server's annotations classify
+ * are `at_most_once` instead of `unsafe`.
+ */
+#define RUNLET_MCP_AT_MOST_ONCE 2
+
+/**
  * `snapshot_every` of the runtime options: runs write no snapshots.
  */
 #define RUNLET_SNAPSHOTS_OFF UINT64_MAX
@@ -403,7 +415,7 @@ typedef struct runlet_view_policy {
  * `struct_size`; an unknown `struct_size` is refused with `RUNLET_ERR_VERSION_MISMATCH`.
  *
  * - `registry_json`: the tools and host input schemas (INTERFACES.md §2). Required.
- * - `executor`: runs tool calls. Required.
+ * - `executor`: runs tool calls. Required unless MCP servers answer every tool.
  * - `journal`: where runs are journaled through host callbacks; NULL for the built-in SQLite
  *   journal when `sqlite_journal_path` is set, else an in-memory journal.
  * - `listener`: receives run events; NULL for none.
@@ -437,6 +449,19 @@ typedef struct runlet_view_policy {
  *   §5.3): a resume restores the latest that verifies and replays only what follows it. 0 for
  *   the default (every 10,000 events, none for the in-memory journal); `RUNLET_SNAPSHOTS_OFF`
  *   for none.
+ * - `mcp_servers_json`, `mcp_trusted_json`, `mcp_flags`: MCP servers to attach — the
+ *   `{"mcpServers": {NAME: {"command", "args", "env"} | {"url", "headers"}}}` JSON other MCP
+ *   clients read; empty for none. Their tools join the registry as `NAME.<tool>` (with
+ *   `registry_json`, then optional, laid over them: its entries override what they name, such
+ *   as a tool's `execution`), and calls of them go to the servers; every other tool's to
+ *   `executor`. A server named in the JSON array `mcp_trusted_json` has its annotations
+ *   believed (`readOnlyHint`: pure, `idempotentHint`: idempotent); other tools are `unsafe`, or
+ *   `at_most_once` with `RUNLET_MCP_AT_MOST_ONCE`. A tool that does not import is left out
+ *   unless `RUNLET_MCP_STRICT`. The servers start before `runlet_runtime_new` returns and stop
+ *   when the runtime is freed. A server that fails is `RUNLET_ERR_MCP` (details: its `RL86xx`
+ *   code); a library built without the `mcp` feature refuses the option with
+ *   `RUNLET_ERR_UNSUPPORTED`. Writes to stdio servers happen on Runlet's threads with
+ *   `SIGPIPE` blocked, so a server that exits never signals the host.
  *
  * The structs pointed to are copied during `runlet_runtime_new`.
  */
@@ -457,6 +482,9 @@ typedef struct runlet_runtime_options {
   struct runlet_str sqlite_journal_path;
   uint32_t sqlite_durability;
   uint64_t snapshot_every;
+  struct runlet_str mcp_servers_json;
+  struct runlet_str mcp_trusted_json;
+  uint32_t mcp_flags;
 } runlet_runtime_options;
 
 /**
@@ -596,6 +624,13 @@ typedef uint32_t runlet_run_state;
  * The run crossed an execution limit; details are the error record naming the limit.
  */
 #define RUNLET_ERR_LIMIT 22
+
+/**
+ * MCP servers of `runlet_runtime_options.mcp_servers_json` could not be attached: a malformed
+ * configuration, a server that did not start or answer, tools that do not import; the details'
+ * `code` is the `RL86xx` code.
+ */
+#define RUNLET_ERR_MCP 23
 
 /**
  * The run has not ended yet; `runlet_run_result_json` returns `RUNLET_ERR_NOT_FINISHED`.

@@ -40,6 +40,7 @@ const (
 	CodeJournalSequenceConflict Code = C.RUNLET_ERR_JOURNAL_SEQUENCE_CONFLICT
 	CodeJournalInvalidRecord    Code = C.RUNLET_ERR_JOURNAL_INVALID_RECORD
 	CodeLimit                   Code = C.RUNLET_ERR_LIMIT
+	CodeMCP                     Code = C.RUNLET_ERR_MCP
 )
 
 // Sentinels for errors.Is: an *Error matches the sentinel of its code.

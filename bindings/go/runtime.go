@@ -45,6 +45,26 @@ type Options struct {
 	// §5.3): Resume restores the latest that verifies and replays only what follows it. 0 for
 	// the default (every 10,000 events; none for the in-memory journal), -1 for none.
 	SnapshotEvery int64
+	// MCP attaches MCP servers (a librunlet built with its mcp feature): their tools join the
+	// registry as NAME.<tool>, with Registry laid over them (its entries override what they
+	// name, such as a tool's "execution"), and calls of them go to the servers; nil for none.
+	MCP *MCP
+}
+
+// MCP is the MCP servers a runtime attaches, started by NewRuntime and stopped by Close.
+type MCP struct {
+	// Config is the {"mcpServers": {NAME: {"command", "args", "env"} | {"url", "headers"}}}
+	// JSON other MCP clients read.
+	Config []byte
+	// Trusted names the servers whose tool annotations are believed: readOnlyHint makes a tool
+	// pure, idempotentHint idempotent.
+	Trusted []string
+	// AtMostOnce makes the tools that neither the registry nor a trusted annotation classifies
+	// at_most_once instead of unsafe.
+	AtMostOnce bool
+	// Strict refuses the servers when one of their tools does not import, instead of leaving
+	// it out.
+	Strict bool
 }
 
 // View is a view policy (spec §6.2): the strongest label of values shown in previews (stronger
@@ -127,6 +147,22 @@ func NewRuntime(opts Options) (*Runtime, error) {
 		defer cFree(unsafe.Pointer(c.digest_key_id.ptr))
 		c.digest_key = cCopyBytes(key.Key)
 		defer cFree(unsafe.Pointer(c.digest_key.ptr))
+	}
+	if m := opts.MCP; m != nil {
+		trusted, err := json.Marshal(append([]string{}, m.Trusted...))
+		if err != nil {
+			return nil, invalid("the trusted MCP servers do not encode: %v", err)
+		}
+		c.mcp_servers_json = cCopy(string(m.Config))
+		defer cFree(unsafe.Pointer(c.mcp_servers_json.ptr))
+		c.mcp_trusted_json = cCopy(string(trusted))
+		defer cFree(unsafe.Pointer(c.mcp_trusted_json.ptr))
+		if m.Strict {
+			c.mcp_flags |= C.RUNLET_MCP_STRICT
+		}
+		if m.AtMostOnce {
+			c.mcp_flags |= C.RUNLET_MCP_AT_MOST_ONCE
+		}
 	}
 	switch journal := opts.Journal.(type) {
 	case nil:

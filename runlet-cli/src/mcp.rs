@@ -1,15 +1,13 @@
 //! The MCP servers of a command (INTERFACES.md §4.2): `--mcp NAME=COMMAND…` / `--mcp NAME=URL`,
 //! `--mcp-config FILE`, which servers' annotations are trusted and the class of other tools;
 //! attaching them, the registry of their tools with `--registry` laid over it, and the executor
-//! that answers calls — with `--tools` fixtures winning for the tools they script.
+//! that answers calls — with `--tools` fixtures winning for the tools they script
+//! ([`runlet_mcp::Routed`]).
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use runlet::diag::codes;
-use runlet::engine::{ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput};
 use runlet::schema::ExecutionClass;
 use runlet_mcp::{ClassPolicy, McpClient, McpOptions, Progress, ServerSpec};
 
@@ -108,39 +106,6 @@ fn print_progress(progress: &Progress) {
         "progress {} {}{total}{message} (operation {})",
         progress.tool, progress.progress, progress.operation_id
     );
-}
-
-/// Answers a call with the scripted fixtures when they script its tool, else with the MCP
-/// servers.
-pub struct Routed {
-    scripted: Arc<dyn ToolExecutor>,
-    scripted_tools: BTreeSet<String>,
-    servers: Arc<dyn ToolExecutor>,
-}
-
-impl Routed {
-    pub fn new(
-        scripted: Arc<dyn ToolExecutor>,
-        scripted_tools: BTreeSet<String>,
-        servers: Arc<dyn ToolExecutor>,
-    ) -> Routed {
-        Routed { scripted, scripted_tools, servers }
-    }
-
-    fn route(&self, tool: &str) -> &Arc<dyn ToolExecutor> {
-        if self.scripted_tools.contains(tool) { &self.scripted } else { &self.servers }
-    }
-}
-
-#[async_trait]
-impl ToolExecutor for Routed {
-    fn capabilities(&self, tool: &str) -> ToolCapabilities {
-        self.route(tool).capabilities(tool)
-    }
-
-    async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
-        self.route(&call.tool).dispatch(call).await
-    }
 }
 
 /// A command that takes tools from fixtures or servers but was given neither.

@@ -21,7 +21,7 @@ use runlet::observe::RunObserver;
 use runlet::runtime::Runtime;
 use runlet::scripted::{RecordingExecutor, ScriptedExecutor, ToolFixtures};
 use runlet::value::{Value, to_presentation_json};
-use runlet_mcp::McpClient;
+use runlet_mcp::{McpClient, Routed};
 
 use crate::events::EventsFile;
 use crate::failure::{Failure, Shape};
@@ -29,7 +29,7 @@ use crate::files::{FileKind, read_text};
 use crate::follow::{Followed, follow};
 use crate::journal_spec::{DurabilityArg, JournalSpec};
 use crate::limits::parse_limits;
-use crate::mcp::{McpArgs, Routed, no_tools};
+use crate::mcp::{McpArgs, no_tools};
 use crate::output::{unwritable, write_file};
 use crate::registry::{load_inputs, load_registry_with};
 use crate::report::{Format, print_diagnostics, print_run_diagnostics};

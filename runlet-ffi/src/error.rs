@@ -61,6 +61,10 @@ pub const RUNLET_ERR_JOURNAL_SEQUENCE_CONFLICT: runlet_code = 20;
 pub const RUNLET_ERR_JOURNAL_INVALID_RECORD: runlet_code = 21;
 /// The run crossed an execution limit; details are the error record naming the limit.
 pub const RUNLET_ERR_LIMIT: runlet_code = 22;
+/// MCP servers of `runlet_runtime_options.mcp_servers_json` could not be attached: a malformed
+/// configuration, a server that did not start or answer, tools that do not import; the details'
+/// `code` is the `RL86xx` code.
+pub const RUNLET_ERR_MCP: runlet_code = 23;
 
 /// The stable name of a code, as tool errors built from a plain code carry it.
 fn code_name(code: runlet_code) -> &'static str {
@@ -86,6 +90,7 @@ fn code_name(code: runlet_code) -> &'static str {
         RUNLET_ERR_JOURNAL_SEQUENCE_CONFLICT => "JOURNAL_SEQUENCE_CONFLICT",
         RUNLET_ERR_JOURNAL_INVALID_RECORD => "JOURNAL_INVALID_RECORD",
         RUNLET_ERR_LIMIT => "LIMIT",
+        RUNLET_ERR_MCP => "MCP",
         _ => "INTERNAL",
     }
 }

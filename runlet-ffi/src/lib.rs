@@ -21,6 +21,7 @@ mod strings;
 
 mod error;
 
+mod mcp;
 mod runtime;
 mod sqlite;
 mod view;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use runlet::diag::render_json;
-use runlet::engine::{Limits, RunSettings};
+use runlet::engine::{Limits, RunSettings, ToolExecutor};
 use runlet::journal::Journal;
 use runlet::observe::ViewPolicy;
 use runlet::registry::{Registry, RegistryOptions};
@@ -22,6 +22,7 @@ use crate::events::{Dispatcher, Listener, ListenerSink, runlet_event_listener};
 use crate::executor::{HostExecutor, runlet_tool_executor};
 use crate::handle::{Handle, into_raw, out_param, take};
 use crate::journal::{HostJournal, runlet_journal_vtable};
+use crate::mcp::{McpRequest, Servers};
 use crate::reentrancy::in_callback;
 use crate::strings::{runlet_bytes, runlet_str};
 use crate::versioned::{Versioned, copy_in};
@@ -48,7 +49,7 @@ pub struct runlet_retry_policy {
 /// `struct_size`; an unknown `struct_size` is refused with `RUNLET_ERR_VERSION_MISMATCH`.
 ///
 /// - `registry_json`: the tools and host input schemas (INTERFACES.md §2). Required.
-/// - `executor`: runs tool calls. Required.
+/// - `executor`: runs tool calls. Required unless MCP servers answer every tool.
 /// - `journal`: where runs are journaled through host callbacks; NULL for the built-in SQLite
 ///   journal when `sqlite_journal_path` is set, else an in-memory journal.
 /// - `listener`: receives run events; NULL for none.
@@ -82,6 +83,19 @@ pub struct runlet_retry_policy {
 ///   §5.3): a resume restores the latest that verifies and replays only what follows it. 0 for
 ///   the default (every 10,000 events, none for the in-memory journal); `RUNLET_SNAPSHOTS_OFF`
 ///   for none.
+/// - `mcp_servers_json`, `mcp_trusted_json`, `mcp_flags`: MCP servers to attach — the
+///   `{"mcpServers": {NAME: {"command", "args", "env"} | {"url", "headers"}}}` JSON other MCP
+///   clients read; empty for none. Their tools join the registry as `NAME.<tool>` (with
+///   `registry_json`, then optional, laid over them: its entries override what they name, such
+///   as a tool's `execution`), and calls of them go to the servers; every other tool's to
+///   `executor`. A server named in the JSON array `mcp_trusted_json` has its annotations
+///   believed (`readOnlyHint`: pure, `idempotentHint`: idempotent); other tools are `unsafe`, or
+///   `at_most_once` with `RUNLET_MCP_AT_MOST_ONCE`. A tool that does not import is left out
+///   unless `RUNLET_MCP_STRICT`. The servers start before `runlet_runtime_new` returns and stop
+///   when the runtime is freed. A server that fails is `RUNLET_ERR_MCP` (details: its `RL86xx`
+///   code); a library built without the `mcp` feature refuses the option with
+///   `RUNLET_ERR_UNSUPPORTED`. Writes to stdio servers happen on Runlet's threads with
+///   `SIGPIPE` blocked, so a server that exits never signals the host.
 ///
 /// The structs pointed to are copied during `runlet_runtime_new`.
 #[repr(C)]
@@ -103,6 +117,9 @@ pub struct runlet_runtime_options {
     pub sqlite_journal_path: runlet_str,
     pub sqlite_durability: u32,
     pub snapshot_every: u64,
+    pub mcp_servers_json: runlet_str,
+    pub mcp_trusted_json: runlet_str,
+    pub mcp_flags: u32,
 }
 
 /// `snapshot_every` of the runtime options: runs write no snapshots.
@@ -115,6 +132,7 @@ unsafe impl Versioned for runlet_runtime_options {
         std::mem::offset_of!(runlet_runtime_options, view),
         std::mem::offset_of!(runlet_runtime_options, sqlite_journal_path),
         std::mem::offset_of!(runlet_runtime_options, snapshot_every),
+        std::mem::offset_of!(runlet_runtime_options, mcp_servers_json),
         std::mem::size_of::<runlet_runtime_options>(),
     ];
 }
@@ -151,6 +169,8 @@ pub(crate) struct Instance {
     /// What event consumers may see; every event is redacted under it before it is queued.
     view: Arc<ViewPolicy>,
     poison: Arc<Poison>,
+    /// Stopped after the engine, once no run calls them any more.
+    servers: Option<Servers>,
 }
 
 impl Instance {
@@ -179,6 +199,7 @@ impl Drop for Instance {
     fn drop(&mut self) {
         let engine = self.engine.take();
         let dispatcher = self.dispatcher.take();
+        let servers = self.servers.take();
         let teardown = move || {
             if let Some(engine) = &engine {
                 engine.shutdown();
@@ -187,6 +208,9 @@ impl Drop for Instance {
                 dispatcher.stop();
             }
             drop(engine);
+            if let Some(servers) = servers {
+                servers.shutdown();
+            }
         };
         if in_callback() || tokio::runtime::Handle::try_current().is_ok() {
             std::thread::spawn(teardown);
@@ -219,7 +243,7 @@ impl runlet_runtime {
 /// The host structs of `options`, each adopted or (when readable) released, so every `drop`
 /// runs exactly once whatever fails.
 struct Adopted {
-    executor: Result<HostExecutor, Error>,
+    executor: Option<Result<HostExecutor, Error>>,
     journal: Option<Result<HostJournal, Error>>,
     listener: Option<Result<Listener, Error>>,
 }
@@ -230,11 +254,7 @@ unsafe fn adopt_all(options: &runlet_runtime_options) -> Adopted {
     // SAFETY: forwarded from the caller.
     unsafe {
         Adopted {
-            executor: if options.executor.is_null() {
-                Err(Error::new(RUNLET_ERR_NULL_ARGUMENT, "`runlet_runtime_options.executor` is NULL"))
-            } else {
-                HostExecutor::adopt(options.executor)
-            },
+            executor: (!options.executor.is_null()).then(|| HostExecutor::adopt(options.executor)),
             journal: (!options.journal.is_null()).then(|| HostJournal::adopt(options.journal)),
             listener: (!options.listener.is_null()).then(|| Listener::adopt(options.listener)),
         }
@@ -266,25 +286,28 @@ fn with_retry_policy(
 /// # Safety
 /// As for `runlet_runtime_new`.
 unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<Instance, Error> {
-    let executor = adopted.executor?;
+    let executor = adopted.executor.transpose()?;
     let journal = adopted.journal.transpose()?;
     let listener = adopted.listener.transpose()?;
     // SAFETY: the caller passes valid views.
-    let (registry_text, limits_text) = unsafe {
-        (options.registry_json.to_str("registry_json")?, options.limits_json.to_str("limits_json")?)
+    let (registry_text, limits_text, mcp) = unsafe {
+        let mcp = McpRequest {
+            servers_json: options.mcp_servers_json.to_str("mcp_servers_json")?,
+            trusted_json: options.mcp_trusted_json.to_str("mcp_trusted_json")?,
+            flags: options.mcp_flags,
+        };
+        (options.registry_json.to_str("registry_json")?, options.limits_json.to_str("limits_json")?, mcp)
     };
     let limits = Limits::from_json(limits_text).map_err(|error| limits_error("limits_json", error))?;
     let view = view_policy(options.view)?;
     // SAFETY: the caller passes valid views.
     let key = unsafe { digest_key(options) }?;
-    let registry = Registry::from_json_str(registry_text, &RegistryOptions::default())
-        .map_err(|error| {
-            let diagnostics = error.diagnostics(registry_text);
-            let first = diagnostics.first().map_or_else(String::new, |d| format!(": {}", d.message));
-            Error::new(RUNLET_ERR_REGISTRY, format!("the registry has errors{first}"))
-                .with_details_json(render_json(registry_text, &diagnostics))
-        })?
-        .registry;
+    let servers = Servers::attach(mcp)?;
+    let registry = match &servers {
+        Some(servers) => servers.registry(registry_text)?,
+        None => host_registry(registry_text)?,
+    };
+    let executor = tool_executor(&registry, executor, servers.as_ref())?;
     if journal.is_some() && options.sqlite_journal_path.len != 0 {
         return Err(Error::new(
             RUNLET_ERR_INVALID_ARGUMENT,
@@ -297,7 +320,7 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
         Some(host) => Some(Arc::new(host)),
         None => sqlite,
     };
-    let mut builder = Runtime::builder().registry(registry).executor(Arc::new(executor)).limits(limits);
+    let mut builder = Runtime::builder().registry(registry).executor(executor).limits(limits);
     if let Some(journal) = journal {
         builder = builder.journal(journal);
     }
@@ -336,7 +359,55 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
         event_capacity,
         view: Arc::new(view),
         poison: Arc::default(),
+        servers,
     })
+}
+
+/// The registry of `registry_json` alone.
+fn host_registry(text: &str) -> Result<Registry, Error> {
+    Registry::from_json_str(text, &RegistryOptions::default()).map(|loaded| loaded.registry).map_err(
+        |error| {
+            let diagnostics = error.diagnostics(text);
+            let first = diagnostics.first().map_or_else(String::new, |d| format!(": {}", d.message));
+            Error::new(RUNLET_ERR_REGISTRY, format!("the registry has errors{first}"))
+                .with_details_json(render_json(text, &diagnostics))
+        },
+    )
+}
+
+/// The executor of every tool of `registry`: the host's, with the MCP servers' tools routed to
+/// them. Without a host executor the servers must answer every tool.
+fn tool_executor(
+    registry: &Registry,
+    host: Option<HostExecutor>,
+    servers: Option<&Servers>,
+) -> Result<Arc<dyn ToolExecutor>, Error> {
+    let host = host.map(|host| Arc::new(host) as Arc<dyn ToolExecutor>);
+    let Some(servers) = servers else {
+        return host.ok_or_else(|| {
+            Error::new(RUNLET_ERR_NULL_ARGUMENT, "`runlet_runtime_options.executor` is NULL")
+        });
+    };
+    if host.is_none() {
+        let served = servers.tool_names();
+        let unserved: Vec<String> = registry
+            .tools()
+            .filter(|(id, tool)| {
+                registry.intrinsic(*id).is_none() && !served.contains(&tool.name.to_string())
+            })
+            .map(|(_, tool)| format!("`{}`", tool.name))
+            .collect();
+        if !unserved.is_empty() {
+            return Err(Error::new(
+                RUNLET_ERR_NULL_ARGUMENT,
+                format!(
+                    "`runlet_runtime_options.executor` is NULL, and no MCP server answers {}",
+                    unserved.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(servers.executor(host))
 }
 
 /// Creates a runtime from `options` and stores it in `*out` (NULL on failure).

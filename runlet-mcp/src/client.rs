@@ -94,11 +94,15 @@ impl McpClient {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("runlet-mcp")
+            .on_thread_start(crate::stdio::block_sigpipe)
             .enable_all()
             .build()
             .map_err(|error| McpError::start("*", format!("no runtime for the MCP client: {error}")))?;
-        let connected = runtime.block_on(async {
-            let starts = specs.iter().map(|spec| async move {
+        // On the client's threads, which write to the servers' pipes with `SIGPIPE` blocked.
+        let (starting, options_owned) = (specs.to_vec(), options.clone());
+        let connecting = runtime.spawn(async move {
+            let options = &options_owned;
+            let starts = starting.iter().map(|spec| async move {
                 let session =
                     Session::connect(spec, options.progress.clone(), options.startup_timeout).await?;
                 let tools = session.list_tools().await;
@@ -125,7 +129,10 @@ impl McpClient {
                 return Err(error);
             }
             Ok(connected)
-        })?;
+        });
+        let connected = runtime
+            .block_on(connecting)
+            .map_err(|error| McpError::start("*", format!("the MCP client's start panicked: {error}")))??;
         let mut client = McpClient {
             runtime: Some(runtime),
             servers: Vec::new(),

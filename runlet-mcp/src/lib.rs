@@ -18,6 +18,7 @@ mod config;
 mod error;
 mod executor;
 mod handler;
+mod route;
 mod session;
 mod stdio;
 
@@ -27,5 +28,6 @@ pub use config::{ClassPolicy, ServerSpec, TransportSpec};
 pub use error::McpError;
 pub use executor::McpExecutor;
 pub use handler::{Progress, ProgressListener};
+pub use route::Routed;
 pub use session::ServerIdentity;
 pub use stdio::Stopped;

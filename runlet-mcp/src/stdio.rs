@@ -135,3 +135,18 @@ impl Drop for ServerProcess {
         }
     }
 }
+
+/// Blocks `SIGPIPE` on the calling thread (the client's runtime threads, which write to the
+/// servers' pipes): a write to a server that exited then fails with `EPIPE` — and the call with
+/// it — instead of the signal ending the host process, whatever the host's disposition of it.
+pub(crate) fn block_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: the set is initialized by `sigemptyset` before use; changing this thread's mask
+    // has no other effect.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}

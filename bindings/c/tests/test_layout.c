@@ -49,7 +49,7 @@ OFFSET(runlet_run_options, limits_json, 8);
 OFFSET(runlet_run_options, pull_events, 24);
 OFFSET(runlet_retry_policy, backoff_cap_ms, 8);
 SIZE(runlet_retry_policy, 16);
-SIZE(runlet_runtime_options, 176);
+SIZE(runlet_runtime_options, 216);
 OFFSET(runlet_runtime_options, registry_json, 8);
 OFFSET(runlet_runtime_options, executor, 24);
 OFFSET(runlet_runtime_options, journal, 32);
@@ -65,6 +65,9 @@ OFFSET(runlet_runtime_options, digest_key, 128);
 OFFSET(runlet_runtime_options, sqlite_journal_path, 144);
 OFFSET(runlet_runtime_options, sqlite_durability, 160);
 OFFSET(runlet_runtime_options, snapshot_every, 168);
+OFFSET(runlet_runtime_options, mcp_servers_json, 176);
+OFFSET(runlet_runtime_options, mcp_trusted_json, 192);
+OFFSET(runlet_runtime_options, mcp_flags, 208);
 SIZE(runlet_view_policy, 12);
 OFFSET(runlet_view_policy, preview_chars, 8);
 #endif

@@ -1,0 +1,95 @@
+/* MCP servers attached from C (runlet_runtime_options.mcp_servers_json): a real stdio server (the
+ * Python lab server of tests/mcp-servers, installed by scripts/install-mcp-servers) answering
+ * calls with no host executor, beside the host's executor for the host's own tools, and the
+ * refusals: a server that does not start, unknown flags, trusted names that are no JSON array,
+ * and a tool no one answers. */
+#include <unistd.h>
+
+#include "support.h"
+
+/* The `mcpServers` JSON starting the lab server (stdio); malloc'ed. */
+static char *lab_servers(void) {
+  const char *dir = RUNLET_MCP_SERVERS_DIR;
+  char python[1024];
+  snprintf(python, sizeof python, "%s/.venv/bin/python", dir);
+  if (access(python, X_OK) != 0) {
+    fprintf(stderr, "the MCP test servers are not installed (%s): run scripts/install-mcp-servers\n", python);
+    exit(1);
+  }
+  char *json = malloc(4096);
+  snprintf(json, 4096, "{\"mcpServers\": {\"lab\": {\"command\": \"%s\", \"args\": [\"%s/lab_server.py\", \"stdio\"]}}}",
+           python, dir);
+  return json;
+}
+
+static runlet_error *runtime_over(const char *servers, const char *registry, const runlet_tool_executor *executor,
+                                  uint32_t flags, const char *trusted, runlet_runtime **out) {
+  runlet_runtime_options options = RUNLET_RUNTIME_OPTIONS_INIT;
+  options.registry_json = str_of(registry);
+  options.executor = executor;
+  options.mcp_servers_json = str_of(servers);
+  options.mcp_trusted_json = str_of(trusted);
+  options.mcp_flags = flags;
+  return runlet_runtime_new(&options, out);
+}
+
+static void the_servers_answer_without_a_host_executor(void) {
+  char *servers = lab_servers();
+  runlet_runtime *runtime = NULL;
+  CHECK_OK(runtime_over(servers, "", NULL, 0, "", &runtime));
+  runlet_program *program = compile(runtime, "xs = for n in [1, 2, 3] {\n  return lab.add({a: n, b: 10}).result\n}\nreturn xs\n");
+  runlet_run *run = start(runtime, program, "", 0);
+  char *result = result_of(run);
+  if (strcmp(result, "[11,12,13]") != 0) fprintf(stderr, "result: %s\n", result);
+  CHECK(strcmp(result, "[11,12,13]") == 0);
+  free(result);
+  runlet_run_free(run);
+  runlet_program_free(program);
+  runlet_runtime_free(runtime);
+  free(servers);
+}
+
+static void host_tools_go_to_the_host_executor(void) {
+  char *servers = lab_servers();
+  runlet_tool_executor executor = echo_executor();
+  runlet_runtime *runtime = NULL;
+  CHECK_OK(runtime_over(servers, TEST_REGISTRY, &executor, RUNLET_MCP_AT_MOST_ONCE, "[\"lab\"]", &runtime));
+  runlet_program *program = compile(runtime, "n = echo.value(5)\nreturn lab.add({a: n, b: 1}).result\n");
+  runlet_run *run = start(runtime, program, "", 0);
+  char *result = result_of(run);
+  CHECK(strcmp(result, "6") == 0);
+  free(result);
+  runlet_run_free(run);
+  runlet_program_free(program);
+  runlet_runtime_free(runtime);
+  free(servers);
+}
+
+static void refusals_name_what_is_wrong(void) {
+  runlet_runtime *runtime = NULL;
+  runlet_error *err = runtime_over("{\"mcpServers\": {\"gone\": {\"command\": \"/nonexistent/mcp-server\"}}}", "", NULL,
+                                   0, "", &runtime);
+  CHECK(err && runlet_error_code(err) == RUNLET_ERR_MCP && runtime == NULL);
+  CHECK(str_contains(runlet_error_details_json(err), "\"RL8602\""));
+  CHECK(str_contains(runlet_error_message(err), "gone"));
+  runlet_error_free(err);
+
+  CHECK_ERR(runtime_over("{\"mcpServers\": 7}", "", NULL, 0, "", &runtime), RUNLET_ERR_MCP);
+  char *servers = lab_servers();
+  CHECK_ERR(runtime_over(servers, "", NULL, 1u << 7, "", &runtime), RUNLET_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(runtime_over(servers, "", NULL, 0, "lab", &runtime), RUNLET_ERR_INVALID_JSON);
+  /* The host registry names echo.value, which no server answers and no executor runs. */
+  err = runtime_over(servers, TEST_REGISTRY, NULL, 0, "", &runtime);
+  CHECK(err && runlet_error_code(err) == RUNLET_ERR_NULL_ARGUMENT);
+  CHECK(str_contains(runlet_error_message(err), "`echo.value`"));
+  runlet_error_free(err);
+  free(servers);
+}
+
+int main(void) {
+  the_servers_answer_without_a_host_executor();
+  host_tools_go_to_the_host_executor();
+  refusals_name_what_is_wrong();
+  puts("test_mcp: ok");
+  return 0;
+}

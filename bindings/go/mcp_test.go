@@ -1,0 +1,81 @@
+// MCP servers attached through Options.MCP: the Python lab server of tests/mcp-servers (installed
+// by scripts/install-mcp-servers, which this test runs first) answering calls beside a Go
+// handler, and a server that does not start.
+
+package runlet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// labConfig installs the test servers and returns the mcpServers JSON of the lab server.
+func labConfig(t *testing.T) []byte {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(filepath.Join(root, "scripts/install-mcp-servers")).CombinedOutput(); err != nil {
+		t.Fatalf("the MCP test servers could not be installed: %v\n%s", err, out)
+	}
+	dir := filepath.Join(root, "tests/mcp-servers")
+	config, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"lab": map[string]any{"command": filepath.Join(dir, ".venv/bin/python"), "args": []string{filepath.Join(dir, "lab_server.py"), "stdio"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return config
+}
+
+func TestMCPServersAnswerBesideGoHandlers(t *testing.T) {
+	rt, err := NewRuntime(Options{
+		Registry: []byte(`{"tools": [{"name": "host.double", "params": [{"name": "n", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "pure"}]}`),
+		Tools: Tools{"host.double": func(_ context.Context, call *Call) (any, error) {
+			var args []int
+			if err := json.Unmarshal(call.Args, &args); err != nil {
+				return nil, err
+			}
+			return args[0] * 2, nil
+		}},
+		MCP: &MCP{Config: labConfig(t), Trusted: []string{"lab"}, AtMostOnce: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	prog, err := rt.Compile("xs = for n in [1, 2, 3] {\n  return lab.add({a: host.double(n), b: 10}).result\n}\nreturn xs\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	run, err := rt.Start(context.Background(), prog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	result, err := run.Wait(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(result.Value) != "[12,14,16]" {
+		t.Fatalf("the run returned %s", result.Value)
+	}
+}
+
+func TestMCPServerThatDoesNotStart(t *testing.T) {
+	_, err := NewRuntime(Options{MCP: &MCP{Config: []byte(`{"mcpServers": {"gone": {"command": "/nonexistent/mcp-server"}}}`)}})
+	var failure *Error
+	if !errors.As(err, &failure) || failure.Code != CodeMCP {
+		t.Fatalf("NewRuntime: %v, want CodeMCP", err)
+	}
+	if !strings.Contains(string(failure.Details), `"RL8602"`) || !strings.Contains(failure.Message, "gone") {
+		t.Fatalf("the error does not name the server and its code: %s %s", failure.Message, failure.Details)
+	}
+}
