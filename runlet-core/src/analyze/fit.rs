@@ -206,13 +206,6 @@ impl Fitter {
                 Err(misfit) => failures.push((variant, misfit)),
             }
         }
-        // A list or object that a variant of its own kind rejects is not rescued by formatting
-        // it into a String variant (as at run time): it is the malformed value it looks like.
-        let own_kind_failed = failures.iter().any(|(variant, _)| same_composite_kind(types, from, *variant));
-        if own_kind_failed {
-            accepted
-                .retain(|(variant, _)| !matches!(types.kind(types.resolve(*variant)), SchemaKind::String(_)));
-        }
         let Some(best) = accepted.iter().map(|(_, fit)| fit.rank).min() else {
             return Err(closest_failure(types, from, target, failures));
         };
@@ -347,15 +340,6 @@ impl Misfit {
 
 /// String to String: exact when every value the source allows is allowed; a runtime check when
 /// the target enumerates values the source does not guarantee.
-/// Whether `a` and `b` are both lists, or both objects or maps.
-fn same_composite_kind(types: &Types, a: SchemaId, b: SchemaId) -> bool {
-    use SchemaKind as K;
-    matches!(
-        (types.kind(types.resolve(a)), types.kind(types.resolve(b))),
-        (K::List(_), K::List(_)) | (K::Object(_) | K::Map(_), K::Object(_) | K::Map(_))
-    )
-}
-
 fn strings(from: Option<&[Arc<str>]>, to: Option<&[Arc<str>]>) -> Fit {
     match (from, to) {
         (_, None) => Fit::EXACT,
