@@ -503,6 +503,12 @@ typedef struct runlet_run_options {
 } runlet_run_options;
 
 /**
+ * Receives one resumed run's handle, which the host then owns (`runlet_run_free`; freeing it
+ * cancels the run).
+ */
+typedef void (*runlet_on_resumed)(void *user_data, struct runlet_run *run);
+
+/**
  * Where a run is: one of the `RUNLET_RUN_*` values (0 for a NULL or poisoned handle).
  */
 typedef uint32_t runlet_run_state;
@@ -864,6 +870,32 @@ struct runlet_error *runlet_run_cancel_interrupted(const struct runlet_runtime *
                                                    const struct runlet_program *program,
                                                    struct runlet_str run_id,
                                                    const struct runlet_run_options *options);
+
+/**
+ * Recovery at start: resumes every interrupted run of the runtime's journal that this runtime
+ * can run — each compiled again from the source and registry its header retains, which must
+ * pin this runtime's registry — in the order the runs were created, and parks as failed
+ * (`RL7306`) those already resumed `max_resumes` times without ending. Runs whose calls need a
+ * host's decision (`RL8405`) and runs this runtime cannot run are left as they are. What a host
+ * calls once after building its runtime, so runs its last process left go on.
+ *
+ * Each resumed run's handle is handed to `on_resumed(user_data, run)` (on this thread, before
+ * the function returns); with a NULL `on_resumed` the resumed runs go on unwatched until they
+ * end or the runtime is freed. `options` (NULL for the defaults) may ask for `pull_events`; a
+ * recovered run keeps the limits its journal pins, so `limits_json` must be empty.
+ *
+ * `*report` gets a JSON array, one object per interrupted run, in creation order:
+ * `{"run_id", "outcome": "resumed"}`, `{"run_id", "outcome": "parked", "resumes": N}` or
+ * `{"run_id", "outcome": "left", "code": "RLnnnn", "message"}`; the host frees it with
+ * `runlet_buf_free`. Fails only when the journal cannot list its runs (`RUNLET_ERR_JOURNAL`).
+ * Blocks while it replays each run; refused from a callback.
+ */
+struct runlet_error *runlet_runtime_recover_interrupted(const struct runlet_runtime *runtime,
+                                                        uint32_t max_resumes,
+                                                        const struct runlet_run_options *options,
+                                                        runlet_on_resumed on_resumed,
+                                                        void *user_data,
+                                                        struct runlet_buf *report);
 
 /**
  * Starts a run of `program` with `input_json` (a JSON object of host input values, or empty for

@@ -1,5 +1,5 @@
 // Every function C calls into Go (through the trampolines of shims.c): the executor's invoke,
-// recover and drop, a call's cancellation, the journal vtable. Each recovers a panic into a
+// recover and drop, a call's cancellation, the journal vtable, the runs recovery at start resumes. Each recovers a panic into a
 // failed call or a returned error; none returns a Go pointer.
 
 package runlet
@@ -12,6 +12,14 @@ import (
 	"runtime/cgo"
 	"unsafe"
 )
+
+// runletGoResumed collects a run that recovery at start resumed, for RecoverInterrupted.
+//
+//export runletGoResumed
+func runletGoResumed(handle C.uintptr_t, run *C.runlet_run) {
+	resumed := cgo.Handle(handle).Value().(*[]*C.runlet_run)
+	*resumed = append(*resumed, run)
+}
 
 // panicked is the error a journal callback returns for a panic in Go code.
 func panicked(what string, r any) *C.runlet_error {

@@ -134,6 +134,12 @@ func crashWorker(path, tool string) {
 func crashedIn(t *testing.T, tool string) (string, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "runs.db")
+	return path, crashedAt(t, path, tool)
+}
+
+// crashedAt is crashedIn over the journal at path; it returns the run's id.
+func crashedAt(t *testing.T, path, tool string) string {
+	t.Helper()
 	worker := exec.Command(os.Args[0])
 	worker.Env = append(os.Environ(), "RUNLET_CRASH_JOURNAL="+path, "RUNLET_CRASH_TOOL="+tool)
 	var out bytes.Buffer
@@ -147,7 +153,7 @@ func crashedIn(t *testing.T, tool string) (string, string) {
 	if !strings.HasPrefix(runID, "r-") {
 		t.Fatalf("the worker said %q", out.String())
 	}
-	return path, runID
+	return runID
 }
 
 func resumed(t *testing.T, rt *Runtime, prog *Program, runID string) (string, error) {
@@ -289,5 +295,38 @@ func TestARecoverableCallAsksItsRecoverFunc(t *testing.T) {
 	}
 	if len(asked.all()) != 1 || len(seen.all()) != 0 {
 		t.Fatalf("asked %d times, dispatched %d times", len(asked.all()), len(seen.all()))
+	}
+}
+
+func TestRecoveryAtStartResumesParksAndLeavesRuns(t *testing.T) {
+	path, idempotent := crashedIn(t, "pay.idempotent")
+	once := crashedAt(t, path, "pay.once")
+	var seen seenOps
+	rt := durable(t, path, timesTen(&seen), nil)
+	recovered, err := rt.RecoverInterrupted(context.Background(), 3)
+	if err != nil || len(recovered) != 2 {
+		t.Fatalf("recovered %+v, %v", recovered, err)
+	}
+	first, second := recovered[0], recovered[1]
+	if first.RunID != idempotent || first.Action != RecoveryResumed || first.Run == nil {
+		t.Fatalf("the idempotent run: %+v", first)
+	}
+	defer first.Run.Close()
+	if res, err := first.Run.Wait(context.Background()); err != nil || string(res.Value) != "[1,10]" {
+		t.Fatalf("the resumed run: %v %v", res, err)
+	}
+	if second.RunID != once || second.Action != RecoveryLeft || second.Code != "RL8405" || second.Run != nil {
+		t.Fatalf("the at-most-once run waits for a decision: %+v", second)
+	}
+	rt.Close()
+
+	parked := crashedAt(t, path, "pay.idempotent")
+	rt = durable(t, path, timesTen(&seen), nil)
+	recovered, err = rt.RecoverInterrupted(context.Background(), 0)
+	if err != nil || len(recovered) != 2 || recovered[1].RunID != parked || recovered[1].Action != RecoveryParked {
+		t.Fatalf("recovered %+v, %v", recovered, err)
+	}
+	if _, err := rt.RecoverInterrupted(context.Background(), -1); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("a negative bound: %v", err)
 	}
 }

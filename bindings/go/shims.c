@@ -16,6 +16,14 @@ void runlet_go_fill_executor(runlet_tool_executor *executor, uintptr_t handle, i
   executor->drop = release;
 }
 
+static void resumed(void *user_data, runlet_run *run) { runletGoResumed((uintptr_t)user_data, run); }
+
+runlet_error *runlet_go_recover_interrupted(const runlet_runtime *runtime, uint32_t max_resumes,
+                                            const runlet_run_options *options, uintptr_t handle,
+                                            runlet_buf *report) {
+  return runlet_runtime_recover_interrupted(runtime, max_resumes, options, resumed, (void *)handle, report);
+}
+
 runlet_error *runlet_go_on_cancel(runlet_tool_call *call, uintptr_t handle) {
   return runlet_tool_call_on_cancel(call, cancelled, (void *)handle);
 }

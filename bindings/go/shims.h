@@ -11,5 +11,8 @@
 void runlet_go_fill_executor(runlet_tool_executor *executor, uintptr_t handle, int with_recover);
 void runlet_go_fill_journal(runlet_journal_vtable *vtable, uintptr_t handle);
 runlet_error *runlet_go_on_cancel(runlet_tool_call *call, uintptr_t handle);
+runlet_error *runlet_go_recover_interrupted(const runlet_runtime *runtime, uint32_t max_resumes,
+                                            const runlet_run_options *options, uintptr_t handle,
+                                            runlet_buf *report);
 
 #endif

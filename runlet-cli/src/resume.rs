@@ -18,7 +18,7 @@ use std::sync::Arc;
 use runlet::diag::codes;
 use runlet::engine::{Outcome, ToolExecutor};
 use runlet::journal::RunId;
-use runlet::runtime::{Recovered, RunStatus, UncertainOperation, list_runs};
+use runlet::runtime::{NEEDS_DECISION, Recovered, RunStatus, UncertainOperation, list_runs};
 use serde_json::json;
 
 use crate::events::EventsFile;
@@ -134,7 +134,7 @@ fn resume_interrupted(
             RunStatus::NeedsResolution => json!({
                 "run_id": run.as_str(), "action": "left", "status": "needs_resolution",
                 "code": codes::RUN_NEEDS_RESOLUTION.to_string(),
-                "message": "calls it left dispatching need a host's decision: resolve them, then resume it",
+                "message": NEEDS_DECISION,
             }),
             _ => continue,
         };

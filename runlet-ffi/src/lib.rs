@@ -28,6 +28,7 @@ mod view;
 
 mod program;
 mod recovery;
+mod restart;
 mod run;
 mod stored;
 

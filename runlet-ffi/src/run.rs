@@ -210,7 +210,7 @@ pub(crate) unsafe fn read_run_options(options: *const runlet_run_options) -> Res
 
 /// Wraps a started or resumed run: its events are forwarded to the listener (and the pull
 /// queue when `pull_events`) on the runtime's pool until it ends.
-fn launched(runtime: &runlet_runtime, handle: RunHandle, pull_events: bool) -> runlet_run {
+pub(crate) fn launched(runtime: &runlet_runtime, handle: RunHandle, pull_events: bool) -> runlet_run {
     let instance = runtime.instance();
     let state = Arc::new(RunState {
         run_id: Arc::from(handle.run_id().as_str()),

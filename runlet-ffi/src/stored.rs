@@ -15,7 +15,7 @@ use crate::runtime::runlet_runtime;
 use crate::strings::{runlet_buf, runlet_str};
 
 /// The C error for a journal that could not be read: an unknown run keeps its code.
-fn read_error(code: runlet::diag::Code, error: impl std::fmt::Display) -> Error {
+pub(crate) fn read_error(code: runlet::diag::Code, error: impl std::fmt::Display) -> Error {
     let c =
         if code == codes::JOURNAL_UNKNOWN_RUN { RUNLET_ERR_JOURNAL_UNKNOWN_RUN } else { RUNLET_ERR_JOURNAL };
     Error::new(c, format!("the journal could not be read ({code}): {error}"))

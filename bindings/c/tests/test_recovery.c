@@ -491,6 +491,72 @@ static void recovery_answers_are_refused_for_dispatches(void) {
   runlet_runtime_free(runtime);
 }
 
+/* --- recovery at start ---------------------------------------------------------------------- */
+
+static runlet_run *resumed_runs[4];
+static int resumed_count;
+
+static void keep_resumed(void *user_data, runlet_run *run) {
+  CHECK(user_data == (void *)&resumed_count);
+  CHECK(resumed_count < 4);
+  resumed_runs[resumed_count++] = run;
+}
+
+/* The report of one recovery at start (malloc'ed). */
+static char *recover_at_start(runlet_runtime *runtime, uint32_t max_resumes) {
+  runlet_buf buf = {NULL, 0};
+  CHECK_OK(runlet_runtime_recover_interrupted(runtime, max_resumes, NULL, keep_resumed, &resumed_count, &buf));
+  char *report = str_dup((runlet_str){(const char *)buf.ptr, buf.len});
+  runlet_buf_free(buf);
+  return report;
+}
+
+static void recovery_at_start_resumes_parks_and_leaves_runs(void) {
+  char *path = fresh_journal();
+  char *resumed = crash_in(path, "echo.first");
+  char *left = crash_in(path, "pay.once");
+  dies_in = NULL;
+  runlet_runtime *runtime = durable_runtime(path, 0);
+  /* The idempotent call is sent again; the at-most-once one waits for a host's decision. */
+  char *report = recover_at_start(runtime, 3);
+  char expect[512];
+  snprintf(expect, sizeof expect, "{\"outcome\":\"resumed\",\"run_id\":\"%s\"}", resumed);
+  CHECK(strstr(report, expect) != NULL);
+  snprintf(expect, sizeof expect, "\"outcome\":\"left\",\"run_id\":\"%s\"", left);
+  if (strstr(report, expect) == NULL || strstr(report, "\"code\":\"RL8405\"") == NULL) fprintf(stderr, "report: %s\n", report);
+  CHECK(strstr(report, expect) != NULL && strstr(report, "\"code\":\"RL8405\"") != NULL);
+  CHECK(resumed_count == 1 && str_is(runlet_run_id(resumed_runs[0]), resumed));
+  char *result = result_of(resumed_runs[0]);
+  CHECK(strcmp(result, "[1,1]") == 0);
+  free(result);
+  runlet_run_free(resumed_runs[0]);
+  resumed_count = 0;
+  free(report);
+  runlet_runtime_free(runtime);
+
+  /* A run resumed as often as allowed is parked as failed instead. */
+  char *parked = crash_in(path, "echo.first");
+  dies_in = NULL;
+  runtime = durable_runtime(path, 0);
+  report = recover_at_start(runtime, 0);
+  snprintf(expect, sizeof expect, "{\"outcome\":\"parked\",\"resumes\":0,\"run_id\":\"%s\"}", parked);
+  CHECK(strstr(report, expect) != NULL);
+  CHECK(strstr(report, resumed) == NULL); /* it ended */
+  CHECK(resumed_count == 0);
+  CHECK(strcmp(status_of(runtime, parked), "failed") == 0);
+  /* Limits are the journal's: giving some is refused. */
+  runlet_run_options options = RUNLET_RUN_OPTIONS_INIT;
+  options.limits_json = RUNLET_STR("{\"tool_calls\": 3}");
+  runlet_buf buf = {NULL, 0};
+  CHECK_ERR(runlet_runtime_recover_interrupted(runtime, 3, &options, NULL, NULL, &buf), RUNLET_ERR_INVALID_ARGUMENT);
+  free(report);
+  free(parked);
+  free(left);
+  free(resumed);
+  runlet_runtime_free(runtime);
+  remove_journal(path);
+}
+
 int main(void) {
   a_host_journal_and_a_sqlite_path_are_refused_together();
   sqlite_options_are_checked();
@@ -499,6 +565,7 @@ int main(void) {
   a_recoverable_call_asks_the_executors_recover();
   an_interrupted_run_is_cancelled_from_the_journal();
   recovery_answers_are_refused_for_dispatches();
+  recovery_at_start_resumes_parks_and_leaves_runs();
   puts("recovery: ok");
   return 0;
 }

@@ -108,7 +108,7 @@ use crate::schema::{ExecutionClass, validate};
 use crate::value::{DigestKey, Labelled, List, Value, ValueError, sha256};
 use live::{Live, LiveEntry};
 pub use recovery::{Recovery, RecoveryError, SnapshotUse, UncertainOperation};
-pub use restart::Recovered;
+pub use restart::{NEEDS_DECISION, Recovered};
 use retain::retain;
 pub use retain::{RetainError, RetainedProgram};
 pub use runs::{RunListing, RunStatus, list_runs, run_listing};

@@ -3,12 +3,17 @@
 //! pins this runtime's registry) are compiled again from their headers and resumed, each at
 //! most a bounded number of times: a run already resumed that often without ending is parked as
 //! failed (`RL7306`) rather than resumed once more. Runs that need a host's decision about an
-//! uncertain call, and runs this runtime cannot run, are left for an operator, with the reason.
+//! uncertain call (`RL8405`, found by replaying them), and runs this runtime cannot run, are
+//! left for an operator, with the reason.
 
-use super::{RetainedProgram, RunHandle, RunOptions, RunStatus, Runtime};
+use super::{RetainedProgram, RunHandle, RunOptions, RunStatus, Runtime, UncertainOperation};
 use crate::diag::{Code, codes};
 use crate::journal::{JournalError, RunId};
 use crate::registry::RegistryOptions;
+
+/// Why recovery at start leaves a run whose calls await a host's decision (`RL8405`).
+pub const NEEDS_DECISION: &str =
+    "calls it left dispatching need a host's decision: resolve them, then resume it";
 
 /// What recovery at start did with one interrupted run.
 #[derive(Debug)]
@@ -45,11 +50,7 @@ impl Runtime {
                     recovered.push(self.recover_run(&run, max_resumes));
                     continue;
                 }
-                RunStatus::NeedsResolution => (
-                    codes::RUN_NEEDS_RESOLUTION,
-                    "calls it left dispatching need a host's decision: resolve them, then resume it"
-                        .to_owned(),
-                ),
+                RunStatus::NeedsResolution => (codes::RUN_NEEDS_RESOLUTION, NEEDS_DECISION.to_owned()),
                 _ => continue,
             };
             recovered.push(Recovered::Left { run, code, message });
@@ -89,6 +90,10 @@ impl Runtime {
         let options = RunOptions { limits: retained.limits };
         let refused = |e: super::RecoveryError| (e.code(), e.to_string());
         let mut recovery = self.recovery(&program, run, options).map_err(refused)?;
+        // Neither resumed nor parked: an operator decides about the calls first.
+        if recovery.uncertain_operations().iter().any(UncertainOperation::needs_decision) {
+            return Err((codes::RUN_NEEDS_RESOLUTION, NEEDS_DECISION.to_owned()));
+        }
         let resumes = recovery.resumes();
         if resumes >= max_resumes {
             recovery.park().map_err(refused)?;
