@@ -116,7 +116,12 @@ impl Lowerer<'_> {
         let at = self.at(e);
         let l = self.expr(left, Expect::Nothing);
         let r = self.expr(right, Expect::Nothing);
-        if let (Some(a), Some(b)) = (self.constant(l).cloned(), self.constant(r).cloned()) {
+        // Literals fold, except equality of kinds that are never equal: the check below reports
+        // it as it does for typed operands (spec §2.4.1: a lossless common schema).
+        let never_equal = matches!(op, BinaryOp::Eq | BinaryOp::Ne)
+            && matches!((self.ty(l), self.ty(r)), (Ty::Schema(ls), Ty::Schema(rs)) if !self.may_be_equal(ls, rs));
+        if let (Some(a), Some(b), false) = (self.constant(l).cloned(), self.constant(r).cloned(), never_equal)
+        {
             return match value::binary(op, &a, &b) {
                 Ok(result) => self.constant_at(result, &at),
                 Err(error) => self.folding_failed(error, &at),
@@ -159,6 +164,12 @@ impl Lowerer<'_> {
         self.push(ExprKind::Binary { op, left: l, right: r }, ty, Origin::Derived, &at)
     }
 
+    /// Whether some variant of `ls` and some variant of `rs` can be equal.
+    fn may_be_equal(&self, ls: SchemaId, rs: SchemaId) -> bool {
+        let (lv, rv) = (self.types.variants(ls), self.types.variants(rs));
+        lv.iter().any(|&a| rv.iter().any(|&b| comparable(self.types.kind(a), self.types.kind(b))))
+    }
+
     /// `==` / `!=`: accepted when some pair of variants can be equal (a nullable value compared
     /// with null, say); values that can never be equal are an error.
     fn equality(
@@ -169,10 +180,7 @@ impl Lowerer<'_> {
         (right, r, rs): (&ast::Expr, ExprId, SchemaId),
         at: &At,
     ) -> ExprId {
-        let (lv, rv) = (self.types.variants(ls), self.types.variants(rs));
-        let possible =
-            lv.iter().any(|&a| rv.iter().any(|&b| comparable(self.types.kind(a), self.types.kind(b))));
-        if !possible {
+        if !self.may_be_equal(ls, rs) {
             let (lw, rw) = (self.describe(left.span), self.describe(right.span));
             let null_side = [(ls, &rw, rs), (rs, &lw, ls)]
                 .into_iter()
