@@ -5,11 +5,10 @@
 //! ([`runlet_mcp::Routed`]).
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use runlet::diag::codes;
 use runlet::schema::ExecutionClass;
-use runlet_mcp::{ClassPolicy, McpClient, McpOptions, Progress, ServerSpec};
+use runlet_mcp::{ClassPolicy, McpClient, McpOptions, ServerSpec};
 
 use crate::failure::Failure;
 use crate::files::{FileKind, read_text};
@@ -51,8 +50,8 @@ impl McpArgs {
         self.mcp.is_empty() && self.mcp_config.is_none()
     }
 
-    /// Starts the servers named (none: `None`) and imports their tools. Progress notifications
-    /// go to stderr.
+    /// Starts the servers named (none: `None`) and imports their tools. Their progress
+    /// notifications are journaled as `CallHeartbeat` events (`--events`).
     pub fn attach(&self) -> Result<Option<McpClient>, Failure> {
         if self.is_empty() {
             return Ok(None);
@@ -77,7 +76,6 @@ impl McpArgs {
         let options = McpOptions {
             classes: ClassPolicy { trusted: self.trust.clone(), default },
             strict: self.strict,
-            progress: Some(Arc::new(print_progress)),
             ..McpOptions::default()
         };
         let client =
@@ -97,15 +95,6 @@ fn ignore_sigpipe() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
-}
-
-fn print_progress(progress: &Progress) {
-    let total = progress.total.map(|total| format!("/{total}")).unwrap_or_default();
-    let message = progress.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default();
-    eprintln!(
-        "progress {} {}{total}{message} (operation {})",
-        progress.tool, progress.progress, progress.operation_id
-    );
 }
 
 /// A command that takes tools from fixtures or servers but was given neither.

@@ -1,5 +1,5 @@
 //! One `tools/call` for the executor: the call's object argument and Runlet's ids in `_meta`,
-//! progress routed while it runs, `notifications/cancelled` when Runlet cancels it or stops
+//! progress reported as the call's heartbeat while it runs, `notifications/cancelled` when Runlet cancels it or stops
 //! waiting (a deadline), and the answer turned into a value or a tool error.
 //!
 //! Answers: `structuredContent` is the value (the engine then checks it against the output
@@ -20,7 +20,6 @@ use runlet::diag::codes;
 use runlet::engine::{ToolCall, ToolError, ToolOutput};
 use runlet::value::{Object, Value, parse_json, to_serde_json};
 
-use crate::handler::Route;
 use crate::session::Session;
 
 /// The `_meta` keys Runlet sets on every `tools/call`.
@@ -46,12 +45,7 @@ pub(crate) async fn call_tool(
         Ok(handle) => handle,
         Err(error) => return Err(failure(session, original, error, false).await),
     };
-    let route = Route {
-        tool: call.tool.clone(),
-        operation_id: call.context.operation_id.to_string(),
-        dispatch_id: call.context.dispatch_id.to_string(),
-    };
-    let _route = session.routes.register(&handle.progress_token, route);
+    let _route = session.routes.register(&handle.progress_token, call.context.heartbeat.clone());
     let mut pending =
         Pending { peer: session.peer.clone(), id: Some(handle.id.clone()), runtime: runtime.clone() };
     let answer = tokio::select! {

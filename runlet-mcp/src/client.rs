@@ -18,7 +18,6 @@ use serde_json::{Map, Value, json};
 use crate::config::{ClassPolicy, ServerSpec};
 use crate::error::McpError;
 use crate::executor::McpExecutor;
-use crate::handler::ProgressListener;
 use crate::session::{ServerIdentity, Session};
 use crate::stdio::Stopped;
 
@@ -33,8 +32,6 @@ pub struct McpOptions {
     /// How long a stdio server has to exit after its standard input closes, and again after
     /// `SIGTERM`, before `SIGKILL`.
     pub shutdown_grace: Duration,
-    /// Receives the servers' progress notifications.
-    pub progress: Option<ProgressListener>,
 }
 
 impl Default for McpOptions {
@@ -44,7 +41,6 @@ impl Default for McpOptions {
             strict: false,
             startup_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(2),
-            progress: None,
         }
     }
 }
@@ -103,8 +99,7 @@ impl McpClient {
         let connecting = runtime.spawn(async move {
             let options = &options_owned;
             let starts = starting.iter().map(|spec| async move {
-                let session =
-                    Session::connect(spec, options.progress.clone(), options.startup_timeout).await?;
+                let session = Session::connect(spec, options.startup_timeout).await?;
                 let tools = session.list_tools().await;
                 Ok::<_, McpError>((session, tools))
             });

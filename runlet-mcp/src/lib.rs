@@ -27,7 +27,6 @@ pub use client::{McpClient, McpOptions};
 pub use config::{ClassPolicy, ServerSpec, TransportSpec};
 pub use error::McpError;
 pub use executor::McpExecutor;
-pub use handler::{Progress, ProgressListener};
 pub use route::Routed;
 pub use session::ServerIdentity;
 pub use stdio::Stopped;

@@ -14,7 +14,7 @@ use tokio::sync::Mutex as AsyncMutex;
 
 use crate::config::{ServerSpec, TransportSpec};
 use crate::error::McpError;
-use crate::handler::{Handler, ProgressListener, ProgressRoutes};
+use crate::handler::{Handler, ProgressRoutes};
 use crate::stdio::{ServerProcess, Stopped};
 
 /// What the handshake established about a server; it enters the registry digest.
@@ -46,12 +46,8 @@ fn lifecycle() -> ClientLifecycleMode {
 
 impl Session {
     /// Starts or reaches the server of `spec` and completes the handshake within `startup`.
-    pub(crate) async fn connect(
-        spec: &ServerSpec,
-        listener: Option<ProgressListener>,
-        startup: Duration,
-    ) -> Result<Session, McpError> {
-        let routes = ProgressRoutes::new(listener);
+    pub(crate) async fn connect(spec: &ServerSpec, startup: Duration) -> Result<Session, McpError> {
+        let routes = ProgressRoutes::default();
         let handler = Handler { progress: routes.clone() };
         let name = spec.name.as_str();
         let (service, process) = match &spec.transport {

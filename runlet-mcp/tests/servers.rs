@@ -1,6 +1,6 @@
 //! The adapter through the Rust API against real servers: the handshake's record, paged tool
 //! import of every reference server, the bounded shutdown of stdio servers (stdin closed, then
-//! SIGTERM, then SIGKILL), progress to the host's listener, the host's tool deadline ending a
+//! SIGTERM, then SIGKILL), progress journaled as the call's heartbeats, the host's tool deadline ending a
 //! call at the server, and parallel calls to several servers under one runtime.
 
 #[path = "../../tests/mcp-servers/support.rs"]
@@ -9,12 +9,12 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::Mutex;
 use runlet::analyze::Inputs;
 use runlet::engine::Outcome;
+use runlet::observe::ViewPolicy;
 use runlet::runtime::Runtime;
 use runlet::value::to_presentation_json;
-use runlet_mcp::{McpClient, McpOptions, Progress, ServerSpec, Stopped};
+use runlet_mcp::{McpClient, McpOptions, ServerSpec, Stopped};
 use support::{scratch, servers};
 
 fn spec(flag: &str) -> ServerSpec {
@@ -68,23 +68,32 @@ fn a_server_that_ignores_stdin_and_sigterm_is_killed_within_the_grace_periods() 
 }
 
 #[test]
-fn progress_reaches_the_hosts_listener_with_the_calls_ids() {
+fn progress_notifications_are_journaled_as_the_calls_heartbeats() {
     let s = servers();
-    let seen: Arc<Mutex<Vec<Progress>>> = Arc::default();
-    let sink = seen.clone();
-    let options = McpOptions {
-        progress: Some(Arc::new(move |p: &Progress| sink.lock().push(p.clone()))),
-        ..McpOptions::default()
-    };
-    let client = McpClient::connect(&[spec(&format!("lab={}", s.lab("stdio")))], &options).expect("attaches");
-    let value = run(&client, "return lab.steps({count: 4})\n", None).expect("succeeds");
-    assert_eq!(value, r#"{"result":"4 steps"}"#);
-    let seen = seen.lock();
-    assert_eq!(seen.iter().map(|p| p.progress).collect::<Vec<_>>(), [1.0, 2.0, 3.0, 4.0]);
+    let client = McpClient::connect(&[spec(&format!("lab={}", s.lab("stdio")))], &McpOptions::default())
+        .expect("attaches");
+    let registry = client.registry(None).expect("the registry loads").registry;
+    let runtime = Runtime::builder()
+        .registry(registry)
+        .executor(Arc::new(client.executor()))
+        .build()
+        .expect("a runtime");
+    let program = runtime.compile("return lab.steps({count: 4})\n", &Inputs::new()).expect("compiles");
+    let run = runtime.start(&program, &Inputs::new()).expect("starts");
+    let id = run.run_id().clone();
+    assert!(matches!(run.wait().expect("the journal works"), Outcome::Succeeded(_)));
+    let events = runtime.journal_events(&program, &id, &ViewPolicy::default()).expect("events");
+    let beats: Vec<_> = events.iter().filter(|e| e.kind == "CallHeartbeat").collect();
+    let steps: Vec<f64> = beats.iter().filter_map(|e| e.progress.map(|p| p.get())).collect();
+    // Reports coalesce while the run is busy, so some steps may share one record; the last
+    // report always survives.
+    assert!(steps.windows(2).all(|w| w[0] < w[1]) && steps.last() == Some(&4.0), "{steps:?}");
     assert!(
-        seen.iter()
-            .all(|p| &*p.tool == "lab.steps" && p.total == Some(4.0) && p.operation_id.starts_with("op:"))
+        beats.iter().all(|e| e.tool.as_deref() == Some("lab.steps") && e.total.map(|t| t.get()) == Some(4.0))
     );
+    assert_eq!(beats.last().and_then(|e| e.message.as_deref()), Some("step 4"));
+    let answered = events.iter().position(|e| e.kind == "CallCompleted");
+    assert!(events.iter().position(|e| e.kind == "CallHeartbeat") < answered);
 }
 
 #[test]

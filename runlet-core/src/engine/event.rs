@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::diag::{Code, codes};
 use crate::engine::core::Resolution;
 use crate::engine::executor::ToolError;
+use crate::engine::progress::Progress;
 use crate::journal::{Blob, Envelope, EnvelopeError, Journal, JournalError, JournalErrorKind, Record};
 use crate::value::{Value, rcve};
 
@@ -204,6 +205,12 @@ declare_events! {
         /// ending: it is parked as failed (`RL7306`), its calls left dispatching abandoned.
         32 => RunParked {
             resumes: u32,
+        },
+        /// A running call reported its progress (an MCP server's `notifications/progress`, a
+        /// host executor's report): evidence for observers, replayed as the input it was.
+        33 => CallHeartbeat {
+            node: String,
+            progress: Progress,
         },
     }
 }
@@ -574,6 +581,10 @@ mod tests {
             },
             Event::FreshGenerationAuthorized { node: node(), generation: 1 },
             Event::RunParked { resumes: 3 },
+            Event::CallHeartbeat {
+                node: node(),
+                progress: crate::engine::Progress::new(2.0, Some(5.0), Some("two of five")).unwrap(),
+            },
         ]
     }
 

@@ -10,6 +10,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::identity::{DispatchId, OperationId};
+use super::progress::Heartbeat;
 use crate::diag::codes;
 use crate::journal::RunId;
 use crate::registry::ToolId;
@@ -97,6 +98,8 @@ pub struct CallContext {
     /// The id of the digest key the operation id was keyed under, because an argument or a
     /// loop item it depends on is sensitive or secret (spec §6.2); None when all are public.
     pub digest_key: Option<Arc<str>>,
+    /// Reports the call's progress to its run, which journals it as `CallHeartbeat`.
+    pub heartbeat: Heartbeat,
 }
 
 impl CallContext {
@@ -128,6 +131,7 @@ impl CallContext {
             call_site: Arc::from(""),
             dynamic_key: Arc::from(""),
             digest_key: None,
+            heartbeat: Heartbeat::default(),
         }
     }
 
@@ -150,6 +154,11 @@ impl CallContext {
 
     pub fn with_deadline(mut self, deadline: Instant) -> CallContext {
         self.deadline = Some(deadline);
+        self
+    }
+
+    pub fn with_heartbeat(mut self, heartbeat: Heartbeat) -> CallContext {
+        self.heartbeat = heartbeat;
         self
     }
 

@@ -76,6 +76,7 @@ mod executor;
 mod identity;
 pub mod limits;
 pub mod permits;
+mod progress;
 mod replay;
 mod retry;
 mod sampler;
@@ -98,6 +99,7 @@ pub use limits::{Breach, LimitKey, LimitParseError, Limits};
 pub use permits::{
     PermitRequest, PermitTable, PermitWaits, Permits, ResourceKey, RunPermits, Ticket, tool_keys,
 };
+pub use progress::{Amount, Heartbeat, MAX_PROGRESS_MESSAGE, Progress};
 pub use replay::{Ledger, PendingTimer, ReplayError, Resumed, replay, replay_after, replay_run};
 pub use retry::{Backoff, RetryClassifier};
 pub use sampler::{Sampler, SystemSampler};

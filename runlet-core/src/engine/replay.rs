@@ -361,6 +361,9 @@ fn recorded_input(
         Event::FreshGenerationAuthorized { node, generation } => {
             Input::FreshGenerationAuthorized { call: call(node)?, generation: *generation }
         }
+        Event::CallHeartbeat { node, progress } => {
+            Input::CallHeartbeat { call: call(node)?, progress: progress.clone() }
+        }
         Event::LimitExceeded { limit, current, .. } if limit == LimitKey::WallClockMs.as_str() => {
             Input::WallClockExpired { elapsed_ms: *current }
         }

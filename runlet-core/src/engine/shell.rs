@@ -18,6 +18,7 @@ use super::executor::{
 };
 use super::identity::{OperationComponents, OperationId};
 use super::permits::{PermitRequest, PermitWaits, RunPermits};
+use super::progress::{Heartbeat, Reports};
 use super::replay::{Ledger, Resumed};
 use super::retry::{RetryClassifier, classify, timeout_error, uncertain_error};
 use super::sampler::Sampler;
@@ -157,6 +158,8 @@ struct Shell {
     /// The buffer every journal record of the run is encoded in before it is copied out.
     encoding: Vec<u8>,
     snapshots: Option<Snapshots>,
+    /// The progress its calls reported and it has not yet reacted to.
+    reports: Arc<Reports>,
 }
 
 impl Shell {
@@ -166,7 +169,9 @@ impl Shell {
         let (tokens, timers) = (BTreeMap::new(), BTreeMap::new());
         let permits = CallPermits::new(env.permits.clone(), env.permit_waits.clone());
         let snapshots = env.snapshots.clone().map(|policy| Snapshots::new(policy, ledger));
+        let reports = Reports::new(answers.clone());
         Shell {
+            reports,
             snapshots,
             permits,
             env,
@@ -250,7 +255,13 @@ impl Shell {
     }
 
     /// Applies `input` to the core, adding its events and its other effects to `round`.
-    fn react(&mut self, core: &mut RunCore, input: Input, round: &mut Round) {
+    fn react(&mut self, core: &mut RunCore, mut input: Input, round: &mut Round) {
+        // A heartbeat carries the report that queued it; later ones replaced it meanwhile.
+        if let Input::CallHeartbeat { call, progress } = &mut input
+            && let Some(latest) = self.reports.take(*call)
+        {
+            *progress = latest;
+        }
         if let Input::ToolCompleted { call, .. } | Input::ToolFailed { call, .. } = &input {
             self.tokens.remove(call);
             self.undeliverable.remove(call);
@@ -286,7 +297,8 @@ impl Shell {
                     self.undeliverable.insert(request.call, Arc::from(name));
                 }
                 let permit = self.permits.take(request.call);
-                spawn_call(&self.env, request, token, permit, self.answers.clone());
+                let heartbeat = self.reports.heartbeat(request.call);
+                spawn_call(&self.env, request, token, heartbeat, permit, self.answers.clone());
             }
             Effect::AwaitPermits { call, tool, node_id } => {
                 self.permits.request(call, tool, node_id, &self.answers);
@@ -461,6 +473,7 @@ fn spawn_call(
     env: &RunEnvironment,
     request: CallRequest,
     token: CancellationToken,
+    heartbeat: Heartbeat,
     permit: Option<PermitRequest>,
     answers: mpsc::UnboundedSender<Input>,
 ) {
@@ -468,7 +481,7 @@ fn spawn_call(
     let registry = Arc::clone(&env.registry);
     let handle = request.call;
     let (recover_first, timeout) = (request.recover_first, request.timeout);
-    let call = call_of(env, registry.tool(request.tool), request, token.clone());
+    let call = call_of(env, registry.tool(request.tool), request, token.clone(), heartbeat);
     let checked = check_arguments(registry.schemas(), registry.tool(call.tool_id), &call.arguments);
     let executor = Arc::clone(&env.executor);
     let classifier = env.retry_classifier.clone();
@@ -501,6 +514,7 @@ fn call_of(
     tool: &ToolDescriptor,
     request: CallRequest,
     token: CancellationToken,
+    heartbeat: Heartbeat,
 ) -> ToolCall {
     let operation = operation_of(&env.workflow, tool, &request);
     let mut context = CallContext::new(
@@ -513,7 +527,8 @@ fn call_of(
     )
     .with_call_site(request.call_site.as_str(), request.dynamic_key.as_str())
     .with_digest_key(request.digest_key.clone())
-    .with_cancellation(token);
+    .with_cancellation(token)
+    .with_heartbeat(heartbeat);
     if let Some(deadline) = request.timeout.and_then(|t| tokio::time::Instant::now().checked_add(t)) {
         context = context.with_deadline(deadline);
     }
@@ -753,6 +768,61 @@ mod tests {
             }
             other => panic!("expected a failed run, got {other:?}"),
         }
+    }
+
+    /// Reports progress three times, waits for the run to take a report, then answers.
+    struct Reporting;
+
+    #[async_trait]
+    impl ToolExecutor for Reporting {
+        async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+            let heartbeat = &call.context.heartbeat;
+            for step in 1..=3 {
+                let message = format!("step {step}");
+                let progress = crate::engine::Progress::new(f64::from(step), Some(3.0), Some(&message));
+                assert!(heartbeat.report(progress.expect("finite")));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            Ok(ToolOutput::new(Value::from(7)))
+        }
+    }
+
+    #[tokio::test]
+    async fn progress_a_call_reports_is_journaled_coalesced_and_replays() {
+        let json = r#"{"tools": [{"name": "slow", "inputSchema": {"type": "object"}, "outputSchema": {"type": "integer"}}]}"#;
+        let registry =
+            Arc::new(Registry::from_json_str(json, &Default::default()).expect("registry").registry);
+        let mut builder = crate::engine::testing::Builder::with_registry(Arc::clone(&registry));
+        let root = crate::analyze::hir::RegionId(0);
+        let call = builder.call(root, "slow", vec![]);
+        builder.result(root, call);
+        let (program, registry) = builder.finish();
+        let (core, env, _) = prepared(&program, &registry, "progress", |_| Arc::new(Reporting)).await;
+        let journal_env = (env.journal.clone(), env.run_id.clone());
+        let outcome = drive(core, env, Vec::new()).await.expect("journal works");
+        assert!(matches!(outcome, Outcome::Succeeded(_)), "{outcome:?}");
+        let records = journal_env.0.read(&journal_env.1, 0, usize::MAX).await.expect("read");
+        let events: Vec<Event> =
+            records.iter().map(|r| Event::decode(&r.bytes).expect("decodes").1).collect();
+        let beats: Vec<&crate::engine::Progress> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::CallHeartbeat { progress, .. } => Some(progress),
+                _ => None,
+            })
+            .collect();
+        assert!(!beats.is_empty() && beats.len() <= 3, "coalesced: {beats:?}");
+        let last = beats.last().expect("one heartbeat");
+        assert_eq!(
+            (last.progress.get(), last.message.as_deref()),
+            (3.0, Some("step 3")),
+            "the latest report"
+        );
+        let completed = events.iter().position(|e| matches!(e, Event::CallCompleted { .. }));
+        let heartbeat = events.iter().position(|e| matches!(e, Event::CallHeartbeat { .. }));
+        assert!(heartbeat < completed, "heartbeats precede the answer");
+        let replayed = crate::engine::replay(fresh(&program, &registry), &events).expect("replays");
+        assert!(matches!(replayed.outcome, Some(Outcome::Succeeded(_))));
     }
 
     /// Records every call's tool, operation id and dispatch id, then answers from `inner`.

@@ -9,8 +9,8 @@ use super::model::{GraphModel, NodeRecord};
 use super::node_id::{attempt_number, iteration_index, split_local};
 use super::snapshot::{
     BlockedOn, CancellationInfo, EdgeKind, FailureInfo, GraphEdge, GraphNode, GraphSnapshot, LoopInfo,
-    OwningScope, RetryInfo, RetryWait, RunSummary, SnapshotOptions, SourceSpan, Timestamps, ToolInfo,
-    UnmaterializedRegion,
+    OwningScope, ProgressInfo, RetryInfo, RetryWait, RunSummary, SnapshotOptions, SourceSpan, Timestamps,
+    ToolInfo, UnmaterializedRegion,
 };
 use super::state::NodeState;
 use super::view::ViewPolicy;
@@ -104,17 +104,16 @@ impl GraphModel {
         } else {
             self.permit_waits.get(local).map(|resources| BlockedOn::Permits { resources: resources.clone() })
         };
+        let label = tool.map(|t| strongest_label(context.registry().schemas(), t.output));
+        let shows_tool_text = label.is_some_and(|l| view.shows_metadata(l));
         let failure = match (&record.tool_error, &record.failure_code) {
-            (Some(error), _) => {
-                let label = tool.map(|t| strongest_label(context.registry().schemas(), t.output));
-                Some(FailureInfo {
-                    code: error.code.clone(),
-                    limit: record.limit_exceeded.clone(),
-                    message: label.filter(|l| view.shows_metadata(*l)).map(|_| error.message.clone()),
-                    retryable: error.retryable,
-                    uncertain: error.uncertain,
-                })
-            }
+            (Some(error), _) => Some(FailureInfo {
+                code: error.code.clone(),
+                limit: record.limit_exceeded.clone(),
+                message: shows_tool_text.then(|| error.message.clone()),
+                retryable: error.retryable,
+                uncertain: error.uncertain,
+            }),
             (None, Some(code)) => Some(FailureInfo {
                 code: code.clone(),
                 limit: record.limit_exceeded.clone(),
@@ -179,6 +178,11 @@ impl GraphModel {
                 .map(|items| LoopInfo { items, iterations_started: record.iterations_started }),
             reused_from: record.reused_from.as_ref().map(|from| context.node_id(from).to_string()),
             value: record.output.as_ref().map(|(value, labels)| view.preview(value, labels)),
+            progress: record.progress.as_ref().map(|p| ProgressInfo {
+                progress: p.progress,
+                total: p.total,
+                message: p.message.clone().filter(|_| shows_tool_text),
+            }),
         }
     }
 

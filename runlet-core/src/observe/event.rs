@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::context::GraphContext;
 use super::view::ViewPolicy;
+use crate::engine::Amount;
 use crate::engine::event::{Arm, Event};
 use crate::schema::{labels_of, strongest_label};
 use crate::value::{Labels, Sensitivity, rcve};
@@ -78,6 +79,12 @@ pub struct GraphEvent {
     /// A tool output's preview with the paths the view may not see redacted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+    /// For `CallHeartbeat`: how far the call is, of `total` when the tool knows it; its
+    /// message is `message`, when the view may see it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<Amount>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<Amount>,
 }
 
 /// When a record was published in this process, by the observer's one clock.
@@ -120,7 +127,8 @@ pub(crate) fn event_node(event: &Event) -> Option<&str> {
         | Event::NodeCancelling { node }
         | Event::CallReused { node, .. }
         | Event::OperationResolved { node, .. }
-        | Event::FreshGenerationAuthorized { node, .. } => Some(node),
+        | Event::FreshGenerationAuthorized { node, .. }
+        | Event::CallHeartbeat { node, .. } => Some(node),
         Event::TimerStarted { node, .. } => (!node.is_empty()).then_some(node.as_str()),
         Event::LimitExceeded { node, .. } => (!node.is_empty()).then_some(node.as_str()),
         Event::RunCreated { .. }
@@ -137,6 +145,16 @@ pub(crate) fn event_node(event: &Event) -> Option<&str> {
 }
 
 impl GraphContext {
+    /// Whether `view` may see what the tool of call `node` says in words (an error's message, a
+    /// progress report's): text a tool writes is as sensitive as its output's strongest label.
+    fn shows_tool_text(&self, node: &str, view: &ViewPolicy) -> bool {
+        let label = self
+            .expr_of(node)
+            .and_then(|e| self.tool_of(e))
+            .map(|tool| strongest_label(self.registry().schemas(), tool.output));
+        label.is_some_and(|label| view.shows_metadata(label))
+    }
+
     /// The labels of a sampled intrinsic's value: its expression's label on every path (secret
     /// when the node is unknown).
     pub(crate) fn sample_labels(&self, node: &str) -> Labels {
@@ -181,6 +199,8 @@ impl GraphContext {
             delay_ms: None,
             deadline_unix_ms: None,
             value: None,
+            progress: None,
+            total: None,
         };
         match event {
             Event::NodePlanned { inputs, .. } => {
@@ -205,12 +225,15 @@ impl GraphContext {
                 public.code = Some(error.code.clone());
                 public.retryable = Some(error.retryable);
                 public.uncertain = Some(error.uncertain);
-                let label = self
-                    .expr_of(node)
-                    .and_then(|e| self.tool_of(e))
-                    .map(|tool| strongest_label(self.registry().schemas(), tool.output));
-                if label.is_some_and(|label| view.shows_metadata(label)) {
+                if self.shows_tool_text(node, view) {
                     public.message = Some(error.message.clone());
+                }
+            }
+            Event::CallHeartbeat { node, progress } => {
+                public.progress = Some(progress.progress);
+                public.total = progress.total;
+                if self.shows_tool_text(node, view) {
+                    public.message = progress.message.clone();
                 }
             }
             Event::NodeFailed { code, .. } | Event::RunFailed { code } => public.code = Some(code.clone()),

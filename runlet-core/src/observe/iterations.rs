@@ -116,6 +116,7 @@ impl IterationNodes {
                 loop_info: None,
                 reused_from: None,
                 value: None,
+                progress: None,
             });
         }
         (nodes, edges)

@@ -91,8 +91,8 @@ pub use model::RunState;
 pub use node_id::NodeId;
 pub use snapshot::{
     BlockedOn, CancellationInfo, EdgeKind, FailureInfo, GraphEdge, GraphNode, GraphSnapshot, IterationRange,
-    LoopInfo, OwningScope, RetryInfo, RetryWait, RunSummary, SnapshotOptions, SourceSpan, Timestamps,
-    ToolInfo, UnmaterializedRegion,
+    LoopInfo, OwningScope, ProgressInfo, RetryInfo, RetryWait, RunSummary, SnapshotOptions, SourceSpan,
+    Timestamps, ToolInfo, UnmaterializedRegion,
 };
 pub use state::{IllegalTransition, NodeState};
 pub use view::ViewPolicy;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::context::GraphContext;
 use super::retention::Retention;
 use super::state::NodeState;
+use crate::engine::Progress;
 use crate::engine::event::{Arm, Event, RecordedToolError};
 use crate::value::{Labels, Value, rcve};
 
@@ -50,6 +51,8 @@ pub(crate) struct NodeRecord {
     pub(crate) backoff: Option<(u64, Option<u64>)>,
     /// The record that put the node in a terminal state.
     pub(crate) settled_seq: Option<u64>,
+    /// The latest progress its tool reported.
+    pub(crate) progress: Option<Progress>,
 }
 
 impl NodeRecord {
@@ -75,6 +78,7 @@ impl NodeRecord {
             limit_exceeded: None,
             reused_from: None,
             backoff: None,
+            progress: None,
         }
     }
 }
@@ -183,6 +187,10 @@ impl GraphModel {
                 self.advance(seq, node, target, at_ms);
             }
             Event::OrphanedCompletion { node } => self.with(seq, node, |r| r.orphaned_completions += 1),
+            Event::CallHeartbeat { node, progress } => {
+                let progress = progress.clone();
+                self.with(seq, node, |r| r.progress = Some(progress));
+            }
             Event::BranchSelected { node, arm } => {
                 self.advance(seq, node, NodeState::Running, at_ms);
                 self.with(seq, node, |r| r.arm = Some(*arm));

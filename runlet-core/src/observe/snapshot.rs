@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::engine::Amount;
+
 use super::context::NodeKind;
 use super::model::RunState;
 use super::node_id::NodeId;
@@ -138,6 +140,17 @@ pub struct FailureInfo {
     pub uncertain: bool,
 }
 
+/// A call's latest progress report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProgressInfo {
+    pub progress: Amount,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<Amount>,
+    /// The tool's message, when the view may see it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LoopInfo {
     pub items: usize,
@@ -181,6 +194,9 @@ pub struct GraphNode {
     /// The node's value with unauthorized paths redacted (tool outputs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+    /// The latest progress the call's tool reported (`CallHeartbeat`), while it runs and after.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<ProgressInfo>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

@@ -33,6 +33,7 @@ use crate::engine::error::{FailureClass, RunError};
 use crate::engine::event::{Event, RecordedToolError};
 use crate::engine::executor::ToolError;
 use crate::engine::limits::{LimitKey, Limits};
+use crate::engine::progress::Progress;
 use crate::engine::retry::Backoff;
 use crate::plan::{Plan, operands};
 use crate::registry::ToolId;
@@ -76,7 +77,7 @@ pub struct TimerHandle(pub u32);
 
 /// Names one dispatched call; completions quote it back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
-pub struct CallHandle(u32);
+pub struct CallHandle(pub(crate) u32);
 
 /// A call the shell should dispatch once the preceding events are committed.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -184,6 +185,12 @@ pub enum Input {
     /// what it was), as a cancellation abandons them.
     Park {
         resumes: u32,
+    },
+    /// The running call reported its progress; journaled as `CallHeartbeat`, ignored once the
+    /// call is no longer running.
+    CallHeartbeat {
+        call: CallHandle,
+        progress: Progress,
     },
 }
 
@@ -381,6 +388,7 @@ impl RunCore {
                 Input::PermitsGranted { call } => self.permits_granted(call),
                 Input::Continue => {}
                 Input::Park { resumes } => self.park(resumes),
+                Input::CallHeartbeat { call, progress } => self.call_heartbeat(call, progress),
             }
             self.measure_journal();
             self.apply_breach();
@@ -432,6 +440,16 @@ impl RunCore {
             }
         }
         self.enter(root, None, Owner::Run, String::new(), 0, Vec::new());
+    }
+
+    fn call_heartbeat(&mut self, call: CallHandle, progress: Progress) {
+        let node = NodeIx(call.0);
+        let Some(entry) = self.arena.nodes.get(node) else { return };
+        let is_call = matches!(self.program.expr(entry.expr).kind, ExprKind::Call { .. });
+        if is_call && entry.state == NodeState::Running {
+            let id = self.node_id(node);
+            self.outbox.events.push(Event::CallHeartbeat { node: id, progress });
+        }
     }
 
     fn call_answered(&mut self, call: CallHandle, answer: Result<Labelled, ToolError>) {
