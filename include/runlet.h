@@ -1082,6 +1082,21 @@ struct runlet_error *runlet_tool_call_on_cancel(struct runlet_tool_call *call,
                                                 void *user_data);
 
 /**
+ * Reports how far the call is: `progress` so far, of `total` when the tool knows it (pass a
+ * negative `total` or NaN when it does not), with an optional `message` (an empty view for
+ * none; at most 512 bytes are kept). The run journals it as a `CallHeartbeat` event, which
+ * event listeners and `runlet_run_next_event` deliver; reports that come faster than the run
+ * commits coalesce, the latest kept. Does not consume the token; call it from any thread
+ * until the token is consumed. Returns NULL, or an error for a NULL token, a `progress` that
+ * is not a finite number or a `message` that is not UTF-8. A report after the run ended is
+ * ignored.
+ */
+struct runlet_error *runlet_tool_call_report_progress(const struct runlet_tool_call *call,
+                                                      double progress,
+                                                      double total,
+                                                      struct runlet_str message);
+
+/**
  * Completes the call with its result as JSON and consumes the token, on every path. Call it
  * exactly once per token, from any thread, inline in `invoke` or later. Returns NULL when the
  * result was accepted; when it is not valid UTF-8 JSON the call fails with that error instead

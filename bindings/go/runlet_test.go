@@ -1,5 +1,6 @@
 // Runs from Go: results, events, handler errors through Wait, panics, cancellation in the
-// middle of a call, compile errors, bad options, snapshots and the completion guard.
+// middle of a call, compile errors, bad options, snapshots, progress reports and the
+// completion guard.
 
 package runlet
 
@@ -7,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -287,6 +290,54 @@ func TestACallIsAnsweredExactlyOnce(t *testing.T) {
 	call := <-kept
 	if err := call.complete("second"); !errors.Is(err, ErrAlreadyCompleted) {
 		t.Fatalf("second completion: %v", err)
+	}
+}
+
+func TestProgressReportsBecomeHeartbeatEvents(t *testing.T) {
+	kept := make(chan *Call, 1)
+	rt := newTestRuntime(t, Tools{"echo.fail": func(_ context.Context, call *Call) (any, error) {
+		if err := call.ReportProgress(math.NaN(), -1, ""); err == nil {
+			t.Error("a NaN progress is refused")
+		}
+		for step := 1; step <= 3; step++ {
+			if err := call.ReportProgress(float64(step), 3, fmt.Sprintf("step %d", step)); err != nil {
+				t.Error(err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		kept <- call
+		return "done", nil
+	}}, Options{})
+	prog := compile(t, rt, "return echo.fail(1)\n")
+	run, err := rt.Start(context.Background(), prog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	var steps []float64
+	var last struct {
+		Progress float64 `json:"progress"`
+		Total    float64 `json:"total"`
+		Message  string  `json:"message"`
+	}
+	for event := range run.Events() {
+		if event.Kind != "CallHeartbeat" {
+			continue
+		}
+		if err := json.Unmarshal(event.Payload, &last); err != nil || event.Tool != "echo.fail" {
+			t.Fatalf("heartbeat %+v: %v", event, err)
+		}
+		steps = append(steps, last.Progress)
+	}
+	if _, err := run.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Reports may coalesce while the run is busy; the latest always arrives.
+	if len(steps) == 0 || len(steps) > 3 || last.Progress != 3 || last.Total != 3 || last.Message != "step 3" {
+		t.Fatalf("heartbeats %v, last %+v", steps, last)
+	}
+	if err := (<-kept).ReportProgress(4, 3, ""); !errors.Is(err, ErrAlreadyCompleted) {
+		t.Fatalf("a report after the answer: %v", err)
 	}
 }
 

@@ -64,6 +64,7 @@ type Call struct {
 	Deadline    time.Time
 
 	token     *C.runlet_tool_call
+	answering sync.RWMutex // held to answer (consuming token), shared to report progress
 	completed atomic.Bool
 	cancel    context.CancelFunc
 	watch     cgo.Handle // the cancellation callback's; deleted by the completion that wins
@@ -228,6 +229,21 @@ func (c *Call) fail(failure *C.runlet_error) error {
 	return err
 }
 
+// ReportProgress tells Runlet how far the call is: progress so far, of total when the tool
+// knows it (a negative total when it does not), with an optional message (at most 512 bytes
+// are kept). The run journals it as a "CallHeartbeat" event, which Events delivers; reports
+// that come faster than the run commits coalesce, the latest kept. Safe to call from any
+// goroutine while the handler runs; after the call was answered it returns
+// ErrAlreadyCompleted, and a progress or total that is not finite is an error.
+func (c *Call) ReportProgress(progress, total float64, message string) error {
+	c.answering.RLock()
+	defer c.answering.RUnlock()
+	if c.completed.Load() {
+		return ErrAlreadyCompleted
+	}
+	return errorOf(C.runlet_tool_call_report_progress(c.token, C.double(progress), C.double(total), view(message)))
+}
+
 // acknowledgeCancel answers a cancelled call at once, so Runlet need not wait for its handler;
 // what the handler returns later is refused.
 func (c *Call) acknowledgeCancel() {
@@ -239,10 +255,13 @@ func (c *Call) acknowledgeCancel() {
 // ErrAlreadyCompleted before it reaches C (where it would be undefined). Returns Runlet's
 // refusal of the answer, if any (Runlet then fails the call itself).
 func (c *Call) answer(respond func(*C.runlet_tool_call) *C.runlet_error) error {
+	c.answering.Lock()
 	if !c.completed.CompareAndSwap(false, true) {
+		c.answering.Unlock()
 		return ErrAlreadyCompleted
 	}
 	refused := errorOf(respond(c.token))
+	c.answering.Unlock()
 	// The cancellation callback never runs after the completion returned: its handle can go.
 	deleteHandle(c.watch)
 	c.cancel()

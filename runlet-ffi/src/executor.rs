@@ -9,7 +9,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use parking_lot::ReentrantMutex;
 use runlet::diag::codes;
-use runlet::engine::{RecoveryOutcome, RecoveryRequest, ToolCall, ToolError, ToolExecutor, ToolOutput};
+use runlet::engine::{
+    Heartbeat, Progress, RecoveryOutcome, RecoveryRequest, ToolCall, ToolError, ToolExecutor, ToolOutput,
+};
 use runlet::value::{Value, parse_json, to_presentation_json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -162,6 +164,7 @@ impl HostExecutor {
                 .deadline_unix_ms()
                 .map_or(-1, |ms| i64::try_from(ms).unwrap_or(i64::MAX)),
             purpose,
+            heartbeat: context.heartbeat.clone(),
             sender,
             shared: Arc::new(CallShared {
                 cancellation: context.cancellation.clone(),
@@ -217,6 +220,7 @@ pub struct runlet_tool_call {
     attempt: u32,
     deadline_unix_ms: i64,
     purpose: Purpose,
+    heartbeat: Heartbeat,
     sender: oneshot::Sender<Answer>,
     shared: Arc<CallShared>,
 }
@@ -368,6 +372,36 @@ pub unsafe extern "C" fn runlet_tool_call_on_cancel(
                 _ = shared.completed.cancelled() => {}
             }
         });
+        Ok(())
+    })
+}
+
+/// Reports how far the call is: `progress` so far, of `total` when the tool knows it (pass a
+/// negative `total` or NaN when it does not), with an optional `message` (an empty view for
+/// none; at most 512 bytes are kept). The run journals it as a `CallHeartbeat` event, which
+/// event listeners and `runlet_run_next_event` deliver; reports that come faster than the run
+/// commits coalesce, the latest kept. Does not consume the token; call it from any thread
+/// until the token is consumed. Returns NULL, or an error for a NULL token, a `progress` that
+/// is not a finite number or a `message` that is not UTF-8. A report after the run ended is
+/// ignored.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_tool_call_report_progress(
+    call: *const runlet_tool_call,
+    progress: f64,
+    total: f64,
+    message: runlet_str,
+) -> *mut runlet_error {
+    ffi_boundary!(Result<(), Error>, {
+        // SAFETY: the caller passes NULL or a live token.
+        let call = unsafe { call.as_ref() }
+            .ok_or_else(|| Error::new(RUNLET_ERR_NULL_ARGUMENT, "the `runlet_tool_call` is NULL"))?;
+        // SAFETY: the caller passes a valid view.
+        let message = unsafe { message.to_str("message") }?;
+        let total = (total >= 0.0).then_some(total);
+        let report = Progress::new(progress, total, (!message.is_empty()).then_some(message)).ok_or_else(|| {
+            Error::new(RUNLET_ERR_INVALID_ARGUMENT, format!("`progress` ({progress}) and `total` must be finite numbers"))
+        })?;
+        call.heartbeat.report(report);
         Ok(())
     })
 }

@@ -1,5 +1,6 @@
-/* The tool executor: the call token's accessors, completion inline, from another thread, from
+/* The tool executor: the call token's accessors, progress reports, completion inline, from another thread, from
  * many threads at once, late after the run was cancelled, and after the runtime was freed. */
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -41,6 +42,50 @@ static void the_token_describes_the_call(void) {
   CHECK(seen_deadline == -1);
   free(result);
   free(seen_name), free(seen_args), free(seen_run), free(seen_node), free(seen_operation), free(seen_dispatch);
+  runlet_run_free(run);
+  runlet_program_free(program);
+  runlet_runtime_free(runtime);
+}
+
+/* --- progress ------------------------------------------------------------------------------ */
+
+static void reporting_invoke(void *user_data, runlet_tool_call *call) {
+  (void)user_data;
+  CHECK_ERR(runlet_tool_call_report_progress(NULL, 1, 2, RUNLET_STR("")), RUNLET_ERR_NULL_ARGUMENT);
+  CHECK_ERR(runlet_tool_call_report_progress(call, NAN, 2, RUNLET_STR("")), RUNLET_ERR_INVALID_ARGUMENT);
+  CHECK_OK(runlet_tool_call_report_progress(call, 1, 2, RUNLET_STR("half")));
+  /* Reported before the run took the first: the two coalesce to the latest. */
+  CHECK_OK(runlet_tool_call_report_progress(call, 2, 2, RUNLET_STR("done")));
+  CHECK_OK(runlet_tool_call_complete(call, RUNLET_STR("7")));
+}
+
+static void progress_reports_become_heartbeat_events(void) {
+  runlet_tool_executor executor = RUNLET_TOOL_EXECUTOR_INIT;
+  executor.invoke = reporting_invoke;
+  runlet_runtime *runtime = runtime_with(&executor, NULL, NULL);
+  runlet_program *program = compile(runtime, "return echo.value(1)\n");
+  runlet_run *run = start(runtime, program, "", 1);
+  int heartbeats = 0, completed_after = 0;
+  char *last = NULL;
+  runlet_event_owned *event;
+  for (;;) {
+    CHECK_OK(runlet_run_next_event(run, -1, &event));
+    if (event == NULL) break;
+    const runlet_event *view = runlet_event_owned_get(event);
+    if (str_is(view->kind_name, "CallHeartbeat")) {
+      heartbeats++;
+      free(last);
+      last = str_dup(view->payload_json);
+    } else if (str_is(view->kind_name, "CallCompleted")) {
+      completed_after = heartbeats > 0;
+    }
+    runlet_event_owned_free(event);
+  }
+  CHECK(heartbeats >= 1 && heartbeats <= 2 && completed_after);
+  CHECK(last != NULL && strstr(last, "\"progress\":2.0") && strstr(last, "\"total\":2.0"));
+  CHECK(strstr(last, "\"message\":\"done\"") != NULL);
+  free(last);
+  free(result_of(run));
   runlet_run_free(run);
   runlet_program_free(program);
   runlet_runtime_free(runtime);
@@ -185,6 +230,7 @@ static void late_completion_is_a_safe_no_op(void) {
 
 int main(void) {
   the_token_describes_the_call();
+  progress_reports_become_heartbeat_events();
   calls_complete_from_other_threads_concurrently();
   late_completion_is_a_safe_no_op();
   puts("executor: ok");
