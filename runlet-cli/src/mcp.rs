@@ -80,9 +80,6 @@ impl McpArgs {
         };
         let client =
             McpClient::connect(&specs, &options).map_err(|error| Failure::new(error.code, error.message))?;
-        for warning in client.warnings() {
-            eprintln!("warning[{}]: {}", warning.code, warning.message);
-        }
         Ok(Some(client))
     }
 }

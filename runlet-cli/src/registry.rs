@@ -36,8 +36,9 @@ pub struct RegistryWarnings {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Loads the registry of [`load_registry_with`] and hands back its warnings, when it has any,
-/// for the caller to print.
+/// Loads the registry of [`load_registry_with`] and hands back its warnings (the registry
+/// file's, and the tools the servers' import left out), when it has any, for the caller to
+/// print.
 pub fn load_registry_reporting(
     path: Option<&Path>,
     servers: Option<&McpClient>,
@@ -49,7 +50,10 @@ pub fn load_registry_reporting(
     };
     match Registry::from_json_str(&file.text, &RegistryOptions::default()) {
         Ok(loaded) => {
-            let diagnostics: Vec<_> = loaded.warnings.iter().map(|w| w.to_diagnostic(&file.text)).collect();
+            // The tools a server's import left out are warnings about the registry it produced.
+            let left_out = servers.map(McpClient::warnings).unwrap_or_default();
+            let diagnostics: Vec<_> =
+                left_out.iter().chain(&loaded.warnings).map(|w| w.to_diagnostic(&file.text)).collect();
             let warnings = (!diagnostics.is_empty()).then_some(RegistryWarnings { file, diagnostics });
             Ok((loaded.registry, warnings))
         }

@@ -49,7 +49,7 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
     };
     let mismatches = replay.mismatches_under_key(&finished.digest_key);
     if mismatches.is_empty() {
-        return Ok(report(&finished.run_id, &finished.outcome, format));
+        return Ok(report(&finished, format));
     }
     Ok(print_mismatches(&mismatches, format))
 }

@@ -55,31 +55,55 @@ pub fn print_diagnostics_with_registry(
     diagnostics: &[Diagnostic],
     warnings: &RegistryWarnings,
 ) {
-    let report = ReportWithRegistry {
-        program: FileReport::of(&file.text, diagnostics),
-        registry: FileReport::of(&warnings.file.text, &warnings.diagnostics),
-    };
+    let report =
+        ReportWithRegistry { program: FileReport::of(&file.text, diagnostics), registry: warnings.report() };
     println!("{}", serde_json::to_string(&report).expect("diagnostics serialize"));
 }
 
 /// A run report that carries diagnostics instead of a result: `{"status", "source_digest",
-/// "diagnostics"}`, the diagnostics in the order of §1.
+/// "diagnostics", "registry"?}`, the diagnostics in the order of §1.
 #[derive(Serialize)]
 struct RunDiagnostics<'a> {
     status: &'a str,
     source_digest: String,
     diagnostics: JsonDiagnostics<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    registry: Option<FileReport<'a>>,
 }
 
 /// Prints the run report of `status` (`compile_error`, `usage_error`) with `diagnostics` about
-/// `text` as one line of JSON.
-pub fn print_run_diagnostics(status: &str, text: &str, diagnostics: &[Diagnostic]) {
+/// `text`, and the registry's `warnings` when it has any, as one line of JSON.
+pub fn print_run_diagnostics(
+    status: &str,
+    text: &str,
+    diagnostics: &[Diagnostic],
+    warnings: Option<&RegistryWarnings>,
+) {
     let report = RunDiagnostics {
         status,
         source_digest: source_digest(text),
         diagnostics: json_diagnostics(text, diagnostics),
+        registry: warnings.map(RegistryWarnings::report),
     };
     println!("{}", serde_json::to_string(&report).expect("diagnostics serialize"));
+}
+
+/// The `"registry"` member a run report carries when the registry loaded with `warnings`:
+/// `,"registry":{"source_digest","diagnostics"}`, or nothing.
+pub fn registry_member(warnings: Option<&RegistryWarnings>) -> String {
+    warnings.map_or_else(String::new, |warnings| {
+        format!(
+            r#","registry":{}"#,
+            serde_json::to_string(&warnings.report()).expect("diagnostics serialize")
+        )
+    })
+}
+
+impl RegistryWarnings {
+    /// The §1 report of the warnings about the registry's own text.
+    fn report(&self) -> FileReport<'_> {
+        FileReport::of(&self.file.text, &self.diagnostics)
+    }
 }
 
 /// `2 errors, 1 warning` or `no problems found`.

@@ -26,7 +26,7 @@ use crate::failure::{Failure, Shape};
 use crate::follow::{Followed, follow};
 use crate::mcp::McpArgs;
 use crate::report::Format;
-use crate::run::{report, tools_of};
+use crate::run::{report_outcome, tools_of};
 use crate::runs::uncertain_json;
 use crate::stored::{JournalArgs, OpenJournal};
 
@@ -89,7 +89,7 @@ fn resume_with(args: &Args, servers: Option<&runlet_mcp::McpClient>) -> Result<E
     let recovery = stored.recovery()?;
     if let Some(outcome) = recovery.outcome() {
         eprintln!("run {run} has already ended");
-        return Ok(report(&run, outcome, args.format));
+        return Ok(report_outcome(&run, outcome, None, args.format));
     }
     let uncertain: Vec<_> =
         recovery.uncertain_operations().into_iter().filter(UncertainOperation::needs_decision).collect();
@@ -97,7 +97,7 @@ fn resume_with(args: &Args, servers: Option<&runlet_mcp::McpClient>) -> Result<E
         return Ok(report_unresolved(&run, &uncertain, args.format));
     }
     let Followed { outcome, .. } = follow(recovery.resume(), events, true)?;
-    Ok(report(&run, &outcome, args.format))
+    Ok(report_outcome(&run, &outcome, None, args.format))
 }
 
 /// `--interrupted`: every interrupted run of `journal` resumed (to its end) or parked, and the

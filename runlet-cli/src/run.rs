@@ -31,8 +31,8 @@ use crate::journal_spec::{DurabilityArg, JournalSpec};
 use crate::limits::parse_limits;
 use crate::mcp::{McpArgs, no_tools};
 use crate::output::{unwritable, write_file};
-use crate::registry::{load_inputs, load_registry_with};
-use crate::report::{Format, print_diagnostics, print_run_diagnostics};
+use crate::registry::{RegistryWarnings, load_inputs, load_registry_reporting, load_registry_with};
+use crate::report::{Format, print_diagnostics, print_run_diagnostics, registry_member};
 
 /// How many events the `--events` subscription may hold before the file takes them: without
 /// a bound that matters (queued events are allocated only as they come).
@@ -106,7 +106,7 @@ impl Args {
 
 pub fn run(args: &Args) -> ExitCode {
     match execute(args) {
-        Ok(Some(finished)) => report(&finished.run_id, &finished.outcome, args.format()),
+        Ok(Some(finished)) => report(&finished, args.format()),
         Ok(None) => ExitCode::from(1),
         Err(failure) => failure.report(args.format(), Shape::Run),
     }
@@ -184,14 +184,15 @@ fn load_fixtures_named(path: &Path) -> Result<(Arc<dyn ToolExecutor>, BTreeSet<S
     }
 }
 
-/// A run that ended: its id, outcome, workflow identity, observer and the id of the key its
-/// digests of sensitive values were keyed with.
+/// A run that ended: its id, outcome, workflow identity, observer, the id of the key its
+/// digests of sensitive values were keyed with, and the registry's warnings for a JSON report.
 pub struct Finished {
     pub run_id: RunId,
     pub outcome: Outcome,
     pub workflow: WorkflowIdentity,
     pub observer: RunObserver,
     pub digest_key: String,
+    pub warnings: Option<RegistryWarnings>,
 }
 
 /// Compiles the program of `args`, asks `check` about its workflow (false: refused, reported),
@@ -210,7 +211,11 @@ pub fn compile_and_run(
     if args.registry.is_none() && servers.is_none() {
         return Err(Failure::new(codes::INVALID_ARGUMENT, "`--registry FILE` is required without `--mcp`"));
     }
-    let registry = load_registry_with(args.registry.as_deref(), servers)?;
+    // As JSON, the registry's warnings go into the report; as text, to stderr here.
+    let (registry, warnings) = match args.format {
+        Format::Text => (load_registry_with(args.registry.as_deref(), servers)?, None),
+        Format::Json => load_registry_reporting(args.registry.as_deref(), servers)?,
+    };
     let mut inputs = load_inputs(args.inputs.as_deref(), &registry)?;
     for assignment in &args.input {
         inputs
@@ -242,7 +247,9 @@ pub fn compile_and_run(
         Ok(program) => program,
         Err(diagnostics) => {
             match args.format {
-                Format::Json => print_run_diagnostics("compile_error", &file.text, &diagnostics),
+                Format::Json => {
+                    print_run_diagnostics("compile_error", &file.text, &diagnostics, warnings.as_ref())
+                }
                 Format::Text => print_diagnostics(&file, &diagnostics, Format::Text),
             }
             return Ok(None);
@@ -257,7 +264,7 @@ pub fn compile_and_run(
     let run_id = run.run_id().clone();
     let Followed { outcome, observer } = follow(run, events, journal != JournalSpec::Memory)?;
     let digest_key = runtime.digest_key().id().to_owned();
-    Ok(Some(Finished { run_id, outcome, workflow, observer, digest_key }))
+    Ok(Some(Finished { run_id, outcome, workflow, observer, digest_key, warnings }))
 }
 
 /// Refuses an output path that cannot be written before anything runs. The file is created
@@ -272,13 +279,28 @@ fn check_writable(path: &Path) -> Result<(), Failure> {
         .map_err(|error| unwritable(path, &error))
 }
 
-/// Prints the run's end and returns its exit status. Values print as canonical presentation
-/// JSON (spec §3.3); the JSON report names the run (`run_id`).
-pub fn report(run_id: &RunId, outcome: &Outcome, format: Format) -> ExitCode {
+/// Prints the end of the run `finished` and returns its exit status.
+pub fn report(finished: &Finished, format: Format) -> ExitCode {
+    report_outcome(&finished.run_id, &finished.outcome, finished.warnings.as_ref(), format)
+}
+
+/// Prints a run's end and returns its exit status. Values print as canonical presentation
+/// JSON (spec §3.3); the JSON report names the run (`run_id`) and carries the registry's
+/// `warnings`, when it has any, as a `registry` report.
+pub fn report_outcome(
+    run_id: &RunId,
+    outcome: &Outcome,
+    warnings: Option<&RegistryWarnings>,
+    format: Format,
+) -> ExitCode {
     let id = serde_json::to_string(run_id.as_str()).expect("a string serializes");
+    let registry = registry_member(warnings);
     match (outcome, format) {
         (Outcome::Succeeded(value), Format::Json) => {
-            println!(r#"{{"status":"succeeded","run_id":{id},"value":{}}}"#, presentation(value.value()));
+            println!(
+                r#"{{"status":"succeeded","run_id":{id},"value":{}{registry}}}"#,
+                presentation(value.value())
+            );
             ExitCode::SUCCESS
         }
         (Outcome::Succeeded(value), Format::Text) => {
@@ -286,7 +308,10 @@ pub fn report(run_id: &RunId, outcome: &Outcome, format: Format) -> ExitCode {
             ExitCode::SUCCESS
         }
         (Outcome::Failed(error), Format::Json) => {
-            println!(r#"{{"status":"failed","run_id":{id},"error":{}}}"#, presentation(&error.to_value()));
+            println!(
+                r#"{{"status":"failed","run_id":{id},"error":{}{registry}}}"#,
+                presentation(&error.to_value())
+            );
             ExitCode::from(1)
         }
         (Outcome::Failed(error), Format::Text) => {
@@ -294,7 +319,7 @@ pub fn report(run_id: &RunId, outcome: &Outcome, format: Format) -> ExitCode {
             ExitCode::from(1)
         }
         (Outcome::Cancelled, Format::Json) => {
-            println!(r#"{{"status":"cancelled","run_id":{id}}}"#);
+            println!(r#"{{"status":"cancelled","run_id":{id}{registry}}}"#);
             ExitCode::from(1)
         }
         (Outcome::Cancelled, Format::Text) => {

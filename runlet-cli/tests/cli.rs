@@ -313,6 +313,37 @@ fn check_reports_registry_warnings_in_json() {
     assert!(report.get("registry").is_none(), "{report}");
 }
 
+/// `run --format json` carries the registry file's warnings as the same `registry` report, in
+/// the result's report and in a compile error's; stderr stays empty.
+#[test]
+fn run_reports_registry_warnings_in_json() {
+    let registry = Scratch::new(
+        "mapped-run.json",
+        r#"{"tools": [{"name": "get-sum", "inputSchema": {"type": "object"}, "outputSchema": {"type": "number"}, "execution": "pure"}]}"#,
+    );
+    let tools = Scratch::new("mapped-run-tools.json", r#"{"get_sum": [{"result": 3}]}"#);
+    for (source, status) in [("return get_sum({})\n", "succeeded"), ("return get_sum(\n", "compile_error")] {
+        let program = Scratch::new("mapped-run.run", source);
+        let output = runlet(&[
+            "run",
+            program.path(),
+            "--registry",
+            registry.path(),
+            "--tools",
+            tools.path(),
+            "--format",
+            "json",
+        ]);
+        assert_eq!(String::from_utf8_lossy(&output.stderr), "", "nothing beside the JSON");
+        let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("one JSON object");
+        assert_eq!(report["status"], status, "{report}");
+        let warning = &report["registry"]["diagnostics"][0];
+        assert_eq!(warning["code"], "RL8025", "{report}");
+        let text = std::fs::read_to_string(registry.path()).unwrap();
+        assert_eq!(report["registry"]["source_digest"], runlet::diag::source_digest(&text).as_str());
+    }
+}
+
 /// In a String-or-List union, a list the list variant rejects is an error, not a JSON string:
 /// at compile time for a literal, at run time for a tool's output.
 #[test]

@@ -323,21 +323,50 @@ return r
     wait_for_cancelled(&dir, &lab_flag, "deadline");
 }
 
+/// The `CallHeartbeat` events of the events file at `path`: their tool, progress, total and
+/// message.
+fn heartbeats(path: &Path) -> Vec<(String, f64, f64, String)> {
+    let text = std::fs::read_to_string(path).expect("events written");
+    let events = text.lines().map(|line| serde_json::from_str::<Value>(line).expect("an event"));
+    events
+        .filter(|event| event["kind"] == "CallHeartbeat")
+        .map(|event| {
+            (
+                event["tool"].as_str().unwrap_or_default().to_owned(),
+                event["progress"].as_f64().unwrap_or(-1.0),
+                event["total"].as_f64().unwrap_or(-1.0),
+                event["message"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
 #[test]
-fn progress_notifications_are_reported() {
+fn progress_notifications_are_journaled_as_heartbeats() {
     let s = servers();
     let dir = scratch("progress");
-    let (report, stderr) =
-        run(&dir, "return lab.steps({count: 3})\n", &["--mcp", &flag("lab", &s.lab("stdio"))]);
+    let events = dir.join("events.jsonl");
+    let lab = flag("lab", &s.lab("stdio"));
+    let args = ["--mcp", lab.as_str(), "--events", events.to_str().expect("UTF-8")];
+    let (report, stderr) = run(&dir, "return lab.steps({count: 3})\n", &args);
     assert_eq!(report["value"], json!({"result": "3 steps"}), "{report}\n{stderr}");
-    for step in 1..=3 {
-        assert!(stderr.contains(&format!("progress lab.steps {step}/3: step {step}")), "{stderr}");
-    }
+    let beats = heartbeats(&events);
+    // Reports coalesce while the run is busy; the last one always reaches the journal.
+    let last = beats.last().cloned().unwrap_or_else(|| panic!("no heartbeat: {stderr}"));
+    assert_eq!(last, ("lab.steps".to_owned(), 3.0, 3.0, "step 3".to_owned()));
+    assert!(beats.windows(2).all(|w| w[0].1 < w[1].1), "{beats:?}");
     let everything = flag("everything", &s.reference("everything"));
     let source = "return everything.trigger_long_running_operation({duration: 1, steps: 2})\n";
-    let (report, stderr) = run(&dir, source, &["--mcp", &everything]);
+    let args = ["--mcp", everything.as_str(), "--events", events.to_str().expect("UTF-8")];
+    let (report, stderr) = run(&dir, source, &args);
     assert_eq!(report["status"], "succeeded", "{report}\n{stderr}");
-    assert!(stderr.contains("progress everything.trigger_long_running_operation 1/2"), "{stderr}");
+    let beats = heartbeats(&events);
+    assert!(
+        beats
+            .iter()
+            .any(|(tool, _, total, _)| tool == "everything.trigger_long_running_operation" && *total == 2.0),
+        "{beats:?}"
+    );
 }
 
 #[test]
