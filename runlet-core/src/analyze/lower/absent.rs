@@ -192,7 +192,7 @@ impl Lowerer<'_> {
     }
 
     /// A name for a `fold` or `for` variable that no binding, host input or registry root has.
-    fn fresh(&self, base: &str) -> String {
+    pub(super) fn fresh(&self, base: &str) -> String {
         (1..)
             .map(|n| if n == 1 { base.to_owned() } else { format!("{base}{n}") })
             .find(|name| {
@@ -205,7 +205,7 @@ impl Lowerer<'_> {
 
     /// Whether the expression at `span` is a whole operand of what holds it (a binding's value,
     /// an argument, an element, a returned value), so an operator form needs no parentheses.
-    fn stands_alone(&self, span: Span) -> bool {
+    pub(super) fn stands_alone(&self, span: Span) -> bool {
         let before = self.source[..span.start as usize].trim_end();
         let after = self.source[span.end as usize..].trim_start_matches([' ', '\t']);
         let comparison = ["==", "!=", "<=", ">="].iter().any(|op| before.ends_with(op));

@@ -179,6 +179,7 @@ impl Lowerer<'_> {
             init_ty,
             Origin::Derived,
         );
+        self.accumulator_seeds.push((accumulator, fold.init.span));
         let item = self.new_binding(
             &fold.item.name,
             fold.item.span,

@@ -15,6 +15,7 @@ mod expr;
 mod intrinsic;
 mod names;
 mod narrow;
+mod operand_fix;
 mod operator;
 mod project;
 mod scope;
@@ -115,6 +116,8 @@ pub(super) struct Lowerer<'a> {
     /// for `for i in page.nodes`): the item, where the collection ends, the property and its
     /// elements' schema.
     entry_loops: Vec<(BindingId, u32, Arc<str>, SchemaId)>,
+    /// Each `fold` accumulator with the span of its seed, for a fix that changes the seed.
+    accumulator_seeds: Vec<(BindingId, Span)>,
 }
 
 /// The sensitivity a reading expression takes from what it reads.
@@ -178,6 +181,7 @@ impl<'a> Lowerer<'a> {
             error_schema: None,
             errors: 0,
             entry_loops: Vec::new(),
+            accumulator_seeds: Vec::new(),
             suggested: Vec::new(),
             read_early: Vec::new(),
         }
