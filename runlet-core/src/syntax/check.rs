@@ -135,9 +135,13 @@ impl<'t> Checker<'_, 't> {
     fn object(&mut self, items: &'t [ObjectItem]) {
         let mut seen: BTreeMap<&str, Span> = BTreeMap::new();
         for item in items {
+            let mut value_read = None;
             let key = match item {
                 ObjectItem::Field { key, value, .. } => {
                     self.expr(value);
+                    if let ExprKind::Member { name, .. } = &value.kind {
+                        value_read = Some(name.name.as_str());
+                    }
                     Some((key.name.as_str(), key.span))
                 }
                 ObjectItem::Shorthand(ident) => {
@@ -152,15 +156,17 @@ impl<'t> Checker<'_, 't> {
             };
             let Some((name, span)) = key else { continue };
             if let Some(&first) = seen.get(name) {
-                self.sink.push(
-                    Diagnostic::error(
-                        codes::DUPLICATE_OBJECT_KEY,
-                        span,
-                        format!("the key `{name}` appears twice in this object"),
-                    )
-                    .with_label(first, "first written here")
-                    .with_help("write each static key once"),
-                );
+                let mut diagnostic = Diagnostic::error(
+                    codes::DUPLICATE_OBJECT_KEY,
+                    span,
+                    format!("the key `{name}` appears twice in this object"),
+                )
+                .with_label(first, "first written here")
+                .with_help("write each static key once");
+                if let Some(fix) = renamed_key(items, value_read, span) {
+                    diagnostic = diagnostic.with_fix(fix);
+                }
+                self.sink.push(diagnostic);
             } else {
                 seen.insert(name, span);
             }
@@ -188,4 +194,16 @@ impl<'t> Checker<'_, 't> {
             .with_fix(Fix::machine(format!("write `{runlet}`"), ident.span, runlet)),
         );
     }
+}
+
+/// For a repeated key whose value reads a property (`name: c.email` after `name: c.name`): the
+/// key named after that property, when no key of the object has that name yet.
+fn renamed_key(items: &[ObjectItem], read: Option<&str>, key: Span) -> Option<Fix> {
+    let read = read.filter(|r| crate::schema::is_identifier(r))?;
+    let taken = items.iter().any(|item| match item {
+        ObjectItem::Field { key, .. } => key.name == read,
+        ObjectItem::Shorthand(ident) => ident.name == read,
+        ObjectItem::Computed { .. } => false,
+    });
+    (!taken).then(|| Fix::suggest(format!("name the key `{read}`, the property it reads"), key, read))
 }

@@ -13,6 +13,7 @@ mod control;
 mod convert;
 mod expr;
 mod intrinsic;
+mod literal_fix;
 mod names;
 mod narrow;
 mod operand_fix;

@@ -241,14 +241,26 @@ impl Parser<'_> {
             self.with_lines(false, |p| p.delimited(open, TokenKind::RParen, |p| args.push(p.expression())));
         let span = keyword.to(Span::at(end));
         if !(2..=3).contains(&args.len()) && !self.recovering {
-            self.push(
-                Diagnostic::error(
-                    codes::FAIL_ARGUMENTS,
-                    span,
-                    format!("`fail` takes a code, a message and optional details, not {} argument(s)", args.len()),
-                )
-                .with_help("write `fail(\"NOT_FOUND\", \"no such order\")` or add a details object as a third argument"),
+            let mut diagnostic = Diagnostic::error(
+                codes::FAIL_ARGUMENTS,
+                span,
+                format!(
+                    "`fail` takes a code, a message and optional details, not {} argument(s)",
+                    args.len()
+                ),
+            )
+            .with_help(
+                "write `fail(\"NOT_FOUND\", \"no such order\")` or add a details object as a third argument",
             );
+            // A lone message (Python's `raise Error("…")`, JavaScript's `new Error("…")`): a code first.
+            if let [message] = &args[..] {
+                diagnostic = diagnostic.with_fix(Fix::suggest(
+                    "give the failure a code before its message",
+                    Span::at(message.span.start),
+                    "\"ERROR\", ",
+                ));
+            }
+            self.push(diagnostic);
         }
         Expr { span, kind: ExprKind::Fail(args) }
     }
