@@ -178,7 +178,9 @@ impl Lowerer<'_> {
     /// The operand's source, parenthesized unless it is a postfix expression or a literal.
     fn operand_text(&self, e: &ast::Expr) -> String {
         let text = self.text(e.span);
-        match e.kind {
+        match &e.kind {
+            // A literal the parser supplied (a slice's missing start) has no source text.
+            Ast::Integer(digits) if e.span.is_empty() => digits.to_string(),
             Ast::Binary(..)
             | Ast::Unary(..)
             | Ast::Conditional { .. }

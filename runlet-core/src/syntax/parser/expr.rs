@@ -264,7 +264,13 @@ impl Parser<'_> {
 
     fn index(&mut self, object: Expr) -> Expr {
         self.bump();
+        if self.at(TokenKind::Colon) {
+            return self.slice(object, None);
+        }
         let index = self.with_lines(false, |p| p.expression());
+        if self.at(TokenKind::Colon) {
+            return self.slice(object, Some(index));
+        }
         let end = self.close(TokenKind::RBracket, "`]`");
         Expr {
             span: object.span.to(Span::at(end)),

@@ -168,12 +168,54 @@ impl Parser<'_> {
             Some(self.expression())
         };
         let span = name.span.to(value.as_ref().map_or(operator.span, |v| v.span));
-        self.push(
+        let mut diagnostic =
             Diagnostic::error(codes::COMPOUND_ASSIGNMENT, span, format!("names cannot be reassigned (`{}`)", op.as_str()))
-                .with_help(format!("bind a new name such as `next_{name_text} = {name_text} …`; to accumulate over a list use `fold acc = 0 for x in xs {{ return acc + x }}`")),
-        );
+                .with_help(format!("bind a new name such as `next_{name_text} = {name_text} …`; to accumulate over a list use `fold acc = 0 for x in xs {{ return acc + x }}`"));
+        if let Some(fix) = self.compound_rebinding(op, name_text, value.as_ref(), span) {
+            diagnostic = diagnostic.with_fix(fix);
+        }
+        self.push(diagnostic);
         let expr = self.error_expr(span);
         Stmt::Expr(crate::syntax::ast::ExprStmt { expr, span })
+    }
+
+    /// `next_n = n + v` for `n += v` (`n + 1` for `n++`), with the later reads of `n` in its
+    /// block reading `next_n`; `None` for an operator Runlet lacks.
+    fn compound_rebinding(
+        &self,
+        op: ForeignToken,
+        name: &str,
+        value: Option<&Expr>,
+        span: Span,
+    ) -> Option<Fix> {
+        let operator = match op {
+            ForeignToken::PlusEq | ForeignToken::PlusPlus => "+",
+            ForeignToken::MinusEq | ForeignToken::MinusMinus => "-",
+            ForeignToken::StarEq => "*",
+            ForeignToken::SlashEq => "/",
+            _ => return None,
+        };
+        let operand = match value {
+            None => "1".to_owned(),
+            Some(v) if matches!(v.kind, ExprKind::Binary(..) | ExprKind::Conditional { .. }) => {
+                format!("({})", self.text(v.span))
+            }
+            Some(v) => self.text(v.span).to_owned(),
+        };
+        let renamed = crate::syntax::rename::fresh_name(self.source, self.tokens, name);
+        let mut edits = vec![Edit { span, replacement: format!("{renamed} = {name} {operator} {operand}") }];
+        edits.extend(crate::syntax::rename::later_references(
+            self.source,
+            self.tokens,
+            name,
+            &renamed,
+            span.end,
+        ));
+        Some(Fix::new(
+            format!("name the new value `{renamed}` and read it after"),
+            Applicability::MaybeIncorrect,
+            edits,
+        ))
     }
 
     /// An identifier that starts another language's expression form (`await x`, `lambda x: …`,

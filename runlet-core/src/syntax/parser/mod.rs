@@ -16,6 +16,7 @@ mod expr;
 mod foreign;
 mod lines;
 mod repair;
+mod slice;
 mod spread;
 mod stmt;
 
