@@ -23,7 +23,7 @@ use crate::support::{Setup, compatible, errors};
 
 /// Floors the figures are held to (percent of the corpus); no fix may change the meaning.
 const ONE_ERROR_FLOOR: f64 = 97.0;
-const FIRST_FIX_FLOOR: f64 = 86.5;
+const FIRST_FIX_FLOOR: f64 = 88.0;
 const MACHINE_FLOOR: f64 = 74.5;
 const HEAL_FLOOR: f64 = 72.0;
 

@@ -210,7 +210,7 @@ impl Parser<'_> {
 
     /// `postfix = primary ( member | index | call )*`. A line break before `(` or `[` never
     /// continues an expression; a line break before `.` does only inside brackets.
-    fn postfix(&mut self) -> Expr {
+    pub(super) fn postfix(&mut self) -> Expr {
         let mut expr = self.primary();
         let mut chained = 0;
         loop {
@@ -363,7 +363,7 @@ impl Parser<'_> {
 
     fn identifier_primary(&mut self) -> Expr {
         let token = self.peek();
-        if let Some(expr) = self.foreign_primary() {
+        if let Some(expr) = self.raise().or_else(|| self.foreign_primary()) {
             return expr;
         }
         self.bump();

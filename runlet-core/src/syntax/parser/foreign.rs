@@ -87,8 +87,34 @@ impl Parser<'_> {
         let start = token.span;
         self.skip_foreign_construct(start);
         let span = start.to(Span::at(self.prev_end()));
-        self.push(Diagnostic::error(code, span, message).with_help(help));
+        let mut diagnostic = Diagnostic::error(code, span, message).with_help(help);
+        if code == codes::FUNCTION_DEFINITION && !self.spelled_elsewhere(next.span) {
+            let removal = self.line_removal(span);
+            diagnostic =
+                diagnostic.with_fix(Fix::machine("remove the function, which nothing calls", removal, ""));
+        }
+        self.push(diagnostic);
         Some(Stmt::Expr(crate::syntax::ast::ExprStmt { expr: self.error_expr(span), span }))
+    }
+
+    /// Whether a token other than the one at `name` spells the same text.
+    fn spelled_elsewhere(&self, name: Span) -> bool {
+        let text = self.text(name);
+        self.tokens.iter().any(|t| t.span != name && self.text(t.span) == text)
+    }
+
+    /// `span` with the indentation before it and the line break after it, when it fills its lines.
+    fn line_removal(&self, span: Span) -> Span {
+        let before = &self.source[..span.start as usize];
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let start = if before[line_start..].trim().is_empty() { line_start } else { span.start as usize };
+        let after = &self.source[span.end as usize..];
+        let end = match after.find('\n') {
+            Some(i) if after[..i].trim().is_empty() => span.end as usize + i + 1,
+            None if after.trim().is_empty() => self.source.len(),
+            _ => span.end as usize,
+        };
+        Span::new(start as u32, end as u32)
     }
 
     /// Reports `name: Type =` at the cursor (the caller then parses the binding).

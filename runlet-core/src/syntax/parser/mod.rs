@@ -15,6 +15,7 @@ mod control;
 mod expr;
 mod foreign;
 mod lines;
+mod raise;
 mod repair;
 mod slice;
 mod spread;
