@@ -146,6 +146,7 @@ impl Lowerer<'_> {
             self.expr_ref(collection).origin,
         );
         self.note_entry_loop(item, collection);
+        self.loop_items.push((for_expr.item.name.to_string(), for_expr.iterable.span));
         let body = &for_expr.body;
         let region =
             self.block(RegionKind::ForBody, body.span, &body.stmts, &[item], Vec::new(), Expect::Nothing);

@@ -119,6 +119,8 @@ pub(super) struct Lowerer<'a> {
     entry_loops: Vec<(BindingId, u32, Arc<str>, SchemaId)>,
     /// Each `fold` accumulator with the span of its seed, for a fix that changes the seed.
     accumulator_seeds: Vec<(BindingId, Span)>,
+    /// Each `for` item's name with the span of its collection, for a read after the loop.
+    loop_items: Vec<(String, Span)>,
 }
 
 /// The sensitivity a reading expression takes from what it reads.
@@ -183,6 +185,7 @@ impl<'a> Lowerer<'a> {
             errors: 0,
             entry_loops: Vec::new(),
             accumulator_seeds: Vec::new(),
+            loop_items: Vec::new(),
             suggested: Vec::new(),
             read_early: Vec::new(),
         }

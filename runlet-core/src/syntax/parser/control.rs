@@ -100,12 +100,36 @@ impl Parser<'_> {
         }
         let item = self.binding_name();
         let pair = self.eat(TokenKind::Comma).map(|_| self.binding_name());
+        // `for x limit 4 in xs`: the clause before the list, moved after it.
+        let early =
+            self.at_keyword(Keyword::Limit).then(|| (self.prev_end(), self.integer_clause(Keyword::Limit)));
         self.expect_in();
         let iterable = Box::new(self.expression());
-        let limit = self.at_keyword(Keyword::Limit).then(|| {
-            self.keep_on_line();
-            self.integer_clause(Keyword::Limit)
-        });
+        let limit = match early {
+            Some((from, clause)) => {
+                let moved = self.text(clause.span).to_owned();
+                self.push(
+                    Diagnostic::error(
+                        codes::UNEXPECTED_TOKEN,
+                        clause.span,
+                        "`limit` comes after the list: `for x in xs limit N`",
+                    )
+                    .with_fix(Fix::new(
+                        format!("move `{moved}` after the list"),
+                        Applicability::MachineApplicable,
+                        vec![
+                            Edit { span: Span::new(from, clause.span.end), replacement: String::new() },
+                            Edit { span: Span::at(iterable.span.end), replacement: format!(" {moved}") },
+                        ],
+                    )),
+                );
+                Some(clause)
+            }
+            None => self.at_keyword(Keyword::Limit).then(|| {
+                self.keep_on_line();
+                self.integer_clause(Keyword::Limit)
+            }),
+        };
         let body = self.block(BlockKind::ForBody, keyword);
         if let Some(second) = &pair {
             self.report_pair_loop(&item, second, &iterable, body.span);

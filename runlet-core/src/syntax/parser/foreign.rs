@@ -97,6 +97,17 @@ impl Parser<'_> {
         Some(Stmt::Expr(crate::syntax::ast::ExprStmt { expr: self.error_expr(span), span }))
     }
 
+    /// The one argument of `Promise.all(…)`, when `e` is that call.
+    fn promise_all_operand<'e>(&self, e: &'e Expr) -> Option<&'e Expr> {
+        let ExprKind::Call { callee, args } = &e.kind else { return None };
+        let ExprKind::Member { object, name } = &callee.kind else { return None };
+        let promise = matches!(&object.kind, ExprKind::Ident(ident) if ident.name == "Promise");
+        match &args[..] {
+            [list] if promise && name.name == "all" => Some(list),
+            _ => None,
+        }
+    }
+
     /// Whether a token other than the one at `name` spells the same text.
     fn spelled_elsewhere(&self, name: Span) -> bool {
         let text = self.text(name);
@@ -255,16 +266,22 @@ impl Parser<'_> {
         }
         if word == "await" && (next.kind == TokenKind::Ident || next.kind == TokenKind::LParen) {
             self.bump();
+            let awaited = self.unary();
+            // `await Promise.all([a, b])` waits for a list of values: in Runlet, the list.
+            let fix = match self.promise_all_operand(&awaited) {
+                Some(list) => Fix::machine(
+                    "write the list itself",
+                    token.span.to(awaited.span),
+                    self.text(list.span).to_owned(),
+                ),
+                None => Fix::machine("remove `await`", Span::new(token.span.start, next.span.start), ""),
+            };
             self.push(
                 Diagnostic::error(codes::AWAIT, token.span, "Runlet has no `await`")
                     .with_note("calls return hidden future values; a value is waited for where it is used")
-                    .with_fix(Fix::machine(
-                        "remove `await`",
-                        Span::new(token.span.start, next.span.start),
-                        "",
-                    )),
+                    .with_fix(fix),
             );
-            return Some(self.unary());
+            return Some(awaited);
         }
         let arrow = matches!(next.kind, TokenKind::Foreign(ForeignToken::FatArrow | ForeignToken::ThinArrow));
         if word == "lambda" || arrow || (word == "function" && next.kind == TokenKind::LParen) {
