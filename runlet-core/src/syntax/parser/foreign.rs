@@ -88,7 +88,12 @@ impl Parser<'_> {
         self.skip_foreign_construct(start);
         let span = start.to(Span::at(self.prev_end()));
         let mut diagnostic = Diagnostic::error(code, span, message).with_help(help);
-        if code == codes::FUNCTION_DEFINITION && !self.spelled_elsewhere(next.span) {
+        // Removing it repairs the program only when other statements remain.
+        let others = self
+            .tokens
+            .iter()
+            .any(|t| t.kind != TokenKind::Eof && (t.span.end <= span.start || t.span.start >= span.end));
+        if code == codes::FUNCTION_DEFINITION && others && !self.spelled_elsewhere(next.span) {
             let removal = self.line_removal(span);
             diagnostic =
                 diagnostic.with_fix(Fix::machine("remove the function, which nothing calls", removal, ""));
