@@ -4,17 +4,21 @@
 use std::collections::BTreeMap;
 
 use super::ast::{Block, ElseBranch, Expr, ExprKind, Ident, IfExpr, ObjectItem, Program, Stmt};
+use super::rename;
+use super::token::Token;
 use crate::diag::sink::Sink;
-use crate::diag::{Diagnostic, Fix, Span, codes};
+use crate::diag::{Applicability, Diagnostic, Fix, Span, codes};
 
 /// Runs every check over `program`.
-pub(crate) fn check(program: &Program, sink: &mut Sink) {
-    let mut checker = Checker { sink, scopes: Vec::new() };
+pub(crate) fn check(program: &Program, source: &str, tokens: &[Token], sink: &mut Sink) {
+    let mut checker = Checker { sink, source, tokens, scopes: Vec::new() };
     checker.scope(&[], &program.stmts);
 }
 
 struct Checker<'a, 't> {
     sink: &'a mut Sink,
+    source: &'a str,
+    tokens: &'a [Token],
     /// The names declared in each enclosing scope, innermost last.
     scopes: Vec<BTreeMap<&'t str, Span>>,
 }
@@ -25,13 +29,13 @@ impl<'t> Checker<'_, 't> {
     fn scope(&mut self, bound: &[&'t Ident], stmts: &'t [Stmt]) {
         self.scopes.push(BTreeMap::new());
         for ident in bound {
-            self.declare(ident);
+            self.declare(ident, None);
         }
         for stmt in stmts {
             match stmt {
                 Stmt::Let(l) => {
                     self.expr(&l.value);
-                    self.declare(&l.name);
+                    self.declare(&l.name, Some(l.value.span));
                 }
                 Stmt::Skip(s) => {
                     if let Some(c) = &s.condition {
@@ -49,21 +53,30 @@ impl<'t> Checker<'_, 't> {
         self.scope(bound, &block.stmts);
     }
 
-    fn declare(&mut self, ident: &'t Ident) {
+    /// Declares `ident`; a `name = value` rebinding (`value` given) gets a fix naming the new
+    /// value apart.
+    fn declare(&mut self, ident: &'t Ident, value: Option<Span>) {
         if ident.name.is_empty() {
             return;
         }
         let Some(scope) = self.scopes.last_mut() else { return };
         if let Some(&first) = scope.get(ident.name.as_str()) {
-            self.sink.push(
-                Diagnostic::error(
-                    codes::DUPLICATE_BINDING,
-                    ident.span,
-                    format!("`{}` is already declared in this scope", ident.name),
-                )
-                .with_label(first, "first declared here")
-                .with_help("names are declared once and never reassigned; give the new value its own name"),
-            );
+            let mut diagnostic = Diagnostic::error(
+                codes::DUPLICATE_BINDING,
+                ident.span,
+                format!("`{}` is already declared in this scope", ident.name),
+            )
+            .with_label(first, "first declared here")
+            .with_help("names are declared once and never reassigned; give the new value its own name");
+            if let Some(value) = value {
+                let (renamed, edits) = rename::rebinding_edits(self.source, self.tokens, ident.span, value);
+                diagnostic = diagnostic.with_fix(Fix::new(
+                    format!("name the new value `{renamed}` and read it after"),
+                    Applicability::MaybeIncorrect,
+                    edits,
+                ));
+            }
+            self.sink.push(diagnostic);
             return;
         }
         scope.insert(&ident.name, ident.span);
@@ -135,9 +148,13 @@ impl<'t> Checker<'_, 't> {
     fn object(&mut self, items: &'t [ObjectItem]) {
         let mut seen: BTreeMap<&str, Span> = BTreeMap::new();
         for item in items {
+            let mut value_read = None;
             let key = match item {
                 ObjectItem::Field { key, value, .. } => {
                     self.expr(value);
+                    if let ExprKind::Member { name, .. } = &value.kind {
+                        value_read = Some(name.name.as_str());
+                    }
                     Some((key.name.as_str(), key.span))
                 }
                 ObjectItem::Shorthand(ident) => {
@@ -152,15 +169,17 @@ impl<'t> Checker<'_, 't> {
             };
             let Some((name, span)) = key else { continue };
             if let Some(&first) = seen.get(name) {
-                self.sink.push(
-                    Diagnostic::error(
-                        codes::DUPLICATE_OBJECT_KEY,
-                        span,
-                        format!("the key `{name}` appears twice in this object"),
-                    )
-                    .with_label(first, "first written here")
-                    .with_help("write each static key once"),
-                );
+                let mut diagnostic = Diagnostic::error(
+                    codes::DUPLICATE_OBJECT_KEY,
+                    span,
+                    format!("the key `{name}` appears twice in this object"),
+                )
+                .with_label(first, "first written here")
+                .with_help("write each static key once");
+                if let Some(fix) = renamed_key(items, value_read, span) {
+                    diagnostic = diagnostic.with_fix(fix);
+                }
+                self.sink.push(diagnostic);
             } else {
                 seen.insert(name, span);
             }
@@ -188,4 +207,16 @@ impl<'t> Checker<'_, 't> {
             .with_fix(Fix::machine(format!("write `{runlet}`"), ident.span, runlet)),
         );
     }
+}
+
+/// For a repeated key whose value reads a property (`name: c.email` after `name: c.name`): the
+/// key named after that property, when no key of the object has that name yet.
+fn renamed_key(items: &[ObjectItem], read: Option<&str>, key: Span) -> Option<Fix> {
+    let read = read.filter(|r| crate::schema::is_identifier(r))?;
+    let taken = items.iter().any(|item| match item {
+        ObjectItem::Field { key, .. } => key.name == read,
+        ObjectItem::Shorthand(ident) => ident.name == read,
+        ObjectItem::Computed { .. } => false,
+    });
+    (!taken).then(|| Fix::suggest(format!("name the key `{read}`, the property it reads"), key, read))
 }

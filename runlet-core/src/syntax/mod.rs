@@ -34,6 +34,7 @@ mod heal;
 pub mod lexer;
 mod parser;
 pub mod path;
+mod rename;
 pub mod token;
 pub mod unicode;
 
@@ -128,6 +129,6 @@ pub fn parse_with(source: &str, options: &ParseOptions) -> Parse {
         Sink::new(options.max_diagnostics, "the limit key is `diagnostics` (`--limit diagnostics=N`)");
     let (tokens, trivia) = lexer::lex_into(source, &mut sink);
     let program = parser::Parser::new(source, &tokens, options, &mut sink).parse_program();
-    check::check(&program, &mut sink);
+    check::check(&program, source, &tokens, &mut sink);
     Parse { program, diagnostics: sink.finish(), tokens, trivia }
 }

@@ -178,7 +178,9 @@ impl Lowerer<'_> {
     /// The operand's source, parenthesized unless it is a postfix expression or a literal.
     fn operand_text(&self, e: &ast::Expr) -> String {
         let text = self.text(e.span);
-        match e.kind {
+        match &e.kind {
+            // A literal the parser supplied (a slice's missing start) has no source text.
+            Ast::Integer(digits) if e.span.is_empty() => digits.to_string(),
             Ast::Binary(..)
             | Ast::Unary(..)
             | Ast::Conditional { .. }
@@ -192,7 +194,7 @@ impl Lowerer<'_> {
     }
 
     /// A name for a `fold` or `for` variable that no binding, host input or registry root has.
-    fn fresh(&self, base: &str) -> String {
+    pub(super) fn fresh(&self, base: &str) -> String {
         (1..)
             .map(|n| if n == 1 { base.to_owned() } else { format!("{base}{n}") })
             .find(|name| {
@@ -205,7 +207,7 @@ impl Lowerer<'_> {
 
     /// Whether the expression at `span` is a whole operand of what holds it (a binding's value,
     /// an argument, an element, a returned value), so an operator form needs no parentheses.
-    fn stands_alone(&self, span: Span) -> bool {
+    pub(super) fn stands_alone(&self, span: Span) -> bool {
         let before = self.source[..span.start as usize].trim_end();
         let after = self.source[span.end as usize..].trim_start_matches([' ', '\t']);
         let comparison = ["==", "!=", "<=", ">="].iter().any(|op| before.ends_with(op));

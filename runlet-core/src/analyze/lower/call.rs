@@ -96,11 +96,16 @@ impl Lowerer<'_> {
             && let Some(form) = foreign::method(&name.name)
         {
             let method = &name.name;
-            let diagnostic = Diagnostic::error(
-                codes::NOT_CALLABLE,
-                callee.span,
-                format!("Runlet values have no methods: `.{method}(…)` is not a Runlet call"),
-            );
+            // A method name the source does not spell is the parser's reading of `xs[a:b]`.
+            let diagnostic = if name.span.is_empty() {
+                Diagnostic::error(codes::NOT_CALLABLE, e.span, "Runlet has no `[start:end]` slices")
+            } else {
+                Diagnostic::error(
+                    codes::NOT_CALLABLE,
+                    callee.span,
+                    format!("Runlet values have no methods: `.{method}(…)` is not a Runlet call"),
+                )
+            };
             return self.absent_call(e, diagnostic, form, args, Some(object));
         }
         let what = self.describe(callee.span);

@@ -146,6 +146,7 @@ impl Lowerer<'_> {
             self.expr_ref(collection).origin,
         );
         self.note_entry_loop(item, collection);
+        self.loop_items.push((for_expr.item.name.to_string(), for_expr.iterable.span));
         let body = &for_expr.body;
         let region =
             self.block(RegionKind::ForBody, body.span, &body.stmts, &[item], Vec::new(), Expect::Nothing);
@@ -179,6 +180,7 @@ impl Lowerer<'_> {
             init_ty,
             Origin::Derived,
         );
+        self.accumulator_seeds.push((accumulator, fold.init.span));
         let item = self.new_binding(
             &fold.item.name,
             fold.item.span,

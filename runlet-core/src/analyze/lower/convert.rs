@@ -189,6 +189,11 @@ impl Lowerer<'_> {
                 }
             }
         }
+        if diagnostic.fixes.is_empty()
+            && let Some(fix) = self.literal_repair(span, constant, target)
+        {
+            diagnostic = diagnostic.with_help(fix.message.clone()).with_fix(fix);
+        }
         if diagnostic.fixes.is_empty() {
             diagnostic = diagnostic.with_help("use a literal within what the schema accepts");
         }

@@ -13,8 +13,10 @@ mod control;
 mod convert;
 mod expr;
 mod intrinsic;
+mod literal_fix;
 mod names;
 mod narrow;
+mod operand_fix;
 mod operator;
 mod project;
 mod scope;
@@ -115,6 +117,10 @@ pub(super) struct Lowerer<'a> {
     /// for `for i in page.nodes`): the item, where the collection ends, the property and its
     /// elements' schema.
     entry_loops: Vec<(BindingId, u32, Arc<str>, SchemaId)>,
+    /// Each `fold` accumulator with the span of its seed, for a fix that changes the seed.
+    accumulator_seeds: Vec<(BindingId, Span)>,
+    /// Each `for` item's name with the span of its collection, for a read after the loop.
+    loop_items: Vec<(String, Span)>,
 }
 
 /// The sensitivity a reading expression takes from what it reads.
@@ -178,6 +184,8 @@ impl<'a> Lowerer<'a> {
             error_schema: None,
             errors: 0,
             entry_loops: Vec::new(),
+            accumulator_seeds: Vec::new(),
+            loop_items: Vec::new(),
             suggested: Vec::new(),
             read_early: Vec::new(),
         }

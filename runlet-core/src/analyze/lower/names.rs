@@ -10,7 +10,7 @@ use super::super::foreign;
 use super::super::hir::{BindingId, ExprId, ExprKind, Input, InputId, Origin};
 use super::super::types::Ty;
 use super::scope::Narrowable;
-use super::{At, Expect, Inherited, Lowerer};
+use super::{At, Expect, Inherited, Lowerer, is_path};
 
 /// The label of host inputs among candidates.
 const INPUT_LABEL: &str = "host input";
@@ -128,6 +128,8 @@ impl Lowerer<'_> {
                             .is_none_or(|o| accepts_empty_object(self.registry.schemas(), o)));
                 let (insertion, applicability) = if takes_nothing {
                     ("()".to_owned(), Applicability::MachineApplicable)
+                } else if let Some(arguments) = self.arguments_in_scope(callable.tool) {
+                    (format!("({arguments})"), Applicability::MaybeIncorrect)
                 } else {
                     (format!("({})", self.call_placeholders(callable.tool)), Applicability::HasPlaceholders)
                 };
@@ -158,6 +160,38 @@ impl Lowerer<'_> {
             }
         }
         self.poison(&at)
+    }
+
+    /// The required positional arguments of `tool` as the bindings or host inputs named like
+    /// its parameters, when every one exists and its value fits the parameter's schema.
+    fn arguments_in_scope(&mut self, tool: crate::registry::ToolId) -> Option<String> {
+        let params = self.registry.tool(tool).input.positional.clone()?;
+        let mut names = Vec::new();
+        for param in params.iter().filter(|p| !p.optional) {
+            let schema = match self.scopes.lookup(&param.name) {
+                Some(binding) => match self.binding_facts[binding.index()].ty {
+                    Ty::Schema(schema) => schema,
+                    Ty::Never => return None,
+                },
+                None => {
+                    let input = self.input(&param.name)?;
+                    self.host_inputs[input.index()].schema
+                }
+            };
+            self.fitter.fit(&self.types, schema, param.schema).ok()?;
+            names.push(param.name.to_string());
+        }
+        (!names.is_empty()).then(|| names.join(", "))
+    }
+
+    /// `issues[-1]` for `issue` read after `for issue in issues { … }` ended, when `issues` is
+    /// a path whose root is still visible.
+    fn last_item_of_loop(&self, name: &str) -> Option<String> {
+        let &(_, collection) = self.loop_items.iter().rev().find(|(item, _)| item == name)?;
+        let text = self.text(collection);
+        let root = text.split('.').next().unwrap_or_default();
+        let visible = self.scopes.lookup(root).is_some() || self.input_available(root);
+        (is_path(text) && visible).then(|| format!("{text}[-1]"))
     }
 
     /// `<customer_id>` placeholders for a call of `tool`'s first shape, for fixes.
@@ -272,6 +306,18 @@ impl Lowerer<'_> {
                 )
                 .with_label(later, "declared here")
                 .with_help(format!("move the statement that declares `{name}` above this use")),
+            );
+            return self.poison(at);
+        }
+        if let Some(last) = self.last_item_of_loop(name) {
+            self.report(
+                Diagnostic::error(
+                    codes::UNKNOWN_NAME,
+                    ident.span,
+                    format!("`{name}` is a loop's item, which exists only inside its body"),
+                )
+                .with_help(format!("the last element, which `{name}` holds after a Python loop, is `{last}`"))
+                .with_fix(Fix::suggest(format!("read `{last}`"), ident.span, last)),
             );
             return self.poison(at);
         }

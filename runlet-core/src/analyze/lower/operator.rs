@@ -377,6 +377,9 @@ impl Lowerer<'_> {
             _ => format!("`{op}` takes {}", accepted_operands(op)),
         };
         let mut diagnostic = Diagnostic::error(codes::OPERAND_TYPES, e.span, message).with_help(help);
+        if let Some(fix) = self.operand_repair(op, (left, ls, lv), (right, rs, rv)) {
+            diagnostic = diagnostic.with_fix(fix);
+        }
         if lv != ls || rv != rs {
             diagnostic = diagnostic.with_note(format!(
                 "{lw} is {}, {rw} is {}",

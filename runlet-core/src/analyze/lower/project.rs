@@ -117,9 +117,18 @@ impl Lowerer<'_> {
                     ))
                 }
                 (None, Some(help), _) => diagnostic.with_help(help),
-                (None, None, SchemaKind::List(_)) => diagnostic.with_help(format!(
-                    "read `{name}` of each element with `for`: `for item in … {{ return item.{name} }}`"
-                )),
+                (None, None, SchemaKind::List(list)) => {
+                    let element = list.items;
+                    let fix =
+                        self.each_element_fix(object, element, name, Span::new(object.span.start, span.end));
+                    let diagnostic = diagnostic.with_help(format!(
+                        "read `{name}` of each element with `for`: `for item in … {{ return item.{name} }}`"
+                    ));
+                    match fix {
+                        Some(fix) => diagnostic.with_fix(fix),
+                        None => diagnostic,
+                    }
+                }
                 _ => diagnostic.with_help("read properties of objects only"),
             };
             self.report(diagnostic.with_note(self.schema_origin(target, schema)));
@@ -158,6 +167,24 @@ impl Lowerer<'_> {
             }
         }
         self.report(diagnostic.with_note(self.schema_origin(target, schema)));
+    }
+
+    /// `for issue in issues { return issue.title }` for `issues.title`, when every element has
+    /// the property: the list of each element's value.
+    fn each_element_fix(&self, list: &ast::Expr, element: SchemaId, name: &str, read: Span) -> Option<Fix> {
+        let has = self
+            .types
+            .variants(element)
+            .iter()
+            .all(|&v| matches!(self.types.property(v, name), PropertyLookup::Found { .. }));
+        if !has {
+            return None;
+        }
+        let text = self.text(list.span);
+        let item = self.fresh(&element_name(text));
+        let rewritten = format!("for {item} in {text} {{ return {item}.{name} }}");
+        let rewritten = if self.stands_alone(read) { rewritten } else { format!("({rewritten})") };
+        Some(Fix::machine(format!("read `{name}` of each element: `{rewritten}`"), read, rewritten))
     }
 
     /// `RL2205`: some variants (or null) lack the property; the fix narrows first.
@@ -469,4 +496,18 @@ impl Lowerer<'_> {
             crate::schema::Property::new("value", values, true),
         ])
     }
+}
+
+/// A name for an element of the list written `list`: `issues` → `issue`, `entries` → `entry`,
+/// else `item`.
+pub(super) fn element_name(list: &str) -> String {
+    let last = list.rsplit('.').next().unwrap_or(list);
+    let singular = if let Some(stem) = last.strip_suffix("ies") {
+        format!("{stem}y")
+    } else if let Some(stem) = last.strip_suffix('s').filter(|s| !s.ends_with('s')) {
+        stem.to_owned()
+    } else {
+        String::new()
+    };
+    if singular.len() > 1 && crate::schema::is_identifier(&singular) { singular } else { "item".to_owned() }
 }

@@ -93,6 +93,8 @@ declare_codes! {
     TYPE_ANNOTATION = 1047,
     /// `return a, b` or `x = a, b`: a Python tuple.
     TUPLE = 1048,
+    /// Python's `raise X(…)`, JavaScript's `throw new X(…)`.
+    FOREIGN_RAISE = 1049,
     /// A binding that shadows a binding or host input of an enclosing scope (warning).
     SHADOWED_BINDING = 1201,
     /// Retired: an unreachable effectful binding (effects now always run; spec §2.5). Reserved.

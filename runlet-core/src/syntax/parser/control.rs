@@ -100,12 +100,36 @@ impl Parser<'_> {
         }
         let item = self.binding_name();
         let pair = self.eat(TokenKind::Comma).map(|_| self.binding_name());
+        // `for x limit 4 in xs`: the clause before the list, moved after it.
+        let early =
+            self.at_keyword(Keyword::Limit).then(|| (self.prev_end(), self.integer_clause(Keyword::Limit)));
         self.expect_in();
         let iterable = Box::new(self.expression());
-        let limit = self.at_keyword(Keyword::Limit).then(|| {
-            self.keep_on_line();
-            self.integer_clause(Keyword::Limit)
-        });
+        let limit = match early {
+            Some((from, clause)) => {
+                let moved = self.text(clause.span).to_owned();
+                self.push(
+                    Diagnostic::error(
+                        codes::UNEXPECTED_TOKEN,
+                        clause.span,
+                        "`limit` comes after the list: `for x in xs limit N`",
+                    )
+                    .with_fix(Fix::new(
+                        format!("move `{moved}` after the list"),
+                        Applicability::MachineApplicable,
+                        vec![
+                            Edit { span: Span::new(from, clause.span.end), replacement: String::new() },
+                            Edit { span: Span::at(iterable.span.end), replacement: format!(" {moved}") },
+                        ],
+                    )),
+                );
+                Some(clause)
+            }
+            None => self.at_keyword(Keyword::Limit).then(|| {
+                self.keep_on_line();
+                self.integer_clause(Keyword::Limit)
+            }),
+        };
         let body = self.block(BlockKind::ForBody, keyword);
         if let Some(second) = &pair {
             self.report_pair_loop(&item, second, &iterable, body.span);
@@ -241,14 +265,26 @@ impl Parser<'_> {
             self.with_lines(false, |p| p.delimited(open, TokenKind::RParen, |p| args.push(p.expression())));
         let span = keyword.to(Span::at(end));
         if !(2..=3).contains(&args.len()) && !self.recovering {
-            self.push(
-                Diagnostic::error(
-                    codes::FAIL_ARGUMENTS,
-                    span,
-                    format!("`fail` takes a code, a message and optional details, not {} argument(s)", args.len()),
-                )
-                .with_help("write `fail(\"NOT_FOUND\", \"no such order\")` or add a details object as a third argument"),
+            let mut diagnostic = Diagnostic::error(
+                codes::FAIL_ARGUMENTS,
+                span,
+                format!(
+                    "`fail` takes a code, a message and optional details, not {} argument(s)",
+                    args.len()
+                ),
+            )
+            .with_help(
+                "write `fail(\"NOT_FOUND\", \"no such order\")` or add a details object as a third argument",
             );
+            // A lone message (Python's `raise Error("…")`, JavaScript's `new Error("…")`): a code first.
+            if let [message] = &args[..] {
+                diagnostic = diagnostic.with_fix(Fix::suggest(
+                    "give the failure a code before its message",
+                    Span::at(message.span.start),
+                    "\"ERROR\", ",
+                ));
+            }
+            self.push(diagnostic);
         }
         Expr { span, kind: ExprKind::Fail(args) }
     }

@@ -210,7 +210,7 @@ impl Parser<'_> {
 
     /// `postfix = primary ( member | index | call )*`. A line break before `(` or `[` never
     /// continues an expression; a line break before `.` does only inside brackets.
-    fn postfix(&mut self) -> Expr {
+    pub(super) fn postfix(&mut self) -> Expr {
         let mut expr = self.primary();
         let mut chained = 0;
         loop {
@@ -241,18 +241,48 @@ impl Parser<'_> {
         if dot.line_break_before && self.lines_significant && has_receiver {
             self.report_line_break(dot.span, "a `.` member access must stay on the line of its receiver");
         }
-        if dot.kind == TokenKind::Foreign(ForeignToken::QuestionDot) {
-            self.push(
+        let optional = dot.kind == TokenKind::Foreign(ForeignToken::QuestionDot);
+        let member = self.member_after_dot(object, dot.span);
+        if optional {
+            let mut diagnostic =
                 Diagnostic::error(codes::FOREIGN_OPERATOR, dot.span, "Runlet has no optional chaining `?.`")
-                    .with_help("guard the access instead: `x.y if x != null`"),
-            );
+                    .with_help("guard the access instead: `x.y if x != null`");
+            if let Some(fix) = self.guarded_member(&member) {
+                diagnostic = diagnostic.with_fix(fix);
+            }
+            self.push(diagnostic);
         }
+        member
+    }
+
+    /// `(x.y if x != null)` for `x?.y` where `x` is a name or path and nothing reads on from
+    /// `x.y` (a further `.z` would read it from null).
+    fn guarded_member(&self, member: &Expr) -> Option<Fix> {
+        let ExprKind::Member { object, name } = &member.kind else { return None };
+        let receiver = self.text(object.span);
+        let path = !receiver.is_empty() && receiver.split('.').all(crate::schema::is_identifier);
+        let continues = matches!(
+            self.kind(),
+            TokenKind::Dot
+                | TokenKind::LParen
+                | TokenKind::LBracket
+                | TokenKind::Foreign(ForeignToken::QuestionDot)
+        ) && !self.peek().line_break_before;
+        if !path || continues {
+            return None;
+        }
+        let guarded = format!("({receiver}.{} if {receiver} != null)", name.name);
+        Some(Fix::machine(format!("write `{guarded}`"), member.span, guarded))
+    }
+
+    /// The rest of a member access, at its `.` (or `?.`) at `dot`.
+    fn member_after_dot(&mut self, object: Expr, dot: Span) -> Expr {
         self.bump();
         let token = self.peek();
         let on_next_line = token.line_break_before && self.lines_significant;
         if !matches!(token.kind, TokenKind::Ident | TokenKind::Keyword(_)) || on_next_line {
             self.expected("a field name after `.`");
-            return self.error_expr(object.span.to(dot.span));
+            return self.error_expr(object.span.to(dot));
         }
         self.bump();
         let name = FieldName { name: self.name(token.span), span: token.span };
@@ -264,7 +294,13 @@ impl Parser<'_> {
 
     fn index(&mut self, object: Expr) -> Expr {
         self.bump();
+        if self.at(TokenKind::Colon) {
+            return self.slice(object, None);
+        }
         let index = self.with_lines(false, |p| p.expression());
+        if self.at(TokenKind::Colon) {
+            return self.slice(object, Some(index));
+        }
         let end = self.close(TokenKind::RBracket, "`]`");
         Expr {
             span: object.span.to(Span::at(end)),
@@ -357,7 +393,7 @@ impl Parser<'_> {
 
     fn identifier_primary(&mut self) -> Expr {
         let token = self.peek();
-        if let Some(expr) = self.foreign_primary() {
+        if let Some(expr) = self.raise().or_else(|| self.foreign_primary()) {
             return expr;
         }
         self.bump();

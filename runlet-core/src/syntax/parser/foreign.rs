@@ -87,8 +87,50 @@ impl Parser<'_> {
         let start = token.span;
         self.skip_foreign_construct(start);
         let span = start.to(Span::at(self.prev_end()));
-        self.push(Diagnostic::error(code, span, message).with_help(help));
+        let mut diagnostic = Diagnostic::error(code, span, message).with_help(help);
+        // Removing it repairs the program only when other statements remain.
+        let others = self
+            .tokens
+            .iter()
+            .any(|t| t.kind != TokenKind::Eof && (t.span.end <= span.start || t.span.start >= span.end));
+        if code == codes::FUNCTION_DEFINITION && others && !self.spelled_elsewhere(next.span) {
+            let removal = self.line_removal(span);
+            diagnostic =
+                diagnostic.with_fix(Fix::machine("remove the function, which nothing calls", removal, ""));
+        }
+        self.push(diagnostic);
         Some(Stmt::Expr(crate::syntax::ast::ExprStmt { expr: self.error_expr(span), span }))
+    }
+
+    /// The one argument of `Promise.all(…)`, when `e` is that call.
+    fn promise_all_operand<'e>(&self, e: &'e Expr) -> Option<&'e Expr> {
+        let ExprKind::Call { callee, args } = &e.kind else { return None };
+        let ExprKind::Member { object, name } = &callee.kind else { return None };
+        let promise = matches!(&object.kind, ExprKind::Ident(ident) if ident.name == "Promise");
+        match &args[..] {
+            [list] if promise && name.name == "all" => Some(list),
+            _ => None,
+        }
+    }
+
+    /// Whether a token other than the one at `name` spells the same text.
+    fn spelled_elsewhere(&self, name: Span) -> bool {
+        let text = self.text(name);
+        self.tokens.iter().any(|t| t.span != name && self.text(t.span) == text)
+    }
+
+    /// `span` with the indentation before it and the line break after it, when it fills its lines.
+    fn line_removal(&self, span: Span) -> Span {
+        let before = &self.source[..span.start as usize];
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let start = if before[line_start..].trim().is_empty() { line_start } else { span.start as usize };
+        let after = &self.source[span.end as usize..];
+        let end = match after.find('\n') {
+            Some(i) if after[..i].trim().is_empty() => span.end as usize + i + 1,
+            None if after.trim().is_empty() => self.source.len(),
+            _ => span.end as usize,
+        };
+        Span::new(start as u32, end as u32)
     }
 
     /// Reports `name: Type =` at the cursor (the caller then parses the binding).
@@ -168,12 +210,54 @@ impl Parser<'_> {
             Some(self.expression())
         };
         let span = name.span.to(value.as_ref().map_or(operator.span, |v| v.span));
-        self.push(
+        let mut diagnostic =
             Diagnostic::error(codes::COMPOUND_ASSIGNMENT, span, format!("names cannot be reassigned (`{}`)", op.as_str()))
-                .with_help(format!("bind a new name such as `next_{name_text} = {name_text} …`; to accumulate over a list use `fold acc = 0 for x in xs {{ return acc + x }}`")),
-        );
+                .with_help(format!("bind a new name such as `next_{name_text} = {name_text} …`; to accumulate over a list use `fold acc = 0 for x in xs {{ return acc + x }}`"));
+        if let Some(fix) = self.compound_rebinding(op, name_text, value.as_ref(), span) {
+            diagnostic = diagnostic.with_fix(fix);
+        }
+        self.push(diagnostic);
         let expr = self.error_expr(span);
         Stmt::Expr(crate::syntax::ast::ExprStmt { expr, span })
+    }
+
+    /// `next_n = n + v` for `n += v` (`n + 1` for `n++`), with the later reads of `n` in its
+    /// block reading `next_n`; `None` for an operator Runlet lacks.
+    fn compound_rebinding(
+        &self,
+        op: ForeignToken,
+        name: &str,
+        value: Option<&Expr>,
+        span: Span,
+    ) -> Option<Fix> {
+        let operator = match op {
+            ForeignToken::PlusEq | ForeignToken::PlusPlus => "+",
+            ForeignToken::MinusEq | ForeignToken::MinusMinus => "-",
+            ForeignToken::StarEq => "*",
+            ForeignToken::SlashEq => "/",
+            _ => return None,
+        };
+        let operand = match value {
+            None => "1".to_owned(),
+            Some(v) if matches!(v.kind, ExprKind::Binary(..) | ExprKind::Conditional { .. }) => {
+                format!("({})", self.text(v.span))
+            }
+            Some(v) => self.text(v.span).to_owned(),
+        };
+        let renamed = crate::syntax::rename::fresh_name(self.source, self.tokens, name);
+        let mut edits = vec![Edit { span, replacement: format!("{renamed} = {name} {operator} {operand}") }];
+        edits.extend(crate::syntax::rename::later_references(
+            self.source,
+            self.tokens,
+            name,
+            &renamed,
+            span.end,
+        ));
+        Some(Fix::new(
+            format!("name the new value `{renamed}` and read it after"),
+            Applicability::MaybeIncorrect,
+            edits,
+        ))
     }
 
     /// An identifier that starts another language's expression form (`await x`, `lambda x: …`,
@@ -187,16 +271,22 @@ impl Parser<'_> {
         }
         if word == "await" && (next.kind == TokenKind::Ident || next.kind == TokenKind::LParen) {
             self.bump();
+            let awaited = self.unary();
+            // `await Promise.all([a, b])` waits for a list of values: in Runlet, the list.
+            let fix = match self.promise_all_operand(&awaited) {
+                Some(list) => Fix::machine(
+                    "write the list itself",
+                    token.span.to(awaited.span),
+                    self.text(list.span).to_owned(),
+                ),
+                None => Fix::machine("remove `await`", Span::new(token.span.start, next.span.start), ""),
+            };
             self.push(
                 Diagnostic::error(codes::AWAIT, token.span, "Runlet has no `await`")
                     .with_note("calls return hidden future values; a value is waited for where it is used")
-                    .with_fix(Fix::machine(
-                        "remove `await`",
-                        Span::new(token.span.start, next.span.start),
-                        "",
-                    )),
+                    .with_fix(fix),
             );
-            return Some(self.unary());
+            return Some(awaited);
         }
         let arrow = matches!(next.kind, TokenKind::Foreign(ForeignToken::FatArrow | ForeignToken::ThinArrow));
         if word == "lambda" || arrow || (word == "function" && next.kind == TokenKind::LParen) {

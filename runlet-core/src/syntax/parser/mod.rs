@@ -15,7 +15,9 @@ mod control;
 mod expr;
 mod foreign;
 mod lines;
+mod raise;
 mod repair;
+mod slice;
 mod spread;
 mod stmt;
 
