@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 use crate::diag::{Code, codes};
 use crate::engine::core::Resolution;
 use crate::engine::executor::ToolError;
-use crate::engine::progress::Progress;
 use crate::journal::{Blob, Envelope, EnvelopeError, Journal, JournalError, JournalErrorKind, Record};
 use crate::value::{Value, rcve};
 
@@ -212,6 +211,63 @@ declare_events! {
             node: String,
             progress: Progress,
         },
+    }
+}
+
+/// The longest progress message kept, in bytes (longer ones are cut at a character boundary).
+pub const MAX_PROGRESS_MESSAGE: usize = 512;
+
+/// A finite number of a progress report. Compared by its bits, so records of it are `Eq`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Amount(f64);
+
+impl Amount {
+    /// The amount `value`, if it is finite.
+    pub fn new(value: f64) -> Option<Amount> {
+        value.is_finite().then_some(Amount(value))
+    }
+
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl PartialEq for Amount {
+    fn eq(&self, other: &Amount) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+
+impl Eq for Amount {}
+
+/// How far a running call is, as its tool says: `progress` so far, of `total` when known, with
+/// an optional human-readable message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    pub progress: Amount,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<Amount>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl Progress {
+    /// A report of `progress` (of `total`), or None when a number is not finite. The message
+    /// is cut to [`MAX_PROGRESS_MESSAGE`] bytes.
+    pub fn new(progress: f64, total: Option<f64>, message: Option<&str>) -> Option<Progress> {
+        let total = match total {
+            Some(total) => Some(Amount::new(total)?),
+            None => None,
+        };
+        let message = message.map(|text| {
+            let mut end = text.len().min(MAX_PROGRESS_MESSAGE);
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text[..end].to_owned()
+        });
+        Some(Progress { progress: Amount::new(progress)?, total, message })
     }
 }
 

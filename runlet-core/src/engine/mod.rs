@@ -90,6 +90,7 @@ pub use core::{
     RunSettings, SampleRequest, TimerHandle, ToolTable,
 };
 pub use error::{FailureClass, RunError};
+pub use event::{Amount, MAX_PROGRESS_MESSAGE, Progress};
 pub use executor::{
     CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolCapabilities, ToolError, ToolExecutor,
     ToolOutput,
@@ -99,7 +100,7 @@ pub use limits::{Breach, LimitKey, LimitParseError, Limits};
 pub use permits::{
     PermitRequest, PermitTable, PermitWaits, Permits, ResourceKey, RunPermits, Ticket, tool_keys,
 };
-pub use progress::{Amount, Heartbeat, MAX_PROGRESS_MESSAGE, Progress};
+pub use progress::Heartbeat;
 pub use replay::{Ledger, PendingTimer, ReplayError, Resumed, replay, replay_after, replay_run};
 pub use retry::{Backoff, RetryClassifier};
 pub use sampler::{Sampler, SystemSampler};

@@ -1,6 +1,6 @@
-//! A call's progress while it runs (spec §5.2 `CallHeartbeat`): the [`Progress`] a tool reports
-//! (an MCP server's `notifications/progress`, a C or Go executor's report) and the
-//! [`Heartbeat`] reporter a call's context carries to the run's shell.
+//! A call's progress while it runs (spec §5.2 `CallHeartbeat`): the [`Heartbeat`] reporter a
+//! call's context carries to the run's shell, through which a tool reports its [`Progress`] (an
+//! MCP server's `notifications/progress`, a C or Go executor's report).
 //!
 //! Reports coalesce: while one is waiting for the shell, later ones replace its content, so a
 //! chatty tool costs at most one queued message per call and one journal record per round of
@@ -9,67 +9,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use super::core::{CallHandle, Input};
-
-/// The longest progress message kept, in bytes (longer ones are cut at a character boundary).
-pub const MAX_PROGRESS_MESSAGE: usize = 512;
-
-/// A finite number of a progress report. Compared by its bits, so records of it are `Eq`.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Amount(f64);
-
-impl Amount {
-    /// The amount `value`, if it is finite.
-    pub fn new(value: f64) -> Option<Amount> {
-        value.is_finite().then_some(Amount(value))
-    }
-
-    pub fn get(self) -> f64 {
-        self.0
-    }
-}
-
-impl PartialEq for Amount {
-    fn eq(&self, other: &Amount) -> bool {
-        self.0.to_bits() == other.0.to_bits()
-    }
-}
-
-impl Eq for Amount {}
-
-/// How far a running call is, as its tool says: `progress` so far, of `total` when known, with
-/// an optional human-readable message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Progress {
-    pub progress: Amount,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total: Option<Amount>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-}
-
-impl Progress {
-    /// A report of `progress` (of `total`), or None when a number is not finite. The message
-    /// is cut to [`MAX_PROGRESS_MESSAGE`] bytes.
-    pub fn new(progress: f64, total: Option<f64>, message: Option<&str>) -> Option<Progress> {
-        let total = match total {
-            Some(total) => Some(Amount::new(total)?),
-            None => None,
-        };
-        let message = message.map(|text| {
-            let mut end = text.len().min(MAX_PROGRESS_MESSAGE);
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
-            text[..end].to_owned()
-        });
-        Some(Progress { progress: Amount::new(progress)?, total, message })
-    }
-}
+use super::event::Progress;
 
 /// Reports a call's progress to its run. Cheap to clone; a default one (a call outside a run,
 /// as in tests) discards its reports.
@@ -120,6 +63,7 @@ impl Heartbeat {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::event::MAX_PROGRESS_MESSAGE;
 
     #[test]
     fn reports_coalesce_into_one_message_carrying_the_latest() {

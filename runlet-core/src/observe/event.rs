@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::context::GraphContext;
 use super::view::ViewPolicy;
-use crate::engine::Amount;
+use crate::engine::event::Amount;
 use crate::engine::event::{Arm, Event};
 use crate::schema::{labels_of, strongest_label};
 use crate::value::{Labels, Sensitivity, rcve};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::context::GraphContext;
 use super::retention::Retention;
 use super::state::NodeState;
-use crate::engine::Progress;
+use crate::engine::event::Progress;
 use crate::engine::event::{Arm, Event, RecordedToolError};
 use crate::value::{Labels, Value, rcve};
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::engine::Amount;
+use crate::engine::event::Amount;
 
 use super::context::NodeKind;
 use super::model::RunState;

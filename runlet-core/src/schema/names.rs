@@ -6,19 +6,12 @@ use std::sync::Arc;
 
 /// The Unicode rules names are held to (NFC, invisible characters), for the layers above that
 /// name tools and inputs.
-pub use crate::syntax::unicode::{is_default_ignorable, nfc, skeleton, visible};
+pub use crate::syntax::unicode::{is_default_ignorable, is_identifier, nfc, skeleton, visible};
 
 /// True for the words the grammar reserves (spec §2.1 plus `skip`, `fold` and `fail`): they
 /// cannot name a registry root or a namespace segment a program could reach.
 pub fn is_reserved(word: &str) -> bool {
     crate::syntax::token::Keyword::from_word(word).is_some()
-}
-
-/// A Unicode XID identifier (a leading `_` is allowed), as the lexer reads them.
-pub fn is_identifier(text: &str) -> bool {
-    let mut chars = text.chars();
-    chars.next().is_some_and(|c| c == '_' || unicode_ident::is_xid_start(c))
-        && chars.all(unicode_ident::is_xid_continue)
 }
 
 /// `text` made an identifier: every character that cannot continue one becomes `_` (so `.` and

@@ -212,7 +212,7 @@ impl<'t> Checker<'_, 't> {
 /// For a repeated key whose value reads a property (`name: c.email` after `name: c.name`): the
 /// key named after that property, when no key of the object has that name yet.
 fn renamed_key(items: &[ObjectItem], read: Option<&str>, key: Span) -> Option<Fix> {
-    let read = read.filter(|r| crate::schema::is_identifier(r))?;
+    let read = read.filter(|r| crate::syntax::unicode::is_identifier(r))?;
     let taken = items.iter().any(|item| match item {
         ObjectItem::Field { key, .. } => key.name == read,
         ObjectItem::Shorthand(ident) => ident.name == read,

@@ -260,7 +260,7 @@ impl Parser<'_> {
     fn guarded_member(&self, member: &Expr) -> Option<Fix> {
         let ExprKind::Member { object, name } = &member.kind else { return None };
         let receiver = self.text(object.span);
-        let path = !receiver.is_empty() && receiver.split('.').all(crate::schema::is_identifier);
+        let path = !receiver.is_empty() && receiver.split('.').all(crate::syntax::unicode::is_identifier);
         let continues = matches!(
             self.kind(),
             TokenKind::Dot
