@@ -8,6 +8,14 @@ fn runlet(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_runlet")).args(args).output().expect("run the runlet binary")
 }
 
+/// `runlet run PROGRAM --registry REGISTRY --tools TOOLS --format json EXTRA…`.
+fn run_json(program: &Scratch, registry: &Scratch, tools: &Scratch, extra: &[&str]) -> Output {
+    let mut args = vec!["run", program.path(), "--registry", registry.path(), "--tools", tools.path()];
+    args.extend(["--format", "json"]);
+    args.extend_from_slice(extra);
+    runlet(&args)
+}
+
 fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
 }
@@ -324,16 +332,7 @@ fn run_reports_registry_warnings_in_json() {
     let tools = Scratch::new("mapped-run-tools.json", r#"{"get_sum": [{"result": 3}]}"#);
     for (source, status) in [("return get_sum({})\n", "succeeded"), ("return get_sum(\n", "compile_error")] {
         let program = Scratch::new("mapped-run.run", source);
-        let output = runlet(&[
-            "run",
-            program.path(),
-            "--registry",
-            registry.path(),
-            "--tools",
-            tools.path(),
-            "--format",
-            "json",
-        ]);
+        let output = run_json(&program, &registry, &tools, &[]);
         assert_eq!(String::from_utf8_lossy(&output.stderr), "", "nothing beside the JSON");
         let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("one JSON object");
         assert_eq!(report["status"], status, "{report}");
@@ -540,16 +539,7 @@ fn run_prints_values_as_canonical_presentation_json() {
     );
     let tools = Scratch::new("numbers-tools.json", r#"{"n.pair": [{"result": [2.0, 1e21, 0.1]}]}"#);
     let program = Scratch::new("numbers.run", "return n.pair()\n");
-    let output = runlet(&[
-        "run",
-        program.path(),
-        "--registry",
-        registry.path(),
-        "--tools",
-        tools.path(),
-        "--format",
-        "json",
-    ]);
+    let output = run_json(&program, &registry, &tools, &[]);
     let printed = stdout(&output);
     let run_id = serde_json::from_str::<serde_json::Value>(&printed).expect("JSON")["run_id"].clone();
     let run_id = run_id.as_str().expect("the report names its run").to_owned();
@@ -583,22 +573,7 @@ fn run_limits_pass_at_the_cap_and_fail_past_it_with_their_details() {
     let program = Scratch::new("limits.run", THREE_CALLS);
     let registry = Scratch::new("limits-registry.json", ECHO_REGISTRY);
     let tools = Scratch::new("limits-tools.json", ECHO_TOOLS);
-    let run = |limit: &str| {
-        runlet(&[
-            "run",
-            program.path(),
-            "--registry",
-            registry.path(),
-            "--tools",
-            tools.path(),
-            "--format",
-            "json",
-            "--limit",
-            limit,
-            "--limit",
-            "depth=1",
-        ])
-    };
+    let run = |limit: &str| run_json(&program, &registry, &tools, &["--limit", limit, "--limit", "depth=1"]);
     let at_cap = run("tool_calls=3");
     assert_eq!(at_cap.status.code(), Some(0), "{}", stdout(&at_cap));
     let past = run("tool_calls=2");

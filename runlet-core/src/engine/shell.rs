@@ -744,16 +744,23 @@ mod tests {
         assert_eq!(dispatched, 4);
     }
 
-    #[tokio::test]
-    async fn a_tool_output_its_schema_rejects_fails_the_call() {
-        let json = r#"{"tools": [{"name": "counter", "inputSchema": {"type": "object"}, "outputSchema": {"type": "integer"}}]}"#;
+    /// The program `return TOOL({})` over a registry of that one tool, which answers an Integer.
+    fn returning_one_call(tool: &str) -> (Arc<crate::analyze::hir::Program>, Arc<Registry>) {
+        let json = format!(
+            r#"{{"tools": [{{"name": "{tool}", "inputSchema": {{"type": "object"}}, "outputSchema": {{"type": "integer"}}}}]}}"#
+        );
         let registry =
-            Arc::new(Registry::from_json_str(json, &Default::default()).expect("registry").registry);
+            Arc::new(Registry::from_json_str(&json, &Default::default()).expect("registry").registry);
         let mut builder = crate::engine::testing::Builder::with_registry(Arc::clone(&registry));
         let root = crate::analyze::hir::RegionId(0);
-        let call = builder.call(root, "counter", vec![]);
+        let call = builder.call(root, tool, vec![]);
         builder.result(root, call);
-        let (program, registry) = builder.finish();
+        builder.finish()
+    }
+
+    #[tokio::test]
+    async fn a_tool_output_its_schema_rejects_fails_the_call() {
+        let (program, registry) = returning_one_call("counter");
         let (core, env, _) = prepared(&program, &registry, "bad-output", |_| {
             Arc::new(
                 ScriptedExecutor::from_json_str(r#"{"counter": [{"result": "seven"}]}"#).expect("fixtures"),
@@ -789,14 +796,7 @@ mod tests {
 
     #[tokio::test]
     async fn progress_a_call_reports_is_journaled_coalesced_and_replays() {
-        let json = r#"{"tools": [{"name": "slow", "inputSchema": {"type": "object"}, "outputSchema": {"type": "integer"}}]}"#;
-        let registry =
-            Arc::new(Registry::from_json_str(json, &Default::default()).expect("registry").registry);
-        let mut builder = crate::engine::testing::Builder::with_registry(Arc::clone(&registry));
-        let root = crate::analyze::hir::RegionId(0);
-        let call = builder.call(root, "slow", vec![]);
-        builder.result(root, call);
-        let (program, registry) = builder.finish();
+        let (program, registry) = returning_one_call("slow");
         let (core, env, _) = prepared(&program, &registry, "progress", |_| Arc::new(Reporting)).await;
         let journal_env = (env.journal.clone(), env.run_id.clone());
         let outcome = drive(core, env, Vec::new()).await.expect("journal works");
