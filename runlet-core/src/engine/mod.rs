@@ -84,6 +84,7 @@ mod shell;
 pub mod snapshot;
 #[cfg(test)]
 mod testing;
+mod trace;
 
 pub use core::{
     CallHandle, CallRequest, EVALUATIONS_PER_REACTION, Effect, Input, Outcome, Resolution, RunCore,

@@ -3,12 +3,14 @@
 //! back to the core through one channel, so the run's journal writes stay serialized.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::call_permits::CallPermits;
 use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, SampleRequest, TimerHandle};
@@ -23,6 +25,7 @@ use super::replay::{Ledger, Resumed};
 use super::retry::{RetryClassifier, classify, timeout_error, uncertain_error};
 use super::sampler::Sampler;
 use super::snapshot::{SnapshotPolicy, Snapshots};
+use super::trace;
 use crate::analyze::WorkflowIdentity;
 use crate::diag::codes;
 use crate::journal::{Blob, Journal, JournalError, JournalErrorKind, Record, RunId};
@@ -59,6 +62,9 @@ pub struct RunEnvironment {
     /// Values of more than this many bytes go to the journal as blobs apart from their records
     /// (a journal that [keeps blobs](Journal::keeps_blobs)); `None` keeps every value inline.
     pub blobs_above: Option<usize>,
+    /// The span of the process driving the run (`runlet.session`); its calls' spans are its
+    /// children. [`Span::none`](tracing::Span::none) when the host does not trace.
+    pub span: tracing::Span,
 }
 
 impl std::fmt::Debug for RunEnvironment {
@@ -485,7 +491,9 @@ fn spawn_call(
     let checked = check_arguments(registry.schemas(), registry.tool(call.tool_id), &call.arguments);
     let executor = Arc::clone(&env.executor);
     let classifier = env.retry_classifier.clone();
-    tokio::spawn(async move {
+    let span = trace::call_span(&env.span, &call);
+    let traced = span.clone();
+    let task = async move {
         let tool = registry.tool(call.tool_id);
         if let Err(reason) = checked {
             let error = ToolError::new(
@@ -495,16 +503,20 @@ fn spawn_call(
                     call.tool
                 ),
             );
+            trace::record_error(&span, &error);
             let _ = answers.send(Input::ToolFailed { call: handle, error });
             return;
         }
         let name = Arc::clone(&call.tool);
         let answered =
             answer_of(executor.as_ref(), call, tool.execution, recover_first, timeout, &token).await;
-        let _ = answers.send(input_of(handle, &name, &registry, tool, classifier.as_ref(), answered));
+        let answer = input_of(handle, &name, &registry, tool, classifier.as_ref(), answered);
+        trace::record_answer(&span, &answer);
+        let _ = answers.send(answer);
         // The call's permits (if it needed any) are held until here.
         drop(permit);
-    });
+    };
+    tokio::spawn(task.instrument(traced));
 }
 
 /// The call `request` of `tool` as its executor receives it: its identities, deadline and
@@ -552,7 +564,9 @@ async fn answer_of(
 ) -> Result<ToolOutput, ToolError> {
     if recover_first {
         let name = Arc::clone(&call.tool);
-        match executor.recover(RecoveryRequest { call: call.clone() }).await {
+        let span = trace::dispatch_span(&call, true);
+        let recovered = traced(executor.recover(RecoveryRequest { call: call.clone() }), span).await;
+        match recovered {
             Ok(RecoveryOutcome::Succeeded(output)) => return Ok(output),
             Ok(RecoveryOutcome::NotApplied) => {}
             Ok(RecoveryOutcome::Unknown | RecoveryOutcome::Unsupported) => {
@@ -561,19 +575,33 @@ async fn answer_of(
             Err(error) => return Err(error),
         }
     }
+    let span = trace::dispatch_span(&call, false);
+    let name = Arc::clone(&call.tool);
+    let dispatched = executor.dispatch(call);
     match timeout {
         Some(timeout) => {
-            let name = Arc::clone(&call.tool);
-            match tokio::time::timeout(timeout, executor.dispatch(call)).await {
-                Ok(answer) => answer,
-                Err(_) => {
+            let bounded = async {
+                tokio::time::timeout(timeout, dispatched).await.unwrap_or_else(|_| {
                     token.cancel();
                     Err(timeout_error(&name, class, timeout))
-                }
-            }
+                })
+            };
+            traced(bounded, span).await
         }
-        None => executor.dispatch(call).await,
+        None => traced(dispatched, span).await,
     }
+}
+
+/// `invocation` of the executor under its dispatch `span`, which records a failure.
+async fn traced<T>(
+    invocation: impl Future<Output = Result<T, ToolError>>,
+    span: tracing::Span,
+) -> Result<T, ToolError> {
+    let answer = invocation.instrument(span.clone()).await;
+    if let Err(error) = &answer {
+        trace::record_error(&span, error);
+    }
+    answer
 }
 
 /// The core's input for the answer to call `handle` of `tool`: an output its schema accepts,
@@ -696,6 +724,7 @@ mod tests {
             sampler: Arc::new(crate::engine::SystemSampler),
             snapshots: None,
             blobs_above: None,
+            span: tracing::Span::none(),
         };
         (core, env, journal)
     }

@@ -80,6 +80,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::engine::event::{Event, unix_ms};
 use crate::engine::snapshot::SnapshotPolicy;
@@ -745,6 +746,14 @@ impl Runtime {
         let published = self.pool.spawn(publish(committed, observing.clone()));
         let cancel = CancellationToken::new();
         let live = self.live.add_run(&run_id, &cancel);
+        // This process's share of the run (its first start, or a resume): its calls' spans are
+        // children of it.
+        let session = tracing::info_span!(
+            "runlet.session",
+            runlet.run.id = %run_id.as_str(),
+            runlet.resumed = journaled > 0,
+            runlet.journaled = journaled,
+        );
         let env = RunEnvironment {
             run_id: run_id.clone(),
             workflow: Arc::new(program.compiled.identity().clone()),
@@ -760,6 +769,7 @@ impl Runtime {
             sampler: Arc::clone(&self.sampler),
             snapshots: self.snapshot_every.map(|every| SnapshotPolicy { every, header: Arc::clone(header) }),
             blobs_above: self.blobs_above,
+            span: session.clone(),
         };
         let (done, outcome) = oneshot::channel();
         let shared_permits = Arc::clone(&self.permits);
@@ -767,7 +777,7 @@ impl Runtime {
         let (journal, owner, owned_run) =
             (Arc::clone(&self.journal), Arc::clone(&self.owner), run_id.clone());
         self.pool.spawn(async move {
-            let outcome = run(env).await;
+            let outcome = run(env).instrument(session).await;
             if let Some(run) = ended_run {
                 shared_permits.end_run(&run);
             }
