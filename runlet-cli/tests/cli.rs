@@ -454,10 +454,8 @@ fn run_json_reports_success_with_the_value() {
 }
 
 /// `runlet run --format json` of scratch files; checks the exit status and returns the report.
-fn run_json(program: &Scratch, registry: &Scratch, tools: &Scratch, status: i32) -> serde_json::Value {
-    let args =
-        ["run", program.path(), "--registry", registry.path(), "--tools", tools.path(), "--format", "json"];
-    let output = runlet(&args);
+fn run_json_report(program: &Scratch, registry: &Scratch, tools: &Scratch, status: i32) -> serde_json::Value {
+    let output = run_json(program, registry, tools, &[]);
     assert_eq!(output.status.code(), Some(status), "{}", String::from_utf8_lossy(&output.stderr));
     serde_json::from_str(&stdout(&output)).expect("one JSON object")
 }
@@ -470,12 +468,12 @@ fn run_reports_compile_errors_and_failed_runs_with_status_1() {
         "run-tools.json",
         r#"{"tools.list": [{"error": {"code": "DOWN", "message": "offline", "retryable": false}}]}"#,
     );
-    let report = run_json(&program, &registry, &tools, 1);
+    let report = run_json_report(&program, &registry, &tools, 1);
     assert_eq!(report["status"], "compile_error");
     assert!(report["diagnostics"][0]["code"].as_str().expect("code").starts_with("RL2"));
 
     let program = Scratch::new("run-fails.run", "xs = tools.list()\nreturn xs\n");
-    let report = run_json(&program, &registry, &tools, 1);
+    let report = run_json_report(&program, &registry, &tools, 1);
     assert_eq!(report["status"], "failed");
     assert_eq!(report["error"]["code"], "DOWN");
     assert_eq!(report["error"]["tool"], "tools.list");
