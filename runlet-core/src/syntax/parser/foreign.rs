@@ -1,7 +1,7 @@
 //! Shapes carried over from other languages (`const x =`, `await`, lambdas, `def`, `x += 1`, `?:`,
 //! `not in`, `.map(…)`, comprehensions, `try`, `while`): each consumed whole, with one diagnostic.
 
-use super::Parser;
+use super::{Parser, try_boundary};
 use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
 use crate::syntax::ast::{BinaryOp, Expr, ExprKind, Stmt, UnaryOp};
 use crate::syntax::token::{ForeignToken, Keyword, TokenKind};
@@ -93,6 +93,20 @@ impl Parser<'_> {
             .tokens
             .iter()
             .any(|t| t.kind != TokenKind::Eof && (t.span.end <= span.start || t.span.start >= span.end));
+        if code == codes::TRY_CATCH {
+            let before = &self.source[..span.start as usize];
+            let indent = &before[before.rfind('\n').map_or(0, |i| i + 1)..];
+            let rewrite =
+                indent.trim().is_empty().then(|| try_boundary::boundary_rewrite(self.text(span), indent));
+            if let Some((rewritten, applicability)) = rewrite.flatten() {
+                let fix = Fix::new(
+                    "bind the name to a `boundary`",
+                    applicability,
+                    vec![Edit { span, replacement: rewritten }],
+                );
+                diagnostic = diagnostic.with_fix(fix);
+            }
+        }
         if code == codes::FUNCTION_DEFINITION && others && !self.spelled_elsewhere(next.span) {
             let removal = self.line_removal(span);
             diagnostic =
@@ -190,7 +204,13 @@ impl Parser<'_> {
                 TokenKind::Colon if self.nth(1).line_break_before => {
                     self.bump();
                     self.skip_indented_block(start.start);
-                    return;
+                    let clause = self.at(TokenKind::Ident)
+                        && matches!(self.text(self.peek().span), "except" | "finally")
+                        || self.at(TokenKind::Keyword(Keyword::Else));
+                    if !(clause && self.indent_of(self.peek().span.start) == self.indent_of(start.start)) {
+                        return;
+                    }
+                    self.bump();
                 }
                 _ if self.peek().line_break_before && self.peek().span.start > start.start => return,
                 _ => {
@@ -287,6 +307,11 @@ impl Parser<'_> {
                     .with_fix(fix),
             );
             return Some(awaited);
+        }
+        if matches!(word, "list" | "map" | "filter") && next.kind == TokenKind::LParen {
+            if let Some(call) = self.lambda_call() {
+                return Some(call);
+            }
         }
         let arrow = matches!(next.kind, TokenKind::Foreign(ForeignToken::FatArrow | ForeignToken::ThinArrow));
         if word == "lambda" || arrow || (word == "function" && next.kind == TokenKind::LParen) {
@@ -438,16 +463,7 @@ impl Parser<'_> {
             return None;
         }
         let body = self.text(Span::new(self.nth(body_start).span.start, self.nth(close - 1).span.end));
-        let (item, list) = (self.text(param.span), self.text(receiver));
-        match method {
-            "map" | "forEach" | "each" | "collect" => {
-                Some(format!("for {item} in {list} {{ return {body} }}"))
-            }
-            "filter" | "select" => {
-                Some(format!("for {item} in {list} {{ skip if not ({body}); return {item} }}"))
-            }
-            _ => None,
-        }
+        super::lambda_call::for_rewrite(method, self.text(param.span), self.text(receiver), body)
     }
 
     /// `[expr for x in xs if cond]`: reported with a rewrite into a `for` expression.

@@ -14,12 +14,14 @@ mod collections;
 mod control;
 mod expr;
 mod foreign;
+mod lambda_call;
 mod lines;
 mod raise;
 mod repair;
 mod slice;
 mod spread;
 mod stmt;
+mod try_boundary;
 
 use super::ParseOptions;
 use super::ast::{Program, Text};
