@@ -13,6 +13,17 @@ const COLLECTION_METHODS: &[&str] = &[
     "sort",
 ];
 
+/// The operator a compound assignment stands for; `None` for one Runlet lacks.
+fn compound_operator(op: ForeignToken) -> Option<&'static str> {
+    match op {
+        ForeignToken::PlusEq | ForeignToken::PlusPlus => Some("+"),
+        ForeignToken::MinusEq | ForeignToken::MinusMinus => Some("-"),
+        ForeignToken::StarEq => Some("*"),
+        ForeignToken::SlashEq => Some("/"),
+        _ => None,
+    }
+}
+
 impl Parser<'_> {
     /// A statement in another language's shape, fully consumed with its one diagnostic.
     pub(super) fn foreign_statement(&mut self) -> Option<Stmt> {
@@ -134,7 +145,7 @@ impl Parser<'_> {
     }
 
     /// `span` with the indentation before it and the line break after it, when it fills its lines.
-    fn line_removal(&self, span: Span) -> Span {
+    pub(super) fn line_removal(&self, span: Span) -> Span {
         let before = &self.source[..span.start as usize];
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         let start = if before[line_start..].trim().is_empty() { line_start } else { span.start as usize };
@@ -221,6 +232,7 @@ impl Parser<'_> {
     }
 
     fn compound_assignment(&mut self, op: ForeignToken) -> Stmt {
+        let at = self.pos;
         let name = self.bump();
         let operator = self.bump();
         let name_text = self.text(name.span);
@@ -233,7 +245,16 @@ impl Parser<'_> {
         let mut diagnostic =
             Diagnostic::error(codes::COMPOUND_ASSIGNMENT, span, format!("names cannot be reassigned (`{}`)", op.as_str()))
                 .with_help(format!("bind a new name such as `next_{name_text} = {name_text} …`; to accumulate over a list use `fold acc = 0 for x in xs {{ return acc + x }}`"));
-        if let Some(fix) = self.compound_rebinding(op, name_text, value.as_ref(), span) {
+        let operand = self.compound_operand(value.as_ref());
+        let fix =
+            compound_operator(op).and_then(|operator| match self.fold_accumulation(at, operator, &operand) {
+                Some((fix, for_start)) => {
+                    self.folded_loops.push(for_start);
+                    Some(fix)
+                }
+                None => Some(self.compound_rebinding(operator, name_text, &operand, span)),
+            });
+        if let Some(fix) = fix {
             diagnostic = diagnostic.with_fix(fix);
         }
         self.push(diagnostic);
@@ -241,29 +262,21 @@ impl Parser<'_> {
         Stmt::Expr(crate::syntax::ast::ExprStmt { expr, span })
     }
 
-    /// `next_n = n + v` for `n += v` (`n + 1` for `n++`), with the later reads of `n` in its
-    /// block reading `next_n`; `None` for an operator Runlet lacks.
-    fn compound_rebinding(
-        &self,
-        op: ForeignToken,
-        name: &str,
-        value: Option<&Expr>,
-        span: Span,
-    ) -> Option<Fix> {
-        let operator = match op {
-            ForeignToken::PlusEq | ForeignToken::PlusPlus => "+",
-            ForeignToken::MinusEq | ForeignToken::MinusMinus => "-",
-            ForeignToken::StarEq => "*",
-            ForeignToken::SlashEq => "/",
-            _ => return None,
-        };
-        let operand = match value {
+    /// The right operand of the operator a compound assignment stands for (`1` for `++`/`--`),
+    /// parenthesized when it is itself an operation.
+    fn compound_operand(&self, value: Option<&Expr>) -> String {
+        match value {
             None => "1".to_owned(),
             Some(v) if matches!(v.kind, ExprKind::Binary(..) | ExprKind::Conditional { .. }) => {
                 format!("({})", self.text(v.span))
             }
             Some(v) => self.text(v.span).to_owned(),
-        };
+        }
+    }
+
+    /// `next_n = n + v` for `n += v` (`n + 1` for `n++`), with the later reads of `n` in its
+    /// block reading `next_n`.
+    fn compound_rebinding(&self, operator: &str, name: &str, operand: &str, span: Span) -> Fix {
         let renamed = crate::syntax::rename::fresh_name(self.source, self.tokens, name);
         let mut edits = vec![Edit { span, replacement: format!("{renamed} = {name} {operator} {operand}") }];
         edits.extend(crate::syntax::rename::later_references(
@@ -273,11 +286,11 @@ impl Parser<'_> {
             &renamed,
             span.end,
         ));
-        Some(Fix::new(
+        Fix::new(
             format!("name the new value `{renamed}` and read it after"),
             Applicability::MaybeIncorrect,
             edits,
-        ))
+        )
     }
 
     /// An identifier that starts another language's expression form (`await x`, `lambda x: …`,

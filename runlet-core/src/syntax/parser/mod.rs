@@ -13,6 +13,7 @@
 mod collections;
 mod control;
 mod expr;
+mod fold_accumulation;
 mod foreign;
 mod lambda_call;
 mod lines;
@@ -66,6 +67,9 @@ pub(super) struct Parser<'s> {
     statement_start: usize,
     /// The statement before the current one ends with a postfix conditional without `else`.
     open_conditional: bool,
+    /// Where the unbound `for` statements start whose accumulator's diagnostic rewrites them as
+    /// a `fold` (so they are not also reported for being unbound).
+    folded_loops: Vec<u32>,
 }
 
 impl<'s> Parser<'s> {
@@ -93,6 +97,7 @@ impl<'s> Parser<'s> {
             last_statement_errored: false,
             statement_start: 0,
             open_conditional: false,
+            folded_loops: Vec::new(),
         }
     }
 
