@@ -247,12 +247,12 @@ impl Parser<'_> {
                 .with_help(format!("bind a new name such as `next_{name_text} = {name_text} …`; to accumulate over a list use `fold acc = 0 for x in xs {{ return acc + x }}`"));
         let operand = self.compound_operand(value.as_ref());
         let fix =
-            compound_operator(op).and_then(|operator| match self.fold_accumulation(at, operator, &operand) {
+            compound_operator(op).map(|operator| match self.fold_accumulation(at, operator, &operand) {
                 Some((fix, for_start)) => {
                     self.folded_loops.push(for_start);
-                    Some(fix)
+                    fix
                 }
-                None => Some(self.compound_rebinding(operator, name_text, &operand, span)),
+                None => self.compound_rebinding(operator, name_text, &operand, span),
             });
         if let Some(fix) = fix {
             diagnostic = diagnostic.with_fix(fix);
