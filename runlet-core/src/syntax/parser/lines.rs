@@ -107,6 +107,7 @@ impl Parser<'_> {
         let line_start = self.source[..header_start as usize].rfind('\n').map_or(0, |i| i + 1);
         let indent = self.source[line_start..line_start + header_indent].to_owned();
         let mut edits = vec![self.open_brace(colon)];
+        let first = self.pos;
         self.bump();
         self.skip_indented_block(header_start);
         // The clauses that continue the construct: `else:`, `elif …:`, `except …:`, `finally:`.
@@ -146,13 +147,26 @@ impl Parser<'_> {
             "write `{ … }` around the body, with `{` on the header line; indentation is not significant",
         );
         if braced {
-            diagnostic = diagnostic.with_fix(Fix::new(
-                "put the body in braces",
-                Applicability::MachineApplicable,
-                edits,
-            ));
+            // Braces alone repair a loop or boundary whose body has no mistakes of its own; an `if`
+            // statement still needs its value bound.
+            let applicability = if kind != BlockKind::IfBranch && self.plain_lines(first) {
+                Applicability::MachineApplicable
+            } else {
+                Applicability::MaybeIncorrect
+            };
+            diagnostic = diagnostic.with_fix(Fix::new("put the body in braces", applicability, edits));
         }
         self.report_unexpected(diagnostic);
+    }
+
+    /// Whether the tokens after index `first` up to the cursor hold no other language's operators
+    /// and no further `header:` line.
+    fn plain_lines(&self, first: usize) -> bool {
+        (first + 1..self.pos).all(|i| match self.tokens[i].kind {
+            TokenKind::Foreign(_) | TokenKind::Unknown => false,
+            TokenKind::Colon => !self.tokens[i + 1].line_break_before,
+            _ => true,
+        })
     }
 
     /// The edit turning the `:` at `colon` (and the spaces before it) into ` {`.
