@@ -12,6 +12,7 @@
 
 mod collections;
 mod control;
+mod destructuring;
 mod expr;
 mod fold_accumulation;
 mod foreign;
