@@ -114,7 +114,9 @@ impl Parser<'_> {
         };
         let taken = |candidate: &str| {
             names.iter().any(|n| self.text(*n) == candidate)
-                || self.tokens.iter().any(|t| self.text(t.span) == candidate)
+                || self.tokens.iter().enumerate().any(|(i, t)| {
+                    self.text(t.span) == candidate && (i == 0 || self.tokens[i - 1].kind != TokenKind::Dot)
+                })
         };
         if taken(&base) { crate::syntax::rename::fresh_name(self.source, self.tokens, &base) } else { base }
     }
