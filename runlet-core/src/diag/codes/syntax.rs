@@ -95,6 +95,8 @@ declare_codes! {
     TUPLE = 1048,
     /// Python's `raise X(…)`, JavaScript's `throw new X(…)`.
     FOREIGN_RAISE = 1049,
+    /// `{ a, b } = value`, `[a, b] = value` or `a, b = value`: a destructuring binding.
+    DESTRUCTURING = 1050,
     /// A binding that shadows a binding or host input of an enclosing scope (warning).
     SHADOWED_BINDING = 1201,
     /// Retired: an unreachable effectful binding (effects now always run; spec §2.5). Reserved.

@@ -1,7 +1,7 @@
 //! Shapes carried over from other languages (`const x =`, `await`, lambdas, `def`, `x += 1`, `?:`,
 //! `not in`, `.map(…)`, comprehensions, `try`, `while`): each consumed whole, with one diagnostic.
 
-use super::Parser;
+use super::{Parser, try_boundary};
 use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
 use crate::syntax::ast::{BinaryOp, Expr, ExprKind, Stmt, UnaryOp};
 use crate::syntax::token::{ForeignToken, Keyword, TokenKind};
@@ -12,6 +12,17 @@ const COLLECTION_METHODS: &[&str] = &[
     "map", "filter", "forEach", "reduce", "flatMap", "find", "some", "every", "each", "select", "collect",
     "sort",
 ];
+
+/// The operator a compound assignment stands for; `None` for one Runlet lacks.
+fn compound_operator(op: ForeignToken) -> Option<&'static str> {
+    match op {
+        ForeignToken::PlusEq | ForeignToken::PlusPlus => Some("+"),
+        ForeignToken::MinusEq | ForeignToken::MinusMinus => Some("-"),
+        ForeignToken::StarEq => Some("*"),
+        ForeignToken::SlashEq => Some("/"),
+        _ => None,
+    }
+}
 
 impl Parser<'_> {
     /// A statement in another language's shape, fully consumed with its one diagnostic.
@@ -93,6 +104,20 @@ impl Parser<'_> {
             .tokens
             .iter()
             .any(|t| t.kind != TokenKind::Eof && (t.span.end <= span.start || t.span.start >= span.end));
+        if code == codes::TRY_CATCH {
+            let before = &self.source[..span.start as usize];
+            let indent = &before[before.rfind('\n').map_or(0, |i| i + 1)..];
+            let rewrite =
+                indent.trim().is_empty().then(|| try_boundary::boundary_rewrite(self.text(span), indent));
+            if let Some((rewritten, applicability)) = rewrite.flatten() {
+                let fix = Fix::new(
+                    "bind the name to a `boundary`",
+                    applicability,
+                    vec![Edit { span, replacement: rewritten }],
+                );
+                diagnostic = diagnostic.with_fix(fix);
+            }
+        }
         if code == codes::FUNCTION_DEFINITION && others && !self.spelled_elsewhere(next.span) {
             let removal = self.line_removal(span);
             diagnostic =
@@ -120,7 +145,7 @@ impl Parser<'_> {
     }
 
     /// `span` with the indentation before it and the line break after it, when it fills its lines.
-    fn line_removal(&self, span: Span) -> Span {
+    pub(super) fn line_removal(&self, span: Span) -> Span {
         let before = &self.source[..span.start as usize];
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         let start = if before[line_start..].trim().is_empty() { line_start } else { span.start as usize };
@@ -190,7 +215,13 @@ impl Parser<'_> {
                 TokenKind::Colon if self.nth(1).line_break_before => {
                     self.bump();
                     self.skip_indented_block(start.start);
-                    return;
+                    let clause = self.at(TokenKind::Ident)
+                        && matches!(self.text(self.peek().span), "except" | "finally")
+                        || self.at(TokenKind::Keyword(Keyword::Else));
+                    if !(clause && self.indent_of(self.peek().span.start) == self.indent_of(start.start)) {
+                        return;
+                    }
+                    self.bump();
                 }
                 _ if self.peek().line_break_before && self.peek().span.start > start.start => return,
                 _ => {
@@ -201,6 +232,7 @@ impl Parser<'_> {
     }
 
     fn compound_assignment(&mut self, op: ForeignToken) -> Stmt {
+        let at = self.pos;
         let name = self.bump();
         let operator = self.bump();
         let name_text = self.text(name.span);
@@ -213,7 +245,16 @@ impl Parser<'_> {
         let mut diagnostic =
             Diagnostic::error(codes::COMPOUND_ASSIGNMENT, span, format!("names cannot be reassigned (`{}`)", op.as_str()))
                 .with_help(format!("bind a new name such as `next_{name_text} = {name_text} …`; to accumulate over a list use `fold acc = 0 for x in xs {{ return acc + x }}`"));
-        if let Some(fix) = self.compound_rebinding(op, name_text, value.as_ref(), span) {
+        let operand = self.compound_operand(value.as_ref());
+        let fix =
+            compound_operator(op).map(|operator| match self.fold_accumulation(at, operator, &operand) {
+                Some((fix, for_start)) => {
+                    self.folded_loops.push(for_start);
+                    fix
+                }
+                None => self.compound_rebinding(operator, name_text, &operand, span),
+            });
+        if let Some(fix) = fix {
             diagnostic = diagnostic.with_fix(fix);
         }
         self.push(diagnostic);
@@ -221,29 +262,21 @@ impl Parser<'_> {
         Stmt::Expr(crate::syntax::ast::ExprStmt { expr, span })
     }
 
-    /// `next_n = n + v` for `n += v` (`n + 1` for `n++`), with the later reads of `n` in its
-    /// block reading `next_n`; `None` for an operator Runlet lacks.
-    fn compound_rebinding(
-        &self,
-        op: ForeignToken,
-        name: &str,
-        value: Option<&Expr>,
-        span: Span,
-    ) -> Option<Fix> {
-        let operator = match op {
-            ForeignToken::PlusEq | ForeignToken::PlusPlus => "+",
-            ForeignToken::MinusEq | ForeignToken::MinusMinus => "-",
-            ForeignToken::StarEq => "*",
-            ForeignToken::SlashEq => "/",
-            _ => return None,
-        };
-        let operand = match value {
+    /// The right operand of the operator a compound assignment stands for (`1` for `++`/`--`),
+    /// parenthesized when it is itself an operation.
+    fn compound_operand(&self, value: Option<&Expr>) -> String {
+        match value {
             None => "1".to_owned(),
             Some(v) if matches!(v.kind, ExprKind::Binary(..) | ExprKind::Conditional { .. }) => {
                 format!("({})", self.text(v.span))
             }
             Some(v) => self.text(v.span).to_owned(),
-        };
+        }
+    }
+
+    /// `next_n = n + v` for `n += v` (`n + 1` for `n++`), with the later reads of `n` in its
+    /// block reading `next_n`.
+    fn compound_rebinding(&self, operator: &str, name: &str, operand: &str, span: Span) -> Fix {
         let renamed = crate::syntax::rename::fresh_name(self.source, self.tokens, name);
         let mut edits = vec![Edit { span, replacement: format!("{renamed} = {name} {operator} {operand}") }];
         edits.extend(crate::syntax::rename::later_references(
@@ -253,11 +286,11 @@ impl Parser<'_> {
             &renamed,
             span.end,
         ));
-        Some(Fix::new(
+        Fix::new(
             format!("name the new value `{renamed}` and read it after"),
             Applicability::MaybeIncorrect,
             edits,
-        ))
+        )
     }
 
     /// An identifier that starts another language's expression form (`await x`, `lambda x: …`,
@@ -287,6 +320,11 @@ impl Parser<'_> {
                     .with_fix(fix),
             );
             return Some(awaited);
+        }
+        if matches!(word, "list" | "map" | "filter") && next.kind == TokenKind::LParen {
+            if let Some(call) = self.lambda_call() {
+                return Some(call);
+            }
         }
         let arrow = matches!(next.kind, TokenKind::Foreign(ForeignToken::FatArrow | ForeignToken::ThinArrow));
         if word == "lambda" || arrow || (word == "function" && next.kind == TokenKind::LParen) {
@@ -438,16 +476,7 @@ impl Parser<'_> {
             return None;
         }
         let body = self.text(Span::new(self.nth(body_start).span.start, self.nth(close - 1).span.end));
-        let (item, list) = (self.text(param.span), self.text(receiver));
-        match method {
-            "map" | "forEach" | "each" | "collect" => {
-                Some(format!("for {item} in {list} {{ return {body} }}"))
-            }
-            "filter" | "select" => {
-                Some(format!("for {item} in {list} {{ skip if not ({body}); return {item} }}"))
-            }
-            _ => None,
-        }
+        super::lambda_call::for_rewrite(method, self.text(param.span), self.text(receiver), body)
     }
 
     /// `[expr for x in xs if cond]`: reported with a rewrite into a `for` expression.

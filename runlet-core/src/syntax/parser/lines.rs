@@ -3,7 +3,7 @@
 
 use super::Parser;
 use super::stmt::BlockKind;
-use crate::diag::{Diagnostic, Fix, Span, codes};
+use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
 use crate::syntax::ast::{ExprKind, Stmt};
 use crate::syntax::token::{Keyword, TokenKind};
 
@@ -98,38 +98,82 @@ impl Parser<'_> {
         true
     }
 
-    /// A Python-style `header:` followed by an indented block.
+    /// A Python-style `header:` followed by an indented block: one diagnostic whose fix puts the
+    /// body (and its `else:`/`elif …:` clauses) in braces.
     pub(super) fn colon_block(&mut self, kind: BlockKind) {
         let colon = self.peek().span;
         let header_start = self.tokens[self.pos.saturating_sub(1)].span.start;
-        self.report_unexpected(
-            Diagnostic::error(
-                codes::COLON_BLOCK,
-                colon,
-                format!("{} is written in braces, not after `:`", kind.describe()),
-            )
-            .with_help(
-                "write `{ … }` around the body, with `{` on the header line; indentation is not significant",
-            ),
-        );
+        let header_indent = self.indent_of(header_start);
+        let line_start = self.source[..header_start as usize].rfind('\n').map_or(0, |i| i + 1);
+        let indent = self.source[line_start..line_start + header_indent].to_owned();
+        let mut edits = vec![self.open_brace(colon)];
+        let first = self.pos;
         self.bump();
         self.skip_indented_block(header_start);
         // The clauses that continue the construct: `else:`, `elif …:`, `except …:`, `finally:`.
-        let header_indent = self.indent_of(header_start);
+        let mut braced = true;
         loop {
             let token = self.peek();
+            let word = self.text(token.span);
             let continues = token.kind == TokenKind::Keyword(Keyword::Else)
-                || (token.kind == TokenKind::Ident
-                    && matches!(self.text(token.span), "elif" | "except" | "finally"));
+                || (token.kind == TokenKind::Ident && matches!(word, "elif" | "except" | "finally"));
             if !(continues && self.indent_of(token.span.start) == header_indent) {
-                return;
+                break;
             }
+            braced &= token.kind == TokenKind::Keyword(Keyword::Else) || word == "elif";
+            let replacement = if word == "elif" { "else if" } else { word };
+            edits.push(Edit {
+                span: Span::new(self.prev_end(), token.span.end),
+                replacement: format!("\n{indent}}} {replacement}"),
+            });
             while !self.at_eof() && !self.at(TokenKind::Colon) && !self.nth(1).line_break_before {
                 self.bump();
+            }
+            if self.at(TokenKind::Colon) {
+                edits.push(self.open_brace(self.peek().span));
+            } else {
+                braced = false;
             }
             self.bump();
             self.skip_indented_block(header_start);
         }
+        edits.push(Edit { span: Span::at(self.prev_end()), replacement: format!("\n{indent}}}") });
+        let mut diagnostic = Diagnostic::error(
+            codes::COLON_BLOCK,
+            colon,
+            format!("{} is written in braces, not after `:`", kind.describe()),
+        )
+        .with_help(
+            "write `{ … }` around the body, with `{` on the header line; indentation is not significant",
+        );
+        if braced {
+            // Braces alone repair a loop or boundary whose body has no mistakes of its own; an `if`
+            // statement still needs its value bound.
+            let applicability = if kind != BlockKind::IfBranch && self.plain_lines(first) {
+                Applicability::MachineApplicable
+            } else {
+                Applicability::MaybeIncorrect
+            };
+            diagnostic = diagnostic.with_fix(Fix::new("put the body in braces", applicability, edits));
+        }
+        self.report_unexpected(diagnostic);
+    }
+
+    /// Whether the tokens after index `first` up to the cursor hold no other language's operators
+    /// and no further `header:` line.
+    fn plain_lines(&self, first: usize) -> bool {
+        (first + 1..self.pos).all(|i| match self.tokens[i].kind {
+            TokenKind::Foreign(_) | TokenKind::Unknown => false,
+            TokenKind::Colon => !self.tokens[i + 1].line_break_before,
+            _ => true,
+        })
+    }
+
+    /// The edit turning the `:` at `colon` (and the spaces before it) into ` {`.
+    fn open_brace(&self, colon: Span) -> Edit {
+        let before = &self.source[..colon.start as usize];
+        let start = before.trim_end_matches([' ', '\t']).len() as u32;
+        Edit { span: Span::new(start, colon.end), replacement: " {".into() }
     }
 }
 

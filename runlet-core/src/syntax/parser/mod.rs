@@ -12,14 +12,18 @@
 
 mod collections;
 mod control;
+mod destructuring;
 mod expr;
+mod fold_accumulation;
 mod foreign;
+mod lambda_call;
 mod lines;
 mod raise;
 mod repair;
 mod slice;
 mod spread;
 mod stmt;
+mod try_boundary;
 
 use super::ParseOptions;
 use super::ast::{Program, Text};
@@ -64,6 +68,9 @@ pub(super) struct Parser<'s> {
     statement_start: usize,
     /// The statement before the current one ends with a postfix conditional without `else`.
     open_conditional: bool,
+    /// Where the unbound `for` statements start whose accumulator's diagnostic rewrites them as
+    /// a `fold` (so they are not also reported for being unbound).
+    folded_loops: Vec<u32>,
 }
 
 impl<'s> Parser<'s> {
@@ -91,6 +98,7 @@ impl<'s> Parser<'s> {
             last_statement_errored: false,
             statement_start: 0,
             open_conditional: false,
+            folded_loops: Vec::new(),
         }
     }
 

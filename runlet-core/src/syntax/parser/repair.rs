@@ -145,6 +145,9 @@ impl Parser<'_> {
         let final_unbound = if has_return { None } else { unbound.last_mut().and_then(Option::take) };
         for (index, (stmt, needs_binding)) in stmts.iter().zip(unbound).enumerate() {
             let (Stmt::Expr(expr_stmt), Some(needs_binding)) = (stmt, needs_binding) else { continue };
+            if self.folded_loops.contains(&expr_stmt.expr.span.start) {
+                continue;
+            }
             let rewritten = match kind.is_loop_body() {
                 true => self.loop_exit_as_skip(kind, &expr_stmt.expr),
                 false => None,

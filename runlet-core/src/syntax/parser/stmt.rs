@@ -173,7 +173,7 @@ impl Parser<'_> {
             TokenKind::Keyword(Keyword::Return) => (Stmt::Return(self.return_stmt()), bound),
             TokenKind::Keyword(Keyword::Skip) => (Stmt::Skip(self.skip_stmt(kind)), bound),
             _ => {
-                if let Some(stmt) = self.foreign_statement() {
+                if let Some(stmt) = self.destructuring().or_else(|| self.foreign_statement()) {
                     return (stmt, bound);
                 }
                 if self.broken_continuation() {
