@@ -444,6 +444,38 @@ func TestTheViewPolicyRedactsSnapshots(t *testing.T) {
 	}
 }
 
+// A handler that answers the moment its context is cancelled races Runlet's own cancellation
+// answer (given from the cancellation callback); whichever wins, the other is refused and
+// neither waits on the other. Many rounds, because the race is narrow.
+func TestAHandlerAnsweringAsItsCallIsCancelledNeverDeadlocks(t *testing.T) {
+	started := make(chan struct{})
+	rt := newTestRuntime(t, Tools{"echo.slow": func(ctx context.Context, call *Call) (any, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}, Options{})
+	prog := compile(t, rt, "return echo.slow(1)\n")
+	rounds := 300
+	if testing.Short() {
+		rounds = 30
+	}
+	for round := 0; round < rounds; round++ {
+		run, err := rt.Start(context.Background(), prog, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-started
+		run.Cancel()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, err = run.Wait(ctx)
+		cancel()
+		run.Close()
+		if !errors.Is(err, ErrCancelled) {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+}
+
 func TestCancelStopsARunInTheMiddleOfACall(t *testing.T) {
 	started := make(chan struct{})
 	rt := newTestRuntime(t, Tools{"echo.slow": func(ctx context.Context, call *Call) (any, error) {

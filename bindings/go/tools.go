@@ -64,7 +64,7 @@ type Call struct {
 	Deadline    time.Time
 
 	token     *C.runlet_tool_call
-	answering sync.RWMutex // held to answer (consuming token), shared to report progress
+	answering sync.RWMutex // shared while a progress report uses the token; taken once it is won, before it is consumed
 	completed atomic.Bool
 	cancel    context.CancelFunc
 	watch     cgo.Handle // the cancellation callback's; deleted by the completion that wins
@@ -255,13 +255,15 @@ func (c *Call) acknowledgeCancel() {
 // ErrAlreadyCompleted before it reaches C (where it would be undefined). Returns Runlet's
 // refusal of the answer, if any (Runlet then fails the call itself).
 func (c *Call) answer(respond func(*C.runlet_tool_call) *C.runlet_error) error {
-	c.answering.Lock()
 	if !c.completed.CompareAndSwap(false, true) {
-		c.answering.Unlock()
 		return ErrAlreadyCompleted
 	}
-	refused := errorOf(respond(c.token))
+	// A barrier, not a critical section: progress reports that saw the call open finish before
+	// the token goes, later ones see it completed. Not held across respond, whose C side waits
+	// for a running cancellation callback, which answers too (and must find the call taken).
+	c.answering.Lock()
 	c.answering.Unlock()
+	refused := errorOf(respond(c.token))
 	// The cancellation callback never runs after the completion returned: its handle can go.
 	deleteHandle(c.watch)
 	c.cancel()
