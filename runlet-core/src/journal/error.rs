@@ -21,6 +21,9 @@ pub enum JournalErrorKind {
     NotOwned,
     /// A record the store no longer keeps (a journal that keeps only each run's latest).
     Forgotten,
+    /// The writer no longer holds the run: another process took it over, or the writer's own
+    /// lease could not be renewed in time (a shared journal's leases). It wrote nothing.
+    LeaseLost,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -45,6 +48,7 @@ impl JournalError {
             JournalErrorKind::Corrupt => codes::JOURNAL_CORRUPT_STORE,
             JournalErrorKind::NotOwned => codes::JOURNAL_RUN_NOT_OWNED,
             JournalErrorKind::Forgotten => codes::JOURNAL_RECORD_FORGOTTEN,
+            JournalErrorKind::LeaseLost => codes::JOURNAL_LEASE_LOST,
         }
     }
 }

@@ -162,6 +162,10 @@ impl Journal for GroupCommit {
         self.inner.release(run, owner).await
     }
 
+    async fn end(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
+        self.inner.end(run, owner).await
+    }
+
     async fn request_cancel(&self, run: &RunId) -> Result<(), JournalError> {
         self.inner.request_cancel(run).await
     }

@@ -291,6 +291,13 @@ pub trait Journal: Send + Sync {
         Ok(())
     }
 
+    /// `owner` drove run `run` to its end (its last event is durable): what
+    /// [`Journal::release`] does, and a store that hands unended runs to workers stops
+    /// offering this one.
+    async fn end(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
+        self.release(run, owner).await
+    }
+
     /// Asks the process that owns run `run` to cancel it; it sees the request in
     /// [`Journal::cancel_requests`]. Fails with `UnknownRun` when no process owns the run.
     async fn request_cancel(&self, run: &RunId) -> Result<(), JournalError> {

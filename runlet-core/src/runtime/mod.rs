@@ -97,6 +97,7 @@ mod recovery;
 mod restart;
 mod retain;
 mod runs;
+mod submit;
 use crate::analyze::{CompiledProgram, Inputs, analyze};
 use crate::diag::{Code, Diagnostic, codes};
 use crate::journal::{GroupCommit, Journal, JournalError, MemoryJournal, RunHeader, RunId};
@@ -184,6 +185,9 @@ pub enum StartError {
     MissingInput { name: String },
     #[error("host input `{name}` does not match its schema: {reason}")]
     InvalidInput { name: String, reason: String },
+    /// Only [`Runtime::submit`], which journals the run's header before returning.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
 }
 
 impl StartError {
@@ -191,8 +195,18 @@ impl StartError {
         match self {
             StartError::ForeignProgram => codes::FOREIGN_PROGRAM,
             StartError::MissingInput { .. } | StartError::InvalidInput { .. } => codes::INVALID_HOST_INPUT,
+            StartError::Journal(error) => error.code(),
         }
     }
+}
+
+/// A run ready to start: what [`Runtime::prepare`] makes and [`Runtime::begin`] starts.
+struct PreparedRun {
+    header: Arc<RunHeader>,
+    core: RunCore,
+    inputs: Vec<Labelled>,
+    limits: Limits,
+    own_concurrency: Option<u64>,
 }
 
 impl RuntimeBuilder {
@@ -593,6 +607,33 @@ impl Runtime {
         inputs: &Inputs,
         options: RunOptions,
     ) -> Result<RunHandle, StartError> {
+        let prepared =
+            self.prepare(program, inputs, &options, self.next_run_id(), unix_ms(std::time::SystemTime::now()))?;
+        Ok(self.begin(program, prepared, true))
+    }
+
+    /// A run id no other run of this runtime has: `r-<start ms>-<pid>-<n>`.
+    fn next_run_id(&self) -> RunId {
+        RunId::new(format!("{}-{}", self.run_prefix, self.next_run.fetch_add(1, Ordering::Relaxed)))
+    }
+
+    /// The name this runtime claims its runs under in its journal: which process it is
+    /// (`linux:<boot id>:<pid>:<start time>` on Linux). Workers of a shared journal take runs
+    /// over under it.
+    pub fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    /// Everything a run of `program` with `inputs` under `options` starts from, as run `run_id`
+    /// created at `created_unix_ms`: its header, its core and its labelled inputs.
+    fn prepare(
+        &self,
+        program: &Executable,
+        inputs: &Inputs,
+        options: &RunOptions,
+        run_id: RunId,
+        created_unix_ms: u64,
+    ) -> Result<PreparedRun, StartError> {
         if !self.compiled(program) {
             return Err(StartError::ForeignProgram);
         }
@@ -608,27 +649,19 @@ impl Runtime {
             })?;
             values.push(value.clone());
         }
-        let run_id =
-            RunId::new(format!("{}-{}", self.run_prefix, self.next_run.fetch_add(1, Ordering::Relaxed)));
         let limits = self.limits.overridden_by(&options.limits);
         let identity = program.compiled.identity();
         let core = self.core_for(program, &limits);
         let named: Vec<(&str, &Value)> =
             hir.inputs.iter().map(|input| input.name.as_str()).zip(&values).collect();
-        let retained = retain(
-            &program.source,
-            &self.registry,
-            &named,
-            &limits,
-            self.journal.durability(),
-            unix_ms(std::time::SystemTime::now()),
-        );
+        let retained =
+            retain(&program.source, &self.registry, &named, &limits, self.journal.durability(), created_unix_ms);
         let inputs = core.labelled_inputs(values);
         let inputs_digest = Labelled::list(inputs.clone())
             .map_or_else(|_| sha256(&Value::Null), |inputs| inputs.digest(&self.digest_key));
 
         let header = RunHeader {
-            run_id: run_id.clone(),
+            run_id,
             language_version: identity.language_version,
             runtime_version: env!("CARGO_PKG_VERSION").to_owned(),
             source_digest: identity.source_digest.to_string(),
@@ -641,14 +674,22 @@ impl Runtime {
             retained: Some(retained),
         };
         let own_concurrency = options.limits.get(LimitKey::Concurrency);
+        Ok(PreparedRun { header: Arc::new(header), core, inputs, limits, own_concurrency })
+    }
+
+    /// Starts the prepared run on the pool: its header goes to the journal first when `create`,
+    /// else it is there already (a submitted run); then this runtime claims it and drives it.
+    fn begin(&self, program: &Executable, prepared: PreparedRun, create: bool) -> RunHandle {
+        let PreparedRun { header, core, inputs, limits, own_concurrency } = prepared;
         let owner = Arc::clone(&self.owner);
-        let header = Arc::new(header);
         let pinned = Arc::clone(&header);
-        Ok(self.launch(program, &pinned, &limits, own_concurrency, 0, move |env| async move {
-            env.journal.create_run(&header).await?;
+        self.launch(program, &pinned, &limits, own_concurrency, 0, move |env| async move {
+            if create {
+                env.journal.create_run(&header).await?;
+            }
             env.journal.claim(&env.run_id, &owner).await?;
             drive(core, env, inputs).await
-        }))
+        })
     }
 
     /// Whether this runtime compiled `program` (its registry, tool table and permits are the
@@ -782,10 +823,14 @@ impl Runtime {
                 shared_permits.end_run(&run);
             }
             let _ = published.await;
+            let ended = outcome.is_ok();
             let _ = done.send(outcome);
             // After the outcome, which need not wait for it. Advisory: a run whose owner stays
             // recorded after its end is listed by its end.
-            let _ = journal.release(&owned_run, &owner).await;
+            let _ = match ended {
+                true => journal.end(&owned_run, &owner).await,
+                false => journal.release(&owned_run, &owner).await,
+            };
             drop::<LiveEntry>(live);
         });
         RunHandle {

@@ -51,6 +51,8 @@ pub enum RecoveryError {
     ReplayIncompatible { run: String, version: String, oldest: &'static str, current: &'static str },
     #[error("RL8404: run `{run}` has ended: {status}")]
     Ended { run: String, status: &'static str },
+    #[error("RL7303: run `{run}` never started, and what its header retains cannot start it: {reason}")]
+    Unstartable { run: String, reason: String },
 }
 
 /// The JSON hosts and operators read an uncertain operation as (`runlet runs show`,
@@ -96,6 +98,7 @@ impl RecoveryError {
             RecoveryError::OutputMismatch { .. } => codes::RESOLVED_OUTPUT_MISMATCH,
             RecoveryError::ReplayIncompatible { .. } => codes::REPLAY_INCOMPATIBLE,
             RecoveryError::Ended { .. } => codes::RUN_ENDED,
+            RecoveryError::Unstartable { .. } => codes::RUN_RETAINED_UNREADABLE,
         }
     }
 }
@@ -249,7 +252,7 @@ impl Runtime {
     }
 
     /// Refuses a journal whose header pins something else than this runtime runs `program` with.
-    fn check_pins(
+    pub(super) fn check_pins(
         &self,
         program: &Executable,
         header: &RunHeader,

@@ -18,7 +18,8 @@ pub const NEEDS_DECISION: &str =
 /// What recovery at start did with one interrupted run.
 #[derive(Debug)]
 pub enum Recovered {
-    /// Resumed: the run goes on under this handle (dropping it lets the run go on unwatched).
+    /// Resumed, or started when it had never started: the run goes on under this handle
+    /// (dropping it lets the run go on unwatched).
     Resumed(RunHandle),
     /// Resumed `resumes` times before without ending: parked as failed (`RL7306`).
     Parked { run: RunId, resumes: u32 },
@@ -87,8 +88,11 @@ impl Runtime {
                 first.map_or_else(|| "its program does not compile".to_owned(), |d| d.message.clone());
             (first.map_or(codes::RUN_RETAINED_UNREADABLE, |d| d.code), message)
         })?;
-        let options = RunOptions { limits: retained.limits };
         let refused = |e: super::RecoveryError| (e.code(), e.to_string());
+        if self.never_started(run).map_err(|e| (e.code(), e.to_string()))? {
+            return self.start_retained(&program, &header, &retained).map(Recovered::Resumed).map_err(refused);
+        }
+        let options = RunOptions { limits: retained.limits };
         let mut recovery = self.recovery(&program, run, options).map_err(refused)?;
         // Neither resumed nor parked: an operator decides about the calls first.
         if recovery.uncertain_operations().iter().any(UncertainOperation::needs_decision) {
@@ -100,5 +104,13 @@ impl Runtime {
             return Ok(Recovered::Parked { run: run.clone(), resumes });
         }
         Ok(Recovered::Resumed(recovery.resume()))
+    }
+
+    /// Whether run `run` has no journaled event (nor a snapshot): submitted, or stopped before
+    /// its start was committed.
+    fn never_started(&self, run: &RunId) -> Result<bool, JournalError> {
+        self.pool.block_on(async {
+            Ok(self.journal.read(run, 0, 1).await?.is_empty() && self.journal.load_snapshot(run).await?.is_none())
+        })
     }
 }

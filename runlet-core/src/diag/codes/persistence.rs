@@ -21,6 +21,10 @@ declare_codes! {
     /// A journal record was asked for that the store no longer keeps: it keeps only each run's
     /// latest records.
     JOURNAL_RECORD_FORGOTTEN = 7011,
+    /// An append or claim by a process that no longer holds the run's lease in a shared
+    /// journal: another worker took the run over, or this one could not renew its lease in
+    /// time. Nothing was written.
+    JOURNAL_LEASE_LOST = 7012,
     /// Stored bytes are not a canonical RCVE v1 value.
     INVALID_RCVE = 7201,
     /// Replaying a journal produced a different transition than the journal records.
