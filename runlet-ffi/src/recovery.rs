@@ -41,6 +41,7 @@ pub(crate) fn recovery_error(error: &RecoveryError) -> Error {
         | RecoveryError::DecisionRefused { .. }
         | RecoveryError::OutputMismatch { .. }
         | RecoveryError::NotStarted { .. }
+        | RecoveryError::Unstartable { .. }
         | RecoveryError::Ended { .. } => RUNLET_ERR_INVALID_ARGUMENT,
     };
     Error::new(code, error.to_string())

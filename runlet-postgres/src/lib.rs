@@ -1,1 +1,27 @@
-//! placeholder
+//! Runlet on PostgreSQL: a [`Journal`](runlet::journal::Journal) shared by processes on many
+//! machines ([`PostgresJournal`]), and the [`Worker`] loop that runs the runs submitted to it and
+//! takes over those of workers that died.
+//!
+//! ```text
+//!  runlet submit ──create_run + release──▶ runlet.runs (status open, no owner) ──NOTIFY runlet_work
+//!                                              │ claim: FOR UPDATE SKIP LOCKED, epoch + 1
+//!  Worker (each process) ◀─────────────────────┘ Runtime::recover_run: start, or resume from the journal
+//!     │ heartbeat every lease/4 (runlet.workers, database clock)
+//!     └─ appends fenced by (owner, epoch, lease, expected seq): a process that lost a run writes nothing
+//! ```
+//!
+//! - `journal`: the store — runs, records, snapshots, blobs — and its claims.
+//! - `append`: the fenced append statement, batches of many runs in one transaction, and the
+//!   read-back that settles an append whose acknowledgement was lost.
+//! - `lease`: heartbeats and how long this process trusts its own lease.
+//! - `wake`: the LISTEN connection that wakes workers; polling works without it.
+//! - `worker`: claiming runs, running them, parking those that keep failing recovery.
+//! - `schema`: the tables and their versioned migration.
+
+mod append;
+mod error;
+mod journal;
+mod lease;
+mod schema;
+
+pub use journal::{PostgresJournal, PostgresOptions};

@@ -319,7 +319,7 @@ fn now_unix_ms() -> u64 {
 }
 
 /// Checks that `records` continue `expected_seq` without a gap: the rule every store enforces.
-pub(crate) fn check_contiguous(expected_seq: u64, records: &[Record]) -> Result<(), JournalError> {
+pub fn check_contiguous(expected_seq: u64, records: &[Record]) -> Result<(), JournalError> {
     for (offset, record) in records.iter().enumerate() {
         let message = match expected_seq.checked_add(1 + offset as u64) {
             Some(want) if record.seq == want => continue,
@@ -332,4 +332,17 @@ pub(crate) fn check_contiguous(expected_seq: u64, records: &[Record]) -> Result<
         return Err(JournalError::new(JournalErrorKind::InvalidRecord, message));
     }
     Ok(())
+}
+
+/// Checks that `records`, read after `after`, continue it without a gap: stored records that do
+/// not mean the store lost or altered some.
+pub fn check_read(run: &RunId, after: u64, records: &[Record]) -> Result<(), JournalError> {
+    let misplaced = records.iter().zip(after + 1..).find(|(record, want)| record.seq != *want);
+    match misplaced {
+        Some((record, want)) => Err(JournalError::new(JournalErrorKind::Corrupt, format!(
+            "run `{run}` has a record numbered {} where {want} should be: the stored records are out of sequence",
+            record.seq
+        ))),
+        None => Ok(()),
+    }
 }

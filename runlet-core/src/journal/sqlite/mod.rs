@@ -17,7 +17,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::{
     AppendBatch, Blob, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot,
-    check_contiguous, now_unix_ms,
+    check_contiguous, check_read, now_unix_ms,
 };
 use open::Medium;
 
@@ -267,19 +267,6 @@ fn run_end(connection: &Connection, run: &str) -> Result<Option<u64>, JournalErr
         .map_err(sql)
 }
 
-/// Checks that `records`, read after `after`, continue it without a gap: stored records that do
-/// not mean the store lost or altered some.
-fn in_sequence(run: &RunId, after: u64, records: &[Record]) -> Result<(), JournalError> {
-    let misplaced = records.iter().zip(after + 1..).find(|(record, want)| record.seq != *want);
-    match misplaced {
-        Some((record, want)) => Err(corrupt(format!(
-            "run `{run}` has a record numbered {} where {want} should be: the stored records are out of sequence",
-            record.seq
-        ))),
-        None => Ok(()),
-    }
-}
-
 fn seq_param(seq: u64) -> Result<i64, JournalError> {
     i64::try_from(seq).map_err(|_| {
         JournalError::new(
@@ -417,7 +404,7 @@ impl Journal for SqliteJournal {
                 })
                 .map_err(sql)?;
             let records = rows.collect::<Result<Vec<_>, _>>().map_err(sql)?;
-            in_sequence(&run, after as u64, &records)?;
+            check_read(&run, after as u64, &records)?;
             Ok(records)
         })
         .await

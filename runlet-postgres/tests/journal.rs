@@ -1,0 +1,149 @@
+//! The PostgreSQL journal against the shared journal suite, and what only a shared journal
+//! does: fenced claims and appends, leases on the database clock, refusing unflushed commits.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use runlet::journal::{Journal, JournalErrorKind, Record, RunHeader, RunId, suite};
+use runlet_postgres::{PostgresJournal, PostgresOptions};
+
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio").block_on(future)
+}
+
+fn header(id: &str) -> RunHeader {
+    RunHeader {
+        run_id: RunId::new(id),
+        language_version: 1,
+        runtime_version: "0.1.0".into(),
+        source_digest: "sha256:source".into(),
+        registry_digest: "sha256:registry".into(),
+        inputs_digest: "sha256:inputs".into(),
+        config_digest: "sha256:config".into(),
+        keyed_digest: "hmac-sha256:test".into(),
+        value_encoding_version: 1,
+        event_encoding_version: 1,
+        retained: None,
+    }
+}
+
+fn record(seq: u64) -> Record {
+    Record { seq, bytes: Arc::from(format!("record {seq}").into_bytes()) }
+}
+
+#[test]
+fn passes_the_shared_journal_suite() {
+    let Some(db) = support::database("suite") else { return };
+    let journal = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
+    block_on(suite::check(&journal));
+    // And behind the group-commit writer, as a runtime puts it, on a database of its own.
+    let Some(db) = support::database("suite_grouped") else { return };
+    let journal = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
+    let pool = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio");
+    let grouped = runlet::journal::GroupCommit::new(Arc::new(journal), pool.handle());
+    pool.block_on(suite::check(&grouped));
+}
+
+#[test]
+fn a_second_open_finds_the_tables_and_the_runs() {
+    let Some(db) = support::database("reopen") else { return };
+    let first = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
+    block_on(async {
+        first.create_run(&header("kept")).await.expect("create");
+        first.append(&RunId::new("kept"), 0, &[record(1)]).await.expect("append");
+    });
+    // Opens racing on a fresh database create the tables once.
+    let Some(fresh) = support::database("race") else { return };
+    let opens: Vec<_> = (0..4)
+        .map(|_| {
+            let url = fresh.url.clone();
+            std::thread::spawn(move || PostgresJournal::connect(&url, PostgresOptions::default()).map(drop))
+        })
+        .collect();
+    for open in opens {
+        open.join().expect("joins").expect("every racing open succeeds");
+    }
+    let second = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("reconnects");
+    let records = block_on(second.read(&RunId::new("kept"), 0, 10)).expect("reads");
+    assert_eq!(records, vec![record(1)]);
+    assert_eq!(second.durability(), Some("postgres-synchronous-commit-on"));
+}
+
+#[test]
+fn a_bad_url_and_an_unreachable_server_are_clear_errors() {
+    let error = PostgresJournal::connect("not a url", PostgresOptions::default()).expect_err("refused");
+    assert_eq!(error.kind, JournalErrorKind::Storage);
+    assert!(error.message.contains("not a PostgreSQL URL"), "{error}");
+    let options = PostgresOptions { retry_for: Duration::from_millis(300), ..PostgresOptions::default() };
+    // Port 1 on loopback: nothing listens there.
+    let error = PostgresJournal::connect("postgres://runlet:secret@127.0.0.1:1/none", options).expect_err("refused");
+    assert_eq!(error.kind, JournalErrorKind::Storage);
+    assert!(error.message.contains("postgres journal `127.0.0.1:1/none`"), "{error}");
+    assert!(!error.message.contains("secret"), "the password stays out of messages: {error}");
+}
+
+#[test]
+fn unflushed_commits_are_refused_unless_accepted() {
+    let Some(db) = support::database("unflushed") else { return };
+    let name = db.url.rsplit('/').next().expect("a database name").to_owned();
+    support::execute(&db.url, &format!("ALTER DATABASE {name} SET synchronous_commit = off"));
+    let error = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect_err("refused");
+    assert!(error.message.contains("synchronous_commit = off"), "{error}");
+    let accepted = PostgresOptions { accept_unflushed_commits: true, ..PostgresOptions::default() };
+    let journal = PostgresJournal::connect(&db.url, accepted).expect("accepted");
+    assert_eq!(journal.durability(), Some("postgres-synchronous-commit-off"));
+}
+
+/// A claim fences every other writer: the former owner's append inserts nothing and is told
+/// it lost the run; a journal that holds no claim cannot write while a live owner holds it.
+#[test]
+fn appends_are_fenced_by_the_claim() {
+    let Some(db) = support::database("fence") else { return };
+    let first = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
+    let second = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
+    let run = RunId::new("fenced");
+    block_on(async {
+        first.create_run(&header("fenced")).await.expect("create");
+        first.claim(&run, "worker-a").await.expect("claim");
+        assert_eq!(first.append(&run, 0, &[record(1)]).await.expect("the holder appends"), 1);
+        let unowned = second.append(&run, 1, &[record(2)]).await.expect_err("a live owner holds it");
+        assert_eq!(unowned.kind, JournalErrorKind::LeaseLost, "{unowned}");
+        second.claim(&run, "worker-b").await.expect("takes it over");
+        let stale = first.append(&run, 1, &[record(2)]).await.expect_err("the former owner is fenced");
+        assert_eq!(stale.kind, JournalErrorKind::LeaseLost, "{stale}");
+        assert!(stale.message.contains("worker-b"), "{stale}");
+        assert_eq!(second.append(&run, 1, &[record(2)]).await.expect("the new owner appends"), 2);
+        assert_eq!(first.read(&run, 0, 10).await.expect("reads"), vec![record(1), record(2)]);
+    });
+}
+
+/// A lease that is not renewed stops holding on the database clock: another journal may then
+/// append without a claim, and the owner's own journal, which no longer renews it, refuses to.
+#[test]
+fn a_lease_that_is_not_renewed_lapses() {
+    let Some(db) = support::database("lapse") else { return };
+    let short = PostgresOptions { lease: Duration::from_millis(400), ..PostgresOptions::default() };
+    let owner = PostgresJournal::connect(&db.url, short).expect("connects");
+    let other = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
+    let run = RunId::new("lapsing");
+    block_on(async {
+        owner.create_run(&header("lapsing")).await.expect("create");
+        owner.claim(&run, "pausing-worker").await.expect("claim");
+    });
+    // The renewals stop reaching the database (as when a worker's process is paused).
+    support::execute(
+        &db.url,
+        "CREATE FUNCTION runlet.stop_renewals() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+         CREATE TRIGGER stop BEFORE UPDATE ON runlet.workers FOR EACH ROW EXECUTE FUNCTION runlet.stop_renewals();",
+    );
+    block_on(async {
+        tokio::time::sleep(Duration::from_millis(900)).await;
+        let refused = owner.append(&run, 0, &[record(1)]).await.expect_err("the lease lapsed");
+        assert_eq!(refused.kind, JournalErrorKind::LeaseLost, "{refused}");
+        let listed = other.runs().await.expect("runs");
+        assert_eq!(listed[0].owner, None, "a lapsed lease names no owner");
+        assert_eq!(other.append(&run, 0, &[record(1)]).await.expect("nobody live holds it"), 1);
+    });
+}

@@ -1,0 +1,64 @@
+//! The PostgreSQL server the tests use: `RUNLET_TEST_POSTGRES_URL` (which `scripts/test` sets,
+//! having started one with `scripts/postgres`), and a fresh database on it for each test. Without
+//! the variable a test fails under `CI=true` and is skipped (saying so) elsewhere.
+
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio_postgres::NoTls;
+
+/// The variable naming the server.
+pub const SERVER_URL: &str = "RUNLET_TEST_POSTGRES_URL";
+
+/// A database of its own for one test, dropped with it: its URL.
+#[derive(Debug)]
+pub struct Database {
+    pub url: String,
+    name: String,
+    server: String,
+}
+
+static NEXT: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh, empty database on the test server; `None` (the test then returns) when no server is
+/// configured outside CI.
+pub fn database(label: &str) -> Option<Database> {
+    let server = match std::env::var(SERVER_URL) {
+        Ok(url) if !url.is_empty() => url,
+        _ if std::env::var("CI").is_ok_and(|ci| ci == "true") => {
+            panic!("{SERVER_URL} is not set and CI=true: these tests need a PostgreSQL server (scripts/postgres start DIR)")
+        }
+        _ => {
+            eprintln!("skipped: {SERVER_URL} is not set (scripts/test starts a server with scripts/postgres)");
+            return None;
+        }
+    };
+    let name = format!("runlet_{label}_{}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+    admin(&server, &format!("CREATE DATABASE {name}"));
+    let base = server.rsplit_once('/').map_or(server.as_str(), |(base, _)| base);
+    Some(Database { url: format!("{base}/{name}"), name, server })
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        admin(&self.server, &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
+    }
+}
+
+/// Runs `statement` on the server's `postgres` database.
+pub fn admin(server: &str, statement: &str) {
+    execute(server, statement);
+}
+
+/// Runs `statement` on the database at `url`, on a connection of its own.
+pub fn execute(url: &str, statement: &str) {
+    let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
+    pool.block_on(async {
+        let (client, connection) = tokio_postgres::connect(url, NoTls).await.expect("connect to the test server");
+        let driver = tokio::spawn(connection);
+        client.batch_execute(statement).await.unwrap_or_else(|err| panic!("{statement}: {err}"));
+        drop(client);
+        let _ = driver.await;
+    });
+}
