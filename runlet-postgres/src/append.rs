@@ -194,7 +194,9 @@ pub async fn many(
     }
     answers
         .into_iter()
-        .map(|answer| answer.unwrap_or_else(|| Err(JournalError::new(JournalErrorKind::Storage, "unanswered"))))
+        .map(|answer| {
+            answer.unwrap_or_else(|| Err(JournalError::new(JournalErrorKind::Storage, "unanswered")))
+        })
         .collect()
 }
 
@@ -260,7 +262,8 @@ async fn append_on<C: GenericClient + Sync>(
         client.execute(STORE_BLOBS, &[&digests, &bytes]).await?;
         client.execute(NAME_BLOBS, &[&run, &digests]).await?;
     }
-    let expected = i64::try_from(batch.expected_seq).map_err(|_| Failed::Refused(out_of_range(batch.expected_seq)))?;
+    let expected =
+        i64::try_from(batch.expected_seq).map_err(|_| Failed::Refused(out_of_range(batch.expected_seq)))?;
     let seqs = batch
         .records
         .iter()
@@ -284,8 +287,10 @@ async fn diagnose<C: GenericClient + Sync>(
     fence: &Fence,
 ) -> Result<JournalError, Failed> {
     let run = batch.run.as_str();
-    let query =
-        format!("SELECT r.owner, r.epoch, r.last_seq, {} FROM runlet.runs r WHERE r.run_id = $1", lease::holds("r.owner"));
+    let query = format!(
+        "SELECT r.owner, r.epoch, r.last_seq, {} FROM runlet.runs r WHERE r.run_id = $1",
+        lease::holds("r.owner")
+    );
     let Some(row) = client.query_opt(&query, &[&run]).await? else {
         return Ok(crate::error::unknown(run));
     };
@@ -297,7 +302,9 @@ async fn diagnose<C: GenericClient + Sync>(
         None => format!("no process (epoch {epoch})"),
     };
     match fence {
-        Fence::Held { owner: mine, epoch: my_epoch } if owner.as_deref() != Some(mine) || epoch != *my_epoch => {
+        Fence::Held { owner: mine, epoch: my_epoch }
+            if owner.as_deref() != Some(mine) || epoch != *my_epoch =>
+        {
             return Ok(lost(format!(
                 "run `{run}` was taken over: it is held by {} where this process held it as `{mine}` (epoch {my_epoch})",
                 held_elsewhere()
@@ -307,7 +314,10 @@ async fn diagnose<C: GenericClient + Sync>(
             return Ok(lost(format!("the lease of `{mine}` on run `{run}` expired before the append")));
         }
         Fence::Unowned if live => {
-            return Ok(lost(format!("run `{run}` is held by {}: claim it before appending", held_elsewhere())));
+            return Ok(lost(format!(
+                "run `{run}` is held by {}: claim it before appending",
+                held_elsewhere()
+            )));
         }
         _ => {}
     }
@@ -338,5 +348,8 @@ async fn landed(shared: &Shared, batch: &AppendBatch) -> Result<bool, JournalErr
 }
 
 fn out_of_range(seq: u64) -> JournalError {
-    JournalError::new(JournalErrorKind::InvalidRecord, format!("sequence number {seq} exceeds PostgreSQL's bigint"))
+    JournalError::new(
+        JournalErrorKind::InvalidRecord,
+        format!("sequence number {seq} exceeds PostgreSQL's bigint"),
+    )
 }

@@ -100,7 +100,10 @@ impl PostgresJournal {
     /// `options` accept it. Blocks while it connects; callable from inside an async task too.
     pub fn connect(url: &str, options: PostgresOptions) -> Result<PostgresJournal, JournalError> {
         let config: tokio_postgres::Config = url.parse().map_err(|err| {
-            JournalError::new(JournalErrorKind::Storage, format!("`{}` is not a PostgreSQL URL: {err}", redact(url)))
+            JournalError::new(
+                JournalErrorKind::Storage,
+                format!("`{}` is not a PostgreSQL URL: {err}", redact(url)),
+            )
         })?;
         let location = location_of(&config);
         let in_location = |error: JournalError| JournalError {
@@ -130,9 +133,10 @@ impl PostgresJournal {
             let accept = options.accept_unflushed_commits;
             // On a thread of its own: `block_on` is refused on a thread that runs async tasks.
             std::thread::scope(|scope| {
-                scope.spawn(|| io.block_on(open(&pool, accept))).join().unwrap_or_else(|_| {
-                    Err(storage("opening the journal panicked"))
-                })
+                scope
+                    .spawn(|| io.block_on(open(&pool, accept)))
+                    .join()
+                    .unwrap_or_else(|_| Err(storage("opening the journal panicked")))
             })
         };
         let durability = opened.map_err(in_location)?;
@@ -307,7 +311,10 @@ where
 
 fn seq_param(seq: u64) -> Result<i64, JournalError> {
     i64::try_from(seq).map_err(|_| {
-        JournalError::new(JournalErrorKind::InvalidRecord, format!("sequence number {seq} exceeds PostgreSQL's bigint"))
+        JournalError::new(
+            JournalErrorKind::InvalidRecord,
+            format!("sequence number {seq} exceeds PostgreSQL's bigint"),
+        )
     })
 }
 
@@ -405,7 +412,9 @@ impl Journal for PostgresJournal {
         self.on_io(async move {
             let row = retrying(&shared, |client| {
                 let digest = digest.clone();
-                async move { client.query_opt("SELECT bytes FROM runlet.blobs WHERE digest = $1", &[&digest]).await }
+                async move {
+                    client.query_opt("SELECT bytes FROM runlet.blobs WHERE digest = $1", &[&digest]).await
+                }
             })
             .await?;
             Ok(row.map(|row| Arc::from(row.get::<_, Vec<u8>>(0))))
@@ -419,12 +428,15 @@ impl Journal for PostgresJournal {
         self.on_io(async move {
             let mut client = shared.client().await?;
             let tx = client.transaction().await.map_err(sql)?;
-            let deleted = tx.execute("DELETE FROM runlet.runs WHERE run_id = $1", &[&run]).await.map_err(sql)?;
+            let deleted =
+                tx.execute("DELETE FROM runlet.runs WHERE run_id = $1", &[&run]).await.map_err(sql)?;
             if deleted == 0 {
                 return Err(unknown(&run));
             }
             for table in ["records", "snapshots", "blob_refs"] {
-                tx.execute(&format!("DELETE FROM runlet.{table} WHERE run_id = $1"), &[&run]).await.map_err(sql)?;
+                tx.execute(&format!("DELETE FROM runlet.{table} WHERE run_id = $1"), &[&run])
+                    .await
+                    .map_err(sql)?;
             }
             tx.commit().await.map_err(sql).context("commit the deletion")
         })
@@ -498,10 +510,9 @@ impl Journal for PostgresJournal {
             })
             .await?;
             let row = rows.first().ok_or_else(|| unknown(&run))?;
-            Ok(row.get::<_, Option<i64>>(0).map(|upto| Snapshot {
-                upto_seq: upto as u64,
-                bytes: Arc::from(row.get::<_, Vec<u8>>(1)),
-            }))
+            Ok(row
+                .get::<_, Option<i64>>(0)
+                .map(|upto| Snapshot { upto_seq: upto as u64, bytes: Arc::from(row.get::<_, Vec<u8>>(1)) }))
         })
         .await
     }
@@ -627,7 +638,9 @@ impl Journal for PostgresJournal {
             .await?;
             match (row.get::<_, i64>(0), row.get::<_, i64>(1)) {
                 (0, _) => Err(unknown(&run)),
-                (_, 0) => Err(JournalError::new(JournalErrorKind::NotOwned, format!("no process owns run `{run}`"))),
+                (_, 0) => {
+                    Err(JournalError::new(JournalErrorKind::NotOwned, format!("no process owns run `{run}`")))
+                }
                 _ => Ok(()),
             }
         })
@@ -659,7 +672,12 @@ impl PostgresJournal {
     /// `owner` stops driving `run`, leaving it `status`: `open` for another process to take
     /// (workers are woken), `ended`, or `left` for an operator. Nothing changes when another
     /// owner holds it by now.
-    pub(crate) async fn let_go(&self, run: &RunId, owner: &str, status: &'static str) -> Result<(), JournalError> {
+    pub(crate) async fn let_go(
+        &self,
+        run: &RunId,
+        owner: &str,
+        status: &'static str,
+    ) -> Result<(), JournalError> {
         self.forget(run);
         let (shared, run, owner) = (Arc::clone(&self.shared), run.to_string(), owner.to_owned());
         self.on_io(async move {

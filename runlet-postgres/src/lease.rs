@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
 use deadpool_postgres::Client;
+use parking_lot::Mutex;
 
 use crate::error::sql;
 use runlet::journal::JournalError;
@@ -38,10 +38,6 @@ pub struct Leases {
 impl Leases {
     pub fn new(lease: Duration) -> Leases {
         Leases { lease, trusted_until: Mutex::new(BTreeMap::new()) }
-    }
-
-    pub fn lease(&self) -> Duration {
-        self.lease
     }
 
     /// How often renewals are sent.

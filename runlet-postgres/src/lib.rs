@@ -23,5 +23,8 @@ mod error;
 mod journal;
 mod lease;
 mod schema;
+mod wake;
+mod worker;
 
 pub use journal::{PostgresJournal, PostgresOptions};
+pub use worker::{Handled, Worker, WorkerOptions};

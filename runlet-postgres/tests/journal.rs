@@ -41,7 +41,8 @@ fn passes_the_shared_journal_suite() {
     // And behind the group-commit writer, as a runtime puts it, on a database of its own.
     let Some(db) = support::database("suite_grouped") else { return };
     let journal = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
-    let pool = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio");
+    let pool =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio");
     let grouped = runlet::journal::GroupCommit::new(Arc::new(journal), pool.handle());
     pool.block_on(suite::check(&grouped));
 }
@@ -78,7 +79,8 @@ fn a_bad_url_and_an_unreachable_server_are_clear_errors() {
     assert!(error.message.contains("not a PostgreSQL URL"), "{error}");
     let options = PostgresOptions { retry_for: Duration::from_millis(300), ..PostgresOptions::default() };
     // Port 1 on loopback: nothing listens there.
-    let error = PostgresJournal::connect("postgres://runlet:secret@127.0.0.1:1/none", options).expect_err("refused");
+    let error =
+        PostgresJournal::connect("postgres://runlet:secret@127.0.0.1:1/none", options).expect_err("refused");
     assert_eq!(error.kind, JournalErrorKind::Storage);
     assert!(error.message.contains("postgres journal `127.0.0.1:1/none`"), "{error}");
     assert!(!error.message.contains("secret"), "the password stays out of messages: {error}");

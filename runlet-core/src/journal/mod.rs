@@ -339,10 +339,13 @@ pub fn check_contiguous(expected_seq: u64, records: &[Record]) -> Result<(), Jou
 pub fn check_read(run: &RunId, after: u64, records: &[Record]) -> Result<(), JournalError> {
     let misplaced = records.iter().zip(after + 1..).find(|(record, want)| record.seq != *want);
     match misplaced {
-        Some((record, want)) => Err(JournalError::new(JournalErrorKind::Corrupt, format!(
-            "run `{run}` has a record numbered {} where {want} should be: the stored records are out of sequence",
-            record.seq
-        ))),
+        Some((record, want)) => Err(JournalError::new(
+            JournalErrorKind::Corrupt,
+            format!(
+                "run `{run}` has a record numbered {} where {want} should be: the stored records are out of sequence",
+                record.seq
+            ),
+        )),
         None => Ok(()),
     }
 }

@@ -136,6 +136,7 @@ pub struct RuntimeBuilder {
     digest_key: Option<Result<DigestKey, ValueError>>,
     snapshot_every: Option<u64>,
     blob_threshold: Option<usize>,
+    owner: Option<String>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -284,6 +285,15 @@ impl RuntimeBuilder {
     /// Refuses to build over a registry with an `unsafe` tool (spec §5.4), whatever policy the
     /// registry was loaded with. Requiring a boundary around unsafe calls instead is the
     /// registry's `UnsafeToolPolicy::RequireBoundary`, which the analyzer enforces (`RL3001`).
+    /// The name the runtime claims its runs under in its journal ([`Runtime::owner`]); this
+    /// process's name (`linux:<boot id>:<pid>:<start time>`) unless set. Names must differ
+    /// between runtimes that share a journal's runs (workers of a PostgreSQL journal); only a
+    /// process name lets a journal without leases tell that its owner ended.
+    pub fn owner(mut self, name: impl Into<String>) -> Self {
+        self.owner = Some(name.into());
+        self
+    }
+
     pub fn prohibit_unsafe_tools(mut self) -> Self {
         self.prohibit_unsafe_tools = true;
         self
@@ -360,7 +370,7 @@ impl RuntimeBuilder {
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_millis());
-        let owner: Arc<str> = Arc::from(owner::this_process());
+        let owner: Arc<str> = Arc::from(self.owner.unwrap_or_else(owner::this_process));
         let live = Arc::<Live>::default();
         if journal.keeps_owners() {
             pool.spawn(answer_cancel_requests(Arc::clone(&journal), Arc::clone(&live), Arc::clone(&owner)));
@@ -607,8 +617,13 @@ impl Runtime {
         inputs: &Inputs,
         options: RunOptions,
     ) -> Result<RunHandle, StartError> {
-        let prepared =
-            self.prepare(program, inputs, &options, self.next_run_id(), unix_ms(std::time::SystemTime::now()))?;
+        let prepared = self.prepare(
+            program,
+            inputs,
+            &options,
+            self.next_run_id(),
+            unix_ms(std::time::SystemTime::now()),
+        )?;
         Ok(self.begin(program, prepared, true))
     }
 
@@ -654,8 +669,14 @@ impl Runtime {
         let core = self.core_for(program, &limits);
         let named: Vec<(&str, &Value)> =
             hir.inputs.iter().map(|input| input.name.as_str()).zip(&values).collect();
-        let retained =
-            retain(&program.source, &self.registry, &named, &limits, self.journal.durability(), created_unix_ms);
+        let retained = retain(
+            &program.source,
+            &self.registry,
+            &named,
+            &limits,
+            self.journal.durability(),
+            created_unix_ms,
+        );
         let inputs = core.labelled_inputs(values);
         let inputs_digest = Labelled::list(inputs.clone())
             .map_or_else(|_| sha256(&Value::Null), |inputs| inputs.digest(&self.digest_key));

@@ -90,7 +90,10 @@ impl Runtime {
         })?;
         let refused = |e: super::RecoveryError| (e.code(), e.to_string());
         if self.never_started(run).map_err(|e| (e.code(), e.to_string()))? {
-            return self.start_retained(&program, &header, &retained).map(Recovered::Resumed).map_err(refused);
+            return self
+                .start_retained(&program, &header, &retained)
+                .map(Recovered::Resumed)
+                .map_err(refused);
         }
         let options = RunOptions { limits: retained.limits };
         let mut recovery = self.recovery(&program, run, options).map_err(refused)?;
@@ -110,7 +113,8 @@ impl Runtime {
     /// its start was committed.
     fn never_started(&self, run: &RunId) -> Result<bool, JournalError> {
         self.pool.block_on(async {
-            Ok(self.journal.read(run, 0, 1).await?.is_empty() && self.journal.load_snapshot(run).await?.is_none())
+            Ok(self.journal.read(run, 0, 1).await?.is_empty()
+                && self.journal.load_snapshot(run).await?.is_none())
         })
     }
 }

@@ -17,9 +17,15 @@ impl Runtime {
     /// process to run ([`Runtime::recover_run`], a worker of a shared journal), and returns its
     /// id. Nothing runs here, and no process owns the run until one claims it. Blocks while the
     /// journal stores the header.
-    pub fn submit(&self, program: &Executable, inputs: &Inputs, options: RunOptions) -> Result<RunId, StartError> {
+    pub fn submit(
+        &self,
+        program: &Executable,
+        inputs: &Inputs,
+        options: RunOptions,
+    ) -> Result<RunId, StartError> {
         let run_id = self.next_run_id();
-        let prepared = self.prepare(program, inputs, &options, run_id.clone(), unix_ms(std::time::SystemTime::now()))?;
+        let prepared =
+            self.prepare(program, inputs, &options, run_id.clone(), unix_ms(std::time::SystemTime::now()))?;
         self.pool.block_on(async {
             self.journal.create_run(&prepared.header).await?;
             self.journal.release(&run_id, &self.owner).await
@@ -40,7 +46,10 @@ impl Runtime {
         let created = header.retained.as_ref().map_or(0, |kept| kept.created_unix_ms);
         let mut prepared = self
             .prepare(program, &retained.inputs, &options, header.run_id.clone(), created)
-            .map_err(|error| super::RecoveryError::Unstartable { run: header.run_id.to_string(), reason: error.to_string() })?;
+            .map_err(|error| super::RecoveryError::Unstartable {
+                run: header.run_id.to_string(),
+                reason: error.to_string(),
+            })?;
         self.check_pins(program, header, &prepared.limits)?;
         if prepared.header.inputs_digest != header.inputs_digest {
             return Err(super::RecoveryError::PinMismatch {

@@ -27,10 +27,14 @@ pub fn database(label: &str) -> Option<Database> {
     let server = match std::env::var(SERVER_URL) {
         Ok(url) if !url.is_empty() => url,
         _ if std::env::var("CI").is_ok_and(|ci| ci == "true") => {
-            panic!("{SERVER_URL} is not set and CI=true: these tests need a PostgreSQL server (scripts/postgres start DIR)")
+            panic!(
+                "{SERVER_URL} is not set and CI=true: these tests need a PostgreSQL server (scripts/postgres start DIR)"
+            )
         }
         _ => {
-            eprintln!("skipped: {SERVER_URL} is not set (scripts/test starts a server with scripts/postgres)");
+            eprintln!(
+                "skipped: {SERVER_URL} is not set (scripts/test starts a server with scripts/postgres)"
+            );
             return None;
         }
     };
@@ -55,9 +59,13 @@ pub fn admin(server: &str, statement: &str) {
 pub fn execute(url: &str, statement: &str) {
     let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
     pool.block_on(async {
-        let (client, connection) = tokio_postgres::connect(url, NoTls).await.expect("connect to the test server");
+        let (client, connection) =
+            tokio_postgres::connect(url, NoTls).await.expect("connect to the test server");
         let driver = tokio::spawn(connection);
-        client.batch_execute(statement).await.unwrap_or_else(|err| panic!("{statement}: {err}"));
+        client
+            .batch_execute(statement)
+            .await
+            .unwrap_or_else(|err| panic!("{statement}: {:?}", err.as_db_error().map(|db| db.message())));
         drop(client);
         let _ = driver.await;
     });
