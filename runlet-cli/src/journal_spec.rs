@@ -1,12 +1,13 @@
-//! `--journal memory|sqlite:PATH` and `--durability full|normal`: where runs are journaled, as
-//! every command that runs or manages runs takes it (INTERFACES.md §4.1), and the digest key a
-//! durable journal's runs are keyed with when the command line names none.
+//! `--journal memory|sqlite:PATH|postgres://…` and `--durability full|normal`: where runs are
+//! journaled, as every command that runs or manages runs takes it (INTERFACES.md §4.1, §4.3),
+//! and the digest key a durable journal's runs are keyed with when the command line names none.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use runlet::diag::codes;
 use runlet::journal::{Durability, Journal, MemoryJournal, SqliteJournal};
+use runlet_postgres::{PostgresJournal, PostgresOptions};
 
 use crate::digest_key::{self, HostKey};
 use crate::failure::Failure;
@@ -29,6 +30,8 @@ pub enum DurabilityArg {
 pub enum JournalSpec {
     Memory,
     Sqlite(PathBuf),
+    /// A PostgreSQL URL (`postgres://` or `postgresql://`), shared by many processes.
+    Postgres(String),
 }
 
 impl JournalSpec {
@@ -37,11 +40,14 @@ impl JournalSpec {
         if text == "memory" {
             return Ok(JournalSpec::Memory);
         }
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            return Ok(JournalSpec::Postgres(text.to_owned()));
+        }
         match text.strip_prefix("sqlite:") {
             Some(path) if !path.is_empty() => Ok(JournalSpec::Sqlite(PathBuf::from(path))),
             _ => Err(Failure::new(
                 codes::INVALID_ARGUMENT,
-                format!("`--journal {text}`: use `memory` or `sqlite:PATH`"),
+                format!("`--journal {text}`: use `memory`, `sqlite:PATH` or `postgres://…`"),
             )),
         }
     }
@@ -51,7 +57,7 @@ impl JournalSpec {
         match JournalSpec::parse(text)? {
             JournalSpec::Memory => Err(Failure::new(
                 codes::INVALID_ARGUMENT,
-                "`--journal memory` keeps nothing once its process ends: name the journal runs were written to (`sqlite:PATH`)",
+                "`--journal memory` keeps nothing once its process ends: name the journal runs were written to (`sqlite:PATH` or `postgres://…`)",
             )),
             durable => Ok(durable),
         }
@@ -61,6 +67,9 @@ impl JournalSpec {
     /// is never read back, and its memory then stays flat however long it runs.
     pub fn open(&self, durability: DurabilityArg) -> Result<Arc<dyn Journal>, Failure> {
         match self {
+            JournalSpec::Postgres(url) => {
+                open_postgres(url, PostgresOptions::default()).map(|journal| Arc::new(journal) as Arc<dyn Journal>)
+            }
             JournalSpec::Memory => Ok(Arc::new(MemoryJournal::keeping_last(MEMORY_RECORDS_KEPT))),
             JournalSpec::Sqlite(path) => {
                 let durability = match durability {
@@ -79,13 +88,20 @@ impl JournalSpec {
         }
     }
 
-    /// The digest key of `flag` (or `RUNLET_DIGEST_KEY_FILE`); without either, a durable
+    /// The digest key of `flag` (or `RUNLET_DIGEST_KEY_FILE`); without either, an SQLite
     /// journal's own key file beside it ([`JournalSpec::key_file`], made on first use), so its
     /// runs can be resumed by a later process; a memory journal's runs use a random key of
-    /// this process.
+    /// this process. A PostgreSQL journal's runs move between machines, so every process must
+    /// be given the same key: without one it is an error.
     pub fn digest_key(&self, flag: Option<&Path>) -> Result<Option<HostKey>, Failure> {
         if let Some(key) = digest_key::load(flag)? {
             return Ok(Some(key));
+        }
+        if let JournalSpec::Postgres(_) = self {
+            return Err(Failure::new(
+                codes::INVALID_ARGUMENT,
+                "the runs of a PostgreSQL journal are taken over by other processes, which must key their digests alike: give every process the same key with `--digest-key-file PATH` or `RUNLET_DIGEST_KEY_FILE`",
+            ));
         }
         match self.key_file() {
             Some(path) => digest_key::load_or_create(&path).map(Some),
@@ -96,7 +112,7 @@ impl JournalSpec {
     /// `PATH.digest-key` beside an SQLite journal at `PATH`.
     fn key_file(&self) -> Option<PathBuf> {
         match self {
-            JournalSpec::Memory => None,
+            JournalSpec::Memory | JournalSpec::Postgres(_) => None,
             JournalSpec::Sqlite(path) => {
                 let mut name = path.clone().into_os_string();
                 name.push(".digest-key");
@@ -104,4 +120,10 @@ impl JournalSpec {
             }
         }
     }
+}
+
+/// Connects to the PostgreSQL journal at `url`.
+pub fn open_postgres(url: &str, options: PostgresOptions) -> Result<PostgresJournal, Failure> {
+    PostgresJournal::connect(url, options)
+        .map_err(|error| Failure::new(error.code(), format!("cannot open the journal: {error}")))
 }

@@ -25,7 +25,9 @@ mod resume;
 mod run;
 mod runs;
 mod stored;
+mod submit;
 mod tools;
+mod worker;
 
 use std::process::ExitCode;
 
@@ -68,6 +70,10 @@ enum Command {
     Cancel(cancel::Args),
     /// Print the registry of a registry file and MCP servers' tools.
     Tools(tools::Args),
+    /// Journal a run to a PostgreSQL journal for a worker to run; prints its id.
+    Submit(submit::Args),
+    /// Run the runs of a PostgreSQL journal, taking over those of workers that died.
+    Worker(worker::Args),
 }
 
 fn main() -> ExitCode {
@@ -94,6 +100,8 @@ fn main() -> ExitCode {
         Command::Resolve(args) => resolve::run(&args),
         Command::Cancel(args) => cancel::run(&args),
         Command::Tools(args) => tools::run(&args),
+        Command::Submit(args) => submit::run(&args),
+        Command::Worker(args) => worker::run(&args),
     }
 }
 

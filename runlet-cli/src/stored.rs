@@ -141,7 +141,7 @@ impl OpenJournal {
 }
 
 /// The executor of a rebuilt run that is only looked at or decided about, never resumed.
-struct NoTools;
+pub struct NoTools;
 
 #[async_trait::async_trait]
 impl ToolExecutor for NoTools {

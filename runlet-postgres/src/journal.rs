@@ -322,19 +322,20 @@ fn seq_param(seq: u64) -> Result<i64, JournalError> {
 impl Journal for PostgresJournal {
     async fn create_run(&self, header: &RunHeader) -> Result<(), JournalError> {
         let text = serde_json::to_string(header).map_err(|err| storage(err.to_string()))?;
-        let (run, version) = (header.run_id.to_string(), header.runtime_version.clone());
+        let (run, version, registry) =
+            (header.run_id.to_string(), header.runtime_version.clone(), header.registry_digest.clone());
         let shared = Arc::clone(&self.shared);
         self.on_io(async move {
             let attempts = std::sync::atomic::AtomicU32::new(0);
             let inserted = retrying(&shared, |client| {
-                let (run, text, version) = (run.clone(), text.clone(), version.clone());
+                let (run, text, version, registry) = (run.clone(), text.clone(), version.clone(), registry.clone());
                 attempts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 async move {
                     client
                         .execute(
-                            "INSERT INTO runlet.runs (run_id, header, runtime_version) VALUES ($1, $2, $3)
-                             ON CONFLICT (run_id) DO NOTHING",
-                            &[&run, &text, &version],
+                            "INSERT INTO runlet.runs (run_id, header, runtime_version, registry_digest)
+                             VALUES ($1, $2, $3, $4) ON CONFLICT (run_id) DO NOTHING",
+                            &[&run, &text, &version, &registry],
                         )
                         .await
                 }

@@ -5,7 +5,8 @@
 //! - `workers`: one row per owner name a process claims runs under, with its heartbeat (on the
 //!   database clock) and its lease length; a run whose owner's heartbeat is older than the lease
 //!   may be taken over.
-//! - `runs`: the header (JSON text, as given), the owner and the lease epoch (bumped by every
+//! - `runs`: the header (JSON text, as given) with the registry digest it pins (a worker claims
+//!   only runs of the registry it runs), the owner and the lease epoch (bumped by every
 //!   change of owner: appends are fenced by both), the last sequence number, the status (`open`
 //!   until its end is journaled, `left` when a worker left it for an operator), how often it was
 //!   taken over for recovery, and whether a cancellation was requested.
@@ -35,6 +36,7 @@ const VERSION_1: &str = "
         created bigserial NOT NULL UNIQUE,
         header text NOT NULL,
         runtime_version text NOT NULL,
+        registry_digest text NOT NULL,
         status text NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'ended', 'left')),
         owner text,
         epoch bigint NOT NULL DEFAULT 0,

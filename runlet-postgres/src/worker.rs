@@ -8,7 +8,8 @@
 //! times is parked as failed (`RL7306`) instead; one that needs an operator's decision is left
 //! (`status = 'left'`) until `runlet resolve`/`resume`.
 //!
-//! The worker wakes on `NOTIFY runlet_work` (the `wake` module), on its poll interval (enough
+//! A worker claims only runs that pin the registry its runtime runs (so workers with other
+//! tools leave them to others). The worker wakes on `NOTIFY runlet_work` (the `wake` module), on its poll interval (enough
 //! alone: notifications are only a shortcut), and whenever one of its runs finishes.
 
 use std::sync::Arc;
@@ -108,7 +109,8 @@ impl Worker {
             let free = self.options.concurrency.saturating_sub(active.len());
             if !stop.is_cancelled() && free > 0 {
                 let ids = driving.values().map(|run: &RunId| run.to_string()).collect();
-                match self.journal.claim_work(self.runtime.owner(), free, ids).await {
+                let registry = self.runtime.registry().digest().to_string();
+                match self.journal.claim_work(self.runtime.owner(), &registry, free, ids).await {
                     Ok(claimed) => {
                         for run in claimed {
                             let id = run.run.clone();
@@ -191,18 +193,19 @@ fn status_of(outcome: &Outcome) -> &'static str {
 }
 
 impl PostgresJournal {
-    /// Claims up to `limit` runs for `owner` that no live process owns, oldest first, skipping
-    /// rows other workers are claiming at the same moment; a run that had started counts one
-    /// more recovery. Runs `owner` holds but is not `driving` (a claim whose answer was lost)
+    /// Claims up to `limit` runs of the registry `registry` (its digest) for `owner` that no
+    /// live process owns, oldest first, skipping rows other workers are claiming at the same
+    /// moment; a run that had started counts one more recovery. Runs `owner` holds but is not `driving` (a claim whose answer was lost)
     /// are claimed again. Renews `owner`'s lease first. Not retried: a claim is not repeated
     /// blindly.
     async fn claim_work(
         &self,
         owner: &str,
+        registry: &str,
         limit: usize,
         driving: Vec<String>,
     ) -> Result<Vec<Claimed>, JournalError> {
-        let (shared, owner) = (Arc::clone(&self.shared), owner.to_owned());
+        let (shared, owner, registry) = (Arc::clone(&self.shared), owner.to_owned(), registry.to_owned());
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let claimed_owner = owner.clone();
         let rows = self
@@ -212,7 +215,7 @@ impl PostgresJournal {
                 let query = format!(
                     "WITH candidates AS (
                         SELECT run_id FROM runlet.runs r
-                        WHERE r.status = 'open'
+                        WHERE r.status = 'open' AND r.registry_digest = $4
                           AND (r.owner IS NULL OR NOT {} OR (r.owner = $1 AND r.run_id <> ALL($3)))
                         ORDER BY r.created LIMIT $2 FOR UPDATE SKIP LOCKED)
                      UPDATE runlet.runs r SET owner = $1, epoch = r.epoch + 1, cancel_requested = false,
@@ -221,7 +224,7 @@ impl PostgresJournal {
                      RETURNING r.run_id, r.epoch, r.recovery_attempts",
                     lease::holds("r.owner")
                 );
-                client.query(&query, &[&owner, &limit, &driving]).await.map_err(sql)
+                client.query(&query, &[&owner, &limit, &driving, &registry]).await.map_err(sql)
             })
             .await?;
         let mut claimed = Vec::with_capacity(rows.len());
