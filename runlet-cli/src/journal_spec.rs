@@ -67,9 +67,8 @@ impl JournalSpec {
     /// is never read back, and its memory then stays flat however long it runs.
     pub fn open(&self, durability: DurabilityArg) -> Result<Arc<dyn Journal>, Failure> {
         match self {
-            JournalSpec::Postgres(url) => {
-                open_postgres(url, PostgresOptions::default()).map(|journal| Arc::new(journal) as Arc<dyn Journal>)
-            }
+            JournalSpec::Postgres(url) => open_postgres(url, PostgresOptions::default())
+                .map(|journal| Arc::new(journal) as Arc<dyn Journal>),
             JournalSpec::Memory => Ok(Arc::new(MemoryJournal::keeping_last(MEMORY_RECORDS_KEPT))),
             JournalSpec::Sqlite(path) => {
                 let durability = match durability {

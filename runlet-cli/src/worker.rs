@@ -75,7 +75,10 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
         ));
     };
     if args.lease_ms < 100 || args.concurrency == 0 {
-        return Err(Failure::new(codes::INVALID_ARGUMENT, "`--lease-ms` is at least 100 and `--concurrency` at least 1"));
+        return Err(Failure::new(
+            codes::INVALID_ARGUMENT,
+            "`--lease-ms` is at least 100 and `--concurrency` at least 1",
+        ));
     }
     if args.registry.is_none() && args.mcp.is_empty() {
         return Err(Failure::new(codes::INVALID_ARGUMENT, "`--registry FILE` is required without `--mcp`"));

@@ -328,7 +328,8 @@ impl Journal for PostgresJournal {
         self.on_io(async move {
             let attempts = std::sync::atomic::AtomicU32::new(0);
             let inserted = retrying(&shared, |client| {
-                let (run, text, version, registry) = (run.clone(), text.clone(), version.clone(), registry.clone());
+                let (run, text, version, registry) =
+                    (run.clone(), text.clone(), version.clone(), registry.clone());
                 attempts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 async move {
                     client

@@ -170,7 +170,12 @@ async fn handle(runtime: Arc<Runtime>, journal: PostgresJournal, claimed: Claime
     };
     match recovered {
         Recovered::Resumed(handle) => match handle.outcome().await {
-            Ok(outcome) => Handled::Ended { run, status: status_of(&outcome) },
+            Ok(outcome) => {
+                // The runtime marks the end too, after the outcome; marked here before the
+                // report, a worker that stops right after reporting leaves nothing to take over.
+                let _ = journal.end(&run, &owner).await;
+                Handled::Ended { run, status: status_of(&outcome) }
+            }
             Err(error) => Handled::Lost { run, error },
         },
         Recovered::Parked { .. } => {

@@ -1,0 +1,176 @@
+//! `runlet submit` and `runlet worker` on a PostgreSQL journal, through real processes
+//! (INTERFACES.md §4.3): a worker killed with SIGKILL in the middle of a run loses it to another
+//! once its lease expires; the other resumes it from the journal without sending a finished
+//! call again, and the run ends with the crash-free result. The takeover times are printed for
+//! BENCHMARKS.md.
+
+#[path = "../../runlet-postgres/tests/support/mod.rs"]
+mod postgres;
+mod support;
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value as Json;
+use support::{Scratch, stderr, stdout};
+
+/// Six idempotent steps, two at a time, summed.
+const PROGRAM: &str = "done = for n in [1, 2, 3, 4, 5, 6] limit 2 {
+    return work.step(n)
+}
+return fold acc = 0 for d in done { return acc + d }
+";
+
+const REGISTRY: &str = r#"{"tools": [
+ {"name": "work.step", "params": [{"name": "n", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "idempotent"}
+]}"#;
+
+const LEASE_MS: u64 = 1000;
+
+fn tools(step_ms: u64) -> String {
+    let steps: Vec<Json> =
+        (1..=6).map(|n| serde_json::json!({"args": [n], "result": n * 10, "delay_ms": step_ms})).collect();
+    serde_json::json!({"work.step": steps}).to_string()
+}
+
+struct Setup {
+    scratch: Scratch,
+    url: String,
+    registry: String,
+    key: String,
+}
+
+impl Setup {
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_runlet"));
+        command.args(args).args(["--journal", &self.url]).env("RUNLET_DIGEST_KEY_FILE", &self.key);
+        command
+    }
+
+    fn submit(&self) -> String {
+        let program = self.scratch.file("main.run", PROGRAM);
+        let output =
+            self.command(&["submit", &program, "--registry", &self.registry]).output().expect("submit");
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let id = stdout(&output).trim().to_owned();
+        assert!(id.starts_with("r-") && !id.contains('\n'), "the id alone: {id:?}");
+        id
+    }
+
+    fn worker(&self, tools: &str) -> Child {
+        let tools = self.scratch.file("tools.json", tools);
+        let lease = LEASE_MS.to_string();
+        self.command(&["worker", "--registry", &self.registry, "--tools", &tools])
+            .args(["--lease-ms", &lease, "--poll-ms", "50"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start runlet worker")
+    }
+
+    fn journal_events(&self, run: &str) -> Vec<Json> {
+        let shown = self.command(&["runs", "show", run, "--events"]).output().expect("runs show");
+        assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
+        stdout(&shown).lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect()
+    }
+}
+
+/// The nodes of `work.step` that `kind` events of `events` name.
+fn steps(events: &[Json], kind: &str) -> BTreeSet<String> {
+    events
+        .iter()
+        .filter(|e| e["kind"] == kind && e["tool"] == "work.step")
+        .map(|e| e["node"].as_str().expect("a node").to_owned())
+        .collect()
+}
+
+/// The JSON lines a worker prints, read as they come.
+fn lines_of(child: &mut Child) -> std::sync::mpsc::Receiver<Json> {
+    let out = child.stdout.take().expect("piped stdout");
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = send.send(serde_json::from_str(&line).expect("a JSON line"));
+        }
+    });
+    receive
+}
+
+#[test]
+fn a_killed_worker_loses_its_run_to_another_which_repeats_no_finished_call() {
+    let Some(db) = postgres::database("cli_kill") else { return };
+    let scratch = Scratch::new("workers-kill");
+    let registry = scratch.file("registry.json", REGISTRY);
+    let key = scratch.file("digest.key", "the key all the workers share");
+    let setup = Setup { url: db.url.clone(), registry, key, scratch };
+    for finished_before_kill in [1, 3, 4] {
+        let run = setup.submit();
+        let mut first = setup.worker(&tools(150));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let killed = loop {
+            let events = setup.journal_events(&run);
+            if steps(&events, "NodeSucceeded").len() >= finished_before_kill {
+                first.kill().expect("SIGKILL");
+                break Instant::now();
+            }
+            assert!(Instant::now() < deadline, "the first worker never got that far");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let _ = first.wait();
+        let before = setup.journal_events(&run);
+        let mut second = setup.worker(&tools(0));
+        let lines = lines_of(&mut second);
+        let handled = lines.recv_timeout(Duration::from_secs(60)).expect("the second worker ends the run");
+        let took_over = killed.elapsed();
+        // SIGTERM: the worker drains (nothing left) and exits 0.
+        // SAFETY: signalling a child process this test started.
+        unsafe { libc::kill(second.id() as i32, libc::SIGTERM) };
+        assert_eq!(second.wait().expect("the second worker exits").code(), Some(0));
+        assert_eq!(handled["run_id"], run.as_str(), "{handled}");
+        assert_eq!(handled["action"], "ended", "{handled}");
+        assert_eq!(handled["status"], "succeeded", "{handled}");
+
+        let shown = setup.command(&["runs", "show", &run, "--format", "json"]).output().expect("runs show");
+        assert!(stdout(&shown).contains("\"succeeded\""), "{}", stdout(&shown));
+        let after = setup.journal_events(&run);
+        assert!(after.len() > before.len(), "the second worker wrote the rest");
+        let again = &after[before.len()..];
+        let finished = steps(&before, "NodeSucceeded");
+        let sent_again = steps(again, "CallDispatchPrepared");
+        assert_eq!(sent_again.intersection(&finished).count(), 0, "finished steps are not sent again");
+        assert_eq!(sent_again.len() + finished.len(), 6, "every unfinished step is sent once");
+        let last = after.last().expect("events");
+        assert_eq!(last["kind"], "RunSucceeded", "{last}");
+        eprintln!(
+            "SIGKILL after {} finished steps: taken over and finished {} ms later (lease {LEASE_MS} ms)",
+            finished.len(),
+            took_over.as_millis()
+        );
+    }
+}
+
+#[test]
+fn the_worker_and_submit_refuse_what_they_cannot_use() {
+    let scratch = Scratch::new("workers-usage");
+    let registry = scratch.file("registry.json", REGISTRY);
+    let program = scratch.file("main.run", PROGRAM);
+    let not_postgres = support::runlet(&["worker", "--journal", "sqlite:x.db", "--registry", &registry]);
+    assert_eq!(not_postgres.status.code(), Some(2));
+    assert!(stderr(&not_postgres).contains("postgres://"), "{}", stderr(&not_postgres));
+    let no_key = Command::new(env!("CARGO_BIN_EXE_runlet"))
+        .args([
+            "submit",
+            &program,
+            "--registry",
+            &registry,
+            "--journal",
+            "postgres://nobody@127.0.0.1:1/none",
+        ])
+        .env_remove("RUNLET_DIGEST_KEY_FILE")
+        .output()
+        .expect("submit");
+    assert_eq!(no_key.status.code(), Some(2));
+    assert!(stderr(&no_key).contains("--digest-key-file"), "{}", stderr(&no_key));
+}
