@@ -672,8 +672,8 @@ impl Journal for PostgresJournal {
 
 impl PostgresJournal {
     /// `owner` stops driving `run`, leaving it `status`: `open` for another process to take
-    /// (workers are woken), `ended`, or `left` for an operator. Nothing changes when another
-    /// owner holds it by now.
+    /// (workers are woken, also for a run no process owned: a submitted one), `ended`, or
+    /// `left` for an operator. Nothing changes when another owner holds it by now.
     pub(crate) async fn let_go(
         &self,
         run: &RunId,
@@ -690,7 +690,9 @@ impl PostgresJournal {
                         .execute(
                             "WITH freed AS (UPDATE runlet.runs SET owner = NULL, status = $3
                                             WHERE run_id = $1 AND owner = $2 RETURNING run_id)
-                             SELECT pg_notify('runlet_work', run_id) FROM freed WHERE $3 = 'open'",
+                             SELECT pg_notify('runlet_work', r.run_id) FROM runlet.runs r
+                             WHERE $3 = 'open' AND r.run_id = $1 AND r.status = 'open'
+                               AND (r.owner IS NULL OR EXISTS (SELECT 1 FROM freed))",
                             &[&run, &owner, &status],
                         )
                         .await

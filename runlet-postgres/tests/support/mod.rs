@@ -70,3 +70,52 @@ pub fn execute(url: &str, statement: &str) {
         let _ = driver.await;
     });
 }
+
+/// A PostgreSQL server of one test's own (`scripts/postgres`), for tests that restart it;
+/// stopped and removed when dropped.
+#[derive(Debug)]
+pub struct Server {
+    pub url: String,
+    dir: std::path::PathBuf,
+}
+
+fn script() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/postgres")
+}
+
+impl Server {
+    pub fn start(label: &str) -> Server {
+        let dir = std::env::temp_dir().join(format!("runlet-pg-{label}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let output =
+            std::process::Command::new(script()).arg("start").arg(&dir).output().expect("scripts/postgres");
+        assert!(
+            output.status.success(),
+            "scripts/postgres start: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let url = String::from_utf8(output.stdout).expect("a URL").trim().to_owned();
+        Server { url, dir }
+    }
+
+    /// Stops the server and starts it again on the same port.
+    pub fn restart(&self) {
+        let output = std::process::Command::new(script())
+            .arg("restart")
+            .arg(&self.dir)
+            .output()
+            .expect("scripts/postgres");
+        assert!(
+            output.status.success(),
+            "scripts/postgres restart: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(script()).arg("stop").arg(&self.dir).output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
