@@ -175,8 +175,9 @@ impl PostgresJournal {
         self.shared.held.lock().insert(run.clone(), held);
     }
 
-    pub(crate) fn forget(&self, run: &RunId) {
-        self.shared.held.lock().remove(run);
+    /// Forgets the claim on `run`, answering the epoch it was held at.
+    pub(crate) fn forget(&self, run: &RunId) -> Option<i64> {
+        self.shared.held.lock().remove(run).map(|held| held.epoch)
     }
 }
 
@@ -680,7 +681,9 @@ impl PostgresJournal {
         owner: &str,
         status: &'static str,
     ) -> Result<(), JournalError> {
-        self.forget(run);
+        // The epoch of this journal's claim, when it holds one: a claim lost and won again by
+        // the same owner since is not let go by a stale release.
+        let epoch = self.forget(run);
         let (shared, run, owner) = (Arc::clone(&self.shared), run.to_string(), owner.to_owned());
         self.on_io(async move {
             retrying(&shared, |client| {
@@ -689,11 +692,13 @@ impl PostgresJournal {
                     client
                         .execute(
                             "WITH freed AS (UPDATE runlet.runs SET owner = NULL, status = $3
-                                            WHERE run_id = $1 AND owner = $2 RETURNING run_id)
+                                            WHERE run_id = $1 AND owner = $2
+                                              AND ($4::bigint IS NULL OR epoch = $4)
+                                            RETURNING run_id)
                              SELECT pg_notify('runlet_work', r.run_id) FROM runlet.runs r
                              WHERE $3 = 'open' AND r.run_id = $1 AND r.status = 'open'
                                AND (r.owner IS NULL OR EXISTS (SELECT 1 FROM freed))",
-                            &[&run, &owner, &status],
+                            &[&run, &owner, &status, &epoch],
                         )
                         .await
                 }

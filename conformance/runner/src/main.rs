@@ -132,6 +132,17 @@ fn hosts(args: &Args) -> Result<Vec<Host>, String> {
     if wants(HostArg::Rust) {
         hosts.push(Host::Rust(RustJournal::Memory));
         hosts.push(Host::Rust(RustJournal::Sqlite));
+        // The PostgreSQL journal runs where a server is named; CI always names one.
+        match std::env::var(rust_host::POSTGRES_URL) {
+            Ok(url) if !url.is_empty() => hosts.push(Host::Rust(RustJournal::Postgres)),
+            _ if std::env::var("CI").is_ok_and(|ci| ci == "true") => {
+                return Err(format!(
+                    "CI=true and `{}` is not set: the rust/postgres host needs a server",
+                    rust_host::POSTGRES_URL
+                ));
+            }
+            _ => eprintln!("the rust/postgres host is skipped: `{}` is not set", rust_host::POSTGRES_URL),
+        }
     }
     let program = |name: &'static str, flag: &str, path: &Option<PathBuf>| match path {
         Some(path) if path.is_file() => Ok(Host::Program(HostProgram { name, path: path.clone() })),

@@ -23,6 +23,7 @@ use runlet::registry::{Registry, RegistryOptions};
 use runlet::runtime::{Executable, Runtime};
 use runlet::scripted::ScriptedExecutor;
 use runlet::value::{Value, to_presentation_json};
+use runlet_postgres::{PostgresJournal, PostgresOptions};
 use serde_json::Value as Json;
 
 use crate::fixture::Fixture;
@@ -33,13 +34,19 @@ use crate::observation::{Invocation, Observation, Outcome, SeenEvent};
 pub enum RustJournal {
     Memory,
     Sqlite,
+    /// The database `RUNLET_TEST_POSTGRES_URL` names (runs of all fixtures side by side).
+    Postgres,
 }
+
+/// The variable naming the PostgreSQL database of the `rust/postgres` host.
+pub const POSTGRES_URL: &str = "RUNLET_TEST_POSTGRES_URL";
 
 impl RustJournal {
     pub fn host_name(self) -> &'static str {
         match self {
             RustJournal::Memory => "rust/memory",
             RustJournal::Sqlite => "rust/sqlite",
+            RustJournal::Postgres => "rust/postgres",
         }
     }
 }
@@ -67,6 +74,7 @@ struct Host {
 enum Store {
     Memory(Arc<MemoryJournal>),
     Sqlite { _dir: tempfile::TempDir, path: std::path::PathBuf },
+    Postgres { url: String },
 }
 
 impl Store {
@@ -76,6 +84,9 @@ impl Store {
             Store::Sqlite { path, .. } => SqliteJournal::open(path, Durability::Normal)
                 .map(|journal| Arc::new(journal) as Arc<dyn Journal>)
                 .map_err(|e| format!("the SQLite journal does not open: {e}")),
+            Store::Postgres { url } => PostgresJournal::connect(url, PostgresOptions::default())
+                .map(|journal| Arc::new(journal) as Arc<dyn Journal>)
+                .map_err(|e| format!("the PostgreSQL journal does not open: {e}")),
         }
     }
 }
@@ -94,6 +105,9 @@ impl Host {
                 let path = dir.path().join("journal.db");
                 Store::Sqlite { _dir: dir, path }
             }
+            RustJournal::Postgres => Store::Postgres {
+                url: std::env::var(POSTGRES_URL).map_err(|_| format!("`{POSTGRES_URL}` is not set"))?,
+            },
         };
         Ok(Host { registry, limits, tools: Arc::new(Counted::new(scripted)), store })
     }
