@@ -133,7 +133,9 @@ fn a_killed_worker_loses_its_run_to_another_which_repeats_no_finished_call() {
         assert_eq!(handled["status"], "succeeded", "{handled}");
 
         let shown = setup.command(&["runs", "show", &run, "--format", "json"]).output().expect("runs show");
-        assert!(stdout(&shown).contains("\"succeeded\""), "{}", stdout(&shown));
+        let shown: Json = serde_json::from_str(&stdout(&shown)).expect("runs show prints JSON");
+        assert_eq!(shown["status"], "succeeded", "{shown}");
+        assert_eq!(shown["value"], 210, "the crash-free result: 10 + 20 + … + 60");
         let after = setup.journal_events(&run);
         assert!(after.len() > before.len(), "the second worker wrote the rest");
         let again = &after[before.len()..];
