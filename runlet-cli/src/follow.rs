@@ -29,29 +29,7 @@ pub fn follow(run: RunHandle, events: Option<EventsFile>, announce: bool) -> Res
     Ok(Followed { outcome, observer })
 }
 
-/// Cancels the run on the first SIGINT or SIGTERM; exits with status 130 on the second. Where
-/// signals cannot be watched, they keep their default effect (a warning says so).
-#[cfg(unix)]
+/// Cancels the run on the first SIGINT or SIGTERM; exits with status 130 on the second.
 fn cancel_on_signals(canceller: RunCanceller) {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
-        Ok(signals) => signals,
-        Err(error) => {
-            eprintln!("warning: SIGINT and SIGTERM will end the process without cancelling the run: {error}");
-            return;
-        }
-    };
-    std::thread::spawn(move || {
-        let mut received = signals.forever();
-        if received.next().is_some() {
-            eprintln!("cancelling the run (signal again to exit at once)");
-            canceller.cancel();
-        }
-        if received.next().is_some() {
-            std::process::exit(130);
-        }
-    });
+    crate::signals::on_first_signal("cancelling the run", move || canceller.cancel());
 }
-
-#[cfg(not(unix))]
-fn cancel_on_signals(_canceller: RunCanceller) {}

@@ -24,6 +24,7 @@ mod resolve;
 mod resume;
 mod run;
 mod runs;
+mod signals;
 mod stored;
 mod submit;
 mod tools;

@@ -147,24 +147,8 @@ fn journal_location(url: &str) -> &str {
 }
 
 /// Stops claiming on the first SIGINT or SIGTERM; exits with status 130 on the second.
-#[cfg(unix)]
 fn stop_on_signals(stop: CancellationToken) {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
-        eprintln!("warning: SIGINT and SIGTERM will end the worker without draining its runs");
-        return;
-    };
-    std::thread::spawn(move || {
-        let mut received = signals.forever();
-        if received.next().is_some() {
-            eprintln!("stopping: no new runs; waiting for those running (signal again to exit at once)");
-            stop.cancel();
-        }
-        if received.next().is_some() {
-            std::process::exit(130);
-        }
+    crate::signals::on_first_signal("stopping: no new runs; waiting for those running", move || {
+        stop.cancel()
     });
 }
-
-#[cfg(not(unix))]
-fn stop_on_signals(_stop: CancellationToken) {}

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use runlet::analyze::Inputs;
 use runlet::engine::{ToolCall, ToolError, ToolExecutor, ToolOutput};
-use runlet::journal::{Journal, Record, RunHeader, RunId};
+use runlet::journal::{Journal, Record, RunId};
 use runlet::registry::{Registry, RegistryOptions};
 use runlet::runtime::{RunOptions, RunStatus, Runtime, list_runs};
 use runlet::value::Value;
@@ -97,22 +97,6 @@ fn pump_down(mut from: TcpStream, mut to: TcpStream, cut: &AtomicBool) {
     let _ = to.shutdown(Shutdown::Both);
 }
 
-fn header(id: &str) -> RunHeader {
-    RunHeader {
-        run_id: RunId::new(id),
-        language_version: 1,
-        runtime_version: "0.1.0".into(),
-        source_digest: "sha256:source".into(),
-        registry_digest: "sha256:registry".into(),
-        inputs_digest: "sha256:inputs".into(),
-        config_digest: "sha256:config".into(),
-        keyed_digest: "hmac-sha256:test".into(),
-        value_encoding_version: 1,
-        event_encoding_version: 1,
-        retained: None,
-    }
-}
-
 #[test]
 fn an_append_whose_acknowledgement_is_lost_is_read_back_not_appended_twice() {
     let Some(db) = support::database("ambiguous") else { return };
@@ -128,7 +112,7 @@ fn an_append_whose_acknowledgement_is_lost_is_read_back_not_appended_twice() {
     let run = RunId::new("ambiguous");
     let record = |seq: u64, text: &str| Record { seq, bytes: Arc::from(text.as_bytes()) };
     block_on(async {
-        journal.create_run(&header("ambiguous")).await.expect("create");
+        journal.create_run(&support::header("ambiguous")).await.expect("create");
         journal.append(&run, 0, &[record(1, "before")]).await.expect("append");
         proxy.armed.store(true, Ordering::SeqCst);
         let batch = [record(2, "AMBIGUOUS-COMMIT 2"), record(3, "AMBIGUOUS-COMMIT 3")];

@@ -6,27 +6,11 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use runlet::journal::{Journal, JournalErrorKind, Record, RunHeader, RunId, suite};
+use runlet::journal::{Journal, JournalErrorKind, Record, RunId, suite};
 use runlet_postgres::{PostgresJournal, PostgresOptions};
 
 fn block_on<F: std::future::Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio").block_on(future)
-}
-
-fn header(id: &str) -> RunHeader {
-    RunHeader {
-        run_id: RunId::new(id),
-        language_version: 1,
-        runtime_version: "0.1.0".into(),
-        source_digest: "sha256:source".into(),
-        registry_digest: "sha256:registry".into(),
-        inputs_digest: "sha256:inputs".into(),
-        config_digest: "sha256:config".into(),
-        keyed_digest: "hmac-sha256:test".into(),
-        value_encoding_version: 1,
-        event_encoding_version: 1,
-        retained: None,
-    }
 }
 
 fn record(seq: u64) -> Record {
@@ -52,7 +36,7 @@ fn a_second_open_finds_the_tables_and_the_runs() {
     let Some(db) = support::database("reopen") else { return };
     let first = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
     block_on(async {
-        first.create_run(&header("kept")).await.expect("create");
+        first.create_run(&support::header("kept")).await.expect("create");
         first.append(&RunId::new("kept"), 0, &[record(1)]).await.expect("append");
     });
     // Opens racing on a fresh database create the tables once.
@@ -107,7 +91,7 @@ fn appends_are_fenced_by_the_claim() {
     let second = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
     let run = RunId::new("fenced");
     block_on(async {
-        first.create_run(&header("fenced")).await.expect("create");
+        first.create_run(&support::header("fenced")).await.expect("create");
         first.claim(&run, "worker-a").await.expect("claim");
         assert_eq!(first.append(&run, 0, &[record(1)]).await.expect("the holder appends"), 1);
         let unowned = second.append(&run, 1, &[record(2)]).await.expect_err("a live owner holds it");
@@ -131,7 +115,7 @@ fn a_lease_that_is_not_renewed_lapses() {
     let other = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
     let run = RunId::new("lapsing");
     block_on(async {
-        owner.create_run(&header("lapsing")).await.expect("create");
+        owner.create_run(&support::header("lapsing")).await.expect("create");
         owner.claim(&run, "pausing-worker").await.expect("claim");
     });
     // The renewals stop reaching the database (as when a worker's process is paused).
@@ -161,7 +145,7 @@ fn a_takeover_while_an_append_is_in_flight_lets_one_writer_through() {
         let taker = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
         let run = RunId::new("inflight");
         block_on(async {
-            owner.create_run(&header("inflight")).await.expect("create");
+            owner.create_run(&support::header("inflight")).await.expect("create");
             owner.claim(&run, "owner").await.expect("claim");
             owner.append(&run, 0, &[record(1)]).await.expect("append");
             // A third connection holds the run's row, so both writers queue behind it in order.

@@ -119,3 +119,20 @@ impl Drop for Server {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// A run header with fixed digests, for journal-level tests.
+pub fn header(id: &str) -> runlet::journal::RunHeader {
+    runlet::journal::RunHeader {
+        run_id: runlet::journal::RunId::new(id),
+        language_version: 1,
+        runtime_version: "0.1.0".into(),
+        source_digest: "sha256:source".into(),
+        registry_digest: "sha256:registry".into(),
+        inputs_digest: "sha256:inputs".into(),
+        config_digest: "sha256:config".into(),
+        keyed_digest: "hmac-sha256:test".into(),
+        value_encoding_version: 1,
+        event_encoding_version: 1,
+        retained: None,
+    }
+}
