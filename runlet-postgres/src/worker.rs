@@ -200,9 +200,10 @@ fn status_of(outcome: &Outcome) -> &'static str {
 impl PostgresJournal {
     /// Claims up to `limit` runs of the registry `registry` (its digest) for `owner` that no
     /// live process owns, oldest first, skipping rows other workers are claiming at the same
-    /// moment; a run that had started counts one more recovery. Runs `owner` holds but is not `driving` (a claim whose answer was lost)
-    /// are claimed again. Renews `owner`'s lease first. Not retried: a claim is not repeated
-    /// blindly.
+    /// moment; a run that had started counts one more recovery. Never a run it is `driving`
+    /// (even one its own lapsed lease left claimable); runs `owner` holds but is not driving (a
+    /// claim whose answer was lost) are claimed again. Renews `owner`'s lease first. Not
+    /// retried: a claim is not repeated blindly.
     async fn claim_work(
         &self,
         owner: &str,
@@ -220,8 +221,8 @@ impl PostgresJournal {
                 let query = format!(
                     "WITH candidates AS (
                         SELECT run_id FROM runlet.runs r
-                        WHERE r.status = 'open' AND r.registry_digest = $4
-                          AND (r.owner IS NULL OR NOT {} OR (r.owner = $1 AND r.run_id <> ALL($3)))
+                        WHERE r.status = 'open' AND r.registry_digest = $4 AND r.run_id <> ALL($3)
+                          AND (r.owner IS NULL OR r.owner = $1 OR NOT {})
                         ORDER BY r.created LIMIT $2 FOR UPDATE SKIP LOCKED)
                      UPDATE runlet.runs r SET owner = $1, epoch = r.epoch + 1, cancel_requested = false,
                             recovery_attempts = r.recovery_attempts + CASE WHEN r.last_seq > 0 THEN 1 ELSE 0 END
