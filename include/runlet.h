@@ -78,6 +78,7 @@
 #define RUNLET_RUN_OPTIONS_INIT RUNLET_INIT_(runlet_run_options)
 #define RUNLET_TOOL_EXECUTOR_INIT RUNLET_INIT_(runlet_tool_executor)
 #define RUNLET_EVENT_LISTENER_INIT RUNLET_INIT_(runlet_event_listener)
+#define RUNLET_WORKER_OPTIONS_INIT RUNLET_INIT_(runlet_worker_options)
 
 
 /**
@@ -204,6 +205,13 @@ typedef struct runlet_runtime runlet_runtime;
  * behaviour: its memory is gone after the first.
  */
 typedef struct runlet_tool_call runlet_tool_call;
+
+/**
+ * A worker over a runtime's PostgreSQL journal: made by `runlet_worker_new`, run (blocking)
+ * by `runlet_worker_run` until `runlet_worker_stop`, freed by `runlet_worker_free` once
+ * `runlet_worker_run` returned. Free workers before their runtime.
+ */
+typedef struct runlet_worker runlet_worker;
 
 /**
  * A UTF-8 string view, not NUL-terminated. `ptr` may be NULL only when `len` is 0.
@@ -462,6 +470,16 @@ typedef struct runlet_view_policy {
  *   code); a library built without the `mcp` feature refuses the option with
  *   `RUNLET_ERR_UNSUPPORTED`. Writes to stdio servers happen on Runlet's threads with
  *   `SIGPIPE` blocked, so a server that exits never signals the host.
+ * - `postgres_journal_url`, `postgres_lease_ms`: journal runs in the PostgreSQL database at
+ *   this URL (`postgres://user@host:port/db`), shared with other processes and machines, its
+ *   claims held by leases of `postgres_lease_ms` (0 for 10 s); empty for none. Such a runtime
+ *   can submit runs (`runlet_runtime_submit`) and run the journal's runs in workers
+ *   (`runlet_worker_new`). Giving it with another journal is `RUNLET_ERR_INVALID_ARGUMENT`; a
+ *   database that cannot be opened as a journal `RUNLET_ERR_JOURNAL`; a library built without
+ *   the `postgres` feature refuses it with `RUNLET_ERR_UNSUPPORTED`.
+ * - `owner`: the name the runtime claims its runs under in its journal; empty for this
+ *   process's name. Runtimes of one process that share a PostgreSQL journal's runs as workers
+ *   need names of their own.
  *
  * The structs pointed to are copied during `runlet_runtime_new`.
  */
@@ -485,6 +503,9 @@ typedef struct runlet_runtime_options {
   struct runlet_str mcp_servers_json;
   struct runlet_str mcp_trusted_json;
   uint32_t mcp_flags;
+  struct runlet_str postgres_journal_url;
+  uint32_t postgres_lease_ms;
+  struct runlet_str owner;
 } runlet_runtime_options;
 
 /**
@@ -512,6 +533,28 @@ typedef void (*runlet_on_resumed)(void *user_data, struct runlet_run *run);
  * Where a run is: one of the `RUNLET_RUN_*` values (0 for a NULL or poisoned handle).
  */
 typedef uint32_t runlet_run_state;
+
+/**
+ * How a worker shares its journal's runs. Initialize with `RUNLET_WORKER_OPTIONS_INIT`.
+ *
+ * - `concurrency`: runs it drives at once; 0 for 16.
+ * - `max_recoveries`: takeovers a run may need before it is parked as failed (`RL7306`); 0
+ *   for 5.
+ * - `poll_ms`: how often it looks for runs when no notification wakes it; 0 for 1000.
+ */
+typedef struct runlet_worker_options {
+  size_t struct_size;
+  uint32_t concurrency;
+  uint32_t max_recoveries;
+  uint32_t poll_ms;
+} runlet_worker_options;
+
+/**
+ * Called once for each run a worker is done with, on the thread that runs the worker, with
+ * `{"run_id", "action": "ended"|"lost"|"parked"|"left", "status"?, "code"?, "message"?}`
+ * (borrowed for the call).
+ */
+typedef void (*runlet_worker_report_fn)(void *user_data, struct runlet_str report_json);
 
 /**
  * Success; no error object carries it.
@@ -1024,6 +1067,55 @@ struct runlet_error *runlet_run_journal_snapshot_json(const struct runlet_runtim
                                                       const struct runlet_program *program,
                                                       struct runlet_str run_id,
                                                       struct runlet_buf *out);
+
+/**
+ * Journals a run of `program` with `input_json` (a JSON object of host input values, or empty)
+ * and `options` for a worker to run, and stores its id (`r-…`, UTF-8) in `*run_id_out`. Nothing
+ * runs here. Needs a runtime with `postgres_journal_url` (or any durable journal whose runs
+ * another process recovers). Blocks while the journal stores the run; refused from a callback.
+ *
+ * Thread-safety: any thread, concurrently.
+ */
+struct runlet_error *runlet_runtime_submit(const struct runlet_runtime *runtime,
+                                           const struct runlet_program *program,
+                                           struct runlet_str input_json,
+                                           const struct runlet_run_options *options,
+                                           struct runlet_buf *run_id_out);
+
+/**
+ * Makes a worker for `runtime`, which must have been built with `postgres_journal_url`
+ * (`RUNLET_ERR_INVALID_ARGUMENT` otherwise), and stores it in `*out`. `options` may be NULL for
+ * the defaults. It claims only runs of the runtime's registry.
+ *
+ * Thread-safety: any thread.
+ */
+struct runlet_error *runlet_worker_new(const struct runlet_runtime *runtime,
+                                       const struct runlet_worker_options *options,
+                                       struct runlet_worker **out);
+
+/**
+ * Runs the worker on the calling thread until `runlet_worker_stop`: claims runs, drives them,
+ * and calls `report` (may be NULL) as each is handled; once stopped it claims nothing more and
+ * returns when the runs it drives have ended. Refused from a callback.
+ *
+ * Thread-safety: one thread at a time per worker.
+ */
+struct runlet_error *runlet_worker_run(const struct runlet_worker *worker,
+                                       runlet_worker_report_fn report,
+                                       void *user_data);
+
+/**
+ * Asks the worker to stop claiming runs; `runlet_worker_run` returns once the runs it drives
+ * have ended. Idempotent; NULL is a no-op.
+ *
+ * Thread-safety: any thread, also from `report`.
+ */
+void runlet_worker_stop(const struct runlet_worker *worker);
+
+/**
+ * Frees the worker; NULL is a no-op. Call it only after `runlet_worker_run` returned.
+ */
+void runlet_worker_free(struct runlet_worker *worker);
 
 /**
  * The tool's registry name, such as `crm.customer`. Borrowed until the token is consumed.

@@ -15,8 +15,7 @@ use std::time::Duration;
 
 use runlet::diag::codes;
 use runlet::runtime::Runtime;
-use runlet_postgres::{Handled, PostgresOptions, Worker, WorkerOptions};
-use serde_json::json;
+use runlet_postgres::{PostgresOptions, Worker, WorkerOptions};
 use tokio_util::sync::CancellationToken;
 
 use crate::failure::{Failure, Shape};
@@ -119,26 +118,8 @@ fn work(
     stop_on_signals(stop.clone());
     eprintln!("worker {} on {}", runtime.owner(), journal_location(url));
     let worker = Worker::new(Arc::clone(&runtime), journal, options);
-    runtime.handle().clone().block_on(worker.run(stop, |handled| println!("{}", line(handled))));
+    runtime.handle().clone().block_on(worker.run(stop, |handled| println!("{}", handled.to_json())));
     Ok(ExitCode::SUCCESS)
-}
-
-/// The JSON line of a handled run.
-fn line(handled: &Handled) -> serde_json::Value {
-    let run = handled.run_id().as_str();
-    match handled {
-        Handled::Ended { status, .. } => json!({"run_id": run, "action": "ended", "status": status}),
-        Handled::Lost { error, .. } => {
-            json!({"run_id": run, "action": "lost", "code": error.code().to_string(), "message": error.message})
-        }
-        Handled::Parked { .. } => json!({
-            "run_id": run, "action": "parked", "status": "failed",
-            "code": codes::RECOVERY_EXHAUSTED.to_string(),
-        }),
-        Handled::Left { code, message, .. } => {
-            json!({"run_id": run, "action": "left", "code": code.to_string(), "message": message})
-        }
-    }
 }
 
 /// `url` up to its path, without credentials.

@@ -26,6 +26,7 @@ mod runtime;
 mod sqlite;
 mod view;
 
+mod postgres;
 mod program;
 mod recovery;
 mod restart;

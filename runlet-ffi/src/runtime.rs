@@ -96,6 +96,16 @@ pub struct runlet_retry_policy {
 ///   code); a library built without the `mcp` feature refuses the option with
 ///   `RUNLET_ERR_UNSUPPORTED`. Writes to stdio servers happen on Runlet's threads with
 ///   `SIGPIPE` blocked, so a server that exits never signals the host.
+/// - `postgres_journal_url`, `postgres_lease_ms`: journal runs in the PostgreSQL database at
+///   this URL (`postgres://user@host:port/db`), shared with other processes and machines, its
+///   claims held by leases of `postgres_lease_ms` (0 for 10 s); empty for none. Such a runtime
+///   can submit runs (`runlet_runtime_submit`) and run the journal's runs in workers
+///   (`runlet_worker_new`). Giving it with another journal is `RUNLET_ERR_INVALID_ARGUMENT`; a
+///   database that cannot be opened as a journal `RUNLET_ERR_JOURNAL`; a library built without
+///   the `postgres` feature refuses it with `RUNLET_ERR_UNSUPPORTED`.
+/// - `owner`: the name the runtime claims its runs under in its journal; empty for this
+///   process's name. Runtimes of one process that share a PostgreSQL journal's runs as workers
+///   need names of their own.
 ///
 /// The structs pointed to are copied during `runlet_runtime_new`.
 #[repr(C)]
@@ -120,6 +130,9 @@ pub struct runlet_runtime_options {
     pub mcp_servers_json: runlet_str,
     pub mcp_trusted_json: runlet_str,
     pub mcp_flags: u32,
+    pub postgres_journal_url: runlet_str,
+    pub postgres_lease_ms: u32,
+    pub owner: runlet_str,
 }
 
 /// `snapshot_every` of the runtime options: runs write no snapshots.
@@ -133,6 +146,7 @@ unsafe impl Versioned for runlet_runtime_options {
         std::mem::offset_of!(runlet_runtime_options, sqlite_journal_path),
         std::mem::offset_of!(runlet_runtime_options, snapshot_every),
         std::mem::offset_of!(runlet_runtime_options, mcp_servers_json),
+        std::mem::offset_of!(runlet_runtime_options, postgres_journal_url),
         std::mem::size_of::<runlet_runtime_options>(),
     ];
 }
@@ -162,8 +176,12 @@ const DEFAULT_EVENT_QUEUE_CAPACITY: usize = 1024;
 /// A runtime's parts: the engine and the listener's dispatcher.
 #[derive(Debug)]
 pub(crate) struct Instance {
-    /// Taken by `drop`, which decides on which thread the engine is torn down.
-    engine: Option<Runtime>,
+    /// Taken by `drop`, which decides on which thread the engine is torn down. Shared with the
+    /// runtime's workers.
+    engine: Option<Arc<Runtime>>,
+    /// The PostgreSQL journal of `postgres_journal_url`, for workers.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    postgres: Option<crate::postgres::Shared>,
     dispatcher: Option<Dispatcher>,
     event_capacity: usize,
     /// What event consumers may see; every event is redacted under it before it is queued.
@@ -175,7 +193,17 @@ pub(crate) struct Instance {
 
 impl Instance {
     pub(crate) fn engine(&self) -> &Runtime {
+        self.shared_engine()
+    }
+
+    pub(crate) fn shared_engine(&self) -> &Arc<Runtime> {
         self.engine.as_ref().expect("the engine lives until the runtime is dropped")
+    }
+
+    /// The PostgreSQL journal the runtime journals to, when its options named one.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) fn postgres(&self) -> Option<&crate::postgres::Shared> {
+        self.postgres.as_ref()
     }
 
     /// Where runs push events for the listener, if there is one.
@@ -308,19 +336,30 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
         None => host_registry(registry_text)?,
     };
     let executor = tool_executor(&registry, executor, servers.as_ref())?;
-    if journal.is_some() && options.sqlite_journal_path.len != 0 {
+    let chosen =
+        [journal.is_some(), options.sqlite_journal_path.len != 0, options.postgres_journal_url.len != 0];
+    if chosen.iter().filter(|set| **set).count() > 1 {
         return Err(Error::new(
             RUNLET_ERR_INVALID_ARGUMENT,
-            "`journal` and `sqlite_journal_path` are both set: choose one journal",
+            "more than one of `journal`, `sqlite_journal_path` and `postgres_journal_url` is set: choose one journal",
         ));
     }
     // SAFETY: the caller passes valid views.
     let sqlite = unsafe { crate::sqlite::open(options.sqlite_journal_path, options.sqlite_durability) }?;
-    let journal: Option<Arc<dyn Journal>> = match journal {
-        Some(host) => Some(Arc::new(host)),
-        None => sqlite,
+    // SAFETY: as above.
+    let postgres = unsafe { crate::postgres::open(options.postgres_journal_url, options.postgres_lease_ms) }?;
+    // SAFETY: as above.
+    let owner = unsafe { options.owner.to_str("owner") }?;
+    let journal: Option<Arc<dyn Journal>> = match (journal, &postgres) {
+        (Some(host), _) => Some(Arc::new(host)),
+        #[cfg(feature = "postgres")]
+        (None, Some(postgres)) => Some(Arc::new(postgres.clone())),
+        _ => sqlite,
     };
     let mut builder = Runtime::builder().registry(registry).executor(executor).limits(limits);
+    if !owner.is_empty() {
+        builder = builder.owner(owner);
+    }
     if let Some(journal) = journal {
         builder = builder.journal(journal);
     }
@@ -354,7 +393,8 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
         .transpose()
         .map_err(|e| Error::new(RUNLET_ERR_INTERNAL, format!("the event dispatcher could not start: {e}")))?;
     Ok(Instance {
-        engine: Some(engine),
+        engine: Some(Arc::new(engine)),
+        postgres,
         dispatcher,
         event_capacity,
         view: Arc::new(view),

@@ -80,8 +80,13 @@ pub(crate) struct Shared {
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        if let Some(io) = self.io.take() {
-            io.shutdown_background();
+        let Some(io) = self.io.take() else { return };
+        match tokio::runtime::Handle::try_current() {
+            // On a runtime's thread (the journal's own, say) nothing may wait: its threads end
+            // by themselves.
+            Ok(_) => io.shutdown_background(),
+            // Elsewhere its threads are waited for, so none outlives the journal.
+            Err(_) => io.shutdown_timeout(Duration::from_secs(5)),
         }
     }
 }
@@ -129,15 +134,12 @@ impl PostgresJournal {
             .build()
             .map_err(|err| storage(format!("cannot build the connection pool: {err}")))?;
         let opened = {
-            let pool = pool.clone();
+            let (pool, handle) = (pool.clone(), io.handle().clone());
             let accept = options.accept_unflushed_commits;
             // On a thread of its own: `block_on` is refused on a thread that runs async tasks.
-            std::thread::scope(|scope| {
-                scope
-                    .spawn(|| io.block_on(open(&pool, accept)))
-                    .join()
-                    .unwrap_or_else(|_| Err(storage("opening the journal panicked")))
-            })
+            std::thread::spawn(move || handle.block_on(open(&pool, accept)))
+                .join()
+                .unwrap_or_else(|_| Err(storage("opening the journal panicked")))
         };
         let durability = opened.map_err(in_location)?;
         let heartbeat = io.handle().clone();

@@ -15,10 +15,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use runlet::diag::Code;
+use runlet::diag::{Code, codes};
 use runlet::engine::Outcome;
 use runlet::journal::{Journal, JournalError, RunId};
 use runlet::runtime::{Recovered, Runtime};
+use serde_json::json;
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -59,6 +60,25 @@ pub enum Handled {
 }
 
 impl Handled {
+    /// As JSON, the line `runlet worker` prints and C and Go hosts receive:
+    /// `{"run_id", "action": "ended"|"lost"|"parked"|"left", "status"?, "code"?, "message"?}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let run = self.run_id().as_str();
+        match self {
+            Handled::Ended { status, .. } => json!({"run_id": run, "action": "ended", "status": status}),
+            Handled::Lost { error, .. } => {
+                json!({"run_id": run, "action": "lost", "code": error.code().to_string(), "message": error.message})
+            }
+            Handled::Parked { .. } => json!({
+                "run_id": run, "action": "parked", "status": "failed",
+                "code": codes::RECOVERY_EXHAUSTED.to_string(),
+            }),
+            Handled::Left { code, message, .. } => {
+                json!({"run_id": run, "action": "left", "code": code.to_string(), "message": message})
+            }
+        }
+    }
+
     pub fn run_id(&self) -> &RunId {
         match self {
             Handled::Ended { run, .. }
