@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -26,8 +27,12 @@ type Options struct {
 	// left uncertain by a crash took effect (spec §5.4); a tool without one stays uncertain.
 	Recover map[string]RecoverFunc
 	// Journal is where runs are journaled: nil for memory, SQLite(path) for the built-in SQLite
-	// journal, or any Journal of the host's.
+	// journal, Postgres(url) for a PostgreSQL journal shared by many processes (Submit, Work),
+	// or any Journal of the host's.
 	Journal any
+	// Owner is the name the runtime claims its runs under in its journal; "" for this process's
+	// name. Runtimes of one process that work one PostgreSQL journal need names of their own.
+	Owner string
 	// Limits caps every run (spec §10), such as {"tool_calls": 100}.
 	Limits Limits
 	// DigestKey keys the digests of sensitive values; nil for a random key of this runtime.
@@ -130,6 +135,8 @@ func NewRuntime(opts Options) (*Runtime, error) {
 	c.limits_json = cCopy(limits)
 	defer cFree(unsafe.Pointer(c.limits_json.ptr))
 	c.worker_threads = C.uint32_t(opts.WorkerThreads)
+	c.owner = cCopy(opts.Owner)
+	defer cFree(unsafe.Pointer(c.owner.ptr))
 	c.view = C.runlet_view_policy{values: C.uint32_t(opts.View.Values), metadata: C.uint32_t(opts.View.Metadata),
 		preview_chars: C.uint32_t(opts.View.PreviewChars)}
 	events := opts.EventBuffer
@@ -170,13 +177,20 @@ func NewRuntime(opts Options) (*Runtime, error) {
 		c.sqlite_journal_path = cCopy(journal.Path)
 		defer cFree(unsafe.Pointer(c.sqlite_journal_path.ptr))
 		c.sqlite_durability = C.uint32_t(journal.Durability)
+	case *PostgresJournal:
+		if journal.Lease < 0 || journal.Lease > time.Duration(1<<32-1)*time.Millisecond {
+			return nil, invalid("PostgresJournal.Lease is %v: give 0 for the default or a positive duration", journal.Lease)
+		}
+		c.postgres_journal_url = cCopy(journal.URL)
+		defer cFree(unsafe.Pointer(c.postgres_journal_url.ptr))
+		c.postgres_lease_ms = C.uint32_t(journal.Lease.Milliseconds())
 	case Journal:
 		vtable := (*C.runlet_journal_vtable)(C.calloc(1, C.sizeof_runlet_journal_vtable))
 		defer cFree(unsafe.Pointer(vtable))
 		C.runlet_go_fill_journal(vtable, C.uintptr_t(newHandle(journal)))
 		c.journal = vtable
 	default:
-		return nil, invalid("Options.Journal is a %T: give nil, runlet.SQLite(path) or a runlet.Journal", journal)
+		return nil, invalid("Options.Journal is a %T: give nil, runlet.SQLite(path), runlet.Postgres(url) or a runlet.Journal", journal)
 	}
 	tools := newExecutor(opts.Tools, opts.Recover)
 	executor := (*C.runlet_tool_executor)(C.calloc(1, C.sizeof_runlet_tool_executor))

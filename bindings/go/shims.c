@@ -24,6 +24,12 @@ runlet_error *runlet_go_recover_interrupted(const runlet_runtime *runtime, uint3
   return runlet_runtime_recover_interrupted(runtime, max_resumes, options, resumed, (void *)handle, report);
 }
 
+static void worker_report(void *user_data, runlet_str json) { runletGoWorkerReport((uintptr_t)user_data, json); }
+
+runlet_error *runlet_go_worker_run(const runlet_worker *worker, uintptr_t handle) {
+  return runlet_worker_run(worker, worker_report, (void *)handle);
+}
+
 runlet_error *runlet_go_on_cancel(runlet_tool_call *call, uintptr_t handle) {
   return runlet_tool_call_on_cancel(call, cancelled, (void *)handle);
 }

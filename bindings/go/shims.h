@@ -14,5 +14,6 @@ runlet_error *runlet_go_on_cancel(runlet_tool_call *call, uintptr_t handle);
 runlet_error *runlet_go_recover_interrupted(const runlet_runtime *runtime, uint32_t max_resumes,
                                             const runlet_run_options *options, uintptr_t handle,
                                             runlet_buf *report);
+runlet_error *runlet_go_worker_run(const runlet_worker *worker, uintptr_t handle);
 
 #endif
