@@ -399,7 +399,7 @@ impl RuntimeBuilder {
             permits,
             permit_keys,
             pool,
-            run_prefix: format!("r-{started}-{}", std::process::id()),
+            run_prefix: run_prefix(started),
             next_run: AtomicU64::new(1),
             id: NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed),
             live,
@@ -408,6 +408,13 @@ impl RuntimeBuilder {
             blobs_above: journal_keeps_blobs.then(|| self.blob_threshold.unwrap_or(DEFAULT_BLOB_THRESHOLD)),
         })
     }
+}
+
+/// The part of a runtime's run ids before the run's number: when it started, in which process,
+/// and 32 random bits (the runtime's number in the process when the system has no randomness).
+fn run_prefix(started_ms: u128) -> String {
+    let salt = getrandom::u32().unwrap_or_else(|_| NEXT_RUNTIME.load(Ordering::Relaxed) as u32);
+    format!("r-{started_ms}-{}-{salt:08x}", std::process::id())
 }
 
 const DEFAULT_OBSERVER_BUFFER: usize = 1024;
@@ -627,7 +634,8 @@ impl Runtime {
         Ok(self.begin(program, prepared, true))
     }
 
-    /// A run id no other run of this runtime has: `r-<start ms>-<pid>-<n>`.
+    /// A run id no other run has: `r-<start ms>-<pid>-<8 random hex>-<n>`, so the runtimes of
+    /// one process, and the processes of many machines, that share a journal never meet.
     fn next_run_id(&self) -> RunId {
         RunId::new(format!("{}-{}", self.run_prefix, self.next_run.fetch_add(1, Ordering::Relaxed)))
     }
