@@ -23,11 +23,14 @@ const REGISTRY: &str = r#"{"prelude": "standard", "tools": [
     {"name": "t.inc", "params": [{"name": "n", "schema": {"type": "integer"}}],
      "outputSchema": {"type": "integer"}, "execution": "at_most_once"},
     {"name": "t.held", "params": [{"name": "n", "schema": {"type": "integer"}}],
-     "outputSchema": {"type": "integer"}, "execution": "at_most_once"}]}"#;
+     "outputSchema": {"type": "integer"}, "execution": "at_most_once"},
+    {"name": "t.held_again", "params": [{"name": "n", "schema": {"type": "integer"}}],
+     "outputSchema": {"type": "integer"}, "execution": "idempotent"}]}"#;
 
 const SOURCE: &str = "a = t.inc(n)\nb = t.inc(a)\nreturn t.inc(b)\n";
 
-/// `t.inc(n)` answers `n + 1`; `t.held(n)` answers `n` once the test lets it go. Every dispatch
+/// `t.inc(n)` answers `n + 1`; `t.held(n)` and `t.held_again(n)` answer `n` once the test lets
+/// them go. Every dispatch
 /// is counted by operation id and by the owner of the runtime that made it.
 #[derive(Default)]
 struct Counting {
@@ -48,7 +51,7 @@ impl ToolExecutor for Tools {
         let Some(Value::Int(n)) = call.arguments.iter().next().cloned() else {
             return Err(ToolError::new("BAD_ARGUMENT", "an integer"));
         };
-        if &*call.tool == "t.held" {
+        if call.tool.starts_with("t.held") {
             self.counts.release.notified().await;
             return Ok(ToolOutput::new(Value::Int(n)));
         }
@@ -232,4 +235,45 @@ fn a_zombie_worker_cannot_append_after_its_run_was_taken_over() {
     stop_rescuer.cancel();
     zombie_thread.join().expect("zombie");
     rescuer_thread.join().expect("rescuer");
+}
+
+/// A run taken over more often than `max_recoveries` allows is parked as failed (`RL7306`)
+/// instead of resumed once more: here the database says it was taken over 99 times already.
+#[test]
+fn a_run_taken_over_too_often_is_parked_as_failed() {
+    let Some(db) = support::database("parked") else { return };
+    let counts = Arc::new(Counting::default());
+    let runs = submit_runs(&db.url, &counts, "return t.held_again(n)\n", 1);
+    let reports = Reports::default();
+    let (first, first_journal) = runtime(&db.url, "first", &counts, Duration::from_secs(10));
+    let stop_first = CancellationToken::new();
+    let first_thread = spawn_worker(first, first_journal, stop_first.clone(), &reports);
+    let started = Instant::now();
+    while counts.dispatches.lock().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(30), "the run never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The first worker is gone as far as the journal knows, and the run has a long history.
+    support::execute(&db.url, "UPDATE runlet.runs SET owner = NULL, recovery_attempts = 99");
+    let (second, second_journal) = runtime(&db.url, "second", &counts, Duration::from_secs(10));
+    let stop_second = CancellationToken::new();
+    let second_thread = spawn_worker(second, second_journal, stop_second.clone(), &reports);
+    while !reports.lock().iter().any(|report| report.starts_with("second: Parked")) {
+        assert!(started.elapsed() < Duration::from_secs(30), "not parked: {:?}", reports.lock());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    counts.release.notify_waiters();
+    stop_first.cancel();
+    stop_second.cancel();
+    first_thread.join().expect("first");
+    second_thread.join().expect("second");
+    let observer = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
+    let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
+    let listing = pool.block_on(runlet::runtime::run_listing(&observer, &runs[0])).expect("listing");
+    assert_eq!(listing.status, RunStatus::Failed);
+    let records = pool.block_on(observer.read(&runs[0], 0, usize::MAX)).expect("reads");
+    let last =
+        runlet::engine::event::Event::decode_record(records.last().expect("records")).expect("decodes");
+    assert!(format!("{last:?}").contains("RL7306"), "{last:?}");
+    assert_eq!(counts.dispatches.lock().values().map(Vec::len).sum::<usize>(), 1, "not sent again");
 }
