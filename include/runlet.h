@@ -524,17 +524,6 @@ typedef struct runlet_run_options {
 } runlet_run_options;
 
 /**
- * Receives one resumed run's handle, which the host then owns (`runlet_run_free`; freeing it
- * cancels the run).
- */
-typedef void (*runlet_on_resumed)(void *user_data, struct runlet_run *run);
-
-/**
- * Where a run is: one of the `RUNLET_RUN_*` values (0 for a NULL or poisoned handle).
- */
-typedef uint32_t runlet_run_state;
-
-/**
  * How a worker shares its journal's runs. Initialize with `RUNLET_WORKER_OPTIONS_INIT`.
  *
  * - `concurrency`: runs it drives at once; 0 for 16.
@@ -555,6 +544,17 @@ typedef struct runlet_worker_options {
  * (borrowed for the call).
  */
 typedef void (*runlet_worker_report_fn)(void *user_data, struct runlet_str report_json);
+
+/**
+ * Receives one resumed run's handle, which the host then owns (`runlet_run_free`; freeing it
+ * cancels the run).
+ */
+typedef void (*runlet_on_resumed)(void *user_data, struct runlet_run *run);
+
+/**
+ * Where a run is: one of the `RUNLET_RUN_*` values (0 for a NULL or poisoned handle).
+ */
+typedef uint32_t runlet_run_state;
 
 /**
  * Success; no error object carries it.
@@ -807,6 +807,55 @@ struct runlet_error *runlet_runtime_new(const struct runlet_runtime_options *opt
  * Thread-safety: any thread; not concurrently with other calls on the same handle.
  */
 void runlet_runtime_free(struct runlet_runtime *runtime);
+
+/**
+ * Journals a run of `program` with `input_json` (a JSON object of host input values, or empty)
+ * and `options` for a worker to run, and stores its id (`r-…`, UTF-8) in `*run_id_out`. Nothing
+ * runs here. Needs a runtime with `postgres_journal_url` (or any durable journal whose runs
+ * another process recovers). Blocks while the journal stores the run; refused from a callback.
+ *
+ * Thread-safety: any thread, concurrently.
+ */
+struct runlet_error *runlet_runtime_submit(const struct runlet_runtime *runtime,
+                                           const struct runlet_program *program,
+                                           struct runlet_str input_json,
+                                           const struct runlet_run_options *options,
+                                           struct runlet_buf *run_id_out);
+
+/**
+ * Makes a worker for `runtime`, which must have been built with `postgres_journal_url`
+ * (`RUNLET_ERR_INVALID_ARGUMENT` otherwise), and stores it in `*out`. `options` may be NULL for
+ * the defaults. It claims only runs of the runtime's registry.
+ *
+ * Thread-safety: any thread.
+ */
+struct runlet_error *runlet_worker_new(const struct runlet_runtime *runtime,
+                                       const struct runlet_worker_options *options,
+                                       struct runlet_worker **out);
+
+/**
+ * Runs the worker on the calling thread until `runlet_worker_stop`: claims runs, drives them,
+ * and calls `report` (may be NULL) as each is handled; once stopped it claims nothing more and
+ * returns when the runs it drives have ended. Refused from a callback.
+ *
+ * Thread-safety: one thread at a time per worker.
+ */
+struct runlet_error *runlet_worker_run(const struct runlet_worker *worker,
+                                       runlet_worker_report_fn report,
+                                       void *user_data);
+
+/**
+ * Asks the worker to stop claiming runs; `runlet_worker_run` returns once the runs it drives
+ * have ended. Idempotent; NULL is a no-op.
+ *
+ * Thread-safety: any thread, also from `report`.
+ */
+void runlet_worker_stop(const struct runlet_worker *worker);
+
+/**
+ * Frees the worker; NULL is a no-op. Call it only after `runlet_worker_run` returned.
+ */
+void runlet_worker_free(struct runlet_worker *worker);
 
 /**
  * Compiles `source` against the runtime's registry and stores the program in `*out` (NULL on
@@ -1067,55 +1116,6 @@ struct runlet_error *runlet_run_journal_snapshot_json(const struct runlet_runtim
                                                       const struct runlet_program *program,
                                                       struct runlet_str run_id,
                                                       struct runlet_buf *out);
-
-/**
- * Journals a run of `program` with `input_json` (a JSON object of host input values, or empty)
- * and `options` for a worker to run, and stores its id (`r-…`, UTF-8) in `*run_id_out`. Nothing
- * runs here. Needs a runtime with `postgres_journal_url` (or any durable journal whose runs
- * another process recovers). Blocks while the journal stores the run; refused from a callback.
- *
- * Thread-safety: any thread, concurrently.
- */
-struct runlet_error *runlet_runtime_submit(const struct runlet_runtime *runtime,
-                                           const struct runlet_program *program,
-                                           struct runlet_str input_json,
-                                           const struct runlet_run_options *options,
-                                           struct runlet_buf *run_id_out);
-
-/**
- * Makes a worker for `runtime`, which must have been built with `postgres_journal_url`
- * (`RUNLET_ERR_INVALID_ARGUMENT` otherwise), and stores it in `*out`. `options` may be NULL for
- * the defaults. It claims only runs of the runtime's registry.
- *
- * Thread-safety: any thread.
- */
-struct runlet_error *runlet_worker_new(const struct runlet_runtime *runtime,
-                                       const struct runlet_worker_options *options,
-                                       struct runlet_worker **out);
-
-/**
- * Runs the worker on the calling thread until `runlet_worker_stop`: claims runs, drives them,
- * and calls `report` (may be NULL) as each is handled; once stopped it claims nothing more and
- * returns when the runs it drives have ended. Refused from a callback.
- *
- * Thread-safety: one thread at a time per worker.
- */
-struct runlet_error *runlet_worker_run(const struct runlet_worker *worker,
-                                       runlet_worker_report_fn report,
-                                       void *user_data);
-
-/**
- * Asks the worker to stop claiming runs; `runlet_worker_run` returns once the runs it drives
- * have ended. Idempotent; NULL is a no-op.
- *
- * Thread-safety: any thread, also from `report`.
- */
-void runlet_worker_stop(const struct runlet_worker *worker);
-
-/**
- * Frees the worker; NULL is a no-op. Call it only after `runlet_worker_run` returned.
- */
-void runlet_worker_free(struct runlet_worker *worker);
 
 /**
  * The tool's registry name, such as `crm.customer`. Borrowed until the token is consumed.
