@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use runlet::diag::codes;
+use runlet::engine::SharedPermits;
 use runlet::journal::{Durability, Journal, MemoryJournal, SqliteJournal};
+use runlet::runtime::RuntimeBuilder;
 use runlet_postgres::{PostgresJournal, PostgresOptions};
 
 use crate::digest_key::{self, HostKey};
@@ -65,26 +67,26 @@ impl JournalSpec {
 
     /// Opens the journal. A memory journal keeps only each run's latest records: a one-shot run
     /// is never read back, and its memory then stays flat however long it runs.
-    pub fn open(&self, durability: DurabilityArg) -> Result<Arc<dyn Journal>, Failure> {
-        match self {
-            JournalSpec::Postgres(url) => open_postgres(url, PostgresOptions::default())
-                .map(|journal| Arc::new(journal) as Arc<dyn Journal>),
-            JournalSpec::Memory => Ok(Arc::new(MemoryJournal::keeping_last(MEMORY_RECORDS_KEPT))),
+    pub fn open(&self, durability: DurabilityArg) -> Result<OpenedJournal, Failure> {
+        let journal: Arc<dyn Journal> = match self {
+            JournalSpec::Postgres(url) => {
+                return open_postgres(url, PostgresOptions::default()).map(OpenedJournal::postgres);
+            }
+            JournalSpec::Memory => Arc::new(MemoryJournal::keeping_last(MEMORY_RECORDS_KEPT)),
             JournalSpec::Sqlite(path) => {
                 let durability = match durability {
                     DurabilityArg::Full => Durability::Full,
                     DurabilityArg::Normal => Durability::Normal,
                 };
-                SqliteJournal::open(path, durability)
-                    .map(|journal| Arc::new(journal) as Arc<dyn Journal>)
-                    .map_err(|error| {
-                        Failure::new(
-                            error.code(),
-                            format!("cannot open the journal `{}`: {error}", path.display()),
-                        )
-                    })
+                Arc::new(SqliteJournal::open(path, durability).map_err(|error| {
+                    Failure::new(
+                        error.code(),
+                        format!("cannot open the journal `{}`: {error}", path.display()),
+                    )
+                })?)
             }
-        }
+        };
+        Ok(OpenedJournal { journal, permits: None })
     }
 
     /// The digest key of `flag` (or `RUNLET_DIGEST_KEY_FILE`); without either, an SQLite
@@ -117,6 +119,30 @@ impl JournalSpec {
                 name.push(".digest-key");
                 Some(PathBuf::from(name))
             }
+        }
+    }
+}
+
+/// An open journal, and the permits runtimes on it share with other processes (a PostgreSQL
+/// journal's: tools' and resource groups' caps then hold over every process on the database).
+#[derive(Clone)]
+pub struct OpenedJournal {
+    pub journal: Arc<dyn Journal>,
+    permits: Option<Arc<dyn SharedPermits>>,
+}
+
+impl OpenedJournal {
+    pub fn postgres(journal: PostgresJournal) -> OpenedJournal {
+        let permits = Arc::new(journal.permits()) as Arc<dyn SharedPermits>;
+        OpenedJournal { journal: Arc::new(journal), permits: Some(permits) }
+    }
+
+    /// `builder` journaling here, sharing the journal's permits.
+    pub fn attach(&self, builder: RuntimeBuilder) -> RuntimeBuilder {
+        let builder = builder.journal(Arc::clone(&self.journal));
+        match &self.permits {
+            Some(permits) => builder.shared_permits(Arc::clone(permits)),
+            None => builder,
         }
     }
 }

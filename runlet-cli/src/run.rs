@@ -225,11 +225,12 @@ pub fn compile_and_run(
     let limits = parse_limits(&args.limit)?;
     let journal = JournalSpec::parse(&args.journal)?;
     let events = args.events.as_deref().map(EventsFile::create).transpose()?;
-    let mut builder = Runtime::builder()
+    let mut builder = journal
+        .open(args.durability)?
+        .attach(Runtime::builder())
         .registry(registry)
         .executor(executor)
         .sampler(sampler)
-        .journal(journal.open(args.durability)?)
         .limits(limits);
     if let Some(key) = journal.digest_key(args.digest_key_file.as_deref())? {
         builder = builder.digest_key(&key.id, &key.secret);

@@ -13,7 +13,7 @@ use runlet::registry::RegistryOptions;
 use runlet::runtime::{Executable, Recovery, RetainedProgram, RunOptions, RunStatus, Runtime, run_listing};
 
 use crate::failure::Failure;
-use crate::journal_spec::{DurabilityArg, JournalSpec};
+use crate::journal_spec::{DurabilityArg, JournalSpec, OpenedJournal};
 
 /// The options every run manager command takes: the journal and its digest key.
 #[derive(Debug, clap::Args)]
@@ -45,6 +45,7 @@ pub struct RunArgs {
 pub struct OpenJournal {
     pub spec: JournalSpec,
     pub journal: Arc<dyn Journal>,
+    opened: OpenedJournal,
     digest_key_file: Option<PathBuf>,
     reactor: tokio::runtime::Runtime,
 }
@@ -52,12 +53,13 @@ pub struct OpenJournal {
 impl OpenJournal {
     pub fn open(args: &JournalArgs) -> Result<OpenJournal, Failure> {
         let spec = JournalSpec::durable(&args.journal)?;
-        let journal = spec.open(args.durability)?;
+        let opened = spec.open(args.durability)?;
+        let journal = Arc::clone(&opened.journal);
         let reactor = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|error| Failure::new(codes::JOURNAL_STORAGE, format!("no I/O reactor: {error}")))?;
-        Ok(OpenJournal { spec, journal, digest_key_file: args.digest_key_file.clone(), reactor })
+        Ok(OpenJournal { spec, journal, opened, digest_key_file: args.digest_key_file.clone(), reactor })
     }
 
     /// Runs a journal operation to its end on this command's thread.
@@ -108,10 +110,11 @@ impl OpenJournal {
                 ),
             ));
         };
-        let mut builder = Runtime::builder()
+        let mut builder = self
+            .opened
+            .attach(Runtime::builder())
             .registry(registry)
             .executor(executor)
-            .journal(Arc::clone(&self.journal))
             .limits(retained.limits)
             .worker_threads(1);
         if let Some(key) = self.spec.digest_key(self.digest_key_file.as_deref())? {

@@ -57,10 +57,11 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
     let limits = parse_limits(&args.limit)?;
     let spec = crate::journal_spec::JournalSpec::durable(&args.journal.journal)?;
     let key = spec.digest_key(args.journal.digest_key_file.as_deref())?;
-    let mut builder = Runtime::builder()
+    let mut builder = spec
+        .open(args.journal.durability)?
+        .attach(Runtime::builder())
         .registry(registry)
         .executor(Arc::new(NoTools))
-        .journal(spec.open(args.journal.durability)?)
         .worker_threads(1);
     if let Some(key) = key {
         builder = builder.digest_key(&key.id, &key.secret);

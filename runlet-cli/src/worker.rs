@@ -19,7 +19,7 @@ use runlet_postgres::{PostgresOptions, Worker, WorkerOptions};
 use tokio_util::sync::CancellationToken;
 
 use crate::failure::{Failure, Shape};
-use crate::journal_spec::{JournalSpec, open_postgres};
+use crate::journal_spec::{JournalSpec, OpenedJournal, open_postgres};
 use crate::mcp::McpArgs;
 use crate::registry::load_registry_with;
 use crate::report::Format;
@@ -101,10 +101,10 @@ fn work(
     let registry = load_registry_with(args.registry.as_deref(), servers)?;
     let lease = Duration::from_millis(args.lease_ms);
     let journal = open_postgres(url, PostgresOptions { lease, ..PostgresOptions::default() })?;
-    let mut builder = Runtime::builder()
+    let mut builder = OpenedJournal::postgres(journal.clone())
+        .attach(Runtime::builder())
         .registry(registry)
-        .executor(executor)
-        .journal(Arc::new(journal.clone()) as Arc<dyn runlet::journal::Journal>);
+        .executor(executor);
     if let Some(key) = key {
         builder = builder.digest_key(&key.id, &key.secret);
     }

@@ -357,6 +357,11 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
         _ => sqlite,
     };
     let mut builder = Runtime::builder().registry(registry).executor(executor).limits(limits);
+    // Tools' and resource groups' caps hold over every process on the database.
+    #[cfg(feature = "postgres")]
+    if let Some(postgres) = &postgres {
+        builder = builder.shared_permits(Arc::new(postgres.permits()));
+    }
     if !owner.is_empty() {
         builder = builder.owner(owner);
     }

@@ -184,6 +184,11 @@ impl PostgresJournal {
 }
 
 impl Shared {
+    /// The runtime the journal's connections live on, while the journal is open.
+    pub(crate) fn io(&self) -> Option<&tokio::runtime::Handle> {
+        self.io.as_ref().map(tokio::runtime::Runtime::handle)
+    }
+
     fn in_location(&self, error: JournalError) -> JournalError {
         match error.kind {
             JournalErrorKind::Storage | JournalErrorKind::Corrupt => JournalError {

@@ -55,6 +55,11 @@ impl Leases {
         self.trusted_until.lock().get(owner).is_some_and(|until| Instant::now() < *until)
     }
 
+    /// Stops renewing `owner`'s lease: it lapses on the database a lease later.
+    pub fn forget(&self, owner: &str) {
+        self.trusted_until.lock().remove(owner);
+    }
+
     /// Renews the leases of `owners` (all held ones when empty, adding `owners` to them) on
     /// `client`, and trusts them from the moment the renewal was sent.
     pub async fn renew(&self, client: &Client, owners: &[String]) -> Result<(), JournalError> {

@@ -14,7 +14,9 @@
 //! - `append`: the fenced append statement, batches of many runs in one transaction, and the
 //!   read-back that settles an append whose acknowledgement was lost.
 //! - `lease`: heartbeats and how long this process trusts its own lease.
-//! - `wake`: the LISTEN connection that wakes workers; polling works without it.
+//! - `permits`: tool and resource-group caps shared by every process on the database.
+//! - `wake`: the LISTEN connections that wake workers and permit waiters; polling works
+//!   without them.
 //! - `worker`: claiming runs, running them, parking those that keep failing recovery.
 //! - `schema`: the tables and their versioned migration.
 
@@ -22,9 +24,11 @@ mod append;
 mod error;
 mod journal;
 mod lease;
+mod permits;
 mod schema;
 mod wake;
 mod worker;
 
 pub use journal::{PostgresJournal, PostgresOptions};
+pub use permits::PostgresPermits;
 pub use worker::{Handled, Worker, WorkerOptions};

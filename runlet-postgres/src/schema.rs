@@ -12,6 +12,9 @@
 //!   taken over for recovery, and whether a cancellation was requested.
 //! - `records` (insert-only, keyed by run and sequence), `snapshots` (the latest per run),
 //!   `blobs` (by SHA-256, shared) and `blob_refs` (which runs name each blob).
+//! - `permits` (version 2): the shared permits of tool and resource-group caps held now, one row
+//!   per key of each taken permit, under the name of the holder whose heartbeat row keeps them
+//!   counted (`crate::permits`).
 
 use tokio_postgres::Client;
 
@@ -19,7 +22,7 @@ use crate::error::{Context, sql};
 use runlet::journal::{JournalError, JournalErrorKind};
 
 /// The layout version this build writes, in `runlet.schema_version`.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// The advisory lock key migrations hold (`'runlet'` as bytes).
 const MIGRATION_LOCK: i64 = 0x72_75_6e_6c_65_74;
@@ -56,6 +59,16 @@ const VERSION_1: &str = "
     CREATE INDEX blob_refs_by_digest ON runlet.blob_refs (digest);
     INSERT INTO runlet.schema_version (version) VALUES (1);";
 
+const VERSION_2: &str = "
+    CREATE TABLE runlet.permits (
+        holder text NOT NULL,
+        ticket bigint NOT NULL,
+        key text NOT NULL,
+        taken_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (holder, ticket, key));
+    CREATE INDEX permits_by_key ON runlet.permits (key);
+    INSERT INTO runlet.schema_version (version) VALUES (2);";
+
 /// Creates the tables in a database that has none, or checks the version of those it has.
 pub async fn migrate(client: &mut Client) -> Result<(), JournalError> {
     let tx = client.transaction().await.map_err(sql).context("begin the migration")?;
@@ -84,7 +97,11 @@ pub async fn migrate(client: &mut Client) -> Result<(), JournalError> {
                 "the `runlet` schema has a `schema_version` table with no version: it is not a Runlet journal",
             ));
         }
-        0 => tx.batch_execute(VERSION_1).await.map_err(sql).context("create the journal's tables")?,
+        0 => {
+            tx.batch_execute(VERSION_1).await.map_err(sql).context("create the journal's tables")?;
+            tx.batch_execute(VERSION_2).await.map_err(sql).context("create the permits table")?;
+        }
+        1 => tx.batch_execute(VERSION_2).await.map_err(sql).context("migrate the journal to version 2")?,
         SCHEMA_VERSION => {}
         newer => {
             return Err(JournalError::new(

@@ -117,9 +117,11 @@ impl Worker {
     pub async fn run(&self, stop: CancellationToken, mut report: impl FnMut(&Handled)) {
         let wake = Arc::new(Notify::new());
         let listening = CancellationToken::new();
+        let woken = Arc::clone(&wake);
         tokio::spawn(crate::wake::listen(
             self.journal.shared.config.clone(),
-            Arc::clone(&wake),
+            crate::wake::WORK,
+            move |_| woken.notify_one(),
             listening.clone(),
         ));
         let _stop_listening = listening.drop_guard();

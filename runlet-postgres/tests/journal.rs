@@ -57,6 +57,26 @@ fn a_second_open_finds_the_tables_and_the_runs() {
 }
 
 #[test]
+fn a_journal_of_layout_version_1_is_migrated_and_a_newer_one_refused() {
+    let Some(db) = support::database("migrate") else { return };
+    let journal = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
+    block_on(journal.create_run(&support::header("old"))).expect("create");
+    drop(journal);
+    // What a version-1 journal is: no permits table.
+    support::execute(
+        &db.url,
+        "DROP TABLE runlet.permits; DELETE FROM runlet.schema_version WHERE version = 2;",
+    );
+    let migrated = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("migrates");
+    block_on(migrated.header(&RunId::new("old"))).expect("the run is kept");
+    support::execute(&db.url, "SELECT count(*) FROM runlet.permits");
+    drop(migrated);
+    support::execute(&db.url, "INSERT INTO runlet.schema_version (version) VALUES (3)");
+    let error = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect_err("refused");
+    assert!(error.message.contains("layout version 3; this runtime reads 2"), "{error}");
+}
+
+#[test]
 fn a_bad_url_and_an_unreachable_server_are_clear_errors() {
     let error = PostgresJournal::connect("not a url", PostgresOptions::default()).expect_err("refused");
     assert_eq!(error.kind, JournalErrorKind::Storage);

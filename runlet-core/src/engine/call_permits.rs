@@ -45,19 +45,28 @@ impl CallPermits {
             return;
         };
         let mut request = permits.request(tool);
-        if request.blocked_on().is_empty() {
+        if request.is_granted() {
             self.granted.lock().insert(call, request);
             let _ = answers.send(Input::PermitsGranted { call });
             return;
         }
-        if let Some(waits) = &self.waits {
+        let blocked = !request.blocked_on().is_empty();
+        if let (Some(waits), true) = (&self.waits, blocked) {
             waits.waiting(&node_id, request.blocked_on().iter().map(ToString::to_string).collect());
         }
         let (granted, waits, answers) = (Arc::clone(&self.granted), self.waits.clone(), answers.clone());
         let node = node_id.clone();
         let task = tokio::spawn(async move {
-            request.granted().await;
-            if let Some(waits) = &waits {
+            let mut told = blocked;
+            request
+                .granted(|shared| {
+                    if let Some(waits) = &waits {
+                        waits.waiting(&node, shared.iter().map(ToString::to_string).collect());
+                        told = true;
+                    }
+                })
+                .await;
+            if let (Some(waits), true) = (&waits, told) {
                 waits.granted(&node);
             }
             granted.lock().insert(call, request);

@@ -80,6 +80,7 @@ mod progress;
 mod replay;
 mod retry;
 mod sampler;
+mod shared_permits;
 mod shell;
 pub mod snapshot;
 #[cfg(test)]
@@ -99,11 +100,12 @@ pub use executor::{
 pub use identity::{DispatchId, IdParseError, OperationComponents, OperationId};
 pub use limits::{Breach, LimitKey, LimitParseError, Limits};
 pub use permits::{
-    PermitRequest, PermitTable, PermitWaits, Permits, ResourceKey, RunPermits, Ticket, tool_keys,
+    PermitRequest, PermitTable, PermitWaits, Permits, ResourceKey, RunPermits, SharedCaps, Ticket, tool_keys,
 };
 pub use progress::Heartbeat;
 pub use replay::{Ledger, PendingTimer, ReplayError, Resumed, replay, replay_after, replay_run};
 pub use retry::{Backoff, RetryClassifier};
 pub use sampler::{Sampler, SystemSampler};
+pub use shared_permits::{SharedKey, SharedPermit, SharedPermits};
 pub use shell::{CommittedBatch, RunEnvironment, drive, resume};
 pub(crate) use shell::{operation_of, records_after};

@@ -1,6 +1,8 @@
 //! Call permits (spec §4.5): the concurrency caps a tool call must hold a permit of while it runs
 //! — runtime-wide, per run, per resource group, per tool — taken all-or-nothing in one global key
-//! order so they cannot deadlock, with waiting calls granted in arrival order.
+//! order so they cannot deadlock, with waiting calls granted in arrival order. Tool and group
+//! caps may also span processes: a call then takes the same keys from a store the processes
+//! share ([`super::shared_permits`]) once it holds its own process's.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -8,6 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::oneshot;
 
+use super::shared_permits::{self, SharedKey, SharedPermit, SharedPermits};
 use crate::journal::RunId;
 use crate::registry::{Registry, ToolId};
 
@@ -202,7 +205,7 @@ impl Permits {
             Some(wait)
         };
         let blocked_on = if granted { Vec::new() } else { shared.table.capped(keys) };
-        PermitRequest { permits: Arc::clone(self), ticket, wait, blocked_on }
+        PermitRequest { permits: Arc::clone(self), ticket, wait, blocked_on, shared: None, held: None }
     }
 
     /// Permits of `key` held now, over every run.
@@ -241,18 +244,33 @@ pub struct PermitRequest {
     ticket: Ticket,
     wait: Option<oneshot::Receiver<()>>,
     blocked_on: Vec<ResourceKey>,
+    /// The keys still to take from the store processes share, once this process's are held.
+    shared: Option<(Arc<dyn SharedPermits>, Vec<SharedKey>)>,
+    /// The permits taken from that store.
+    held: Option<SharedPermit>,
 }
 
 impl PermitRequest {
-    /// The capped resources the request waits for; empty when it was granted at once.
+    /// The capped resources of this process the request waits for; empty when they were
+    /// granted at once.
     pub fn blocked_on(&self) -> &[ResourceKey] {
         &self.blocked_on
     }
 
-    /// Waits until every permit is held.
-    pub async fn granted(&mut self) {
+    /// Whether every permit is held already: nothing to wait for, here or in a shared store.
+    pub fn is_granted(&self) -> bool {
+        self.wait.is_none() && self.shared.is_none()
+    }
+
+    /// Waits until every permit is held: this process's, then the shared store's. `waiting`
+    /// hears the shared keys if the store makes the call wait for them.
+    pub async fn granted(&mut self, waiting: impl FnOnce(&[ResourceKey])) {
         if let Some(wait) = self.wait.take() {
             let _ = wait.await;
+        }
+        if let Some((store, keys)) = self.shared.take() {
+            let blocked: Vec<ResourceKey> = keys.iter().map(|k| k.key.clone()).collect();
+            self.held = Some(shared_permits::take(&*store, &keys, || waiting(&blocked)).await);
         }
     }
 }
@@ -298,26 +316,71 @@ pub trait PermitWaits: Send + Sync {
     fn granted(&self, node: &str);
 }
 
-/// How one run's calls take permits: the tools' keys, and the run's own cap if it has one.
+/// A store of permits shared with other processes, and the keys each tool's calls take from it
+/// (by `ToolId` index): its resource group's cap and its own `max_concurrency`, sorted.
+#[derive(Debug, Clone)]
+pub struct SharedCaps {
+    store: Arc<dyn SharedPermits>,
+    keys: Arc<[Vec<SharedKey>]>,
+}
+
+impl SharedCaps {
+    /// The caps of `registry`'s tools, taken from `store`. Computed once per runtime.
+    pub fn new(store: Arc<dyn SharedPermits>, registry: &Registry) -> SharedCaps {
+        let keys = registry
+            .tools()
+            .map(|(_, tool)| {
+                let group = tool.resource_group.as_ref().and_then(|group| {
+                    let cap = *registry.resource_groups().get(group)?;
+                    Some(SharedKey { key: ResourceKey::Group(group.clone()), cap })
+                });
+                let own = tool
+                    .max_concurrency
+                    .map(|cap| SharedKey { key: ResourceKey::Tool(tool.name.to_string()), cap });
+                let mut keys: Vec<SharedKey> = group.into_iter().chain(own).collect();
+                keys.sort();
+                keys
+            })
+            .collect();
+        SharedCaps { store, keys }
+    }
+}
+
+/// How one run's calls take permits: the tools' keys, the run's own cap if it has one, and the
+/// store of permits shared with other processes if the runtime has one.
 #[derive(Debug, Clone)]
 pub struct RunPermits {
     permits: Arc<Permits>,
     tool_keys: Arc<[Vec<ResourceKey>]>,
     run: Option<ResourceKey>,
+    shared: Option<SharedCaps>,
 }
 
 impl RunPermits {
     /// For run `own` (when it has its own cap, set with [`Permits::start_run`]) with the
     /// runtime's [`tool_keys`].
     pub fn new(permits: Arc<Permits>, tool_keys: Arc<[Vec<ResourceKey>]>, own: Option<&RunId>) -> RunPermits {
-        RunPermits { permits, tool_keys, run: own.map(run_key) }
+        RunPermits { permits, tool_keys, run: own.map(run_key), shared: None }
+    }
+
+    /// Also takes each call's shared keys from the store of `caps`.
+    pub fn sharing(mut self, caps: SharedCaps) -> RunPermits {
+        self.shared = Some(caps);
+        self
     }
 
     /// Queues the permit request of a call of `tool`.
     pub fn request(&self, tool: ToolId) -> PermitRequest {
         let mut keys = self.tool_keys.get(tool.index()).cloned().unwrap_or_default();
         keys.extend(self.run.clone());
-        self.permits.request(&keys)
+        let mut request = self.permits.request(&keys);
+        if let Some(caps) = &self.shared {
+            let keys = caps.keys.get(tool.index()).cloned().unwrap_or_default();
+            if !keys.is_empty() {
+                request.shared = Some((Arc::clone(&caps.store), keys));
+            }
+        }
+        request
     }
 }
 

@@ -86,8 +86,8 @@ use crate::engine::event::{Event, unix_ms};
 use crate::engine::snapshot::SnapshotPolicy;
 use crate::engine::{
     Backoff, CommittedBatch, LimitKey, Limits, Outcome, PermitWaits, Permits, ResourceKey, RetryClassifier,
-    RunCore, RunEnvironment, RunPermits, RunSettings, Sampler, SystemSampler, ToolError, ToolExecutor,
-    ToolTable, drive, tool_keys,
+    RunCore, RunEnvironment, RunPermits, RunSettings, Sampler, SharedCaps, SharedPermits, SystemSampler,
+    ToolError, ToolExecutor, ToolTable, drive, tool_keys,
 };
 use crate::plan::Plan;
 
@@ -137,6 +137,7 @@ pub struct RuntimeBuilder {
     snapshot_every: Option<u64>,
     blob_threshold: Option<usize>,
     owner: Option<String>,
+    shared_permits: Option<Arc<dyn SharedPermits>>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -294,6 +295,15 @@ impl RuntimeBuilder {
         self
     }
 
+    /// A store of permits this runtime shares with other processes (a PostgreSQL journal's:
+    /// `runlet_postgres::PostgresJournal::permits`), so that tools' `max_concurrency` and
+    /// resource groups' caps hold over all of them (spec §4.5); the runtime-wide and per-run
+    /// caps stay this process's own. Without one, every cap holds per process.
+    pub fn shared_permits(mut self, store: Arc<dyn SharedPermits>) -> Self {
+        self.shared_permits = Some(store);
+        self
+    }
+
     pub fn prohibit_unsafe_tools(mut self) -> Self {
         self.prohibit_unsafe_tools = true;
         self
@@ -384,6 +394,7 @@ impl RuntimeBuilder {
         let runtime_cap = self.limits.get(LimitKey::Concurrency);
         let permits = Arc::new(Permits::for_registry(&registry, runtime_cap));
         let permit_keys = tool_keys(&registry, runtime_cap.is_some());
+        let shared_caps = self.shared_permits.map(|store| SharedCaps::new(store, &registry));
         Ok(Runtime {
             tools: ToolTable::of(&registry),
             retry_classifier: self.retry_classifier,
@@ -398,6 +409,7 @@ impl RuntimeBuilder {
             limits: self.limits,
             permits,
             permit_keys,
+            shared_caps,
             pool,
             run_prefix: run_prefix(started),
             next_run: AtomicU64::new(1),
@@ -488,6 +500,9 @@ pub struct Runtime {
     permits: Arc<Permits>,
     /// The permits each tool's calls need, by `ToolId` index.
     permit_keys: Arc<[Vec<ResourceKey>]>,
+    /// The store of permits shared with other processes, and the keys each tool's calls take
+    /// from it.
+    shared_caps: Option<SharedCaps>,
     pool: tokio::runtime::Runtime,
     /// Run ids are this prefix (start time and process id) and a counter, so runs of different
     /// processes sharing one journal do not collide.
@@ -799,7 +814,11 @@ impl Runtime {
         let capped = own_concurrency.is_some() || self.permit_keys.iter().any(|keys| !keys.is_empty());
         let permits = capped.then(|| {
             let own = own_concurrency.is_some().then_some(&run_id);
-            RunPermits::new(Arc::clone(&self.permits), Arc::clone(&self.permit_keys), own)
+            let permits = RunPermits::new(Arc::clone(&self.permits), Arc::clone(&self.permit_keys), own);
+            match &self.shared_caps {
+                Some(caps) => permits.sharing(caps.clone()),
+                None => permits,
+            }
         });
         let (observer, committed) = mpsc::channel(COMMITTED_BATCHES);
         let observing = RunObserver::new(
