@@ -28,6 +28,16 @@ else()
 endif()
 set(_runlet_built "${RUNLET_CARGO_TARGET_DIR}/${RUNLET_CARGO_PROFILE}")
 
+# Opt-in parts of librunlet, comma-separated: `mcp` (MCP servers from the runtime options) and
+# `postgres` (the PostgreSQL journal and its workers). Without one, its options are refused with
+# RUNLET_ERR_UNSUPPORTED.
+set(RUNLET_FEATURES "" CACHE STRING "Optional parts of librunlet, comma-separated: mcp, postgres")
+if(RUNLET_FEATURES)
+  set(_runlet_features_flag --features "${RUNLET_FEATURES}")
+else()
+  set(_runlet_features_flag)
+endif()
+
 # Libraries the static archive needs (rustc --print native-static-libs; scripts/test checks it).
 set(RUNLET_NATIVE_STATIC_LIBS gcc_s util rt pthread m dl)
 
@@ -35,7 +45,7 @@ set(RUNLET_NATIVE_STATIC_LIBS gcc_s util rt pthread m dl)
 set(RUNLET_LIBRARY_DIR "${CMAKE_BINARY_DIR}/runlet-lib")
 add_custom_target(runlet_cargo ALL
   COMMAND "${CMAKE_COMMAND}" -E env "CARGO_TARGET_DIR=${RUNLET_CARGO_TARGET_DIR}"
-          "${RUNLET_CARGO}" build --locked -p runlet-capi ${_runlet_profile_flag}
+          "${RUNLET_CARGO}" build --locked -p runlet-capi ${_runlet_profile_flag} ${_runlet_features_flag}
   COMMAND "${CMAKE_COMMAND}" -E make_directory "${RUNLET_LIBRARY_DIR}"
   COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${_runlet_built}/librunlet.so" "${RUNLET_LIBRARY_DIR}/${RUNLET_SONAME}"
   COMMAND "${CMAKE_COMMAND}" -E create_symlink "${RUNLET_SONAME}" "${RUNLET_LIBRARY_DIR}/librunlet.so"

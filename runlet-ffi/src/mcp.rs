@@ -175,3 +175,18 @@ impl Servers {
         match self {}
     }
 }
+
+/// A library built without the feature refuses servers, and every build takes none.
+#[cfg(all(test, not(feature = "mcp")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_the_feature_mcp_servers_are_unsupported() {
+        let request = McpRequest { servers_json: r#"{"mcpServers": {}}"#, trusted_json: "", flags: 0 };
+        let error = Servers::attach(request).expect_err("refused");
+        assert_eq!(error.code(), RUNLET_ERR_UNSUPPORTED);
+        let none = McpRequest { servers_json: "", ..request };
+        assert!(Servers::attach(none).expect("no servers").is_none());
+    }
+}

@@ -275,3 +275,18 @@ pub unsafe extern "C" fn runlet_worker_free(worker: *mut runlet_worker) {
         drop(unsafe { take(worker) });
     })
 }
+
+/// A library built without the feature refuses the option, and every build takes an empty one.
+#[cfg(all(test, not(feature = "postgres")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_the_feature_a_postgres_url_is_unsupported() {
+        // SAFETY: views of live strings.
+        let error = unsafe { open(runlet_str::of("postgres://u@127.0.0.1/db"), 0) }.expect_err("refused");
+        assert_eq!(error.code(), RUNLET_ERR_UNSUPPORTED);
+        // SAFETY: as above.
+        assert!(unsafe { open(runlet_str::of(""), 0) }.expect("no journal").is_none());
+    }
+}
