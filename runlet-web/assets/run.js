@@ -5,6 +5,8 @@
 "use strict";
 (function () {
   const SVG = "http://www.w3.org/2000/svg";
+  // How many of the latest records the event log keeps in the page.
+  const LOG_KEPT = 500;
   const runId = decodeURIComponent(location.pathname.replace(/^\/runs\//, ""));
   const page = {
     runId,
@@ -54,7 +56,9 @@
       const badges = [];
       if (node.tool) {
         attrs["data-tool"] = node.tool.name;
-        lines.push(node.tool.name + (node.attempt > 1 ? " · attempt " + node.attempt : ""));
+        const tool = node.tool.name === node.label ? "" : node.tool.name;
+        const attempt = node.attempt > 1 ? "attempt " + node.attempt : "";
+        if (tool || attempt) lines.push([tool, attempt].filter(Boolean).join(" · "));
       }
       if (node.blocked_on && node.blocked_on.data) {
         attrs["data-blocked"] = "data";
@@ -264,9 +268,10 @@
         row(list, "schema version", node.tool.schema_version);
       }
       row(list, "attempt", String(node.attempt));
-      row(list, "planned", time(node.timestamps.planned_at_ms == null ? null : node.timestamps.planned_at_ms));
-      row(list, "started", node.timestamps.started_at_ms == null ? null : node.timestamps.started_at_ms + " ms");
-      row(list, "finished", node.timestamps.finished_at_ms == null ? null : node.timestamps.finished_at_ms + " ms");
+      const since = (ms) => (ms == null ? null : "+" + ms + " ms");
+      row(list, "planned", since(node.timestamps.planned_at_ms));
+      row(list, "started", since(node.timestamps.started_at_ms));
+      row(list, "finished", since(node.timestamps.finished_at_ms));
       node.input_schemas.forEach((schema, index) => row(list, "input " + (index + 1), schema));
       row(list, "output", node.output_schema);
       row(list, "value", node.value);
@@ -370,7 +375,9 @@
       page.records += 1;
       const data = JSON.parse(event.data);
       const line = el("li", { value: String(seq), "data-seq": String(seq), "data-event": data.kind }, data.kind + (data.node ? " " + data.node : "") + (data.tool ? " (" + data.tool + ")" : ""));
-      document.getElementById("log").appendChild(line);
+      const log = document.getElementById("log");
+      log.appendChild(line);
+      if (log.childElementCount > LOG_KEPT) log.firstElementChild.remove();
       document.getElementById("log-count").textContent = String(page.records);
     }
     document.body.dataset.lastSeq = String(page.lastSeq);
