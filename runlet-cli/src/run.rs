@@ -166,11 +166,24 @@ fn record_and_run(
     servers: Option<&McpClient>,
 ) -> Result<Option<Finished>, Failure> {
     let Some(path) = &args.record else {
-        return compile_and_run(&args.program, servers, tools, Arc::new(SystemSampler), args.serve.as_deref(), |_| true);
+        return compile_and_run(
+            &args.program,
+            servers,
+            tools,
+            Arc::new(SystemSampler),
+            args.serve.as_deref(),
+            |_| true,
+        );
     };
     let recorder = Arc::new(RecordingExecutor::new(tools));
-    let Some(finished) =
-        compile_and_run(&args.program, servers, recorder.clone(), recorder.clone(), args.serve.as_deref(), |_| true)?
+    let Some(finished) = compile_and_run(
+        &args.program,
+        servers,
+        recorder.clone(),
+        recorder.clone(),
+        args.serve.as_deref(),
+        |_| true,
+    )?
     else {
         return Ok(None);
     };

@@ -13,7 +13,7 @@ use runlet::runtime::RunListing;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::catalog::{Catalog, WebError, Watched};
+use crate::catalog::{Catalog, Watched, WebError};
 use crate::failure::{FailureView, failure_views};
 
 impl IntoResponse for WebError {

@@ -75,13 +75,13 @@ impl Catalog {
         self.journal.as_ref()
     }
 
-    /// The journal's runs in creation order, then live runs it does not hold.
+    /// The journal's runs in creation order (live runs are journaled there too).
     pub(crate) async fn runs(&self) -> Result<Vec<RunListing>, WebError> {
         let Some(journal) = &self.journal else { return Ok(Vec::new()) };
         list_runs(journal.as_ref()).await.map_err(|error| WebError::Journal(error.to_string()))
     }
 
-    /// The run `id`'s listing from the journal.
+    /// The run `run`'s listing from the journal; `None` for a live run it cannot list.
     pub(crate) async fn listing(&self, run: &RunId) -> Result<Option<RunListing>, WebError> {
         let Some(journal) = &self.journal else { return Ok(None) };
         match run_listing(journal.as_ref(), run).await {

@@ -43,9 +43,10 @@ pub(crate) async fn events(
     let after = resume_point(&headers, query.after.as_deref())?;
     let watched = catalog.watched(&id).await?;
     let source = match &watched {
-        Watched::Live { observer, .. } => {
-            Source::Live { subscription: observer.subscribe(after, catalog.view().clone()), observer: observer.clone() }
-        }
+        Watched::Live { observer, .. } => Source::Live {
+            subscription: observer.subscribe(after, catalog.view().clone()),
+            observer: observer.clone(),
+        },
         Watched::Journaled { context, .. } => Source::Journaled { context: Arc::clone(context), last: after },
     };
     let feed = Feed {
@@ -68,9 +69,10 @@ fn resume_point(headers: &HeaderMap, after: Option<&str>) -> Result<u64, WebErro
     let header = headers.get("last-event-id").map(|value| value.to_str().unwrap_or("-"));
     match header.or(after) {
         None => Ok(0),
-        Some(text) => text.trim().parse().map_err(|_| {
-            WebError::BadRequest(format!("`{text}` is not a sequence number to resume after"))
-        }),
+        Some(text) => text
+            .trim()
+            .parse()
+            .map_err(|_| WebError::BadRequest(format!("`{text}` is not a sequence number to resume after"))),
     }
 }
 
@@ -153,11 +155,12 @@ impl Feed {
             Ok(listing) => listing.status.has_ended(),
             Err(error) => return self.out.push_resync(&error.to_string()),
         };
-        let events = match events_from_journal(Arc::clone(context), journal.as_ref(), &run, self.catalog.view()).await
-        {
-            Ok(events) => events,
-            Err(error) => return self.out.push_resync(&error.to_string()),
-        };
+        let events =
+            match events_from_journal(Arc::clone(context), journal.as_ref(), &run, self.catalog.view()).await
+            {
+                Ok(events) => events,
+                Err(error) => return self.out.push_resync(&error.to_string()),
+            };
         let after = *last;
         let fresh: Vec<GraphEvent> = events.into_iter().filter(|event| event.seq > after).collect();
         if let Some(newest) = fresh.last() {
