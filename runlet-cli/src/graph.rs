@@ -33,7 +33,7 @@ fn execute(args: &GraphArgs) -> Result<ExitCode, Failure> {
     let json = serde_json::to_string_pretty(&snapshot).expect("a graph snapshot serializes");
     println!("{json}");
     match finished.serving.take() {
-        Some(server) => server.wait_for_signal(run::exit_status(&finished.outcome)),
+        Some(server) => Ok(server.wait_for_signal(run::exit_status(&finished.outcome))),
         None => Ok(ExitCode::from(run::exit_status(&finished.outcome))),
     }
 }

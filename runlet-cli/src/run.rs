@@ -115,9 +115,7 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(Some(mut finished)) => {
             let status = report(&finished, args.format());
             match finished.serving.take() {
-                Some(server) => server
-                    .wait_for_signal(exit_status(&finished.outcome))
-                    .unwrap_or_else(|failure| failure.report(args.format(), Shape::Run)),
+                Some(server) => server.wait_for_signal(exit_status(&finished.outcome)),
                 None => status,
             }
         }

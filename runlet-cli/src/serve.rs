@@ -35,8 +35,19 @@ pub fn run(args: &Args) -> ExitCode {
 fn execute(args: &Args) -> Result<ExitCode, Failure> {
     let journal = JournalSpec::durable(&args.journal)?.open(args.durability)?;
     let server = LiveServer::start(&args.addr, journal)?;
+    let stop = stop_signal();
     eprintln!("serving {}/runs", server.url);
-    server.wait_for_signal(0)
+    let _ = stop.recv();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Receives once on the first SIGINT or SIGTERM from now on.
+fn stop_signal() -> mpsc::Receiver<()> {
+    let (signalled, received) = mpsc::channel();
+    crate::signals::on_first_signal("stopping the page server", move || {
+        let _ = signalled.send(());
+    });
+    received
 }
 
 /// A page server running on its own thread until the process ends.
@@ -85,12 +96,8 @@ impl LiveServer {
     }
 
     /// Keeps serving until SIGINT or SIGTERM, then exits the process with `status`.
-    pub fn wait_for_signal(self, status: u8) -> Result<ExitCode, Failure> {
-        let (signalled, received) = mpsc::channel();
-        crate::signals::on_first_signal("stopping the page server", move || {
-            let _ = signalled.send(());
-        });
-        let _ = received.recv();
-        Ok(ExitCode::from(status))
+    pub fn wait_for_signal(self, status: u8) -> ExitCode {
+        let _ = stop_signal().recv();
+        ExitCode::from(status)
     }
 }
