@@ -42,7 +42,8 @@ fn serving(args: &[&str]) -> (Child, String) {
         }
         line.clear();
     }
-    panic!("runlet printed no address");
+    let status = child.wait().expect("waits");
+    panic!("runlet printed no address and exited with {status}");
 }
 
 /// The body of GET `path` from the server at `url`'s host.
