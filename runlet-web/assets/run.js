@@ -166,7 +166,9 @@
       item.height = 16 + 14 * (item.lines.length + item.badges.length);
       layout.setNode(item.id, { width: item.width, height: item.height });
     }
-    const edges = snapshot.edges.filter((edge) => layout.hasNode(edge.from) && layout.hasNode(edge.to));
+    // Containment is drawn by the scopes a node names (see its details), not as edges: a
+    // boundary or loop owning every node of its body would cross the whole graph.
+    const edges = snapshot.edges.filter((edge) => edge.kind !== "contains" && layout.hasNode(edge.from) && layout.hasNode(edge.to));
     edges.forEach((edge, index) => layout.setEdge(edge.from, edge.to, { edge }, "e" + index));
     drawn.filter((item) => item.parent && layout.hasNode(item.parent)).forEach((item, index) => {
       layout.setEdge(item.parent, item.id, { edge: { kind: item.region ? "control" : "contains" } }, "p" + index);
@@ -176,8 +178,12 @@
     const root = document.getElementById("graph");
     root.replaceChildren();
     const size = layout.graph();
-    root.setAttribute("width", Math.ceil(size.width || 100));
-    root.setAttribute("height", Math.ceil(size.height || 100));
+    // Scaled down to the pane's width when wider, never up.
+    const width = Math.ceil(size.width || 100);
+    const height = Math.ceil(size.height || 100);
+    root.setAttribute("viewBox", "0 0 " + width + " " + height);
+    root.style.width = "100%";
+    root.style.maxWidth = width + "px";
     const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: "9", refY: "5", markerWidth: "6", markerHeight: "6", orient: "auto" });
     marker.appendChild(svg("path", { d: "M0,0 L10,5 L0,10 z", fill: "#6b7280" }));
     const defs = svg("defs");
@@ -243,6 +249,11 @@
     showDetails(id);
   }
 
+  function labelOf(id) {
+    const node = page.snapshot.nodes.find((candidate) => candidate.id === id);
+    return node ? node.label : id;
+  }
+
   function row(list, name, value) {
     if (value == null || value === "") return;
     list.appendChild(el("dt", {}, name));
@@ -280,6 +291,7 @@
       row(list, "reused from", node.reused_from);
       row(list, "progress", node.progress);
       row(list, "cancellation", node.cancellation);
+      row(list, "inside", node.scopes.map((scope) => labelOf(scope.owner) + " (" + scope.segment + ")").join(" › "));
       span = node.span;
     } else if (range) {
       box.appendChild(el("h2", {}, "iterations " + range.first + "–" + range.last));
@@ -311,7 +323,9 @@
     const section = el("div", { class: "failure", "data-failure": failure.node });
     section.appendChild(el("h3", {}, (failure.uncertain ? "Uncertain outcome " : "Failed ") + failure.code));
     const list = el("dl");
-    row(list, "what failed", failure.tool ? failure.tool + " (" + failure.node + ")" : failure.node);
+    const local = failure.node.split("/").slice(2).join("/");
+    const attempt = /^a(\d+)\|/.exec(local);
+    row(list, "what failed", (failure.tool || labelOf(failure.node)) + (attempt ? ", boundary attempt " + attempt[1] : ""));
     row(list, "message", failure.message);
     row(list, "retry", failure.uncertain ? "not safe: the effect may have happened" : failure.retryable ? "reasonable (retryable)" : "not reasonable (not retryable)");
     const labels = new Map(page.snapshot.nodes.map((node) => [node.id, node.label]));

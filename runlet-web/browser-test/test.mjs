@@ -73,7 +73,7 @@ const drawn = () => [...document.querySelectorAll("#graph [data-node]")].map((no
 
 async function appendixA(browser) {
   const { child, url } = serve(appendixFiles(), "appendix-a.db");
-  const page = await browser.newPage({ viewport: { width: 1500, height: 1100 } });
+  const page = await browser.newPage({ viewport: { width: 1900, height: 1100 } });
   await page.goto(await url);
   const seen = new Map(); // node id → the states it was seen in, in order
   const counts = [];

@@ -12,6 +12,23 @@
 //!   journal record once and in order after `SEQ` (`event: record`, `id: SEQ`), with `graph`
 //!   messages carrying the redrawn snapshot, and `end` once the run's last record was sent.
 //!
+//! A Rust host serves its own runs the same way: a [`Catalog`] over its journal, each run added
+//! with its observer and source, and a [`Server`] bound to an address (an admin port):
+//!
+//! ```no_run
+//! # async fn example(journal: std::sync::Arc<dyn runlet::journal::Journal>,
+//! #     run: &runlet::runtime::RunHandle, source: &str) -> std::io::Result<()> {
+//! use std::sync::Arc;
+//! use runlet::observe::ViewPolicy;
+//!
+//! let catalog = Arc::new(runlet_web::Catalog::new(Some(journal), ViewPolicy::default()));
+//! catalog.add_live(run.observer(), source);
+//! let server = runlet_web::bind("127.0.0.1:8081").await?;
+//! println!("{}/runs/{}", server.url(), run.run_id());
+//! tokio::spawn(server.serve(catalog));
+//! # Ok(()) }
+//! ```
+//!
 //! [`GraphSnapshot`]: runlet::observe::GraphSnapshot
 //! [`GraphEvent`]: runlet::observe::GraphEvent
 //! [`ViewPolicy`]: runlet::observe::ViewPolicy
