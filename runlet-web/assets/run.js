@@ -10,6 +10,7 @@
   const runId = decodeURIComponent(location.pathname.replace(/^\/runs\//, ""));
   const page = {
     runId,
+    startSeq: 0,
     lastSeq: 0,
     records: 0,
     duplicates: 0,
@@ -438,7 +439,10 @@
     }
     page.source = data.source;
     draw(data.snapshot, data.failures);
-    // The log holds the records the stream sent; those before the snapshot come first.
+    // The snapshot holds every record up to its seq: the stream continues from there, so a
+    // long run's history is never sent again, and the log lists what came after.
+    page.startSeq = data.snapshot.seq;
+    page.lastSeq = data.snapshot.seq;
     listen(page.lastSeq);
   }
 
