@@ -1,7 +1,7 @@
 //! End-to-end tests of the page server commands (INTERFACES.md §4.4): `run --serve` prints its
 //! address before the run starts, prints the result, keeps serving until SIGINT and then exits
-//! with the run's status; `serve --journal` lists the journal's runs; an address in use is a
-//! usage error naming it.
+//! with the run's status; `serve --journal` lists the journal's runs and streams one rebuilt from
+//! the journal; an address in use is a usage error naming it.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -105,6 +105,20 @@ fn serve_lists_a_journals_runs_and_refuses_an_address_in_use() {
     assert!(url.ends_with("/runs"), "{url}");
     let runs = get(&url, "/api/runs");
     assert!(runs.contains(r#""status":"succeeded""#), "{runs}");
+    let run = runs.split(r#""run_id":""#).nth(1).and_then(|rest| rest.split('"').next()).expect("a run id");
+    let last: u64 = runs
+        .split(r#""last_seq":"#)
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|digits| digits.parse().ok())
+        .expect("its last seq");
+    // The journal's run, rebuilt from its header: the stream resumes after `after`.
+    let stream = get(&url, &format!("/api/runs/{run}/events?after={}", last - 3));
+    let ids: Vec<u64> = stream.lines().filter_map(|line| line.strip_prefix("id: ")?.parse().ok()).collect();
+    assert_eq!(ids, vec![last - 2, last - 1, last], "{stream}");
+    assert!(stream.contains("event: end"), "{stream}");
+    let page = get(&url, &format!("/api/runs/{run}"));
+    assert!(page.contains(r#""live":false"#) && page.contains("crm.customer(customer_id)"), "{page}");
     let addr = url.trim_start_matches("http://").trim_end_matches("/runs");
     let taken = Command::new(env!("CARGO_BIN_EXE_runlet"))
         .args(["serve", "--journal", &journal, "--addr", addr])

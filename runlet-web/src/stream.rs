@@ -151,10 +151,13 @@ impl Feed {
         let Source::Journaled { context, last } = &mut self.source else { return };
         let Some(journal) = self.catalog.journal().cloned() else { return self.out.push_end() };
         let run = RunId::new(self.id.as_str());
-        let ended = match run_listing(journal.as_ref(), &run).await {
-            Ok(listing) => listing.status.has_ended(),
+        let (ended, newest) = match run_listing(journal.as_ref(), &run).await {
+            Ok(listing) => (listing.status.has_ended(), listing.last_seq),
             Err(error) => return self.out.push_resync(&error.to_string()),
         };
+        if newest <= *last && !ended {
+            return tokio::time::sleep(POLL_EVERY).await;
+        }
         let events =
             match events_from_journal(Arc::clone(context), journal.as_ref(), &run, self.catalog.view()).await
             {
