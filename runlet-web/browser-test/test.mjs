@@ -25,6 +25,8 @@ function appendixFiles() {
   }
   const tools = example("tools-orders-failing.json");
   for (const answers of Object.values(tools)) for (const answer of answers) answer.delay_ms = (answer.delay_ms || 10) * 20;
+  // The order service asks for a pause before each retry: the boundary's retry is scheduled.
+  for (const answer of tools["shop.orders"]) if (answer.error) answer.error.retry_after_ms = 600;
   writeFileSync(join(work, "registry.json"), JSON.stringify(registry));
   writeFileSync(join(work, "tools.json"), JSON.stringify(tools));
   return ["run", join(root, "examples", "appendix-a", "main.run"), "--registry", join(work, "registry.json"), "--tools", join(work, "tools.json"), "--inputs", join(root, "examples", "appendix-a", "inputs.json")];
@@ -69,6 +71,7 @@ const ORDER = ["planned", "blocked", "ready", "dispatching", "running", "succeed
 const drawn = () => [...document.querySelectorAll("#graph [data-node]")].map((node) => ({
   id: node.dataset.node, kind: node.dataset.kind, state: node.dataset.state, tool: node.dataset.tool || null,
   blocked: node.dataset.blocked || null, retries: node.dataset.retries || null, catch: node.dataset.catch || null,
+  retry: node.dataset.retry || null, text: node.textContent,
 }));
 
 async function appendixA(browser) {
@@ -78,6 +81,7 @@ async function appendixA(browser) {
   const seen = new Map(); // node id → the states it was seen in, in order
   const counts = [];
   let permitBlocked = null;
+  let retryScheduled = null;
   let reconnected = false;
   for (let tick = 0; tick < 600; tick++) {
     const nodes = await page.evaluate(drawn);
@@ -87,6 +91,7 @@ async function appendixA(browser) {
       if (states[states.length - 1] !== node.state) states.push(node.state);
       seen.set(node.id, states);
       if (node.blocked === "permit" && !permitBlocked) permitBlocked = node;
+      if (node.retry === "scheduled" && !retryScheduled) retryScheduled = node;
     }
     const status = await page.evaluate(() => ({ records: window.runletPage.records, ended: window.runletPage.ended }));
     if (!reconnected && status.records >= 20 && !status.ended) {
@@ -126,6 +131,9 @@ async function appendixA(browser) {
 
   assert.ok(permitBlocked, "a call waiting for its permit was drawn");
   assert.ok(["crm.customer", "billing.limits", "support.tickets"].includes(permitBlocked.tool), `the permit-blocked call is one of the group (${permitBlocked.tool})`);
+
+  assert.ok(retryScheduled && retryScheduled.kind === "boundary", "the boundary was drawn with its retry scheduled");
+  assert.match(retryScheduled.text, /retry in 600 ms/);
 
   const orders = final.filter((node) => node.tool === "shop.orders");
   assert.equal(orders.length, 3, "each attempt of shop.orders is drawn");
