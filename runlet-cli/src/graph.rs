@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use runlet::engine::Outcome;
 use runlet::observe::{ViewPolicy, to_dot};
 
 use crate::failure::{Failure, Shape};
@@ -26,15 +25,15 @@ pub fn run(args: &GraphArgs) -> ExitCode {
 }
 
 fn execute(args: &GraphArgs) -> Result<ExitCode, Failure> {
-    let Some(finished) = run::execute(&args.run)? else { return Ok(ExitCode::from(1)) };
+    let Some(mut finished) = run::execute(&args.run)? else { return Ok(ExitCode::from(1)) };
     let snapshot = finished.observer.snapshot(&ViewPolicy::default());
     if let Some(path) = &args.dot {
         write_file(path, to_dot(&snapshot))?;
     }
     let json = serde_json::to_string_pretty(&snapshot).expect("a graph snapshot serializes");
     println!("{json}");
-    Ok(match finished.outcome {
-        Outcome::Succeeded(_) => ExitCode::SUCCESS,
-        Outcome::Failed(_) | Outcome::Cancelled => ExitCode::from(1),
-    })
+    match finished.serving.take() {
+        Some(server) => Ok(server.wait_for_signal(run::exit_status(&finished.outcome))),
+        None => Ok(ExitCode::from(run::exit_status(&finished.outcome))),
+    }
 }

@@ -24,6 +24,7 @@ mod resolve;
 mod resume;
 mod run;
 mod runs;
+mod serve;
 mod signals;
 mod stored;
 mod submit;
@@ -75,6 +76,8 @@ enum Command {
     Submit(submit::Args),
     /// Run the runs of a PostgreSQL journal, taking over those of workers that died.
     Worker(worker::Args),
+    /// Serve a web page listing a journal's runs and drawing each run's graph live.
+    Serve(serve::Args),
 }
 
 fn main() -> ExitCode {
@@ -103,6 +106,7 @@ fn main() -> ExitCode {
         Command::Tools(args) => tools::run(&args),
         Command::Submit(args) => submit::run(&args),
         Command::Worker(args) => worker::run(&args),
+        Command::Serve(args) => serve::run(&args),
     }
 }
 

@@ -43,7 +43,7 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
             false
         }
     };
-    let Some(finished) = compile_and_run(&args.program, None, replay.clone(), replay.clone(), checked)?
+    let Some(finished) = compile_and_run(&args.program, None, replay.clone(), replay.clone(), None, checked)?
     else {
         return Ok(ExitCode::from(1));
     };

@@ -33,6 +33,7 @@ use crate::mcp::{McpArgs, no_tools};
 use crate::output::{unwritable, write_file};
 use crate::registry::{RegistryWarnings, load_inputs, load_registry_reporting, load_registry_with};
 use crate::report::{Format, print_diagnostics, print_run_diagnostics, registry_member};
+use crate::serve::LiveServer;
 
 /// How many events the `--events` subscription may hold before the file takes them: without
 /// a bound that matters (queued events are allocated only as they come).
@@ -96,6 +97,11 @@ pub struct Args {
     /// Write the run's tool transcript to this file, for `runlet replay`.
     #[arg(long, value_name = "TRANSCRIPT.json")]
     record: Option<PathBuf>,
+    /// Serve the run's live graph page at ADDR (default 127.0.0.1:0), print its address on
+    /// stderr before the run starts, and keep serving after it ends until interrupted.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = true,
+          default_missing_value = runlet_web::DEFAULT_ADDR)]
+    serve: Option<String>,
 }
 
 impl Args {
@@ -106,7 +112,13 @@ impl Args {
 
 pub fn run(args: &Args) -> ExitCode {
     match execute(args) {
-        Ok(Some(finished)) => report(&finished, args.format()),
+        Ok(Some(mut finished)) => {
+            let status = report(&finished, args.format());
+            match finished.serving.take() {
+                Some(server) => server.wait_for_signal(exit_status(&finished.outcome)),
+                None => status,
+            }
+        }
         Ok(None) => ExitCode::from(1),
         Err(failure) => failure.report(args.format(), Shape::Run),
     }
@@ -152,11 +164,24 @@ fn record_and_run(
     servers: Option<&McpClient>,
 ) -> Result<Option<Finished>, Failure> {
     let Some(path) = &args.record else {
-        return compile_and_run(&args.program, servers, tools, Arc::new(SystemSampler), |_| true);
+        return compile_and_run(
+            &args.program,
+            servers,
+            tools,
+            Arc::new(SystemSampler),
+            args.serve.as_deref(),
+            |_| true,
+        );
     };
     let recorder = Arc::new(RecordingExecutor::new(tools));
-    let Some(finished) =
-        compile_and_run(&args.program, servers, recorder.clone(), recorder.clone(), |_| true)?
+    let Some(finished) = compile_and_run(
+        &args.program,
+        servers,
+        recorder.clone(),
+        recorder.clone(),
+        args.serve.as_deref(),
+        |_| true,
+    )?
     else {
         return Ok(None);
     };
@@ -193,11 +218,21 @@ pub struct Finished {
     pub observer: RunObserver,
     pub digest_key: String,
     pub warnings: Option<RegistryWarnings>,
+    /// The page server of `--serve`, still serving.
+    pub serving: Option<LiveServer>,
+}
+
+/// The exit status of a run that ended with `outcome`.
+pub fn exit_status(outcome: &Outcome) -> u8 {
+    match outcome {
+        Outcome::Succeeded(_) => 0,
+        Outcome::Failed(_) | Outcome::Cancelled => 1,
+    }
 }
 
 /// Compiles the program of `args`, asks `check` about its workflow (false: refused, reported),
 /// and runs it with `executor` answering its calls and `sampler` its sampled intrinsics, writing
-/// `--events` as they happen. `None` when the program did not compile or `check` refused it
+/// `--events` as they happen and, with `serve`, serving its live graph page at that address. `None` when the program did not compile or `check` refused it
 /// (both reported, exit status 1); problems with the files, inputs, journal or event file are
 /// [`Failure`]s (exit 2).
 pub fn compile_and_run(
@@ -205,6 +240,7 @@ pub fn compile_and_run(
     servers: Option<&McpClient>,
     executor: Arc<dyn ToolExecutor>,
     sampler: Arc<dyn Sampler>,
+    serve: Option<&str>,
     check: impl FnOnce(&WorkflowIdentity) -> bool,
 ) -> Result<Option<Finished>, Failure> {
     let file = read_text(&args.file, FileKind::Source)?;
@@ -225,8 +261,9 @@ pub fn compile_and_run(
     let limits = parse_limits(&args.limit)?;
     let journal = JournalSpec::parse(&args.journal)?;
     let events = args.events.as_deref().map(EventsFile::create).transpose()?;
-    let mut builder = journal
-        .open(args.durability)?
+    let opened = journal.open(args.durability)?;
+    let serving = serve.map(|addr| LiveServer::start(addr, Arc::clone(&opened.journal))).transpose()?;
+    let mut builder = opened
         .attach(Runtime::builder())
         .registry(registry)
         .executor(executor)
@@ -263,9 +300,12 @@ pub fn compile_and_run(
     let run =
         runtime.start(&program, &inputs).map_err(|error| Failure::new(error.code(), error.to_string()))?;
     let run_id = run.run_id().clone();
+    if let Some(server) = &serving {
+        server.show(&run_id, run.observer(), &file.text);
+    }
     let Followed { outcome, observer } = follow(run, events, journal != JournalSpec::Memory)?;
     let digest_key = runtime.digest_key().id().to_owned();
-    Ok(Some(Finished { run_id, outcome, workflow, observer, digest_key, warnings }))
+    Ok(Some(Finished { run_id, outcome, workflow, observer, digest_key, warnings, serving }))
 }
 
 /// Refuses an output path that cannot be written before anything runs. The file is created

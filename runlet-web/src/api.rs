@@ -1,0 +1,91 @@
+//! The JSON endpoints: the runs list and one run's redacted snapshot with its source text and
+//! failure views; errors as `{"error": {"code", "message"}}` with a fitting HTTP status.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use runlet::journal::RunId;
+use runlet::observe::{GraphSnapshot, SnapshotOptions, snapshot_from_journal};
+use runlet::runtime::RunListing;
+use serde::Serialize;
+use serde_json::json;
+
+use crate::catalog::{Catalog, Watched, WebError};
+use crate::failure::{FailureView, failure_views};
+
+impl IntoResponse for WebError {
+    fn into_response(self) -> Response {
+        let (status, code) = match &self {
+            WebError::UnknownRun(_) => (StatusCode::NOT_FOUND, "unknown_run"),
+            WebError::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
+            WebError::Journal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "journal"),
+            WebError::NotDrawable { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "not_drawable"),
+        };
+        (status, Json(json!({ "error": { "code": code, "message": self.to_string() } }))).into_response()
+    }
+}
+
+/// A route the server does not have.
+pub(crate) async fn not_found() -> Response {
+    let body = json!({ "error": { "code": "not_found", "message": "no such page" } });
+    (StatusCode::NOT_FOUND, Json(body)).into_response()
+}
+
+#[derive(Serialize)]
+struct Runs {
+    runs: Vec<RunListing>,
+}
+
+pub(crate) async fn runs(State(catalog): State<Arc<Catalog>>) -> Result<Json<impl Serialize>, WebError> {
+    Ok(Json(Runs { runs: catalog.runs().await? }))
+}
+
+/// One run as the page first draws it.
+#[derive(Serialize)]
+pub(crate) struct RunView {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    listing: Option<RunListing>,
+    live: bool,
+    source: String,
+    snapshot: GraphSnapshot,
+    failures: Vec<FailureView>,
+}
+
+pub(crate) async fn run(
+    State(catalog): State<Arc<Catalog>>,
+    Path(id): Path<String>,
+) -> Result<Json<RunView>, WebError> {
+    let watched = catalog.watched(&id).await?;
+    let listing = catalog.listing(&RunId::new(id.as_str())).await?;
+    let snapshot = snapshot_of(&catalog, &watched, &id).await?;
+    let failures = failure_views(&snapshot);
+    let live = matches!(watched, Watched::Live { .. });
+    Ok(Json(RunView { listing, live, source: watched.source().to_owned(), snapshot, failures }))
+}
+
+/// The run's graph now, redacted by the catalog's view.
+pub(crate) async fn snapshot_of(
+    catalog: &Catalog,
+    watched: &Watched,
+    id: &str,
+) -> Result<GraphSnapshot, WebError> {
+    let options = SnapshotOptions::default();
+    match watched {
+        Watched::Live { observer, .. } => Ok(observer.snapshot_with(catalog.view(), &options)),
+        Watched::Journaled { context, .. } => {
+            let journal = catalog.journal().ok_or_else(|| WebError::UnknownRun(id.to_owned()))?;
+            let run = RunId::new(id);
+            snapshot_from_journal(Arc::clone(context), journal.as_ref(), &run, catalog.view(), &options)
+                .await
+                .map_err(|error| WebError::Journal(error.to_string()))
+        }
+    }
+}
+
+/// The snapshot and failure views as one `graph` message.
+pub(crate) fn graph_message(snapshot: &GraphSnapshot) -> serde_json::Value {
+    json!({ "snapshot": snapshot, "failures": failure_views(snapshot) })
+}

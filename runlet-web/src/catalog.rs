@@ -1,0 +1,111 @@
+//! The runs a server shows: live runs this process drives (their observers) and the runs of a
+//! journal, each opened once for watching, with the view policy every response is redacted by.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use runlet::journal::{Journal, RunId};
+use runlet::observe::{GraphContext, RunObserver, ViewPolicy};
+use runlet::runtime::{RunListing, list_runs, run_listing};
+
+use crate::journal_run::open_graph_context;
+
+/// Why a request could not be answered; each becomes a JSON error with an HTTP status.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WebError {
+    #[error("no run `{0}` here")]
+    UnknownRun(String),
+    #[error("the journal could not be read: {0}")]
+    Journal(String),
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("run `{run}` cannot be drawn: {reason}")]
+    NotDrawable { run: String, reason: String },
+}
+
+/// A run opened for watching.
+#[derive(Clone)]
+pub(crate) enum Watched {
+    /// A run this process drives: snapshots and subscriptions from its observer.
+    Live { observer: RunObserver, source: Arc<str> },
+    /// A run known from the journal only (finished, or another process's): rebuilt from it.
+    Journaled { context: Arc<GraphContext>, source: Arc<str> },
+}
+
+impl Watched {
+    pub(crate) fn source(&self) -> &str {
+        match self {
+            Watched::Live { source, .. } | Watched::Journaled { source, .. } => source,
+        }
+    }
+}
+
+/// The runs a server shows, and what its viewers may see of them.
+pub struct Catalog {
+    journal: Option<Arc<dyn Journal>>,
+    view: ViewPolicy,
+    live: Mutex<BTreeMap<RunId, Watched>>,
+    opened: Mutex<BTreeMap<RunId, Watched>>,
+}
+
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalog").field("view", &self.view).finish_non_exhaustive()
+    }
+}
+
+impl Catalog {
+    /// A catalog of `journal`'s runs (none without one), redacted for `view`.
+    pub fn new(journal: Option<Arc<dyn Journal>>, view: ViewPolicy) -> Catalog {
+        Catalog { journal, view, live: Mutex::default(), opened: Mutex::default() }
+    }
+
+    /// Shows the run `observer` follows, whose program is `source`, live.
+    pub fn add_live(&self, observer: RunObserver, source: &str) {
+        let watched = Watched::Live { observer: observer.clone(), source: Arc::from(source) };
+        self.live.lock().insert(observer.run_id().clone(), watched);
+    }
+
+    pub(crate) fn view(&self) -> &ViewPolicy {
+        &self.view
+    }
+
+    pub(crate) fn journal(&self) -> Option<&Arc<dyn Journal>> {
+        self.journal.as_ref()
+    }
+
+    /// The journal's runs in creation order (live runs are journaled there too).
+    pub(crate) async fn runs(&self) -> Result<Vec<RunListing>, WebError> {
+        let Some(journal) = &self.journal else { return Ok(Vec::new()) };
+        list_runs(journal.as_ref()).await.map_err(|error| WebError::Journal(error.to_string()))
+    }
+
+    /// The run `run`'s listing from the journal; `None` for a live run it cannot list.
+    pub(crate) async fn listing(&self, run: &RunId) -> Result<Option<RunListing>, WebError> {
+        let Some(journal) = &self.journal else { return Ok(None) };
+        match run_listing(journal.as_ref(), run).await {
+            Ok(listing) => Ok(Some(listing)),
+            Err(_) if self.live.lock().contains_key(run) => Ok(None),
+            Err(_) => Err(WebError::UnknownRun(run.to_string())),
+        }
+    }
+
+    /// The run `id`, opened for watching: live when this process drives it, else rebuilt from
+    /// the journal's header (once; later requests reuse it).
+    pub(crate) async fn watched(&self, id: &str) -> Result<Watched, WebError> {
+        let run = RunId::new(id);
+        if let Some(watched) = self.live.lock().get(&run) {
+            return Ok(watched.clone());
+        }
+        if let Some(watched) = self.opened.lock().get(&run) {
+            return Ok(watched.clone());
+        }
+        let journal = self.journal.as_ref().ok_or_else(|| WebError::UnknownRun(id.to_owned()))?;
+        let header = journal.header(&run).await.map_err(|_| WebError::UnknownRun(id.to_owned()))?;
+        let (context, source) = open_graph_context(&header)?;
+        let watched = Watched::Journaled { context, source };
+        self.opened.lock().insert(run, watched.clone());
+        Ok(watched)
+    }
+}

@@ -1,0 +1,69 @@
+//! Binding and serving: the routes of the page over a [`Catalog`], on a listener bound to an
+//! address (loopback unless the host says otherwise), with errors that say which address failed.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::get;
+use tokio::net::TcpListener;
+
+use crate::catalog::Catalog;
+use crate::{api, assets, stream};
+
+/// The address served when none is given: loopback, a port the system picks.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:0";
+
+/// The routes of the page and its API over `catalog`.
+pub fn router(catalog: Arc<Catalog>) -> Router {
+    Router::new()
+        .route("/", get(assets::runs_page))
+        .route("/runs", get(assets::runs_page))
+        .route("/runs/{id}", get(assets::run_page))
+        .route("/assets/page.css", get(assets::style))
+        .route("/assets/runs.js", get(assets::runs_script))
+        .route("/assets/run.js", get(assets::run_script))
+        .route("/assets/dagre.min.js", get(assets::dagre))
+        .route("/api/runs", get(api::runs))
+        .route("/api/runs/{id}", get(api::run))
+        .route("/api/runs/{id}/events", get(stream::events))
+        .fallback(api::not_found)
+        .with_state(catalog)
+}
+
+/// A bound listener, ready to serve.
+#[derive(Debug)]
+pub struct Server {
+    listener: TcpListener,
+    addr: SocketAddr,
+}
+
+/// Binds `addr` (`HOST:PORT`; port 0 picks a free one). Must be called inside a tokio runtime.
+pub async fn bind(addr: &str) -> Result<Server, std::io::Error> {
+    let listener = TcpListener::bind(addr).await.map_err(|error| {
+        let why = match error.kind() {
+            std::io::ErrorKind::AddrInUse => "the address is in use".to_owned(),
+            _ => error.to_string(),
+        };
+        std::io::Error::new(error.kind(), format!("cannot listen on `{addr}`: {why}"))
+    })?;
+    let addr = listener.local_addr()?;
+    Ok(Server { listener, addr })
+}
+
+impl Server {
+    /// The address bound (with the port the system picked).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://HOST:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Serves `catalog` until the task is dropped or the listener fails.
+    pub async fn serve(self, catalog: Arc<Catalog>) -> Result<(), std::io::Error> {
+        axum::serve(self.listener, router(catalog)).await
+    }
+}

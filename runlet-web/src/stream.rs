@@ -1,0 +1,214 @@
+//! The server-sent event stream of one run: every journal record after the client's sequence
+//! number once and in order (`record`, its `id` the record's seq, so `Last-Event-ID` resumes
+//! it), `graph` messages with the redrawn snapshot at most every [`GRAPH_EVERY`], and `end`
+//! after the run's last record. A live run streams from its observer's subscription, which
+//! never makes the run wait: it is pulled only as fast as the client reads, and a client that
+//! falls behind is cut loose by the observer and caught up from the journal. A journal's run
+//! that no observer here follows is polled every [`POLL_EVERY`].
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::{Path, Query, State};
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures_util::Stream;
+use runlet::journal::RunId;
+use runlet::observe::{GraphContext, GraphEvent, RunObserver, Subscription, events_from_journal};
+use runlet::runtime::run_listing;
+use serde::Deserialize;
+
+use crate::api::{graph_message, snapshot_of};
+use crate::catalog::{Catalog, Watched, WebError};
+
+/// How often, at most, a stream sends the redrawn graph while records arrive.
+const GRAPH_EVERY: Duration = Duration::from_millis(200);
+
+/// How often a journal's run that no observer here follows is read again.
+const POLL_EVERY: Duration = Duration::from_millis(500);
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct After {
+    after: Option<String>,
+}
+
+pub(crate) async fn events(
+    State(catalog): State<Arc<Catalog>>,
+    Path(id): Path<String>,
+    Query(query): Query<After>,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, WebError> {
+    let after = resume_point(&headers, query.after.as_deref())?;
+    let watched = catalog.watched(&id).await?;
+    let source = match &watched {
+        Watched::Live { observer, .. } => Source::Live {
+            subscription: observer.subscribe(after, catalog.view().clone()),
+            observer: observer.clone(),
+        },
+        Watched::Journaled { context, .. } => Source::Journaled { context: Arc::clone(context), last: after },
+    };
+    let feed = Feed {
+        catalog,
+        id,
+        watched,
+        source,
+        out: Out { queue: VecDeque::new(), dirty: false, last_graph: Instant::now(), done: false },
+    };
+    let stream = futures_util::stream::unfold(feed, |mut feed| async move {
+        let event = feed.next().await?;
+        Some((Ok(event), feed))
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// Where a stream starts: after the `Last-Event-ID` a reconnecting browser sends, else after
+/// `?after=SEQ`, else from the first record.
+fn resume_point(headers: &HeaderMap, after: Option<&str>) -> Result<u64, WebError> {
+    let header = headers.get("last-event-id").map(|value| value.to_str().unwrap_or("-"));
+    match header.or(after) {
+        None => Ok(0),
+        Some(text) => text
+            .trim()
+            .parse()
+            .map_err(|_| WebError::BadRequest(format!("`{text}` is not a sequence number to resume after"))),
+    }
+}
+
+enum Source {
+    Live { subscription: Subscription, observer: RunObserver },
+    Journaled { context: Arc<GraphContext>, last: u64 },
+}
+
+struct Feed {
+    catalog: Arc<Catalog>,
+    id: String,
+    watched: Watched,
+    source: Source,
+    out: Out,
+}
+
+/// The messages a stream has ready to send.
+struct Out {
+    queue: VecDeque<Event>,
+    /// Records were sent since the last `graph` message.
+    dirty: bool,
+    last_graph: Instant,
+    /// Nothing follows what is queued.
+    done: bool,
+}
+
+impl Feed {
+    async fn next(&mut self) -> Option<Event> {
+        loop {
+            if let Some(event) = self.out.queue.pop_front() {
+                return Some(event);
+            }
+            if self.out.done {
+                return None;
+            }
+            match &mut self.source {
+                Source::Live { .. } => self.pull_live().await,
+                Source::Journaled { .. } => self.poll_journal().await,
+            }
+        }
+    }
+
+    async fn pull_live(&mut self) {
+        let Source::Live { subscription, observer } = &mut self.source else { return };
+        let next = if self.out.dirty {
+            let wait = GRAPH_EVERY.saturating_sub(self.out.last_graph.elapsed());
+            match tokio::time::timeout(wait, subscription.next()).await {
+                Ok(next) => next,
+                Err(_) => {
+                    let snapshot = observer.snapshot(self.catalog.view());
+                    self.out.push_graph(&snapshot);
+                    return;
+                }
+            }
+        } else {
+            subscription.next().await
+        };
+        match next {
+            Some(Ok(event)) => {
+                self.out.push_record(&event);
+                if self.out.last_graph.elapsed() >= GRAPH_EVERY {
+                    let snapshot = observer.snapshot(self.catalog.view());
+                    self.out.push_graph(&snapshot);
+                }
+            }
+            Some(Err(error)) => self.out.push_resync(&error.to_string()),
+            None => {
+                let snapshot = observer.snapshot(self.catalog.view());
+                self.out.push_graph(&snapshot);
+                self.out.push_end();
+            }
+        }
+    }
+
+    async fn poll_journal(&mut self) {
+        let Source::Journaled { context, last } = &mut self.source else { return };
+        let Some(journal) = self.catalog.journal().cloned() else { return self.out.push_end() };
+        let run = RunId::new(self.id.as_str());
+        let (ended, newest) = match run_listing(journal.as_ref(), &run).await {
+            Ok(listing) => (listing.status.has_ended(), listing.last_seq),
+            Err(error) => return self.out.push_resync(&error.to_string()),
+        };
+        if newest <= *last && !ended {
+            return tokio::time::sleep(POLL_EVERY).await;
+        }
+        let events =
+            match events_from_journal(Arc::clone(context), journal.as_ref(), &run, self.catalog.view()).await
+            {
+                Ok(events) => events,
+                Err(error) => return self.out.push_resync(&error.to_string()),
+            };
+        let after = *last;
+        let fresh: Vec<GraphEvent> = events.into_iter().filter(|event| event.seq > after).collect();
+        if let Some(newest) = fresh.last() {
+            *last = newest.seq;
+        }
+        for event in &fresh {
+            self.out.push_record(event);
+        }
+        if self.out.dirty {
+            match snapshot_of(&self.catalog, &self.watched, &self.id).await {
+                Ok(snapshot) => self.out.push_graph(&snapshot),
+                Err(error) => return self.out.push_resync(&error.to_string()),
+            }
+        }
+        if ended {
+            self.out.push_end();
+        } else if fresh.is_empty() {
+            tokio::time::sleep(POLL_EVERY).await;
+        }
+    }
+}
+
+impl Out {
+    fn push_record(&mut self, event: &GraphEvent) {
+        let data = serde_json::to_string(event).expect("an event serializes");
+        self.queue.push_back(Event::default().event("record").id(event.seq.to_string()).data(data));
+        self.dirty = true;
+    }
+
+    fn push_graph(&mut self, snapshot: &runlet::observe::GraphSnapshot) {
+        let data = graph_message(snapshot).to_string();
+        self.queue.push_back(Event::default().event("graph").data(data));
+        self.dirty = false;
+        self.last_graph = Instant::now();
+    }
+
+    /// The stream cannot go on: the client should reload the snapshot and resume from its seq.
+    fn push_resync(&mut self, message: &str) {
+        let data = serde_json::json!({ "message": message }).to_string();
+        self.queue.push_back(Event::default().event("resync").data(data));
+        self.done = true;
+    }
+
+    fn push_end(&mut self) {
+        self.queue.push_back(Event::default().event("end").data("{}"));
+        self.done = true;
+    }
+}

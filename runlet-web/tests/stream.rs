@@ -1,0 +1,257 @@
+//! The page server over real runs: the event stream resumes by sequence number without losing
+//! or repeating a record, a client that does not read never holds a run up, and a secret value
+//! appears in no response.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use runlet::analyze::Inputs;
+use runlet::engine::{Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
+use runlet::journal::MemoryJournal;
+use runlet::observe::ViewPolicy;
+use runlet::registry::{Registry, RegistryOptions};
+use runlet::runtime::{RunHandle, Runtime};
+use runlet::value::{Value, parse_json};
+use runlet_web::Catalog;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+
+const TOOLS: &str = r#"{"tools": [
+    {"name": "numbers", "params": [], "outputSchema": {"type": "array", "items": {"type": "integer"}}, "execution": "pure"},
+    {"name": "square", "params": [{"name": "n", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "pure"},
+    {"name": "vault.token", "params": [], "execution": "pure",
+     "outputSchema": {"type": "string", "x-runlet-sensitivity": "secret"}}
+]}"#;
+
+const SECRET: &str = "hunter2-do-not-show";
+
+const PROGRAM: &str = "token = vault.token()\nsquares = for n in numbers() limit 4 {\n    return square(n)\n}\nreturn { token, squares }\n";
+
+/// `numbers` is 0..count, `square(n)` is n² after `delay`, `vault.token` the secret.
+struct Tools {
+    count: i64,
+    delay: Duration,
+}
+
+#[async_trait]
+impl ToolExecutor for Tools {
+    async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+        match (call.tool.as_ref(), call.arguments.iter().next()) {
+            ("numbers", _) => {
+                let items: Vec<String> = (0..self.count).map(|n| n.to_string()).collect();
+                Ok(ToolOutput::new(parse_json(&format!("[{}]", items.join(","))).expect("JSON")))
+            }
+            ("square", Some(Value::Int(n))) => {
+                tokio::time::sleep(self.delay).await;
+                Ok(ToolOutput::new(Value::Int(n * n)))
+            }
+            ("vault.token", _) => Ok(ToolOutput::new(Value::from(SECRET))),
+            (tool, other) => Err(ToolError::new("BAD_ARGUMENT", format!("{tool}: {other:?}"))),
+        }
+    }
+}
+
+fn runtime(count: i64, delay: Duration, observer_buffer: usize) -> (Runtime, Arc<MemoryJournal>) {
+    let registry = Registry::from_json_str(TOOLS, &RegistryOptions::default()).expect("loads").registry;
+    let journal = Arc::new(MemoryJournal::new());
+    let runtime = Runtime::builder()
+        .registry(registry)
+        .executor(Arc::new(Tools { count, delay }))
+        .journal(journal.clone())
+        .observer_buffer(observer_buffer)
+        .build()
+        .expect("builds");
+    (runtime, journal)
+}
+
+fn start(runtime: &Runtime) -> RunHandle {
+    let program = runtime.compile(PROGRAM, &Inputs::new()).expect("compiles");
+    runtime.start(&program, &Inputs::new()).expect("starts")
+}
+
+/// A server of `catalog` on a loopback port of the current runtime; its address.
+async fn serve(catalog: Arc<Catalog>) -> String {
+    let server = runlet_web::bind("127.0.0.1:0").await.expect("binds");
+    let addr = server.local_addr().to_string();
+    tokio::spawn(server.serve(catalog));
+    addr
+}
+
+fn request(path: &str, headers: &str) -> String {
+    format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n{headers}\r\n")
+}
+
+/// The response to GET `path`: its status line and its body, de-chunked.
+async fn get(addr: &str, path: &str, headers: &str) -> (String, String) {
+    let mut stream = TcpStream::connect(addr).await.expect("connects");
+    stream.write_all(request(path, headers).as_bytes()).await.expect("writes");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.expect("reads");
+    split_response(&raw)
+}
+
+fn split_response(raw: &[u8]) -> (String, String) {
+    let text = String::from_utf8_lossy(raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").expect("a complete head");
+    let status = head.lines().next().unwrap_or_default().to_owned();
+    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        (status, dechunk(body).0)
+    } else {
+        (status, body.to_owned())
+    }
+}
+
+/// The data of the complete chunks of `body`, and whether the last chunk was seen.
+fn dechunk(mut body: &str) -> (String, bool) {
+    let mut data = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else { break };
+        if size == 0 {
+            return (data, true);
+        }
+        if rest.len() < size + 2 {
+            break;
+        }
+        data.push_str(&rest[..size]);
+        body = &rest[size + 2..];
+    }
+    (data, false)
+}
+
+/// The `id`s of the `record` messages of an event stream's text, in order.
+fn record_ids(stream: &str) -> Vec<u64> {
+    stream
+        .split("\n\n")
+        .filter(|message| message.lines().any(|line| line == "event: record"))
+        .filter_map(|message| message.lines().find_map(|line| line.strip_prefix("id: ")))
+        .map(|id| id.parse().expect("a sequence number"))
+        .collect()
+}
+
+fn multi_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio")
+}
+
+#[test]
+fn a_reconnect_resumes_after_the_last_record_without_losing_or_repeating_one() {
+    let (runtime, journal) = runtime(12, Duration::from_millis(40), 1024);
+    let run = start(&runtime);
+    let catalog = Arc::new(Catalog::new(Some(journal), ViewPolicy::default()));
+    catalog.add_live(run.observer(), PROGRAM);
+    let id = run.run_id().to_string();
+    let observer = run.observer();
+    let pool = multi_thread();
+    let (first, second, by_query) = pool.block_on(async {
+        let addr = serve(Arc::clone(&catalog)).await;
+        // The first connection reads some records mid-run, then drops.
+        let mut stream = TcpStream::connect(&addr).await.expect("connects");
+        let path = format!("/api/runs/{id}/events?after=0");
+        stream.write_all(request(&path, "").as_bytes()).await.expect("writes");
+        let mut raw = Vec::new();
+        let first = loop {
+            let mut buffer = [0; 4096];
+            let read = stream.read(&mut buffer).await.expect("reads");
+            assert!(read > 0, "the stream ended before the run did");
+            raw.extend_from_slice(&buffer[..read]);
+            let text = String::from_utf8_lossy(&raw).into_owned();
+            if let Some((_, body)) = text.split_once("\r\n\r\n") {
+                let ids = record_ids(&dechunk(body).0);
+                if ids.len() >= 10 {
+                    break ids;
+                }
+            }
+        };
+        drop(stream);
+        let last = *first.last().expect("records");
+        let resumed = format!("/api/runs/{id}/events");
+        let (status, second) = get(&addr, &resumed, &format!("Last-Event-ID: {last}\r\n")).await;
+        assert!(status.contains("200"), "{status}");
+        let (_, by_query) = get(&addr, &format!("/api/runs/{id}/events?after={last}"), "").await;
+        (first, record_ids(&second), record_ids(&by_query))
+    });
+    let outcome = run.wait().expect("journal works");
+    assert!(matches!(outcome, Outcome::Succeeded(_)));
+    let last = observer.seq();
+    assert!(*first.last().expect("records") < last, "the first connection dropped mid-run");
+    let mut all = first.clone();
+    all.extend(&second);
+    assert_eq!(all, (1..=last).collect::<Vec<_>>(), "every record once, in order");
+    assert_eq!(by_query, second, "`?after=` resumes where `Last-Event-ID` does");
+}
+
+#[test]
+fn a_client_that_does_not_read_never_holds_the_run_up_and_catches_up_afterwards() {
+    // Small observer queues, a long run without delays, and a client whose socket buffer is
+    // small and which reads nothing until the run has ended.
+    let (runtime, journal) = runtime(3000, Duration::ZERO, 8);
+    let run = start(&runtime);
+    let catalog = Arc::new(Catalog::new(Some(journal), ViewPolicy::default()));
+    catalog.add_live(run.observer(), PROGRAM);
+    let id = run.run_id().to_string();
+    let observer = run.observer();
+    let pool = multi_thread();
+    let mut stalled = pool.block_on(async {
+        let addr = serve(Arc::clone(&catalog)).await;
+        let socket = TcpSocket::new_v4().expect("socket");
+        socket.set_recv_buffer_size(2048).expect("buffer size");
+        let mut stream = socket.connect(addr.parse().expect("address")).await.expect("connects");
+        stream.write_all(request(&format!("/api/runs/{id}/events"), "").as_bytes()).await.expect("writes");
+        stream
+    });
+    let started = Instant::now();
+    let outcome = run.wait().expect("journal works");
+    assert!(matches!(outcome, Outcome::Succeeded(_)));
+    assert!(started.elapsed() < Duration::from_secs(60), "the run took {:?}", started.elapsed());
+    let last = observer.seq();
+    let ids = pool.block_on(async {
+        let mut raw = Vec::new();
+        stalled.read_to_end(&mut raw).await.expect("reads");
+        record_ids(&split_response(&raw).1)
+    });
+    assert_eq!(ids, (1..=last).collect::<Vec<_>>(), "the stalled client caught up from the journal");
+}
+
+#[test]
+fn a_secret_output_is_in_no_response() {
+    let (runtime, journal) = runtime(3, Duration::from_millis(10), 1024);
+    let run = start(&runtime);
+    let catalog = Arc::new(Catalog::new(Some(journal), ViewPolicy::default()));
+    catalog.add_live(run.observer(), PROGRAM);
+    let id = run.run_id().to_string();
+    let pool = multi_thread();
+    let bodies = pool.block_on(async {
+        let addr = serve(Arc::clone(&catalog)).await;
+        let stream = get(&addr, &format!("/api/runs/{id}/events"), "").await.1;
+        let mut bodies = vec![stream];
+        for path in ["/api/runs".to_owned(), format!("/api/runs/{id}"), format!("/runs/{id}")] {
+            bodies.push(get(&addr, &path, "").await.1);
+        }
+        bodies
+    });
+    assert!(matches!(run.wait().expect("journal works"), Outcome::Succeeded(_)));
+    assert!(bodies[0].contains("<redacted:secret>"), "the stream shows the value redacted");
+    assert!(bodies[2].contains("<redacted:secret>"), "the snapshot shows the value redacted");
+    for body in &bodies {
+        assert!(!body.contains(SECRET), "{body}");
+    }
+}
+
+#[test]
+fn unknown_runs_and_bad_sequence_numbers_are_json_errors() {
+    let pool = multi_thread();
+    pool.block_on(async {
+        let catalog = Arc::new(Catalog::new(Some(Arc::new(MemoryJournal::new())), ViewPolicy::default()));
+        let addr = serve(catalog).await;
+        let (status, body) = get(&addr, "/api/runs/r-missing", "").await;
+        assert!(status.contains("404"), "{status}");
+        assert!(body.contains(r#""code":"unknown_run""#), "{body}");
+        let (status, body) = get(&addr, "/api/runs/r-missing/events?after=soon", "").await;
+        assert!(status.contains("400"), "{status}");
+        assert!(body.contains(r#""code":"bad_request""#), "{body}");
+        let (status, _) = get(&addr, "/no/such/page", "").await;
+        assert!(status.contains("404"), "{status}");
+        let taken = runlet_web::bind(&addr).await.expect_err("the address is taken");
+        assert!(taken.to_string().contains("in use"), "{taken}");
+    });
+}
