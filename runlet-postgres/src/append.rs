@@ -74,7 +74,7 @@ fn append_statement() -> String {
             INSERT INTO runlet.records (run_id, seq, bytes)
             SELECT fenced.run_id, x.seq, x.bytes FROM fenced, unnest($5::bigint[], $6::bytea[]) AS x(seq, bytes)
             RETURNING 1)
-         SELECT count(*) FROM fenced",
+         SELECT count(*) FROM fenced CROSS JOIN LATERAL (SELECT pg_notify('runlet_records', fenced.run_id)) AS woken",
         lease::holds("r.owner"),
         lease::holds("$2"),
     )

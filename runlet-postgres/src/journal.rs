@@ -74,6 +74,8 @@ pub(crate) struct Shared {
     held: Mutex<HashMap<RunId, Held>>,
     pub(crate) retry_for: Duration,
     durability: String,
+    /// Readers waiting for other processes' appends.
+    pub(crate) followers: crate::follow::Followers,
     /// The runtime the connections, the heartbeat and every operation run on.
     io: Option<tokio::runtime::Runtime>,
 }
@@ -151,6 +153,7 @@ impl PostgresJournal {
             held: Mutex::new(HashMap::new()),
             retry_for: options.retry_for,
             durability,
+            followers: Default::default(),
             io: Some(io),
         });
         heartbeat.spawn(renew_leases(Arc::downgrade(&shared)));
@@ -561,6 +564,10 @@ impl Journal for PostgresJournal {
             }
         })
         .await
+    }
+
+    async fn appended(&self, run: &RunId, after: u64, within: Duration) {
+        self.wait_for_records(run.as_str(), after, within).await
     }
 
     fn durability(&self) -> Option<&str> {

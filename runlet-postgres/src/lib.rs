@@ -13,6 +13,7 @@
 //! - `journal`: the store — runs, records, snapshots, blobs — and its claims.
 //! - `append`: the fenced append statement, batches of many runs in one transaction, and the
 //!   read-back that settles an append whose acknowledgement was lost.
+//! - `follow`: readers of runs other processes drive, woken by the appends' notifications.
 //! - `lease`: heartbeats and how long this process trusts its own lease.
 //! - `permits`: tool and resource-group caps shared by every process on the database.
 //! - `wake`: the LISTEN connections that wake workers and permit waiters; polling works
@@ -22,6 +23,7 @@
 
 mod append;
 mod error;
+mod follow;
 mod journal;
 mod lease;
 mod permits;

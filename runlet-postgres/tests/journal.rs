@@ -214,3 +214,47 @@ fn a_takeover_while_an_append_is_in_flight_lets_one_writer_through() {
         });
     }
 }
+
+/// A reader of a run another journal writes waits with `appended`: records already there end
+/// the wait at once, another journal's append wakes it (its statement NOTIFYs `runlet_records`)
+/// long before its timeout, and without appends the wait ends at its timeout (polling).
+#[test]
+fn a_reader_of_another_journals_run_is_woken_by_its_appends() {
+    let Some(db) = support::database("follow") else { return };
+    let writer = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
+    let reader = Arc::new(PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects"));
+    let run = RunId::new("followed");
+    let pool =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio");
+    // Far longer than any wake-up takes: a wait that ends within `BOUND` was woken.
+    const NEVER: Duration = Duration::from_secs(600);
+    const BOUND: Duration = Duration::from_secs(60);
+    pool.block_on(async {
+        writer.create_run(&support::header("followed")).await.expect("create");
+        writer.append(&run, 0, &[record(1)]).await.expect("append");
+        tokio::time::timeout(BOUND, reader.appended(&run, 0, NEVER))
+            .await
+            .expect("a record after 0 is there already");
+
+        let follow = {
+            let (reader, run) = (Arc::clone(&reader), run.clone());
+            tokio::spawn(async move {
+                let mut seen = reader.read(&run, 0, 10).await.expect("reads");
+                while seen.len() < 2 {
+                    reader.appended(&run, seen.len() as u64, NEVER).await;
+                    seen = reader.read(&run, 0, 10).await.expect("reads");
+                }
+                seen
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        writer.append(&run, 1, &[record(2)]).await.expect("append");
+        let seen =
+            tokio::time::timeout(BOUND, follow).await.expect("the append woke the reader").expect("joins");
+        assert_eq!(seen, vec![record(1), record(2)]);
+
+        tokio::time::timeout(BOUND, reader.appended(&run, 2, Duration::from_millis(200)))
+            .await
+            .expect("without appends the wait ends at its timeout");
+    });
+}

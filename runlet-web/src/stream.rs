@@ -4,7 +4,9 @@
 //! after the run's last record. A live run streams from its observer's subscription, which
 //! never makes the run wait: it is pulled only as fast as the client reads, and a client that
 //! falls behind is cut loose by the observer and caught up from the journal. A journal's run
-//! that no observer here follows is polled every [`POLL_EVERY`].
+//! that no observer here follows is read again whenever its journal says records may have been
+//! appended (`Journal::appended`: a PostgreSQL journal's notifications), and every
+//! [`POLL_EVERY`] at the latest.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -156,7 +158,7 @@ impl Feed {
             Err(error) => return self.out.push_resync(&error.to_string()),
         };
         if newest <= *last && !ended {
-            return tokio::time::sleep(POLL_EVERY).await;
+            return journal.appended(&run, newest, POLL_EVERY).await;
         }
         let events =
             match events_from_journal(Arc::clone(context), journal.as_ref(), &run, self.catalog.view()).await
@@ -181,7 +183,7 @@ impl Feed {
         if ended {
             self.out.push_end();
         } else if fresh.is_empty() {
-            tokio::time::sleep(POLL_EVERY).await;
+            journal.appended(&run, *last, POLL_EVERY).await;
         }
     }
 }

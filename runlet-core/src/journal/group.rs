@@ -177,6 +177,10 @@ impl Journal for GroupCommit {
     fn durability(&self) -> Option<&str> {
         self.inner.durability()
     }
+
+    async fn appended(&self, run: &RunId, after: u64, within: std::time::Duration) {
+        self.inner.appended(run, after, within).await
+    }
 }
 
 #[cfg(test)]

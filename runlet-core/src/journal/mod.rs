@@ -263,6 +263,15 @@ pub trait Journal: Send + Sync {
         None
     }
 
+    /// Returns once records may have been appended to `run` after sequence number `after`, or
+    /// once `within` has passed: how a reader that follows a run another process drives waits
+    /// before it reads again. Only a hint — the reader always reads — so a store without
+    /// notifications keeps the default, which waits `within` (polling).
+    async fn appended(&self, run: &RunId, after: u64, within: std::time::Duration) {
+        let _ = (run, after);
+        tokio::time::sleep(within).await;
+    }
+
     /// Every run of the journal, in the order they were created, with its last sequence number
     /// and the time of its last append: what an operator's run list is made of. A store that
     /// cannot enumerate its runs keeps the default, which says so (`RL7005`).
