@@ -181,6 +181,11 @@ typedef struct runlet_event_owned runlet_event_owned;
 typedef struct runlet_journal_sink runlet_journal_sink;
 
 /**
+ * A page server of a runtime's runs, serving until it is freed.
+ */
+typedef struct runlet_page_server runlet_page_server;
+
+/**
  * A compiled program: immutable; any thread may start runs of it concurrently.
  */
 typedef struct runlet_program runlet_program;
@@ -1258,6 +1263,37 @@ const struct runlet_event *runlet_event_owned_get(const struct runlet_event_owne
  * Frees an event from `runlet_run_next_event`. NULL is a no-op; free each at most once.
  */
 void runlet_event_owned_free(struct runlet_event_owned *owned);
+
+/**
+ * Starts serving the graph page of `runtime`'s runs at `addr` (`HOST:PORT`; port 0 picks a free
+ * one; empty for `127.0.0.1:0`, loopback) and stores the server in `*out` (NULL on failure):
+ * the journal's runs, and every run `runtime` starts or resumes from now on live. Its address
+ * is `runlet_page_server_url`. What the pages show of values is what the runtime's `view`
+ * allows. An address that cannot be bound is `RUNLET_ERR_INVALID_ARGUMENT`, naming it; a
+ * library built without the `web` feature gives `RUNLET_ERR_UNSUPPORTED`. The server runs on a
+ * thread of its own and never makes a run wait. Free it before the runtime.
+ *
+ * Thread-safety: any thread, concurrently.
+ */
+struct runlet_error *runlet_page_server_start(const struct runlet_runtime *runtime,
+                                              struct runlet_str addr,
+                                              struct runlet_page_server **out);
+
+/**
+ * The server's address, `http://HOST:PORT` (the runs page is under `/runs`, a run's page under
+ * `/runs/RUN_ID`). Borrowed: valid until `runlet_page_server_free(server)`. Empty for NULL.
+ *
+ * Thread-safety: any thread, concurrently.
+ */
+struct runlet_str runlet_page_server_url(const struct runlet_page_server *server);
+
+/**
+ * Stops the server: its connections are closed and its thread joined before this returns.
+ * NULL is a no-op; free at most once, not concurrently with other calls on it.
+ *
+ * Thread-safety: any thread but a callback's.
+ */
+void runlet_page_server_free(struct runlet_page_server *server);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -24,7 +24,8 @@
 // interrupted, and Runtime.Uncertain, ResolveApplied, ResolveNotApplied, ResolveFailed and
 // AuthorizeFreshGeneration journal the host's decisions about calls a crash left uncertain
 // (spec §5.4). Run.Events streams the run's events; Run.Snapshot and Runtime.JournalSnapshot
-// give its graph.
+// give its graph; Runtime.ServePage serves the live graph page of the runtime's runs to a
+// browser (docs/graph-page.md).
 //
 // # Concurrency and lifetimes
 //
@@ -41,7 +42,8 @@
 // By default the package links the installed shared library through pkg-config (runlet.pc).
 // The runlet_static build tag links librunlet.a and its native dependencies instead; the
 // runlet_dev tag builds against this repository's include/ and target/release (after
-// `cargo build --release -p runlet-capi --features mcp,postgres`; Options.MCP and Postgres need
-// a library built with those opt-in parts), which is what scripts/test-go does. The
-// runlet_gcstress tag forces a garbage collection at every handle access (run it with GOGC=1).
+// `cargo build --release -p runlet-capi --features mcp,postgres,web`; Options.MCP, Postgres and
+// Runtime.ServePage need a library built with those opt-in parts), which is what scripts/test-go
+// does. The runlet_gcstress tag forces a garbage collection at every handle access (run it
+// with GOGC=1).
 package runlet

@@ -1,7 +1,7 @@
 // Many machines: a runtime over a PostgreSQL journal (Options.Journal = Postgres(url)) submits
 // runs for any worker to run (Submit) and runs the journal's runs as one of its workers (Work),
 // taking over those of workers that died once their lease has expired — what `runlet submit`
-// and `runlet worker` do. Needs a librunlet built with its postgres feature (the default).
+// and `runlet worker` do. Needs a librunlet built with its opt-in postgres feature.
 
 package runlet
 

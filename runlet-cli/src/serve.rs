@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use runlet::diag::codes;
 use runlet::journal::{Journal, RunId};
 use runlet::observe::{RunObserver, ViewPolicy};
-use runlet_web::{Catalog, DEFAULT_ADDR};
+use runlet_web::{Background, Catalog, DEFAULT_ADDR};
 
 use crate::failure::{Failure, Shape};
 use crate::journal_spec::{DurabilityArg, JournalSpec};
@@ -36,7 +36,7 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
     let journal = JournalSpec::durable(&args.journal)?.open(args.durability)?.journal;
     let server = LiveServer::start(&args.addr, journal)?;
     let stop = stop_signal();
-    eprintln!("serving {}/runs", server.url);
+    eprintln!("serving {}/runs", server.server.url());
     let _ = stop.recv();
     Ok(ExitCode::SUCCESS)
 }
@@ -52,47 +52,22 @@ fn stop_signal() -> mpsc::Receiver<()> {
 
 /// A page server running on its own thread until the process ends.
 pub struct LiveServer {
-    catalog: Arc<Catalog>,
-    url: String,
+    server: Background,
 }
 
 impl LiveServer {
     /// Binds `addr` and serves the runs of `journal` (and the live runs added later).
     pub fn start(addr: &str, journal: Arc<dyn Journal>) -> Result<LiveServer, Failure> {
         let catalog = Arc::new(Catalog::new(Some(journal), ViewPolicy::default()));
-        let (bound, url) = mpsc::channel();
-        let served = Arc::clone(&catalog);
-        let addr = addr.to_owned();
-        std::thread::Builder::new()
-            .name("runlet-web".to_owned())
-            .spawn(move || {
-                let reactor = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-                    Ok(reactor) => reactor,
-                    Err(error) => return drop(bound.send(Err(format!("no I/O reactor: {error}")))),
-                };
-                reactor.block_on(async move {
-                    let server = match runlet_web::bind(&addr).await {
-                        Ok(server) => server,
-                        Err(error) => return drop(bound.send(Err(error.to_string()))),
-                    };
-                    let _ = bound.send(Ok(server.url()));
-                    if let Err(error) = server.serve(served).await {
-                        eprintln!("warning: the page server stopped: {error}");
-                    }
-                });
-            })
-            .map_err(|error| Failure::new(codes::INVALID_ARGUMENT, format!("no server thread: {error}")))?;
-        match url.recv() {
-            Ok(Ok(url)) => Ok(LiveServer { catalog, url }),
-            Ok(Err(message)) => Err(Failure::new(codes::INVALID_ARGUMENT, message)),
-            Err(_) => Err(Failure::new(codes::INVALID_ARGUMENT, "the page server did not start")),
-        }
+        let server = Background::start(addr, catalog)
+            .map_err(|error| Failure::new(codes::INVALID_ARGUMENT, error.to_string()))?;
+        Ok(LiveServer { server })
     }
 
     /// Shows the run `observer` follows, whose program is `source`, and prints its page's address.
     pub fn show(&self, run: &RunId, observer: RunObserver, source: &str) {
-        self.catalog.add_live(observer, source);
-        eprintln!("serving {}/runs/{run}", self.url);
+        self.server.catalog().add_live(observer, source);
+        eprintln!("serving {}/runs/{run}", self.server.url());
     }
 
     /// Keeps serving until SIGINT or SIGTERM, then exits the process with `status`.

@@ -14,7 +14,7 @@ mod boundary;
 
 // cbindgen walks the modules in the order they are declared here, and that sets the order of the
 // header's constants and functions: version, strings, errors, runtime, program, run, tool calls,
-// journal, events. The blank lines keep rustfmt from sorting them.
+// journal, events, the graph page. The blank lines keep rustfmt from sorting them.
 mod version;
 
 mod strings;
@@ -39,6 +39,8 @@ mod journal;
 
 mod events;
 
+mod page;
+
 // Internal helpers without C items.
 mod handle;
 mod reentrancy;
@@ -48,6 +50,7 @@ pub use error::*;
 pub use events::*;
 pub use executor::*;
 pub use journal::*;
+pub use page::*;
 pub use program::*;
 pub use recovery::*;
 pub use run::*;

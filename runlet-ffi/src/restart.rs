@@ -69,7 +69,7 @@ pub unsafe extern "C" fn runlet_runtime_recover_interrupted(
             entries.push(match outcome {
                 Recovered::Resumed(handle) => {
                     if let Some(on_resumed) = on_resumed {
-                        let run = into_raw(launched(runtime, handle, pull_events));
+                        let run = into_raw(launched(runtime, handle, pull_events, None));
                         // SAFETY: the host's callback takes the handle it is given.
                         unsafe { on_resumed(user_data, run) };
                     }

@@ -209,9 +209,18 @@ pub(crate) unsafe fn read_run_options(options: *const runlet_run_options) -> Res
 }
 
 /// Wraps a started or resumed run: its events are forwarded to the listener (and the pull
-/// queue when `pull_events`) on the runtime's pool until it ends.
-pub(crate) fn launched(runtime: &runlet_runtime, handle: RunHandle, pull_events: bool) -> runlet_run {
+/// queue when `pull_events`) on the runtime's pool until it ends, and it is shown live on the
+/// runtime's page servers when its program's `source` is at hand (else from the journal).
+pub(crate) fn launched(
+    runtime: &runlet_runtime,
+    handle: RunHandle,
+    pull_events: bool,
+    source: Option<&str>,
+) -> runlet_run {
     let instance = runtime.instance();
+    if let Some(source) = source {
+        instance.pages().show(&handle.observer(), source);
+    }
     let state = Arc::new(RunState {
         run_id: Arc::from(handle.run_id().as_str()),
         cancel: handle.canceller(),
@@ -259,7 +268,7 @@ pub unsafe extern "C" fn runlet_run_start(
             .engine()
             .start_with(program.executable(), &inputs, RunOptions { limits })
             .map_err(|error| Error::new(RUNLET_ERR_INVALID_ARGUMENT, error.to_string()))?;
-        *out = into_raw(launched(runtime, handle, pull_events));
+        *out = into_raw(launched(runtime, handle, pull_events, Some(program.executable().source())));
         Ok(())
     })
 }
@@ -294,7 +303,7 @@ pub unsafe extern "C" fn runlet_run_resume(
         let recovery = engine
             .recovery(program.executable(), &RunId::new(run_id), RunOptions { limits })
             .map_err(|error| recovery_error(&error))?;
-        *out = into_raw(launched(runtime, recovery.resume(), pull_events));
+        *out = into_raw(launched(runtime, recovery.resume(), pull_events, Some(program.executable().source())));
         Ok(())
     })
 }

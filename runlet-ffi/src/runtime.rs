@@ -23,6 +23,7 @@ use crate::executor::{HostExecutor, runlet_tool_executor};
 use crate::handle::{Handle, into_raw, out_param, take};
 use crate::journal::{HostJournal, runlet_journal_vtable};
 use crate::mcp::{McpRequest, Servers};
+use crate::page::Pages;
 use crate::reentrancy::in_callback;
 use crate::strings::{runlet_bytes, runlet_str};
 use crate::versioned::{Versioned, copy_in};
@@ -189,6 +190,8 @@ pub(crate) struct Instance {
     poison: Arc<Poison>,
     /// Stopped after the engine, once no run calls them any more.
     servers: Option<Servers>,
+    /// The page servers its runs are shown in live.
+    pages: Pages,
 }
 
 impl Instance {
@@ -217,6 +220,10 @@ impl Instance {
 
     pub(crate) fn view(&self) -> &Arc<ViewPolicy> {
         &self.view
+    }
+
+    pub(crate) fn pages(&self) -> &Pages {
+        &self.pages
     }
 }
 
@@ -405,6 +412,7 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
         view: Arc::new(view),
         poison: Arc::default(),
         servers,
+        pages: Pages::default(),
     })
 }
 

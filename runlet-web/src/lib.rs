@@ -12,6 +12,9 @@
 //!   journal record once and in order after `SEQ` (`event: record`, `id: SEQ`), with `graph`
 //!   messages carrying the redrawn snapshot, and `end` once the run's last record was sent.
 //!
+//! [`Background`] serves a catalog on a thread of its own, stopped when dropped: what the CLI,
+//! the C library and the Go binding use.
+//!
 //! A Rust host serves its own runs the same way: a [`Catalog`] over its journal, each run added
 //! with its observer and source, and a [`Server`] bound to an address (an admin port):
 //!
@@ -35,11 +38,13 @@
 
 mod api;
 mod assets;
+mod background;
 mod catalog;
 mod failure;
 mod journal_run;
 mod serve;
 mod stream;
 
+pub use background::Background;
 pub use catalog::{Catalog, WebError};
 pub use serve::{DEFAULT_ADDR, Server, bind, router};

@@ -40,18 +40,26 @@ pub struct Server {
 
 /// Binds `addr` (`HOST:PORT`; port 0 picks a free one). Must be called inside a tokio runtime.
 pub async fn bind(addr: &str) -> Result<Server, std::io::Error> {
-    let listener = TcpListener::bind(addr).await.map_err(|error| {
-        let why = match error.kind() {
-            std::io::ErrorKind::AddrInUse => "the address is in use".to_owned(),
-            _ => error.to_string(),
-        };
-        std::io::Error::new(error.kind(), format!("cannot listen on `{addr}`: {why}"))
-    })?;
-    let addr = listener.local_addr()?;
-    Ok(Server { listener, addr })
+    let listener = TcpListener::bind(addr).await.map_err(|error| cannot_listen(addr, error))?;
+    Server::new(listener)
+}
+
+/// The error of a listener that could not be bound at `addr`, naming it.
+pub(crate) fn cannot_listen(addr: &str, error: std::io::Error) -> std::io::Error {
+    let why = match error.kind() {
+        std::io::ErrorKind::AddrInUse => "the address is in use".to_owned(),
+        _ => error.to_string(),
+    };
+    std::io::Error::new(error.kind(), format!("cannot listen on `{addr}`: {why}"))
 }
 
 impl Server {
+    /// Serves on `listener`, already bound.
+    pub(crate) fn new(listener: TcpListener) -> Result<Server, std::io::Error> {
+        let addr = listener.local_addr()?;
+        Ok(Server { listener, addr })
+    }
+
     /// The address bound (with the port the system picked).
     pub fn local_addr(&self) -> SocketAddr {
         self.addr

@@ -473,6 +473,11 @@ impl Executable {
         &self.compiled
     }
 
+    /// The source text it was compiled from.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
     /// What observers of the run `run` of this program need to know about it: for rebuilding
     /// its graph from the journal ([`crate::observe::snapshot_from_journal`]).
     pub fn graph_context(&self, run: &RunId) -> Arc<GraphContext> {
@@ -539,6 +544,12 @@ impl Runtime {
 
     pub fn registry(&self) -> &Arc<Registry> {
         &self.registry
+    }
+
+    /// The journal this runtime's runs are journaled in: what a host lists or shows them from
+    /// (the graph page's catalog, say).
+    pub fn journal(&self) -> &Arc<dyn Journal> {
+        &self.journal
     }
 
     /// What an acknowledged append of this runtime's journal survives ([`Journal::durability`]):
