@@ -7,6 +7,8 @@
   const SVG = "http://www.w3.org/2000/svg";
   // How many of the latest records the event log keeps in the page.
   const LOG_KEPT = 500;
+  // The most iterations of a loop the server draws in full on request (`?detail=`).
+  const MOST_DETAIL = 1024;
   const runId = decodeURIComponent(location.pathname.replace(/^\/runs\//, ""));
   const page = {
     runId,
@@ -22,6 +24,8 @@
     failures: [],
     stream: null,
     selected: null,
+    // Loops of up to this many items are drawn in full (null: the server's default, 32).
+    detail: null,
     reconnect,
   };
   window.runletPage = page;
@@ -300,6 +304,18 @@
       row(list, "iterations", String(range.iterations));
       row(list, "iteration states", range.iteration_states);
       row(list, "node states", range.node_states);
+      // Failed iterations are never folded: they are drawn in full beside the range.
+      const failed = page.snapshot.nodes.filter((node) => node.state === "failed" && node.scopes.some((scope) => scope.owner === range.loop));
+      row(list, "failed in this loop", failed.map((node) => node.label).join(", ") || "none");
+      if (page.detail == null) {
+        const expand = el("button", { "data-expand": range.loop }, "draw every iteration (loops of up to " + MOST_DETAIL + " items)");
+        expand.addEventListener("click", () => {
+          page.detail = MOST_DETAIL;
+          if (page.stream) page.stream.close();
+          load();
+        });
+        box.appendChild(expand);
+      }
     } else if (region) {
       box.appendChild(el("h2", {}, region.arm + ": not materialized"));
       row(list, "owner", region.owner);
@@ -332,6 +348,7 @@
     const labels = new Map(page.snapshot.nodes.map((node) => [node.id, node.label]));
     row(list, "path from output", failure.path_from_output.map((id) => labels.get(id) || id).join(" → "));
     row(list, "inputs never resolved", failure.unresolved_inputs.map((id) => labels.get(id) || id).join(", ") || "none");
+    row(list, "what to do", failure.remediation);
     section.appendChild(list);
     return section;
   }
@@ -399,7 +416,8 @@
   }
 
   function listen(after) {
-    const stream = new EventSource("/api/runs/" + encodeURIComponent(runId) + "/events?after=" + after);
+    const detail = page.detail == null ? "" : "&detail=" + page.detail;
+    const stream = new EventSource("/api/runs/" + encodeURIComponent(runId) + "/events?after=" + after + detail);
     page.stream = stream;
     stream.onopen = () => setConnection("live");
     stream.addEventListener("record", record);
@@ -430,7 +448,8 @@
   }
 
   async function load() {
-    const response = await fetch("/api/runs/" + encodeURIComponent(runId));
+    const detail = page.detail == null ? "" : "?detail=" + page.detail;
+    const response = await fetch("/api/runs/" + encodeURIComponent(runId) + detail);
     const data = await response.json();
     if (!response.ok) {
       document.getElementById("details").textContent = data.error.message;

@@ -1,16 +1,16 @@
 //! The JSON endpoints: the runs list and one run's redacted snapshot with its source text and
-//! failure views; errors as `{"error": {"code", "message"}}` with a fitting HTTP status.
+//! failure views (`?detail=N` draws loops of up to N items in full); errors as `{"error": {"code", "message"}}` with a fitting HTTP status.
 
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use runlet::journal::RunId;
 use runlet::observe::{GraphSnapshot, SnapshotOptions, snapshot_from_journal};
 use runlet::runtime::RunListing;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::catalog::{Catalog, Watched, WebError};
@@ -54,13 +54,38 @@ pub(crate) struct RunView {
     failures: Vec<FailureView>,
 }
 
+/// The most iterations of a loop a snapshot spells out on request (`?detail=N`): the observer
+/// keeps every iteration of a loop only up to this many items, counts above.
+pub(crate) const MOST_DETAIL: usize = 1024;
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct Detail {
+    detail: Option<String>,
+}
+
+impl Detail {
+    /// The snapshot options `?detail=N` asks for: loops of up to N items drawn in full (the
+    /// default folds loops over 32 items into ranges).
+    pub(crate) fn options(text: Option<&str>) -> Result<SnapshotOptions, WebError> {
+        let Some(text) = text else { return Ok(SnapshotOptions::default()) };
+        match text.trim().parse::<usize>() {
+            Ok(limit) if limit <= MOST_DETAIL => Ok(SnapshotOptions { iteration_detail_limit: limit }),
+            _ => Err(WebError::BadRequest(format!(
+                "`detail={text}`: the iterations a loop is drawn in full for, at most {MOST_DETAIL}"
+            ))),
+        }
+    }
+}
+
 pub(crate) async fn run(
     State(catalog): State<Arc<Catalog>>,
     Path(id): Path<String>,
+    Query(query): Query<Detail>,
 ) -> Result<Json<RunView>, WebError> {
+    let options = Detail::options(query.detail.as_deref())?;
     let watched = catalog.watched(&id).await?;
     let listing = catalog.listing(&RunId::new(id.as_str())).await?;
-    let snapshot = snapshot_of(&catalog, &watched, &id).await?;
+    let snapshot = snapshot_of(&catalog, &watched, &id, &options).await?;
     let failures = failure_views(&snapshot);
     let live = matches!(watched, Watched::Live { .. });
     Ok(Json(RunView { listing, live, source: watched.source().to_owned(), snapshot, failures }))
@@ -71,14 +96,14 @@ pub(crate) async fn snapshot_of(
     catalog: &Catalog,
     watched: &Watched,
     id: &str,
+    options: &SnapshotOptions,
 ) -> Result<GraphSnapshot, WebError> {
-    let options = SnapshotOptions::default();
     match watched {
-        Watched::Live { observer, .. } => Ok(observer.snapshot_with(catalog.view(), &options)),
+        Watched::Live { observer, .. } => Ok(observer.snapshot_with(catalog.view(), options)),
         Watched::Journaled { context, .. } => {
             let journal = catalog.journal().ok_or_else(|| WebError::UnknownRun(id.to_owned()))?;
             let run = RunId::new(id);
-            snapshot_from_journal(Arc::clone(context), journal.as_ref(), &run, catalog.view(), &options)
+            snapshot_from_journal(Arc::clone(context), journal.as_ref(), &run, catalog.view(), options)
                 .await
                 .map_err(|error| WebError::Journal(error.to_string()))
         }

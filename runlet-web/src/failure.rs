@@ -1,6 +1,7 @@
 //! The failure view of spec §3.5 for each failed node of a snapshot: what failed, whether a
-//! retry is reasonable, the shortest dependency path from the program's output to it, and which
-//! of its inputs never resolved. Computed from the redacted snapshot, so it shows nothing more.
+//! retry is reasonable, the shortest dependency path from the program's output to it, which of
+//! its inputs never resolved, and the tool's remediation text. Computed from the redacted
+//! snapshot, so it shows nothing more.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -17,6 +18,9 @@ pub(crate) struct FailureView {
     pub message: Option<String>,
     pub retryable: bool,
     pub uncertain: bool,
+    /// The tool's remediation text for the code, from its registry entry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remediation: Option<String>,
     /// Node ids from the program's output down to the failed node, along data and containment
     /// edges; empty when no such path is drawn.
     pub path_from_output: Vec<String>,
@@ -59,6 +63,7 @@ pub(crate) fn failure_views(snapshot: &GraphSnapshot) -> Vec<FailureView> {
                 message: failure.message.clone(),
                 retryable: failure.retryable,
                 uncertain: failure.uncertain,
+                remediation: failure.remediation.clone(),
                 path_from_output: root.map_or_else(Vec::new, |root| shortest_path(&upstream, root, &node.id)),
                 unresolved_inputs,
             })

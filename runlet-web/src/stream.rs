@@ -18,11 +18,13 @@ use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
 use runlet::journal::RunId;
-use runlet::observe::{GraphContext, GraphEvent, RunObserver, Subscription, events_from_journal};
+use runlet::observe::{
+    GraphContext, GraphEvent, RunObserver, SnapshotOptions, Subscription, events_from_journal,
+};
 use runlet::runtime::run_listing;
 use serde::Deserialize;
 
-use crate::api::{graph_message, snapshot_of};
+use crate::api::{Detail, graph_message, snapshot_of};
 use crate::catalog::{Catalog, Watched, WebError};
 
 /// How often, at most, a stream sends the redrawn graph while records arrive.
@@ -34,6 +36,8 @@ const POLL_EVERY: Duration = Duration::from_millis(500);
 #[derive(Debug, Deserialize)]
 pub(crate) struct After {
     after: Option<String>,
+    /// As for the snapshot: the `graph` messages draw loops of up to this many items in full.
+    detail: Option<String>,
 }
 
 pub(crate) async fn events(
@@ -43,6 +47,7 @@ pub(crate) async fn events(
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, WebError> {
     let after = resume_point(&headers, query.after.as_deref())?;
+    let options = Detail::options(query.detail.as_deref())?;
     let watched = catalog.watched(&id).await?;
     let source = match &watched {
         Watched::Live { observer, .. } => Source::Live {
@@ -55,6 +60,7 @@ pub(crate) async fn events(
         catalog,
         id,
         watched,
+        options,
         source,
         out: Out { queue: VecDeque::new(), dirty: false, last_graph: Instant::now(), done: false },
     };
@@ -87,6 +93,7 @@ struct Feed {
     catalog: Arc<Catalog>,
     id: String,
     watched: Watched,
+    options: SnapshotOptions,
     source: Source,
     out: Out,
 }
@@ -124,7 +131,7 @@ impl Feed {
             match tokio::time::timeout(wait, subscription.next()).await {
                 Ok(next) => next,
                 Err(_) => {
-                    let snapshot = observer.snapshot(self.catalog.view());
+                    let snapshot = observer.snapshot_with(self.catalog.view(), &self.options);
                     self.out.push_graph(&snapshot);
                     return;
                 }
@@ -136,13 +143,13 @@ impl Feed {
             Some(Ok(event)) => {
                 self.out.push_record(&event);
                 if self.out.last_graph.elapsed() >= GRAPH_EVERY {
-                    let snapshot = observer.snapshot(self.catalog.view());
+                    let snapshot = observer.snapshot_with(self.catalog.view(), &self.options);
                     self.out.push_graph(&snapshot);
                 }
             }
             Some(Err(error)) => self.out.push_resync(&error.to_string()),
             None => {
-                let snapshot = observer.snapshot(self.catalog.view());
+                let snapshot = observer.snapshot_with(self.catalog.view(), &self.options);
                 self.out.push_graph(&snapshot);
                 self.out.push_end();
             }
@@ -175,7 +182,7 @@ impl Feed {
             self.out.push_record(event);
         }
         if self.out.dirty {
-            match snapshot_of(&self.catalog, &self.watched, &self.id).await {
+            match snapshot_of(&self.catalog, &self.watched, &self.id, &self.options).await {
                 Ok(snapshot) => self.out.push_graph(&snapshot),
                 Err(error) => return self.out.push_resync(&error.to_string()),
             }

@@ -21,7 +21,9 @@ const TOOLS: &str = r#"{"tools": [
     {"name": "numbers", "params": [], "outputSchema": {"type": "array", "items": {"type": "integer"}}, "execution": "pure"},
     {"name": "square", "params": [{"name": "n", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "pure"},
     {"name": "vault.token", "params": [], "execution": "pure",
-     "outputSchema": {"type": "string", "x-runlet-sensitivity": "secret"}}
+     "outputSchema": {"type": "string", "x-runlet-sensitivity": "secret"}},
+    {"name": "quota.check", "params": [], "execution": "pure", "outputSchema": {"type": "integer"},
+     "errors": [{"code": "OVER_QUOTA", "retryable": false, "description": "Ask an admin to raise the quota."}]}
 ]}"#;
 
 const SECRET: &str = "hunter2-do-not-show";
@@ -47,6 +49,7 @@ impl ToolExecutor for Tools {
                 Ok(ToolOutput::new(Value::Int(n * n)))
             }
             ("vault.token", _) => Ok(ToolOutput::new(Value::from(SECRET))),
+            ("quota.check", _) => Err(ToolError::new("OVER_QUOTA", "the quota is spent")),
             (tool, other) => Err(ToolError::new("BAD_ARGUMENT", format!("{tool}: {other:?}"))),
         }
     }
@@ -254,4 +257,113 @@ fn unknown_runs_and_bad_sequence_numbers_are_json_errors() {
         let taken = runlet_web::bind(&addr).await.expect_err("the address is taken");
         assert!(taken.to_string().contains("in use"), "{taken}");
     });
+}
+
+/// The run's snapshot as the page first loads it (`/api/runs/{id}` plus `query`): the status
+/// line, the body's size and the body.
+async fn snapshot(addr: &str, id: &str, query: &str) -> (String, usize, serde_json::Value) {
+    let (status, body) = get(addr, &format!("/api/runs/{id}{query}"), "").await;
+    let parsed = serde_json::from_str(&body).unwrap_or(serde_json::Value::Null);
+    (status, body.len(), parsed)
+}
+
+/// A run of more than 100,000 journaled events is drawn from a snapshot whose size does not grow
+/// with the loop (finished iterations folded into ranges), and the stream from the snapshot's
+/// seq sends no record again: the page never receives every node or every record.
+#[test]
+fn a_run_of_100000_journaled_events_is_drawn_from_a_bounded_snapshot() {
+    let pool = multi_thread();
+    let mut sizes = Vec::new();
+    for count in [2_500, 25_000] {
+        let (runtime, journal) = runtime(count, Duration::ZERO, 1024);
+        let run = start(&runtime);
+        let id = run.run_id().to_string();
+        assert!(matches!(run.wait().expect("journal works"), Outcome::Succeeded(_)));
+        // Shown from the journal, as `runlet serve` shows a finished run.
+        let catalog = Arc::new(Catalog::new(Some(journal), ViewPolicy::default()));
+        let (status, size, view, stream) = pool.block_on(async {
+            let addr = serve(catalog).await;
+            let (status, size, view) = snapshot(&addr, &id, "").await;
+            let seq = view["snapshot"]["seq"].as_u64().unwrap_or(0);
+            let (_, stream) = get(&addr, &format!("/api/runs/{id}/events?after={seq}"), "").await;
+            (status, size, view, stream)
+        });
+        assert!(status.contains("200"), "{status}");
+        let seq = view["snapshot"]["seq"].as_u64().expect("a seq");
+        if count == 25_000 {
+            assert!(seq > 100_000, "the run journaled {seq} events");
+        }
+        let ranges = view["snapshot"]["iteration_ranges"].as_array().expect("ranges");
+        let folded: u64 = ranges.iter().filter_map(|range| range["iterations"].as_u64()).sum();
+        assert!(folded + 32 >= count as u64, "the loop is folded into ranges: {ranges:?}");
+        assert!(record_ids(&stream).is_empty(), "the stream after the snapshot repeats no record");
+        assert!(stream.contains("event: end"), "{stream}");
+        sizes.push(size);
+    }
+    // Ten times the loop; the snapshot grows only by the loop's result (its 22,500 more
+    // squares in the run's output value), not by nodes.
+    assert!(sizes[1] < sizes[0] + 250_000, "snapshot bytes for 2,500 and 25,000 iterations: {sizes:?}");
+}
+
+/// `?detail=N` draws a loop of up to N items in full, on the snapshot and on the stream's
+/// `graph` messages; more than the observer keeps is refused.
+#[test]
+fn detail_draws_a_loop_in_full_up_to_what_the_observer_keeps() {
+    let (runtime, journal) = runtime(100, Duration::ZERO, 1024);
+    let run = start(&runtime);
+    let id = run.run_id().to_string();
+    let catalog = Arc::new(Catalog::new(Some(journal), ViewPolicy::default()));
+    catalog.add_live(run.observer(), PROGRAM);
+    assert!(matches!(run.wait().expect("journal works"), Outcome::Succeeded(_)));
+    let pool = multi_thread();
+    let (folded, full, stream, refused) = pool.block_on(async {
+        let addr = serve(catalog).await;
+        let folded = snapshot(&addr, &id, "").await.2;
+        let full = snapshot(&addr, &id, "?detail=1024").await.2;
+        let stream = get(&addr, &format!("/api/runs/{id}/events?detail=1024"), "").await.1;
+        let refused = snapshot(&addr, &id, "?detail=1025").await;
+        (folded, full, stream, refused)
+    });
+    let nodes = |view: &serde_json::Value| view["snapshot"]["nodes"].as_array().map_or(0, Vec::len);
+    let ranges =
+        |view: &serde_json::Value| view["snapshot"]["iteration_ranges"].as_array().map_or(0, Vec::len);
+    assert!(ranges(&folded) > 0, "100 items fold by default");
+    assert_eq!(ranges(&full), 0, "with ?detail=1024 no iteration is folded");
+    assert!(
+        nodes(&full) >= nodes(&folded) + 99,
+        "every iteration drawn: {} against {}",
+        nodes(&full),
+        nodes(&folded)
+    );
+    let last_graph =
+        stream.split("\n\n").filter(|message| message.contains("event: graph")).last().expect("a graph");
+    let data = last_graph.lines().find_map(|line| line.strip_prefix("data: ")).expect("data");
+    let graph: serde_json::Value = serde_json::from_str(data).expect("JSON");
+    assert_eq!(
+        graph["snapshot"]["iteration_ranges"].as_array().map_or(1, Vec::len),
+        0,
+        "the stream's graph too"
+    );
+    assert!(refused.0.contains("400"), "{}", refused.0);
+    assert_eq!(refused.2["error"]["code"], "bad_request");
+}
+
+/// A failure's view carries the tool's remediation text: its registry entry's description of
+/// the declared error.
+#[test]
+fn a_failure_view_carries_the_tools_remediation_text() {
+    let (runtime, journal) = runtime(1, Duration::ZERO, 1024);
+    let program = runtime.compile("return quota.check()\n", &Inputs::new()).expect("compiles");
+    let run = runtime.start(&program, &Inputs::new()).expect("starts");
+    let id = run.run_id().to_string();
+    assert!(matches!(run.wait().expect("journal works"), Outcome::Failed(_)));
+    let catalog = Arc::new(Catalog::new(Some(journal), ViewPolicy::default()));
+    let view = multi_thread().block_on(async {
+        let addr = serve(catalog).await;
+        snapshot(&addr, &id, "").await.2
+    });
+    let failures = view["failures"].as_array().expect("failure views");
+    let call = failures.iter().find(|failure| failure["tool"] == "quota.check").expect("the call's failure");
+    assert_eq!(call["code"], "OVER_QUOTA");
+    assert_eq!(call["remediation"], "Ask an admin to raise the quota.");
 }

@@ -106,6 +106,10 @@ impl GraphModel {
         };
         let label = tool.map(|t| strongest_label(context.registry().schemas(), t.output));
         let shows_tool_text = label.is_some_and(|l| view.shows_metadata(l));
+        let remediation = |code: &str| {
+            let declared = tool?.errors.iter().find(|declared| declared.code == code)?;
+            declared.description.clone()
+        };
         let failure = match (&record.tool_error, &record.failure_code) {
             (Some(error), _) => Some(FailureInfo {
                 code: error.code.clone(),
@@ -113,6 +117,7 @@ impl GraphModel {
                 message: shows_tool_text.then(|| error.message.clone()),
                 retryable: error.retryable,
                 uncertain: error.uncertain,
+                remediation: remediation(&error.code),
             }),
             (None, Some(code)) => Some(FailureInfo {
                 code: code.clone(),
@@ -120,6 +125,7 @@ impl GraphModel {
                 message: None,
                 retryable: false,
                 uncertain: false,
+                remediation: None,
             }),
             (None, None) => None,
         };

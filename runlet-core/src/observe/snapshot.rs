@@ -138,6 +138,10 @@ pub struct FailureInfo {
     pub message: Option<String>,
     pub retryable: bool,
     pub uncertain: bool,
+    /// What the tool's registry entry says about this error code (its declared error's
+    /// `description`): the tool author's remediation text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remediation: Option<String>,
 }
 
 /// A call's latest progress report.
