@@ -16,20 +16,7 @@ import (
 )
 
 func TestServePageShowsTheRuntimesRuns(t *testing.T) {
-	rt, err := NewRuntime(Options{
-		Registry: []byte(`{"tools": [{"name": "host.double", "params": [{"name": "n", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "pure"}]}`),
-		Tools: Tools{"host.double": func(_ context.Context, call *Call) (any, error) {
-			var args []int
-			if err := json.Unmarshal(call.Args, &args); err != nil {
-				return nil, err
-			}
-			return args[0] * 2, nil
-		}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := newTestRuntime(t, nil, Options{})
 	server, err := rt.ServePage("")
 	if err != nil {
 		t.Fatal(err)
@@ -39,11 +26,8 @@ func TestServePageShowsTheRuntimesRuns(t *testing.T) {
 		t.Fatalf("URL() = %q, want loopback", server.URL())
 	}
 
-	prog, err := rt.Compile("return [host.double(1), host.double(2)]\n", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prog.Close()
+	// A run started after the server is shown live, and listed from the journal.
+	prog := compile(t, rt, "return [echo.value(1), echo.value(2)]\n")
 	run, err := rt.Start(context.Background(), prog, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +66,7 @@ func TestServePageShowsTheRuntimesRuns(t *testing.T) {
 	if len(listed.Runs) != 1 || listed.Runs[0].RunID != run.ID() {
 		t.Fatalf("/api/runs lists %s, want the run %s", body, run.ID())
 	}
-	if status, body := get("/api/runs/" + run.ID()); status != http.StatusOK || !strings.Contains(body, "host.double") {
+	if status, body := get("/api/runs/" + run.ID()); status != http.StatusOK || !strings.Contains(body, "echo.value") {
 		t.Fatalf("the run's snapshot: %d %s", status, body)
 	}
 	if status, _ := get("/runs/" + run.ID()); status != http.StatusOK {
