@@ -15,6 +15,8 @@
 //! - `permits` (version 2): the shared permits of tool and resource-group caps held now, one row
 //!   per key of each taken permit, under the name of the holder whose heartbeat row keeps them
 //!   counted (`crate::permits`).
+//! - `runs.followed_until` (version 3): until when a reader in some process follows the run, so
+//!   that its appends notify (`crate::follow`); appends to runs nobody follows send nothing.
 
 use tokio_postgres::Client;
 
@@ -22,7 +24,7 @@ use crate::error::{Context, sql};
 use runlet::journal::{JournalError, JournalErrorKind};
 
 /// The layout version this build writes, in `runlet.schema_version`.
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 /// The advisory lock key migrations hold (`'runlet'` as bytes).
 const MIGRATION_LOCK: i64 = 0x72_75_6e_6c_65_74;
@@ -69,6 +71,10 @@ const VERSION_2: &str = "
     CREATE INDEX permits_by_key ON runlet.permits (key);
     INSERT INTO runlet.schema_version (version) VALUES (2);";
 
+const VERSION_3: &str = "
+    ALTER TABLE runlet.runs ADD COLUMN followed_until timestamptz;
+    INSERT INTO runlet.schema_version (version) VALUES (3);";
+
 /// Creates the tables in a database that has none, or checks the version of those it has.
 pub async fn migrate(client: &mut Client) -> Result<(), JournalError> {
     let tx = client.transaction().await.map_err(sql).context("begin the migration")?;
@@ -100,8 +106,14 @@ pub async fn migrate(client: &mut Client) -> Result<(), JournalError> {
         0 => {
             tx.batch_execute(VERSION_1).await.map_err(sql).context("create the journal's tables")?;
             tx.batch_execute(VERSION_2).await.map_err(sql).context("create the permits table")?;
+            tx.batch_execute(VERSION_3).await.map_err(sql).context("add the runs' followers")?;
         }
-        1 => tx.batch_execute(VERSION_2).await.map_err(sql).context("migrate the journal to version 2")?,
+        1 | 2 => {
+            if version == 1 {
+                tx.batch_execute(VERSION_2).await.map_err(sql).context("migrate the journal to version 2")?;
+            }
+            tx.batch_execute(VERSION_3).await.map_err(sql).context("migrate the journal to version 3")?;
+        }
         SCHEMA_VERSION => {}
         newer => {
             return Err(JournalError::new(

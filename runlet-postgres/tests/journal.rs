@@ -57,23 +57,36 @@ fn a_second_open_finds_the_tables_and_the_runs() {
 }
 
 #[test]
-fn a_journal_of_layout_version_1_is_migrated_and_a_newer_one_refused() {
+fn journals_of_layout_versions_1_and_2_are_migrated_and_a_newer_one_refused() {
     let Some(db) = support::database("migrate") else { return };
     let journal = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
     block_on(journal.create_run(&support::header("old"))).expect("create");
     drop(journal);
-    // What a version-1 journal is: no permits table.
+    // What a version-1 journal is: no permits table, no followers' column.
     support::execute(
         &db.url,
-        "DROP TABLE runlet.permits; DELETE FROM runlet.schema_version WHERE version = 2;",
+        "DROP TABLE runlet.permits; ALTER TABLE runlet.runs DROP COLUMN followed_until;
+         DELETE FROM runlet.schema_version WHERE version >= 2;",
     );
     let migrated = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("migrates");
     block_on(migrated.header(&RunId::new("old"))).expect("the run is kept");
-    support::execute(&db.url, "SELECT count(*) FROM runlet.permits");
+    support::execute(
+        &db.url,
+        "SELECT count(*) FROM runlet.permits, runlet.runs WHERE followed_until IS NULL",
+    );
     drop(migrated);
-    support::execute(&db.url, "INSERT INTO runlet.schema_version (version) VALUES (3)");
+    // Version 2: no followers' column.
+    support::execute(
+        &db.url,
+        "ALTER TABLE runlet.runs DROP COLUMN followed_until; DELETE FROM runlet.schema_version WHERE version = 3;",
+    );
+    let migrated = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("migrates");
+    block_on(migrated.header(&RunId::new("old"))).expect("the run is kept");
+    support::execute(&db.url, "SELECT count(*) FROM runlet.runs WHERE followed_until IS NULL");
+    drop(migrated);
+    support::execute(&db.url, "INSERT INTO runlet.schema_version (version) VALUES (4)");
     let error = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect_err("refused");
-    assert!(error.message.contains("layout version 3; this runtime reads 2"), "{error}");
+    assert!(error.message.contains("layout version 4; this runtime reads 3"), "{error}");
 }
 
 #[test]
@@ -216,8 +229,9 @@ fn a_takeover_while_an_append_is_in_flight_lets_one_writer_through() {
 }
 
 /// A reader of a run another journal writes waits with `appended`: records already there end
-/// the wait at once, another journal's append wakes it (its statement NOTIFYs `runlet_records`)
-/// long before its timeout, and without appends the wait ends at its timeout (polling).
+/// the wait at once, another journal's append wakes it (its statement NOTIFYs `runlet_records`
+/// once the reader marked the run followed; before, it sends nothing) long before its timeout,
+/// and without appends the wait ends at its timeout (polling).
 #[test]
 fn a_reader_of_another_journals_run_is_woken_by_its_appends() {
     let Some(db) = support::database("follow") else { return };
@@ -231,7 +245,12 @@ fn a_reader_of_another_journals_run_is_woken_by_its_appends() {
     const BOUND: Duration = Duration::from_secs(60);
     pool.block_on(async {
         writer.create_run(&support::header("followed")).await.expect("create");
-        writer.append(&run, 0, &[record(1)]).await.expect("append");
+        // Nobody follows the run yet: its append sends no notification.
+        let ((), unfollowed) = notified_during(&db.url, async {
+            writer.append(&run, 0, &[record(1)]).await.expect("append");
+        })
+        .await;
+        assert_eq!(unfollowed, Vec::<String>::new(), "an append to a run nobody follows notifies nobody");
         tokio::time::timeout(BOUND, reader.appended(&run, 0, NEVER))
             .await
             .expect("a record after 0 is there already");
@@ -257,4 +276,31 @@ fn a_reader_of_another_journals_run_is_woken_by_its_appends() {
             .await
             .expect("without appends the wait ends at its timeout");
     });
+}
+
+/// What `during` returns, and the payloads `runlet_records` carried meanwhile (and for 300 ms
+/// after), seen on a LISTEN connection of its own.
+async fn notified_during<F: std::future::Future>(url: &str, during: F) -> (F::Output, Vec<String>) {
+    use futures::StreamExt as _;
+    let (client, mut connection) =
+        tokio_postgres::connect(url, tokio_postgres::NoTls).await.expect("connects");
+    let (sent, mut received) = tokio::sync::mpsc::unbounded_channel();
+    let driver = tokio::spawn(async move {
+        let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
+        while let Some(Ok(message)) = messages.next().await {
+            if let tokio_postgres::AsyncMessage::Notification(note) = message {
+                let _ = sent.send(note.payload().to_owned());
+            }
+        }
+    });
+    client.batch_execute("LISTEN runlet_records").await.expect("listens");
+    let output = during.await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(client);
+    let _ = driver.await;
+    let mut payloads = Vec::new();
+    while let Ok(payload) = received.try_recv() {
+        payloads.push(payload);
+    }
+    (output, payloads)
 }
