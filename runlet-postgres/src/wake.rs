@@ -1,10 +1,10 @@
 //! Wake-ups: a connection of its own (not pooled: a pooler in transaction mode has no LISTEN)
 //! that LISTENs on one channel the journal NOTIFYs — `runlet_work` whenever a run is left
 //! unowned (submitted, or let go before its end), `runlet_records` whenever records are
-//! appended to a run, `runlet_permits` whenever shared permits are given back. A notification
-//! only wakes; the woken then read the tables, as they do on every poll anyway. After the
-//! connection breaks it is opened again with backoff, LISTENs again, and wakes once (something
-//! may have been missed).
+//! appended to a run a reader follows, `runlet_permits` whenever shared permits are given back.
+//! A notification only wakes; the woken then read the tables, as they do on every poll anyway.
+//! After the connection breaks it is opened again with backoff, LISTENs again, and wakes once
+//! (something may have been missed).
 
 use std::time::Duration;
 
@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 /// The channel that says a run may be waiting for a worker (its payload: the run id).
 pub const WORK: &str = "runlet_work";
 
-/// The channel that says records were appended to a run (its payload: the run id).
+/// The channel that says records were appended to a followed run (its payload: the run id).
 pub const RECORDS: &str = "runlet_records";
 
 /// The channel that says shared permits were given back (its payload: the key).
