@@ -20,7 +20,8 @@ pub fn follow(run: RunHandle, events: Option<EventsFile>, announce: bool) -> Res
     if announce {
         eprintln!("run {}", run.run_id());
     }
-    cancel_on_signals(run.canceller());
+    // Watched until the run ends: a signal after that is no longer the run's.
+    let _watch = cancel_on_signals(run.canceller());
     let observer = run.observer();
     let written = events.map(|file| file.follow(&observer));
     let outcome =
@@ -30,6 +31,6 @@ pub fn follow(run: RunHandle, events: Option<EventsFile>, announce: bool) -> Res
 }
 
 /// Cancels the run on the first SIGINT or SIGTERM; exits with status 130 on the second.
-fn cancel_on_signals(canceller: RunCanceller) {
-    crate::signals::on_first_signal("cancelling the run", move || canceller.cancel());
+fn cancel_on_signals(canceller: RunCanceller) -> crate::signals::SignalWatch {
+    crate::signals::on_first_signal("cancelling the run", move || canceller.cancel())
 }

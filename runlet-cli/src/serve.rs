@@ -14,6 +14,7 @@ use runlet_web::{Background, Catalog, DEFAULT_ADDR};
 use crate::failure::{Failure, Shape};
 use crate::journal_spec::{DurabilityArg, JournalSpec};
 use crate::report::Format;
+use crate::signals::SignalWatch;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -35,19 +36,19 @@ pub fn run(args: &Args) -> ExitCode {
 fn execute(args: &Args) -> Result<ExitCode, Failure> {
     let journal = JournalSpec::durable(&args.journal)?.open(args.durability)?.journal;
     let server = LiveServer::start(&args.addr, journal)?;
-    let stop = stop_signal();
+    let (stop, _watch) = stop_signal();
     eprintln!("serving {}/runs", server.server.url());
     let _ = stop.recv();
     Ok(ExitCode::SUCCESS)
 }
 
-/// Receives once on the first SIGINT or SIGTERM from now on.
-fn stop_signal() -> mpsc::Receiver<()> {
+/// Receives once on the first SIGINT or SIGTERM from now on, while the watch is kept.
+fn stop_signal() -> (mpsc::Receiver<()>, SignalWatch) {
     let (signalled, received) = mpsc::channel();
-    crate::signals::on_first_signal("stopping the page server", move || {
+    let watch = crate::signals::on_first_signal("stopping the page server", move || {
         let _ = signalled.send(());
     });
-    received
+    (received, watch)
 }
 
 /// A page server running on its own thread until the process ends.
@@ -72,7 +73,8 @@ impl LiveServer {
 
     /// Keeps serving until SIGINT or SIGTERM, then exits the process with `status`.
     pub fn wait_for_signal(self, status: u8) -> ExitCode {
-        let _ = stop_signal().recv();
+        let (stop, _watch) = stop_signal();
+        let _ = stop.recv();
         ExitCode::from(status)
     }
 }

@@ -115,7 +115,7 @@ fn work(
         poll: Duration::from_millis(args.poll_ms.max(10)),
     };
     let stop = CancellationToken::new();
-    stop_on_signals(stop.clone());
+    let _watch = stop_on_signals(stop.clone());
     eprintln!("worker {} on {}", runtime.owner(), journal_location(url));
     let worker = Worker::new(Arc::clone(&runtime), journal, options);
     runtime.handle().clone().block_on(worker.run(stop, |handled| println!("{}", handled.to_json())));
@@ -128,8 +128,6 @@ fn journal_location(url: &str) -> &str {
 }
 
 /// Stops claiming on the first SIGINT or SIGTERM; exits with status 130 on the second.
-fn stop_on_signals(stop: CancellationToken) {
-    crate::signals::on_first_signal("stopping: no new runs; waiting for those running", move || {
-        stop.cancel()
-    });
+fn stop_on_signals(stop: CancellationToken) -> crate::signals::SignalWatch {
+    crate::signals::on_first_signal("stopping: no new runs; waiting for those running", move || stop.cancel())
 }

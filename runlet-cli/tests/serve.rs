@@ -24,8 +24,9 @@ fn journal(test: &str) -> String {
 }
 
 /// Starts `runlet ARGS` and reads stderr up to the line naming the served address; the rest of
-/// stderr is drained on a thread, so the process can write to it until it ends.
-fn serving(args: &[&str]) -> (Child, String) {
+/// stderr is read on a thread, so the process can write to it until it ends, and handed back by
+/// the thread's handle.
+fn serving(args: &[&str]) -> (Child, String, std::thread::JoinHandle<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_runlet"))
         .args(args)
         .stdout(Stdio::piped())
@@ -37,8 +38,12 @@ fn serving(args: &[&str]) -> (Child, String) {
     while stderr.read_line(&mut line).expect("reads stderr") > 0 {
         if let Some(url) = line.trim().strip_prefix("serving ") {
             let url = url.to_owned();
-            std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-            return (child, url);
+            let rest = std::thread::spawn(move || {
+                let mut rest = String::new();
+                let _ = stderr.read_to_string(&mut rest);
+                rest
+            });
+            return (child, url, rest);
         }
         line.clear();
     }
@@ -65,7 +70,7 @@ fn interrupt(child: &mut Child) -> i32 {
 #[test]
 fn run_serve_prints_the_run_page_then_the_result_and_exits_with_the_status_on_sigint() {
     let journal = journal("run");
-    let (mut child, url) = serving(&[
+    let (mut child, url, stderr) = serving(&[
         "run",
         &example("appendix-a/main.run"),
         "--registry",
@@ -89,6 +94,10 @@ fn run_serve_prints_the_run_page_then_the_result_and_exits_with_the_status_on_si
     assert!(page.starts_with("HTTP/1.1 200"), "{page}");
     assert!(get(&url, &format!("/api/runs/{run}")).contains(r#""run":{"state":"succeeded""#));
     assert_eq!(interrupt(&mut child), 0);
+    // The run had ended: the signal was the page server's alone.
+    let stderr = stderr.join().expect("stderr");
+    assert!(stderr.contains("stopping the page server"), "{stderr}");
+    assert!(!stderr.contains("cancelling the run"), "{stderr}");
 }
 
 #[test]
@@ -101,7 +110,7 @@ fn serve_lists_a_journals_runs_and_refuses_an_address_in_use() {
         .output()
         .expect("runs");
     assert!(ran.status.success());
-    let (mut child, url) = serving(&["serve", "--journal", &journal]);
+    let (mut child, url, _) = serving(&["serve", "--journal", &journal]);
     assert!(url.ends_with("/runs"), "{url}");
     let runs = get(&url, "/api/runs");
     assert!(runs.contains(r#""status":"succeeded""#), "{runs}");
