@@ -69,6 +69,12 @@ impl JournalSpec {
     /// is never read back, and its memory then stays flat however long it runs.
     pub fn open(&self, durability: DurabilityArg) -> Result<OpenedJournal, Failure> {
         let journal: Arc<dyn Journal> = match self {
+            JournalSpec::Postgres(_) if durability == DurabilityArg::Normal => {
+                return Err(Failure::new(
+                    codes::INVALID_ARGUMENT,
+                    "`--durability normal` applies to SQLite journals: a PostgreSQL journal's commits are as durable as its server's `synchronous_commit`, which must be on",
+                ));
+            }
             JournalSpec::Postgres(url) => {
                 return open_postgres(url, PostgresOptions::default()).map(OpenedJournal::postgres);
             }

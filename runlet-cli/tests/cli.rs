@@ -486,6 +486,14 @@ fn run_reports_compile_errors_and_failed_runs_with_status_1() {
 fn run_usage_problems_exit_2() {
     assert_eq!(run_example("appendix-a", &[]).status.code(), Some(2), "customer_id is missing");
     assert_eq!(run_example("appendix-b", &["--journal", "postgres:x"]).status.code(), Some(2));
+    // Refused before any connection is tried (nothing listens on port 1).
+    let normal = run_example(
+        "appendix-b",
+        &["--journal", "postgres://nobody@127.0.0.1:1/none", "--durability", "normal"],
+    );
+    assert_eq!(normal.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&normal.stderr);
+    assert!(stderr.contains("--durability normal") && stderr.contains("synchronous_commit"), "{stderr}");
     assert_eq!(run_example("appendix-b", &["--input", "not-an-assignment"]).status.code(), Some(2));
     let bad_tools = Scratch::new(
         "bad-tools.json",
