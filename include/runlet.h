@@ -521,11 +521,17 @@ typedef struct runlet_runtime_options {
  *   under the runtime-wide cap. Empty for none.
  * - `pull_events`: queue the run's events for `runlet_run_next_event` (bounded by the
  *   runtime's `event_queue_capacity`, with `RUNLET_EVENT_EVENTS_DROPPED` markers).
+ * - `traceparent`, `tracestate`: the W3C trace context of the host's span a new run's trace
+ *   continues (docs/tracing.md); empty for none. An invalid `traceparent` fails the start
+ *   with `RUNLET_ERR_INVALID_ARGUMENT` (RL8107). A resume ignores them: a run's sessions join
+ *   the trace it was started in.
  */
 typedef struct runlet_run_options {
   size_t struct_size;
   struct runlet_str limits_json;
   bool pull_events;
+  struct runlet_str traceparent;
+  struct runlet_str tracestate;
 } runlet_run_options;
 
 /**
@@ -1154,6 +1160,19 @@ struct runlet_str runlet_tool_call_operation_id(const struct runlet_tool_call *c
  * The dispatch id: distinct for every transport attempt. Borrowed until the token is consumed.
  */
 struct runlet_str runlet_tool_call_dispatch_id(const struct runlet_tool_call *call);
+
+/**
+ * The W3C `traceparent` of the call's dispatch span (docs/tracing.md), for the host to continue
+ * the run's trace in the tool's own spans or send it on (an HTTP `traceparent` header, say).
+ * Empty when the process exports no traces. Borrowed until the token is consumed.
+ */
+struct runlet_str runlet_tool_call_traceparent(const struct runlet_tool_call *call);
+
+/**
+ * The W3C `tracestate` that goes with `runlet_tool_call_traceparent`; usually empty. Borrowed
+ * until the token is consumed.
+ */
+struct runlet_str runlet_tool_call_tracestate(const struct runlet_tool_call *call);
 
 /**
  * The attempt of the innermost `boundary` around the call, from 1 (0 outside any boundary, and

@@ -295,7 +295,8 @@ func inputsJSON(inputs map[string]any) (string, error) {
 }
 
 // Start starts a run of prog with inputs (host input values by name, or nil). It never blocks:
-// the run goes on on the runtime's threads. When ctx is done the run is cancelled.
+// the run goes on on the runtime's threads. When ctx is done the run is cancelled. A trace
+// context ctx carries (WithTraceContext) is the parent of the run's trace.
 func (rt *Runtime) Start(ctx context.Context, prog *Program, inputs map[string]any) (*Run, error) {
 	input, err := inputsJSON(inputs)
 	if err != nil {
@@ -303,7 +304,9 @@ func (rt *Runtime) Start(ctx context.Context, prog *Program, inputs map[string]a
 	}
 	var ptr *C.runlet_run
 	err = rt.with(prog, func(r *C.runlet_runtime, p *C.runlet_program) error {
-		return errorOf(C.runlet_run_start(r, p, view(input), pullEvents, &ptr))
+		return runOptions(ctx, func(options *C.runlet_run_options) error {
+			return errorOf(C.runlet_run_start(r, p, view(input), options, &ptr))
+		})
 	})
 	if err != nil {
 		return nil, err

@@ -62,6 +62,10 @@ type Call struct {
 	DispatchID  string // distinct for every attempt
 	Attempt     int    // of the innermost boundary, from 1 (0 outside any)
 	Deadline    time.Time
+	// The W3C trace context of the call's dispatch span, for the handler's own spans or the
+	// requests it sends; empty when the process exports no traces (docs/tracing.md).
+	TraceParent string
+	TraceState  string
 
 	token     *C.runlet_tool_call
 	answering sync.RWMutex // shared while a progress report uses the token; taken once it is won, before it is consumed
@@ -97,6 +101,8 @@ func callOf(token *C.runlet_tool_call) *Call {
 		OperationID: goString(C.runlet_tool_call_operation_id(token)),
 		DispatchID:  goString(C.runlet_tool_call_dispatch_id(token)),
 		Attempt:     int(C.runlet_tool_call_attempt(token)),
+		TraceParent: goString(C.runlet_tool_call_traceparent(token)),
+		TraceState:  goString(C.runlet_tool_call_tracestate(token)),
 		token:       token,
 	}
 	if ms := int64(C.runlet_tool_call_deadline_unix_ms(token)); ms >= 0 {

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use parking_lot::ReentrantMutex;
 use runlet::diag::codes;
 use runlet::engine::{
-    Heartbeat, Progress, RecoveryOutcome, RecoveryRequest, ToolCall, ToolError, ToolExecutor, ToolOutput,
+    Heartbeat, Progress, RecoveryOutcome, RecoveryRequest, ToolCall, ToolError, ToolExecutor, ToolOutput, w3c,
 };
 use runlet::value::{Value, parse_json, to_presentation_json};
 use tokio::sync::oneshot;
@@ -159,6 +159,8 @@ impl HostExecutor {
             node_id: Arc::clone(&context.node_id),
             operation_id: context.operation_id.to_string(),
             dispatch_id: context.dispatch_id.to_string(),
+            traceparent: context.trace.get(w3c::TRACEPARENT).cloned().unwrap_or_default(),
+            tracestate: context.trace.get(w3c::TRACESTATE).cloned().unwrap_or_default(),
             attempt: context.attempt,
             deadline_unix_ms: context
                 .deadline_unix_ms()
@@ -217,6 +219,8 @@ pub struct runlet_tool_call {
     node_id: Arc<str>,
     operation_id: String,
     dispatch_id: String,
+    traceparent: String,
+    tracestate: String,
     attempt: u32,
     deadline_unix_ms: i64,
     purpose: Purpose,
@@ -323,6 +327,23 @@ pub unsafe extern "C" fn runlet_tool_call_operation_id(call: *const runlet_tool_
 pub unsafe extern "C" fn runlet_tool_call_dispatch_id(call: *const runlet_tool_call) -> runlet_str {
     // SAFETY: the caller passes NULL or a live token.
     ffi_boundary!(runlet_str, { unsafe { field(call, |c| runlet_str::of(&c.dispatch_id)) } })
+}
+
+/// The W3C `traceparent` of the call's dispatch span (docs/tracing.md), for the host to continue
+/// the run's trace in the tool's own spans or send it on (an HTTP `traceparent` header, say).
+/// Empty when the process exports no traces. Borrowed until the token is consumed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_tool_call_traceparent(call: *const runlet_tool_call) -> runlet_str {
+    // SAFETY: the caller passes NULL or a live token.
+    ffi_boundary!(runlet_str, { unsafe { field(call, |c| runlet_str::of(&c.traceparent)) } })
+}
+
+/// The W3C `tracestate` that goes with `runlet_tool_call_traceparent`; usually empty. Borrowed
+/// until the token is consumed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_tool_call_tracestate(call: *const runlet_tool_call) -> runlet_str {
+    // SAFETY: the caller passes NULL or a live token.
+    ffi_boundary!(runlet_str, { unsafe { field(call, |c| runlet_str::of(&c.tracestate)) } })
 }
 
 /// The attempt of the innermost `boundary` around the call, from 1 (0 outside any boundary, and

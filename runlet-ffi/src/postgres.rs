@@ -11,7 +11,6 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use runlet::analyze::Inputs;
-use runlet::runtime::RunOptions;
 
 use crate::boundary::Poison;
 #[cfg(not(feature = "postgres"))]
@@ -84,7 +83,7 @@ pub unsafe extern "C" fn runlet_runtime_submit(
     ffi_boundary!(Result<(), Error>, {
         refuse_blocking("runlet_runtime_submit")?;
         // SAFETY: the caller passes live handles, valid views and a writable out-pointer.
-        let (runtime, program, input_text, (limits, _), out) = unsafe {
+        let (runtime, program, input_text, (run_options, _), out) = unsafe {
             (
                 borrow(runtime)?,
                 borrow(program)?,
@@ -100,7 +99,7 @@ pub unsafe extern "C" fn runlet_runtime_submit(
         let inputs: Inputs = Inputs::from_json(input_text, engine.registry())
             .map_err(|error| inputs_error("input_json", error))?;
         let run = engine
-            .submit(program.executable(), &inputs, RunOptions { limits })
+            .submit(program.executable(), &inputs, run_options)
             .map_err(|error| Error::new(RUNLET_ERR_INVALID_ARGUMENT, error.to_string()))?;
         *out = runlet_buf::from_vec(run.as_str().as_bytes().to_vec());
         Ok(())

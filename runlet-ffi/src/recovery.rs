@@ -8,7 +8,7 @@ use std::str::FromStr;
 use runlet::diag::codes;
 use runlet::engine::{OperationId, Resolution};
 use runlet::journal::RunId;
-use runlet::runtime::{Recovery, RecoveryError, RunOptions};
+use runlet::runtime::{Recovery, RecoveryError};
 use runlet::value::parse_json;
 
 use crate::error::{
@@ -60,13 +60,13 @@ unsafe fn with_recovery<T>(
     decide: impl FnOnce(&mut Recovery<'_>) -> Result<T, Error>,
 ) -> Result<T, Error> {
     // SAFETY: forwarded from the caller.
-    let (runtime, program, run_id, (limits, _)) =
+    let (runtime, program, run_id, (run_options, _)) =
         unsafe { (borrow(runtime)?, borrow(program)?, run_id.to_str("run_id")?, read_run_options(options)?) };
     refuse_blocking("the recovery functions")?;
     let mut recovery = runtime
         .instance()
         .engine()
-        .recovery(program.executable(), &RunId::new(run_id), RunOptions { limits })
+        .recovery(program.executable(), &RunId::new(run_id), run_options)
         .map_err(|error| recovery_error(&error))?;
     decide(&mut recovery)
 }

@@ -49,10 +49,10 @@ pub unsafe extern "C" fn runlet_runtime_recover_interrupted(
 ) -> *mut runlet_error {
     ffi_boundary!(Result<(), Error>, {
         // SAFETY: the caller passes a writable buffer or NULL, a live handle and readable options.
-        let (report, runtime, (limits, pull_events)) =
+        let (report, runtime, (run_options, pull_events)) =
             unsafe { (buffer_out(report)?, borrow(runtime)?, read_run_options(options)?) };
         refuse_blocking("runlet_runtime_recover_interrupted")?;
-        if limits != runlet::engine::Limits::new() {
+        if run_options.limits != runlet::engine::Limits::new() {
             return Err(Error::new(
                 RUNLET_ERR_INVALID_ARGUMENT,
                 "a recovered run keeps the limits its journal pins: leave `limits_json` empty",

@@ -2,12 +2,13 @@
 //! pull queue, cancellable from any thread, awaited with a timeout, and read back as status and
 //! result JSON.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 use runlet::analyze::Inputs;
-use runlet::engine::{FailureClass, Limits, Outcome};
+use runlet::engine::{FailureClass, Limits, Outcome, w3c};
 use runlet::journal::{JournalError, RunId};
 use runlet::observe::RunObserver;
 use runlet::observe::ViewPolicy;
@@ -51,18 +52,25 @@ pub const RUNLET_RUN_CANCELLED: runlet_run_state = 4;
 ///   under the runtime-wide cap. Empty for none.
 /// - `pull_events`: queue the run's events for `runlet_run_next_event` (bounded by the
 ///   runtime's `event_queue_capacity`, with `RUNLET_EVENT_EVENTS_DROPPED` markers).
+/// - `traceparent`, `tracestate`: the W3C trace context of the host's span a new run's trace
+///   continues (docs/tracing.md); empty for none. An invalid `traceparent` fails the start
+///   with `RUNLET_ERR_INVALID_ARGUMENT` (RL8107). A resume ignores them: a run's sessions join
+///   the trace it was started in.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct runlet_run_options {
     pub struct_size: usize,
     pub limits_json: runlet_str,
     pub pull_events: bool,
+    pub traceparent: runlet_str,
+    pub tracestate: runlet_str,
 }
 
-// SAFETY: `struct_size` first; a view and a bool are valid zeroed.
+// SAFETY: `struct_size` first; views and a bool are valid zeroed.
 unsafe impl Versioned for runlet_run_options {
     const NAME: &'static str = "runlet_run_options";
-    const KNOWN_SIZES: &'static [usize] = &[std::mem::size_of::<runlet_run_options>()];
+    const KNOWN_SIZES: &'static [usize] =
+        &[std::mem::offset_of!(runlet_run_options, traceparent), std::mem::size_of::<runlet_run_options>()];
 }
 
 /// How a run ended: its status and its result JSON or error.
@@ -191,21 +199,31 @@ async fn forward(handle: RunHandle, state: Arc<RunState>, consumers: Consumers) 
     state.finish(Finished::from_outcome(outcome));
 }
 
-/// The run options at `options`, or the defaults for NULL: the run's limits and whether to
-/// queue its events for the pull API.
+/// The run options at `options`, or the defaults for NULL: the run's limits and trace context,
+/// and whether to queue its events for the pull API.
 ///
 /// # Safety
 /// `options` is NULL or points at a readable options struct whose views are valid.
-pub(crate) unsafe fn read_run_options(options: *const runlet_run_options) -> Result<(Limits, bool), Error> {
+pub(crate) unsafe fn read_run_options(options: *const runlet_run_options) -> Result<(RunOptions, bool), Error> {
     if options.is_null() {
-        return Ok((Limits::new(), false));
+        return Ok((RunOptions::default(), false));
     }
     // SAFETY: the caller passes a readable options struct with valid views.
     let options = unsafe { copy_in(options) }?;
     // SAFETY: as above.
     let limits = Limits::from_json(unsafe { options.limits_json.to_str("limits_json") }?)
         .map_err(|error| limits_error("limits_json", error))?;
-    Ok((limits, options.pull_events))
+    let mut trace = BTreeMap::new();
+    // SAFETY: as above.
+    let entries = unsafe {
+        [(w3c::TRACEPARENT, options.traceparent.to_str("traceparent")?), (w3c::TRACESTATE, options.tracestate.to_str("tracestate")?)]
+    };
+    for (key, value) in entries {
+        if !value.is_empty() {
+            trace.insert(key.to_owned(), value.to_owned());
+        }
+    }
+    Ok((RunOptions { limits, trace }, options.pull_events))
 }
 
 /// Wraps a started or resumed run: its events are forwarded to the listener (and the pull
@@ -252,7 +270,7 @@ pub unsafe extern "C" fn runlet_run_start(
 ) -> *mut runlet_error {
     ffi_boundary!(Result<(), Error>, {
         // SAFETY: the caller passes a writable out-pointer, live handles and valid views.
-        let (out, runtime, program, input_text, (limits, pull_events)) = unsafe {
+        let (out, runtime, program, input_text, (run_options, pull_events)) = unsafe {
             (
                 out_param(out)?,
                 borrow(runtime)?,
@@ -266,7 +284,7 @@ pub unsafe extern "C" fn runlet_run_start(
         let handle = runtime
             .instance()
             .engine()
-            .start_with(program.executable(), &inputs, RunOptions { limits })
+            .start_with(program.executable(), &inputs, run_options)
             .map_err(|error| Error::new(RUNLET_ERR_INVALID_ARGUMENT, error.to_string()))?;
         *out = into_raw(launched(runtime, handle, pull_events, Some(program.executable().source())));
         Ok(())
@@ -295,13 +313,13 @@ pub unsafe extern "C" fn runlet_run_resume(
 ) -> *mut runlet_error {
     ffi_boundary!(Result<(), Error>, {
         // SAFETY: the caller passes a writable out-pointer, live handles and valid views.
-        let (out, runtime, program, run_id, (limits, pull_events)) = unsafe {
+        let (out, runtime, program, run_id, (run_options, pull_events)) = unsafe {
             (out_param(out)?, borrow(runtime)?, borrow(program)?, run_id.to_str("run_id")?, read_run_options(options)?)
         };
         refuse_blocking("runlet_run_resume")?;
         let engine = runtime.instance().engine();
         let recovery = engine
-            .recovery(program.executable(), &RunId::new(run_id), RunOptions { limits })
+            .recovery(program.executable(), &RunId::new(run_id), run_options)
             .map_err(|error| recovery_error(&error))?;
         *out = into_raw(launched(runtime, recovery.resume(), pull_events, Some(program.executable().source())));
         Ok(())

@@ -85,11 +85,12 @@ mod shell;
 pub mod snapshot;
 #[cfg(test)]
 mod testing;
-mod trace;
+pub(crate) mod trace;
+pub mod w3c;
 
 pub use core::{
     CallHandle, CallRequest, EVALUATIONS_PER_REACTION, Effect, Input, Outcome, Resolution, RunCore,
-    RunSettings, SampleRequest, TimerHandle, ToolTable,
+    RunSettings, SampleRequest, ScopeHandle, TimerHandle, ToolTable, TracedScope,
 };
 pub use error::{FailureClass, RunError};
 pub use event::{Amount, MAX_PROGRESS_MESSAGE, Progress};

@@ -179,7 +179,8 @@ impl Ledger {
     /// The core asked for `effect` (its events are given to [`Ledger::recorded`]).
     pub fn effect(&mut self, effect: &Effect) {
         match effect {
-            Effect::Append(_) => {}
+            // A replayed scope's span belongs to the process that ran it.
+            Effect::Append(_) | Effect::EnterScope { .. } => {}
             Effect::AwaitPermits { call, node_id, .. } => {
                 self.parked.insert(node_id.clone(), *call);
             }

@@ -166,6 +166,8 @@ struct Shell {
     snapshots: Option<Snapshots>,
     /// The progress its calls reported and it has not yet reacted to.
     reports: Arc<Reports>,
+    /// The spans of the run's open boundary attempts and loops.
+    scopes: trace::ScopeSpans,
 }
 
 impl Shell {
@@ -176,8 +178,10 @@ impl Shell {
         let permits = CallPermits::new(env.permits.clone(), env.permit_waits.clone());
         let snapshots = env.snapshots.clone().map(|policy| Snapshots::new(policy, ledger));
         let reports = Reports::new(answers.clone());
+        let scopes = trace::ScopeSpans::new(&env.span);
         Shell {
             reports,
+            scopes,
             snapshots,
             permits,
             env,
@@ -239,6 +243,7 @@ impl Shell {
                 }
             }
             if !round.events.is_empty() {
+                self.scopes.follow(&round.events);
                 let (last, bytes) =
                     append(&self.env, self.last_seq, round.events, &mut self.encoding).await?;
                 self.last_seq = last.seq;
@@ -246,6 +251,7 @@ impl Shell {
                     let journal = self.env.journal.as_ref();
                     snapshots.after_commit(journal, &self.env.run_id, &core, &last, bytes).await;
                 }
+                self.scopes.apply(&self.env.span);
             }
             for effect in round.effects {
                 if let Some(outcome) = self.act(effect) {
@@ -285,6 +291,7 @@ impl Shell {
             }
             match effect {
                 Effect::Append(events) => round.events.extend(events),
+                Effect::EnterScope { scope, node, parent, kind } => self.scopes.began(scope, node, parent, kind),
                 effect => round.effects.push(effect),
             }
         }
@@ -293,8 +300,9 @@ impl Shell {
     /// Carries out one effect whose events have committed; the run's outcome once it ends.
     fn act(&mut self, effect: Effect) -> Option<Outcome> {
         match effect {
-            // `react` moves every batch of events into the round's one append.
-            Effect::Append(_) => {}
+            // `react` moves every batch of events into the round's one append, and the scopes
+            // that began to the round's spans.
+            Effect::Append(_) | Effect::EnterScope { .. } => {}
             Effect::Dispatch(request) => {
                 let token = CancellationToken::new();
                 self.tokens.insert(request.call, token.clone());
@@ -304,7 +312,8 @@ impl Shell {
                 }
                 let permit = self.permits.take(request.call);
                 let heartbeat = self.reports.heartbeat(request.call);
-                spawn_call(&self.env, request, token, heartbeat, permit, self.answers.clone());
+                let parent = self.scopes.parent_of(request.scope, &self.env.span).clone();
+                spawn_call(&self.env, &parent, request, token, heartbeat, permit, self.answers.clone());
             }
             Effect::AwaitPermits { call, tool, node_id } => {
                 self.permits.request(call, tool, node_id, &self.answers);
@@ -477,6 +486,7 @@ fn check_arguments(schemas: &SchemaArena, tool: &ToolDescriptor, arguments: &Lis
 /// schema or classified as the host says ([`input_of`]).
 fn spawn_call(
     env: &RunEnvironment,
+    parent: &tracing::Span,
     request: CallRequest,
     token: CancellationToken,
     heartbeat: Heartbeat,
@@ -491,7 +501,7 @@ fn spawn_call(
     let checked = check_arguments(registry.schemas(), registry.tool(call.tool_id), &call.arguments);
     let executor = Arc::clone(&env.executor);
     let classifier = env.retry_classifier.clone();
-    let span = trace::call_span(&env.span, &call);
+    let span = trace::call_span(parent, &call);
     let traced = span.clone();
     let task = async move {
         let tool = registry.tool(call.tool_id);
@@ -556,7 +566,7 @@ fn call_of(
 /// (a call left dispatching by an earlier process), else a dispatch under the host's deadline.
 async fn answer_of(
     executor: &dyn ToolExecutor,
-    call: ToolCall,
+    mut call: ToolCall,
     class: ExecutionClass,
     recover_first: bool,
     timeout: Option<Duration>,
@@ -564,7 +574,7 @@ async fn answer_of(
 ) -> Result<ToolOutput, ToolError> {
     if recover_first {
         let name = Arc::clone(&call.tool);
-        let span = trace::dispatch_span(&call, true);
+        let span = trace::dispatch_span(&mut call, true);
         let recovered = traced(executor.recover(RecoveryRequest { call: call.clone() }), span).await;
         match recovered {
             Ok(RecoveryOutcome::Succeeded(output)) => return Ok(output),
@@ -575,7 +585,7 @@ async fn answer_of(
             Err(error) => return Err(error),
         }
     }
-    let span = trace::dispatch_span(&call, false);
+    let span = trace::dispatch_span(&mut call, false);
     let name = Arc::clone(&call.tool);
     let dispatched = executor.dispatch(call);
     match timeout {

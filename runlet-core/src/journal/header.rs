@@ -57,6 +57,11 @@ pub struct RetainedRun {
     pub durability: Option<String>,
     /// When the run was created, in Unix milliseconds.
     pub created_unix_ms: u64,
+    /// The W3C trace context (`traceparent`, `tracestate`) of the run's anchor span
+    /// (`runlet.run`): every process that drives the run parents its session span to it, so a
+    /// run is one trace. Empty when the process that created the run exported no traces.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub trace: BTreeMap<String, String>,
 }
 
 /// One run of a journal, as [`super::Journal::runs`] lists it.

@@ -75,6 +75,7 @@
 //! assert_eq!(runtime.running(), 0);
 //! ```
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -84,6 +85,7 @@ use tracing::Instrument;
 
 use crate::engine::event::{Event, unix_ms};
 use crate::engine::snapshot::SnapshotPolicy;
+use crate::engine::{trace, w3c};
 use crate::engine::{
     Backoff, CommittedBatch, LimitKey, Limits, Outcome, PermitWaits, Permits, ResourceKey, RetryClassifier,
     RunCore, RunEnvironment, RunPermits, RunSettings, Sampler, SharedCaps, SharedPermits, SystemSampler,
@@ -187,6 +189,8 @@ pub enum StartError {
     MissingInput { name: String },
     #[error("host input `{name}` does not match its schema: {reason}")]
     InvalidInput { name: String, reason: String },
+    #[error("RL8107: the run's trace context is invalid: {reason}")]
+    InvalidTraceContext { reason: String },
     /// Only [`Runtime::submit`], which journals the run's header before returning.
     #[error(transparent)]
     Journal(#[from] JournalError),
@@ -197,6 +201,7 @@ impl StartError {
         match self {
             StartError::ForeignProgram => codes::FOREIGN_PROGRAM,
             StartError::MissingInput { .. } | StartError::InvalidInput { .. } => codes::INVALID_HOST_INPUT,
+            StartError::InvalidTraceContext { .. } => codes::INVALID_TRACE_CONTEXT,
             StartError::Journal(error) => error.code(),
         }
     }
@@ -650,14 +655,12 @@ impl Runtime {
         inputs: &Inputs,
         options: RunOptions,
     ) -> Result<RunHandle, StartError> {
-        let prepared = self.prepare(
-            program,
-            inputs,
-            &options,
-            self.next_run_id(),
-            unix_ms(std::time::SystemTime::now()),
-        )?;
-        Ok(self.begin(program, prepared, true))
+        w3c::check(&options.trace).map_err(|reason| StartError::InvalidTraceContext { reason })?;
+        let run_id = self.next_run_id();
+        let anchor = trace::run_span(&run_id, &options.trace);
+        let prepared =
+            self.prepare(program, inputs, &options, run_id, unix_ms(std::time::SystemTime::now()), &anchor)?;
+        Ok(self.begin(program, prepared, Some(anchor)))
     }
 
     /// A run id no other run has: `r-<start ms>-<pid>-<8 random hex>-<n>`, so the runtimes of
@@ -674,7 +677,8 @@ impl Runtime {
     }
 
     /// Everything a run of `program` with `inputs` under `options` starts from, as run `run_id`
-    /// created at `created_unix_ms`: its header, its core and its labelled inputs.
+    /// created at `created_unix_ms` under the anchor span `anchor`: its header, its core and
+    /// its labelled inputs.
     fn prepare(
         &self,
         program: &Executable,
@@ -682,6 +686,7 @@ impl Runtime {
         options: &RunOptions,
         run_id: RunId,
         created_unix_ms: u64,
+        anchor: &tracing::Span,
     ) -> Result<PreparedRun, StartError> {
         if !self.compiled(program) {
             return Err(StartError::ForeignProgram);
@@ -710,6 +715,7 @@ impl Runtime {
             &limits,
             self.journal.durability(),
             created_unix_ms,
+            w3c::of_span(anchor),
         );
         let inputs = core.labelled_inputs(values);
         let inputs_digest = Labelled::list(inputs.clone())
@@ -732,15 +738,17 @@ impl Runtime {
         Ok(PreparedRun { header: Arc::new(header), core, inputs, limits, own_concurrency })
     }
 
-    /// Starts the prepared run on the pool: its header goes to the journal first when `create`,
-    /// else it is there already (a submitted run); then this runtime claims it and drives it.
-    fn begin(&self, program: &Executable, prepared: PreparedRun, create: bool) -> RunHandle {
+    /// Starts the prepared run on the pool: its header goes to the journal first when it has
+    /// its `anchor` span (a new run), which ends once the header is stored; else the header is
+    /// there already (a submitted run). Then this runtime claims the run and drives it.
+    fn begin(&self, program: &Executable, prepared: PreparedRun, anchor: Option<tracing::Span>) -> RunHandle {
         let PreparedRun { header, core, inputs, limits, own_concurrency } = prepared;
         let owner = Arc::clone(&self.owner);
         let pinned = Arc::clone(&header);
         self.launch(program, &pinned, &limits, own_concurrency, 0, move |env| async move {
-            if create {
+            if let Some(anchor) = anchor {
                 env.journal.create_run(&header).await?;
+                drop(anchor);
             }
             env.journal.claim(&env.run_id, &owner).await?;
             drive(core, env, inputs).await
@@ -848,12 +856,9 @@ impl Runtime {
         let live = self.live.add_run(&run_id, &cancel);
         // This process's share of the run (its first start, or a resume): its calls' spans are
         // children of it.
-        let session = tracing::info_span!(
-            "runlet.session",
-            runlet.run.id = %run_id.as_str(),
-            runlet.resumed = journaled > 0,
-            runlet.journaled = journaled,
-        );
+        let no_trace = BTreeMap::new();
+        let stored = header.retained.as_ref().map_or(&no_trace, |retained| &retained.trace);
+        let session = trace::session_span(&run_id, journaled, stored);
         let env = RunEnvironment {
             run_id: run_id.clone(),
             workflow: Arc::new(program.compiled.identity().clone()),
@@ -935,6 +940,10 @@ impl PermitWaits for RunObserver {
 pub struct RunOptions {
     /// Limits for this run; each cap set here replaces the runtime's.
     pub limits: Limits,
+    /// The W3C trace context (`traceparent`, and `tracestate` when there is one) of the host's
+    /// span the run's trace continues. Empty: the run's anchor span is a child of the current
+    /// `tracing` span.
+    pub trace: BTreeMap<String, String>,
 }
 
 /// What a run's journal header pins about its configuration: the default loop limit, and the

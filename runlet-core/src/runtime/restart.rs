@@ -95,7 +95,7 @@ impl Runtime {
                 .map(Recovered::Resumed)
                 .map_err(refused);
         }
-        let options = RunOptions { limits: retained.limits };
+        let options = RunOptions { limits: retained.limits, ..RunOptions::default() };
         let mut recovery = self.recovery(&program, run, options).map_err(refused)?;
         // Neither resumed nor parked: an operator decides about the calls first.
         if recovery.uncertain_operations().iter().any(UncertainOperation::needs_decision) {

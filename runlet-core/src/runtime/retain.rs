@@ -85,6 +85,7 @@ pub(super) fn retain(
     limits: &Limits,
     durability: Option<&str>,
     created_unix_ms: u64,
+    trace: BTreeMap<String, String>,
 ) -> RetainedRun {
     RetainedRun {
         source: source.to_owned(),
@@ -94,6 +95,7 @@ pub(super) fn retain(
         prelude_version: PRELUDE_VERSION.to_owned(),
         durability: durability.map(str::to_owned),
         created_unix_ms,
+        trace,
     }
 }
 

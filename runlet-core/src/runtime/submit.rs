@@ -10,6 +10,7 @@ use std::sync::Arc;
 use super::{Executable, RetainedProgram, RunHandle, RunOptions, Runtime, StartError};
 use crate::analyze::Inputs;
 use crate::engine::event::unix_ms;
+use crate::engine::trace;
 use crate::journal::{RunHeader, RunId};
 
 impl Runtime {
@@ -23,11 +24,15 @@ impl Runtime {
         inputs: &Inputs,
         options: RunOptions,
     ) -> Result<RunId, StartError> {
+        crate::engine::w3c::check(&options.trace)
+            .map_err(|reason| StartError::InvalidTraceContext { reason })?;
         let run_id = self.next_run_id();
-        let prepared =
-            self.prepare(program, inputs, &options, run_id.clone(), unix_ms(std::time::SystemTime::now()))?;
+        let anchor = trace::run_span(&run_id, &options.trace);
+        let created = unix_ms(std::time::SystemTime::now());
+        let prepared = self.prepare(program, inputs, &options, run_id.clone(), created, &anchor)?;
         self.pool.block_on(async {
             self.journal.create_run(&prepared.header).await?;
+            drop(anchor);
             self.journal.release(&run_id, &self.owner).await
         })?;
         Ok(run_id)
@@ -42,10 +47,11 @@ impl Runtime {
         header: &RunHeader,
         retained: &RetainedProgram,
     ) -> Result<RunHandle, super::RecoveryError> {
-        let options = RunOptions { limits: retained.limits.clone() };
+        let options = RunOptions { limits: retained.limits.clone(), ..RunOptions::default() };
         let created = header.retained.as_ref().map_or(0, |kept| kept.created_unix_ms);
+        // The run's anchor ended when its header was stored; this start is a session under it.
         let mut prepared = self
-            .prepare(program, &retained.inputs, &options, header.run_id.clone(), created)
+            .prepare(program, &retained.inputs, &options, header.run_id.clone(), created, &tracing::Span::none())
             .map_err(|error| super::RecoveryError::Unstartable {
                 run: header.run_id.to_string(),
                 reason: error.to_string(),
@@ -60,6 +66,6 @@ impl Runtime {
             });
         }
         prepared.header = Arc::new(header.clone());
-        Ok(self.begin(program, prepared, false))
+        Ok(self.begin(program, prepared, None))
     }
 }

@@ -70,6 +70,8 @@ declare_codes! {
     /// A runtime could not be built: a part it needs is missing or its worker threads could not
     /// start.
     RUNTIME_UNAVAILABLE = 8106,
+    /// A trace context the host gives a run to continue is not a valid W3C `traceparent`.
+    INVALID_TRACE_CONTEXT = 8107,
     /// A tool fixture file, tool entry, case or error object has the wrong JSON type or a value
     /// out of range.
     TOOL_FIXTURE_BAD_FIELD = 8201,

@@ -8,7 +8,7 @@ use super::state::{
     BoundaryPhase, BoundaryState, Control, FoldState, LoopState, NodeIx, NodeState, Owner, ScopeIx,
     ScopeStatus,
 };
-use super::{Effect, Outcome, RunCore};
+use super::{Effect, Outcome, RunCore, TracedScope};
 use crate::analyze::hir::{ExprKind, LogicalOp};
 use crate::diag::codes;
 use crate::engine::error::RunError;
@@ -62,7 +62,8 @@ impl RunCore {
                     Ok(items) => items,
                     Err(error) => return self.fail_compute(node, &error),
                 };
-                self.outbox.events.push(Event::LoopCollectionResolved { node: id, items: items.len() });
+                self.outbox.events.push(Event::LoopCollectionResolved { node: id.clone(), items: items.len() });
+                self.enter_traced_scope(node, id, TracedScope::Loop { items: items.len() });
                 if !self.within_loop_iterations(node, items.len()) {
                     return;
                 }
@@ -82,7 +83,8 @@ impl RunCore {
                     Ok(items) => items,
                     Err(error) => return self.fail_compute(node, &error),
                 };
-                self.outbox.events.push(Event::LoopCollectionResolved { node: id, items: items.len() });
+                self.outbox.events.push(Event::LoopCollectionResolved { node: id.clone(), items: items.len() });
+                self.enter_traced_scope(node, id, TracedScope::Loop { items: items.len() });
                 if !self.within_loop_iterations(node, items.len()) {
                     return;
                 }

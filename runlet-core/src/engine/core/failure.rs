@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::state::{BoundaryPhase, Control, Drain, NodeIx, NodeState, Owner, ScopeIx, TimerPurpose};
-use super::{Effect, Outcome, RunCore, TimerHandle};
+use super::{Effect, Outcome, RunCore, TimerHandle, TracedScope};
 use crate::analyze::hir::ExprKind;
 use crate::diag::codes;
 use crate::engine::error::RunError;
@@ -304,7 +304,9 @@ impl RunCore {
             }
             _ => return,
         };
-        self.outbox.events.push(Event::BoundaryAttemptStarted { node: self.node_id(node), attempt });
+        let id = self.node_id(node);
+        self.outbox.events.push(Event::BoundaryAttemptStarted { node: id.clone(), attempt });
+        self.enter_traced_scope(node, id, TracedScope::BoundaryAttempt { attempt });
         self.enter(*body, Some(scope), Owner::Attempt(node), format!("a{attempt}"), attempt, Vec::new());
     }
 

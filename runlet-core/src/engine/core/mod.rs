@@ -79,6 +79,21 @@ pub struct TimerHandle(pub u32);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct CallHandle(pub(crate) u32);
 
+/// Names one traced scope of the run (a boundary or a loop) while it lasts: the shell keys the
+/// scope's span by it ([`Effect::EnterScope`]) and finds a call's parent span through
+/// [`CallRequest::scope`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+pub struct ScopeHandle(pub(crate) u32);
+
+/// What kind of traced scope began (spec §6.2: structured scopes are spans).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TracedScope {
+    /// Attempt `attempt` (from 1) of a boundary.
+    BoundaryAttempt { attempt: u32 },
+    /// A `for` or `fold` over `items` items.
+    Loop { items: usize },
+}
+
 /// A call the shell should dispatch once the preceding events are committed.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct CallRequest {
@@ -106,6 +121,10 @@ pub struct CallRequest {
     pub timeout: Option<Duration>,
     /// The operation generation (spec §4.2): 0 unless the host authorized fresh generations.
     pub operation_generation: u32,
+    /// The innermost traced scope the call is inside (a boundary attempt or a loop), for its
+    /// span's parent; None at the top of the run.
+    #[serde(default)]
+    pub scope: Option<ScopeHandle>,
 }
 
 /// A nondeterministic intrinsic the shell should sample once (docs/STDLIB.md); the answer comes
@@ -228,6 +247,17 @@ pub enum Effect {
     Finish(Outcome),
     /// Sample a nondeterministic intrinsic and answer with [`Input::Sampled`].
     Sample(SampleRequest),
+    /// A traced scope began, recorded by the event for `node` in this reaction's batch
+    /// (`BoundaryAttemptStarted` or `LoopCollectionResolved`); `parent` is the traced scope it
+    /// is inside. It asks for nothing but a span: the scope ends with the events that end its
+    /// node (`NodeSucceeded`, `NodeFailed`, `NodeCancelled`, and for an attempt
+    /// `BoundaryRetryScheduled` and `CatchSelected`).
+    EnterScope {
+        scope: ScopeHandle,
+        node: String,
+        parent: Option<ScopeHandle>,
+        kind: TracedScope,
+    },
 }
 
 /// How a run ended.
@@ -865,6 +895,25 @@ impl RunCore {
 
     fn attempt_of(&self, scope: ScopeIx) -> u32 {
         self.arena.scopes[scope].attempt
+    }
+
+    /// The innermost traced scope around `scope`: the boundary of an attempt, or the loop of an
+    /// iteration or fold step.
+    fn traced_scope(&self, scope: ScopeIx) -> Option<ScopeHandle> {
+        std::iter::successors(Some(scope), |s| self.arena.scopes[s].parent).find_map(|s| {
+            match self.arena.scopes[s].owner {
+                Owner::Attempt(node) | Owner::Iteration(node, _) | Owner::FoldStep(node) => {
+                    Some(ScopeHandle(node.0))
+                }
+                Owner::Run | Owner::Arm(_) | Owner::Catch(_) => None,
+            }
+        })
+    }
+
+    /// Asks the shell for the span of the traced scope `node` begins (its event is in the batch).
+    fn enter_traced_scope(&mut self, node: NodeIx, id: String, kind: TracedScope) {
+        let parent = self.traced_scope(self.arena.nodes[node].scope);
+        self.outbox.effects.push(Effect::EnterScope { scope: ScopeHandle(node.0), node: id, parent, kind });
     }
 
     /// The run error of a failed call. It is retryable only when the tool says so and its

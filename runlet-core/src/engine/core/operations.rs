@@ -190,6 +190,7 @@ impl RunCore {
             recover_first,
             timeout: self.settings.tool_timeout,
             operation_generation,
+            scope: self.traced_scope(scope),
         }));
     }
 
