@@ -28,6 +28,7 @@ mod serve;
 mod signals;
 mod stored;
 mod submit;
+mod telemetry;
 mod tools;
 mod worker;
 
@@ -90,6 +91,11 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(err) => return malformed(&err),
+    };
+    // Flushes what is left to export once the command is done.
+    let _telemetry = match telemetry::install() {
+        Ok(telemetry) => telemetry,
+        Err(failure) => return failure.report(Format::Text, Shape::Diagnostics),
     };
     match cli.command {
         Command::Check(args) => check::run(&args),

@@ -18,7 +18,7 @@ use runlet::diag::codes;
 use runlet::engine::{Outcome, RunError, Sampler, SystemSampler, ToolExecutor};
 use runlet::journal::RunId;
 use runlet::observe::RunObserver;
-use runlet::runtime::Runtime;
+use runlet::runtime::{RunOptions, Runtime};
 use runlet::scripted::{RecordingExecutor, ScriptedExecutor, ToolFixtures};
 use runlet::value::{Value, to_presentation_json};
 use runlet_mcp::{McpClient, Routed};
@@ -297,8 +297,10 @@ pub fn compile_and_run(
     if !check(&workflow) {
         return Ok(None);
     }
-    let run =
-        runtime.start(&program, &inputs).map_err(|error| Failure::new(error.code(), error.to_string()))?;
+    let options = RunOptions { trace: crate::telemetry::parent_from_env(), ..RunOptions::default() };
+    let run = runtime
+        .start_with(&program, &inputs, options)
+        .map_err(|error| Failure::new(error.code(), error.to_string()))?;
     let run_id = run.run_id().clone();
     if let Some(server) = &serving {
         server.show(&run_id, run.observer(), &file.text);

@@ -213,6 +213,7 @@ fn take_dispatches(effects: Vec<Effect>, pending: &mut VecDeque<(CallHandle, Val
             | Effect::StartTimer { .. }
             | Effect::CancelTimer(_)
             | Effect::AwaitPermits { .. }
+            | Effect::EnterScope { .. }
             | Effect::Yield => {}
             Effect::Sample(request) => panic!("the figures programs sample nothing: {}", request.node_id),
         }

@@ -204,7 +204,9 @@ async fn forward(handle: RunHandle, state: Arc<RunState>, consumers: Consumers) 
 ///
 /// # Safety
 /// `options` is NULL or points at a readable options struct whose views are valid.
-pub(crate) unsafe fn read_run_options(options: *const runlet_run_options) -> Result<(RunOptions, bool), Error> {
+pub(crate) unsafe fn read_run_options(
+    options: *const runlet_run_options,
+) -> Result<(RunOptions, bool), Error> {
     if options.is_null() {
         return Ok((RunOptions::default(), false));
     }
@@ -216,7 +218,10 @@ pub(crate) unsafe fn read_run_options(options: *const runlet_run_options) -> Res
     let mut trace = BTreeMap::new();
     // SAFETY: as above.
     let entries = unsafe {
-        [(w3c::TRACEPARENT, options.traceparent.to_str("traceparent")?), (w3c::TRACESTATE, options.tracestate.to_str("tracestate")?)]
+        [
+            (w3c::TRACEPARENT, options.traceparent.to_str("traceparent")?),
+            (w3c::TRACESTATE, options.tracestate.to_str("tracestate")?),
+        ]
     };
     for (key, value) in entries {
         if !value.is_empty() {

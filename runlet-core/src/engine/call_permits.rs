@@ -5,12 +5,14 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::core::{CallHandle, Input};
+use super::metrics::Metrics;
 use super::permits::{PermitRequest, PermitWaits, RunPermits};
 use crate::registry::ToolId;
 
@@ -20,15 +22,28 @@ pub(super) struct CallPermits {
     permits: Option<RunPermits>,
     /// Told which calls wait and when they stop waiting.
     waits: Option<Arc<dyn PermitWaits>>,
-    /// Requests not granted yet: the task waiting for each, and the call's node id.
-    waiting: BTreeMap<CallHandle, (JoinHandle<()>, String)>,
+    /// Requests not granted when made: the task waiting for each, and the call's node id and
+    /// when it began to wait.
+    waiting: BTreeMap<CallHandle, Waiting>,
     /// Permits granted and not yet taken by the call's dispatch.
     granted: Arc<Mutex<BTreeMap<CallHandle, PermitRequest>>>,
+    /// Counts the calls waiting and how long they waited.
+    metrics: Arc<Metrics>,
+}
+
+struct Waiting {
+    task: JoinHandle<()>,
+    node: String,
+    since: Instant,
 }
 
 impl CallPermits {
-    pub(super) fn new(permits: Option<RunPermits>, waits: Option<Arc<dyn PermitWaits>>) -> CallPermits {
-        CallPermits { permits, waits, waiting: BTreeMap::new(), granted: Arc::default() }
+    pub(super) fn new(
+        permits: Option<RunPermits>,
+        waits: Option<Arc<dyn PermitWaits>>,
+        metrics: Arc<Metrics>,
+    ) -> CallPermits {
+        CallPermits { permits, waits, waiting: BTreeMap::new(), granted: Arc::default(), metrics }
     }
 
     /// Requests the permits of `call` (node `node_id`), a call of `tool`, in request order;
@@ -72,19 +87,23 @@ impl CallPermits {
             granted.lock().insert(call, request);
             let _ = answers.send(Input::PermitsGranted { call });
         });
-        self.waiting.insert(call, (task, node_id));
+        self.metrics.permits_awaited();
+        self.waiting.insert(call, Waiting { task, node: node_id, since: Instant::now() });
     }
 
     /// The permits granted to `call`, for its dispatch to hold until the call ends.
     pub(super) fn take(&mut self, call: CallHandle) -> Option<PermitRequest> {
-        self.waiting.remove(&call);
+        if let Some(waited) = self.waiting.remove(&call) {
+            self.metrics.permits_settled(waited.since.elapsed());
+        }
         self.granted.lock().remove(&call)
     }
 
     /// Withdraws `call`'s request, or gives back permits granted to it that no dispatch took.
     pub(super) fn withdraw(&mut self, call: CallHandle) {
-        if let Some((task, node)) = self.waiting.remove(&call) {
+        if let Some(Waiting { task, node, since }) = self.waiting.remove(&call) {
             task.abort();
+            self.metrics.permits_settled(since.elapsed());
             if let Some(waits) = &self.waits {
                 waits.granted(&node);
             }

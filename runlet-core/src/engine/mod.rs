@@ -75,6 +75,7 @@ pub mod event;
 mod executor;
 mod identity;
 pub mod limits;
+pub mod metrics;
 pub mod permits;
 mod progress;
 mod replay;

@@ -19,6 +19,7 @@ use super::executor::{
     CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolError, ToolExecutor, ToolOutput,
 };
 use super::identity::{OperationComponents, OperationId};
+use super::metrics::Metrics;
 use super::permits::{PermitRequest, PermitWaits, RunPermits};
 use super::progress::{Heartbeat, Reports};
 use super::replay::{Ledger, Resumed};
@@ -65,6 +66,8 @@ pub struct RunEnvironment {
     /// The span of the process driving the run (`runlet.session`); its calls' spans are its
     /// children. [`Span::none`](tracing::Span::none) when the host does not trace.
     pub span: tracing::Span,
+    /// The runtime's metrics instruments.
+    pub metrics: Arc<Metrics>,
 }
 
 impl std::fmt::Debug for RunEnvironment {
@@ -175,7 +178,8 @@ impl Shell {
     fn new(env: RunEnvironment, last_seq: u64, already_ran: Duration, ledger: Ledger) -> Shell {
         let (answers, incoming) = mpsc::unbounded_channel::<Input>();
         let (tokens, timers) = (BTreeMap::new(), BTreeMap::new());
-        let permits = CallPermits::new(env.permits.clone(), env.permit_waits.clone());
+        let permits =
+            CallPermits::new(env.permits.clone(), env.permit_waits.clone(), Arc::clone(&env.metrics));
         let snapshots = env.snapshots.clone().map(|policy| Snapshots::new(policy, ledger));
         let reports = Reports::new(answers.clone());
         let scopes = trace::ScopeSpans::new(&env.span);
@@ -291,7 +295,9 @@ impl Shell {
             }
             match effect {
                 Effect::Append(events) => round.events.extend(events),
-                Effect::EnterScope { scope, node, parent, kind } => self.scopes.began(scope, node, parent, kind),
+                Effect::EnterScope { scope, node, parent, kind } => {
+                    self.scopes.began(scope, node, parent, kind)
+                }
                 effect => round.effects.push(effect),
             }
         }
@@ -395,7 +401,10 @@ async fn append(
 ) -> Result<(Record, usize), JournalError> {
     let (mut records, blobs) = records_after(last_seq, &events, buffer, env.blobs_above);
     let bytes = records.iter().map(|record| record.bytes.len()).sum();
+    let started = std::time::Instant::now();
     let committed = env.journal.append_with_blobs(&env.run_id, last_seq, &records, &blobs).await?;
+    env.metrics.appended(started.elapsed(), blobs.iter().map(|blob| blob.bytes.len()).sum());
+    env.metrics.committed(&events);
     if let Some(observer) = &env.observer {
         // An observer that is gone has no one to tell.
         let _ = observer.send((last_seq + 1, events)).await;
@@ -501,6 +510,7 @@ fn spawn_call(
     let checked = check_arguments(registry.schemas(), registry.tool(call.tool_id), &call.arguments);
     let executor = Arc::clone(&env.executor);
     let classifier = env.retry_classifier.clone();
+    let metrics = Arc::clone(&env.metrics);
     let span = trace::call_span(parent, &call);
     let traced = span.clone();
     let task = async move {
@@ -518,8 +528,11 @@ fn spawn_call(
             return;
         }
         let name = Arc::clone(&call.tool);
+        metrics.call_started();
+        let started = std::time::Instant::now();
         let answered =
             answer_of(executor.as_ref(), call, tool.execution, recover_first, timeout, &token).await;
+        metrics.call_ended(&name, started.elapsed(), answered.is_ok());
         let answer = input_of(handle, &name, &registry, tool, classifier.as_ref(), answered);
         trace::record_answer(&span, &answer);
         let _ = answers.send(answer);
@@ -735,6 +748,7 @@ mod tests {
             snapshots: None,
             blobs_above: None,
             span: tracing::Span::none(),
+            metrics: Arc::new(Metrics::global()),
         };
         (core, env, journal)
     }

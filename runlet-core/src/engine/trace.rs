@@ -83,7 +83,13 @@ impl ScopeSpans {
     }
 
     /// The core began traced scope `scope` for `node` inside `parent`.
-    pub(crate) fn began(&mut self, scope: ScopeHandle, node: String, parent: Option<ScopeHandle>, kind: TracedScope) {
+    pub(crate) fn began(
+        &mut self,
+        scope: ScopeHandle,
+        node: String,
+        parent: Option<ScopeHandle>,
+        kind: TracedScope,
+    ) {
         if self.enabled {
             self.began.push(Began { scope, node, parent, kind });
         }

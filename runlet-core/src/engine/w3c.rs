@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::str::FromStr;
 
-use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
 use opentelemetry::Context;
+use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
 use tracing::Span;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
@@ -64,7 +64,8 @@ pub fn parse(entries: &BTreeMap<String, String>) -> Option<SpanContext> {
     let trace_id = TraceId::from_hex(trace).ok()?;
     let span_id = SpanId::from_hex(span).ok()?;
     let flags = u8::from_str_radix(flags, 16).ok()? & TraceFlags::SAMPLED.to_u8();
-    let state = entries.get(TRACESTATE).and_then(|state| TraceState::from_str(state).ok()).unwrap_or_default();
+    let state =
+        entries.get(TRACESTATE).and_then(|state| TraceState::from_str(state).ok()).unwrap_or_default();
     let context = SpanContext::new(trace_id, span_id, TraceFlags::new(flags), true, state);
     context.is_valid().then_some(context)
 }

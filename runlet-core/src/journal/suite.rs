@@ -235,9 +235,12 @@ async fn retained_headers_round_trip(journal: &dyn Journal) {
         prelude_version: "runlet.prelude/1".into(),
         durability: Some("sqlite-wal-full".into()),
         created_unix_ms: 1_764_489_600_000,
-        trace: [("traceparent".to_owned(), "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".to_owned())]
-            .into_iter()
-            .collect(),
+        trace: [(
+            "traceparent".to_owned(),
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".to_owned(),
+        )]
+        .into_iter()
+        .collect(),
     });
     journal.create_run(&header).await.expect("create_run");
     assert_eq!(journal.header(&header.run_id).await.expect("header"), header);

@@ -84,13 +84,14 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::engine::event::{Event, unix_ms};
+use crate::engine::metrics::Metrics;
 use crate::engine::snapshot::SnapshotPolicy;
-use crate::engine::{trace, w3c};
 use crate::engine::{
     Backoff, CommittedBatch, LimitKey, Limits, Outcome, PermitWaits, Permits, ResourceKey, RetryClassifier,
     RunCore, RunEnvironment, RunPermits, RunSettings, Sampler, SharedCaps, SharedPermits, SystemSampler,
     ToolError, ToolExecutor, ToolTable, drive, tool_keys,
 };
+use crate::engine::{trace, w3c};
 use crate::plan::Plan;
 
 mod live;
@@ -140,6 +141,7 @@ pub struct RuntimeBuilder {
     blob_threshold: Option<usize>,
     owner: Option<String>,
     shared_permits: Option<Arc<dyn SharedPermits>>,
+    meter: Option<opentelemetry::metrics::Meter>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -360,6 +362,14 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The OpenTelemetry meter the runtime's metrics are recorded with
+    /// ([`crate::engine::metrics`]). By default the global meter provider's `runlet` meter as it
+    /// is when the runtime is built: set the global provider first, or pass a meter here.
+    pub fn meter(mut self, meter: opentelemetry::metrics::Meter) -> Self {
+        self.meter = Some(meter);
+        self
+    }
+
     pub fn build(self) -> Result<Runtime, BuildError> {
         let registry = self.registry.ok_or(BuildError::MissingRegistry)?;
         let executor = self.executor.ok_or(BuildError::MissingExecutor)?;
@@ -423,6 +433,7 @@ impl RuntimeBuilder {
             owner,
             snapshot_every,
             blobs_above: journal_keeps_blobs.then(|| self.blob_threshold.unwrap_or(DEFAULT_BLOB_THRESHOLD)),
+            metrics: Arc::new(self.meter.as_ref().map_or_else(Metrics::global, Metrics::new)),
         })
     }
 }
@@ -528,6 +539,7 @@ pub struct Runtime {
     snapshot_every: Option<u64>,
     /// Values larger than this are journaled as blobs; `None` when the journal keeps none.
     blobs_above: Option<usize>,
+    metrics: Arc<Metrics>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -875,6 +887,7 @@ impl Runtime {
             snapshots: self.snapshot_every.map(|every| SnapshotPolicy { every, header: Arc::clone(header) }),
             blobs_above: self.blobs_above,
             span: session.clone(),
+            metrics: Arc::clone(&self.metrics),
         };
         let (done, outcome) = oneshot::channel();
         let shared_permits = Arc::clone(&self.permits);

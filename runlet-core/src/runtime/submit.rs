@@ -51,7 +51,14 @@ impl Runtime {
         let created = header.retained.as_ref().map_or(0, |kept| kept.created_unix_ms);
         // The run's anchor ended when its header was stored; this start is a session under it.
         let mut prepared = self
-            .prepare(program, &retained.inputs, &options, header.run_id.clone(), created, &tracing::Span::none())
+            .prepare(
+                program,
+                &retained.inputs,
+                &options,
+                header.run_id.clone(),
+                created,
+                &tracing::Span::none(),
+            )
             .map_err(|error| super::RecoveryError::Unstartable {
                 run: header.run_id.to_string(),
                 reason: error.to_string(),

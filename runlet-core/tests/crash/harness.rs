@@ -107,7 +107,13 @@ impl Process {
         let program = runtime
             .compile(&case.source, &inputs)
             .unwrap_or_else(|d| panic!("{} compiles: {d:?}\n{}", case.name, case.source));
-        Process { runtime, program, inputs, options: RunOptions { limits: case.limits.clone() }, crashes }
+        Process {
+            runtime,
+            program,
+            inputs,
+            options: RunOptions { limits: case.limits.clone(), ..RunOptions::default() },
+            crashes,
+        }
     }
 
     fn start(&self) -> RunHandle {

@@ -53,7 +53,7 @@ fn runtime(journal: &Arc<MemoryJournal>, tools: &Arc<Sends>) -> Runtime {
 }
 
 fn capped() -> RunOptions {
-    RunOptions { limits: Limits::new().with(LimitKey::Concurrency, 1) }
+    RunOptions { limits: Limits::new().with(LimitKey::Concurrency, 1), ..RunOptions::default() }
 }
 
 fn prepared(journal: &MemoryJournal, run: &RunId) -> usize {

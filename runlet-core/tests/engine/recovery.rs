@@ -321,7 +321,7 @@ fn a_run_is_not_resumed_under_another_program_or_configuration() {
     let error = runtime.resume(&edited, &run).expect_err("another source");
     assert_eq!(error.code(), codes::RUN_PIN_MISMATCH);
     let program = runtime.compile(PROGRAM, &Inputs::new()).expect("compiles");
-    let limited = RunOptions { limits: Limits::new().with(LimitKey::ToolCalls, 9) };
+    let limited = RunOptions { limits: Limits::new().with(LimitKey::ToolCalls, 9), ..RunOptions::default() };
     let error = runtime.recovery(&program, &run, limited).expect_err("other limits");
     assert_eq!(error.code(), codes::RUN_PIN_MISMATCH);
     let rekeyed = Runtime::builder()

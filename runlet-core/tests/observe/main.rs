@@ -434,7 +434,8 @@ fn a_failed_iteration_of_a_large_loop_stays_expanded() {
 fn a_call_waiting_for_permits_is_told_apart_from_one_waiting_for_data() {
     let (open, gate) = watch::channel(false);
     let setup = appendix_a(|inner| Arc::new(Gated { inner, gate }), 1024);
-    let options = RunOptions { limits: Limits::new().with(LimitKey::Concurrency, 1) };
+    let options =
+        RunOptions { limits: Limits::new().with(LimitKey::Concurrency, 1), ..RunOptions::default() };
     let mut run = setup.runtime.start_with(&setup.program, &setup.inputs, options).expect("starts");
     let observer = run.observer();
     while !matches!(run.events().blocking_recv(), Some((_, Event::CallDispatchPrepared { .. })) | None) {}

@@ -96,7 +96,7 @@ fn runtime(tools: Arc<Tools>, limits: Limits) -> Runtime {
 fn run(source: &str, limits: Limits) -> Outcome {
     let runtime = runtime(Arc::new(Tools::default()), Limits::new());
     let program = runtime.compile(source, &Inputs::new()).expect("compiles");
-    let options = RunOptions { limits };
+    let options = RunOptions { limits, ..RunOptions::default() };
     runtime.start_with(&program, &Inputs::new(), options).expect("starts").wait().expect("journal")
 }
 
@@ -288,7 +288,7 @@ fn journal_bytes_crossed_by_a_call_completion_stop_the_run_before_its_next_call_
     // A fresh core fed the journal regenerates it, crossing at the same record.
     let runtime = runtime(Arc::new(Tools::default()), Limits::new());
     let program = runtime.compile(TWO_CALLS, &Inputs::new()).expect("compiles");
-    let core = runtime.core(&program, &RunOptions { limits });
+    let core = runtime.core(&program, &RunOptions { limits, ..RunOptions::default() });
     let events: Vec<Event> = journal.into_iter().map(|(e, _)| e).collect();
     let replayed = replay(core, &events).expect("replays without divergence");
     assert!(matches!(replayed.outcome, Some(Outcome::Failed(e)) if e == error));
@@ -393,7 +393,8 @@ fn concurrency_throttles_calls_in_flight_without_failing_the_run() {
     let tools = Arc::new(Tools::default());
     let runtime = runtime(tools.clone(), Limits::new());
     let program = runtime.compile(PARALLEL, &Inputs::new()).expect("compiles");
-    let options = RunOptions { limits: Limits::new().with(LimitKey::Concurrency, 3) };
+    let options =
+        RunOptions { limits: Limits::new().with(LimitKey::Concurrency, 3), ..RunOptions::default() };
     let outcome =
         runtime.start_with(&program, &Inputs::new(), options).expect("starts").wait().expect("journal");
     assert_eq!(succeeded(&outcome), "[1,2,3,4,5,6,7,8,9,10,11,12]");
@@ -436,7 +437,8 @@ fn cancelling_a_run_whose_calls_wait_for_permits_frees_them_and_is_no_limit_erro
     let tools = Arc::new(Tools::default());
     let runtime = runtime(tools.clone(), Limits::new().with(LimitKey::Concurrency, 1));
     let program = runtime.compile(PARALLEL, &Inputs::new()).expect("compiles");
-    let options = RunOptions { limits: Limits::new().with(LimitKey::WallClockMs, 60_000) };
+    let options =
+        RunOptions { limits: Limits::new().with(LimitKey::WallClockMs, 60_000), ..RunOptions::default() };
     let mut cancelled = runtime.start_with(&program, &Inputs::new(), options).expect("starts");
     loop {
         match cancelled.events().blocking_recv() {

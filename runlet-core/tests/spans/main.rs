@@ -1,6 +1,10 @@
-//! The `tracing` spans a run emits (INTERFACES.md §4.5), seen through a recording layer
-//! installed as the process's subscriber (so this file is its own test binary): Appendix A with
-//! `shop.orders` failing three times, retried by `boundary retry 2`, then caught.
+//! The spans a run emits (INTERFACES.md §4.5), seen through the process's one subscriber (so
+//! this is its own test binary): a recording `tracing` layer, and `tracing-opentelemetry` into
+//! `opentelemetry_sdk`'s in-memory exporter ([`otel`]). Here, through the recording layer:
+//! Appendix A with `shop.orders` failing three times, retried by `boundary retry 2`, then caught.
+
+mod metrics;
+mod otel;
 
 #[path = "../common/examples.rs"]
 mod examples;
@@ -61,14 +65,32 @@ impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Recording {
     }
 }
 
-fn recording() -> &'static Recording {
-    static RECORDING: OnceLock<Recording> = OnceLock::new();
-    RECORDING.get_or_init(|| {
+/// What the process's subscriber records: every span through the recording layer, and the
+/// OpenTelemetry spans the in-memory exporter has when they end.
+struct Recorders {
+    recording: Recording,
+    exporter: opentelemetry_sdk::trace::InMemorySpanExporter,
+}
+
+fn recorders() -> &'static Recorders {
+    static RECORDERS: OnceLock<Recorders> = OnceLock::new();
+    RECORDERS.get_or_init(|| {
         let recording = Recording::default();
-        let subscriber = tracing_subscriber::registry().with(recording.clone());
+        let exporter = opentelemetry_sdk::trace::InMemorySpanExporter::default();
+        let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+            .with_simple_exporter(exporter.clone())
+            .build();
+        let tracer = opentelemetry::trace::TracerProvider::tracer(&provider, "runlet-tests");
+        let subscriber = tracing_subscriber::registry()
+            .with(recording.clone())
+            .with(tracing_opentelemetry::layer().with_tracer(tracer));
         tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
-        recording
+        Recorders { recording, exporter }
     })
+}
+
+fn recording() -> &'static Recording {
+    &recorders().recording
 }
 
 #[test]
@@ -88,13 +110,26 @@ fn a_retried_call_has_one_execute_tool_span_per_attempt_each_with_its_dispatch()
     run.wait().expect("the journal works");
     let spans = recording.0.lock().unwrap().clone();
 
-    let sessions: Vec<usize> = (0..spans.len()).filter(|&i| spans[i].name == "runlet.session").collect();
+    let sessions: Vec<usize> = (0..spans.len())
+        .filter(|&i| spans[i].name == "runlet.session" && spans[i].fields["runlet.run.id"] == run_id)
+        .collect();
     let [session] = sessions[..] else { panic!("one session span: {spans:#?}") };
     assert_eq!(spans[session].fields["runlet.run.id"], run_id);
     assert_eq!(spans[session].fields["runlet.resumed"], "false");
 
-    let calls: Vec<&Recorded> = spans.iter().filter(|s| s.name == "execute_tool").collect();
-    assert!(calls.iter().all(|c| c.parent == Some(session)), "calls are children of the session");
+    let calls: Vec<&Recorded> =
+        spans.iter().filter(|s| s.name == "execute_tool" && s.fields["runlet.run.id"] == run_id).collect();
+    let boundary_attempts = (0..spans.len())
+        .filter(|&i| spans[i].name == "runlet.boundary.attempt" && spans[i].parent == Some(session))
+        .count();
+    assert_eq!(boundary_attempts, 3, "retry 2 is three attempts under the session: {spans:#?}");
+    for call in &calls {
+        let expected = match call.fields["gen_ai.tool.name"].as_str() {
+            "shop.orders" => "runlet.boundary.attempt",
+            _ => "runlet.session",
+        };
+        assert_eq!(spans[call.parent.expect("a parent")].name, expected, "{call:#?}");
+    }
     let tools: Vec<&str> = calls.iter().map(|c| c.fields["gen_ai.tool.name"].as_str()).collect();
     for once in ["crm.customer", "billing.limits", "support.tickets", "ai.summarize"] {
         assert_eq!(tools.iter().filter(|t| **t == once).count(), 1, "{once}: {tools:?}");
@@ -116,7 +151,13 @@ fn a_retried_call_has_one_execute_tool_span_per_attempt_each_with_its_dispatch()
     );
     assert_eq!(calls[0].fields["otel.name"], format!("execute_tool {}", calls[0].fields["gen_ai.tool.name"]));
 
-    let dispatches: Vec<&Recorded> = spans.iter().filter(|s| s.name == "runlet.dispatch").collect();
+    let dispatches: Vec<&Recorded> = spans
+        .iter()
+        .filter(|s| {
+            s.name == "runlet.dispatch"
+                && s.parent.is_some_and(|p| spans[p].fields.get("runlet.run.id") == Some(&run_id))
+        })
+        .collect();
     assert_eq!(dispatches.len(), calls.len(), "one dispatch per call, none a recovery");
     for dispatch in &dispatches {
         let parent = &spans[dispatch.parent.expect("a dispatch has its call as parent")];

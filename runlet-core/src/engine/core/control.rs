@@ -62,7 +62,9 @@ impl RunCore {
                     Ok(items) => items,
                     Err(error) => return self.fail_compute(node, &error),
                 };
-                self.outbox.events.push(Event::LoopCollectionResolved { node: id.clone(), items: items.len() });
+                self.outbox
+                    .events
+                    .push(Event::LoopCollectionResolved { node: id.clone(), items: items.len() });
                 self.enter_traced_scope(node, id, TracedScope::Loop { items: items.len() });
                 if !self.within_loop_iterations(node, items.len()) {
                     return;
@@ -83,7 +85,9 @@ impl RunCore {
                     Ok(items) => items,
                     Err(error) => return self.fail_compute(node, &error),
                 };
-                self.outbox.events.push(Event::LoopCollectionResolved { node: id.clone(), items: items.len() });
+                self.outbox
+                    .events
+                    .push(Event::LoopCollectionResolved { node: id.clone(), items: items.len() });
                 self.enter_traced_scope(node, id, TracedScope::Loop { items: items.len() });
                 if !self.within_loop_iterations(node, items.len()) {
                     return;

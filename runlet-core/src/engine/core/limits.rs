@@ -391,6 +391,7 @@ mod tests {
                     | Effect::CancelTimer(_)
                     | Effect::Sample(_)
                     | Effect::AwaitPermits { .. }
+                    | Effect::EnterScope { .. }
                     | Effect::Yield => {}
                 }
             }

@@ -167,6 +167,13 @@ impl Simulation {
                     armed.push(Input::Sampled { call: request.call, answer: request.function.sample() })
                 }
                 Effect::AwaitPermits { call, .. } => armed.push(Input::PermitsGranted { call }),
+                Effect::EnterScope { node, .. } => {
+                    let recorded = self.trace.events.iter().rev().any(|event| {
+                        matches!(event, Event::BoundaryAttemptStarted { node: n, .. }
+                            | Event::LoopCollectionResolved { node: n, .. } if *n == node)
+                    });
+                    assert!(appended && recorded, "a scope began without its event: {node}");
+                }
                 Effect::Yield => armed.push(Input::Continue),
                 Effect::Finish(outcome) => {
                     check_invariants(&self.core, &mut self.trace);
