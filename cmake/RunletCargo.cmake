@@ -31,7 +31,7 @@ set(_runlet_built "${RUNLET_CARGO_TARGET_DIR}/${RUNLET_CARGO_PROFILE}")
 # Opt-in parts of librunlet, comma-separated: `mcp` (MCP servers from the runtime options) and
 # `postgres` (the PostgreSQL journal and its workers). Without one, its options are refused with
 # RUNLET_ERR_UNSUPPORTED.
-set(RUNLET_FEATURES "" CACHE STRING "Optional parts of librunlet, comma-separated: mcp, postgres, web")
+set(RUNLET_FEATURES "" CACHE STRING "Optional parts of librunlet, comma-separated: mcp, postgres, web, otlp")
 if(RUNLET_FEATURES)
   set(_runlet_features_flag --features "${RUNLET_FEATURES}")
 else()

@@ -804,6 +804,11 @@ struct runlet_error *runlet_error_new_tool(struct runlet_str tool_code,
  * errors are `RUNLET_ERR_REGISTRY` with the diagnostics report (INTERFACES.md §1) about
  * `registry_json` as details.
  *
+ * In a library built with OTLP export (the `otlp` feature), the process's first runtime sets
+ * it up from `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_PROTOCOL` (`http/protobuf` or
+ * `http/json`) and `OTEL_SERVICE_NAME` (docs/tracing.md); a protocol it does not speak fails
+ * this call with `RUNLET_ERR_INVALID_ARGUMENT`, and so does every later one.
+ *
  * Thread-safety: any thread.
  */
 struct runlet_error *runlet_runtime_new(const struct runlet_runtime_options *options,
@@ -812,7 +817,8 @@ struct runlet_error *runlet_runtime_new(const struct runlet_runtime_options *opt
 /**
  * Frees the runtime. NULL is a no-op; free at most once. Runs still running are cancelled and
  * awaited; then the runtime's threads stop and the executor's, journal's and listener's `drop`s
- * run, all before this returns — except from inside a Runlet callback, where that happens on a
+ * run, and a library built with OTLP export sends the spans and metrics still pending, all
+ * before this returns — except from inside a Runlet callback, where that happens on a
  * helper thread after the callback returns. Run handles stay valid (and ended) until freed.
  *
  * Thread-safety: any thread; not concurrently with other calls on the same handle.

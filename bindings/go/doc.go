@@ -42,7 +42,7 @@
 // By default the package links the installed shared library through pkg-config (runlet.pc).
 // The runlet_static build tag links librunlet.a and its native dependencies instead; the
 // runlet_dev tag builds against this repository's include/ and target/release (after
-// `cargo build --release -p runlet-capi --features mcp,postgres,web`; Options.MCP, Postgres and
+// `cargo build --release -p runlet-capi --features mcp,postgres,web,otlp`; Options.MCP, Postgres and
 // Runtime.ServePage need a library built with those opt-in parts), which is what scripts/test-go
 // does. The runlet_gcstress tag forces a garbage collection at every handle access (run it
 // with GOGC=1).

@@ -44,6 +44,7 @@ mod page;
 // Internal helpers without C items.
 mod handle;
 mod reentrancy;
+mod telemetry;
 mod versioned;
 
 pub use error::*;

@@ -321,6 +321,7 @@ fn with_retry_policy(
 /// # Safety
 /// As for `runlet_runtime_new`.
 unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<Instance, Error> {
+    crate::telemetry::install()?;
     let executor = adopted.executor.transpose()?;
     let journal = adopted.journal.transpose()?;
     let listener = adopted.listener.transpose()?;
@@ -471,6 +472,11 @@ fn tool_executor(
 /// errors are `RUNLET_ERR_REGISTRY` with the diagnostics report (INTERFACES.md §1) about
 /// `registry_json` as details.
 ///
+/// In a library built with OTLP export (the `otlp` feature), the process's first runtime sets
+/// it up from `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_PROTOCOL` (`http/protobuf` or
+/// `http/json`) and `OTEL_SERVICE_NAME` (docs/tracing.md); a protocol it does not speak fails
+/// this call with `RUNLET_ERR_INVALID_ARGUMENT`, and so does every later one.
+///
 /// Thread-safety: any thread.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn runlet_runtime_new(
@@ -499,7 +505,8 @@ pub unsafe extern "C" fn runlet_runtime_new(
 
 /// Frees the runtime. NULL is a no-op; free at most once. Runs still running are cancelled and
 /// awaited; then the runtime's threads stop and the executor's, journal's and listener's `drop`s
-/// run, all before this returns — except from inside a Runlet callback, where that happens on a
+/// run, and a library built with OTLP export sends the spans and metrics still pending, all
+/// before this returns — except from inside a Runlet callback, where that happens on a
 /// helper thread after the callback returns. Run handles stay valid (and ended) until freed.
 ///
 /// Thread-safety: any thread; not concurrently with other calls on the same handle.
@@ -508,6 +515,8 @@ pub unsafe extern "C" fn runlet_runtime_free(runtime: *mut runlet_runtime) {
     ffi_boundary!((), {
         // SAFETY: the caller passes NULL or a live handle, freed once.
         drop(unsafe { take(runtime) });
+        // The runtime's last spans ended as its runs did.
+        crate::telemetry::flush();
     })
 }
 

@@ -1,0 +1,125 @@
+// Trace context through the binding: a parent traceparent carried by ctx, a bad one refused, and
+// (in a child process, since a process sets up export once) a run exported over OTLP/HTTP to a
+// receiver on 127.0.0.1 with the handler's Call.TraceParent being the exported dispatch span.
+
+package runlet
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const testTraceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+
+func TestTraceContextTravelsInTheContext(t *testing.T) {
+	if _, ok := TraceContextFrom(context.Background()); ok {
+		t.Fatal("a bare context carries a trace context")
+	}
+	tc := TraceContext{TraceParent: "00-" + testTraceID + "-00f067aa0ba902b7-01", TraceState: "vendor=1"}
+	got, ok := TraceContextFrom(WithTraceContext(context.Background(), tc))
+	if !ok || got != tc {
+		t.Fatalf("got %+v, %v", got, ok)
+	}
+}
+
+func TestAnInvalidTraceParentIsRefused(t *testing.T) {
+	rt := newTestRuntime(t, nil, Options{})
+	prog := compile(t, rt, "return echo.value(1)\n")
+	ctx := WithTraceContext(context.Background(), TraceContext{TraceParent: testTraceID})
+	_, err := rt.Start(ctx, prog, nil)
+	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "RL8107") {
+		t.Fatalf("err = %v", err)
+	}
+	ctx = WithTraceContext(context.Background(), TraceContext{TraceParent: "00-" + testTraceID + "-00f067aa0ba902b7-01"})
+	run, err := rt.Start(ctx, prog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	if _, err := run.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tracedChild is set in the child process of TestARunIsExportedInTheHostsTrace.
+const tracedChild = "RUNLET_TEST_TRACED_CHILD"
+
+// TestTracedChild is the child's run: under a host traceparent, with OTLP export set up by the
+// environment; it prints the traceparent its handler saw.
+func TestTracedChild(t *testing.T) {
+	if os.Getenv(tracedChild) == "" {
+		t.Skip("run by TestARunIsExportedInTheHostsTrace in a child process")
+	}
+	var seen string
+	rt := newTestRuntime(t, Tools{"echo.value": func(_ context.Context, call *Call) (any, error) {
+		seen = call.TraceParent
+		return 7, nil
+	}}, Options{})
+	prog := compile(t, rt, "return echo.value(1)\n")
+	ctx := WithTraceContext(context.Background(), TraceContext{TraceParent: "00-" + testTraceID + "-00f067aa0ba902b7-01"})
+	run, err := rt.Start(ctx, prog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	run.Close()
+	prog.Close()
+	rt.Close() // sends what is pending
+	fmt.Printf("TRACEPARENT=%s\n", seen)
+}
+
+func TestARunIsExportedInTheHostsTrace(t *testing.T) {
+	var mu sync.Mutex
+	var received bytes.Buffer
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		received.Write(body)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte("{}"))
+	}))
+	defer receiver.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestTracedChild$", "-test.v")
+	child.Env = append(os.Environ(), tracedChild+"=1", "OTEL_EXPORTER_OTLP_ENDPOINT="+receiver.URL,
+		"OTEL_EXPORTER_OTLP_PROTOCOL=http/json", "OTEL_SERVICE_NAME=runlet-go-otlp-test")
+	output, err := child.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, output)
+	}
+	match := regexp.MustCompile(`TRACEPARENT=00-` + testTraceID + `-([0-9a-f]{16})-01`).FindSubmatch(output)
+	if match == nil {
+		t.Fatalf("the handler saw no traceparent in the host's trace:\n%s", output)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	exported := received.String()
+	for _, want := range []string{
+		`"traceId":"` + testTraceID + `"`,
+		`"spanId":"` + string(match[1]) + `"`,
+		`"name":"runlet.dispatch"`,
+		`"name":"execute_tool echo.value"`,
+		"runlet-go-otlp-test",
+	} {
+		if !strings.Contains(exported, want) {
+			t.Errorf("the export lacks %s", want)
+		}
+	}
+}
