@@ -5,8 +5,8 @@
 package runlet
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -84,12 +84,28 @@ func TestTracedChild(t *testing.T) {
 
 func TestARunIsExportedInTheHostsTrace(t *testing.T) {
 	var mu sync.Mutex
-	var received bytes.Buffer
+	var spans []otlpSpan
+	services := map[string]bool{}
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		received.Write(body)
-		mu.Unlock()
+		if r.URL.Path == "/v1/traces" {
+			var export otlpTraces
+			if err := json.Unmarshal(body, &export); err != nil {
+				t.Errorf("an export that is not OTLP JSON: %v", err)
+			}
+			mu.Lock()
+			for _, resource := range export.ResourceSpans {
+				for _, attribute := range resource.Resource.Attributes {
+					if attribute.Key == "service.name" {
+						services[attribute.Value.StringValue] = true
+					}
+				}
+				for _, scope := range resource.ScopeSpans {
+					spans = append(spans, scope.Spans...)
+				}
+			}
+			mu.Unlock()
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte("{}"))
 	}))
@@ -110,16 +126,49 @@ func TestARunIsExportedInTheHostsTrace(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	exported := received.String()
-	for _, want := range []string{
-		`"traceId":"` + testTraceID + `"`,
-		`"spanId":"` + string(match[1]) + `"`,
-		`"name":"runlet.dispatch"`,
-		`"name":"execute_tool echo.value"`,
-		"runlet-go-otlp-test",
-	} {
-		if !strings.Contains(exported, want) {
-			t.Errorf("the export lacks %s", want)
+	names := map[string]otlpSpan{}
+	for _, span := range spans {
+		if span.TraceID != testTraceID {
+			t.Errorf("span %s is in trace %s, not the host's", span.Name, span.TraceID)
+		}
+		names[span.Name] = span
+	}
+	for _, want := range []string{"runlet.run", "runlet.session", "execute_tool echo.value", "runlet.dispatch"} {
+		if _, ok := names[want]; !ok {
+			t.Errorf("no %s span in %v", want, spans)
 		}
 	}
+	if dispatch := names["runlet.dispatch"]; dispatch.SpanID != string(match[1]) {
+		t.Errorf("the handler's traceparent names span %s, the dispatch is %s", match[1], dispatch.SpanID)
+	}
+	if anchor := names["runlet.run"]; anchor.ParentSpanID != "00f067aa0ba902b7" {
+		t.Errorf("the run's parent is %q, not the host's span", anchor.ParentSpanID)
+	}
+	if !services["runlet-go-otlp-test"] {
+		t.Errorf("services %v", services)
+	}
+}
+
+// The parts of an OTLP/JSON trace export the test reads (ids are hex strings in OTLP/JSON).
+type otlpTraces struct {
+	ResourceSpans []struct {
+		Resource struct {
+			Attributes []struct {
+				Key   string `json:"key"`
+				Value struct {
+					StringValue string `json:"stringValue"`
+				} `json:"value"`
+			} `json:"attributes"`
+		} `json:"resource"`
+		ScopeSpans []struct {
+			Spans []otlpSpan `json:"spans"`
+		} `json:"scopeSpans"`
+	} `json:"resourceSpans"`
+}
+
+type otlpSpan struct {
+	TraceID      string `json:"traceId"`
+	SpanID       string `json:"spanId"`
+	ParentSpanID string `json:"parentSpanId"`
+	Name         string `json:"name"`
 }

@@ -2,6 +2,7 @@
  * traceparent is exported over OTLP/HTTP (JSON) to a receiver this test runs on 127.0.0.1, in the
  * host's trace, and the traceparent the C tool saw is the exported dispatch span's. */
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -108,6 +109,15 @@ static int received_contains(const char *needle) {
   return found;
 }
 
+/* Whether an exported JSON object has `"key": "value"` (with or without the space the exporter
+ * pretty-prints). */
+static int received_field(const char *key, const char *value) {
+  char compact[256], spaced[256];
+  snprintf(compact, sizeof compact, "\"%s\":\"%s\"", key, value);
+  snprintf(spaced, sizeof spaced, "\"%s\": \"%s\"", key, value);
+  return received_contains(compact) || received_contains(spaced);
+}
+
 /* --- the traced run ------------------------------------------------------------------------- */
 
 static char *seen_traceparent;
@@ -143,6 +153,24 @@ int main(void) {
   CHECK(strcmp(result, "7") == 0);
   free(result);
   runlet_run_free(run);
+  free(seen_traceparent);
+
+  /* Options of the first version, before the trace context, still start a run: its own trace. */
+  runlet_run_options first = RUNLET_RUN_OPTIONS_INIT;
+  first.struct_size = offsetof(runlet_run_options, traceparent);
+  CHECK_OK(runlet_run_start(runtime, program, RUNLET_STR(""), &first, &run));
+  result = result_of(run);
+  CHECK(strcmp(result, "7") == 0);
+  free(result);
+  runlet_run_free(run);
+  CHECK(seen_traceparent && strlen(seen_traceparent) == 55 && strncmp(seen_traceparent, "00-" TRACE_ID, 35) != 0);
+  free(seen_traceparent);
+
+  options.traceparent = RUNLET_STR("00-" TRACE_ID "-00f067aa0ba902b7-01");
+  CHECK_OK(runlet_run_start(runtime, program, RUNLET_STR(""), &options, &run));
+  result = result_of(run);
+  free(result);
+  runlet_run_free(run);
   runlet_program_free(program);
   /* Freeing the runtime sends what is pending. */
   runlet_runtime_free(runtime);
@@ -150,14 +178,14 @@ int main(void) {
   /* 00-<trace id>-<span id>-01: the tool's span is the run's dispatch span, in the host's trace. */
   CHECK(seen_traceparent && strlen(seen_traceparent) == 55);
   CHECK(strncmp(seen_traceparent, "00-" TRACE_ID "-", 36) == 0);
-  char span[64];
-  snprintf(span, sizeof span, "\"spanId\":\"%.16s\"", seen_traceparent + 36);
-  CHECK(received_contains("\"traceId\":\"" TRACE_ID "\""));
-  CHECK(received_contains(span));
-  CHECK(received_contains("\"name\":\"runlet.dispatch\""));
-  CHECK(received_contains("\"name\":\"runlet.run\""));
-  CHECK(received_contains("runlet-c-otlp-test"));
-  CHECK(received_contains("\"name\":\"runlet.tool.calls\""));
+  char span[17];
+  snprintf(span, sizeof span, "%.16s", seen_traceparent + 36);
+  CHECK(received_field("traceId", TRACE_ID));
+  CHECK(received_field("spanId", span));
+  CHECK(received_field("name", "runlet.dispatch"));
+  CHECK(received_field("name", "runlet.run"));
+  CHECK(received_field("stringValue", "runlet-c-otlp-test"));
+  CHECK(received_field("name", "runlet.tool.calls"));
   free(seen_traceparent);
   pthread_mutex_lock(&received_lock);
   free(received);
