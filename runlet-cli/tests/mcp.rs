@@ -4,6 +4,8 @@
 //! tools, a server dying mid-run, cancellation reaching the server, progress, the run's deadline,
 //! output schemas, `_meta`, fixtures beside servers, registry overrides and configuration files.
 
+#[path = "receiver/mod.rs"]
+mod receiver;
 #[path = "../../tests/mcp-servers/support.rs"]
 mod support;
 
@@ -220,6 +222,33 @@ return {sums: sums, seen: seen}
     let prepared = std::fs::read_to_string(&events_file).unwrap();
     assert!(prepared.contains(operation), "the journal names operation {operation}");
     assert_ne!(operation, dispatch);
+}
+
+/// With export on, the server is handed the `traceparent` of the call's dispatch span, in the
+/// trace a `TRACEPARENT` names.
+#[test]
+fn a_server_gets_the_traceparent_of_its_dispatch() {
+    const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let s = servers();
+    let lab = s.lab_http();
+    let dir = scratch("traceparent");
+    let receiver = receiver::Receiver::start();
+    let program = dir.join("main.run");
+    std::fs::write(&program, "return lab.meta({})\n").expect("write the program");
+    let output = Command::new(env!("CARGO_BIN_EXE_runlet"))
+        .args(["run", program.to_str().expect("UTF-8"), "--format", "json", "--mcp", &flag("lab", &lab.url)])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .env("TRACEPARENT", format!("00-{TRACE_ID}-00f067aa0ba902b7-01"))
+        .output()
+        .expect("run the runlet binary");
+    let report: Value = serde_json::from_slice(&output.stdout).expect("a JSON report");
+    assert_eq!(report["status"], "succeeded", "{report}\n{}", String::from_utf8_lossy(&output.stderr));
+    let traceparent = report["value"]["traceparent"].as_str().expect("the server got a traceparent");
+    let parts: Vec<&str> = traceparent.split('-').collect();
+    assert_eq!((parts.len(), parts[0], parts[1]), (4, "00", TRACE_ID), "{traceparent}");
+    let spans = receiver.exported().spans;
+    let dispatch = spans.iter().find(|s| s.span_id == parts[2]).expect("the span it names was exported");
+    assert_eq!(dispatch.name, "runlet.dispatch", "{spans:?}");
 }
 
 #[test]
