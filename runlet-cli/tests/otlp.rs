@@ -59,24 +59,24 @@ fn assert_exported_run(exported: &Exported) {
     }
 }
 
-#[test]
-fn a_run_is_exported_over_otlp_http_protobuf() {
+/// Runs the traced run over `protocol` and checks every export came as `content_type`.
+fn exported_over(protocol: &str, content_type: &str) -> Exported {
     let receiver = Receiver::start();
-    let output = traced_run(&receiver, "http/protobuf");
+    let output = traced_run(&receiver, protocol);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let traces = receiver.received("/v1/traces");
-    assert!(!traces.is_empty() && traces.iter().all(|r| r.content_type == "application/x-protobuf"));
-    assert_exported_run(&receiver.exported());
+    assert!(!traces.is_empty() && traces.iter().all(|r| r.content_type == content_type), "{traces:?}");
+    receiver.exported()
+}
+
+#[test]
+fn a_run_is_exported_over_otlp_http_protobuf() {
+    assert_exported_run(&exported_over("http/protobuf", "application/x-protobuf"));
 }
 
 #[test]
 fn a_run_is_exported_over_otlp_http_json() {
-    let receiver = Receiver::start();
-    let output = traced_run(&receiver, "http/json");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let traces = receiver.received("/v1/traces");
-    assert!(!traces.is_empty() && traces.iter().all(|r| r.content_type == "application/json"));
-    assert_exported_run(&receiver.exported());
+    assert_exported_run(&exported_over("http/json", "application/json"));
 }
 
 #[test]

@@ -20,20 +20,27 @@ static pthread_mutex_t received_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *received; /* every request body, concatenated */
 static size_t received_len;
 
+/* Appends what `fd` has next to `*buf` (growing it); 0 when the connection closed. */
+static int recv_more(int fd, char **buf, size_t *cap, size_t *len) {
+  if (*len + 1 >= *cap) *buf = realloc(*buf, *cap *= 2);
+  ssize_t n = recv(fd, *buf + *len, *cap - *len - 1, 0);
+  if (n <= 0) return 0;
+  *len += (size_t)n;
+  (*buf)[*len] = '\0';
+  return 1;
+}
+
 /* Reads one HTTP/1.1 request of `fd` into its body; -1 when the connection closed. */
 static long read_request(int fd, char **body) {
   size_t cap = 1 << 16, len = 0;
   char *buf = malloc(cap);
-  char *end = NULL;
-  while (!(end = len ? strstr(buf, "\r\n\r\n") : NULL)) {
-    if (len + 1 >= cap) buf = realloc(buf, cap *= 2);
-    ssize_t n = recv(fd, buf + len, cap - len - 1, 0);
-    if (n <= 0) {
+  buf[0] = '\0';
+  char *end;
+  while (!(end = strstr(buf, "\r\n\r\n"))) {
+    if (!recv_more(fd, &buf, &cap, &len)) {
       free(buf);
       return -1;
     }
-    len += (size_t)n;
-    buf[len] = '\0';
   }
   size_t head = (size_t)(end - buf) + 4;
   long content_length = 0;
@@ -41,13 +48,10 @@ static long read_request(int fd, char **body) {
     if (strncasecmp(line, "content-length:", 15) == 0) content_length = strtol(line + 15, NULL, 10);
   }
   while (len < head + (size_t)content_length) {
-    if (len + 1 >= cap) buf = realloc(buf, cap *= 2);
-    ssize_t n = recv(fd, buf + len, cap - len - 1, 0);
-    if (n <= 0) {
+    if (!recv_more(fd, &buf, &cap, &len)) {
       free(buf);
       return -1;
     }
-    len += (size_t)n;
   }
   *body = malloc((size_t)content_length + 1);
   memcpy(*body, buf + head, (size_t)content_length);
