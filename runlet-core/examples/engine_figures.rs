@@ -434,7 +434,8 @@ fn latency() {
 fn main() {
     // With OTEL_EXPORTER_OTLP_ENDPOINT set, the runs' spans and metrics are exported as the
     // `runlet` command exports them: the cost of being traced.
-    let _telemetry = runlet_telemetry::Telemetry::install_from_env("engine_figures").expect("the OTEL_* variables");
+    let _telemetry =
+        runlet_telemetry::Telemetry::install_from_env("engine_figures").expect("the OTEL_* variables");
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let [mode, count] = args.as_slice()
         && let Ok(count) = count.parse()
