@@ -369,7 +369,13 @@ fn a_malformed_list_is_not_sent_as_a_string() {
     let args =
         ["run", from_tool.path(), "--registry", registry.path(), "--tools", tools.path(), "--format", "json"];
     let output = runlet(&args);
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{:?}: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
     let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("one JSON object");
     assert_eq!(report["status"], "failed", "{report}");
     assert_eq!(report["error"]["code"], "RL5301", "{report}");

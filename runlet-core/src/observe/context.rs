@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::Serialize;
+use smallvec::SmallVec;
 
 use super::node_id::{NodeId, split_local};
 use crate::analyze::hir::{BindingKind, ExprId, ExprKind, LogicalOp, ObjectEntry, Program, ProjectKey};
@@ -232,21 +233,69 @@ impl GraphContext {
     /// The scopes owning the node `local`, outermost first: each scope's segment and the local
     /// id of the node that opened it (a branch, loop, fold or boundary).
     pub(crate) fn owners(&self, local: &str, expr: ExprId) -> Vec<(String, String)> {
+        let owners = self.owner_scopes(local, expr);
+        owners
+            .outermost_first()
+            .map(|scope| (scope.segment.to_owned(), self.owner_local(&owners, scope)))
+            .collect()
+    }
+
+    /// The scopes owning the node `local` (of expression `expr`), without building their
+    /// owners' ids: [`GraphContext::owner_local`] builds the one a caller needs.
+    pub(crate) fn owner_scopes<'a>(&self, local: &'a str, expr: ExprId) -> OwnerScopes<'a> {
         let scope_path = split_local(local).0;
-        let segments: Vec<&str> = scope_path.split('/').filter(|s| !s.is_empty()).collect();
-        let mut owners = Vec::with_capacity(segments.len());
+        let segments: SmallVec<[&str; 8]> = scope_path.split('/').filter(|s| !s.is_empty()).collect();
+        let mut scopes = SmallVec::new();
         let mut region = self.program.expr(expr).region;
         for depth in (0..segments.len()).rev() {
             let Some(owner) = self.region_owner[region.index()] else { break };
-            let outer = segments[..depth].join("/");
-            let path = self.plan.path(owner);
-            let owner_local = if outer.is_empty() { path.to_string() } else { format!("{outer}|{path}") };
-            owners.push((segments[depth].to_owned(), owner_local));
+            scopes.push(OwnerScope { segment: segments[depth], depth, owner });
             region = self.program.expr(owner).region;
         }
-        owners.reverse();
-        owners
+        OwnerScopes { segments, scopes }
     }
+
+    /// The local id of the node that opened `scope`, one of `owners`.
+    pub(crate) fn owner_local(&self, owners: &OwnerScopes<'_>, scope: &OwnerScope<'_>) -> String {
+        let outer = &owners.segments[..scope.depth];
+        let path = self.plan.path(scope.owner);
+        let mut local = String::with_capacity(outer.iter().map(|s| s.len() + 1).sum::<usize>() + path.len());
+        for (at, segment) in outer.iter().enumerate() {
+            if at > 0 {
+                local.push('/');
+            }
+            local.push_str(segment);
+        }
+        if !outer.is_empty() {
+            local.push('|');
+        }
+        local.push_str(path);
+        local
+    }
+}
+
+/// The scopes owning one node ([`GraphContext::owner_scopes`]).
+#[derive(Debug)]
+pub(crate) struct OwnerScopes<'a> {
+    /// The node's scope path, split.
+    segments: SmallVec<[&'a str; 8]>,
+    /// Innermost first.
+    scopes: SmallVec<[OwnerScope<'a>; 8]>,
+}
+
+impl<'a> OwnerScopes<'a> {
+    pub(crate) fn outermost_first(&self) -> impl Iterator<Item = &OwnerScope<'a>> {
+        self.scopes.iter().rev()
+    }
+}
+
+/// One scope owning a node: its segment of the node's id, and the node that opened it.
+#[derive(Debug)]
+pub(crate) struct OwnerScope<'a> {
+    pub(crate) segment: &'a str,
+    /// How many segments are outside it.
+    depth: usize,
+    owner: ExprId,
 }
 
 fn object_slot(entries: &[ObjectEntry], index: usize) -> String {

@@ -98,8 +98,11 @@ impl GraphModel {
     /// is inside.
     pub(crate) fn fold_key(&self, local: &str) -> Option<IterationKey> {
         let expr = self.context.expr_of(local)?;
-        self.context.owners(local, expr).into_iter().find_map(|(segment, owner)| {
-            let index = iteration_index(&segment)?;
+        // Planned nodes ask this one by one: only iterations' owners get their ids built.
+        let owners = self.context.owner_scopes(local, expr);
+        owners.outermost_first().find_map(|scope| {
+            let index = iteration_index(scope.segment)?;
+            let owner = self.context.owner_local(&owners, scope);
             let items = self.nodes.get(&owner)?.loop_items?;
             (items > self.retention.fold_loops_above).then_some((owner, index))
         })

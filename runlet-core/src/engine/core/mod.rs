@@ -856,11 +856,14 @@ impl RunCore {
     /// wide loop more than the node itself.
     fn node_id(&self, node: NodeIx) -> String {
         let entry = &self.arena.nodes[node];
-        let mut id = self.joined_segments(entry.scope, true);
+        let path = self.plan.path(entry.expr);
+        let segments = self.segments(entry.scope, true);
+        let mut id = String::with_capacity(joined_len(&segments) + 1 + path.len());
+        join_into(&segments, &mut id);
         if !id.is_empty() {
             id.push('|');
         }
-        id.push_str(self.plan.path(entry.expr));
+        id.push_str(path);
         id
     }
 
@@ -868,13 +871,17 @@ impl RunCore {
     /// its ancestors, leaving out boundary attempts, since an attempt number alone never changes
     /// an operation's identity.
     fn dynamic_key(&self, scope: ScopeIx) -> String {
-        self.joined_segments(scope, false)
+        let segments = self.segments(scope, false);
+        let mut key = String::with_capacity(joined_len(&segments));
+        join_into(&segments, &mut key);
+        key
     }
 
-    /// The non-empty segments of `scope` and its ancestors, outermost first, `/`-joined; those of
-    /// boundary attempts only when `attempts` is set.
-    fn joined_segments(&self, scope: ScopeIx, attempts: bool) -> String {
-        let mut segments = Vec::new();
+    /// The non-empty segments of `scope` and its ancestors, innermost first; those of boundary
+    /// attempts only when `attempts` is set. Node ids are built many times per call, so the
+    /// segments stay on the stack for any usual nesting depth.
+    fn segments(&self, scope: ScopeIx, attempts: bool) -> SmallVec<[&str; 8]> {
+        let mut segments = SmallVec::new();
         let mut current = Some(scope);
         while let Some(ix) = current {
             let s = &self.arena.scopes[ix];
@@ -883,8 +890,7 @@ impl RunCore {
             }
             current = s.parent;
         }
-        segments.reverse();
-        segments.join("/")
+        segments
     }
 
     /// Where a call is in the program (its syntax path) and which dynamic instance it is.
@@ -953,5 +959,20 @@ impl RunCore {
 
     fn tool_class(&self, tool: ToolId) -> ExecutionClass {
         self.tools.class(tool)
+    }
+}
+
+/// The length of `segments` (innermost first) joined by `/`.
+fn joined_len(segments: &[&str]) -> usize {
+    segments.iter().map(|segment| segment.len()).sum::<usize>() + segments.len().saturating_sub(1)
+}
+
+/// Appends `segments` (innermost first) to `out`, outermost first and `/`-joined.
+fn join_into(segments: &[&str], out: &mut String) {
+    for (at, segment) in segments.iter().rev().enumerate() {
+        if at > 0 {
+            out.push('/');
+        }
+        out.push_str(segment);
     }
 }
