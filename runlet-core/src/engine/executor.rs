@@ -102,6 +102,12 @@ pub struct CallContext {
     pub heartbeat: Heartbeat,
 }
 
+/// The empty text, shared: a context without a call site allocates nothing for it.
+fn empty() -> Arc<str> {
+    static EMPTY: std::sync::OnceLock<Arc<str>> = std::sync::OnceLock::new();
+    Arc::clone(EMPTY.get_or_init(|| Arc::from("")))
+}
+
 impl CallContext {
     /// The deadline on the wall clock events use (Unix milliseconds), for hosts outside tokio.
     pub fn deadline_unix_ms(&self) -> Option<u64> {
@@ -128,8 +134,8 @@ impl CallContext {
             cancellation: CancellationToken::new(),
             schema_version: schema_version.into(),
             trace: BTreeMap::new(),
-            call_site: Arc::from(""),
-            dynamic_key: Arc::from(""),
+            call_site: empty(),
+            dynamic_key: empty(),
             digest_key: None,
             heartbeat: Heartbeat::default(),
         }

@@ -312,9 +312,9 @@ impl Shell {
             Effect::Dispatch(request) => {
                 let token = CancellationToken::new();
                 self.tokens.insert(request.call, token.clone());
-                let name = self.env.registry.tool(request.tool).name.to_string();
-                if !self.env.executor.capabilities(&name).cancellation {
-                    self.undeliverable.insert(request.call, Arc::from(name));
+                let name = &self.env.registry.tool(request.tool).name;
+                if !self.env.executor.capabilities(name.as_str()).cancellation {
+                    self.undeliverable.insert(request.call, name.shared());
                 }
                 let permit = self.permits.take(request.call);
                 let heartbeat = self.reports.heartbeat(request.call);
@@ -567,12 +567,7 @@ fn call_of(
     if let Some(deadline) = request.timeout.and_then(|t| tokio::time::Instant::now().checked_add(t)) {
         context = context.with_deadline(deadline);
     }
-    ToolCall {
-        tool: Arc::from(tool.name.to_string()),
-        tool_id: request.tool,
-        arguments: request.arguments,
-        context,
-    }
+    ToolCall { tool: tool.name.shared(), tool_id: request.tool, arguments: request.arguments, context }
 }
 
 /// What the executor answers `call`: its recovery by operation id first when `recover_first`

@@ -2,6 +2,7 @@
 //! which moves between them are legal; everything that changes a node's state goes through it.
 
 use serde::Serialize;
+use smallvec::SmallVec;
 
 /// A logical node's state (spec §4.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -82,14 +83,15 @@ impl NodeState {
 
     /// The legal moves that lead from `self` to `target` along the lifecycle (local work and
     /// control nodes pass through `dispatching` and `running` within one event), or `None` when
-    /// `target` cannot be reached from `self`.
-    pub fn path_to(self, target: NodeState) -> Option<Vec<NodeState>> {
+    /// `target` cannot be reached from `self`. At most six moves, kept inline: every event an
+    /// observer folds takes one.
+    pub fn path_to(self, target: NodeState) -> Option<SmallVec<[NodeState; 6]>> {
         use NodeState::*;
         const FORWARD: [NodeState; 5] = [Planned, Blocked, Ready, Dispatching, Running];
         if self == target {
-            return Some(Vec::new());
+            return Some(SmallVec::new());
         }
-        let mut path = Vec::new();
+        let mut path = SmallVec::new();
         let mut current = self;
         let mut later = FORWARD.iter().skip_while(|s| **s != self).skip(1);
         loop {
@@ -155,11 +157,14 @@ mod tests {
     #[test]
     fn paths_follow_the_lifecycle_through_legal_moves_only() {
         use NodeState::*;
-        assert_eq!(Blocked.path_to(Succeeded), Some(vec![Ready, Dispatching, Running, Succeeded]));
-        assert_eq!(Blocked.path_to(Failed), Some(vec![Ready, Failed]));
-        assert_eq!(Blocked.path_to(Pruned), Some(vec![Pruned]));
-        assert_eq!(Running.path_to(Cancelled), Some(vec![Cancelling, Cancelled]));
-        assert_eq!(Ready.path_to(Cancelled), Some(vec![Cancelling, Cancelled]));
+        assert_eq!(
+            Blocked.path_to(Succeeded).map(|p| p.to_vec()),
+            Some(vec![Ready, Dispatching, Running, Succeeded])
+        );
+        assert_eq!(Blocked.path_to(Failed).map(|p| p.to_vec()), Some(vec![Ready, Failed]));
+        assert_eq!(Blocked.path_to(Pruned).map(|p| p.to_vec()), Some(vec![Pruned]));
+        assert_eq!(Running.path_to(Cancelled).map(|p| p.to_vec()), Some(vec![Cancelling, Cancelled]));
+        assert_eq!(Ready.path_to(Cancelled).map(|p| p.to_vec()), Some(vec![Cancelling, Cancelled]));
         assert_eq!(Succeeded.path_to(Failed), None);
         assert_eq!(Cancelled.path_to(Succeeded), None);
         for from in NodeState::ALL {

@@ -83,6 +83,11 @@ impl QualifiedName {
         &self.0
     }
 
+    /// The name's text, shared rather than copied.
+    pub fn shared(&self) -> Arc<str> {
+        Arc::clone(&self.0)
+    }
+
     pub fn segments(&self) -> impl Iterator<Item = &str> {
         self.0.split('.')
     }
