@@ -1,14 +1,14 @@
 //! The `tracing` spans of a run (spec §6.2, INTERFACES.md §4.5). `runlet.run` anchors the
-//! run's trace and ends once the run is durably created; `runlet.session` is each process's share
-//! of the run (its start, each resume), a child of the anchor through the trace context the run
-//! header keeps, so one run is one trace however many processes drove it; `runlet.boundary.attempt` and
-//! `runlet.loop` are the run's structured scopes; `execute_tool {tool}` is each call node the
-//! shell sends, under its innermost scope, and `runlet.dispatch` each invocation of the
-//! executor under it (a recovery question and the dispatch after it are two). Records replayed
-//! on resume open none. Attribute names follow the OpenTelemetry GenAI conventions where they
-//! exist (`gen_ai.tool.name`, `gen_ai.tool.call.id` = the operation id, shared by every attempt
-//! of one operation). No value reaches an attribute. The core installs no subscriber: a host
-//! that does not trace pays a disabled callsite check per span.
+//! run's trace and ends once the run is durably created; `runlet.session` is each process's
+//! share of the run (its start, each resume), a child of the anchor through the trace context
+//! the run header keeps, so one run is one trace however many processes drove it;
+//! `runlet.boundary.attempt` and `runlet.loop` are the run's structured scopes; `execute_tool
+//! {tool}` is each call node the shell sends, under its innermost scope, and `runlet.dispatch`
+//! each invocation of the executor under it (a recovery question and the dispatch after it are
+//! two). Records replayed on resume open none. Attribute names follow the OpenTelemetry GenAI
+//! conventions where they exist (`gen_ai.tool.name`, `gen_ai.tool.call.id` = the operation id,
+//! shared by every attempt of one operation). No value reaches an attribute. The core installs
+//! no subscriber: a host that does not trace pays a disabled callsite check per span.
 
 use std::collections::{BTreeMap, HashMap};
 
