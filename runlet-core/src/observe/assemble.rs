@@ -25,9 +25,10 @@ impl GraphModel {
         let mut nodes = Vec::new();
         let mut edges = Vec::new();
         let mut ranges = RangeBuilder::default();
-        let placed: Vec<(&String, &NodeRecord, ExprId)> = self
-            .nodes
-            .iter()
+        let mut listed: Vec<(&String, &NodeRecord)> = self.nodes.iter().collect();
+        listed.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let placed: Vec<(&String, &NodeRecord, ExprId)> = listed
+            .into_iter()
             .filter_map(|(local, record)| match context.expr_of(local) {
                 Some(expr) => Some((local, record, expr)),
                 None => {
@@ -258,7 +259,7 @@ impl GraphModel {
                     && (split_local(local).0 == last_attempt
                         || split_local(local).0.starts_with(&format!("{last_attempt}/")))
             })
-            .min_by_key(|(_, r)| r.settled_seq)?;
+            .min_by_key(|(local, r)| (r.settled_seq, *local))?;
         Some((failed.0.clone(), catch_result))
     }
 

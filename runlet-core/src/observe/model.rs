@@ -2,7 +2,7 @@
 //! through `NodeState::transition`, so the same events give the same model live or from the
 //! journal.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::context::GraphContext;
@@ -83,14 +83,18 @@ impl NodeRecord {
     }
 }
 
+/// Records by node id. Every event looks a node up by its long id, so by hash (with a fixed
+/// seed) rather than by comparison; whatever lists them sorts them first (snapshots do).
+pub(crate) type NodeMap<V> = HashMap<String, V, foldhash::fast::FixedState>;
+
 /// A fold of one run's events.
 #[derive(Debug, Clone)]
 pub(crate) struct GraphModel {
     pub(crate) context: Arc<GraphContext>,
     pub(crate) seq: u64,
-    pub(crate) nodes: BTreeMap<String, NodeRecord>,
+    pub(crate) nodes: NodeMap<NodeRecord>,
     /// For each node, the nodes that read it.
-    pub(crate) consumers: BTreeMap<String, Vec<String>>,
+    pub(crate) consumers: NodeMap<Vec<String>>,
     pub(crate) run: RunState,
     pub(crate) run_code: Option<String>,
     pub(crate) cancellation_requested: bool,
@@ -113,8 +117,8 @@ impl GraphModel {
         GraphModel {
             context,
             seq: 0,
-            nodes: BTreeMap::new(),
-            consumers: BTreeMap::new(),
+            nodes: NodeMap::default(),
+            consumers: NodeMap::default(),
             run: RunState::Running,
             run_code: None,
             cancellation_requested: false,
