@@ -93,7 +93,7 @@ pub(crate) struct GraphModel {
     pub(crate) context: Arc<GraphContext>,
     pub(crate) seq: u64,
     pub(crate) nodes: NodeMap<NodeRecord>,
-    /// For each node, the nodes that read it.
+    /// For each node that has yet to succeed, the nodes that read it and wait for it.
     pub(crate) consumers: NodeMap<Vec<String>>,
     pub(crate) run: RunState,
     pub(crate) run_code: Option<String>,
@@ -262,8 +262,11 @@ impl GraphModel {
             self.violations.push(format!("record {seq} plans `{node}` a second time"));
             return;
         }
+        // Only inputs that have yet to succeed will release it.
         for input in inputs {
-            self.consumers.entry(input.clone()).or_default().push(node.to_owned());
+            if !self.succeeded(input) {
+                self.consumers.entry(input.clone()).or_default().push(node.to_owned());
+            }
         }
         self.nodes.insert(node.to_owned(), NodeRecord::planned(inputs.to_vec(), at_ms));
         self.track_planned(seq, node);
@@ -285,9 +288,10 @@ impl GraphModel {
         }
     }
 
-    /// A node succeeded: its blocked consumers whose inputs all succeeded become ready.
+    /// A node succeeded: its blocked consumers whose inputs all succeeded become ready. A node
+    /// succeeds once, so its list of consumers is done with.
     fn release_consumers(&mut self, seq: u64, node: &str, at_ms: Option<u64>) {
-        let consumers = self.consumers.get(node).cloned().unwrap_or_default();
+        let Some(consumers) = self.consumers.remove(node) else { return };
         for consumer in consumers {
             let blocked = self.nodes.get(&consumer).is_some_and(|r| r.state == NodeState::Blocked);
             if blocked && self.inputs_succeeded(&consumer) {
