@@ -91,11 +91,15 @@ func durable(t testing.TB, path string, pay Handler, recover map[string]RecoverF
 	return rt
 }
 
-// TestMain makes the test binary the crash tests' worker process when crashedIn starts it
-// (RUNLET_CRASH_JOURNAL set), and runs the tests otherwise.
+// TestMain makes the test binary a child process some tests start: the crash tests' worker
+// when crashedIn starts it (RUNLET_CRASH_JOURNAL set), the traced run when
+// TestARunIsExportedInTheHostsTrace does (tracedChild set); it runs the tests otherwise.
 func TestMain(m *testing.M) {
 	if path := os.Getenv("RUNLET_CRASH_JOURNAL"); path != "" {
 		crashWorker(path, os.Getenv("RUNLET_CRASH_TOOL"))
+	}
+	if os.Getenv(tracedChild) != "" {
+		tracedRun()
 	}
 	os.Exit(m.Run())
 }

@@ -56,30 +56,40 @@ func TestAnInvalidTraceParentIsRefused(t *testing.T) {
 // tracedChild is set in the child process of TestARunIsExportedInTheHostsTrace.
 const tracedChild = "RUNLET_TEST_TRACED_CHILD"
 
-// TestTracedChild is the child's run: under a host traceparent, with OTLP export set up by the
-// environment; it prints the traceparent its handler saw.
-func TestTracedChild(t *testing.T) {
-	if os.Getenv(tracedChild) == "" {
-		t.Skip("run by TestARunIsExportedInTheHostsTrace in a child process")
+// tracedRun is that child: one run under a host traceparent, with OTLP export set up by the
+// environment; it prints the traceparent its handler saw, then exits. It never returns.
+func tracedRun() {
+	fail := func(what string, err error) {
+		fmt.Fprintf(os.Stderr, "traced child: %s: %v\n", what, err)
+		os.Exit(2)
 	}
 	var seen string
-	rt := newTestRuntime(t, Tools{"echo.value": func(_ context.Context, call *Call) (any, error) {
-		seen = call.TraceParent
-		return 7, nil
-	}}, Options{})
-	prog := compile(t, rt, "return echo.value(1)\n")
+	rt, err := NewRuntime(Options{Registry: []byte(testRegistry), WorkerThreads: 2, Tools: Tools{
+		"echo.value": func(_ context.Context, call *Call) (any, error) {
+			seen = call.TraceParent
+			return 7, nil
+		},
+	}})
+	if err != nil {
+		fail("runtime", err)
+	}
+	prog, err := rt.Compile("return echo.value(1)\n", nil)
+	if err != nil {
+		fail("compile", err)
+	}
 	ctx := WithTraceContext(context.Background(), TraceContext{TraceParent: "00-" + testTraceID + "-00f067aa0ba902b7-01"})
 	run, err := rt.Start(ctx, prog, nil)
 	if err != nil {
-		t.Fatal(err)
+		fail("start", err)
 	}
 	if _, err := run.Wait(ctx); err != nil {
-		t.Fatal(err)
+		fail("run", err)
 	}
 	run.Close()
 	prog.Close()
 	rt.Close() // sends what is pending
 	fmt.Printf("TRACEPARENT=%s\n", seen)
+	os.Exit(0)
 }
 
 func TestARunIsExportedInTheHostsTrace(t *testing.T) {
@@ -113,7 +123,7 @@ func TestARunIsExportedInTheHostsTrace(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestTracedChild$", "-test.v")
+	child := exec.CommandContext(ctx, os.Args[0])
 	child.Env = append(os.Environ(), tracedChild+"=1", "OTEL_EXPORTER_OTLP_ENDPOINT="+receiver.URL,
 		"OTEL_EXPORTER_OTLP_PROTOCOL=http/json", "OTEL_SERVICE_NAME=runlet-go-otlp-test")
 	output, err := child.CombinedOutput()

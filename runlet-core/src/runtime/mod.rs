@@ -667,12 +667,19 @@ impl Runtime {
         inputs: &Inputs,
         options: RunOptions,
     ) -> Result<RunHandle, StartError> {
-        w3c::check(&options.trace).map_err(|reason| StartError::InvalidTraceContext { reason })?;
-        let run_id = self.next_run_id();
-        let anchor = trace::run_span(&run_id, &options.trace);
+        let (run_id, anchor) = self.new_run(&options)?;
         let prepared =
             self.prepare(program, inputs, &options, run_id, unix_ms(std::time::SystemTime::now()), &anchor)?;
         Ok(self.begin(program, prepared, Some(anchor)))
+    }
+
+    /// A new run's id and its anchor span, under the host's trace context `options.trace`
+    /// once that checks (RL8107).
+    fn new_run(&self, options: &RunOptions) -> Result<(RunId, tracing::Span), StartError> {
+        w3c::check(&options.trace).map_err(|reason| StartError::InvalidTraceContext { reason })?;
+        let run_id = self.next_run_id();
+        let anchor = trace::run_span(&run_id, &options.trace);
+        Ok((run_id, anchor))
     }
 
     /// A run id no other run has: `r-<start ms>-<pid>-<8 random hex>-<n>`, so the runtimes of

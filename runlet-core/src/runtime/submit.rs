@@ -10,7 +10,6 @@ use std::sync::Arc;
 use super::{Executable, RetainedProgram, RunHandle, RunOptions, Runtime, StartError};
 use crate::analyze::Inputs;
 use crate::engine::event::unix_ms;
-use crate::engine::trace;
 use crate::journal::{RunHeader, RunId};
 
 impl Runtime {
@@ -24,10 +23,7 @@ impl Runtime {
         inputs: &Inputs,
         options: RunOptions,
     ) -> Result<RunId, StartError> {
-        crate::engine::w3c::check(&options.trace)
-            .map_err(|reason| StartError::InvalidTraceContext { reason })?;
-        let run_id = self.next_run_id();
-        let anchor = trace::run_span(&run_id, &options.trace);
+        let (run_id, anchor) = self.new_run(&options)?;
         let created = unix_ms(std::time::SystemTime::now());
         let prepared = self.prepare(program, inputs, &options, run_id.clone(), created, &anchor)?;
         self.pool.block_on(async {
