@@ -149,6 +149,56 @@ struct Round {
     granted: Vec<CallHandle>,
 }
 
+/// A round's append on its way to the disk: the journal's answer, and what waits for it.
+type Commit = std::pin::Pin<Box<dyn Future<Output = Result<(Record, usize), JournalError>> + Send>>;
+
+/// A round whose events are being appended, and the effects that wait for their commit.
+struct InFlight {
+    commit: Commit,
+    /// A snapshot is due once this commit returns, so no input is reacted to meanwhile.
+    quiet: bool,
+    effects: Vec<Effect>,
+    granted: Vec<CallHandle>,
+}
+
+/// What woke a shell waiting for its next input.
+enum Woken {
+    Cancelled,
+    Expired,
+    Input(Input),
+}
+
+/// What the core is told from outside its inputs, once each: the host cancelled the run, or its
+/// `wall_clock_ms` limit passed.
+struct Interrupts {
+    started: tokio::time::Instant,
+    already_ran: Duration,
+    /// The limit, inclusive: the run may take exactly the cap, so the timer fires one
+    /// millisecond past it.
+    cap: Option<Duration>,
+    /// Fires at the cap; never without one.
+    deadline: std::pin::Pin<Box<dyn Future<Output = ()> + Send>>,
+    cancel_sent: bool,
+    deadline_sent: bool,
+}
+
+impl Interrupts {
+    fn new(wall_clock: Option<Duration>, already_ran: Duration) -> Interrupts {
+        let started = tokio::time::Instant::now();
+        let cap = wall_clock.map(|cap| cap + Duration::from_millis(1));
+        let deadline: std::pin::Pin<Box<dyn Future<Output = ()> + Send>> = match cap {
+            Some(cap) => Box::pin(tokio::time::sleep_until(started + cap.saturating_sub(already_ran))),
+            None => Box::pin(std::future::pending()),
+        };
+        Interrupts { started, already_ran, cap, deadline, cancel_sent: false, deadline_sent: false }
+    }
+
+    /// How long the run has run, counted as at least its cap once the deadline fired.
+    fn elapsed(&self) -> Duration {
+        self.already_ran.saturating_add(self.started.elapsed()).max(self.cap.unwrap_or_default())
+    }
+}
+
 /// One run's effect executor: its journal position, the tokens of its calls and its timers.
 struct Shell {
     env: RunEnvironment,
@@ -161,9 +211,10 @@ struct Shell {
     timers: BTreeMap<TimerHandle, JoinHandle<()>>,
     /// The calls waiting for permits, and permits granted and not yet dispatched.
     permits: CallPermits,
+    /// The last record handed to the journal (committed, or in the commit on its way).
     last_seq: u64,
-    /// How long the run's wall clock had run before this shell took the run over.
-    already_ran: Duration,
+    /// The host's cancellation and the wall-clock deadline.
+    interrupts: Interrupts,
     /// The buffer every journal record of the run is encoded in before it is copied out.
     encoding: Vec<u8>,
     snapshots: Option<Snapshots>,
@@ -183,6 +234,7 @@ impl Shell {
         let snapshots = env.snapshots.clone().map(|policy| Snapshots::new(policy, ledger));
         let reports = Reports::new(answers.clone());
         let scopes = trace::ScopeSpans::new(&env.span);
+        let interrupts = Interrupts::new(env.wall_clock, already_ran);
         Shell {
             reports,
             scopes,
@@ -195,79 +247,148 @@ impl Shell {
             undeliverable: BTreeMap::new(),
             timers,
             last_seq,
-            already_ran,
+            interrupts,
             encoding: Vec::new(),
         }
     }
 
+    /// Drives the core from `first` to its end. While one round's events are on the disk, the
+    /// inputs that arrive meanwhile are reacted to, so the next round is ready to append as
+    /// soon as that commit returns; every effect still waits for the commit of its own round and
+    /// of every round before it.
     async fn run(mut self, mut core: RunCore, first: Input) -> Result<Outcome, JournalError> {
         let mut next = Some(first);
-        let mut cancel_sent = false;
-        let started = tokio::time::Instant::now();
-        let already_ran = self.already_ran;
-        // Inclusive: the run may take exactly the cap; the timer fires one millisecond past it.
-        let cap = self.env.wall_clock.map(|cap| cap + Duration::from_millis(1));
-        let deadline = async {
-            match cap {
-                Some(cap) => tokio::time::sleep_until(started + cap.saturating_sub(already_ran)).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::pin!(deadline);
-        let mut deadline_sent = false;
+        let mut in_flight: Option<InFlight> = None;
         loop {
-            let input = match next.take() {
-                Some(input) => input,
-                None => tokio::select! {
-                    biased;
-                    _ = self.env.cancel.cancelled(), if !cancel_sent => {
-                        cancel_sent = true;
-                        Input::CancelRequested
-                    }
-                    _ = &mut deadline, if !deadline_sent => {
-                        deadline_sent = true;
-                        let elapsed = already_ran.saturating_add(started.elapsed()).max(cap.unwrap_or_default());
-                        Input::WallClockExpired { elapsed_ms: whole_ms(elapsed) }
-                    }
-                    answer = self.incoming.recv() => match answer {
+            let mut round = Round::default();
+            if in_flight.is_none() {
+                let input = match next.take() {
+                    Some(input) => input,
+                    None => match self.next_input().await {
                         Some(input) => input,
                         None => return Ok(Outcome::Cancelled),
                     },
-                },
-            };
-            // The inputs that arrived while the last commit was on the disk are reacted to
-            // together: their events go to the journal as one batch, and every effect of them
-            // waits for that commit.
-            let mut round = Round::default();
-            self.react(&mut core, input, &mut round);
-            while round.inputs < ROUND_INPUTS && !core.is_finished() {
-                match self.incoming.try_recv() {
-                    Ok(input) => self.react(&mut core, input, &mut round),
-                    Err(_) => break,
-                }
+                };
+                self.react(&mut core, input, &mut round);
             }
-            if !round.events.is_empty() {
-                self.scopes.follow(&round.events);
-                let (last, bytes) =
-                    append(&self.env, self.last_seq, round.events, &mut self.encoding).await?;
-                self.last_seq = last.seq;
+            if let Some(flight) = in_flight.take() {
+                let committed = if flight.quiet {
+                    // A snapshot follows this commit: it must see the core as the commit left it.
+                    Some(flight.commit.await)
+                } else {
+                    self.react_until(&mut core, &mut round, flight.commit).await
+                };
+                let Some(committed) = committed else { return Ok(Outcome::Cancelled) };
+                let (last, bytes) = committed?;
                 if let Some(snapshots) = &mut self.snapshots {
                     let journal = self.env.journal.as_ref();
                     snapshots.after_commit(journal, &self.env.run_id, &core, &last, bytes).await;
                 }
                 self.scopes.apply(&self.env.span);
-            }
-            for effect in round.effects {
-                if let Some(outcome) = self.act(effect) {
+                let dispatches = flight.effects.iter().any(|effect| matches!(effect, Effect::Dispatch(_)));
+                if let Some(outcome) = self.settle(flight.effects, flight.granted) {
                     return Ok(outcome);
                 }
+                if dispatches {
+                    // Calls whose executor answers at once do so now, and share the next
+                    // commit instead of waiting for the one after it.
+                    tokio::task::yield_now().await;
+                    self.drain(&mut core, &mut round);
+                }
+            } else {
+                self.drain(&mut core, &mut round);
             }
-            // A grant the core did not dispatch (the call was cancelled meanwhile, or crossed
-            // a limit) gives its permits back.
-            for call in round.granted {
-                self.permits.withdraw(call);
+            if round.events.is_empty() {
+                if let Some(outcome) = self.settle(round.effects, round.granted) {
+                    return Ok(outcome);
+                }
+            } else {
+                in_flight = Some(self.start_append(round));
             }
         }
+    }
+
+    /// Reacts to the inputs that are already queued, up to a round's worth.
+    fn drain(&mut self, core: &mut RunCore, round: &mut Round) {
+        while round.inputs < ROUND_INPUTS && !core.is_finished() {
+            match self.incoming.try_recv() {
+                Ok(input) => self.react(core, input, round),
+                Err(_) => break,
+            }
+        }
+    }
+
+    /// Waits for `commit`, reacting meanwhile (up to a round's worth) to the inputs that
+    /// arrive; `None` once nothing can send inputs any more.
+    async fn react_until(
+        &mut self,
+        core: &mut RunCore,
+        round: &mut Round,
+        mut commit: Commit,
+    ) -> Option<Result<(Record, usize), JournalError>> {
+        self.drain(core, round);
+        loop {
+            let open = round.inputs < ROUND_INPUTS && !core.is_finished();
+            let input = tokio::select! {
+                biased;
+                committed = &mut commit => return Some(committed),
+                input = self.next_input(), if open => input?,
+            };
+            self.react(core, input, round);
+            self.drain(core, round);
+        }
+    }
+
+    /// Waits for the run's next input: the host's cancellation and the wall-clock deadline
+    /// first (each told once), then what its calls, timers and permits sent. `None` once
+    /// nothing can send any more.
+    async fn next_input(&mut self) -> Option<Input> {
+        let interrupts = &mut self.interrupts;
+        let woken = tokio::select! {
+            biased;
+            _ = self.env.cancel.cancelled(), if !interrupts.cancel_sent => Woken::Cancelled,
+            _ = interrupts.deadline.as_mut(), if !interrupts.deadline_sent => Woken::Expired,
+            answer = self.incoming.recv() => Woken::Input(answer?),
+        };
+        Some(match woken {
+            Woken::Cancelled => {
+                interrupts.cancel_sent = true;
+                Input::CancelRequested
+            }
+            Woken::Expired => {
+                interrupts.deadline_sent = true;
+                Input::WallClockExpired { elapsed_ms: whole_ms(interrupts.elapsed()) }
+            }
+            Woken::Input(input) => input,
+        })
+    }
+
+    /// Hands `round`'s events to the journal; what the round caused waits in the answer.
+    fn start_append(&mut self, round: Round) -> InFlight {
+        self.scopes.follow(&round.events);
+        let (records, blobs) =
+            records_after(self.last_seq, &round.events, &mut self.encoding, self.env.blobs_above);
+        let bytes = records.iter().map(|record| record.bytes.len()).sum();
+        let after = self.last_seq;
+        self.last_seq += records.len() as u64;
+        let quiet = self.snapshots.as_ref().is_some_and(|snapshots| snapshots.due(self.last_seq, bytes));
+        let commit = Box::pin(append(self.env.clone(), after, round.events, records, blobs, bytes));
+        InFlight { commit, quiet, effects: round.effects, granted: round.granted }
+    }
+
+    /// Carries out `effects`, whose events have committed; the run's outcome once it ends.
+    fn settle(&mut self, effects: Vec<Effect>, granted: Vec<CallHandle>) -> Option<Outcome> {
+        for effect in effects {
+            if let Some(outcome) = self.act(effect) {
+                return Some(outcome);
+            }
+        }
+        // A grant the core did not dispatch (the call was cancelled meanwhile, or crossed a
+        // limit) gives its permits back.
+        for call in granted {
+            self.permits.withdraw(call);
+        }
+        None
     }
 
     /// Applies `input` to the core, adding its events and its other effects to `round`.
@@ -391,16 +512,16 @@ fn whole_ms(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// Appends `events` (at least one) after `last_seq`, each encoded in `buffer` (reused across
-/// batches) and copied once into its record, and answers the last record and the bytes of all.
+/// Appends `records` (at least one, `bytes` in all), the encoding of `events`, after `last_seq`,
+/// then hands the events to the run's observer; answers the last record and `bytes`.
 async fn append(
-    env: &RunEnvironment,
+    env: RunEnvironment,
     last_seq: u64,
     events: Vec<Event>,
-    buffer: &mut Vec<u8>,
+    mut records: Vec<Record>,
+    blobs: Vec<Blob>,
+    bytes: usize,
 ) -> Result<(Record, usize), JournalError> {
-    let (mut records, blobs) = records_after(last_seq, &events, buffer, env.blobs_above);
-    let bytes = records.iter().map(|record| record.bytes.len()).sum();
     let started = std::time::Instant::now();
     let committed = env.journal.append_with_blobs(&env.run_id, last_seq, &records, &blobs).await?;
     env.metrics.appended(started.elapsed(), blobs.iter().map(|blob| blob.bytes.len()).sum());
@@ -922,7 +1043,9 @@ mod tests {
             for effect in core.react(input) {
                 match effect {
                     Effect::Append(events) => {
-                        seq = append(&env, seq, events, &mut buffer).await.expect("journal").0.seq
+                        let (records, blobs) = records_after(seq, &events, &mut buffer, None);
+                        let appended = append(env.clone(), seq, events, records, blobs, 0).await;
+                        seq = appended.expect("journal").0.seq
                     }
                     Effect::Dispatch(request) => sent.push(request),
                     _ => {}

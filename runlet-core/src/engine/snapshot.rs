@@ -68,6 +68,14 @@ impl Snapshots {
         }
     }
 
+    /// Whether a snapshot is due once a commit that ends at `last_seq` with `bytes` of records
+    /// returns: the shell then reacts to nothing until it did, so the snapshot sees the core
+    /// as that commit left it.
+    pub(crate) fn due(&self, last_seq: u64, bytes: usize) -> bool {
+        last_seq.saturating_sub(self.taken_at) >= self.policy.every
+            && self.journaled.saturating_add(bytes) >= self.last_size
+    }
+
     /// Stores a snapshot of `core` once enough events were journaled since the last one and the
     /// core is between whole reactions; `last` is the journal's last record, just committed
     /// with `bytes` of records. A snapshot that cannot be written loses nothing (the journal is
@@ -80,9 +88,8 @@ impl Snapshots {
         last: &Record,
         bytes: usize,
     ) {
+        let due = self.due(last.seq, bytes);
         self.journaled = self.journaled.saturating_add(bytes);
-        let due =
-            last.seq.saturating_sub(self.taken_at) >= self.policy.every && self.journaled >= self.last_size;
         if !due || self.ledger.yielded() || core.is_finished() {
             return;
         }

@@ -112,15 +112,19 @@ fn a_record_moved_to_another_position_is_corrupt() {
     let scratch = Scratch::new("moved-record");
     let path = scratch.file("runs.db");
     let run = journaled_run(&path);
-    let sql = rusqlite::Connection::open(&path).expect("open");
-    // Record 2 becomes a copy of record 1: a whole envelope with a valid checksum, out of place.
-    sql.execute(
-        "UPDATE records SET bytes = (SELECT bytes FROM records WHERE run_id = ?1 AND seq = 1)
-         WHERE run_id = ?1 AND seq = 2",
-        [run.as_str()],
-    )
-    .expect("copy");
-    drop(sql);
+    // The run is written again with record 2 a copy of record 1: a whole envelope with a valid
+    // checksum, out of place.
+    let journal = SqliteJournal::open(&path, Durability::Full).expect("open");
+    let pool = tokio::runtime::Builder::new_current_thread().build().expect("tokio");
+    pool.block_on(async {
+        let header = journal.header(&run).await.expect("header");
+        let mut records = journal.read(&run, 0, usize::MAX).await.expect("records");
+        records[1].bytes = Arc::clone(&records[0].bytes);
+        journal.delete_run(&run).await.expect("delete");
+        journal.create_run(&header).await.expect("create again");
+        journal.append(&run, 0, &records).await.expect("append the moved record");
+    });
+    drop(journal);
     assert_eq!(read_back_codes(&path, &run), ("RL7006".to_owned(), "RL7006".to_owned()));
 }
 

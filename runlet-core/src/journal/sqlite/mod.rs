@@ -1,8 +1,9 @@
-//! A durable journal in one SQLite file (WAL mode): runs, records, snapshots and blobs (large
-//! values kept apart, shared by the runs that name them) in their tables, each append one
-//! transaction. Blocking SQLite calls run on tokio's blocking pool; opening
+//! A durable journal in one SQLite file (WAL mode): runs, records (each append's as one row,
+//! `batches`), snapshots and blobs (large values kept apart, shared by the runs that name them)
+//! in their tables, each append one transaction. Blocking SQLite calls run on tokio's blocking pool; opening
 //! (integrity check, pragmas, layout) is `open`'s.
 
+mod batches;
 mod open;
 #[cfg(test)]
 mod tests;
@@ -204,7 +205,7 @@ fn append_under_savepoint(
 fn append_batch(connection: &Connection, batch: &AppendBatch) -> Result<u64, JournalError> {
     let AppendBatch { run, expected_seq, records, blobs } = batch;
     check_contiguous(*expected_seq, records)?;
-    let actual = run_end(connection, run.as_str())?.ok_or_else(|| unknown(run.as_str()))?;
+    let actual = batches::run_end(connection, run.as_str())?.ok_or_else(|| unknown(run.as_str()))?;
     if actual != *expected_seq {
         return Err(JournalError::new(
             JournalErrorKind::SequenceConflict { expected: *expected_seq, actual },
@@ -221,12 +222,7 @@ fn append_batch(connection: &Connection, batch: &AppendBatch) -> Result<u64, Jou
             .and_then(|mut insert| insert.execute(params![run.as_str(), &blob.digest[..]]))
             .map_err(sql)?;
     }
-    let mut insert = connection
-        .prepare_cached("INSERT INTO records (run_id, seq, bytes) VALUES (?1, ?2, ?3)")
-        .map_err(sql)?;
-    for record in records {
-        insert.execute(params![run.as_str(), seq_param(record.seq)?, &record.bytes[..]]).map_err(sql)?;
-    }
+    batches::insert(connection, run.as_str(), records)?;
     let at_ms = i64::try_from(now_unix_ms()).unwrap_or(i64::MAX);
     connection
         .prepare_cached(
@@ -253,17 +249,6 @@ fn run_exists(connection: &Connection, run: &str) -> Result<bool, JournalError> 
         .prepare_cached("SELECT 1 FROM runs WHERE run_id = ?1")
         .and_then(|mut select| select.query_row([run], |_| Ok(())).optional())
         .map(|found| found.is_some())
-        .map_err(sql)
-}
-
-/// The last sequence number of `run` (0 before its first record), or `None` for an unknown run.
-fn run_end(connection: &Connection, run: &str) -> Result<Option<u64>, JournalError> {
-    connection
-        .prepare_cached(
-            "SELECT COALESCE((SELECT MAX(seq) FROM records WHERE run_id = ?1), 0) FROM runs WHERE run_id = ?1",
-        )
-        .and_then(|mut select| select.query_row([run], |row| row.get::<_, i64>(0)).optional())
-        .map(|last| last.map(|last| last as u64))
         .map_err(sql)
 }
 
@@ -356,7 +341,7 @@ impl Journal for SqliteJournal {
             if !run_exists(&tx, run.as_str())? {
                 return Err(unknown(run.as_str()));
             }
-            for table in ["records", "snapshots", "appends", "owners", "blob_refs", "runs"] {
+            for table in ["batches", "snapshots", "appends", "owners", "blob_refs", "runs"] {
                 tx.execute(&format!("DELETE FROM {table} WHERE run_id = ?1"), [run.as_str()]).map_err(sql)?;
             }
             tx.commit().map_err(sql)
@@ -389,22 +374,8 @@ impl Journal for SqliteJournal {
             if !run_exists(connection, run.as_str())? {
                 return Err(unknown(run.as_str()));
             }
-            let mut select = connection
-                .prepare_cached(
-                    "SELECT seq, bytes FROM records WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
-                )
-                .map_err(sql)?;
-            let after = i64::try_from(after).unwrap_or(i64::MAX);
-            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-            let rows = select
-                .query_map(params![run.as_str(), after, limit], |row| {
-                    let seq: i64 = row.get(0)?;
-                    let bytes: Vec<u8> = row.get(1)?;
-                    Ok(Record { seq: seq as u64, bytes: Arc::from(bytes) })
-                })
-                .map_err(sql)?;
-            let records = rows.collect::<Result<Vec<_>, _>>().map_err(sql)?;
-            check_read(&run, after as u64, &records)?;
+            let records = batches::read(connection, run.as_str(), after, limit)?;
+            check_read(&run, after, &records)?;
             Ok(records)
         })
         .await
@@ -432,7 +403,7 @@ impl Journal for SqliteJournal {
         let run = run.clone();
         self.with(move |connection| {
             let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
-            let last = run_end(&tx, run.as_str())?.ok_or_else(|| unknown(run.as_str()))?;
+            let last = batches::run_end(&tx, run.as_str())?.ok_or_else(|| unknown(run.as_str()))?;
             if snapshot.upto_seq > last {
                 return Err(JournalError::new(
                     JournalErrorKind::InvalidRecord,
@@ -462,7 +433,7 @@ impl Journal for SqliteJournal {
             let mut select = connection
                 .prepare_cached(
                     "SELECT runs.run_id,
-                            COALESCE((SELECT MAX(seq) FROM records WHERE records.run_id = runs.run_id), 0),
+                            COALESCE((SELECT MAX(last_seq) FROM batches WHERE batches.run_id = runs.run_id), 0),
                             appends.at_ms, owners.owner
                      FROM runs LEFT JOIN appends ON appends.run_id = runs.run_id
                                LEFT JOIN owners ON owners.run_id = runs.run_id

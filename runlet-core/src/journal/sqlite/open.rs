@@ -6,18 +6,19 @@ use std::time::Duration;
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::{Durability, sql};
+use super::{Durability, batches, sql};
 use crate::journal::{JournalError, JournalErrorKind};
 
 /// The layout version this build writes, kept in SQLite's `user_version`. Files of version 1
-/// (no `appends` or `owners` table) and 2 (no blobs) are brought up to it when opened.
-pub(super) const SCHEMA_VERSION: i64 = 3;
+/// (no `appends` or `owners` table), 2 (no blobs) and 3 (a row per record) are brought up to it
+/// when opened.
+pub(super) const SCHEMA_VERSION: i64 = 4;
 
 /// How long a statement waits for another connection's lock before failing with `RL7005`.
 pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The tables of the current layout.
-const TABLES: [&str; 7] = ["runs", "records", "snapshots", "appends", "owners", "blobs", "blob_refs"];
+const TABLES: [&str; 7] = ["runs", "batches", "snapshots", "appends", "owners", "blobs", "blob_refs"];
 
 /// The tables version 2 adds: when each run was last appended to, and which process owns it
 /// (with a cancellation requested of it), for run listings and `runlet cancel`.
@@ -36,9 +37,6 @@ const CREATE_BLOBS: &str = "
 
 const CREATE_TABLES: &str = "
     CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, header TEXT NOT NULL);
-    CREATE TABLE IF NOT EXISTS records (
-        run_id TEXT NOT NULL, seq INTEGER NOT NULL, bytes BLOB NOT NULL,
-        PRIMARY KEY (run_id, seq)) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS snapshots (
         run_id TEXT PRIMARY KEY, upto_seq INTEGER NOT NULL, bytes BLOB NOT NULL);";
 
@@ -129,13 +127,15 @@ fn create_layout(connection: &mut Connection) -> Result<(), JournalError> {
                 ));
             }
             tx.execute_batch(CREATE_TABLES).map_err(sql)?;
+            tx.execute_batch(batches::CREATE).map_err(sql)?;
             tx.execute_batch(CREATE_APPENDS).map_err(sql)?;
             tx.execute_batch(CREATE_BLOBS).map_err(sql)?;
             tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(sql)?;
         }
-        1 | 2 => {
+        1..=3 => {
             tx.execute_batch(CREATE_APPENDS).map_err(sql)?;
             tx.execute_batch(CREATE_BLOBS).map_err(sql)?;
+            batches::migrate_records(&tx)?;
             tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(sql)?;
         }
         SCHEMA_VERSION => {}

@@ -81,6 +81,81 @@ fn the_durability_asked_for_is_the_one_reported() {
     assert_eq!(SqliteJournal::open_in_memory().expect("open").durability(), Some("sqlite-memory"));
 }
 
+/// A file of layout version 3 (a row per record) opens as the current layout: its records move
+/// into `batches`, read back unchanged, and the run goes on from its end.
+#[tokio::test]
+async fn a_layout_3_file_is_migrated_to_one_row_per_append() {
+    let scratch = Scratch::new("layout-3");
+    let path = scratch.file("old.db");
+    let old = header("from-layout-3");
+    let stored: Vec<Record> =
+        (1..=5).map(|seq| Record { seq, bytes: Arc::from(vec![seq as u8; seq as usize]) }).collect();
+    {
+        let connection = Connection::open(&path).expect("create");
+        connection
+            .execute_batch(
+                "CREATE TABLE runs (run_id TEXT PRIMARY KEY, header TEXT NOT NULL);
+                 CREATE TABLE records (run_id TEXT NOT NULL, seq INTEGER NOT NULL, bytes BLOB NOT NULL,
+                     PRIMARY KEY (run_id, seq)) WITHOUT ROWID;
+                 CREATE TABLE snapshots (run_id TEXT PRIMARY KEY, upto_seq INTEGER NOT NULL, bytes BLOB NOT NULL);
+                 CREATE TABLE appends (run_id TEXT PRIMARY KEY, at_ms INTEGER NOT NULL) WITHOUT ROWID;
+                 CREATE TABLE owners (run_id TEXT PRIMARY KEY, owner TEXT NOT NULL,
+                     cancel_requested INTEGER NOT NULL) WITHOUT ROWID;
+                 CREATE TABLE blobs (digest BLOB PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID;
+                 CREATE TABLE blob_refs (run_id TEXT NOT NULL, digest BLOB NOT NULL,
+                     PRIMARY KEY (run_id, digest)) WITHOUT ROWID;
+                 PRAGMA user_version = 3;",
+            )
+            .expect("the layout-3 tables");
+        let text = serde_json::to_string(&old).expect("header");
+        connection
+            .execute("INSERT INTO runs VALUES (?1, ?2)", params![old.run_id.as_str(), text])
+            .expect("run");
+        for record in &stored {
+            connection
+                .execute(
+                    "INSERT INTO records VALUES (?1, ?2, ?3)",
+                    params![old.run_id.as_str(), record.seq as i64, &record.bytes[..]],
+                )
+                .expect("record");
+        }
+    }
+    let journal = SqliteJournal::open(&path, Durability::Normal).expect("migrates");
+    assert_eq!(journal.read(&old.run_id, 0, 10).await.expect("read"), stored);
+    assert_eq!(journal.read(&old.run_id, 3, 1).await.expect("read"), stored[3..4]);
+    let next = Record { seq: 6, bytes: Arc::from(&b"after"[..]) };
+    assert_eq!(journal.append(&old.run_id, 5, std::slice::from_ref(&next)).await, Ok(6));
+    let connection = journal.connection.lock();
+    let version: i64 =
+        connection.pragma_query_value(None, "user_version", |row| row.get(0)).expect("version");
+    assert_eq!(version, open::SCHEMA_VERSION);
+    let old_table: i64 = connection
+        .query_row("SELECT COUNT(*) FROM sqlite_schema WHERE name = 'records'", [], |row| row.get(0))
+        .expect("schema");
+    assert_eq!(old_table, 0, "the row-per-record table is gone");
+}
+
+/// A `batches` row whose lengths do not add up is a damaged journal, not a short read.
+#[tokio::test]
+async fn a_batch_row_that_does_not_add_up_is_corrupt() {
+    let journal = SqliteJournal::open_in_memory().expect("open");
+    let run = header("damaged-row");
+    journal.create_run(&run).await.expect("create");
+    let records: Vec<Record> =
+        (1..=3).map(|seq| Record { seq, bytes: Arc::from(vec![seq as u8; 4]) }).collect();
+    journal.append(&run.run_id, 0, &records).await.expect("append");
+    for (damage, why) in [
+        ("UPDATE batches SET lengths = x'04000000'", "their lengths do not match their sequence numbers"),
+        ("UPDATE batches SET lengths = x'040000000400000005000000'", "their lengths run past their bytes"),
+        ("UPDATE batches SET lengths = x'040000000400000003000000'", "their bytes run past their lengths"),
+    ] {
+        journal.connection.lock().execute(damage, []).expect("damage");
+        let err = journal.read(&run.run_id, 0, 10).await.expect_err(why);
+        assert_eq!(err.kind, JournalErrorKind::Corrupt, "{damage}");
+        assert!(err.message.contains(why) && err.message.contains("1..=3"), "{}", err.message);
+    }
+}
+
 #[test]
 fn refuses_a_database_with_a_newer_layout() {
     let scratch = Scratch::new("layout");
@@ -135,11 +210,16 @@ fn stored_records_out_of_sequence_are_corrupt() {
     let run = header("renumbered");
     pool.block_on(async {
         journal.create_run(&run).await.expect("create");
-        let records: Vec<Record> =
-            (1..=3).map(|seq| Record { seq, bytes: Arc::from(vec![seq as u8]) }).collect();
-        journal.append(&run.run_id, 0, &records).await.expect("append");
+        for seq in 1..=3 {
+            let record = Record { seq, bytes: Arc::from(vec![seq as u8]) };
+            journal.append(&run.run_id, seq - 1, &[record]).await.expect("append");
+        }
     });
-    journal.connection.lock().execute("UPDATE records SET seq = 7 WHERE seq = 2", []).expect("renumber");
+    journal
+        .connection
+        .lock()
+        .execute("UPDATE batches SET first_seq = 7, last_seq = 7 WHERE last_seq = 2", [])
+        .expect("renumber");
     let err = pool.block_on(journal.read(&run.run_id, 0, 10)).expect_err("a gap");
     assert_eq!(err.kind, JournalErrorKind::Corrupt);
     assert!(err.message.contains("numbered 3 where 2 should be"), "{}", err.message);
@@ -306,8 +386,8 @@ fn two_connections_racing_on_one_run_win_each_sequence_number_once() {
     }
 }
 
-/// A batch that fails after some of its records were inserted is rolled back to its savepoint,
-/// and the batches beside it in the transaction still commit.
+/// A batch that fails after its blob was inserted is rolled back to its savepoint, and the
+/// batches beside it in the transaction still commit.
 #[test]
 fn a_batch_failing_halfway_is_rolled_back_alone() {
     let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
@@ -321,15 +401,20 @@ fn a_batch_failing_halfway_is_rolled_back_alone() {
     journal
         .connection
         .lock()
-        .execute("INSERT INTO records (run_id, seq, bytes) VALUES ('at-the-edge', ?1, x'00')", [last as i64])
+        .execute(
+            "INSERT INTO batches (run_id, last_seq, first_seq, lengths, bytes)
+             VALUES ('at-the-edge', ?1, ?1, x'01000000', x'00')",
+            [last as i64],
+        )
         .expect("a record at the edge of SQLite's range");
     let record = |seq| Record { seq, bytes: Arc::from(&b"r"[..]) };
+    let blob = Blob { digest: [7; 32], bytes: Arc::from(&b"a large value"[..]) };
     let answers = pool.block_on(journal.append_many(&[
         AppendBatch {
             run: edge.run_id.clone(),
             expected_seq: last,
             records: vec![record(last + 1), record(last + 2)],
-            blobs: Vec::new(),
+            blobs: vec![blob],
         },
         AppendBatch {
             run: plain.run_id.clone(),
@@ -340,11 +425,9 @@ fn a_batch_failing_halfway_is_rolled_back_alone() {
     ]));
     assert_eq!(answers[0].as_ref().map_err(|e| e.kind), Err(JournalErrorKind::InvalidRecord));
     assert_eq!(answers[1], Ok(1));
-    let kept: i64 = journal
-        .connection
-        .lock()
-        .query_row("SELECT COUNT(*) FROM records WHERE run_id = 'at-the-edge'", [], |row| row.get(0))
-        .expect("count");
-    assert_eq!(kept, 1, "the first record of the failed batch was rolled back");
+    let count =
+        |sql: &str| -> i64 { journal.connection.lock().query_row(sql, [], |row| row.get(0)).expect("count") };
+    assert_eq!(count("SELECT COUNT(*) FROM batches WHERE run_id = 'at-the-edge'"), 1, "no record was added");
+    assert_eq!(count("SELECT COUNT(*) FROM blobs"), 0, "the failed batch's blob was rolled back");
     assert_eq!(pool.block_on(journal.read(&plain.run_id, 0, 10)).expect("read"), vec![record(1)]);
 }
