@@ -1,7 +1,9 @@
 //! How records are kept: each append's records as one row of the `batches` table — the records
-//! `first_seq ..= last_seq` of one run, their bytes end to end in `bytes` and each one's length
-//! in `lengths` (4 bytes, little-endian, per record). An append is then one insert however many
-//! records it holds, and the file holds no per-record key. A row that does not add up (lengths
+//! `first_seq ..= last_seq` of one run, their bytes end to end in `bytes`, each one's length in
+//! `lengths` (4 bytes, little-endian, per record) and when they were appended (`at_ms`, Unix
+//! milliseconds; unknown for records older journals kept without it). An append is then one
+//! insert however many records it holds, the file holds no per-record key, and a run's last
+//! append time is its last row's. A row that does not add up (lengths
 //! against its span and its bytes) is reported as a damaged journal, never read past.
 
 use std::sync::Arc;
@@ -15,13 +17,19 @@ use crate::journal::{JournalError, JournalErrorKind, Record};
 pub(super) const CREATE: &str = "
     CREATE TABLE IF NOT EXISTS batches (
         run_id TEXT NOT NULL, last_seq INTEGER NOT NULL, first_seq INTEGER NOT NULL,
-        lengths BLOB NOT NULL, bytes BLOB NOT NULL,
+        lengths BLOB NOT NULL, bytes BLOB NOT NULL, at_ms INTEGER,
         PRIMARY KEY (run_id, last_seq));";
 
 const LENGTH: usize = 4;
 
-/// Inserts `records` (contiguous, at least one) of `run` as one row.
-pub(super) fn insert(connection: &Connection, run: &str, records: &[Record]) -> Result<(), JournalError> {
+/// Inserts `records` (contiguous, at least one) of `run`, appended at `at_ms` when known, as one
+/// row.
+pub(super) fn insert(
+    connection: &Connection,
+    run: &str,
+    records: &[Record],
+    at_ms: impl Into<Option<u64>>,
+) -> Result<(), JournalError> {
     let (Some(first), Some(last)) = (records.first(), records.last()) else {
         return Ok(());
     };
@@ -42,11 +50,13 @@ pub(super) fn insert(connection: &Connection, run: &str, records: &[Record]) -> 
         bytes.extend_from_slice(&record.bytes);
     }
     let (first, last) = (seq_param(first.seq)?, seq_param(last.seq)?);
+    let at_ms = at_ms.into().map(|at| i64::try_from(at).unwrap_or(i64::MAX));
     connection
         .prepare_cached(
-            "INSERT INTO batches (run_id, last_seq, first_seq, lengths, bytes) VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO batches (run_id, last_seq, first_seq, lengths, bytes, at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )
-        .and_then(|mut insert| insert.execute(params![run, last, first, lengths, bytes]))
+        .and_then(|mut insert| insert.execute(params![run, last, first, lengths, bytes, at_ms]))
         .map_err(sql)?;
     Ok(())
 }
@@ -108,24 +118,39 @@ pub(super) fn read(
     Ok(records)
 }
 
-/// Moves the records of a layout-3 file, one row per record, into `batches` (a row each),
-/// and drops their old table.
+/// Moves the records of a file of layout 1 to 3, one row per record, into `batches` (a row
+/// each; the run's last one takes the time layouts 2 and 3 kept of the run's last append), and
+/// drops their old tables.
 pub(super) fn migrate_records(connection: &Connection) -> Result<(), JournalError> {
     connection.execute_batch(CREATE).map_err(sql)?;
-    let mut select =
-        connection.prepare("SELECT run_id, seq, bytes FROM records ORDER BY run_id, seq").map_err(sql)?;
+    let kept_times: bool = connection
+        .query_row(
+            "SELECT COUNT(*) > 0 FROM sqlite_schema WHERE type = 'table' AND name = 'appends'",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(sql)?;
+    let select = if kept_times {
+        "SELECT records.run_id, records.seq, records.bytes,
+                CASE WHEN records.seq = (SELECT MAX(seq) FROM records AS later WHERE later.run_id = records.run_id)
+                     THEN appends.at_ms END
+         FROM records LEFT JOIN appends ON appends.run_id = records.run_id"
+    } else {
+        "SELECT run_id, seq, bytes, NULL FROM records"
+    };
+    let mut select = connection.prepare(select).map_err(sql)?;
     let mut rows = select.query([]).map_err(sql)?;
     while let Some(row) = rows.next().map_err(sql)? {
         let run: String = row.get(0).map_err(sql)?;
         let seq: i64 = row.get(1).map_err(sql)?;
         let bytes: Vec<u8> = row.get(2).map_err(sql)?;
-        let record = Record {
-            seq: u64::try_from(seq).map_err(|_| corrupt(format!("record {seq} of run `{run}`")))?,
-            bytes: bytes.into(),
-        };
-        insert(connection, &run, std::slice::from_ref(&record))?;
+        let at_ms: Option<i64> = row.get(3).map_err(sql)?;
+        let seq =
+            u64::try_from(seq).map_err(|_| corrupt(format!("run `{run}` has a record numbered {seq}")))?;
+        let record = Record { seq, bytes: bytes.into() };
+        insert(connection, &run, std::slice::from_ref(&record), at_ms.and_then(|at| u64::try_from(at).ok()))?;
     }
     drop(rows);
     drop(select);
-    connection.execute_batch("DROP TABLE records;").map_err(sql)
+    connection.execute_batch("DROP TABLE records; DROP TABLE IF EXISTS appends;").map_err(sql)
 }

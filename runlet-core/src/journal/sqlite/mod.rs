@@ -222,15 +222,7 @@ fn append_batch(connection: &Connection, batch: &AppendBatch) -> Result<u64, Jou
             .and_then(|mut insert| insert.execute(params![run.as_str(), &blob.digest[..]]))
             .map_err(sql)?;
     }
-    batches::insert(connection, run.as_str(), records)?;
-    let at_ms = i64::try_from(now_unix_ms()).unwrap_or(i64::MAX);
-    connection
-        .prepare_cached(
-            "INSERT INTO appends (run_id, at_ms) VALUES (?1, ?2)
-             ON CONFLICT (run_id) DO UPDATE SET at_ms = excluded.at_ms",
-        )
-        .and_then(|mut upsert| upsert.execute(params![run.as_str(), at_ms]))
-        .map_err(sql)?;
+    batches::insert(connection, run.as_str(), records, now_unix_ms())?;
     Ok(expected_seq + records.len() as u64)
 }
 
@@ -341,7 +333,7 @@ impl Journal for SqliteJournal {
             if !run_exists(&tx, run.as_str())? {
                 return Err(unknown(run.as_str()));
             }
-            for table in ["batches", "snapshots", "appends", "owners", "blob_refs", "runs"] {
+            for table in ["batches", "snapshots", "owners", "blob_refs", "runs"] {
                 tx.execute(&format!("DELETE FROM {table} WHERE run_id = ?1"), [run.as_str()]).map_err(sql)?;
             }
             tx.commit().map_err(sql)
@@ -432,11 +424,11 @@ impl Journal for SqliteJournal {
         self.with(|connection| {
             let mut select = connection
                 .prepare_cached(
-                    "SELECT runs.run_id,
-                            COALESCE((SELECT MAX(last_seq) FROM batches WHERE batches.run_id = runs.run_id), 0),
-                            appends.at_ms, owners.owner
-                     FROM runs LEFT JOIN appends ON appends.run_id = runs.run_id
-                               LEFT JOIN owners ON owners.run_id = runs.run_id
+                    "SELECT runs.run_id, COALESCE(last.last_seq, 0), last.at_ms, owners.owner
+                     FROM runs
+                     LEFT JOIN batches AS last ON last.run_id = runs.run_id AND last.last_seq =
+                         (SELECT MAX(last_seq) FROM batches WHERE batches.run_id = runs.run_id)
+                     LEFT JOIN owners ON owners.run_id = runs.run_id
                      ORDER BY runs.rowid",
                 )
                 .map_err(sql)?;

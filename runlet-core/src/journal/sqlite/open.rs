@@ -10,20 +10,19 @@ use super::{Durability, batches, sql};
 use crate::journal::{JournalError, JournalErrorKind};
 
 /// The layout version this build writes, kept in SQLite's `user_version`. Files of version 1
-/// (no `appends` or `owners` table), 2 (no blobs) and 3 (a row per record) are brought up to it
-/// when opened.
+/// (no `owners` table), 2 (no blobs) and 3 (a row per record, the last append's time in a table
+/// of its own) are brought up to it when opened.
 pub(super) const SCHEMA_VERSION: i64 = 4;
 
 /// How long a statement waits for another connection's lock before failing with `RL7005`.
 pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The tables of the current layout.
-const TABLES: [&str; 7] = ["runs", "batches", "snapshots", "appends", "owners", "blobs", "blob_refs"];
+const TABLES: [&str; 6] = ["runs", "batches", "snapshots", "owners", "blobs", "blob_refs"];
 
-/// The tables version 2 adds: when each run was last appended to, and which process owns it
-/// (with a cancellation requested of it), for run listings and `runlet cancel`.
-const CREATE_APPENDS: &str = "
-    CREATE TABLE IF NOT EXISTS appends (run_id TEXT PRIMARY KEY, at_ms INTEGER NOT NULL) WITHOUT ROWID;
+/// The table version 2 adds: which process owns each run (with a cancellation requested of it),
+/// for run listings and `runlet cancel`.
+const CREATE_OWNERS: &str = "
     CREATE TABLE IF NOT EXISTS owners (
         run_id TEXT PRIMARY KEY, owner TEXT NOT NULL, cancel_requested INTEGER NOT NULL) WITHOUT ROWID;";
 
@@ -128,12 +127,12 @@ fn create_layout(connection: &mut Connection) -> Result<(), JournalError> {
             }
             tx.execute_batch(CREATE_TABLES).map_err(sql)?;
             tx.execute_batch(batches::CREATE).map_err(sql)?;
-            tx.execute_batch(CREATE_APPENDS).map_err(sql)?;
+            tx.execute_batch(CREATE_OWNERS).map_err(sql)?;
             tx.execute_batch(CREATE_BLOBS).map_err(sql)?;
             tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(sql)?;
         }
         1..=3 => {
-            tx.execute_batch(CREATE_APPENDS).map_err(sql)?;
+            tx.execute_batch(CREATE_OWNERS).map_err(sql)?;
             tx.execute_batch(CREATE_BLOBS).map_err(sql)?;
             batches::migrate_records(&tx)?;
             tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(sql)?;

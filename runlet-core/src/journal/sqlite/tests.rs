@@ -111,6 +111,9 @@ async fn a_layout_3_file_is_migrated_to_one_row_per_append() {
         connection
             .execute("INSERT INTO runs VALUES (?1, ?2)", params![old.run_id.as_str(), text])
             .expect("run");
+        connection
+            .execute("INSERT INTO appends VALUES (?1, 1234)", [old.run_id.as_str()])
+            .expect("append time");
         for record in &stored {
             connection
                 .execute(
@@ -121,6 +124,8 @@ async fn a_layout_3_file_is_migrated_to_one_row_per_append() {
         }
     }
     let journal = SqliteJournal::open(&path, Durability::Normal).expect("migrates");
+    let listed = journal.runs().await.expect("runs");
+    assert_eq!((listed[0].last_seq, listed[0].last_append_unix_ms), (5, Some(1234)), "{listed:?}");
     assert_eq!(journal.read(&old.run_id, 0, 10).await.expect("read"), stored);
     assert_eq!(journal.read(&old.run_id, 3, 1).await.expect("read"), stored[3..4]);
     let next = Record { seq: 6, bytes: Arc::from(&b"after"[..]) };
@@ -130,9 +135,11 @@ async fn a_layout_3_file_is_migrated_to_one_row_per_append() {
         connection.pragma_query_value(None, "user_version", |row| row.get(0)).expect("version");
     assert_eq!(version, open::SCHEMA_VERSION);
     let old_table: i64 = connection
-        .query_row("SELECT COUNT(*) FROM sqlite_schema WHERE name = 'records'", [], |row| row.get(0))
+        .query_row("SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('records', 'appends')", [], |row| {
+            row.get(0)
+        })
         .expect("schema");
-    assert_eq!(old_table, 0, "the row-per-record table is gone");
+    assert_eq!(old_table, 0, "the row-per-record table and the append times' table are gone");
 }
 
 /// A `batches` row whose lengths do not add up is a damaged journal, not a short read.
@@ -402,8 +409,8 @@ fn a_batch_failing_halfway_is_rolled_back_alone() {
         .connection
         .lock()
         .execute(
-            "INSERT INTO batches (run_id, last_seq, first_seq, lengths, bytes)
-             VALUES ('at-the-edge', ?1, ?1, x'01000000', x'00')",
+            "INSERT INTO batches (run_id, last_seq, first_seq, lengths, bytes, at_ms)
+             VALUES ('at-the-edge', ?1, ?1, x'01000000', x'00', 0)",
             [last as i64],
         )
         .expect("a record at the edge of SQLite's range");
