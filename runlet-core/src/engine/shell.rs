@@ -796,14 +796,14 @@ mod tests {
     }"#;
 
     /// Checks, at every dispatch, that the call's `CallDispatchPrepared` is already in the journal.
-    struct CommittedFirst {
+    struct CommittedFirst<E> {
         journal: Arc<MemoryJournal>,
         run: RunId,
-        inner: ScriptedExecutor,
+        inner: E,
     }
 
     #[async_trait]
-    impl ToolExecutor for CommittedFirst {
+    impl<E: ToolExecutor> ToolExecutor for CommittedFirst<E> {
         async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
             let records = self.journal.read(&self.run, 0, usize::MAX).await.expect("read journal");
             let prepared = records.iter().any(|record| {
@@ -911,6 +911,122 @@ mod tests {
         let dispatched =
             journaled.iter().filter(|(_, e)| matches!(e, Event::CallDispatchPrepared { .. })).count();
         assert_eq!(dispatched, 4);
+    }
+
+    /// Answers `numbers` with 0..20 and any other call with its first argument, at once.
+    struct Echo;
+
+    #[async_trait]
+    impl ToolExecutor for Echo {
+        async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::new(match call.tool.as_ref() {
+                "numbers" => list((0..20).map(Value::Int).collect()),
+                _ => call.arguments.iter().next().cloned().unwrap_or(Value::Null),
+            }))
+        }
+    }
+
+    /// A journal whose appends each spend a while on their way to the memory journal it wraps,
+    /// as a disk's commits do, counting the events of each kind per append.
+    struct Slow {
+        inner: Arc<MemoryJournal>,
+        completions_per_append: parking_lot::Mutex<Vec<usize>>,
+    }
+
+    #[async_trait]
+    impl Journal for Slow {
+        async fn create_run(&self, header: &RunHeader) -> Result<(), JournalError> {
+            self.inner.create_run(header).await
+        }
+
+        async fn header(&self, run: &RunId) -> Result<RunHeader, JournalError> {
+            self.inner.header(run).await
+        }
+
+        async fn append(
+            &self,
+            run: &RunId,
+            expected_seq: u64,
+            records: &[Record],
+        ) -> Result<u64, JournalError> {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            let completions = records
+                .iter()
+                .filter(|record| matches!(Event::decode(&record.bytes), Ok((_, Event::CallCompleted { .. }))))
+                .count();
+            self.completions_per_append.lock().push(completions);
+            self.inner.append(run, expected_seq, records).await
+        }
+
+        async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError> {
+            self.inner.read(run, after, limit).await
+        }
+
+        async fn load_snapshot(&self, run: &RunId) -> Result<Option<crate::journal::Snapshot>, JournalError> {
+            self.inner.load_snapshot(run).await
+        }
+
+        async fn store_snapshot(
+            &self,
+            run: &RunId,
+            snapshot: crate::journal::Snapshot,
+        ) -> Result<(), JournalError> {
+            self.inner.store_snapshot(run, snapshot).await
+        }
+    }
+
+    /// While a commit is on its way, the answers that arrive are reacted to and go to the
+    /// journal together in the next append; still no call is sent before its prepare record
+    /// committed, observers see exactly the committed events, and snapshots are still written.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn answers_that_arrive_during_a_commit_go_together_and_wait_for_nothing_uncommitted() {
+        let registry_json = r#"{"tools": [
+            {"name": "numbers", "params": [], "outputSchema": {"type": "array", "items": {"type": "integer"}}, "execution": "pure"},
+            {"name": "noop", "params": [{"name": "n", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "pure"}
+        ]}"#;
+        let source = "return for n in numbers() limit 8 {\n    return noop(n)\n}\n";
+        let registry =
+            Arc::new(Registry::from_json_str(registry_json, &Default::default()).expect("registry").registry);
+        let analysis = crate::analyze::analyze(source, &registry, &Default::default(), &Default::default());
+        let program = Arc::new(analysis.hir.expect("compiles"));
+        let (core, mut env, memory) = prepared(&program, &registry, "pipelined", |journal| {
+            Arc::new(CommittedFirst { journal, run: RunId::new("pipelined"), inner: Echo })
+        })
+        .await;
+        let slow = Arc::new(Slow { inner: Arc::clone(&memory), completions_per_append: Default::default() });
+        env.journal = slow.clone();
+        let header = Arc::new(memory.header(&env.run_id).await.expect("header"));
+        env.snapshots = Some(SnapshotPolicy { every: 10, header });
+        let (observer, mut observed) = mpsc::channel::<CommittedBatch>(4);
+        env.observer = Some(observer);
+        let run = env.run_id.clone();
+        let collected = tokio::spawn(async move {
+            let mut seen = Vec::new();
+            while let Some((first, events)) = observed.recv().await {
+                seen.extend(events.into_iter().enumerate().map(|(i, event)| (first + i as u64, event)));
+            }
+            seen
+        });
+        match drive(core, env, Vec::new()).await.expect("journal works") {
+            Outcome::Succeeded(value) => assert_eq!(value.value(), &list((0..20).map(Value::Int).collect())),
+            other => panic!("expected success, got {other:?}"),
+        }
+        let journaled: Vec<(u64, Event)> = memory
+            .read(&run, 0, usize::MAX)
+            .await
+            .expect("read")
+            .iter()
+            .map(|record| Event::decode(&record.bytes).expect("decodes"))
+            .collect();
+        assert_eq!(collected.await.expect("collected"), journaled, "observers see the committed events");
+        let per_append = slow.completions_per_append.lock().clone();
+        assert_eq!(per_append.iter().sum::<usize>(), 21, "numbers() and 20 noop calls: {per_append:?}");
+        assert!(
+            per_append.iter().any(|&completions| completions > 1),
+            "answers that arrived during a commit share the next: {per_append:?}"
+        );
+        let snapshot = memory.load_snapshot(&run).await.expect("load").expect("a snapshot was due and taken");
+        assert!(snapshot.upto_seq >= 10 && snapshot.upto_seq <= journaled.len() as u64);
     }
 
     /// The program `return TOOL({})` over a registry of that one tool, which answers an Integer.
