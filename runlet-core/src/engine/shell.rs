@@ -869,6 +869,26 @@ mod tests {
         (core, env, journal)
     }
 
+    /// Gives `env` an observer (a channel of `capacity` batches) whose events, numbered, the
+    /// returned task collects until the run ends.
+    fn observe(env: &mut RunEnvironment, capacity: usize) -> JoinHandle<Vec<(u64, Event)>> {
+        let (observer, mut observed) = mpsc::channel::<CommittedBatch>(capacity);
+        env.observer = Some(observer);
+        tokio::spawn(async move {
+            let mut seen = Vec::new();
+            while let Some((first, events)) = observed.recv().await {
+                seen.extend(events.into_iter().enumerate().map(|(i, event)| (first + i as u64, event)));
+            }
+            seen
+        })
+    }
+
+    /// Every event `journal` holds of `run`, with its sequence number.
+    async fn numbered_events(journal: &MemoryJournal, run: &RunId) -> Vec<(u64, Event)> {
+        let records = journal.read(run, 0, usize::MAX).await.expect("read");
+        records.iter().map(|record| Event::decode(&record.bytes).expect("decodes")).collect()
+    }
+
     #[tokio::test]
     async fn appendix_b_runs_with_every_event_journaled_before_it_is_seen() {
         let (program, registry) = appendix_b();
@@ -877,29 +897,15 @@ mod tests {
             Arc::new(CommittedFirst { journal, run: RunId::new("appendix-b"), inner })
         })
         .await;
-        let (observer, mut observed) = mpsc::channel::<CommittedBatch>(1);
-        env.observer = Some(observer);
         let run = env.run_id.clone();
-        let collected = tokio::spawn(async move {
-            let mut seen = Vec::new();
-            while let Some((first, events)) = observed.recv().await {
-                seen.extend(events.into_iter().enumerate().map(|(i, event)| (first + i as u64, event)));
-            }
-            seen
-        });
+        let collected = observe(&mut env, 1);
         match drive(core, env, Vec::new()).await.expect("journal works") {
             Outcome::Succeeded(value) => {
                 assert_eq!(value.value(), &list(vec!["i1".into(), "i2".into(), "p1".into()]))
             }
             other => panic!("expected success, got {other:?}"),
         }
-        let journaled: Vec<(u64, Event)> = journal
-            .read(&run, 0, usize::MAX)
-            .await
-            .expect("read")
-            .iter()
-            .map(|record| Event::decode(&record.bytes).expect("decodes"))
-            .collect();
+        let journaled = numbered_events(&journal, &run).await;
         let seen = collected.await.expect("collected");
         assert_eq!(seen, journaled, "observers see exactly the committed events, in order");
         assert!(
@@ -997,27 +1003,13 @@ mod tests {
         env.journal = slow.clone();
         let header = Arc::new(memory.header(&env.run_id).await.expect("header"));
         env.snapshots = Some(SnapshotPolicy { every: 10, header });
-        let (observer, mut observed) = mpsc::channel::<CommittedBatch>(4);
-        env.observer = Some(observer);
         let run = env.run_id.clone();
-        let collected = tokio::spawn(async move {
-            let mut seen = Vec::new();
-            while let Some((first, events)) = observed.recv().await {
-                seen.extend(events.into_iter().enumerate().map(|(i, event)| (first + i as u64, event)));
-            }
-            seen
-        });
+        let collected = observe(&mut env, 4);
         match drive(core, env, Vec::new()).await.expect("journal works") {
             Outcome::Succeeded(value) => assert_eq!(value.value(), &list((0..20).map(Value::Int).collect())),
             other => panic!("expected success, got {other:?}"),
         }
-        let journaled: Vec<(u64, Event)> = memory
-            .read(&run, 0, usize::MAX)
-            .await
-            .expect("read")
-            .iter()
-            .map(|record| Event::decode(&record.bytes).expect("decodes"))
-            .collect();
+        let journaled = numbered_events(&memory, &run).await;
         assert_eq!(collected.await.expect("collected"), journaled, "observers see the committed events");
         let per_append = slow.completions_per_append.lock().clone();
         assert_eq!(per_append.iter().sum::<usize>(), 21, "numbers() and 20 noop calls: {per_append:?}");
