@@ -1,7 +1,8 @@
 //! The engine figures of BENCHMARKS.md that criterion cannot take: memory per node (a counting
-//! global allocator), loop growth and RSS per input length, and tail latency of one call.
+//! global allocator), loop growth and RSS per input length, tail latency of one call, and the
+//! cost of a whole run of one call by the size of the registry.
 //!
-//! `cargo run --release -p runlet-core --example engine_figures [a] [b] [c] [c-runtime] [d]` prints
+//! `cargo run --release -p runlet-core --example engine_figures [a] [b] [c] [c-runtime] [d] [e]` prints
 //! the named figures (all without arguments). It is an
 //! example rather than a bench or a bin so that its global allocator counts only this process,
 //! it builds with the workspace's own checks, and the library ships no extra binary. The loop
@@ -467,5 +468,52 @@ fn main() {
     }
     if wanted("d") {
         latency();
+    }
+    if wanted("e") {
+        whole_runs();
+    }
+}
+
+/// (e) Whole runs of `return noop(1)`, one after another: `start` alone and start to outcome,
+/// against this file's registry of 4 tools and against one of 1,000 (each header retains the
+/// registry file its program was compiled against).
+fn whole_runs() {
+    const RUNS: usize = 2_000;
+    let wide: Vec<String> = (0..1_000)
+        .map(|i| {
+            format!(
+                r#"{{"name": "t{i}", "params": [{{"name": "n", "schema": {{"type": "integer", "description": "the number tool {i} answers"}}}}], "outputSchema": {{"type": "integer"}}, "execution": "pure"}}"#
+            )
+        })
+        .chain(std::iter::once(
+            r#"{"name": "noop", "params": [{"name": "n", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "pure"}"#.to_owned(),
+        ))
+        .collect();
+    let wide = format!(r#"{{"tools": [{}]}}"#, wide.join(","));
+    println!("(e) whole runs of `return noop(1)`, {RUNS} one after another, 2 worker threads");
+    for (label, json) in [("4 tools", REGISTRY.to_owned()), ("1,001 tools", wide)] {
+        let registry = Registry::from_json_str(&json, &RegistryOptions::default()).expect("registry").registry;
+        let runtime = Runtime::builder()
+            .registry(registry)
+            .executor(Arc::new(Tools { count: 0 }))
+            .worker_threads(2)
+            .build()
+            .expect("runtime");
+        let program = runtime.compile("return noop(1)\n", &Inputs::new()).expect("compiles");
+        let (mut starts, mut runs) = (Vec::with_capacity(RUNS), Vec::with_capacity(RUNS));
+        for _ in 0..RUNS {
+            let started = Instant::now();
+            let run = runtime.start(&program, &Inputs::new()).expect("starts");
+            starts.push(started.elapsed().as_secs_f64() * 1e6);
+            assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
+            runs.push(started.elapsed().as_secs_f64() * 1e6);
+        }
+        println!(
+            "    registry of {label} ({} KiB): start p50 {:.0} µs; start to outcome p50 {:.0} µs, p99 {:.0} µs",
+            json.len() / 1024,
+            percentile(&mut starts, 50.0),
+            percentile(&mut runs, 50.0),
+            percentile(&mut runs, 99.0)
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! shown by a process that was given nothing but its id; and the journal's listing of its runs.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -37,11 +38,13 @@ pub struct RunHeader {
 /// against the header's digest when the run is compiled from it again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RetainedRun {
-    /// The program's source text, exactly as compiled.
-    pub source: String,
-    /// The registry file the program was compiled against, when its registry was read from one.
+    /// The program's source text, exactly as compiled (shared with the program, not copied
+    /// per run).
+    pub source: Arc<str>,
+    /// The registry file the program was compiled against, when its registry was read from one
+    /// (shared with the registry, not copied per run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub registry: Option<serde_json::Value>,
+    pub registry: Option<Arc<serde_json::Value>>,
     /// The host inputs: the lowercase hex of the canonical RCVE encoding of an object of input
     /// names to values, so every value comes back exactly as given.
     pub inputs: String,

@@ -227,9 +227,9 @@ async fn retained_headers_round_trip(journal: &dyn Journal) {
     let mut header = fresh_run("retained");
     header.retained = Some(RetainedRun {
         source: "return crm.customer(id)\n# ü, \u{1F600} and \"quotes\"\n".into(),
-        registry: Some(
+        registry: Some(Arc::new(
             serde_json::json!({"tools": [{"name": "crm.customer", "inputSchema": {"type": "object"}}]}),
-        ),
+        )),
         inputs: "a0".into(),
         limits: [("tool_calls".to_owned(), 10)].into_iter().collect(),
         prelude_version: "runlet.prelude/1".into(),

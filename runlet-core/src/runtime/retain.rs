@@ -72,14 +72,14 @@ impl RetainedProgram {
                 .ok_or_else(|| unreadable("limits", format!("`{key}` is not a limit key")))?;
             limits = limits.with(key, *cap);
         }
-        Ok(RetainedProgram { source: Arc::from(retained.source.as_str()), registry, inputs, limits })
+        Ok(RetainedProgram { source: Arc::clone(&retained.source), registry, inputs, limits })
     }
 }
 
 /// What the header of a run of `source` with `inputs` (name, value, in the program's order)
 /// under `limits` retains.
 pub(super) fn retain(
-    source: &str,
+    source: &Arc<str>,
     registry: &Registry,
     inputs: &[(&str, &Value)],
     limits: &Limits,
@@ -88,8 +88,8 @@ pub(super) fn retain(
     trace: BTreeMap<String, String>,
 ) -> RetainedRun {
     RetainedRun {
-        source: source.to_owned(),
-        registry: registry.file().map(|file| file.as_ref().clone()),
+        source: Arc::clone(source),
+        registry: registry.file().cloned(),
         inputs: encode_inputs(inputs),
         limits: limits.caps().map(|(key, cap)| (key.as_str().to_owned(), cap)).collect::<BTreeMap<_, _>>(),
         prelude_version: PRELUDE_VERSION.to_owned(),

@@ -86,7 +86,10 @@ fn a_run_compiled_again_from_its_header_resumes_under_every_pin() {
 
     let header = header_of(journal.as_ref(), &run_id);
     let retained = header.retained.as_ref().expect("the header retains the run");
-    assert_eq!(retained.source, SOURCE);
+    assert_eq!(&*retained.source, SOURCE);
+    // The header shares the registry file with the runtime's registry: a run does not copy it.
+    let file = first.registry().file().expect("read from a file");
+    assert!(Arc::ptr_eq(retained.registry.as_ref().expect("retained"), file));
     assert_eq!(retained.limits.get("tool_calls"), Some(&50));
     assert_eq!(retained.durability.as_deref(), Some("memory"));
     assert_eq!(retained.prelude_version, "runlet.prelude/1");
