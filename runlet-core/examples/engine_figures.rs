@@ -492,7 +492,8 @@ fn whole_runs() {
     let wide = format!(r#"{{"tools": [{}]}}"#, wide.join(","));
     println!("(e) whole runs of `return noop(1)`, {RUNS} one after another, 2 worker threads");
     for (label, json) in [("4 tools", REGISTRY.to_owned()), ("1,001 tools", wide)] {
-        let registry = Registry::from_json_str(&json, &RegistryOptions::default()).expect("registry").registry;
+        let registry =
+            Registry::from_json_str(&json, &RegistryOptions::default()).expect("registry").registry;
         let runtime = Runtime::builder()
             .registry(registry)
             .executor(Arc::new(Tools { count: 0 }))

@@ -3,12 +3,12 @@
 //! `lengths` (4 bytes, little-endian, per record) and when they were appended (`at_ms`, Unix
 //! milliseconds; unknown for records older journals kept without it). An append is then one
 //! insert however many records it holds, the file holds no per-record key, and a run's last
-//! append time is its last row's. A row that does not add up (lengths
-//! against its span and its bytes) is reported as a damaged journal, never read past.
+//! append time is its last row's. A row that does not add up (its lengths against its span and
+//! its bytes) is reported as a damaged journal, never read past.
 
 use std::sync::Arc;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{corrupt, seq_param, sql};
 use crate::journal::{JournalError, JournalErrorKind, Record};
@@ -63,7 +63,6 @@ pub(super) fn insert(
 
 /// The last sequence number of `run` (0 before its first record), or `None` for an unknown run.
 pub(super) fn run_end(connection: &Connection, run: &str) -> Result<Option<u64>, JournalError> {
-    use rusqlite::OptionalExtension;
     connection
         .prepare_cached(
             "SELECT COALESCE((SELECT MAX(last_seq) FROM batches WHERE run_id = ?1), 0)
@@ -96,8 +95,9 @@ pub(super) fn read(
         let bytes = row.get_ref(3).and_then(|value| Ok(value.as_blob()?)).map_err(sql)?;
         let damaged =
             |why: &str| corrupt(format!("the records {first}..={last} of run `{run}` are damaged: {why}"));
-        let count = usize::try_from(last - first + 1).ok().filter(|_| first >= 1 && last >= first);
-        if count.is_none_or(|count| lengths.len() != count * LENGTH) {
+        let span = (first >= 1 && last >= first).then(|| last - first + 1);
+        let expected = span.and_then(|count| usize::try_from(count).ok()?.checked_mul(LENGTH));
+        if expected != Some(lengths.len()) {
             return Err(damaged("their lengths do not match their sequence numbers"));
         }
         let mut offset = 0usize;
