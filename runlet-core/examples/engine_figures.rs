@@ -99,8 +99,14 @@ impl ToolExecutor for Tools {
 }
 
 fn runtime(count: usize) -> Runtime {
+    runtime_over(registry(), count)
+}
+
+/// A runtime of 2 worker threads over `registry` whose tools are [`Tools`] answering `numbers`
+/// with 0..count.
+fn runtime_over(registry: Registry, count: usize) -> Runtime {
     Runtime::builder()
-        .registry(registry())
+        .registry(registry)
         .executor(Arc::new(Tools { count }))
         .worker_threads(2)
         .build()
@@ -494,12 +500,7 @@ fn whole_runs() {
     for (label, json) in [("4 tools", REGISTRY.to_owned()), ("1,001 tools", wide)] {
         let registry =
             Registry::from_json_str(&json, &RegistryOptions::default()).expect("registry").registry;
-        let runtime = Runtime::builder()
-            .registry(registry)
-            .executor(Arc::new(Tools { count: 0 }))
-            .worker_threads(2)
-            .build()
-            .expect("runtime");
+        let runtime = runtime_over(registry, 0);
         let program = runtime.compile("return noop(1)\n", &Inputs::new()).expect("compiles");
         let (mut starts, mut runs) = (Vec::with_capacity(RUNS), Vec::with_capacity(RUNS));
         for _ in 0..RUNS {

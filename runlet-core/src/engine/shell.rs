@@ -201,7 +201,8 @@ impl Interrupts {
 
 /// One run's effect executor: its journal position, the tokens of its calls and its timers.
 struct Shell {
-    env: RunEnvironment,
+    /// Shared with each round's append on its way to the disk.
+    env: Arc<RunEnvironment>,
     answers: mpsc::UnboundedSender<Input>,
     incoming: mpsc::UnboundedReceiver<Input>,
     tokens: BTreeMap<CallHandle, CancellationToken>,
@@ -240,7 +241,7 @@ impl Shell {
             scopes,
             snapshots,
             permits,
-            env,
+            env: Arc::new(env),
             answers,
             incoming,
             tokens,
@@ -372,7 +373,7 @@ impl Shell {
         let after = self.last_seq;
         self.last_seq += records.len() as u64;
         let quiet = self.snapshots.as_ref().is_some_and(|snapshots| snapshots.due(self.last_seq, bytes));
-        let commit = Box::pin(append(self.env.clone(), after, round.events, records, blobs, bytes));
+        let commit = Box::pin(append(Arc::clone(&self.env), after, round.events, records, blobs, bytes));
         InFlight { commit, quiet, effects: round.effects, granted: round.granted }
     }
 
@@ -515,7 +516,7 @@ fn whole_ms(duration: Duration) -> u64 {
 /// Appends `records` (at least one, `bytes` in all), the encoding of `events`, after `last_seq`,
 /// then hands the events to the run's observer; answers the last record and `bytes`.
 async fn append(
-    env: RunEnvironment,
+    env: Arc<RunEnvironment>,
     last_seq: u64,
     events: Vec<Event>,
     mut records: Vec<Record>,
@@ -1152,7 +1153,7 @@ mod tests {
                 match effect {
                     Effect::Append(events) => {
                         let (records, blobs) = records_after(seq, &events, &mut buffer, None);
-                        let appended = append(env.clone(), seq, events, records, blobs, 0).await;
+                        let appended = append(Arc::new(env.clone()), seq, events, records, blobs, 0).await;
                         seq = appended.expect("journal").0.seq
                     }
                     Effect::Dispatch(request) => sent.push(request),
