@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use crate::analyze::WorkflowIdentity;
 use crate::value::rcve::ScalarRef;
-use crate::value::{Digest, sha256_of_scalars};
+use crate::value::{Digest, ScalarListPrefix, sha256_of_scalars};
 
 /// Everything an [`OperationId`] is derived from (spec §4.2).
 #[derive(Debug, Clone, Copy)]
@@ -30,6 +30,57 @@ const OPERATION_FORMAT: &str = "runlet.operation_id/1";
 /// Names the layout of the dispatch identity list.
 const DISPATCH_FORMAT: &str = "runlet.dispatch_id/1";
 
+/// The items of every operation id list of one workflow, hashed once: its format, source and
+/// registry digests and language version. A run derives each of its operation ids from it.
+#[derive(Debug, Clone)]
+pub struct OperationPrefix {
+    hash: ScalarListPrefix,
+    /// The workflow hashed, to check each derivation is of it.
+    #[cfg(debug_assertions)]
+    workflow: WorkflowIdentity,
+}
+
+/// How many items an operation id list has.
+const OPERATION_ITEMS: usize = 9;
+
+impl OperationPrefix {
+    pub fn of(workflow: &WorkflowIdentity) -> OperationPrefix {
+        let (source, registry) = (workflow.source_digest.to_string(), workflow.registry_digest.to_string());
+        OperationPrefix {
+            hash: ScalarListPrefix::new(
+                OPERATION_ITEMS,
+                &[
+                    ScalarRef::Str(OPERATION_FORMAT),
+                    ScalarRef::Str(&source),
+                    ScalarRef::Str(&registry),
+                    ScalarRef::Int(i64::from(workflow.language_version)),
+                ],
+            ),
+            #[cfg(debug_assertions)]
+            workflow: workflow.clone(),
+        }
+    }
+
+    /// [`OperationId::derive`] of `components`, whose workflow is the one this prefix is of.
+    pub fn derive(&self, components: &OperationComponents<'_>) -> OperationId {
+        #[cfg(debug_assertions)]
+        debug_assert_eq!(&self.workflow, components.workflow, "an operation of another workflow");
+        let input = components.input_digest.to_string();
+        OperationId(
+            *self
+                .hash
+                .digest(&[
+                    ScalarRef::Str(components.call_site),
+                    ScalarRef::Str(components.dynamic_key),
+                    ScalarRef::Str(components.schema_version),
+                    ScalarRef::Str(&input),
+                    ScalarRef::Int(i64::from(components.generation)),
+                ])
+                .bytes(),
+        )
+    }
+}
+
 /// The identity of one semantic external operation. Tools claiming idempotency treat equal ids
 /// as the same requested operation. Prints as `op:<64 hex>`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -44,36 +95,10 @@ impl OperationId {
     /// `["runlet.operation_id/1", source_digest, registry_digest, language_version, call_site,
     /// dynamic_key, schema_version, input_digest, generation]`, digests in their text form
     /// (which names the algorithm and key id). RCVE is prefix-free, so distinct component lists
-    /// never encode to the same bytes.
+    /// never encode to the same bytes. Deriving many ids of one workflow, an
+    /// [`OperationPrefix`] hashes its part once.
     pub fn derive(components: &OperationComponents<'_>) -> OperationId {
-        use std::fmt::Write as _;
-        let workflow = components.workflow;
-        // The three digests' text forms, written into one buffer rather than three strings.
-        let mut digests = String::with_capacity(3 * 80);
-        let mut text_of = |digest: &Digest| {
-            let start = digests.len();
-            write!(digests, "{digest}").expect("writing to a String cannot fail");
-            start..digests.len()
-        };
-        let (source, registry, input) = (
-            text_of(&workflow.source_digest),
-            text_of(&workflow.registry_digest),
-            text_of(components.input_digest),
-        );
-        OperationId(
-            *sha256_of_scalars(&[
-                ScalarRef::Str(OPERATION_FORMAT),
-                ScalarRef::Str(&digests[source]),
-                ScalarRef::Str(&digests[registry]),
-                ScalarRef::Int(i64::from(workflow.language_version)),
-                ScalarRef::Str(components.call_site),
-                ScalarRef::Str(components.dynamic_key),
-                ScalarRef::Str(components.schema_version),
-                ScalarRef::Str(&digests[input]),
-                ScalarRef::Int(i64::from(components.generation)),
-            ])
-            .bytes(),
-        )
+        OperationPrefix::of(components.workflow).derive(components)
     }
 
     /// The id of this operation's dispatch number `dispatch_generation`: SHA-256 over the RCVE
@@ -114,7 +139,12 @@ macro_rules! hex_id {
     ($ty:ident, $prefix:literal, $what:literal) => {
         impl fmt::Display for $ty {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, concat!($prefix, ":{}"), hex::encode(self.0))
+                // One write of the whole text, so `to_string` allocates once.
+                const PREFIX: &str = concat!($prefix, ":");
+                let mut text = [0u8; PREFIX.len() + 64];
+                text[..PREFIX.len()].copy_from_slice(PREFIX.as_bytes());
+                hex::encode_to_slice(self.0, &mut text[PREFIX.len()..]).expect("64 hex digits of 32 bytes");
+                f.write_str(std::str::from_utf8(&text).expect("ASCII"))
             }
         }
 
@@ -220,6 +250,20 @@ mod tests {
         let expected = sha256(&list);
         assert_eq!(OperationId::derive(&parts).bytes(), expected.bytes());
         assert!(rcve::encode(&list).starts_with(&[0x30, 9]));
+    }
+
+    #[test]
+    fn one_prefix_derives_every_operation_of_its_workflow() {
+        let workflow = workflow();
+        let prefix = OperationPrefix::of(&workflow);
+        for n in 0..3 {
+            let input = sha256(&arguments(vec![Value::Int(n)]));
+            let parts = OperationComponents {
+                dynamic_key: if n == 0 { "" } else { "i1~00" },
+                ..components(&workflow, &input)
+            };
+            assert_eq!(prefix.derive(&parts), OperationId::derive(&parts), "call {n}");
+        }
     }
 
     #[test]

@@ -432,16 +432,16 @@ impl Shell {
             // that began to the round's spans.
             Effect::Append(_) | Effect::EnterScope { .. } => {}
             Effect::Dispatch(request) => {
-                let token = CancellationToken::new();
-                self.tokens.insert(request.call, token.clone());
+                let call = request.call;
                 let name = &self.env.registry.tool(request.tool).name;
                 if !self.env.executor.capabilities(name.as_str()).cancellation {
-                    self.undeliverable.insert(request.call, name.shared());
+                    self.undeliverable.insert(call, name.shared());
                 }
-                let permit = self.permits.take(request.call);
-                let heartbeat = self.reports.heartbeat(request.call);
+                let permit = self.permits.take(call);
+                let heartbeat = self.reports.heartbeat(call);
                 let parent = self.scopes.parent_of(request.scope, &self.env.span).clone();
-                spawn_call(&self.env, &parent, request, token, heartbeat, permit, self.answers.clone());
+                let token = spawn_call(&self.env, &parent, request, heartbeat, permit, self.answers.clone());
+                self.tokens.insert(call, token);
             }
             Effect::AwaitPermits { call, tool, node_id } => {
                 self.permits.request(call, tool, node_id, &self.answers);
@@ -614,21 +614,22 @@ fn check_arguments(schemas: &SchemaArena, tool: &ToolDescriptor, arguments: &Lis
 /// context ([`call_of`]), its arguments checked against the tool's input schema, the
 /// executor's answer ([`answer_of`]: recovery first when the core asks for it, the host's
 /// deadline around the dispatch), and that answer checked and labelled against the output
-/// schema or classified as the host says ([`input_of`]).
+/// schema or classified as the host says ([`input_of`]). Answers the token that cancels it.
 fn spawn_call(
     env: &RunEnvironment,
     parent: &tracing::Span,
     request: CallRequest,
-    token: CancellationToken,
     heartbeat: Heartbeat,
     permit: Option<PermitRequest>,
     answers: mpsc::UnboundedSender<Input>,
-) {
+) -> CancellationToken {
     // The task borrows the descriptor from the shared registry rather than copying it per call.
     let registry = Arc::clone(&env.registry);
     let handle = request.call;
     let (recover_first, timeout) = (request.recover_first, request.timeout);
-    let call = call_of(env, registry.tool(request.tool), request, token.clone(), heartbeat);
+    let call = call_of(env, registry.tool(request.tool), request, heartbeat);
+    let token = call.context.cancellation.clone();
+    let cancels = token.clone();
     let checked = check_arguments(registry.schemas(), registry.tool(call.tool_id), &call.arguments);
     let executor = Arc::clone(&env.executor);
     let classifier = env.retry_classifier.clone();
@@ -662,18 +663,18 @@ fn spawn_call(
         drop(permit);
     };
     tokio::spawn(task.instrument(traced));
+    cancels
 }
 
-/// The call `request` of `tool` as its executor receives it: its identities, deadline and
-/// cancellation.
+/// The call `request` of `tool` as its executor receives it: its identities, deadline and a
+/// fresh cancellation token.
 fn call_of(
     env: &RunEnvironment,
     tool: &ToolDescriptor,
     request: CallRequest,
-    token: CancellationToken,
     heartbeat: Heartbeat,
 ) -> ToolCall {
-    let operation = operation_of(&env.workflow, tool, &request);
+    let operation = request.operation.unwrap_or_else(|| operation_of(&env.workflow, tool, &request));
     let mut context = CallContext::new(
         env.run_id.clone(),
         request.node_id.as_str(),
@@ -684,7 +685,6 @@ fn call_of(
     )
     .with_call_site(request.call_site.as_str(), request.dynamic_key.as_str())
     .with_digest_key(request.digest_key.clone())
-    .with_cancellation(token)
     .with_heartbeat(heartbeat);
     if let Some(deadline) = request.timeout.and_then(|t| tokio::time::Instant::now().checked_add(t)) {
         context = context.with_deadline(deadline);

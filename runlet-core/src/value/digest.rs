@@ -10,7 +10,7 @@ use sha2::{Digest as _, Sha256};
 
 use super::error::ValueError;
 use super::model::Value;
-use super::rcve::{ScalarRef, Sink, write_scalar_list, write_value};
+use super::rcve::{ScalarRef, Sink, write_list_header, write_scalar_list, write_scalars, write_value};
 use super::sensitivity::{Labels, Sensitivity};
 use crate::diag::codes;
 
@@ -228,6 +228,49 @@ pub fn sha256_of_scalars(items: &[ScalarRef<'_>]) -> Digest {
     Digest::Sha256(sink.into_hash().finalize().into())
 }
 
+/// SHA-256 of RCVE Lists of scalars that all begin with the same items: the hash of the header
+/// and those items is kept, so each digest hashes only the items that follow. Equal to
+/// [`sha256_of_scalars`] of the whole list.
+#[derive(Clone)]
+pub struct ScalarListPrefix {
+    hash: Sha256,
+    /// How many items each list has after the prefix.
+    rest: usize,
+}
+
+impl fmt::Debug for ScalarListPrefix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ScalarListPrefix").field("rest", &self.rest).finish_non_exhaustive()
+    }
+}
+
+impl ScalarListPrefix {
+    /// The prefix `first` of Lists of `len` items.
+    ///
+    /// # Panics
+    ///
+    /// If `first` has more than `len` items.
+    pub fn new(len: usize, first: &[ScalarRef<'_>]) -> ScalarListPrefix {
+        assert!(first.len() <= len, "a prefix of {} items of a list of {len}", first.len());
+        let mut sink = HashSink::new(Sha256::new());
+        write_list_header(len, &mut sink);
+        write_scalars(first, &mut sink);
+        ScalarListPrefix { hash: sink.into_hash(), rest: len - first.len() }
+    }
+
+    /// SHA-256 of the List of the prefix's items followed by `rest`.
+    ///
+    /// # Panics
+    ///
+    /// If `rest` does not hold exactly the items the list has after the prefix.
+    pub fn digest(&self, rest: &[ScalarRef<'_>]) -> Digest {
+        assert_eq!(rest.len(), self.rest, "the items after a list prefix");
+        let mut sink = HashSink::new(self.hash.clone());
+        write_scalars(rest, &mut sink);
+        Digest::Sha256(sink.into_hash().finalize().into())
+    }
+}
+
 /// HMAC-SHA-256 of the RCVE bytes of `value` under `key`.
 pub fn keyed(value: &Value, key: &DigestKey) -> Digest {
     let mut sink = HashSink::new(<HmacSha256 as KeyInit>::new(&(*key.block).into()));
@@ -245,6 +288,16 @@ pub fn canonical_digest(value: &Value, labels: &Labels, key: &DigestKey) -> Dige
 mod tests {
     use super::*;
     use crate::value::rcve::encode;
+
+    #[test]
+    fn a_list_digested_after_its_prefix_digests_like_the_whole_list() {
+        let items =
+            [ScalarRef::Str("runlet"), ScalarRef::Int(-3), ScalarRef::Bytes(b"xy"), ScalarRef::Str("")];
+        for split in 0..=items.len() {
+            let prefix = ScalarListPrefix::new(items.len(), &items[..split]);
+            assert_eq!(prefix.digest(&items[split..]), sha256_of_scalars(&items), "split at {split}");
+        }
+    }
 
     #[test]
     fn scalar_lists_digest_like_the_same_list_of_values() {

@@ -81,7 +81,9 @@ mod test_values;
 pub use caps::{Cap, Excess, ValueCaps};
 pub use compare::equals;
 pub use convert::{ConversionLimits, Converted, Rank, convert};
-pub use digest::{Digest, DigestKey, DigestParseError, canonical_digest, keyed, sha256, sha256_of_scalars};
+pub use digest::{
+    Digest, DigestKey, DigestParseError, ScalarListPrefix, canonical_digest, keyed, sha256, sha256_of_scalars,
+};
 pub use error::ValueError;
 pub use format::{push_scalar_text, scalar_text};
 pub use index::{closest_keys, computed_key, index, member};

@@ -33,6 +33,7 @@ use crate::engine::error::{FailureClass, RunError};
 use crate::engine::event::Progress;
 use crate::engine::event::{Event, RecordedToolError};
 use crate::engine::executor::ToolError;
+use crate::engine::identity::{OperationId, OperationPrefix};
 use crate::engine::limits::{LimitKey, Limits};
 use crate::engine::retry::Backoff;
 use crate::plan::{Plan, operands};
@@ -121,6 +122,10 @@ pub struct CallRequest {
     pub timeout: Option<Duration>,
     /// The operation generation (spec §4.2): 0 unless the host authorized fresh generations.
     pub operation_generation: u32,
+    /// The operation id the core derived and journaled, when it was given the workflow
+    /// ([`RunCore::with_workflow`]); a shell without it derives the same id itself.
+    #[serde(default)]
+    pub operation: Option<OperationId>,
     /// The innermost traced scope the call is inside (a boundary attempt or a loop), for its
     /// span's parent; None at the top of the run.
     #[serde(default)]
@@ -298,8 +303,9 @@ pub struct RunCore {
     /// The run's limits and what it has used of them (`core/limits.rs`).
     budget: limits::Budget,
     /// The workflow its operations belong to, when the host gave it ([`RunCore::with_workflow`]):
-    /// each `CallDispatchPrepared` then records its operation id.
-    workflow: Option<Arc<WorkflowIdentity>>,
+    /// each `CallDispatchPrepared` then records its operation id, derived from the workflow's
+    /// prefix hashed once.
+    workflow: Option<(Arc<WorkflowIdentity>, OperationPrefix)>,
 }
 
 impl RunCore {
@@ -370,7 +376,8 @@ impl RunCore {
     /// This core with its calls' operation ids derived in `workflow` and recorded in their
     /// `CallDispatchPrepared` events (INTERFACES.md §4.1), so a journal names each operation.
     pub fn with_workflow(mut self, workflow: Arc<WorkflowIdentity>) -> RunCore {
-        self.workflow = Some(workflow);
+        let prefix = OperationPrefix::of(&workflow);
+        self.workflow = Some((workflow, prefix));
         self
     }
 

@@ -158,8 +158,8 @@ impl RunCore {
         let node_id = self.node_id(node);
         let attempt = self.attempt_of(scope);
         let (call_site, dynamic_key) = self.call_identity(node);
-        let operation = self.workflow.as_deref().map(|workflow| {
-            OperationId::derive(&OperationComponents {
+        let operation = self.workflow.as_ref().map(|(workflow, prefix)| {
+            prefix.derive(&OperationComponents {
                 workflow,
                 call_site: &call_site,
                 dynamic_key: &dynamic_key,
@@ -167,13 +167,12 @@ impl RunCore {
                 input_digest: &input_digest,
                 generation: operation_generation,
             })
-            .to_string()
         });
         self.outbox.events.push(Event::CallDispatchPrepared {
             node: node_id.clone(),
             tool: self.tool_name(tool),
             attempt,
-            operation,
+            operation: operation.as_ref().map(OperationId::to_string),
         });
         let digest_key = self.identity_key(&input_digest, scope);
         self.outbox.effects.push(Effect::Dispatch(CallRequest {
@@ -190,6 +189,7 @@ impl RunCore {
             recover_first,
             timeout: self.settings.tool_timeout,
             operation_generation,
+            operation,
             scope: self.traced_scope(scope),
         }));
     }

@@ -79,7 +79,17 @@ pub enum ScalarRef<'a> {
 /// Writes the RCVE v1 bytes of the List of `items`: exactly the bytes of the same List of
 /// values.
 pub(in crate::value) fn write_scalar_list(items: &[ScalarRef<'_>], sink: &mut impl Sink) {
-    write_tagged_leb128(sink, TAG_LIST, items.len() as u64);
+    write_list_header(items.len(), sink);
+    write_scalars(items, sink);
+}
+
+/// Writes the header of a List of `len` items, which must follow it.
+pub(in crate::value) fn write_list_header(len: usize, sink: &mut impl Sink) {
+    write_tagged_leb128(sink, TAG_LIST, len as u64);
+}
+
+/// Writes `items` as items of a List whose header came before them.
+pub(in crate::value) fn write_scalars(items: &[ScalarRef<'_>], sink: &mut impl Sink) {
     for item in items {
         match item {
             ScalarRef::Str(text) => write_string(sink, text),

@@ -17,7 +17,7 @@ mod encode;
 
 pub use decode::{DecodeError, DecodeErrorKind, decode, decode_with_depth};
 pub use encode::{ScalarRef, encode, encode_into};
-pub(super) use encode::{Sink, write_scalar_list, write_value};
+pub(super) use encode::{Sink, write_list_header, write_scalar_list, write_scalars, write_value};
 
 const TAG_NULL: u8 = 0x00;
 const TAG_FALSE: u8 = 0x01;
