@@ -200,6 +200,7 @@ impl GraphModel {
                 self.with(seq, node, |r| r.arm = Some(*arm));
             }
             Event::LoopCollectionResolved { node, items } => {
+                self.retention.loop_resolved(*items);
                 self.advance(seq, node, NodeState::Running, at_ms);
                 self.with(seq, node, |r| r.loop_items = Some(*items));
             }

@@ -39,6 +39,9 @@ pub(crate) struct Retention {
     folded: BTreeMap<String, BTreeMap<usize, FoldedSpan>>,
     /// Nodes the record being applied settled, folded once it is fully applied.
     settled: Vec<String>,
+    /// Whether a loop of more than `fold_loops_above` items was resolved. Until one is, no node
+    /// is inside an iteration that folds, and nodes are not looked at one by one.
+    folding: bool,
 }
 
 impl Default for Retention {
@@ -54,7 +57,13 @@ impl Retention {
             open: BTreeMap::new(),
             folded: BTreeMap::new(),
             settled: Vec::new(),
+            folding: false,
         }
+    }
+
+    /// Notes that a loop resolved its collection of `items` items.
+    pub(crate) fn loop_resolved(&mut self, items: usize) {
+        self.folding |= items > self.fold_loops_above;
     }
 
     /// The folded spans of each loop, by loop local id.
@@ -64,7 +73,9 @@ impl Retention {
 
     /// Notes that `local` reached a terminal state in the record being applied.
     pub(crate) fn settled(&mut self, local: &str) {
-        self.settled.push(local.to_owned());
+        if self.folding {
+            self.settled.push(local.to_owned());
+        }
     }
 
     fn is_folded(&self, (loop_node, index): &IterationKey) -> bool {
@@ -97,6 +108,9 @@ impl GraphModel {
     /// The outermost iteration of a loop with more than [`FOLD_LOOPS_ABOVE`] items that `local`
     /// is inside.
     pub(crate) fn fold_key(&self, local: &str) -> Option<IterationKey> {
+        if !self.retention.folding {
+            return None;
+        }
         let expr = self.context.expr_of(local)?;
         // Planned nodes ask this one by one: only iterations' owners get their ids built.
         let owners = self.context.owner_scopes(local, expr);
