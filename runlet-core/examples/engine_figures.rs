@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use runlet::analyze::Inputs;
 use runlet::engine::{
-    CallHandle, Effect, Input, Outcome, RunCore, ToolCall, ToolError, ToolExecutor, ToolOutput,
+    CallHandle, Effect, Input, Outcome, RunCore, ToolCall, ToolCapabilities, ToolError, ToolExecutor,
+    ToolOutput,
 };
 use runlet::journal::{Journal, JournalError, JournalErrorKind, Record, RunHeader, RunId, Snapshot};
 use runlet::registry::{Registry, RegistryOptions};
@@ -89,13 +90,18 @@ fn numbers(count: usize) -> Value {
     List::new((0..count).map(Value::Int).collect()).expect("a flat list").into()
 }
 
-/// Answers `numbers` with 0..count, `noop` with its argument and `sleepy` after 1 ms.
+/// Answers `numbers` with 0..count, `noop` with its argument and `sleepy` after 1 ms; in-process
+/// tools that never block, so the engine polls them on the run's task first.
 struct Tools {
     count: usize,
 }
 
 #[async_trait]
 impl ToolExecutor for Tools {
+    fn capabilities(&self, _tool: &str) -> ToolCapabilities {
+        ToolCapabilities { answers_inline: true, ..ToolCapabilities::default() }
+    }
+
     async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
         let argument = call.arguments.iter().next().cloned().unwrap_or(Value::Null);
         Ok(ToolOutput::new(match call.tool.as_ref() {

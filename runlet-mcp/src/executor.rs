@@ -43,7 +43,7 @@ impl McpExecutor {
 #[async_trait]
 impl ToolExecutor for McpExecutor {
     fn capabilities(&self, _tool: &str) -> ToolCapabilities {
-        ToolCapabilities { cancellation: true, completion_after_cancel: true }
+        ToolCapabilities { cancellation: true, completion_after_cancel: true, answers_inline: false }
     }
 
     async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {

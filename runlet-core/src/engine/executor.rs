@@ -50,11 +50,17 @@ pub struct ToolCapabilities {
     /// A call may still complete (and its effect happen) after its token fired; the engine then
     /// records the late result as an orphaned completion.
     pub completion_after_cancel: bool,
+    /// The executor's `dispatch` never blocks its thread: it awaits whatever it waits for. The
+    /// engine then polls a call once on the run's own task before it gives the call a task of
+    /// its own, so a call that answers at once (an in-process tool, a scripted answer) costs no
+    /// task and no hop between threads. Off by default: a dispatch that runs blocking work in
+    /// its first poll would hold up the whole run.
+    pub answers_inline: bool,
 }
 
 impl Default for ToolCapabilities {
     fn default() -> ToolCapabilities {
-        ToolCapabilities { cancellation: false, completion_after_cancel: true }
+        ToolCapabilities { cancellation: false, completion_after_cancel: true, answers_inline: false }
     }
 }
 
@@ -380,7 +386,7 @@ mod tests {
         let executor: Arc<dyn ToolExecutor> = Arc::new(Echo);
         assert_eq!(
             executor.capabilities("echo"),
-            ToolCapabilities { cancellation: false, completion_after_cancel: true }
+            ToolCapabilities { cancellation: false, completion_after_cancel: true, answers_inline: false }
         );
         let output = executor.dispatch(call()).await.expect("echoes");
         assert_eq!(output.value, Value::List(List::new(vec![Value::Int(1)]).expect("shallow")));

@@ -434,13 +434,16 @@ impl Shell {
             Effect::Dispatch(request) => {
                 let call = request.call;
                 let name = &self.env.registry.tool(request.tool).name;
-                if !self.env.executor.capabilities(name.as_str()).cancellation {
+                let capabilities = self.env.executor.capabilities(name.as_str());
+                if !capabilities.cancellation {
                     self.undeliverable.insert(call, name.shared());
                 }
                 let permit = self.permits.take(call);
                 let heartbeat = self.reports.heartbeat(call);
                 let parent = self.scopes.parent_of(request.scope, &self.env.span).clone();
-                let token = spawn_call(&self.env, &parent, request, heartbeat, permit, self.answers.clone());
+                let answers = self.answers.clone();
+                let inline = capabilities.answers_inline;
+                let token = spawn_call(&self.env, &parent, request, heartbeat, permit, answers, inline);
                 self.tokens.insert(call, token);
             }
             Effect::AwaitPermits { call, tool, node_id } => {
@@ -614,7 +617,9 @@ fn check_arguments(schemas: &SchemaArena, tool: &ToolDescriptor, arguments: &Lis
 /// context ([`call_of`]), its arguments checked against the tool's input schema, the
 /// executor's answer ([`answer_of`]: recovery first when the core asks for it, the host's
 /// deadline around the dispatch), and that answer checked and labelled against the output
-/// schema or classified as the host says ([`input_of`]). Answers the token that cancels it.
+/// schema or classified as the host says ([`input_of`]). When the executor `answers_inline`
+/// the call is polled once here first, and one whose answer is ready then has sent it and needs
+/// no task. Answers the token that cancels it.
 fn spawn_call(
     env: &RunEnvironment,
     parent: &tracing::Span,
@@ -622,6 +627,7 @@ fn spawn_call(
     heartbeat: Heartbeat,
     permit: Option<PermitRequest>,
     answers: mpsc::UnboundedSender<Input>,
+    answers_inline: bool,
 ) -> CancellationToken {
     // The task borrows the descriptor from the shared registry rather than copying it per call.
     let registry = Arc::clone(&env.registry);
@@ -662,7 +668,18 @@ fn spawn_call(
         // The call's permits (if it needed any) are held until here.
         drop(permit);
     };
-    tokio::spawn(task.instrument(traced));
+    let task = task.instrument(traced);
+    if answers_inline {
+        let mut task = Box::pin(task);
+        // Nothing needs waking: a call still pending goes on in its own task, whose first poll
+        // registers that task's waker wherever the call waits.
+        let mut first_poll = std::task::Context::from_waker(std::task::Waker::noop());
+        if task.as_mut().poll(&mut first_poll).is_pending() {
+            tokio::spawn(task);
+        }
+    } else {
+        tokio::spawn(task);
+    }
     cancels
 }
 

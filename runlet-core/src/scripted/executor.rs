@@ -25,6 +25,8 @@ use crate::value::{List, Object, Value, ValueError, equals, to_presentation_json
 /// - Cancellation is supported: a call whose token fires returns [`ToolError::cancelled`]
 ///   promptly and never completes afterwards. A call whose token has already fired uses no case.
 /// - Deadlines are not read; cancellation is the only early exit.
+/// - Dispatch never blocks (a delay is a tokio sleep), so the executor answers inline
+///   ([`ToolCapabilities::answers_inline`]): a case without a delay completes on the run's task.
 #[derive(Debug)]
 pub struct ScriptedExecutor {
     tools: BTreeMap<Arc<str>, Vec<ScriptedCase>>,
@@ -147,7 +149,7 @@ impl ScriptedExecutor {
 #[async_trait]
 impl ToolExecutor for ScriptedExecutor {
     fn capabilities(&self, _tool: &str) -> ToolCapabilities {
-        ToolCapabilities { cancellation: true, completion_after_cancel: false }
+        ToolCapabilities { cancellation: true, completion_after_cancel: false, answers_inline: true }
     }
 
     async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {

@@ -25,7 +25,7 @@ struct Uncancellable {
 #[async_trait]
 impl ToolExecutor for Uncancellable {
     fn capabilities(&self, _tool: &str) -> ToolCapabilities {
-        ToolCapabilities { cancellation: false, completion_after_cancel: true }
+        ToolCapabilities::default()
     }
 
     async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {

@@ -148,7 +148,7 @@ async fn cancellation_during_the_delay_returns_promptly() {
     assert_eq!(answer(&executor, "echo", "[]").await, Err("RL8204".to_owned()));
     assert_eq!(
         executor.capabilities("echo"),
-        ToolCapabilities { cancellation: true, completion_after_cancel: false }
+        ToolCapabilities { cancellation: true, completion_after_cancel: false, answers_inline: true }
     );
 }
 

@@ -259,7 +259,7 @@ fn is_cancelled(entry: &TranscriptEntry) -> bool {
 #[async_trait]
 impl ToolExecutor for ReplayExecutor {
     fn capabilities(&self, _tool: &str) -> ToolCapabilities {
-        ToolCapabilities { cancellation: true, completion_after_cancel: false }
+        ToolCapabilities { cancellation: true, completion_after_cancel: false, answers_inline: true }
     }
 
     async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {

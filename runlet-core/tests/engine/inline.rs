@@ -1,0 +1,94 @@
+//! Calls polled on the run's own task (`ToolCapabilities::answers_inline`): one that answers at
+//! once completes there without a task of its own, one that waits goes on in a task of its own
+//! and is woken there, and the run's result is the same either way.
+
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+
+use runlet::analyze::Inputs;
+use runlet::engine::{Outcome, ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput};
+use runlet::registry::{Registry, RegistryOptions};
+use runlet::runtime::Runtime;
+use runlet::value::{Value, to_presentation_json};
+
+/// `t.now` answers its argument at once; `t.later` says it was polled, then answers once
+/// `release` is notified, and `t.sleepy` after 5 ms on the tokio clock. Each dispatch notes the
+/// task its first poll ran on.
+struct Tools {
+    inline: bool,
+    polled: Mutex<mpsc::Sender<()>>,
+    release: Notify,
+    first_polls: Mutex<Vec<(String, tokio::task::Id)>>,
+}
+
+#[async_trait]
+impl ToolExecutor for Tools {
+    fn capabilities(&self, _tool: &str) -> ToolCapabilities {
+        ToolCapabilities { answers_inline: self.inline, ..ToolCapabilities::default() }
+    }
+
+    async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+        let task = tokio::task::id();
+        self.first_polls.lock().push((call.tool.to_string(), task));
+        match &*call.tool {
+            "t.later" => {
+                let _ = self.polled.lock().send(());
+                self.release.notified().await;
+            }
+            "t.sleepy" => tokio::time::sleep(Duration::from_millis(5)).await,
+            _ => {}
+        }
+        Ok(ToolOutput::new(call.arguments.iter().next().cloned().unwrap_or(Value::Null)))
+    }
+}
+
+const PROGRAM: &str = "a = t.now(1)\nb = t.now(2)\nc = t.later(3)\nd = t.sleepy(4)\nreturn [a, b, c, d]\n";
+
+/// Runs [`PROGRAM`] with the tools answering inline or not: its result, and the task of each
+/// call's first poll by tool name.
+fn run(inline: bool) -> (String, Vec<(String, tokio::task::Id)>) {
+    let tool = |name: &str| format!(r#"{{"name": "{name}", "params": [{{"name": "x", "schema": {{}}}}]}}"#);
+    let text = format!(r#"{{"tools": [{}, {}, {}]}}"#, tool("t.now"), tool("t.later"), tool("t.sleepy"));
+    let registry = Registry::from_json_str(&text, &RegistryOptions::default()).expect("registry").registry;
+    let (polled, was_polled) = mpsc::channel();
+    let tools = Arc::new(Tools {
+        inline,
+        polled: Mutex::new(polled),
+        release: Notify::new(),
+        first_polls: Mutex::default(),
+    });
+    let runtime = Runtime::builder().registry(registry).executor(tools.clone()).build().expect("runtime");
+    let program = runtime.compile(PROGRAM, &Inputs::new()).expect("compiles");
+    let run = runtime.start(&program, &Inputs::new()).expect("starts");
+    was_polled.recv_timeout(Duration::from_secs(30)).expect("t.later is dispatched");
+    tools.release.notify_one();
+    let Outcome::Succeeded(value) = run.wait().expect("journal works") else { panic!("the run fails") };
+    let mut first_polls = tools.first_polls.lock().clone();
+    first_polls.sort_by(|a, b| a.0.cmp(&b.0));
+    (to_presentation_json(value.value()).expect("json"), first_polls)
+}
+
+#[test]
+fn calls_polled_inline_answer_on_the_run_task_and_waiting_ones_are_woken_in_their_own() {
+    let (result, first_polls) = run(true);
+    assert_eq!(result, "[1,2,3,4]");
+    let tasks: Vec<_> = first_polls.iter().map(|(_, task)| *task).collect();
+    assert_eq!(tasks.len(), 4, "one dispatch per call: {first_polls:?}");
+    assert!(
+        tasks.iter().all(|task| *task == tasks[0]),
+        "every call's first poll ran on the run's one task: {first_polls:?}"
+    );
+}
+
+#[test]
+fn calls_not_polled_inline_each_run_on_a_task_of_their_own_with_the_same_result() {
+    let (result, first_polls) = run(false);
+    assert_eq!(result, "[1,2,3,4]");
+    let tasks: std::collections::HashSet<_> = first_polls.iter().map(|(_, task)| *task).collect();
+    assert_eq!(tasks.len(), 4, "four calls on four tasks: {first_polls:?}");
+}
