@@ -2,8 +2,10 @@
 //! through `NodeState::transition`, so the same events give the same model live or from the
 //! journal.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
+
+use indexmap::IndexMap;
 
 use super::context::GraphContext;
 use super::retention::Retention;
@@ -84,8 +86,10 @@ impl NodeRecord {
 }
 
 /// Records by node id. Every event looks a node up by its long id, so by hash (with a fixed
-/// seed) rather than by comparison; whatever lists them sorts them first (snapshots do).
-pub(crate) type NodeMap<V> = HashMap<String, V, foldhash::fast::FixedState>;
+/// seed) rather than by comparison; whatever lists them sorts them first (snapshots do). An
+/// `IndexMap` keeps each key's hash beside its entry, so growing the table moves indices and
+/// hashes no key again (a run's model grows from nothing to thousands of records).
+pub(crate) type NodeMap<V> = IndexMap<String, V, foldhash::fast::FixedState>;
 
 /// A fold of one run's events.
 #[derive(Debug, Clone)]
@@ -292,7 +296,7 @@ impl GraphModel {
     /// A node succeeded: its blocked consumers whose inputs all succeeded become ready. A node
     /// succeeds once, so its list of consumers is done with.
     fn release_consumers(&mut self, seq: u64, node: &str, at_ms: Option<u64>) {
-        let Some(consumers) = self.consumers.remove(node) else { return };
+        let Some(consumers) = self.consumers.swap_remove(node) else { return };
         for consumer in consumers {
             let blocked = self.nodes.get(&consumer).is_some_and(|r| r.state == NodeState::Blocked);
             if blocked && self.inputs_succeeded(&consumer) {

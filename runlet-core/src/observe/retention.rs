@@ -172,13 +172,13 @@ impl GraphModel {
 
     /// Drops every record kept about `local`.
     fn forget(&mut self, local: &str) {
-        let Some(record) = self.nodes.remove(local) else { return };
-        self.consumers.remove(local);
+        let Some(record) = self.nodes.swap_remove(local) else { return };
+        self.consumers.swap_remove(local);
         for input in &record.inputs {
             if let Some(consumers) = self.consumers.get_mut(input) {
                 consumers.retain(|consumer| consumer != local);
                 if consumers.is_empty() {
-                    self.consumers.remove(input);
+                    self.consumers.swap_remove(input);
                 }
             }
         }
