@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use async_trait::async_trait;
 use criterion::{Criterion, criterion_group, criterion_main};
 use runlet::analyze::Inputs;
-use runlet::engine::{Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
+use runlet::engine::{Outcome, ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput};
 use runlet::registry::{Registry, RegistryOptions};
 use runlet::runtime::Runtime;
 use runlet::value::{Value, parse_json};
@@ -102,11 +102,15 @@ impl Drop for CHost {
     }
 }
 
-/// The same executor in Rust.
+/// The same executor in Rust, answering inline as the C executor does.
 struct Noop;
 
 #[async_trait]
 impl ToolExecutor for Noop {
+    fn capabilities(&self, _tool: &str) -> ToolCapabilities {
+        ToolCapabilities { answers_inline: true, ..ToolCapabilities::default() }
+    }
+
     async fn dispatch(&self, _call: ToolCall) -> Result<ToolOutput, ToolError> {
         CALLED.fetch_add(1, Ordering::Relaxed);
         Ok(ToolOutput::new(Value::Null))

@@ -10,7 +10,8 @@ use async_trait::async_trait;
 use parking_lot::ReentrantMutex;
 use runlet::diag::codes;
 use runlet::engine::{
-    Heartbeat, Progress, RecoveryOutcome, RecoveryRequest, ToolCall, ToolError, ToolExecutor, ToolOutput, w3c,
+    Heartbeat, Progress, RecoveryOutcome, RecoveryRequest, ToolCall, ToolCapabilities, ToolError,
+    ToolExecutor, ToolOutput, w3c,
 };
 use runlet::value::{Value, parse_json, to_presentation_json};
 use tokio::sync::oneshot;
@@ -117,6 +118,12 @@ impl Drop for HostExecutor {
 
 #[async_trait]
 impl ToolExecutor for HostExecutor {
+    /// `invoke` must return promptly (the header's contract), so a call the host completes
+    /// inline before returning completes on the run's own task.
+    fn capabilities(&self, _tool: &str) -> ToolCapabilities {
+        ToolCapabilities { answers_inline: true, ..ToolCapabilities::default() }
+    }
+
     async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
         match self.ask(self.invoke, Purpose::Dispatch, &call).await? {
             Answer::Output(output) => Ok(output),
