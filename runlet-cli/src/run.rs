@@ -268,7 +268,10 @@ pub fn compile_and_run(
         .registry(registry)
         .executor(executor)
         .sampler(sampler)
-        .limits(limits);
+        .limits(limits)
+        // One run, as `runlet resume` runs one: its task does nearly all the work, and a second
+        // worker would mostly cost wake-ups between threads (BENCHMARKS.md, the per-call path).
+        .worker_threads(1);
     if let Some(key) = journal.digest_key(args.digest_key_file.as_deref())? {
         builder = builder.digest_key(&key.id, &key.secret);
     }
