@@ -4,9 +4,11 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use futures_util::FutureExt;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -23,7 +25,7 @@ use super::metrics::Metrics;
 use super::permits::{PermitRequest, PermitWaits, RunPermits};
 use super::progress::{Heartbeat, Reports};
 use super::replay::{Ledger, Resumed};
-use super::retry::{RetryClassifier, classify, timeout_error, uncertain_error};
+use super::retry::{RetryClassifier, classify, panicked_error, timeout_error, uncertain_error};
 use super::sampler::Sampler;
 use super::snapshot::{SnapshotPolicy, Snapshots};
 use super::trace;
@@ -659,8 +661,13 @@ fn spawn_call(
         let name = Arc::clone(&call.tool);
         metrics.call_started();
         let started = std::time::Instant::now();
-        let answered =
-            answer_of(executor.as_ref(), call, tool.execution, recover_first, timeout, &token).await;
+        // A panicking executor fails its call instead of ending the task (or, polled inline,
+        // the run's task) with no answer.
+        let answering = answer_of(executor.as_ref(), call, tool.execution, recover_first, timeout, &token);
+        let answered = AssertUnwindSafe(answering)
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|panic| Err(panicked_error(&name, tool.execution, panic.as_ref())));
         metrics.call_ended(&name, started.elapsed(), answered.is_ok());
         let answer = input_of(handle, &name, &registry, tool, classifier.as_ref(), answered);
         trace::record_answer(&span, &answer);

@@ -1,12 +1,14 @@
 //! Tests of the engine's tool-call layer: golden diagnostics for tool fixture files, the scripted
 //! executor's matching, delays, cancellation and concurrency, fixture loading properties, calls
-//! detached on cancellation, calls polled on the run's task, and the host recovery API.
+//! detached on cancellation, calls polled on the run's task, panicking executors, and the host
+//! recovery API.
 
 mod catalogue;
 mod detach;
 mod fixture_properties;
 mod fixtures;
 mod inline;
+mod panics;
 mod permit_waits;
 mod recovery;
 mod scripted;

@@ -11,6 +11,9 @@ declare_codes! {
     /// A tool returned a value its output schema does not accept. Tool errors carry the name,
     /// `TOOL_OUTPUT_SCHEMA_MISMATCH`, as their code.
     TOOL_OUTPUT_SCHEMA_MISMATCH = 6104,
+    /// A host's tool executor panicked while answering a call; the call fails, uncertain unless
+    /// its tool is `pure`.
+    TOOL_EXECUTOR_PANICKED = 6105,
     /// The outcome of a dispatched operation is unknown and the runtime may not redispatch it.
     UNCERTAIN_OUTCOME = 6109,
     /// The MCP server of a tool is gone (its process exited, its connection closed) while the
