@@ -1,5 +1,6 @@
 //! Executor capabilities (spec §4.6): a cancelled call whose executor cannot cancel it is detached
-//! at once — no acknowledgement is awaited — and what it answers later is an orphaned completion.
+//! at once — no acknowledgement is awaited — and what it answers later is an orphaned completion,
+//! whether the call runs on the run's task or on one of its own.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +19,7 @@ use runlet::value::{Value, to_presentation_json};
 /// `t.hang` answers when `release` is notified, `t.gate` when `gate` is; `t.fail` fails at once.
 /// None of them can be cancelled.
 struct Uncancellable {
+    inline: bool,
     release: Notify,
     gate: Notify,
 }
@@ -25,7 +27,7 @@ struct Uncancellable {
 #[async_trait]
 impl ToolExecutor for Uncancellable {
     fn capabilities(&self, _tool: &str) -> ToolCapabilities {
-        ToolCapabilities::default()
+        ToolCapabilities { answers_inline: self.inline, ..ToolCapabilities::default() }
     }
 
     async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
@@ -42,6 +44,15 @@ const PROGRAM: &str = "r = boundary {\n    h = t.hang(1)\n    f = t.fail(2)\n   
 
 #[test]
 fn a_cancelled_call_that_cannot_be_cancelled_is_detached_and_its_late_answer_orphaned() {
+    detached_and_orphaned(false);
+}
+
+#[test]
+fn a_call_on_the_run_task_that_cannot_be_cancelled_is_detached_and_its_late_answer_orphaned() {
+    detached_and_orphaned(true);
+}
+
+fn detached_and_orphaned(inline: bool) {
     let tool = |name: &str| {
         format!(
             r#"{{"name": "{name}", "params": [{{"name": "x", "schema": {{}}}}], "execution": "idempotent"}}"#
@@ -49,7 +60,7 @@ fn a_cancelled_call_that_cannot_be_cancelled_is_detached_and_its_late_answer_orp
     };
     let text = format!(r#"{{"tools": [{}, {}, {}]}}"#, tool("t.hang"), tool("t.fail"), tool("t.gate"));
     let registry = Registry::from_json_str(&text, &RegistryOptions::default()).expect("registry").registry;
-    let tools = Arc::new(Uncancellable { release: Notify::new(), gate: Notify::new() });
+    let tools = Arc::new(Uncancellable { inline, release: Notify::new(), gate: Notify::new() });
     let runtime = Runtime::builder()
         .registry(registry)
         .executor(tools.clone())

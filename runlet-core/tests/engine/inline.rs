@@ -1,6 +1,7 @@
 //! Calls polled on the run's own task (`ToolCapabilities::answers_inline`): one that answers at
 //! once completes there without a task of its own, one that waits goes on in a task of its own
-//! and is woken there, and the run's result is the same either way.
+//! and is woken there, and the run's result is the same either way; one still going when the
+//! run ends goes on to its end.
 
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -11,6 +12,7 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use runlet::analyze::Inputs;
+use runlet::engine::event::Event;
 use runlet::engine::{Outcome, ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput};
 use runlet::registry::{Registry, RegistryOptions};
 use runlet::runtime::Runtime;
@@ -91,4 +93,42 @@ fn calls_not_polled_inline_each_run_on_a_task_of_their_own_with_the_same_result(
     assert_eq!(result, "[1,2,3,4]");
     let tasks: std::collections::HashSet<_> = first_polls.iter().map(|(_, task)| *task).collect();
     assert_eq!(tasks.len(), 4, "four calls on four tasks: {first_polls:?}");
+}
+/// `t.stuck` cannot be cancelled: it answers once `release` is notified, and says so on `ended`.
+struct Stuck {
+    release: Notify,
+    ended: Mutex<mpsc::Sender<()>>,
+}
+
+#[async_trait]
+impl ToolExecutor for Stuck {
+    fn capabilities(&self, _tool: &str) -> ToolCapabilities {
+        ToolCapabilities { answers_inline: true, ..ToolCapabilities::default() }
+    }
+
+    async fn dispatch(&self, _call: ToolCall) -> Result<ToolOutput, ToolError> {
+        self.release.notified().await;
+        let _ = self.ended.lock().send(());
+        Ok(ToolOutput::new(Value::Null))
+    }
+}
+
+#[test]
+fn a_call_polled_inline_still_going_when_the_run_ends_goes_on_detached() {
+    let text = r#"{"tools": [{"name": "t.stuck", "params": []}]}"#;
+    let registry = Registry::from_json_str(text, &RegistryOptions::default()).expect("registry").registry;
+    let (ended, has_ended) = mpsc::channel();
+    let tools = Arc::new(Stuck { release: Notify::new(), ended: Mutex::new(ended) });
+    let runtime = Runtime::builder().registry(registry).executor(tools.clone()).build().expect("runtime");
+    let program = runtime.compile("return t.stuck()\n", &Inputs::new()).expect("compiles");
+    let mut run = runtime.start(&program, &Inputs::new()).expect("starts");
+    while let Some((_, event)) = run.events().blocking_recv() {
+        if matches!(event, Event::CallDispatchPrepared { .. }) {
+            break;
+        }
+    }
+    run.cancel();
+    assert!(matches!(run.wait().expect("journal works"), Outcome::Cancelled));
+    tools.release.notify_one();
+    has_ended.recv_timeout(Duration::from_secs(30)).expect("the detached call ran to its end");
 }
