@@ -17,8 +17,9 @@ const GROUP_BATCHES: usize = 1024;
 /// A journal whose appends, from any number of runs, share the store's commits. Each append is
 /// answered only once the commit holding it is durable, so "effects after their commit" holds
 /// as with the store alone; the other operations go to the store directly. It pays where
-/// [`Journal::commits_batches_together`] (SQLite): in front of a store without it, it would
-/// only put every run's appends in one line.
+/// [`Journal::commits_batches_together`] (PostgreSQL): in front of a store without it, it would
+/// only put every run's appends in one line, and in front of one that
+/// [`Journal::groups_appends`] (SQLite) it only adds a hand-off.
 pub struct GroupCommit {
     inner: Arc<dyn Journal>,
     queue: mpsc::UnboundedSender<Queued>,
@@ -132,6 +133,10 @@ impl Journal for GroupCommit {
 
     fn commits_batches_together(&self) -> bool {
         self.inner.commits_batches_together()
+    }
+
+    fn groups_appends(&self) -> bool {
+        true
     }
 
     async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError> {

@@ -24,8 +24,9 @@
 //! - [`MemoryJournal`]: what a `Runtime` uses when given none. Nothing survives the process:
 //!   for tests, one-shot runs and as the reference implementation.
 //! - [`SqliteJournal::open`] with a [`Durability`]: runs, records, snapshots and blobs in one
-//!   SQLite file (WAL), one transaction per append (or per [`Journal::append_many`], a savepoint
-//!   per batch), run on tokio's blocking pool. It [keeps blobs](Journal::keeps_blobs): values
+//!   SQLite file (WAL). Appends are committed on the journal's own writer thread, those that
+//!   queue while a commit is on the disk together in the next transaction (a savepoint per
+//!   batch); its other statements run on tokio's blocking pool. It [keeps blobs](Journal::keeps_blobs): values
 //!   above the runtime's threshold are stored apart from the records that name them, by the
 //!   SHA-256 of their bytes, in the records' transaction, shared by every run that records
 //!   them, and deleted by [`Journal::collect_blobs`] once [`Journal::delete_run`] removed the
@@ -38,10 +39,13 @@
 //!   live in the host's storage or are shared between processes. It acknowledges an append only
 //!   once its bytes are durable, and keeps them exactly as given.
 //!
-//! [`GroupCommit`] goes in front of any store: one writer task takes every run's appends, and
-//! those that queue while a commit is on the disk go to the store together in one
-//! `append_many`. The runtime puts one in front of a store that commits batches together
-//! ([`Journal::commits_batches_together`]: SQLite) unless told otherwise.
+//! Appends of many runs share commits (group commit): the SQLite journal's writer thread takes
+//! the appends that queue while a commit is on the disk into its next transaction, and
+//! [`GroupCommit`] does the same in front of any other store — one writer task takes every
+//! run's appends and hands those that queued to the store together in one `append_many`. The
+//! runtime puts one in front of a store that commits batches together
+//! ([`Journal::commits_batches_together`]: PostgreSQL) and does not group appends itself
+//! ([`Journal::groups_appends`]), unless told otherwise.
 //!
 //! Every implementation must pass [`suite::check`], the shared conformance suite: the in-memory
 //! and SQLite journals and the group-commit writer in front of each run it in their tests, and the C ABI runs it against a host's vtable
@@ -244,6 +248,13 @@ pub trait Journal: Send + Sync {
     /// flush to the disk), so that appends of many runs gathered by a [`GroupCommit`] cost
     /// about one commit.
     fn commits_batches_together(&self) -> bool {
+        false
+    }
+
+    /// Whether the journal itself gathers the appends that arrive while a commit is on the
+    /// disk into its next commit (SQLite's writer thread, a [`GroupCommit`]), so that another
+    /// [`GroupCommit`] in front of it would only add a hand-off.
+    fn groups_appends(&self) -> bool {
         false
     }
 

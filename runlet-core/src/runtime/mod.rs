@@ -10,9 +10,9 @@
 //! ```
 //!
 //! [`Runtime::builder`] needs a registry and an executor; the journal defaults to an in-memory
-//! one, and limits, retry policy, the digest key and the sampler are optional. In front of a
-//! journal that commits batches together (SQLite) the runtime puts a
-//! [`GroupCommit`], so concurrent runs share commits
+//! one, and limits, retry policy, the digest key and the sampler are optional. Concurrent runs
+//! share commits: the SQLite journal groups their appends itself, and in front of another
+//! journal that commits batches together (PostgreSQL) the runtime puts a [`GroupCommit`]
 //! ([`RuntimeBuilder::group_commit`]); [`Runtime::durability`] names what a commit survives. [`Runtime::compile`]
 //! returns an [`Executable`] (or the diagnostics), which only the runtime that compiled it runs
 //! (`RL8104`). [`Runtime::start`] (or [`Runtime::start_with`] with per-run [`RunOptions`])
@@ -238,7 +238,8 @@ impl RuntimeBuilder {
     /// Whether the runs' appends share commits through a [`GroupCommit`] in front of the
     /// journal: while one commit is on the disk, the appends of every run that arrive meanwhile
     /// go together in the next. By default it is on for a journal whose `append_many` commits
-    /// batches together (SQLite) and off otherwise.
+    /// batches together and that does not group appends itself (PostgreSQL), and off otherwise
+    /// (the SQLite journal's writer thread groups them already).
     pub fn group_commit(mut self, on: bool) -> Self {
         self.group_commit = Some(on);
         self
@@ -387,11 +388,13 @@ impl RuntimeBuilder {
         }
         let pool = pool.build()?;
         let journal = self.journal.unwrap_or_else(|| Arc::new(MemoryJournal::new()));
-        let journal: Arc<dyn Journal> =
-            match self.group_commit.unwrap_or_else(|| journal.commits_batches_together()) {
-                true => Arc::new(GroupCommit::new(journal, pool.handle())),
-                false => journal,
-            };
+        let journal: Arc<dyn Journal> = match self
+            .group_commit
+            .unwrap_or_else(|| journal.commits_batches_together() && !journal.groups_appends())
+        {
+            true => Arc::new(GroupCommit::new(journal, pool.handle())),
+            false => journal,
+        };
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_millis());

@@ -128,9 +128,11 @@ fn a_record_moved_to_another_position_is_corrupt() {
     assert_eq!(read_back_codes(&path, &run), ("RL7006".to_owned(), "RL7006".to_owned()));
 }
 
-/// An SQLite journal that records how its appends arrive: one by one, or as groups.
+/// An SQLite journal that records how its appends arrive: one by one, or as groups; and says
+/// it groups appends itself (as SQLite's writer does) only when `groups_itself`.
 struct Watched {
     inner: SqliteJournal,
+    groups_itself: bool,
     singles: Mutex<usize>,
     groups: Mutex<Vec<usize>>,
 }
@@ -159,6 +161,10 @@ impl Journal for Watched {
         self.inner.commits_batches_together()
     }
 
+    fn groups_appends(&self) -> bool {
+        self.groups_itself
+    }
+
     async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError> {
         self.inner.read(run, after, limit).await
     }
@@ -178,9 +184,14 @@ impl Journal for Watched {
 
 /// Runs the program eight times at once over a watched SQLite journal; returns the journal
 /// and what the runtime reports as its durability.
-fn eight_runs(path: &std::path::Path, group_commit: Option<bool>) -> (Arc<Watched>, Option<String>) {
+fn eight_runs(
+    path: &std::path::Path,
+    groups_itself: bool,
+    group_commit: Option<bool>,
+) -> (Arc<Watched>, Option<String>) {
     let journal = Arc::new(Watched {
         inner: SqliteJournal::open(path, Durability::Normal).expect("open"),
+        groups_itself,
         singles: Mutex::new(0),
         groups: Mutex::new(Vec::new()),
     });
@@ -195,19 +206,30 @@ fn eight_runs(path: &std::path::Path, group_commit: Option<bool>) -> (Arc<Watche
 }
 
 #[test]
-fn concurrent_runs_append_through_the_group_commit_by_default() {
-    let scratch = Scratch::new("grouped");
-    let (journal, durability) = eight_runs(&scratch.file("runs.db"), None);
+fn the_sqlite_journal_groups_appends_itself_so_no_group_commit_goes_in_front() {
+    let scratch = Scratch::new("itself");
+    let (journal, durability) = eight_runs(&scratch.file("runs.db"), true, None);
     assert_eq!(durability.as_deref(), Some("sqlite-wal-normal"));
-    assert_eq!(*journal.singles.lock(), 0, "every append came through the writer");
+    assert!(journal.groups.lock().is_empty(), "{:?}", journal.groups.lock());
+    assert_eq!(*journal.singles.lock(), 8 * 2, "each run appends twice (start, answer)");
+    assert!(journal.inner.commits() <= 8 * 2, "{} commits", journal.inner.commits());
+}
+
+#[test]
+fn a_store_that_commits_batches_together_gets_a_group_commit_by_default() {
+    let scratch = Scratch::new("grouped");
+    let (journal, _) = eight_runs(&scratch.file("runs.db"), false, None);
+    assert_eq!(*journal.singles.lock(), 0, "every append came through the group commit");
     let groups = journal.groups.lock().clone();
     assert_eq!(groups.iter().sum::<usize>(), 8 * 2, "each run appends twice (start, answer): {groups:?}");
 }
 
 #[test]
-fn group_commit_can_be_turned_off() {
+fn group_commit_can_be_turned_off_and_on() {
     let scratch = Scratch::new("ungrouped");
-    let (journal, _) = eight_runs(&scratch.file("runs.db"), Some(false));
+    let (journal, _) = eight_runs(&scratch.file("runs.db"), false, Some(false));
     assert!(journal.groups.lock().is_empty(), "{:?}", journal.groups.lock());
     assert_eq!(*journal.singles.lock(), 8 * 2);
+    let (journal, _) = eight_runs(&scratch.file("more-runs.db"), true, Some(true));
+    assert_eq!(*journal.singles.lock(), 0, "asked for, it goes in front all the same");
 }

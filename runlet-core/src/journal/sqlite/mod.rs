@@ -1,12 +1,15 @@
 //! A durable journal in one SQLite file (WAL mode): runs, records (each append's as one row,
 //! `batches`), snapshots and blobs (large values kept apart, shared by the runs that name them)
-//! in their tables, each append one transaction. Blocking SQLite calls run on tokio's blocking pool; opening
-//! (integrity check, pragmas, layout) is `open`'s.
+//! in their tables. Appends are committed on the journal's own writer thread, which gathers the
+//! appends that queue while a commit is on the disk into its next transaction (`writer`); the
+//! other blocking SQLite calls run on tokio's blocking pool; opening (integrity check, pragmas,
+//! layout) is `open`'s.
 
 mod batches;
 mod open;
 #[cfg(test)]
 mod tests;
+mod writer;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -67,6 +70,9 @@ pub struct SqliteJournal {
     location: Arc<str>,
     /// What [`Journal::durability`] reports.
     durability: &'static str,
+    /// The thread every append is committed on; shared by the journal's clones, and stopped
+    /// with the last of them.
+    writer: Arc<writer::Writer>,
 }
 
 /// A journal error for an SQLite failure: `Corrupt` when SQLite finds the file damaged or not a
@@ -118,11 +124,7 @@ impl SqliteJournal {
             opened = open_once();
         }
         match opened {
-            Ok(connection) => Ok(SqliteJournal {
-                connection: Arc::new(Mutex::new(connection)),
-                location,
-                durability: durability.report(),
-            }),
+            Ok(connection) => SqliteJournal::writing(connection, location, durability.report()),
             Err(error) => Err(in_file(&location, error)),
         }
     }
@@ -131,11 +133,25 @@ impl SqliteJournal {
     pub fn open_in_memory() -> Result<Self, JournalError> {
         let mut connection = Connection::open_in_memory().map_err(sql)?;
         open::prepare(&mut connection, Medium::Memory, Durability::Full)?;
-        Ok(SqliteJournal {
-            connection: Arc::new(Mutex::new(connection)),
-            location: Arc::from(":memory:"),
-            durability: "sqlite-memory",
-        })
+        SqliteJournal::writing(connection, Arc::from(":memory:"), "sqlite-memory")
+    }
+
+    /// The journal over a prepared `connection`, with its writer thread started.
+    fn writing(
+        connection: Connection,
+        location: Arc<str>,
+        durability: &'static str,
+    ) -> Result<SqliteJournal, JournalError> {
+        let connection = Arc::new(Mutex::new(connection));
+        let writer = writer::Writer::start(Arc::clone(&connection), Arc::clone(&location))
+            .map_err(|error| in_file(&location, error))?;
+        Ok(SqliteJournal { connection, location, durability, writer: Arc::new(writer) })
+    }
+
+    /// How many transactions this journal's appends have taken so far: fewer than its appends
+    /// where appends of concurrent runs (or tasks) shared a commit.
+    pub fn commits(&self) -> u64 {
+        self.writer.commits()
     }
 
     /// Runs `work` with the connection on the blocking pool; storage and corruption errors
@@ -154,21 +170,18 @@ impl SqliteJournal {
 }
 
 impl SqliteJournal {
-    /// Appends `batches` in one transaction and answers each: a batch that fails is rolled back
-    /// to its savepoint and fails alone; a failed commit fails every batch that had succeeded.
+    /// Appends `batches` in one transaction (on the writer, perhaps with others' appends) and
+    /// answers each: a batch that fails is rolled back to its savepoint and fails alone; a failed
+    /// commit fails every batch that had succeeded.
     async fn commit(&self, batches: Vec<AppendBatch>) -> Vec<Result<u64, JournalError>> {
         if batches.is_empty() {
             return Vec::new();
         }
-        let count = batches.len();
-        match self.with(move |connection| commit_batches(connection, &batches)).await {
-            Ok(answers) => answers.into_iter().map(|a| a.map_err(|e| in_file(&self.location, e))).collect(),
-            Err(error) => vec![Err(error); count],
-        }
+        self.writer.commit(batches).await
     }
 }
 
-/// The body of [`SqliteJournal::commit`], on the blocking pool. A lone batch needs no
+/// The body of [`SqliteJournal::commit`], on the writer thread. A lone batch needs no
 /// savepoint: the transaction is all or nothing already.
 fn commit_batches(
     connection: &mut Connection,
@@ -357,6 +370,10 @@ impl Journal for SqliteJournal {
     }
 
     fn commits_batches_together(&self) -> bool {
+        true
+    }
+
+    fn groups_appends(&self) -> bool {
         true
     }
 

@@ -442,3 +442,75 @@ fn a_batch_failing_halfway_is_rolled_back_alone() {
     assert_eq!(count("SELECT COUNT(*) FROM blobs"), 0, "the failed batch's blob was rolled back");
     assert_eq!(pool.block_on(journal.read(&plain.run_id, 0, 10)).expect("read"), vec![record(1)]);
 }
+
+/// Appends of several runs that queue while the connection is busy go to the disk in one
+/// transaction, each answered as on its own; a conflicting one fails alone.
+#[test]
+fn appends_that_queue_while_the_writer_waits_share_one_commit() {
+    use std::task::{Context, Waker};
+
+    let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
+    let scratch = Scratch::new("writer");
+    let journal = SqliteJournal::open(scratch.file("journal.db"), Durability::Normal).expect("open");
+    let runs: Vec<RunHeader> = (0..8).map(|n| header(&format!("queued-{n}"))).collect();
+    pool.block_on(async {
+        for run in &runs {
+            journal.create_run(run).await.expect("create");
+        }
+    });
+    let record = |seq| Record { seq, bytes: Arc::from(&b"r"[..]) };
+    let before = journal.commits();
+    let busy = journal.connection.lock();
+    let (first, fourth) = ([record(1)], [record(4)]);
+    let mut appends: Vec<_> = runs
+        .iter()
+        .enumerate()
+        // The last one continues records its run does not have.
+        .map(|(n, run)| match n {
+            7 => journal.append(&run.run_id, 3, &fourth),
+            _ => journal.append(&run.run_id, 0, &first),
+        })
+        .collect();
+    // Polled once, each append is queued for the writer, which waits for the connection.
+    for append in &mut appends {
+        assert!(append.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending());
+    }
+    drop(busy);
+    let answers: Vec<_> = pool.block_on(futures_util::future::join_all(appends));
+    assert_eq!(journal.commits() - before, 1, "one transaction for the eight appends");
+    assert_eq!(answers[..7], [Ok(1), Ok(1), Ok(1), Ok(1), Ok(1), Ok(1), Ok(1)]);
+    let conflict = answers[7].as_ref().expect_err("a conflict");
+    assert_eq!(conflict.kind, JournalErrorKind::SequenceConflict { expected: 3, actual: 0 });
+    for run in &runs[..7] {
+        assert_eq!(pool.block_on(journal.read(&run.run_id, 0, 10)).expect("read"), vec![record(1)]);
+    }
+}
+
+/// Dropping the last handle of a journal stops its writer and closes the file: SQLite, closing
+/// the last connection, folds the write-ahead log into the file and removes it.
+#[test]
+fn the_writer_ends_with_the_journal() {
+    let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
+    let scratch = Scratch::new("writer-ends");
+    let path = scratch.file("journal.db");
+    let run = header("kept");
+    let journal = SqliteJournal::open(&path, Durability::Full).expect("open");
+    let clone = journal.clone();
+    pool.block_on(async {
+        journal.create_run(&run).await.expect("create");
+        clone
+            .append(&run.run_id, 0, &[Record { seq: 1, bytes: Arc::from(&b"r"[..]) }])
+            .await
+            .expect("append");
+    });
+    drop(journal);
+    let answered =
+        pool.block_on(clone.append(&run.run_id, 1, &[Record { seq: 2, bytes: Arc::from(&b"s"[..]) }]));
+    assert_eq!(answered, Ok(2), "a clone keeps the writer");
+    drop(clone);
+    let wal = path.with_extension("db-wal");
+    assert!(!wal.exists(), "the connection is closed once the journal is dropped");
+    let again = SqliteJournal::open(&path, Durability::Full).expect("reopen");
+    let read = pool.block_on(again.read(&run.run_id, 0, 10)).expect("read");
+    assert_eq!(read.iter().map(|record| record.seq).collect::<Vec<_>>(), [1, 2]);
+}
