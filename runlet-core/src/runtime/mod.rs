@@ -873,7 +873,7 @@ impl Runtime {
             // Records that do not fold in leave the graph short of them; recovery read them already.
             let _ = self.pool.block_on(observing.load_journaled(journaled));
         }
-        let published = self.pool.spawn(publish(committed, observing.clone()));
+        let published = publish(committed, observing.clone());
         let cancel = CancellationToken::new();
         let live = self.live.add_run(&run_id, &cancel);
         // This process's share of the run (its first start, or a resume): its calls' spans are
@@ -905,11 +905,13 @@ impl Runtime {
         let (journal, owner, owned_run) =
             (Arc::clone(&self.journal), Arc::clone(&self.owner), run_id.clone());
         self.pool.spawn(async move {
-            let outcome = run(env).instrument(session).await;
+            // The run and the publishing of its events share one task: a committed batch
+            // reaches the observer, and the last one the outcome, with no hand-off to another
+            // task (and thread) and back.
+            let (outcome, ()) = tokio::join!(run(env).instrument(session), published);
             if let Some(run) = ended_run {
                 shared_permits.end_run(&run);
             }
-            let _ = published.await;
             let ended = outcome.is_ok();
             let _ = done.send(outcome);
             // After the outcome, which need not wait for it. Advisory: a run whose owner stays
@@ -933,6 +935,7 @@ impl Runtime {
 
 /// Publishes a run's committed events to its observer, the one stream every consumer of them
 /// reads (handles, `--events`, the C listener, snapshots); ends when the shell drops its sender.
+/// It runs in the run's own task, beside the shell.
 async fn publish(mut committed: mpsc::Receiver<CommittedBatch>, observer: RunObserver) {
     while let Some((first, events)) = committed.recv().await {
         for (seq, event) in (first..).zip(events) {
