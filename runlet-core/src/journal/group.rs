@@ -11,8 +11,9 @@ use super::{
     AppendBatch, Blob, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot,
 };
 
-/// At most this many batches go to the store in one `append_many`.
-const GROUP_BATCHES: usize = 1024;
+/// At most this many batches go to the store in one `append_many` (and, in the SQLite
+/// journal's writer, into one transaction).
+pub(super) const GROUP_BATCHES: usize = 1024;
 
 /// A journal whose appends, from any number of runs, share the store's commits. Each append is
 /// answered only once the commit holding it is durable, so "effects after their commit" holds

@@ -14,10 +14,8 @@ use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
 use super::{commit_batches, in_file, storage};
+use crate::journal::group::GROUP_BATCHES;
 use crate::journal::{AppendBatch, JournalError};
-
-/// At most this many batches go into one transaction.
-const GROUP_BATCHES: usize = 1024;
 
 type Answers = Vec<Result<u64, JournalError>>;
 
