@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures_util::FutureExt;
+use futures_util::future::Either;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -34,7 +35,7 @@ use crate::diag::codes;
 use crate::journal::{Blob, Journal, JournalError, JournalErrorKind, Record, RunId};
 use crate::registry::Registry;
 use crate::schema::{ExecutionClass, SchemaArena, ToolDescriptor, labels_of, validate};
-use crate::value::{Labelled, List, Value};
+use crate::value::{Labelled, List};
 
 /// Everything outside the core that one run talks to.
 #[derive(Clone)]
@@ -589,14 +590,14 @@ pub(crate) fn operation_of(
 /// Checks resolved arguments against the tool's call shapes (spec §7.2: validated immediately
 /// before dispatch): the single object argument, else the positional parameters.
 fn check_arguments(schemas: &SchemaArena, tool: &ToolDescriptor, arguments: &List) -> Result<(), String> {
-    let values: Vec<&Value> = arguments.iter().collect();
-    let mut failure = String::from("no call shape of the tool accepts them");
+    let values = arguments.iter().as_slice();
+    let mut failure = None;
     if let Some(object) = tool.input.object {
-        match values.as_slice() {
+        match values {
             [] => return Ok(()),
             [only] => match validate(schemas, object, only) {
                 Ok(()) => return Ok(()),
-                Err(mismatch) => failure = mismatch.to_string(),
+                Err(mismatch) => failure = Some(mismatch.to_string()),
             },
             _ => {}
         }
@@ -605,13 +606,13 @@ fn check_arguments(schemas: &SchemaArena, tool: &ToolDescriptor, arguments: &Lis
         if values.len() > params.len() {
             return Err(format!("{} arguments for {} parameters", values.len(), params.len()));
         }
-        for (param, value) in params.iter().zip(&values) {
+        for (param, value) in params.iter().zip(values) {
             validate(schemas, param.schema, value)
                 .map_err(|mismatch| format!("`{}` {mismatch}", param.name))?;
         }
         return Ok(());
     }
-    Err(failure)
+    Err(failure.unwrap_or_else(|| String::from("no call shape of the tool accepts them")))
 }
 
 /// Runs one call on its own task, holding its `permit` (granted before the core prepared the
@@ -707,7 +708,7 @@ fn call_of(
         operation.dispatch_id(request.dispatch_generation),
         tool.schema_version.as_str(),
     )
-    .with_call_site(request.call_site.as_str(), request.dynamic_key.as_str())
+    .with_call_site(request.call_site, request.dynamic_key.as_str())
     .with_digest_key(request.digest_key.clone())
     .with_heartbeat(heartbeat);
     if let Some(deadline) = request.timeout.and_then(|t| tokio::time::Instant::now().checked_add(t)) {
@@ -718,54 +719,82 @@ fn call_of(
 
 /// What the executor answers `call`: its recovery by operation id first when `recover_first`
 /// (a call left dispatching by an earlier process), else a dispatch under the host's deadline.
-async fn answer_of(
-    executor: &dyn ToolExecutor,
-    mut call: ToolCall,
+/// Every call's task holds this future, so the usual dispatch is a chain of combinators (no
+/// `async fn` state around it) and the rare recovery is boxed.
+fn answer_of<'a>(
+    executor: &'a dyn ToolExecutor,
+    call: ToolCall,
     class: ExecutionClass,
     recover_first: bool,
     timeout: Option<Duration>,
-    token: &CancellationToken,
-) -> Result<ToolOutput, ToolError> {
+    token: &'a CancellationToken,
+) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send + 'a {
     if recover_first {
-        let name = Arc::clone(&call.tool);
-        let span = trace::dispatch_span(&mut call, true);
-        let recovered = traced(executor.recover(RecoveryRequest { call: call.clone() }), span).await;
-        match recovered {
-            Ok(RecoveryOutcome::Succeeded(output)) => return Ok(output),
-            Ok(RecoveryOutcome::NotApplied) => {}
-            Ok(RecoveryOutcome::Unknown | RecoveryOutcome::Unsupported) => {
-                return Err(uncertain_error(&name, "and recovery by operation id could not tell"));
-            }
-            Err(error) => return Err(error),
-        }
-    }
-    let span = trace::dispatch_span(&mut call, false);
-    let name = Arc::clone(&call.tool);
-    let dispatched = executor.dispatch(call);
-    match timeout {
-        Some(timeout) => {
-            let bounded = async {
-                tokio::time::timeout(timeout, dispatched).await.unwrap_or_else(|_| {
-                    token.cancel();
-                    Err(timeout_error(&name, class, timeout))
-                })
-            };
-            traced(bounded, span).await
-        }
-        None => traced(dispatched, span).await,
+        Either::Left(Box::pin(recovered_or_dispatched(executor, call, class, timeout, token)))
+    } else {
+        Either::Right(dispatched(executor, call, class, timeout, token))
     }
 }
 
-/// `invocation` of the executor under its dispatch `span`, which records a failure.
-async fn traced<T>(
+/// [`answer_of`] of a call left dispatching by an earlier process: its recovery by operation
+/// id, then a dispatch if the executor tells that it was not applied.
+async fn recovered_or_dispatched(
+    executor: &dyn ToolExecutor,
+    mut call: ToolCall,
+    class: ExecutionClass,
+    timeout: Option<Duration>,
+    token: &CancellationToken,
+) -> Result<ToolOutput, ToolError> {
+    let name = Arc::clone(&call.tool);
+    let span = trace::dispatch_span(&mut call, true);
+    let recovered = traced(executor.recover(RecoveryRequest { call: call.clone() }), span).await;
+    match recovered {
+        Ok(RecoveryOutcome::Succeeded(output)) => Ok(output),
+        Ok(RecoveryOutcome::NotApplied) => dispatched(executor, call, class, timeout, token).await,
+        Ok(RecoveryOutcome::Unknown | RecoveryOutcome::Unsupported) => {
+            Err(uncertain_error(&name, "and recovery by operation id could not tell"))
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// The executor's dispatch of `call` under its span, bounded by `timeout` when given (which
+/// cancels the call's `token` as it fails it).
+fn dispatched<'a>(
+    executor: &'a dyn ToolExecutor,
+    mut call: ToolCall,
+    class: ExecutionClass,
+    timeout: Option<Duration>,
+    token: &'a CancellationToken,
+) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send + 'a {
+    let span = trace::dispatch_span(&mut call, false);
+    let name = Arc::clone(&call.tool);
+    let dispatch = executor.dispatch(call);
+    let bounded = match timeout {
+        Some(timeout) => Either::Left(tokio::time::timeout(timeout, dispatch).map(move |answer| {
+            answer.unwrap_or_else(|_| {
+                token.cancel();
+                Err(timeout_error(&name, class, timeout))
+            })
+        })),
+        None => Either::Right(dispatch),
+    };
+    traced(bounded, span)
+}
+
+/// `invocation` of the executor under its dispatch `span`, which records a failure. A combinator
+/// rather than an `async fn`, whose future would hold `invocation` twice (as its argument and
+/// inside its instrumented state): every call's task holds this.
+fn traced<T>(
     invocation: impl Future<Output = Result<T, ToolError>>,
     span: tracing::Span,
-) -> Result<T, ToolError> {
-    let answer = invocation.instrument(span.clone()).await;
-    if let Err(error) = &answer {
-        trace::record_error(&span, error);
-    }
-    answer
+) -> impl Future<Output = Result<T, ToolError>> {
+    let recorder = span.clone();
+    invocation.instrument(span).inspect(move |answer| {
+        if let Err(error) = answer {
+            trace::record_error(&recorder, error);
+        }
+    })
 }
 
 /// The core's input for the answer to call `handle` of `tool`: an output its schema accepts,
@@ -811,7 +840,7 @@ mod tests {
     use crate::journal::{MemoryJournal, RunHeader};
     use crate::plan::Plan;
     use crate::scripted::ScriptedExecutor;
-    use crate::value::{DigestKey, sha256};
+    use crate::value::{DigestKey, Value, sha256};
 
     const FIXTURES: &str = r#"{
         "github.me": [{ "result": { "login": "octo" }, "delay_ms": 5 }],

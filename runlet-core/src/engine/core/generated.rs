@@ -58,7 +58,8 @@ fn check_no_false_exactly_once(trace: &Trace, registry: &Registry, source: &str)
     let charge = registry.tool_named("t.charge").expect("tool");
     let mut sent: BTreeMap<(String, String, String), usize> = BTreeMap::new();
     for request in trace.requests.iter().filter(|r| r.tool == charge) {
-        let key = (request.call_site.clone(), request.dynamic_key.clone(), request.input_digest.to_string());
+        let key =
+            (request.call_site.to_string(), request.dynamic_key.clone(), request.input_digest.to_string());
         *sent.entry(key).or_default() += 1;
     }
     assert!(sent.values().all(|n| *n == 1), "an at-most-once operation was sent twice:\n{source}");

@@ -104,8 +104,8 @@ pub struct CallRequest {
     pub arguments: List,
     pub node_id: String,
     pub attempt: u32,
-    /// The call's syntax path: its logical call site (spec §4.2).
-    pub call_site: String,
+    /// The call's syntax path: its logical call site (spec §4.2), shared with the program's plan.
+    pub call_site: Arc<str>,
     /// Loop iterations and arms the call is inside; empty for a static call.
     pub dynamic_key: String,
     /// Digest of the canonical argument list: the operation's input digest (spec §4.2).
@@ -901,9 +901,9 @@ impl RunCore {
     }
 
     /// Where a call is in the program (its syntax path) and which dynamic instance it is.
-    fn call_identity(&self, node: NodeIx) -> (String, String) {
+    fn call_identity(&self, node: NodeIx) -> (Arc<str>, String) {
         let entry = &self.arena.nodes[node];
-        (self.plan.path(entry.expr).to_string(), self.dynamic_key(entry.scope))
+        (Arc::clone(self.plan.path(entry.expr)), self.dynamic_key(entry.scope))
     }
 
     fn attempt_of(&self, scope: ScopeIx) -> u32 {

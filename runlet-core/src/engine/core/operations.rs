@@ -62,7 +62,7 @@ impl RunCore {
         let mut recover_first = false;
         if self.inside_attempt(self.arena.nodes[node].scope) {
             let (call_site, dynamic_key) = self.call_identity(node);
-            let key: OperationKey = (call_site.into(), dynamic_key, input_digest.clone());
+            let key: OperationKey = (call_site, dynamic_key, input_digest.clone());
             let class = self.tool_class(tool);
             let record = self.operations.records.entry(key.clone()).or_default();
             if let Some((value, from)) = record.result.clone() {
