@@ -25,7 +25,7 @@ pub fn run(args: &GraphArgs) -> ExitCode {
 }
 
 fn execute(args: &GraphArgs) -> Result<ExitCode, Failure> {
-    let Some(mut finished) = run::execute(&args.run)? else { return Ok(ExitCode::from(1)) };
+    let Some(mut finished) = run::execute(&args.run, true)? else { return Ok(ExitCode::from(1)) };
     let snapshot = finished.observer.snapshot(&ViewPolicy::default());
     if let Some(path) = &args.dot {
         write_file(path, to_dot(&snapshot))?;

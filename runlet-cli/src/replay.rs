@@ -13,7 +13,7 @@ use runlet::scripted::{ReplayExecutor, ReplayMismatch, Transcript};
 use crate::failure::{Failure, Shape};
 use crate::files::{FileKind, read_text};
 use crate::report::Format;
-use crate::run::{ProgramArgs, compile_and_run, report};
+use crate::run::{ProgramArgs, Showing, compile_and_run, report};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -43,7 +43,8 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
             false
         }
     };
-    let Some(finished) = compile_and_run(&args.program, None, replay.clone(), replay.clone(), None, checked)?
+    let Some(finished) =
+        compile_and_run(&args.program, None, replay.clone(), replay.clone(), Showing::default(), checked)?
     else {
         return Ok(ExitCode::from(1));
     };

@@ -111,7 +111,7 @@ impl Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    match execute(args) {
+    match execute(args, false) {
         Ok(Some(mut finished)) => {
             let status = report(&finished, args.format());
             match finished.serving.take() {
@@ -126,14 +126,14 @@ pub fn run(args: &Args) -> ExitCode {
 
 /// Runs the program of `args` with its scripted tools and MCP servers, recording the transcript
 /// when asked; `None` when it did not compile (reported, exit status 1). The servers are shut
-/// down when the run has ended.
-pub fn execute(args: &Args) -> Result<Option<Finished>, Failure> {
+/// down when the run has ended. `graph`: the caller shows the run's graph when it ends.
+pub fn execute(args: &Args, graph: bool) -> Result<Option<Finished>, Failure> {
     if let Some(path) = &args.record {
         check_writable(path)?;
     }
     let servers = args.mcp.attach()?;
     let tools = tools_of(args.tools.as_deref(), servers.as_ref(), "run")?;
-    let finished = record_and_run(args, tools, servers.as_ref());
+    let finished = record_and_run(args, tools, servers.as_ref(), graph);
     if let Some(servers) = servers {
         servers.shutdown();
     }
@@ -162,26 +162,15 @@ fn record_and_run(
     args: &Args,
     tools: Arc<dyn ToolExecutor>,
     servers: Option<&McpClient>,
+    graph: bool,
 ) -> Result<Option<Finished>, Failure> {
+    let showing = Showing { serve: args.serve.as_deref(), graph };
     let Some(path) = &args.record else {
-        return compile_and_run(
-            &args.program,
-            servers,
-            tools,
-            Arc::new(SystemSampler),
-            args.serve.as_deref(),
-            |_| true,
-        );
+        return compile_and_run(&args.program, servers, tools, Arc::new(SystemSampler), showing, |_| true);
     };
     let recorder = Arc::new(RecordingExecutor::new(tools));
-    let Some(finished) = compile_and_run(
-        &args.program,
-        servers,
-        recorder.clone(),
-        recorder.clone(),
-        args.serve.as_deref(),
-        |_| true,
-    )?
+    let Some(finished) =
+        compile_and_run(&args.program, servers, recorder.clone(), recorder.clone(), showing, |_| true)?
     else {
         return Ok(None);
     };
@@ -230,9 +219,17 @@ pub fn exit_status(outcome: &Outcome) -> u8 {
     }
 }
 
+/// Where a run's graph is shown: its live page at `serve`'s address, and (`graph`) a snapshot
+/// once it ended. A run shown nowhere folds no live graph.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Showing<'a> {
+    pub serve: Option<&'a str>,
+    pub graph: bool,
+}
+
 /// Compiles the program of `args`, asks `check` about its workflow (false: refused, reported),
 /// and runs it with `executor` answering its calls and `sampler` its sampled intrinsics, writing
-/// `--events` as they happen and, with `serve`, serving its live graph page at that address. `None` when the program did not compile or `check` refused it
+/// `--events` as they happen and showing its graph where `showing` says. `None` when the program did not compile or `check` refused it
 /// (both reported, exit status 1); problems with the files, inputs, journal or event file are
 /// [`Failure`]s (exit 2).
 pub fn compile_and_run(
@@ -240,7 +237,7 @@ pub fn compile_and_run(
     servers: Option<&McpClient>,
     executor: Arc<dyn ToolExecutor>,
     sampler: Arc<dyn Sampler>,
-    serve: Option<&str>,
+    showing: Showing<'_>,
     check: impl FnOnce(&WorkflowIdentity) -> bool,
 ) -> Result<Option<Finished>, Failure> {
     let file = read_text(&args.file, FileKind::Source)?;
@@ -262,7 +259,8 @@ pub fn compile_and_run(
     let journal = JournalSpec::parse(&args.journal)?;
     let events = args.events.as_deref().map(EventsFile::create).transpose()?;
     let opened = journal.open(args.durability)?;
-    let serving = serve.map(|addr| LiveServer::start(addr, Arc::clone(&opened.journal))).transpose()?;
+    let serving =
+        showing.serve.map(|addr| LiveServer::start(addr, Arc::clone(&opened.journal))).transpose()?;
     let mut builder = opened
         .attach(Runtime::builder())
         .registry(registry)
@@ -271,7 +269,9 @@ pub fn compile_and_run(
         .limits(limits)
         // One run, as `runlet resume` runs one: its task does nearly all the work, and a second
         // worker would mostly cost wake-ups between threads (BENCHMARKS.md, the per-call path).
-        .worker_threads(1);
+        .worker_threads(1)
+        // Folding every event into a graph nobody will see is a third of a long loop's work.
+        .live_graph(showing.serve.is_some() || showing.graph);
     if let Some(key) = journal.digest_key(args.digest_key_file.as_deref())? {
         builder = builder.digest_key(&key.id, &key.secret);
     }

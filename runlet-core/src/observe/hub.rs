@@ -1,6 +1,8 @@
 //! Live observation of one run (spec §6.1): the shell's committed events feed a graph model and
 //! bounded per-subscriber queues; a subscriber that falls behind is cut loose and catches up from
-//! the journal by sequence number, so the scheduler never waits for a viewer.
+//! the journal by sequence number, so the scheduler never waits for a viewer. A runtime built
+//! without a live graph folds no model: its runs' observers deliver events and tell the run's
+//! state, and their snapshots hold no nodes.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Weak};
@@ -17,6 +19,9 @@ use super::view::ViewPolicy;
 use crate::diag::Code;
 use crate::engine::event::{Event, EventDecodeError, unix_ms};
 use crate::journal::{Journal, JournalError, JournalErrorKind, Record, RunId};
+
+/// What the snapshot of a run without a live graph says about its missing nodes.
+const NO_LIVE_GRAPH: &str = "this runtime keeps no live graph (`RuntimeBuilder::live_graph(false)`): the snapshot has the run's state and no nodes; `Runtime::journal_snapshot` folds the graph from the journal";
 
 /// How many journal records a catching-up subscriber reads at once.
 const CATCH_UP_BATCH: usize = 256;
@@ -70,7 +75,11 @@ struct Hub {
 }
 
 struct HubState {
+    /// The run's graph, or, for a runtime built without a live graph, a model that folds the
+    /// run's own state and no nodes.
     model: GraphModel,
+    /// Whether `model` folds every event (a live graph) or only the run's own.
+    live_graph: bool,
     /// When the latest published records were published, in ms since the run started: the
     /// record `first_timed_seq` first, at most [`PUBLICATION_TIMES_KEPT`] of them.
     published_at: VecDeque<u64>,
@@ -79,12 +88,25 @@ struct HubState {
     finished: bool,
 }
 
+impl HubState {
+    /// Folds record `seq` into the model: the whole graph when it is live, else the run's own
+    /// state.
+    fn fold(&mut self, seq: u64, event: &Event, at_ms: Option<u64>) {
+        if self.live_graph {
+            self.model.apply(seq, event, at_ms);
+        } else {
+            self.model.apply_run_event(seq, event);
+        }
+    }
+}
+
 impl RunObserver {
     pub(crate) fn new(
         context: Arc<GraphContext>,
         journal: Arc<dyn Journal>,
         run_id: RunId,
         buffer: usize,
+        live_graph: bool,
     ) -> RunObserver {
         let model = GraphModel::new(Arc::clone(&context));
         RunObserver {
@@ -97,6 +119,7 @@ impl RunObserver {
                 buffer: buffer.max(1),
                 state: Mutex::new(HubState {
                     model,
+                    live_graph,
                     published_at: VecDeque::new(),
                     first_timed_seq: 1,
                     subscribers: Vec::new(),
@@ -113,7 +136,7 @@ impl RunObserver {
     pub(crate) fn publish(&self, seq: u64, event: Event) {
         let at_ms = self.hub.started.elapsed().as_millis().min(u128::from(u64::MAX)) as u64;
         let mut state = self.hub.state.lock();
-        state.model.apply(seq, &event, Some(at_ms));
+        state.fold(seq, &event, Some(at_ms));
         if state.published_at.is_empty() {
             // A resumed run publishes from where its journal left off.
             state.first_timed_seq = seq;
@@ -146,7 +169,7 @@ impl RunObserver {
             let events = decoded(self.hub.journal.as_ref(), records).await?;
             let mut state = self.hub.state.lock();
             for (seq, event) in events {
-                state.model.apply(seq, &event, None);
+                state.fold(seq, &event, None);
                 after = seq;
             }
         }
@@ -166,6 +189,9 @@ impl RunObserver {
     /// events may still be on their way to the observer, so a node not seen yet is accepted.
     pub fn waiting_for_permits(&self, node: &str, resources: Vec<String>) {
         let mut state = self.hub.state.lock();
+        if !state.live_graph {
+            return;
+        }
         let settled = match state.model.nodes.get(node) {
             Some(record) => record.state.is_terminal(),
             None => state.model.folded_away(node),
@@ -196,13 +222,21 @@ impl RunObserver {
         self.hub.state.lock().model.seq
     }
 
-    /// The graph as of the last published record.
+    /// The graph as of the last published record. A runtime built without a live graph
+    /// ([`RuntimeBuilder::live_graph`](crate::runtime::RuntimeBuilder::live_graph)) answers the
+    /// run's state and no nodes, with an integrity error saying so; `Runtime::journal_snapshot`
+    /// folds the whole graph from the journal.
     pub fn snapshot(&self, view: &ViewPolicy) -> GraphSnapshot {
         self.snapshot_with(view, &SnapshotOptions::default())
     }
 
     pub fn snapshot_with(&self, view: &ViewPolicy, options: &SnapshotOptions) -> GraphSnapshot {
-        self.hub.state.lock().model.snapshot(view, options)
+        let state = self.hub.state.lock();
+        let mut snapshot = state.model.snapshot(view, options);
+        if !state.live_graph {
+            snapshot.integrity_errors.push(NO_LIVE_GRAPH.to_owned());
+        }
+        snapshot
     }
 
     /// Every record after `after_seq`, in order, each exactly once, redacted for `view`; the

@@ -217,9 +217,12 @@ impl GraphModel {
                 self.with(seq, node, |r| r.scheduled_retries.push(*attempt))
             }
             Event::CatchSelected { node } => self.with(seq, node, |r| r.catching = true),
-            Event::CancellationRequested => self.cancellation_requested = true,
+            Event::CancellationRequested
+            | Event::RunResumed
+            | Event::RunSucceeded
+            | Event::RunFailed { .. }
+            | Event::RunCancelled => self.run_event(event),
             Event::RunCreated { .. } | Event::WallClockStarted { .. } | Event::RunParked { .. } => {}
-            Event::RunResumed => self.resumptions += 1,
             Event::OperationResolved { .. } | Event::FreshGenerationAuthorized { .. } => {}
             Event::NodeCancelling { node } => self.advance(seq, node, NodeState::Cancelling, at_ms),
             Event::CallReused { node, from } => {
@@ -251,9 +254,24 @@ impl GraphModel {
                 self.with(seq, node, |r| r.limit_exceeded = Some(limit));
             }
             Event::LimitExceeded { .. } => {}
+        }
+    }
+
+    /// Applies the journal record `seq` to the run's own state only (its end, cancellation and
+    /// resumptions), leaving the nodes alone: what a runtime without a live graph folds.
+    pub(crate) fn apply_run_event(&mut self, seq: u64, event: &Event) {
+        self.seq = self.seq.max(seq);
+        self.run_event(event);
+    }
+
+    fn run_event(&mut self, event: &Event) {
+        match event {
+            Event::CancellationRequested => self.cancellation_requested = true,
+            Event::RunResumed => self.resumptions += 1,
             Event::RunSucceeded => self.end(RunState::Succeeded, None),
             Event::RunFailed { code } => self.end(RunState::Failed, Some(code.clone())),
             Event::RunCancelled => self.end(RunState::Cancelled, None),
+            _ => {}
         }
     }
 

@@ -132,6 +132,7 @@ pub struct RuntimeBuilder {
     limits: Limits,
     worker_threads: Option<usize>,
     observer_buffer: Option<usize>,
+    live_graph: Option<bool>,
     retry_classifier: Option<RetryClassifier>,
     prohibit_unsafe_tools: bool,
     sampler: Option<Arc<dyn Sampler>>,
@@ -337,6 +338,16 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Whether each run's observer folds its events into a live graph (default true), what
+    /// `RunObserver::snapshot` and the graph page show while the run goes on. A host that never
+    /// asks for a live snapshot saves that work on every event: its runs' observers still
+    /// deliver every event and tell the run's state, their snapshots hold no nodes, and
+    /// [`Runtime::journal_snapshot`] folds a run's graph from the journal.
+    pub fn live_graph(mut self, live: bool) -> Self {
+        self.live_graph = Some(live);
+        self
+    }
+
     /// Where `time.now()` and `number.random()` get their values (default: the system's
     /// clock and random source); a transcript recorder or replayer wraps or replaces it.
     pub fn sampler(mut self, sampler: Arc<dyn Sampler>) -> Self {
@@ -423,6 +434,7 @@ impl RuntimeBuilder {
             settings: self.settings,
             digest_key,
             observer_buffer: self.observer_buffer.unwrap_or(DEFAULT_OBSERVER_BUFFER),
+            live_graph: self.live_graph.unwrap_or(true),
             observers: ObserverIndex::default(),
             limits: self.limits,
             permits,
@@ -517,6 +529,8 @@ pub struct Runtime {
     /// Keys digests of sensitive values for every run of this runtime (spec §6.2).
     digest_key: DigestKey,
     observer_buffer: usize,
+    /// Whether runs' observers fold a live graph ([`RuntimeBuilder::live_graph`]).
+    live_graph: bool,
     /// The observers of runs still referenced somewhere, for [`Runtime::observer`].
     observers: ObserverIndex,
     limits: Limits,
@@ -867,6 +881,7 @@ impl Runtime {
             Arc::clone(&self.journal),
             run_id.clone(),
             self.observer_buffer,
+            self.live_graph,
         );
         self.observers.insert(&observing);
         if journaled > 0 {

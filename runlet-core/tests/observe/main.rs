@@ -237,6 +237,52 @@ fn the_snapshot_rebuilt_from_the_journal_equals_the_live_one() {
     );
 }
 
+/// A runtime built without a live graph delivers the same events, tells the run's state and
+/// says why its snapshots hold no nodes; the journal still gives the whole graph.
+#[test]
+fn a_runtime_without_a_live_graph_delivers_every_event_and_says_what_its_snapshots_lack() {
+    let events_of = |live_graph: bool| {
+        let journal = Arc::new(MemoryJournal::new());
+        let scripted =
+            ScriptedExecutor::from_json_str(&example("appendix-a", "tools.json")).expect("fixtures");
+        let runtime = Runtime::builder()
+            .registry(registry(&example("appendix-a", "registry.json")))
+            .executor(Arc::new(scripted))
+            .journal(journal)
+            .live_graph(live_graph)
+            .build()
+            .expect("runtime");
+        let inputs = inputs(&example("appendix-a", "inputs.json"));
+        let program = runtime.compile(&example("appendix-a", "main.run"), &inputs).expect("compiles");
+        let mut run = runtime.start(&program, &inputs).expect("starts");
+        let run_id = run.run_id().clone();
+        let observer = run.observer();
+        let mut events = Vec::new();
+        while let Some((seq, event)) = run.events().blocking_recv() {
+            events.push((seq, event.kind_number()));
+        }
+        assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
+        let snapshot = observer.snapshot(&ViewPolicy::everything());
+        let view = ViewPolicy::everything();
+        let rebuilt = runtime.journal_snapshot(&program, &run_id, &view, &SnapshotOptions::default());
+        (events, snapshot, rebuilt.expect("journal reads"), observer.seq())
+    };
+    let (live_events, live, _, _) = events_of(true);
+    let (events, snapshot, rebuilt, seq) = events_of(false);
+    assert_eq!(events, live_events, "the same events, in order");
+    assert_eq!(seq, live.seq);
+    assert_eq!((snapshot.seq, &snapshot.run), (live.seq, &live.run), "the run's own state is told");
+    assert!(snapshot.nodes.is_empty() && snapshot.edges.is_empty());
+    assert_eq!(snapshot.integrity_errors.len(), 1);
+    assert!(snapshot.integrity_errors[0].contains("live_graph(false)"), "{:?}", snapshot.integrity_errors);
+    // Another run, so other node ids: the same nodes, in the same states.
+    let nodes = |snapshot: &GraphSnapshot| -> Vec<_> {
+        snapshot.nodes.iter().map(|n| (n.identity.syntax_path.clone(), n.kind, n.state)).collect()
+    };
+    assert!(!rebuilt.nodes.is_empty());
+    assert_eq!(nodes(&rebuilt), nodes(&live), "the journal gives the whole graph");
+}
+
 #[test]
 fn a_journal_the_state_machine_refuses_is_reported_not_accepted() {
     let setup = appendix_a(|inner| Arc::new(inner), 1024);
