@@ -2,8 +2,9 @@
 //! global allocator), loop growth and RSS per input length, tail latency of one call, and the
 //! cost of a whole run of one call by the size of the registry.
 //!
-//! `cargo run --release -p runlet-core --example engine_figures [a] [b] [c] [c-runtime] [d] [e]` prints
-//! the named figures (all without arguments). It is an
+//! `cargo run --release -p runlet-core --example engine_figures [a] [a-no-graph] [b] [c] [c-runtime]
+//! [d] [e]` prints the named figures (all without arguments; `a-no-graph` is (a) with
+//! `RuntimeBuilder::live_graph(false)`). It is an
 //! example rather than a bench or a bin so that its global allocator counts only this process,
 //! it builds with the workspace's own checks, and the library ships no extra binary. The loop
 //! figures re-run this binary once per input length (`loop N`, `runtime-loop N`), so each RSS
@@ -23,7 +24,7 @@ use runlet::engine::{
 };
 use runlet::journal::{Journal, JournalError, JournalErrorKind, Record, RunHeader, RunId, Snapshot};
 use runlet::registry::{Registry, RegistryOptions};
-use runlet::runtime::{Executable, RunOptions, Runtime};
+use runlet::runtime::{Executable, RunOptions, Runtime, RuntimeBuilder};
 use runlet::value::{Labelled, List, Value};
 
 /// Counts the bytes currently allocated through it, and every allocation made, while
@@ -122,12 +123,11 @@ fn runtime(count: usize) -> Runtime {
 /// A runtime of 2 worker threads over `registry` whose tools are [`Tools`] answering `numbers`
 /// with 0..count.
 fn runtime_over(registry: Registry, count: usize) -> Runtime {
-    Runtime::builder()
-        .registry(registry)
-        .executor(Arc::new(Tools { count }))
-        .worker_threads(2)
-        .build()
-        .expect("runtime")
+    builder_over(registry, count).build().expect("runtime")
+}
+
+fn builder_over(registry: Registry, count: usize) -> RuntimeBuilder {
+    Runtime::builder().registry(registry).executor(Arc::new(Tools { count })).worker_threads(2)
 }
 
 fn median(samples: &mut [f64]) -> f64 {
@@ -141,11 +141,12 @@ fn percentile(samples: &mut [f64], percent: f64) -> f64 {
 }
 
 /// (a) No-op calls through the whole runtime with the in-memory journal, against a bare
-/// `tokio::spawn` of the same no-op on a pool of the same size.
-fn throughput() {
+/// `tokio::spawn` of the same no-op on a pool of the same size; `live_graph`: whether the run's
+/// observer folds a graph (the default) or, as `RuntimeBuilder::live_graph(false)`, does not.
+fn throughput(live_graph: bool) {
     const CALLS: usize = 1_000;
     const RUNS: usize = 60;
-    let runtime = runtime(CALLS);
+    let runtime = builder_over(registry(), CALLS).live_graph(live_graph).build().expect("runtime");
     let program = runtime.compile(&loop_source(64), &Inputs::new()).expect("compiles");
     let run_once = || {
         let mut run = runtime.start(&program, &Inputs::new()).expect("starts");
@@ -191,8 +192,9 @@ fn throughput() {
         .collect();
     let baseline = median(&mut baseline);
     COUNTING.store(true, Ordering::Relaxed);
+    let graph = if live_graph { "live graph" } else { "no live graph" };
     println!(
-        "(a) {CALLS} no-op calls per run, for … limit 64, in-memory journal, 2 worker threads, median of {RUNS} runs"
+        "(a) {CALLS} no-op calls per run, for … limit 64, in-memory journal, {graph}, 2 worker threads, median of {RUNS} runs"
     );
     println!(
         "    run: {:.3} ms; {events} journal events per run; {allocations:.1} heap allocations per call",
@@ -480,7 +482,10 @@ fn main() {
     }
     let wanted = |figure: &str| args.is_empty() || args.iter().any(|arg| arg == figure);
     if wanted("a") {
-        throughput();
+        throughput(true);
+    }
+    if wanted("a-no-graph") {
+        throughput(false);
     }
     if wanted("b") {
         bytes_per_node();
