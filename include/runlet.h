@@ -115,6 +115,11 @@
 #define RUNLET_MCP_AT_MOST_ONCE 2
 
 /**
+ * `runtime_flags` of the runtime options: runs fold no live graph (`RuntimeBuilder::live_graph`).
+ */
+#define RUNLET_RUNTIME_NO_LIVE_GRAPH 1
+
+/**
  * `snapshot_every` of the runtime options: runs write no snapshots.
  */
 #define RUNLET_SNAPSHOTS_OFF UINT64_MAX
@@ -485,6 +490,11 @@ typedef struct runlet_view_policy {
  * - `owner`: the name the runtime claims its runs under in its journal; empty for this
  *   process's name. Runtimes of one process that share a PostgreSQL journal's runs as workers
  *   need names of their own.
+ * - `runtime_flags`: `RUNLET_RUNTIME_NO_LIVE_GRAPH` for runs that fold no live graph, which
+ *   saves that work on every event: events, listeners and pull queues are as before, but
+ *   `runlet_run_snapshot_json` and the runs' pages show a run's state and no nodes (the
+ *   snapshot's `integrity_errors` say why) while `runlet_run_journal_snapshot_json` folds the
+ *   graph from the journal. Unknown bits are `RUNLET_ERR_INVALID_ARGUMENT`.
  *
  * The structs pointed to are copied during `runlet_runtime_new`.
  */
@@ -511,6 +521,7 @@ typedef struct runlet_runtime_options {
   struct runlet_str postgres_journal_url;
   uint32_t postgres_lease_ms;
   struct runlet_str owner;
+  uint32_t runtime_flags;
 } runlet_runtime_options;
 
 /**

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -370,6 +371,49 @@ func TestSnapshotsShowTheGraph(t *testing.T) {
 	}
 	if snapshot.Run.State != "succeeded" || len(snapshot.Nodes) == 0 {
 		t.Fatalf("snapshot %s", graph)
+	}
+}
+
+func TestARuntimeWithoutALiveGraphSaysWhatItsSnapshotsLack(t *testing.T) {
+	rt := newTestRuntime(t, nil, Options{Journal: SQLite(filepath.Join(t.TempDir(), "runs.db")), NoLiveGraph: true})
+	prog := compile(t, rt, "return echo.value(1)\n")
+	run, err := rt.Start(context.Background(), prog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	if _, err := run.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	type graph struct {
+		Run struct {
+			State string `json:"state"`
+		} `json:"run"`
+		Nodes           []json.RawMessage `json:"nodes"`
+		IntegrityErrors []string          `json:"integrity_errors"`
+	}
+	var live, journaled graph
+	for _, read := range []struct {
+		snapshot func() (json.RawMessage, error)
+		into     *graph
+	}{
+		{run.Snapshot, &live},
+		{func() (json.RawMessage, error) { return rt.JournalSnapshot(prog, run.ID()) }, &journaled},
+	} {
+		text, err := read.snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(text, read.into); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if live.Run.State != "succeeded" || len(live.Nodes) != 0 || len(live.IntegrityErrors) != 1 ||
+		!strings.Contains(live.IntegrityErrors[0], "live_graph(false)") {
+		t.Fatalf("the run's own snapshot: %+v", live)
+	}
+	if journaled.Run.State != "succeeded" || len(journaled.Nodes) == 0 || len(journaled.IntegrityErrors) != 0 {
+		t.Fatalf("the journal's snapshot: %+v", journaled)
 	}
 }
 

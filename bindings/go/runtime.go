@@ -46,6 +46,11 @@ type Options struct {
 	// queue and again in the channel, before the dropped-events marker replaces the rest; 0 for
 	// 1024.
 	EventBuffer int
+	// NoLiveGraph builds a runtime whose runs fold no live graph, which saves that work on
+	// every event: events and Run.Events are as before, but Run.Snapshot and the runs' pages
+	// show a run's state and no nodes (the snapshot's integrity_errors say why), while
+	// JournalSnapshot folds the graph from the journal.
+	NoLiveGraph bool
 	// SnapshotEvery is how many journaled events a run's snapshots are at least apart (spec
 	// §5.3): Resume restores the latest that verifies and replays only what follows it. 0 for
 	// the default (every 10,000 events; none for the in-memory journal), -1 for none.
@@ -135,6 +140,9 @@ func NewRuntime(opts Options) (*Runtime, error) {
 	c.limits_json = cCopy(limits)
 	defer cFree(unsafe.Pointer(c.limits_json.ptr))
 	c.worker_threads = C.uint32_t(opts.WorkerThreads)
+	if opts.NoLiveGraph {
+		c.runtime_flags |= C.RUNLET_RUNTIME_NO_LIVE_GRAPH
+	}
 	c.owner = cCopy(opts.Owner)
 	defer cFree(unsafe.Pointer(c.owner.ptr))
 	c.view = C.runlet_view_policy{values: C.uint32_t(opts.View.Values), metadata: C.uint32_t(opts.View.Metadata),

@@ -107,6 +107,11 @@ pub struct runlet_retry_policy {
 /// - `owner`: the name the runtime claims its runs under in its journal; empty for this
 ///   process's name. Runtimes of one process that share a PostgreSQL journal's runs as workers
 ///   need names of their own.
+/// - `runtime_flags`: `RUNLET_RUNTIME_NO_LIVE_GRAPH` for runs that fold no live graph, which
+///   saves that work on every event: events, listeners and pull queues are as before, but
+///   `runlet_run_snapshot_json` and the runs' pages show a run's state and no nodes (the
+///   snapshot's `integrity_errors` say why) while `runlet_run_journal_snapshot_json` folds the
+///   graph from the journal. Unknown bits are `RUNLET_ERR_INVALID_ARGUMENT`.
 ///
 /// The structs pointed to are copied during `runlet_runtime_new`.
 #[repr(C)]
@@ -134,7 +139,11 @@ pub struct runlet_runtime_options {
     pub postgres_journal_url: runlet_str,
     pub postgres_lease_ms: u32,
     pub owner: runlet_str,
+    pub runtime_flags: u32,
 }
+
+/// `runtime_flags` of the runtime options: runs fold no live graph (`RuntimeBuilder::live_graph`).
+pub const RUNLET_RUNTIME_NO_LIVE_GRAPH: u32 = 1;
 
 /// `snapshot_every` of the runtime options: runs write no snapshots.
 pub const RUNLET_SNAPSHOTS_OFF: u64 = u64::MAX;
@@ -148,6 +157,7 @@ unsafe impl Versioned for runlet_runtime_options {
         std::mem::offset_of!(runlet_runtime_options, snapshot_every),
         std::mem::offset_of!(runlet_runtime_options, mcp_servers_json),
         std::mem::offset_of!(runlet_runtime_options, postgres_journal_url),
+        std::mem::offset_of!(runlet_runtime_options, runtime_flags),
         std::mem::size_of::<runlet_runtime_options>(),
     ];
 }
@@ -321,6 +331,15 @@ fn with_retry_policy(
 /// # Safety
 /// As for `runlet_runtime_new`.
 unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<Instance, Error> {
+    if options.runtime_flags & !RUNLET_RUNTIME_NO_LIVE_GRAPH != 0 {
+        return Err(Error::new(
+            RUNLET_ERR_INVALID_ARGUMENT,
+            format!(
+                "`runtime_flags` has unknown bits {:#x}",
+                options.runtime_flags & !RUNLET_RUNTIME_NO_LIVE_GRAPH
+            ),
+        ));
+    }
     crate::telemetry::install()?;
     let executor = adopted.executor.transpose()?;
     let journal = adopted.journal.transpose()?;
@@ -389,6 +408,7 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
     if options.worker_threads != 0 {
         builder = builder.worker_threads(options.worker_threads as usize);
     }
+    builder = builder.live_graph(options.runtime_flags & RUNLET_RUNTIME_NO_LIVE_GRAPH == 0);
     match options.snapshot_every {
         0 => {}
         RUNLET_SNAPSHOTS_OFF => builder = builder.snapshot_every(0),

@@ -557,6 +557,41 @@ static void recovery_at_start_resumes_parks_and_leaves_runs(void) {
   remove_journal(path);
 }
 
+/* --- a runtime without a live graph ---------------------------------------------------------- */
+
+static void a_runtime_without_a_live_graph_shows_the_graph_from_its_journal(void) {
+  char *path = fresh_journal();
+  runlet_tool_executor executor = RUNLET_TOOL_EXECUTOR_INIT;
+  executor.invoke = answer;
+  runlet_runtime_options options = RUNLET_RUNTIME_OPTIONS_INIT;
+  options.registry_json = str_of(REGISTRY);
+  options.executor = &executor;
+  options.sqlite_journal_path = str_of(path);
+  options.runtime_flags = 0x80;
+  runlet_runtime *runtime = NULL;
+  CHECK_ERR(runlet_runtime_new(&options, &runtime), RUNLET_ERR_INVALID_ARGUMENT);
+  options.runtime_flags = RUNLET_RUNTIME_NO_LIVE_GRAPH;
+  CHECK_OK(runlet_runtime_new(&options, &runtime));
+  runlet_program *program = compile(runtime, "return echo.first(1)\n");
+  runlet_run *run = start(runtime, program, "", 0);
+  CHECK_OK(runlet_run_wait(run, -1));
+  runlet_buf buf = {NULL, 0};
+  CHECK_OK(runlet_run_snapshot_json(run, &buf));
+  runlet_str live = {(const char *)buf.ptr, buf.len};
+  CHECK(str_contains(live, "\"nodes\":[]") && str_contains(live, "\"state\":\"succeeded\""));
+  CHECK(str_contains(live, "live_graph(false)"));
+  runlet_buf_free(buf);
+  CHECK_OK(runlet_run_journal_snapshot_json(runtime, program, runlet_run_id(run), &buf));
+  runlet_str journaled = {(const char *)buf.ptr, buf.len};
+  CHECK(str_contains(journaled, "\"echo.first\"") && str_contains(journaled, "\"state\":\"succeeded\""));
+  CHECK(!str_contains(journaled, "live_graph(false)"));
+  runlet_buf_free(buf);
+  runlet_run_free(run);
+  runlet_program_free(program);
+  runlet_runtime_free(runtime);
+  remove_journal(path);
+}
+
 int main(void) {
   a_host_journal_and_a_sqlite_path_are_refused_together();
   sqlite_options_are_checked();
@@ -566,6 +601,7 @@ int main(void) {
   an_interrupted_run_is_cancelled_from_the_journal();
   recovery_answers_are_refused_for_dispatches();
   recovery_at_start_resumes_parks_and_leaves_runs();
+  a_runtime_without_a_live_graph_shows_the_graph_from_its_journal();
   puts("recovery: ok");
   return 0;
 }
