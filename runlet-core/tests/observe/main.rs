@@ -20,7 +20,7 @@ use runlet::observe::{
     BlockedOn, GraphEvent, GraphSnapshot, NodeKind, NodeState, SnapshotOptions, Subscription, ViewPolicy,
     snapshot_from_journal,
 };
-use runlet::runtime::{RunOptions, Runtime};
+use runlet::runtime::{RunOptions, Runtime, RuntimeBuilder};
 use runlet::scripted::ScriptedExecutor;
 use runlet::value::{Value, parse_json};
 use tokio::sync::watch;
@@ -67,15 +67,21 @@ struct AppendixA {
 }
 
 fn appendix_a(executor: impl FnOnce(ScriptedExecutor) -> Arc<dyn ToolExecutor>, buffer: usize) -> AppendixA {
+    appendix_a_built(executor, |builder| builder.observer_buffer(buffer))
+}
+
+/// Appendix A on a runtime over a memory journal, its builder finished by `finish`.
+fn appendix_a_built(
+    executor: impl FnOnce(ScriptedExecutor) -> Arc<dyn ToolExecutor>,
+    finish: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder,
+) -> AppendixA {
     let journal = Arc::new(MemoryJournal::new());
     let scripted = ScriptedExecutor::from_json_str(&example("appendix-a", "tools.json")).expect("fixtures");
-    let runtime = Runtime::builder()
+    let builder = Runtime::builder()
         .registry(registry(&example("appendix-a", "registry.json")))
         .executor(executor(scripted))
-        .journal(journal.clone())
-        .observer_buffer(buffer)
-        .build()
-        .expect("runtime");
+        .journal(journal.clone());
+    let runtime = finish(builder).build().expect("runtime");
     let inputs = inputs(&example("appendix-a", "inputs.json"));
     let program = runtime.compile(&example("appendix-a", "main.run"), &inputs).expect("compiles");
     AppendixA { runtime, journal, program, inputs }
@@ -242,19 +248,9 @@ fn the_snapshot_rebuilt_from_the_journal_equals_the_live_one() {
 #[test]
 fn a_runtime_without_a_live_graph_delivers_every_event_and_says_what_its_snapshots_lack() {
     let events_of = |live_graph: bool| {
-        let journal = Arc::new(MemoryJournal::new());
-        let scripted =
-            ScriptedExecutor::from_json_str(&example("appendix-a", "tools.json")).expect("fixtures");
-        let runtime = Runtime::builder()
-            .registry(registry(&example("appendix-a", "registry.json")))
-            .executor(Arc::new(scripted))
-            .journal(journal)
-            .live_graph(live_graph)
-            .build()
-            .expect("runtime");
-        let inputs = inputs(&example("appendix-a", "inputs.json"));
-        let program = runtime.compile(&example("appendix-a", "main.run"), &inputs).expect("compiles");
-        let mut run = runtime.start(&program, &inputs).expect("starts");
+        let setup = appendix_a_built(|inner| Arc::new(inner), |builder| builder.live_graph(live_graph));
+        let (runtime, program) = (&setup.runtime, &setup.program);
+        let mut run = runtime.start(program, &setup.inputs).expect("starts");
         let run_id = run.run_id().clone();
         let observer = run.observer();
         let mut events = Vec::new();
@@ -264,7 +260,7 @@ fn a_runtime_without_a_live_graph_delivers_every_event_and_says_what_its_snapsho
         assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
         let snapshot = observer.snapshot(&ViewPolicy::everything());
         let view = ViewPolicy::everything();
-        let rebuilt = runtime.journal_snapshot(&program, &run_id, &view, &SnapshotOptions::default());
+        let rebuilt = runtime.journal_snapshot(program, &run_id, &view, &SnapshotOptions::default());
         (events, snapshot, rebuilt.expect("journal reads"), observer.seq())
     };
     let (live_events, live, _, _) = events_of(true);
