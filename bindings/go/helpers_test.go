@@ -73,6 +73,20 @@ func runToEnd(t testing.TB, rt *Runtime, prog *Program, inputs map[string]any) (
 	return run.Wait(ctx)
 }
 
+// finished starts prog and waits for its end; the run is closed when the test ends.
+func finished(t testing.TB, rt *Runtime, prog *Program, inputs map[string]any) *Run {
+	t.Helper()
+	run, err := rt.Start(context.Background(), prog, inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { run.Close() })
+	if _, err := run.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
 func example(t testing.TB, name string) []byte {
 	t.Helper()
 	text, err := os.ReadFile(filepath.Join("..", "..", "examples", "appendix-a", name))

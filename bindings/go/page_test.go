@@ -5,7 +5,6 @@
 package runlet
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -28,14 +27,7 @@ func TestServePageShowsTheRuntimesRuns(t *testing.T) {
 
 	// A run started after the server is shown live, and listed from the journal.
 	prog := compile(t, rt, "return [echo.value(1), echo.value(2)]\n")
-	run, err := rt.Start(context.Background(), prog, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	if _, err := run.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	run := finished(t, rt, prog, nil)
 
 	get := func(path string) (int, string) {
 		t.Helper()

@@ -344,14 +344,7 @@ func TestProgressReportsBecomeHeartbeatEvents(t *testing.T) {
 
 func TestSnapshotsShowTheGraph(t *testing.T) {
 	rt := newTestRuntime(t, nil, Options{})
-	run, err := rt.Start(context.Background(), compile(t, rt, "return echo.value(1)\n"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	if _, err := run.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	run := finished(t, rt, compile(t, rt, "return echo.value(1)\n"), nil)
 	graph, err := run.Snapshot()
 	if err != nil {
 		t.Fatal(err)
@@ -377,14 +370,7 @@ func TestSnapshotsShowTheGraph(t *testing.T) {
 func TestARuntimeWithoutALiveGraphSaysWhatItsSnapshotsLack(t *testing.T) {
 	rt := newTestRuntime(t, nil, Options{Journal: SQLite(filepath.Join(t.TempDir(), "runs.db")), NoLiveGraph: true})
 	prog := compile(t, rt, "return echo.value(1)\n")
-	run, err := rt.Start(context.Background(), prog, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	if _, err := run.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	run := finished(t, rt, prog, nil)
 	type graph struct {
 		Run struct {
 			State string `json:"state"`
