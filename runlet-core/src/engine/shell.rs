@@ -141,6 +141,9 @@ pub type CommittedBatch = (u64, Vec<Event>);
 /// At most this many inputs are reacted to before their events are appended.
 const ROUND_INPUTS: usize = 256;
 
+/// The effects of one reaction the shell keeps room for between reactions.
+const REACTED_KEPT: usize = 64;
+
 /// What the inputs of one round caused: their events, in order, and their other effects, in
 /// order, which act once the events have committed.
 #[derive(Default)]
@@ -150,6 +153,15 @@ struct Round {
     effects: Vec<Effect>,
     /// Calls the round's inputs granted permits to.
     granted: Vec<CallHandle>,
+}
+
+impl Round {
+    /// A round with room for as many events and effects as `last` had: rounds of a loop are
+    /// alike, and a batch grown event by event moves itself again at every doubling.
+    fn like(last: (usize, usize)) -> Round {
+        let (events, effects) = last;
+        Round { events: Vec::with_capacity(events), effects: Vec::with_capacity(effects), ..Round::default() }
+    }
 }
 
 /// A round's append on its way to the disk: the journal's answer, and what waits for it.
@@ -221,6 +233,11 @@ struct Shell {
     interrupts: Interrupts,
     /// The buffer every journal record of the run is encoded in before it is copied out.
     encoding: Vec<u8>,
+    /// The effects of the reaction being applied, other than its events (which the core
+    /// records straight into the round's batch).
+    reacted: Vec<Effect>,
+    /// How many events and effects the last round appended had.
+    last_round: (usize, usize),
     snapshots: Option<Snapshots>,
     /// The progress its calls reported and it has not yet reacted to.
     reports: Arc<Reports>,
@@ -253,6 +270,8 @@ impl Shell {
             last_seq,
             interrupts,
             encoding: Vec::new(),
+            reacted: Vec::new(),
+            last_round: (0, 0),
         }
     }
 
@@ -264,7 +283,7 @@ impl Shell {
         let mut next = Some(first);
         let mut in_flight: Option<InFlight> = None;
         loop {
-            let mut round = Round::default();
+            let mut round = Round::like(self.last_round);
             if in_flight.is_none() {
                 let input = match next.take() {
                     Some(input) => input,
@@ -369,6 +388,7 @@ impl Shell {
 
     /// Hands `round`'s events to the journal; what the round caused waits in the answer.
     fn start_append(&mut self, round: Round) -> InFlight {
+        self.last_round = (round.events.len(), round.effects.len());
         self.scopes.follow(&round.events);
         let (records, blobs) =
             records_after(self.last_seq, &round.events, &mut self.encoding, self.env.blobs_above);
@@ -414,25 +434,32 @@ impl Shell {
         if let Some(snapshots) = &mut self.snapshots {
             snapshots.reacting();
         }
-        for effect in core.react(input) {
+        // The core records its events straight into the round's batch.
+        let recorded = round.events.len();
+        core.react_into(input, &mut round.events, &mut self.reacted);
+        if let Some(snapshots) = &mut self.snapshots {
+            snapshots.recorded(self.last_seq + recorded as u64, &round.events[recorded..]);
+        }
+        for effect in self.reacted.drain(..) {
             if let Some(snapshots) = &mut self.snapshots {
-                snapshots.effect(&effect, self.last_seq + round.events.len() as u64);
+                snapshots.effect(&effect);
             }
             match effect {
-                Effect::Append(events) => round.events.extend(events),
                 Effect::EnterScope { scope, node, parent, kind } => {
                     self.scopes.began(scope, node, parent, kind)
                 }
                 effect => round.effects.push(effect),
             }
         }
+        // A wide loop's burst of dispatches is not kept for the rest of the run.
+        self.reacted.shrink_to(REACTED_KEPT);
     }
 
     /// Carries out one effect whose events have committed; the run's outcome once it ends.
     fn act(&mut self, effect: Effect) -> Option<Outcome> {
         match effect {
-            // `react` moves every batch of events into the round's one append, and the scopes
-            // that began to the round's spans.
+            // The core records its events into the round's one append (`react_into` makes no
+            // `Append`), and `react` hands the scopes that began to the round's spans.
             Effect::Append(_) | Effect::EnterScope { .. } => {}
             Effect::Dispatch(request) => {
                 let call = request.call;

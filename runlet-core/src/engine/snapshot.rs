@@ -54,15 +54,13 @@ impl Snapshots {
         self.ledger.reacting();
     }
 
-    /// The reaction asked for `effect`; its events will be records `after + 1 ..`.
-    pub(crate) fn effect(&mut self, effect: &Effect, after: u64) {
-        match effect {
-            Effect::Append(events) => self.recorded(after, events),
-            effect => self.ledger.effect(effect),
-        }
+    /// The reaction asked for `effect` (after recording its events).
+    pub(crate) fn effect(&mut self, effect: &Effect) {
+        self.ledger.effect(effect);
     }
 
-    fn recorded(&mut self, after: u64, events: &[Event]) {
+    /// The core recorded `events` as the records after `after`.
+    pub(crate) fn recorded(&mut self, after: u64, events: &[Event]) {
         for (offset, event) in events.iter().enumerate() {
             self.ledger.recorded(after + 1 + offset as u64, event);
         }

@@ -20,7 +20,7 @@ pub(super) struct Budget {
     /// Uses so far of the counted limits (`tool_calls`, `node_evaluations`, `retries`,
     /// `graph_edges`, `journal_bytes`), by key.
     used: [u64; LimitKey::ALL.len()],
-    /// How many of the step's events `journal_bytes` has counted.
+    /// How many events of the buffer the step records into `journal_bytes` has counted.
     journal_counted: usize,
     /// The first limit crossed and the node responsible, until the run fails with it.
     breach: Option<(Breach, Option<NodeIx>)>,
@@ -39,9 +39,10 @@ impl Budget {
         Budget { caps: limits.value_caps(), limits, source_bytes, ..Budget::default() }
     }
 
-    /// The step's events went to the shell: the next step's are counted from the first.
-    pub(super) fn events_taken(&mut self) {
-        self.journal_counted = 0;
+    /// The step's events start after the first `counted` of the buffer they are recorded in
+    /// (a shell's batch, which `journal_bytes` counted as they were recorded).
+    pub(super) fn events_counted(&mut self, counted: usize) {
+        self.journal_counted = counted;
     }
 
     /// What the run has used of its limits, as a snapshot keeps it; the caps themselves come

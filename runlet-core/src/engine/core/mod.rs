@@ -406,6 +406,33 @@ impl RunCore {
     /// Applies `input` and returns the effects it causes: first the events to append, then the
     /// dispatches, cancellations and the run's end that wait for that commit.
     pub fn react(&mut self, input: Input) -> Vec<Effect> {
+        let (mut events, mut effects) = (Vec::new(), Vec::new());
+        self.react_into(input, &mut events, &mut effects);
+        if !events.is_empty() {
+            effects.insert(0, Effect::Append(events));
+        }
+        effects
+    }
+
+    /// [`RunCore::react`] into buffers the caller keeps between reactions: the events to append
+    /// go after those `events` holds (a shell's batch), the other effects after `effects`'. No
+    /// `Effect::Append` is among them.
+    pub fn react_into(&mut self, input: Input, events: &mut Vec<Event>, effects: &mut Vec<Effect>) {
+        debug_assert!(self.outbox.events.is_empty() && self.outbox.effects.is_empty());
+        std::mem::swap(&mut self.outbox.events, events);
+        std::mem::swap(&mut self.outbox.effects, effects);
+        self.budget.events_counted(self.outbox.events.len());
+        self.apply(input);
+        self.budget.events_counted(0);
+        std::mem::swap(&mut self.outbox.events, events);
+        std::mem::swap(&mut self.outbox.effects, effects);
+        // A step that started a wide loop queued one node per iteration; keep the buffer an
+        // ordinary step needs, not that burst's, for the rest of the run.
+        self.agenda.ready.shrink_to(BUFFER_KEPT);
+    }
+
+    /// Applies `input`, then evaluates what became ready, up to a reaction's worth.
+    fn apply(&mut self, input: Input) {
         if !self.finished {
             match input {
                 Input::Start { inputs } => self.start(inputs),
@@ -443,17 +470,6 @@ impl RunCore {
                 }
             }
         }
-        let mut effects = Vec::with_capacity(self.outbox.effects.len() + 1);
-        if !self.outbox.events.is_empty() {
-            effects.push(Effect::Append(std::mem::take(&mut self.outbox.events)));
-        }
-        self.budget.events_taken();
-        effects.append(&mut self.outbox.effects);
-        // A step that started a wide loop queued one dispatch per iteration; keep the buffers
-        // an ordinary step needs, not that burst's, for the rest of the run.
-        self.outbox.effects.shrink_to(BUFFER_KEPT);
-        self.agenda.ready.shrink_to(BUFFER_KEPT);
-        effects
     }
 
     fn start(&mut self, inputs: Vec<Labelled>) {
