@@ -89,6 +89,30 @@ struct HubState {
 }
 
 impl HubState {
+    /// Takes the committed record `seq`, published `at_ms` after the run started: folds it and
+    /// offers it to every subscriber without waiting; a subscriber whose queue is full is
+    /// dropped and will catch up from the journal. The event moves to the last subscriber and
+    /// is copied only for the others, so the usual single subscriber costs no copy.
+    fn publish(&mut self, seq: u64, event: Event, at_ms: u64) {
+        self.fold(seq, &event, Some(at_ms));
+        if self.published_at.is_empty() {
+            // A resumed run publishes from where its journal left off.
+            self.first_timed_seq = seq;
+        }
+        if self.published_at.len() == PUBLICATION_TIMES_KEPT {
+            self.published_at.pop_front();
+            self.first_timed_seq += 1;
+        }
+        self.published_at.push_back(at_ms);
+        let last = self.subscribers.len().checked_sub(1);
+        let (mut offered, mut event) = (0, Some(event));
+        self.subscribers.retain(|subscriber| {
+            let copy = if Some(offered) == last { event.take() } else { event.clone() };
+            offered += 1;
+            copy.is_some_and(|copy| subscriber.try_send((seq, copy)).is_ok())
+        });
+    }
+
     /// Folds record `seq` into the model: the whole graph when it is live, else the run's own
     /// state.
     fn fold(&mut self, seq: u64, event: &Event, at_ms: Option<u64>) {
@@ -129,30 +153,15 @@ impl RunObserver {
         }
     }
 
-    /// Takes the committed record `seq`: applies it to the model and offers it to every
-    /// subscriber without waiting; a subscriber whose queue is full is dropped and will catch up
-    /// from the journal. The event moves to the last subscriber and is copied only for the
-    /// others, so the usual single subscriber costs no copy.
-    pub(crate) fn publish(&self, seq: u64, event: Event) {
+    /// Takes the committed records from `first` on, `events` in order, all published at one
+    /// moment (they committed together): applies each to the model and offers it to every
+    /// subscriber without waiting.
+    pub(crate) fn publish(&self, first: u64, events: Vec<Event>) {
         let at_ms = self.hub.started.elapsed().as_millis().min(u128::from(u64::MAX)) as u64;
         let mut state = self.hub.state.lock();
-        state.fold(seq, &event, Some(at_ms));
-        if state.published_at.is_empty() {
-            // A resumed run publishes from where its journal left off.
-            state.first_timed_seq = seq;
+        for (seq, event) in (first..).zip(events) {
+            state.publish(seq, event, at_ms);
         }
-        if state.published_at.len() == PUBLICATION_TIMES_KEPT {
-            state.published_at.pop_front();
-            state.first_timed_seq += 1;
-        }
-        state.published_at.push_back(at_ms);
-        let last = state.subscribers.len().checked_sub(1);
-        let (mut offered, mut event) = (0, Some(event));
-        state.subscribers.retain(|subscriber| {
-            let copy = if Some(offered) == last { event.take() } else { event.clone() };
-            offered += 1;
-            copy.is_some_and(|copy| subscriber.try_send((seq, copy)).is_ok())
-        });
     }
 
     /// Folds the run's records up to `upto` from the journal into the graph before anything

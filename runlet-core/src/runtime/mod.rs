@@ -953,9 +953,7 @@ impl Runtime {
 /// It runs in the run's own task, beside the shell.
 async fn publish(mut committed: mpsc::Receiver<CommittedBatch>, observer: RunObserver) {
     while let Some((first, events)) = committed.recv().await {
-        for (seq, event) in (first..).zip(events) {
-            observer.publish(seq, event);
-        }
+        observer.publish(first, events);
     }
     observer.finish();
 }
