@@ -364,11 +364,8 @@ impl Subscription {
     /// event, unredacted (for Rust hosts that act on the engine's own events).
     pub async fn next_record(&mut self) -> Option<Result<(u64, Event), ObserveError>> {
         loop {
-            if let Some((seq, event)) = self.pending.pop_front() {
-                if self.take(seq) {
-                    return Some(Ok((seq, event)));
-                }
-                continue;
+            if let Some(record) = self.queued() {
+                return Some(Ok(record));
             }
             if self.last < self.catch_up_to {
                 if let Err(error) = self.read_journal().await {
@@ -404,6 +401,25 @@ impl Subscription {
         self.ended = queue.is_none();
         self.live = queue;
         self.catch_up_to = published.max(self.last);
+    }
+
+    /// The next record already queued for this subscription, read from the journal or
+    /// published live, without waiting and without reading the journal.
+    pub(crate) fn queued(&mut self) -> Option<(u64, Event)> {
+        while let Some((seq, event)) = self.pending.pop_front() {
+            if self.take(seq) {
+                return Some((seq, event));
+            }
+        }
+        if self.last < self.catch_up_to {
+            return None;
+        }
+        while let Ok((seq, event)) = self.live.as_mut()?.try_recv() {
+            if self.take(seq) {
+                return Some((seq, event));
+            }
+        }
+        None
     }
 
     /// Whether record `seq` is next to deliver (it was not delivered already); it is taken.

@@ -1104,6 +1104,12 @@ impl EventStream {
     /// [`EventStream::recv`] for synchronous code: blocks the calling thread. Not for use inside
     /// an async task.
     pub fn blocking_recv(&mut self) -> Option<(u64, Event)> {
+        // What is queued already needs no trip into the runtime.
+        if self.failure.is_none()
+            && let Some(record) = self.subscription.queued()
+        {
+            return Some(record);
+        }
         let pool = self.pool.clone();
         pool.block_on(self.recv())
     }
