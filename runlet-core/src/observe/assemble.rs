@@ -111,10 +111,11 @@ impl GraphModel {
             let declared = tool?.errors.iter().find(|declared| declared.code == code)?;
             declared.description.clone()
         };
-        let failure = match (&record.tool_error, &record.failure_code) {
+        let details = record.details();
+        let failure = match (&details.tool_error, &details.failure_code) {
             (Some(error), _) => Some(FailureInfo {
                 code: error.code.clone(),
-                limit: record.limit_exceeded.clone(),
+                limit: details.limit_exceeded.clone(),
                 message: shows_tool_text.then(|| error.message.clone()),
                 retryable: error.retryable,
                 uncertain: error.uncertain,
@@ -122,7 +123,7 @@ impl GraphModel {
             }),
             (None, Some(code)) => Some(FailureInfo {
                 code: code.clone(),
-                limit: record.limit_exceeded.clone(),
+                limit: details.limit_exceeded.clone(),
                 message: None,
                 retryable: false,
                 uncertain: false,
@@ -132,11 +133,11 @@ impl GraphModel {
         };
         let retry = match &source.kind {
             ExprKind::Boundary { retries, .. } => Some(RetryInfo {
-                attempt: record.boundary_attempt.unwrap_or(0),
+                attempt: details.boundary_attempt.unwrap_or(0),
                 retries_allowed: *retries,
-                scheduled_attempts: record.scheduled_retries.clone(),
-                catch_selected: record.catching,
-                backoff: record
+                scheduled_attempts: details.scheduled_retries.clone(),
+                catch_selected: details.catching,
+                backoff: details
                     .backoff
                     .map(|(delay_ms, deadline_unix_ms)| RetryWait { delay_ms, deadline_unix_ms }),
             }),
@@ -146,7 +147,7 @@ impl GraphModel {
             matches!(record.state, NodeState::Cancelled | NodeState::Pruned | NodeState::Cancelling).then(
                 || CancellationInfo {
                     never_eligible: record.state == NodeState::Pruned,
-                    orphaned_completions: record.orphaned_completions,
+                    orphaned_completions: details.orphaned_completions,
                 },
             );
         GraphNode {
@@ -179,13 +180,13 @@ impl GraphModel {
             retry,
             cancellation,
             failure,
-            selected_arm: record.arm.map(arm_name),
-            loop_info: record
+            selected_arm: details.arm.map(arm_name),
+            loop_info: details
                 .loop_items
-                .map(|items| LoopInfo { items, iterations_started: record.iterations_started }),
-            reused_from: record.reused_from.as_ref().map(|from| context.node_id(from).to_string()),
+                .map(|items| LoopInfo { items, iterations_started: details.iterations_started }),
+            reused_from: details.reused_from.as_ref().map(|from| context.node_id(from).to_string()),
             value: record.output.as_ref().map(|(value, labels)| view.preview(value, labels)),
-            progress: record.progress.as_ref().map(|p| ProgressInfo {
+            progress: details.progress.as_ref().map(|p| ProgressInfo {
                 progress: p.progress,
                 total: p.total,
                 message: p.message.clone().filter(|_| shows_tool_text),
@@ -238,14 +239,14 @@ impl GraphModel {
     /// For a boundary that caught: the first node to fail in its last attempt, and the catch
     /// block's result node.
     fn fallback(&self, boundary: &str, record: &NodeRecord, catch: RegionId) -> Option<(String, String)> {
-        if !record.catching {
+        if !record.details().catching {
             return None;
         }
         let context = &*self.context;
         let scope = split_local(boundary).0;
         let within =
             |segment: &str| if scope.is_empty() { segment.to_owned() } else { format!("{scope}/{segment}") };
-        let last_attempt = within(&format!("a{}", record.boundary_attempt?));
+        let last_attempt = within(&format!("a{}", record.details().boundary_attempt?));
         let result = context.program().region(catch).result;
         let catch_result = format!("{}|{}", within("catch"), context.plan().path(result));
         if !self.nodes.contains_key(&catch_result) {
@@ -273,12 +274,12 @@ impl GraphModel {
         let mut regions = Vec::new();
         for &(local, record, expr) in placed.iter().filter(|(local, ..)| !folded.contains(local.as_str())) {
             let untaken: Vec<(&'static str, RegionId)> =
-                match (&context.program().expr(expr).kind, record.arm) {
+                match (&context.program().expr(expr).kind, record.details().arm) {
                     (ExprKind::Conditional { otherwise, .. }, Some(Arm::Then)) => vec![("else", *otherwise)],
                     (ExprKind::Conditional { then, .. }, Some(Arm::Else)) => vec![("then", *then)],
                     (ExprKind::Logical { right, .. }, Some(Arm::ShortCircuit)) => vec![("right", *right)],
                     (ExprKind::Boundary { catch, .. }, _)
-                        if record.state == NodeState::Succeeded && !record.catching =>
+                        if record.state == NodeState::Succeeded && !record.details().catching =>
                     {
                         vec![("catch", *catch)]
                     }
@@ -361,7 +362,7 @@ impl GraphModel {
             .into_iter()
             .filter_map(|(segment, owner)| {
                 let index = iteration_index(&segment)?;
-                let items = self.nodes.get(&owner)?.loop_items?;
+                let items = self.nodes.get(&owner)?.details().loop_items?;
                 (items > options.iteration_detail_limit).then_some((owner, index))
             })
             .collect()

@@ -24,19 +24,29 @@ pub enum RunState {
     Cancelled,
 }
 
-/// What the events said about one node.
+/// What the events said about one node: what every node has inline, the rest boxed, so the
+/// records of a wide loop's calls stay small (a run keeps thousands of them, and each growth of
+/// the table copies them all).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct NodeRecord {
     pub(crate) state: NodeState,
+    /// The attempt of the node's last dispatch.
+    pub(crate) dispatch_attempt: Option<u32>,
     pub(crate) inputs: Vec<String>,
     pub(crate) planned_at_ms: Option<u64>,
     pub(crate) started_at_ms: Option<u64>,
     pub(crate) finished_at_ms: Option<u64>,
-    /// The attempt of the node's last dispatch.
-    pub(crate) dispatch_attempt: Option<u32>,
+    /// The record that put the node in a terminal state.
+    pub(crate) settled_seq: Option<u64>,
+    pub(crate) output: Option<(Value, Labels)>,
+    details: Option<Box<NodeDetails>>,
+}
+
+/// What only some nodes have: failures, branches, loops, boundaries, timers, progress.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct NodeDetails {
     pub(crate) tool_error: Option<RecordedToolError>,
     pub(crate) failure_code: Option<String>,
-    pub(crate) output: Option<(Value, Labels)>,
     pub(crate) arm: Option<Arm>,
     pub(crate) loop_items: Option<usize>,
     pub(crate) iterations_started: usize,
@@ -51,37 +61,48 @@ pub(crate) struct NodeRecord {
     pub(crate) reused_from: Option<String>,
     /// A boundary's retry backoff waiting to fire: its delay and, once armed, its deadline.
     pub(crate) backoff: Option<(u64, Option<u64>)>,
-    /// The record that put the node in a terminal state.
-    pub(crate) settled_seq: Option<u64>,
     /// The latest progress its tool reported.
     pub(crate) progress: Option<Progress>,
 }
+
+/// The details of a node the events said nothing more about.
+static NO_DETAILS: NodeDetails = NodeDetails {
+    tool_error: None,
+    failure_code: None,
+    arm: None,
+    loop_items: None,
+    iterations_started: 0,
+    boundary_attempt: None,
+    scheduled_retries: Vec::new(),
+    catching: false,
+    orphaned_completions: 0,
+    limit_exceeded: None,
+    reused_from: None,
+    backoff: None,
+    progress: None,
+};
 
 impl NodeRecord {
     fn planned(inputs: Vec<String>, at_ms: Option<u64>) -> NodeRecord {
         NodeRecord {
             state: NodeState::Planned,
+            dispatch_attempt: None,
             inputs,
             planned_at_ms: at_ms,
             started_at_ms: None,
             finished_at_ms: None,
-            dispatch_attempt: None,
-            tool_error: None,
-            failure_code: None,
-            output: None,
-            arm: None,
-            loop_items: None,
-            iterations_started: 0,
-            boundary_attempt: None,
-            scheduled_retries: Vec::new(),
-            catching: false,
-            orphaned_completions: 0,
             settled_seq: None,
-            limit_exceeded: None,
-            reused_from: None,
-            backoff: None,
-            progress: None,
+            output: None,
+            details: None,
         }
+    }
+
+    pub(crate) fn details(&self) -> &NodeDetails {
+        self.details.as_deref().unwrap_or(&NO_DETAILS)
+    }
+
+    fn details_mut(&mut self) -> &mut NodeDetails {
+        self.details.get_or_insert_default()
     }
 }
 
@@ -175,7 +196,7 @@ impl GraphModel {
             }
             Event::CallFailed { node, error } => {
                 let error = error.clone();
-                self.with(seq, node, |r| r.tool_error = Some(error));
+                self.with(seq, node, |r| r.details_mut().tool_error = Some(error));
             }
             Event::NodeSucceeded { node } => {
                 self.advance(seq, node, NodeState::Succeeded, at_ms);
@@ -184,7 +205,7 @@ impl GraphModel {
             Event::NodeFailed { node, code } => {
                 self.advance(seq, node, NodeState::Failed, at_ms);
                 let code = code.clone();
-                self.with(seq, node, |r| r.failure_code = Some(code));
+                self.with(seq, node, |r| r.details_mut().failure_code = Some(code));
             }
             Event::NodeCancelled { node } => {
                 let never_eligible = self
@@ -194,29 +215,33 @@ impl GraphModel {
                 let target = if never_eligible { NodeState::Pruned } else { NodeState::Cancelled };
                 self.advance(seq, node, target, at_ms);
             }
-            Event::OrphanedCompletion { node } => self.with(seq, node, |r| r.orphaned_completions += 1),
+            Event::OrphanedCompletion { node } => {
+                self.with(seq, node, |r| r.details_mut().orphaned_completions += 1)
+            }
             Event::CallHeartbeat { node, progress } => {
                 let progress = progress.clone();
-                self.with(seq, node, |r| r.progress = Some(progress));
+                self.with(seq, node, |r| r.details_mut().progress = Some(progress));
             }
             Event::BranchSelected { node, arm } => {
                 self.advance(seq, node, NodeState::Running, at_ms);
-                self.with(seq, node, |r| r.arm = Some(*arm));
+                self.with(seq, node, |r| r.details_mut().arm = Some(*arm));
             }
             Event::LoopCollectionResolved { node, items } => {
                 self.retention.loop_resolved(*items);
                 self.advance(seq, node, NodeState::Running, at_ms);
-                self.with(seq, node, |r| r.loop_items = Some(*items));
+                self.with(seq, node, |r| r.details_mut().loop_items = Some(*items));
             }
-            Event::IterationMaterialized { node, .. } => self.with(seq, node, |r| r.iterations_started += 1),
+            Event::IterationMaterialized { node, .. } => {
+                self.with(seq, node, |r| r.details_mut().iterations_started += 1)
+            }
             Event::BoundaryAttemptStarted { node, attempt } => {
                 self.advance(seq, node, NodeState::Running, at_ms);
-                self.with(seq, node, |r| r.boundary_attempt = Some(*attempt));
+                self.with(seq, node, |r| r.details_mut().boundary_attempt = Some(*attempt));
             }
             Event::BoundaryRetryScheduled { node, attempt } => {
-                self.with(seq, node, |r| r.scheduled_retries.push(*attempt))
+                self.with(seq, node, |r| r.details_mut().scheduled_retries.push(*attempt))
             }
-            Event::CatchSelected { node } => self.with(seq, node, |r| r.catching = true),
+            Event::CatchSelected { node } => self.with(seq, node, |r| r.details_mut().catching = true),
             Event::CancellationRequested
             | Event::RunResumed
             | Event::RunSucceeded
@@ -227,18 +252,18 @@ impl GraphModel {
             Event::NodeCancelling { node } => self.advance(seq, node, NodeState::Cancelling, at_ms),
             Event::CallReused { node, from } => {
                 let from = from.clone();
-                self.with(seq, node, |r| r.reused_from = Some(from));
+                self.with(seq, node, |r| r.details_mut().reused_from = Some(from));
             }
             Event::TimerStarted { timer, node, delay_ms } => {
                 self.timers.insert(*timer, node.clone());
                 if !node.is_empty() {
-                    self.with(seq, node, |r| r.backoff = Some((*delay_ms, None)));
+                    self.with(seq, node, |r| r.details_mut().backoff = Some((*delay_ms, None)));
                 }
             }
             Event::TimerArmed { timer, deadline_unix_ms } => {
                 if let Some(node) = self.timers.get(timer).filter(|n| !n.is_empty()).cloned() {
                     self.with(seq, &node, |r| {
-                        if let Some((_, deadline)) = &mut r.backoff {
+                        if let Some((_, deadline)) = &mut r.details_mut().backoff {
                             *deadline = Some(*deadline_unix_ms);
                         }
                     });
@@ -246,12 +271,12 @@ impl GraphModel {
             }
             Event::TimerFired { timer } => {
                 if let Some(node) = self.timers.remove(timer).filter(|n| !n.is_empty()) {
-                    self.with(seq, &node, |r| r.backoff = None);
+                    self.with(seq, &node, |r| r.details_mut().backoff = None);
                 }
             }
             Event::LimitExceeded { node, limit, .. } if !node.is_empty() => {
                 let limit = limit.clone();
-                self.with(seq, node, |r| r.limit_exceeded = Some(limit));
+                self.with(seq, node, |r| r.details_mut().limit_exceeded = Some(limit));
             }
             Event::LimitExceeded { .. } => {}
         }

@@ -117,7 +117,7 @@ impl GraphModel {
         owners.outermost_first().find_map(|scope| {
             let index = iteration_index(scope.segment)?;
             let owner = self.context.owner_local(&owners, scope);
-            let items = self.nodes.get(&owner)?.loop_items?;
+            let items = self.nodes.get(&owner)?.details().loop_items?;
             (items > self.retention.fold_loops_above).then_some((owner, index))
         })
     }
