@@ -16,7 +16,9 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::call_permits::CallPermits;
-use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, SampleRequest, TimerHandle};
+use super::core::{
+    BUFFER_KEPT, CallHandle, CallRequest, Effect, Input, Outcome, RunCore, SampleRequest, TimerHandle,
+};
 use super::event::{Event, unix_ms};
 use super::executor::{
     CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolError, ToolExecutor, ToolOutput,
@@ -140,9 +142,6 @@ pub type CommittedBatch = (u64, Vec<Event>);
 
 /// At most this many inputs are reacted to before their events are appended.
 const ROUND_INPUTS: usize = 256;
-
-/// The effects of one reaction the shell keeps room for between reactions.
-const REACTED_KEPT: usize = 64;
 
 /// What the inputs of one round caused: their events, in order, and their other effects, in
 /// order, which act once the events have committed.
@@ -452,7 +451,7 @@ impl Shell {
             }
         }
         // A wide loop's burst of dispatches is not kept for the rest of the run.
-        self.reacted.shrink_to(REACTED_KEPT);
+        self.reacted.shrink_to(BUFFER_KEPT);
     }
 
     /// Carries out one effect whose events have committed; the run's outcome once it ends.

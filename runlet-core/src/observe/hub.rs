@@ -78,8 +78,6 @@ struct HubState {
     /// The run's graph, or, for a runtime built without a live graph, a model that folds the
     /// run's own state and no nodes.
     model: GraphModel,
-    /// Whether `model` folds every event (a live graph) or only the run's own.
-    live_graph: bool,
     /// When the latest published records were published, in ms since the run started: the
     /// record `first_timed_seq` first, at most [`PUBLICATION_TIMES_KEPT`] of them.
     published_at: VecDeque<u64>,
@@ -94,7 +92,7 @@ impl HubState {
     /// dropped and will catch up from the journal. The event moves to the last subscriber and
     /// is copied only for the others, so the usual single subscriber costs no copy.
     fn publish(&mut self, seq: u64, event: Event, at_ms: u64) {
-        self.fold(seq, &event, Some(at_ms));
+        self.model.apply(seq, &event, Some(at_ms));
         if self.published_at.is_empty() {
             // A resumed run publishes from where its journal left off.
             self.first_timed_seq = seq;
@@ -112,16 +110,6 @@ impl HubState {
             copy.is_some_and(|copy| subscriber.try_send((seq, copy)).is_ok())
         });
     }
-
-    /// Folds record `seq` into the model: the whole graph when it is live, else the run's own
-    /// state.
-    fn fold(&mut self, seq: u64, event: &Event, at_ms: Option<u64>) {
-        if self.live_graph {
-            self.model.apply(seq, event, at_ms);
-        } else {
-            self.model.apply_run_event(seq, event);
-        }
-    }
 }
 
 impl RunObserver {
@@ -132,7 +120,11 @@ impl RunObserver {
         buffer: usize,
         live_graph: bool,
     ) -> RunObserver {
-        let model = GraphModel::new(Arc::clone(&context));
+        let model = if live_graph {
+            GraphModel::new(Arc::clone(&context))
+        } else {
+            GraphModel::run_state_only(Arc::clone(&context))
+        };
         RunObserver {
             hub: Arc::new(Hub {
                 context,
@@ -143,7 +135,6 @@ impl RunObserver {
                 buffer: buffer.max(1),
                 state: Mutex::new(HubState {
                     model,
-                    live_graph,
                     published_at: VecDeque::new(),
                     first_timed_seq: 1,
                     subscribers: Vec::new(),
@@ -178,7 +169,7 @@ impl RunObserver {
             let events = decoded(self.hub.journal.as_ref(), records).await?;
             let mut state = self.hub.state.lock();
             for (seq, event) in events {
-                state.fold(seq, &event, None);
+                state.model.apply(seq, &event, None);
                 after = seq;
             }
         }
@@ -198,7 +189,7 @@ impl RunObserver {
     /// events may still be on their way to the observer, so a node not seen yet is accepted.
     pub fn waiting_for_permits(&self, node: &str, resources: Vec<String>) {
         let mut state = self.hub.state.lock();
-        if !state.live_graph {
+        if !state.model.folds_nodes() {
             return;
         }
         let settled = match state.model.nodes.get(node) {
@@ -242,7 +233,7 @@ impl RunObserver {
     pub fn snapshot_with(&self, view: &ViewPolicy, options: &SnapshotOptions) -> GraphSnapshot {
         let state = self.hub.state.lock();
         let mut snapshot = state.model.snapshot(view, options);
-        if !state.live_graph {
+        if !state.model.folds_nodes() {
             snapshot.integrity_errors.push(NO_LIVE_GRAPH.to_owned());
         }
         snapshot

@@ -116,6 +116,9 @@ pub(crate) type NodeMap<V> = IndexMap<String, V, foldhash::fast::FixedState>;
 #[derive(Debug, Clone)]
 pub(crate) struct GraphModel {
     pub(crate) context: Arc<GraphContext>,
+    /// Whether the model folds every event into node records, or only the run's own state
+    /// (the observer of a runtime without a live graph).
+    folds_nodes: bool,
     pub(crate) seq: u64,
     pub(crate) nodes: NodeMap<NodeRecord>,
     /// For each node that has yet to succeed, the nodes that read it and wait for it.
@@ -138,9 +141,20 @@ pub(crate) struct GraphModel {
 }
 
 impl GraphModel {
+    /// A model of the whole graph.
     pub(crate) fn new(context: Arc<GraphContext>) -> GraphModel {
+        GraphModel::folding(context, true)
+    }
+
+    /// A model of the run's own state (its end, cancellation and resumptions) and no nodes.
+    pub(crate) fn run_state_only(context: Arc<GraphContext>) -> GraphModel {
+        GraphModel::folding(context, false)
+    }
+
+    fn folding(context: Arc<GraphContext>, folds_nodes: bool) -> GraphModel {
         GraphModel {
             context,
+            folds_nodes,
             seq: 0,
             nodes: NodeMap::default(),
             consumers: NodeMap::default(),
@@ -157,8 +171,18 @@ impl GraphModel {
 
     /// Applies the journal record `seq`, published `at_ms` after the run started when known.
     pub(crate) fn apply(&mut self, seq: u64, event: &Event, at_ms: Option<u64>) {
-        self.apply_event(seq, event, at_ms);
-        self.fold_finished_iterations();
+        if self.folds_nodes {
+            self.apply_event(seq, event, at_ms);
+            self.fold_finished_iterations();
+        } else {
+            self.seq = self.seq.max(seq);
+            self.run_event(event);
+        }
+    }
+
+    /// Whether the model folds node records, not only the run's own state.
+    pub(crate) fn folds_nodes(&self) -> bool {
+        self.folds_nodes
     }
 
     fn apply_event(&mut self, seq: u64, event: &Event, at_ms: Option<u64>) {
@@ -280,13 +304,6 @@ impl GraphModel {
             }
             Event::LimitExceeded { .. } => {}
         }
-    }
-
-    /// Applies the journal record `seq` to the run's own state only (its end, cancellation and
-    /// resumptions), leaving the nodes alone: what a runtime without a live graph folds.
-    pub(crate) fn apply_run_event(&mut self, seq: u64, event: &Event) {
-        self.seq = self.seq.max(seq);
-        self.run_event(event);
     }
 
     fn run_event(&mut self, event: &Event) {

@@ -276,8 +276,9 @@ pub enum Outcome {
 /// How many ready nodes one reaction evaluates before it yields to the shell (`Effect::Yield`).
 pub const EVALUATIONS_PER_REACTION: usize = 4096;
 
-/// The capacity the effect and ready queues keep between steps.
-const BUFFER_KEPT: usize = 64;
+/// The capacity a step's queues (the core's ready nodes, the shell's effects) keep between
+/// steps: an ordinary step's, not a wide loop's burst.
+pub(crate) const BUFFER_KEPT: usize = 64;
 
 /// One run's state machine.
 #[derive(Debug)]
