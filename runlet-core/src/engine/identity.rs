@@ -65,19 +65,20 @@ impl OperationPrefix {
     pub fn derive(&self, components: &OperationComponents<'_>) -> OperationId {
         #[cfg(debug_assertions)]
         debug_assert_eq!(&self.workflow, components.workflow, "an operation of another workflow");
-        let input = components.input_digest.to_string();
-        OperationId(
-            *self
-                .hash
-                .digest(&[
-                    ScalarRef::Str(components.call_site),
-                    ScalarRef::Str(components.dynamic_key),
-                    ScalarRef::Str(components.schema_version),
-                    ScalarRef::Str(&input),
-                    ScalarRef::Int(i64::from(components.generation)),
-                ])
-                .bytes(),
-        )
+        components.input_digest.with_text(|input| {
+            OperationId(
+                *self
+                    .hash
+                    .digest(&[
+                        ScalarRef::Str(components.call_site),
+                        ScalarRef::Str(components.dynamic_key),
+                        ScalarRef::Str(components.schema_version),
+                        ScalarRef::Str(input),
+                        ScalarRef::Int(i64::from(components.generation)),
+                    ])
+                    .bytes(),
+            )
+        })
     }
 }
 

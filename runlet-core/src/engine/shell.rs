@@ -732,7 +732,7 @@ fn call_of(
         request.attempt,
         operation,
         operation.dispatch_id(request.dispatch_generation),
-        tool.schema_version.as_str(),
+        Arc::clone(&tool.schema_version),
     )
     .with_call_site(request.call_site, request.dynamic_key.as_str())
     .with_digest_key(request.digest_key.clone())

@@ -171,7 +171,7 @@ impl GraphModel {
             tool: tool.map(|t| ToolInfo {
                 name: t.name.to_string(),
                 execution: t.execution.as_str(),
-                schema_version: t.schema_version.clone(),
+                schema_version: t.schema_version.to_string(),
                 dispatch_attempt: record.dispatch_attempt,
             }),
             input_schemas,

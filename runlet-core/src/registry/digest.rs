@@ -99,7 +99,7 @@ impl Table<'_> {
             ("name", Value::from(tool.name.as_str())),
             ("output", self.schema(tool.output)),
             ("params", params.unwrap_or(Value::Null)),
-            ("schema_version", Value::from(tool.schema_version.as_str())),
+            ("schema_version", Value::from(&*tool.schema_version)),
         ];
         if let Some(origin) = &tool.mcp {
             let server = origin.server.as_deref().map_or(Value::Null, Value::from);

@@ -124,7 +124,7 @@ pub struct ToolDescriptor {
     pub errors: Vec<ErrorDescriptor>,
     pub execution: ExecutionClass,
     pub execution_origin: ExecutionOrigin,
-    pub schema_version: String,
+    pub schema_version: Arc<str>,
     /// The most calls of this tool in flight at once over a whole runtime (`max_concurrency`);
     /// scheduling policy, not part of the registry digest.
     pub max_concurrency: Option<u64>,

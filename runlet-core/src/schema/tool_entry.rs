@@ -1,6 +1,8 @@
 //! One tool entry of a registry file (an MCP tool definition plus Runlet's fields) read into a
 //! [`ToolDescriptor`]: name, parameters, schemas, errors, and the execution class.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::diag::codes;
@@ -72,7 +74,7 @@ pub(crate) fn read_tool(
     };
     let title = fields.string("title").map(str::to_owned);
     let description = fields.string("description").unwrap_or_default().to_owned();
-    let schema_version = fields.string("schema_version").unwrap_or("1").to_owned();
+    let schema_version = Arc::from(fields.string("schema_version").unwrap_or("1"));
     let max_concurrency = fields.positive_integer("max_concurrency");
     let resource_group = fields.string("resource_group").map(str::to_owned);
     let hints = read_hints(&mut fields);

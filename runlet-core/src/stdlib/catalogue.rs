@@ -2,6 +2,7 @@
 //! which prelude includes it, and its registry descriptor built in a schema arena.
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::schema::{
     CallSchema, ExecutionClass, ExecutionOrigin, IntegerRange, LengthRange, ListSchema, NumberRange, Param,
@@ -441,7 +442,7 @@ impl Intrinsic {
             errors: Vec::new(),
             execution: ExecutionClass::Pure,
             execution_origin: ExecutionOrigin::Declared,
-            schema_version: PRELUDE_VERSION.to_owned(),
+            schema_version: Arc::from(PRELUDE_VERSION),
             max_concurrency: None,
             resource_group: None,
             mcp: None,

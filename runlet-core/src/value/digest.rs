@@ -32,6 +32,15 @@ impl Digest {
             Digest::HmacSha256 { mac, .. } => mac,
         }
     }
+
+    /// Its text (`sha256:<hex>` or `hmac-sha256:<key id>:<hex>`), lent to `use_text` from the
+    /// stack rather than a fresh string: every call's operation id digests its input digest's.
+    pub fn with_text<R>(&self, use_text: impl FnOnce(&str) -> R) -> R {
+        use std::io::Write as _;
+        let mut text = smallvec::SmallVec::<[u8; 256]>::new();
+        write!(text, "{self}").expect("writing to memory cannot fail");
+        use_text(std::str::from_utf8(&text).expect("a digest's text is ASCII"))
+    }
 }
 
 impl fmt::Display for Digest {

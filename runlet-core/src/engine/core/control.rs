@@ -2,6 +2,7 @@
 //! most `limit` iterations active, `fold` steps one at a time, boundaries retry or catch, and a
 //! failed scope cancels what it owns before its owner decides.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use super::state::{
@@ -366,7 +367,10 @@ impl RunCore {
 fn iteration_key(index: usize, element: &Labelled, key: &DigestKey) -> String {
     let digest = element.digest(key);
     let [a, b, c, d, ..] = *digest.bytes();
-    format!("i{index}~{a:02x}{b:02x}{c:02x}{d:02x}")
+    // Sized once: `format!` would grow it twice for every iteration of a loop.
+    let mut key = String::with_capacity(32);
+    write!(key, "i{index}~{a:02x}{b:02x}{c:02x}{d:02x}").expect("writing to a string cannot fail");
+    key
 }
 
 /// The items a `for`/`fold` iterates: list elements in order, or `{ key, value }` records of an

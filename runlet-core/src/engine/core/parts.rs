@@ -92,7 +92,7 @@ pub struct ToolTable {
     classes: Arc<[ExecutionClass]>,
     capped: Arc<[bool]>,
     /// Each tool's descriptor `schema_version`, a part of its operations' ids.
-    schema_versions: Arc<[String]>,
+    schema_versions: Arc<[Arc<str>]>,
 }
 
 impl ToolTable {
@@ -115,7 +115,7 @@ impl ToolTable {
     }
 
     pub(super) fn schema_version(&self, tool: ToolId) -> &str {
-        self.schema_versions.get(tool.index()).map_or("", String::as_str)
+        self.schema_versions.get(tool.index()).map_or("", |version| version)
     }
 
     pub(super) fn name(&self, tool: ToolId) -> String {
