@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use runlet::journal::{
-    Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot, suite,
+    Bytes, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot, suite,
 };
 
 use crate::boundary::panic_message;
@@ -366,7 +366,7 @@ impl Journal for HostJournal {
                 })
             })
             .await?;
-        Ok(pushed.into_iter().map(|(seq, bytes)| Record { seq, bytes: Arc::from(bytes) }).collect())
+        Ok(pushed.into_iter().map(|(seq, bytes)| Record { seq, bytes: Bytes::from(bytes) }).collect())
     }
 
     async fn load_snapshot(&self, run: &RunId) -> Result<Option<Snapshot>, JournalError> {

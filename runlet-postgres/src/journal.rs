@@ -24,8 +24,8 @@ use crate::error::{Context, is_transient, sql, storage, unknown};
 use crate::lease::{self, Leases};
 use crate::schema;
 use runlet::journal::{
-    AppendBatch, Blob, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot,
-    check_read,
+    AppendBatch, Blob, Bytes, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId,
+    Snapshot, check_read,
 };
 
 /// How a [`PostgresJournal`] connects and holds its runs.
@@ -498,7 +498,7 @@ impl Journal for PostgresJournal {
             }
             let records: Vec<Record> = rows
                 .iter()
-                .map(|row| Record { seq: row.get::<_, i64>(0) as u64, bytes: Arc::from(row.get::<_, Vec<u8>>(1)) })
+                .map(|row| Record { seq: row.get::<_, i64>(0) as u64, bytes: Bytes::from(row.get::<_, Vec<u8>>(1))})
                 .collect();
             check_read(&run, after, &records)?;
             Ok(records)

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use runlet::analyze::Inputs;
 use runlet::engine::{ToolCall, ToolError, ToolExecutor, ToolOutput};
-use runlet::journal::{Journal, Record, RunId};
+use runlet::journal::{Bytes, Journal, Record, RunId};
 use runlet::registry::{Registry, RegistryOptions};
 use runlet::runtime::{RunOptions, RunStatus, Runtime, list_runs};
 use runlet::value::Value;
@@ -110,7 +110,7 @@ fn an_append_whose_acknowledgement_is_lost_is_read_back_not_appended_twice() {
     let journal =
         PostgresJournal::connect(&url, PostgresOptions::default()).expect("connects through the proxy");
     let run = RunId::new("ambiguous");
-    let record = |seq: u64, text: &str| Record { seq, bytes: Arc::from(text.as_bytes()) };
+    let record = |seq: u64, text: &str| Record { seq, bytes: Bytes::copy_from_slice(text.as_bytes()) };
     block_on(async {
         journal.create_run(&support::header("ambiguous")).await.expect("create");
         journal.append(&run, 0, &[record(1, "before")]).await.expect("append");

@@ -6,7 +6,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use runlet::journal::{Journal, JournalErrorKind, Record, RunId, suite};
+use runlet::journal::{Bytes, Journal, JournalErrorKind, Record, RunId, suite};
 use runlet_postgres::{PostgresJournal, PostgresOptions};
 
 fn block_on<F: std::future::Future>(future: F) -> F::Output {
@@ -14,7 +14,7 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
 }
 
 fn record(seq: u64) -> Record {
-    Record { seq, bytes: Arc::from(format!("record {seq}").into_bytes()) }
+    Record { seq, bytes: Bytes::from(format!("record {seq}")) }
 }
 
 #[test]

@@ -513,7 +513,13 @@ impl Event {
 
     /// [`Event::encode`] into `out` (replacing what it held), reusing its capacity.
     pub fn encode_into(&self, seq: u64, out: &mut Vec<u8>) {
-        Envelope::frame_into(out, seq, self.kind_number(), |out| {
+        out.clear();
+        self.encode_appended(seq, out);
+    }
+
+    /// [`Event::encode`] after what `out` holds already.
+    pub fn encode_appended(&self, seq: u64, out: &mut Vec<u8>) {
+        Envelope::frame_appended(out, seq, self.kind_number(), |out| {
             rmp_serde::encode::write_named(out, self).expect("events serialize to MessagePack")
         });
     }

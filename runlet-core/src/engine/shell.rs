@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use futures_util::FutureExt;
 use futures_util::future::Either;
+use smallvec::SmallVec;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -34,7 +35,7 @@ use super::snapshot::{SnapshotPolicy, Snapshots};
 use super::trace;
 use crate::analyze::WorkflowIdentity;
 use crate::diag::codes;
-use crate::journal::{Blob, Journal, JournalError, JournalErrorKind, Record, RunId};
+use crate::journal::{Blob, Bytes, Journal, JournalError, JournalErrorKind, Record, RunId};
 use crate::registry::Registry;
 use crate::schema::{ExecutionClass, SchemaArena, ToolDescriptor, labels_of, validate};
 use crate::value::{Labelled, List};
@@ -230,8 +231,8 @@ struct Shell {
     last_seq: u64,
     /// The host's cancellation and the wall-clock deadline.
     interrupts: Interrupts,
-    /// The buffer every journal record of the run is encoded in before it is copied out.
-    encoding: Vec<u8>,
+    /// How many bytes the last append's records took: the next one's buffer starts that large.
+    last_append_bytes: usize,
     /// The effects of the reaction being applied, other than its events (which the core
     /// records straight into the round's batch).
     reacted: Vec<Effect>,
@@ -268,7 +269,7 @@ impl Shell {
             timers,
             last_seq,
             interrupts,
-            encoding: Vec::new(),
+            last_append_bytes: 0,
             reacted: Vec::new(),
             last_round: (0, 0),
         }
@@ -390,8 +391,9 @@ impl Shell {
         self.last_round = (round.events.len(), round.effects.len());
         self.scopes.follow(&round.events);
         let (records, blobs) =
-            records_after(self.last_seq, &round.events, &mut self.encoding, self.env.blobs_above);
+            records_after(self.last_seq, &round.events, self.last_append_bytes, self.env.blobs_above);
         let bytes = records.iter().map(|record| record.bytes.len()).sum();
+        self.last_append_bytes = bytes;
         let after = self.last_seq;
         self.last_seq += records.len() as u64;
         let quiet = self.snapshots.as_ref().is_some_and(|snapshots| snapshots.due(self.last_seq, bytes));
@@ -569,29 +571,38 @@ async fn append(
     Ok((last, bytes))
 }
 
-/// The journal records of `events` appended after sequence number `last_seq`, each encoded in
-/// `buffer` and copied once into its record, and the blobs they name: values of more than
-/// `blobs_above` bytes, when given, are recorded as references to blobs.
+/// The journal records of `events` appended after sequence number `last_seq`, encoded one
+/// after another into one buffer (started with `capacity`) whose slices they are, and the blobs
+/// they name: values of more than `blobs_above` bytes, when given, are recorded as references
+/// to blobs.
 pub(crate) fn records_after(
     last_seq: u64,
     events: &[Event],
-    buffer: &mut Vec<u8>,
+    capacity: usize,
     blobs_above: Option<usize>,
 ) -> (Vec<Record>, Vec<Blob>) {
     let mut blobs = Vec::new();
-    let records = events
-        .iter()
-        .enumerate()
-        .map(|(offset, event)| {
-            let seq = last_seq + 1 + offset as u64;
-            match blobs_above.and_then(|threshold| event.detached(threshold)) {
-                Some((detached, blob)) => {
-                    detached.encode_into(seq, buffer);
-                    blobs.push(blob);
-                }
-                None => event.encode_into(seq, buffer),
+    let mut buffer = Vec::with_capacity(capacity);
+    let mut ends = SmallVec::<[usize; 16]>::with_capacity(events.len());
+    for (offset, event) in events.iter().enumerate() {
+        let seq = last_seq + 1 + offset as u64;
+        match blobs_above.and_then(|threshold| event.detached(threshold)) {
+            Some((detached, blob)) => {
+                detached.encode_appended(seq, &mut buffer);
+                blobs.push(blob);
             }
-            Record { seq, bytes: Arc::from(buffer.as_slice()) }
+            None => event.encode_appended(seq, &mut buffer),
+        }
+        ends.push(buffer.len());
+    }
+    let buffer = Bytes::from(buffer);
+    let mut start = 0;
+    let records = (last_seq + 1..)
+        .zip(ends)
+        .map(|(seq, end)| {
+            let record = Record { seq, bytes: buffer.slice(start..end) };
+            start = end;
+            record
         })
         .collect();
     (records, blobs)
@@ -1225,13 +1236,13 @@ mod tests {
         });
         let executor: Arc<dyn ToolExecutor> = recording.clone();
         let (mut core, env, _) = prepared(&program, &registry, "crashed", |_| executor).await;
-        let (mut seq, mut buffer) = (0, Vec::new());
+        let mut seq = 0;
         let mut sent = Vec::new();
         for input in std::iter::once(Input::Start { inputs: Vec::new() }).chain(then) {
             for effect in core.react(input) {
                 match effect {
                     Effect::Append(events) => {
-                        let (records, blobs) = records_after(seq, &events, &mut buffer, None);
+                        let (records, blobs) = records_after(seq, &events, 0, None);
                         let appended = append(Arc::new(env.clone()), seq, events, records, blobs, 0).await;
                         seq = appended.expect("journal").0.seq
                     }

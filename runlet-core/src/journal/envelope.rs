@@ -56,11 +56,18 @@ impl Envelope {
     /// records. The bytes are those of [`Envelope::encode`].
     pub fn frame_into(out: &mut Vec<u8>, seq: u64, kind: u16, write: impl FnOnce(&mut Vec<u8>)) {
         out.clear();
+        Envelope::frame_appended(out, seq, kind, write);
+    }
+
+    /// [`Envelope::frame_into`] after what `out` holds already: the records of one append
+    /// share one buffer.
+    pub fn frame_appended(out: &mut Vec<u8>, seq: u64, kind: u16, write: impl FnOnce(&mut Vec<u8>)) {
+        let start = out.len();
         out.push(ENVELOPE_VERSION);
         out.extend_from_slice(&seq.to_be_bytes());
         out.extend_from_slice(&kind.to_be_bytes());
         write(out);
-        let checksum = crc32c::crc32c(out);
+        let checksum = crc32c::crc32c(&out[start..]);
         out.extend_from_slice(&checksum.to_be_bytes());
     }
 

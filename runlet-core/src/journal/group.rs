@@ -192,6 +192,7 @@ impl Journal for GroupCommit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::journal::Bytes;
     use crate::journal::{MemoryJournal, SqliteJournal, suite};
 
     #[tokio::test]
@@ -240,7 +241,7 @@ mod tests {
     }
 
     fn record(seq: u64) -> Record {
-        Record { seq, bytes: Arc::from(&b"r"[..]) }
+        Record { seq, bytes: Bytes::from_static(b"r") }
     }
 
     /// A store whose `append_many` waits for the test's go-ahead, recording each call's size.

@@ -55,9 +55,8 @@
 //! latest that verifies, replaying only the records after it (`engine::snapshot`).
 //!
 //! ```
-//! use std::sync::Arc;
 //! use runlet::journal::{
-//!     Journal, JournalErrorKind, MemoryJournal, Record, RunHeader, RunId, SqliteJournal, suite,
+//!     Bytes, Journal, JournalErrorKind, MemoryJournal, Record, RunHeader, RunId, SqliteJournal, suite,
 //! };
 //!
 //! let digest = String::from("sha256:doc");
@@ -67,7 +66,7 @@
 //!     config_digest: digest, keyed_digest: "hmac-sha256:doc".into(),
 //!     value_encoding_version: 1, event_encoding_version: 1, retained: None,
 //! };
-//! let record = |seq| Record { seq, bytes: Arc::from(&b"opaque"[..]) };
+//! let record = |seq| Record { seq, bytes: Bytes::from_static(b"opaque") };
 //! let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
 //! pool.block_on(async {
 //!     let journal = SqliteJournal::open_in_memory().expect("opens");
@@ -91,6 +90,8 @@ mod memory;
 mod sqlite;
 pub mod suite;
 
+/// The bytes of a [`Record`]: shared, and sliced without copying.
+pub use bytes::Bytes;
 pub use envelope::{ENVELOPE_VERSION, Envelope, EnvelopeError};
 pub use error::{JournalError, JournalErrorKind};
 pub use group::GroupCommit;
@@ -125,11 +126,12 @@ impl std::fmt::Display for RunId {
 }
 
 /// One journal entry: its sequence number (1, 2, 3, … per run, no gaps) and the encoded
-/// [`Envelope`] bytes. Stores keep the bytes opaque.
+/// [`Envelope`] bytes. Stores keep the bytes opaque. The records of one append are slices of
+/// one shared buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {
     pub seq: u64,
-    pub bytes: Arc<[u8]>,
+    pub bytes: Bytes,
 }
 
 /// One run's records for [`Journal::append_many`]: what one [`Journal::append_with_blobs`]

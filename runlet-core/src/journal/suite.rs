@@ -4,7 +4,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{AppendBatch, Blob, Journal, JournalErrorKind, Record, RetainedRun, RunHeader, RunId, Snapshot};
+use super::{
+    AppendBatch, Blob, Bytes, Journal, JournalErrorKind, Record, RetainedRun, RunHeader, RunId, Snapshot,
+};
 
 /// Runs every check against `journal`, each on run ids that no other check uses.
 pub async fn check(journal: &dyn Journal) {
@@ -52,7 +54,7 @@ async fn created(journal: &dyn Journal, label: &str) -> RunId {
 
 fn records(first_seq: u64, count: u64) -> Vec<Record> {
     (first_seq..first_seq + count)
-        .map(|seq| Record { seq, bytes: Arc::from(format!("record {seq}").into_bytes()) })
+        .map(|seq| Record { seq, bytes: Bytes::from(format!("record {seq}")) })
         .collect()
 }
 
@@ -101,7 +103,7 @@ async fn conflicting_and_gapped_appends_write_nothing(journal: &dyn Journal) {
     gapped[1].seq = 9;
     assert_eq!(kind_of(journal.append(&run, 2, &gapped).await), JournalErrorKind::InvalidRecord);
     assert_eq!(kind_of(journal.append(&run, 2, &records(4, 1)).await), JournalErrorKind::InvalidRecord);
-    let past_the_end = [Record { seq: 0, bytes: Arc::from(&b"wrapped"[..]) }];
+    let past_the_end = [Record { seq: 0, bytes: Bytes::from_static(b"wrapped") }];
     assert!(journal.append(&run, u64::MAX, &past_the_end).await.is_err(), "an append past u64::MAX");
     assert_eq!(journal.read(&run, 0, 100).await.expect("read"), records(1, 2), "a failed append wrote");
 }
@@ -110,9 +112,9 @@ async fn record_bytes_are_kept_exactly(journal: &dyn Journal) {
     let run = created(journal, "bytes").await;
     let all_octets: Vec<u8> = (0..=255).collect();
     let batch = vec![
-        Record { seq: 1, bytes: Arc::from(Vec::new()) },
-        Record { seq: 2, bytes: Arc::from(all_octets) },
-        Record { seq: 3, bytes: Arc::from(vec![0u8; 1 << 20]) },
+        Record { seq: 1, bytes: Bytes::new() },
+        Record { seq: 2, bytes: Bytes::from(all_octets) },
+        Record { seq: 3, bytes: Bytes::from(vec![0u8; 1 << 20]) },
     ];
     journal.append(&run, 0, &batch).await.expect("append");
     assert_eq!(journal.read(&run, 0, 10).await.expect("read"), batch);
@@ -151,10 +153,7 @@ async fn racing_writers_win_one_sequence_number_each(journal: &dyn Journal) {
     for round in 0..8u64 {
         let batch = |writer: u64, count: u64| -> Vec<Record> {
             (last + 1..=last + count)
-                .map(|seq| Record {
-                    seq,
-                    bytes: Arc::from(format!("writer {writer} seq {seq}").into_bytes()),
-                })
+                .map(|seq| Record { seq, bytes: Bytes::from(format!("writer {writer} seq {seq}")) })
                 .collect()
         };
         let (first, second) = (batch(0, 1 + round % 3), batch(1, 2));

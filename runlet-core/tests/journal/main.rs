@@ -119,7 +119,7 @@ fn a_record_moved_to_another_position_is_corrupt() {
     pool.block_on(async {
         let header = journal.header(&run).await.expect("header");
         let mut records = journal.read(&run, 0, usize::MAX).await.expect("records");
-        records[1].bytes = Arc::clone(&records[0].bytes);
+        records[1].bytes = records[0].bytes.clone();
         journal.delete_run(&run).await.expect("delete");
         journal.create_run(&header).await.expect("create again");
         journal.append(&run, 0, &records).await.expect("append the moved record");

@@ -15,7 +15,7 @@ use examples::{example, inputs, registry};
 use runlet::analyze::Inputs;
 use runlet::engine::event::Event;
 use runlet::engine::{LimitKey, Limits, Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
-use runlet::journal::{Journal, MemoryJournal, Record};
+use runlet::journal::{Bytes, Journal, MemoryJournal, Record};
 use runlet::observe::{
     BlockedOn, GraphEvent, GraphSnapshot, NodeKind, NodeState, SnapshotOptions, Subscription, ViewPolicy,
     snapshot_from_journal,
@@ -299,7 +299,7 @@ fn a_journal_the_state_machine_refuses_is_reported_not_accepted() {
     let last = records.len() as u64;
     let extra = Event::NodeCancelled { node: succeeded.clone() }.encode(last + 1);
     let mut copied: Vec<Record> = records.clone();
-    copied.push(Record { seq: last + 1, bytes: Arc::from(extra) });
+    copied.push(Record { seq: last + 1, bytes: Bytes::from(extra) });
     block_on(tampered.append(&run_id, 0, &copied)).expect("append");
     let context = setup.program.graph_context(&run_id);
     let snapshot = block_on(snapshot_from_journal(

@@ -6,12 +6,10 @@
 //! append time is its last row's. A row that does not add up (its lengths against its span and
 //! its bytes) is reported as a damaged journal, never read past.
 
-use std::sync::Arc;
-
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{corrupt, seq_param, sql};
-use crate::journal::{JournalError, JournalErrorKind, Record};
+use crate::journal::{Bytes, JournalError, JournalErrorKind, Record};
 
 /// The table, created for a fresh file and by the migration from layout version 3.
 pub(super) const CREATE: &str = "
@@ -100,16 +98,18 @@ pub(super) fn read(
         if expected != Some(lengths.len()) {
             return Err(damaged("their lengths do not match their sequence numbers"));
         }
+        // The row's records are slices of one copy of its bytes.
+        let shared = Bytes::copy_from_slice(bytes);
         let mut offset = 0usize;
         for (index, length) in lengths.chunks_exact(LENGTH).enumerate() {
             let length = u32::from_le_bytes(length.try_into().expect("chunks of LENGTH")) as usize;
-            let frame = offset.checked_add(length).and_then(|end| bytes.get(offset..end));
-            let frame = frame.ok_or_else(|| damaged("their lengths run past their bytes"))?;
-            offset += length;
+            let end = offset.checked_add(length).filter(|end| *end <= shared.len());
+            let end = end.ok_or_else(|| damaged("their lengths run past their bytes"))?;
             let seq = first as u64 + index as u64;
             if seq > after && records.len() < limit {
-                records.push(Record { seq, bytes: Arc::from(frame) });
+                records.push(Record { seq, bytes: shared.slice(offset..end) });
             }
+            offset = end;
         }
         if offset != bytes.len() {
             return Err(damaged("their bytes run past their lengths"));

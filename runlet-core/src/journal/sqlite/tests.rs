@@ -2,6 +2,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::*;
+use crate::journal::Bytes;
 use crate::journal::suite;
 
 /// A directory of its own under the system's temporary directory, removed when dropped.
@@ -57,7 +58,7 @@ async fn passes_the_shared_journal_suite_on_disk_and_survives_reopening() {
     suite::check(&journal).await;
     let header = header("reopened");
     journal.create_run(&header).await.expect("create");
-    let record = Record { seq: 1, bytes: Arc::from(&b"kept"[..]) };
+    let record = Record { seq: 1, bytes: Bytes::from_static(b"kept") };
     journal.append(&header.run_id, 0, std::slice::from_ref(&record)).await.expect("append");
     drop(journal);
     let reopened = SqliteJournal::open(&path, Durability::Full).expect("reopen");
@@ -89,7 +90,7 @@ async fn a_layout_3_file_is_migrated_to_one_row_per_append() {
     let path = scratch.file("old.db");
     let old = header("from-layout-3");
     let stored: Vec<Record> =
-        (1..=5).map(|seq| Record { seq, bytes: Arc::from(vec![seq as u8; seq as usize]) }).collect();
+        (1..=5).map(|seq| Record { seq, bytes: Bytes::from(vec![seq as u8; seq as usize]) }).collect();
     {
         let connection = Connection::open(&path).expect("create");
         connection
@@ -128,7 +129,7 @@ async fn a_layout_3_file_is_migrated_to_one_row_per_append() {
     assert_eq!((listed[0].last_seq, listed[0].last_append_unix_ms), (5, Some(1234)), "{listed:?}");
     assert_eq!(journal.read(&old.run_id, 0, 10).await.expect("read"), stored);
     assert_eq!(journal.read(&old.run_id, 3, 1).await.expect("read"), stored[3..4]);
-    let next = Record { seq: 6, bytes: Arc::from(&b"after"[..]) };
+    let next = Record { seq: 6, bytes: Bytes::from_static(b"after") };
     assert_eq!(journal.append(&old.run_id, 5, std::slice::from_ref(&next)).await, Ok(6));
     let connection = journal.connection.lock();
     let version: i64 =
@@ -149,7 +150,7 @@ async fn a_batch_row_that_does_not_add_up_is_corrupt() {
     let run = header("damaged-row");
     journal.create_run(&run).await.expect("create");
     let records: Vec<Record> =
-        (1..=3).map(|seq| Record { seq, bytes: Arc::from(vec![seq as u8; 4]) }).collect();
+        (1..=3).map(|seq| Record { seq, bytes: Bytes::from(vec![seq as u8; 4]) }).collect();
     journal.append(&run.run_id, 0, &records).await.expect("append");
     for (damage, why) in [
         ("UPDATE batches SET lengths = x'04000000'", "their lengths do not match their sequence numbers"),
@@ -222,7 +223,7 @@ fn stored_records_out_of_sequence_are_corrupt() {
     pool.block_on(async {
         journal.create_run(&run).await.expect("create");
         for seq in 1..=3 {
-            let record = Record { seq, bytes: Arc::from(vec![seq as u8]) };
+            let record = Record { seq, bytes: Bytes::from(vec![seq as u8]) };
             journal.append(&run.run_id, seq - 1, &[record]).await.expect("append");
         }
     });
@@ -242,7 +243,7 @@ fn written_file(path: &std::path::Path, count: u64) -> (RunHeader, Vec<Record>) 
     let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
     let run = header("written");
     let records: Vec<Record> = (1..=count)
-        .map(|seq| Record { seq, bytes: Arc::from(format!("record {seq:04} ").repeat(85).into_bytes()) })
+        .map(|seq| Record { seq, bytes: Bytes::from(format!("record {seq:04} ").repeat(85)) })
         .collect();
     pool.block_on(async {
         let journal = SqliteJournal::open(path, Durability::Full).expect("open");
@@ -366,7 +367,7 @@ fn two_connections_racing_on_one_run_win_each_sequence_number_once() {
         let (mut last, mut won, mut conflicts) = (0, Vec::new(), 0);
         barrier.wait();
         for _ in 0..60 {
-            let record = Record { seq: last + 1, bytes: Arc::from(vec![name]) };
+            let record = Record { seq: last + 1, bytes: Bytes::from(vec![name]) };
             match pool.block_on(journal.append(&run.run_id, last, &[record])) {
                 Ok(committed) => {
                     won.push(committed);
@@ -418,7 +419,7 @@ fn a_batch_failing_halfway_is_rolled_back_alone() {
             [last as i64],
         )
         .expect("a record at the edge of SQLite's range");
-    let record = |seq| Record { seq, bytes: Arc::from(&b"r"[..]) };
+    let record = |seq| Record { seq, bytes: Bytes::from_static(b"r") };
     let blob = Blob { digest: [7; 32], bytes: Arc::from(&b"a large value"[..]) };
     let answers = pool.block_on(journal.append_many(&[
         AppendBatch {
@@ -458,7 +459,7 @@ fn appends_that_queue_while_the_writer_waits_share_one_commit() {
             journal.create_run(run).await.expect("create");
         }
     });
-    let record = |seq| Record { seq, bytes: Arc::from(&b"r"[..]) };
+    let record = |seq| Record { seq, bytes: Bytes::from_static(b"r") };
     let before = journal.commits();
     let busy = journal.connection.lock();
     let (first, fourth) = ([record(1)], [record(4)]);
@@ -499,13 +500,13 @@ fn the_writer_ends_with_the_journal() {
     pool.block_on(async {
         journal.create_run(&run).await.expect("create");
         clone
-            .append(&run.run_id, 0, &[Record { seq: 1, bytes: Arc::from(&b"r"[..]) }])
+            .append(&run.run_id, 0, &[Record { seq: 1, bytes: Bytes::from_static(b"r") }])
             .await
             .expect("append");
     });
     drop(journal);
     let answered =
-        pool.block_on(clone.append(&run.run_id, 1, &[Record { seq: 2, bytes: Arc::from(&b"s"[..]) }]));
+        pool.block_on(clone.append(&run.run_id, 1, &[Record { seq: 2, bytes: Bytes::from_static(b"s") }]));
     assert_eq!(answered, Ok(2), "a clone keeps the writer");
     drop(clone);
     let wal = path.with_extension("db-wal");
