@@ -287,7 +287,8 @@ impl GraphModel {
             Event::TimerArmed { timer, deadline_unix_ms } => {
                 if let Some(node) = self.timers.get(timer).filter(|n| !n.is_empty()).cloned() {
                     self.with(seq, &node, |r| {
-                        if let Some((_, deadline)) = &mut r.details_mut().backoff {
+                        if let Some((_, deadline)) = r.details.as_deref_mut().and_then(|d| d.backoff.as_mut())
+                        {
                             *deadline = Some(*deadline_unix_ms);
                         }
                     });
@@ -295,7 +296,11 @@ impl GraphModel {
             }
             Event::TimerFired { timer } => {
                 if let Some(node) = self.timers.remove(timer).filter(|n| !n.is_empty()) {
-                    self.with(seq, &node, |r| r.details_mut().backoff = None);
+                    self.with(seq, &node, |r| {
+                        if let Some(details) = r.details.as_deref_mut() {
+                            details.backoff = None;
+                        }
+                    });
                 }
             }
             Event::LimitExceeded { node, limit, .. } if !node.is_empty() => {
