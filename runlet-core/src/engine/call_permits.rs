@@ -33,7 +33,7 @@ pub(super) struct CallPermits {
 
 struct Waiting {
     task: JoinHandle<()>,
-    node: String,
+    node: Arc<str>,
     since: Instant,
 }
 
@@ -52,7 +52,7 @@ impl CallPermits {
         &mut self,
         call: CallHandle,
         tool: ToolId,
-        node_id: String,
+        node_id: Arc<str>,
         answers: &mpsc::UnboundedSender<Input>,
     ) {
         let Some(permits) = &self.permits else {

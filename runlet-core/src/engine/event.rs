@@ -2,6 +2,8 @@
 //! shell appends each batch to the journal (MessagePack in a checksummed envelope) before anything
 //! else may observe it.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::diag::{Code, codes};
@@ -69,71 +71,71 @@ declare_events! {
             inputs: RecordedValue,
         },
         2 => NodeReady {
-            node: String,
+            node: Arc<str>,
         },
         /// A node was materialised; `inputs` are the nodes its value reads, in operand order (the
         /// data edges of spec §4.3). Observers derive `blocked`/`ready` from their states.
         28 => NodePlanned {
-            node: String,
-            inputs: Vec<String>,
+            node: Arc<str>,
+            inputs: Vec<Arc<str>>,
         },
         /// The call is being handed to its executor. `operation` is its operation id (spec
         /// §4.2), absent in journals written before runs recorded it.
         3 => CallDispatchPrepared {
-            node: String,
+            node: Arc<str>,
             tool: String,
             attempt: u32,
             #[serde(default, skip_serializing_if = "Option::is_none")]
             operation: Option<String>,
         },
         4 => NodeSucceeded {
-            node: String,
+            node: Arc<str>,
         },
         /// A tool answered: the output's RCVE bytes. Replay feeds these back instead of calling.
         16 => CallCompleted {
-            node: String,
+            node: Arc<str>,
             output: RecordedValue,
         },
         /// A tool failed with this error.
         17 => CallFailed {
-            node: String,
+            node: Arc<str>,
             error: RecordedToolError,
         },
         /// A tool answered after its node was cancelled: evidence only (spec §4.6).
         18 => OrphanedCompletion {
-            node: String,
+            node: Arc<str>,
         },
         5 => NodeFailed {
-            node: String,
+            node: Arc<str>,
             code: String,
         },
         6 => NodeCancelled {
-            node: String,
+            node: Arc<str>,
         },
         /// The host asked to cancel the run; the cancellations it causes follow.
         19 => CancellationRequested,
         7 => BranchSelected {
-            node: String,
+            node: Arc<str>,
             arm: Arm,
         },
         8 => LoopCollectionResolved {
-            node: String,
+            node: Arc<str>,
             items: usize,
         },
         9 => IterationMaterialized {
-            node: String,
+            node: Arc<str>,
             index: usize,
         },
         10 => BoundaryAttemptStarted {
-            node: String,
+            node: Arc<str>,
             attempt: u32,
         },
         11 => BoundaryRetryScheduled {
-            node: String,
+            node: Arc<str>,
             attempt: u32,
         },
         12 => CatchSelected {
-            node: String,
+            node: Arc<str>,
         },
         13 => RunSucceeded,
         14 => RunFailed {
@@ -147,30 +149,30 @@ declare_events! {
             limit: String,
             current: u64,
             cap: u64,
-            node: String,
+            node: Arc<str>,
         },
         /// A nondeterministic intrinsic was sampled: the value's RCVE bytes, or why no value could be
         /// had. Replay feeds this back instead of sampling again (spec §5.3).
         21 => IntrinsicSampled {
-            node: String,
+            node: Arc<str>,
             output: Result<serde_bytes::ByteBuf, String>,
         },
         /// A running call's cancellation token fired; `NodeCancelled` follows its acknowledgement
         /// or the end of the cancellation grace (spec §4.4 `cancelling`).
         22 => NodeCancelling {
-            node: String,
+            node: Arc<str>,
         },
         /// A call in a boundary retry took the durable result of the identical operation (same
         /// operation id) that `from` produced in an earlier attempt, without dispatching (spec §2.8).
         23 => CallReused {
-            node: String,
-            from: String,
+            node: Arc<str>,
+            from: Arc<str>,
         },
         /// The core asked for a timer: a retry backoff of boundary `node`, or the cancellation
         /// grace of a failed attempt (`node` is the boundary) or run (`node` is empty).
         24 => TimerStarted {
             timer: u32,
-            node: String,
+            node: Arc<str>,
             delay_ms: u64,
         },
         /// The shell armed the timer to fire at this wall-clock time (Unix milliseconds).
@@ -191,13 +193,13 @@ declare_events! {
         /// The host resolved the uncertain outcome of a call left dispatching (spec §5.4); the
         /// next resume applies it.
         30 => OperationResolved {
-            node: String,
+            node: Arc<str>,
             resolution: RecordedResolution,
         },
         /// The host authorized a fresh operation generation for a call left dispatching (spec
         /// §5.4); the next resume dispatches it under that generation's operation id.
         31 => FreshGenerationAuthorized {
-            node: String,
+            node: Arc<str>,
             generation: u32,
         },
         /// The host gave up recovering the run after it was resumed `resumes` times without
@@ -208,7 +210,7 @@ declare_events! {
         /// A running call reported its progress (an MCP server's `notifications/progress`, a
         /// host executor's report): evidence for observers, replayed as the input it was.
         33 => CallHeartbeat {
-            node: String,
+            node: Arc<str>,
             progress: Progress,
         },
     }
@@ -588,7 +590,7 @@ mod tests {
     use super::*;
 
     fn every_kind() -> Vec<Event> {
-        let node = || "let:x/value#00".to_owned();
+        let node = || Arc::<str>::from("let:x/value#00");
         vec![
             Event::RunCreated { inputs: vec![0x30, 0x00].into() },
             Event::NodeReady { node: node() },

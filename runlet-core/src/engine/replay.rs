@@ -4,6 +4,7 @@
 //! leaves calls to resume.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::core::{CallHandle, CallRequest, Effect, Input, Outcome, RunCore, SampleRequest, TimerHandle};
@@ -89,15 +90,15 @@ pub fn replay_run(core: RunCore, header: &RunHeader, events: &[Event]) -> Result
 pub struct Ledger {
     /// Calls dispatched and not settled, by node id; a cancelled call stays until its late
     /// answer or its end is journaled.
-    dispatched: BTreeMap<String, CallRequest>,
+    dispatched: BTreeMap<Arc<str>, CallRequest>,
     /// Calls waiting for permits, by node id: the journal's `CallDispatchPrepared` for one is
     /// the moment its permits were granted.
-    parked: BTreeMap<String, CallHandle>,
-    samples: BTreeMap<String, SampleRequest>,
+    parked: BTreeMap<Arc<str>, CallHandle>,
+    samples: BTreeMap<Arc<str>, SampleRequest>,
     /// The dispatched calls not answered and not cancelled.
-    in_flight: BTreeMap<CallHandle, String>,
+    in_flight: BTreeMap<CallHandle, Arc<str>>,
     /// The sequence number of the `CallDispatchPrepared` of each call in `dispatched`.
-    prepared: BTreeMap<String, u64>,
+    prepared: BTreeMap<Arc<str>, u64>,
     outcome: Option<Outcome>,
     timers: BTreeMap<TimerHandle, PendingTimer>,
     started_unix_ms: Option<u64>,
@@ -210,7 +211,7 @@ impl Ledger {
 
     /// The sequence number of the `CallDispatchPrepared` of each call dispatched and not
     /// settled, by node id.
-    pub fn prepared(&self) -> &BTreeMap<String, u64> {
+    pub fn prepared(&self) -> &BTreeMap<Arc<str>, u64> {
         &self.prepared
     }
 
@@ -284,7 +285,7 @@ fn sampled_input(
     node: &str,
     output: &Result<serde_bytes::ByteBuf, String>,
     seq: u64,
-    samples: &BTreeMap<String, SampleRequest>,
+    samples: &BTreeMap<Arc<str>, SampleRequest>,
 ) -> Result<Input, ReplayError> {
     let request = samples.get(node).ok_or_else(|| ReplayError::UnknownCall { seq, node: node.to_owned() })?;
     let answer = match output {
@@ -301,7 +302,7 @@ fn sampled_input(
 fn recorded_input(
     event: &Event,
     seq: u64,
-    dispatched: &BTreeMap<String, CallRequest>,
+    dispatched: &BTreeMap<Arc<str>, CallRequest>,
     core: &RunCore,
 ) -> Result<Input, ReplayError> {
     let call = |node: &str| {

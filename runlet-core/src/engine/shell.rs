@@ -739,13 +739,13 @@ fn call_of(
     let operation = request.operation.unwrap_or_else(|| operation_of(&env.workflow, tool, &request));
     let mut context = CallContext::new(
         env.run_id.clone(),
-        request.node_id.as_str(),
+        request.node_id,
         request.attempt,
         operation,
         operation.dispatch_id(request.dispatch_generation),
         Arc::clone(&tool.schema_version),
     )
-    .with_call_site(request.call_site, request.dynamic_key.as_str())
+    .with_call_site(request.call_site, request.dynamic_key)
     .with_digest_key(request.digest_key.clone())
     .with_heartbeat(heartbeat);
     if let Some(deadline) = request.timeout.and_then(|t| tokio::time::Instant::now().checked_add(t)) {

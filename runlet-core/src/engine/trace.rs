@@ -11,6 +11,7 @@
 //! no subscriber: a host that does not trace pays a disabled callsite check per span.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use tracing::Span;
 use tracing::field::Empty;
@@ -55,7 +56,7 @@ pub(crate) struct ScopeSpans {
     enabled: bool,
     open: HashMap<ScopeHandle, Span>,
     /// The open scopes by their node id, which the events name.
-    by_node: HashMap<String, ScopeHandle>,
+    by_node: HashMap<Arc<str>, ScopeHandle>,
     /// Scopes the round's reactions began, waiting for their events.
     began: Vec<Began>,
     /// What the round's events do to the spans, applied once they commit.
@@ -65,7 +66,7 @@ pub(crate) struct ScopeSpans {
 #[derive(Debug)]
 struct Began {
     scope: ScopeHandle,
-    node: String,
+    node: Arc<str>,
     parent: Option<ScopeHandle>,
     kind: TracedScope,
 }
@@ -86,7 +87,7 @@ impl ScopeSpans {
     pub(crate) fn began(
         &mut self,
         scope: ScopeHandle,
-        node: String,
+        node: Arc<str>,
         parent: Option<ScopeHandle>,
         kind: TracedScope,
     ) {

@@ -2,6 +2,7 @@
 //! details, edges by kind, untaken regions, and large loops folded into iteration ranges.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use super::event::arm_name;
 use super::iterations::{IterationNodes, RangeBuilder, iteration_local};
@@ -25,9 +26,9 @@ impl GraphModel {
         let mut nodes = Vec::new();
         let mut edges = Vec::new();
         let mut ranges = RangeBuilder::default();
-        let mut listed: Vec<(&String, &NodeRecord)> = self.nodes.iter().collect();
+        let mut listed: Vec<(&Arc<str>, &NodeRecord)> = self.nodes.iter().collect();
         listed.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        let placed: Vec<(&String, &NodeRecord, ExprId)> = listed
+        let placed: Vec<(&Arc<str>, &NodeRecord, ExprId)> = listed
             .into_iter()
             .filter_map(|(local, record)| match context.expr_of(local) {
                 Some(expr) => Some((local, record, expr)),
@@ -43,7 +44,7 @@ impl GraphModel {
         for &(local, record, expr) in &placed {
             if let Some(key) = self.folding_loop(local, expr, options, &expanded) {
                 ranges.add(key, record.state, 1);
-                folded.insert(local.as_str());
+                folded.insert(&**local);
                 continue;
             }
             iterations.add(&context.owners(local, expr), record);
@@ -55,7 +56,7 @@ impl GraphModel {
         nodes.sort_by(|a, b| a.id.cmp(&b.id));
         edges.extend(iteration_edges);
         for &(local, record, expr) in &placed {
-            if folded.contains(local.as_str()) {
+            if folded.contains(&**local) {
                 continue;
             }
             self.node_edges(local, record, expr, &mut edges);
@@ -226,7 +227,7 @@ impl GraphModel {
                 edges.push(edge(EdgeKind::Contains, &owner, local));
             }
         }
-        if let Some(previous) = previous_attempt(local).filter(|p| self.nodes.contains_key(p)) {
+        if let Some(previous) = previous_attempt(local).filter(|p| self.nodes.contains_key(p.as_str())) {
             edges.push(edge(EdgeKind::RetryOf, &previous, local));
         }
         if let ExprKind::Boundary { catch, .. } = &context.program().expr(expr).kind {
@@ -249,7 +250,7 @@ impl GraphModel {
         let last_attempt = within(&format!("a{}", record.details().boundary_attempt?));
         let result = context.program().region(catch).result;
         let catch_result = format!("{}|{}", within("catch"), context.plan().path(result));
-        if !self.nodes.contains_key(&catch_result) {
+        if !self.nodes.contains_key(catch_result.as_str()) {
             return None;
         }
         let failed = self
@@ -261,18 +262,18 @@ impl GraphModel {
                         || split_local(local).0.starts_with(&format!("{last_attempt}/")))
             })
             .min_by_key(|(local, r)| (r.settled_seq, *local))?;
-        Some((failed.0.clone(), catch_result))
+        Some((failed.0.to_string(), catch_result))
     }
 
     /// The regions shown nodes never entered.
     fn not_materialized(
         &self,
-        placed: &[(&String, &NodeRecord, ExprId)],
+        placed: &[(&Arc<str>, &NodeRecord, ExprId)],
         folded: &BTreeSet<&str>,
     ) -> Vec<UnmaterializedRegion> {
         let context = &*self.context;
         let mut regions = Vec::new();
-        for &(local, record, expr) in placed.iter().filter(|(local, ..)| !folded.contains(local.as_str())) {
+        for &(local, record, expr) in placed.iter().filter(|(local, ..)| !folded.contains(&local[..])) {
             let untaken: Vec<(&'static str, RegionId)> =
                 match (&context.program().expr(expr).kind, record.details().arm) {
                     (ExprKind::Conditional { otherwise, .. }, Some(Arm::Then)) => vec![("else", *otherwise)],
@@ -324,7 +325,7 @@ impl GraphModel {
     /// The iterations of large loops shown in full: the first, and every one with a failed node.
     fn expanded_iterations(
         &self,
-        placed: &[(&String, &NodeRecord, ExprId)],
+        placed: &[(&Arc<str>, &NodeRecord, ExprId)],
         options: &SnapshotOptions,
     ) -> BTreeSet<(String, usize)> {
         let mut expanded = BTreeSet::new();
@@ -362,7 +363,7 @@ impl GraphModel {
             .into_iter()
             .filter_map(|(segment, owner)| {
                 let index = iteration_index(&segment)?;
-                let items = self.nodes.get(&owner)?.details().loop_items?;
+                let items = self.nodes.get(owner.as_str())?.details().loop_items?;
                 (items > options.iteration_detail_limit).then_some((owner, index))
             })
             .collect()

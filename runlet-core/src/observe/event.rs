@@ -129,8 +129,8 @@ pub(crate) fn event_node(event: &Event) -> Option<&str> {
         | Event::OperationResolved { node, .. }
         | Event::FreshGenerationAuthorized { node, .. }
         | Event::CallHeartbeat { node, .. } => Some(node),
-        Event::TimerStarted { node, .. } => (!node.is_empty()).then_some(node.as_str()),
-        Event::LimitExceeded { node, .. } => (!node.is_empty()).then_some(node.as_str()),
+        Event::TimerStarted { node, .. } => (!node.is_empty()).then_some(&**node),
+        Event::LimitExceeded { node, .. } => (!node.is_empty()).then_some(&**node),
         Event::RunCreated { .. }
         | Event::CancellationRequested
         | Event::RunSucceeded

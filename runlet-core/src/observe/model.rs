@@ -32,7 +32,7 @@ pub(crate) struct NodeRecord {
     pub(crate) state: NodeState,
     /// The attempt of the node's last dispatch.
     pub(crate) dispatch_attempt: Option<u32>,
-    pub(crate) inputs: Vec<String>,
+    pub(crate) inputs: Vec<Arc<str>>,
     pub(crate) planned_at_ms: Option<u64>,
     pub(crate) started_at_ms: Option<u64>,
     pub(crate) finished_at_ms: Option<u64>,
@@ -58,7 +58,7 @@ pub(crate) struct NodeDetails {
     /// The execution limit the node crossed (its failure follows).
     pub(crate) limit_exceeded: Option<String>,
     /// For a call that took an earlier attempt's durable result: that attempt's node.
-    pub(crate) reused_from: Option<String>,
+    pub(crate) reused_from: Option<Arc<str>>,
     /// A boundary's retry backoff waiting to fire: its delay and, once armed, its deadline.
     pub(crate) backoff: Option<(u64, Option<u64>)>,
     /// The latest progress its tool reported.
@@ -83,7 +83,7 @@ static NO_DETAILS: NodeDetails = NodeDetails {
 };
 
 impl NodeRecord {
-    fn planned(inputs: Vec<String>, at_ms: Option<u64>) -> NodeRecord {
+    fn planned(inputs: Vec<Arc<str>>, at_ms: Option<u64>) -> NodeRecord {
         NodeRecord {
             state: NodeState::Planned,
             dispatch_attempt: None,
@@ -110,7 +110,7 @@ impl NodeRecord {
 /// seed) rather than by comparison; whatever lists them sorts them first (snapshots do). An
 /// `IndexMap` keeps each key's hash beside its entry, so growing the table moves indices and
 /// hashes no key again (a run's model grows from nothing to thousands of records).
-pub(crate) type NodeMap<V> = IndexMap<String, V, foldhash::fast::FixedState>;
+pub(crate) type NodeMap<V> = IndexMap<Arc<str>, V, foldhash::fast::FixedState>;
 
 /// A fold of one run's events.
 #[derive(Debug, Clone)]
@@ -122,14 +122,14 @@ pub(crate) struct GraphModel {
     pub(crate) seq: u64,
     pub(crate) nodes: NodeMap<NodeRecord>,
     /// For each node that has yet to succeed, the nodes that read it and wait for it.
-    pub(crate) consumers: NodeMap<Vec<String>>,
+    pub(crate) consumers: NodeMap<Vec<Arc<str>>>,
     pub(crate) run: RunState,
     pub(crate) run_code: Option<String>,
     pub(crate) cancellation_requested: bool,
     /// How often the run was resumed after a restart.
     pub(crate) resumptions: u32,
     /// Timers started and not yet fired, with the node they are for ("" for the run).
-    pub(crate) timers: BTreeMap<u32, String>,
+    pub(crate) timers: BTreeMap<u32, Arc<str>>,
     /// Calls waiting for concurrency or resource permits, with the resources they wait for: a
     /// live condition the shell reports, not a journaled transition.
     pub(crate) permit_waits: BTreeMap<String, Vec<String>>,
@@ -327,7 +327,7 @@ impl GraphModel {
         self.run_code = code;
     }
 
-    fn plan(&mut self, seq: u64, node: &str, inputs: &[String], at_ms: Option<u64>) {
+    fn plan(&mut self, seq: u64, node: &Arc<str>, inputs: &[Arc<str>], at_ms: Option<u64>) {
         if self.nodes.contains_key(node) {
             self.violations.push(format!("record {seq} plans `{node}` a second time"));
             return;
@@ -335,10 +335,10 @@ impl GraphModel {
         // Only inputs that have yet to succeed will release it.
         for input in inputs {
             if !self.succeeded(input) {
-                self.consumers.entry(input.clone()).or_default().push(node.to_owned());
+                self.consumers.entry(Arc::clone(input)).or_default().push(Arc::clone(node));
             }
         }
-        self.nodes.insert(node.to_owned(), NodeRecord::planned(inputs.to_vec(), at_ms));
+        self.nodes.insert(Arc::clone(node), NodeRecord::planned(inputs.to_vec(), at_ms));
         self.track_planned(seq, node);
         self.advance(seq, node, NodeState::Blocked, at_ms);
         if self.inputs_succeeded(node) {

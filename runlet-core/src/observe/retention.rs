@@ -117,7 +117,7 @@ impl GraphModel {
         owners.outermost_first().find_map(|scope| {
             let index = iteration_index(scope.segment)?;
             let owner = self.context.owner_local(&owners, scope);
-            let items = self.nodes.get(&owner)?.details().loop_items?;
+            let items = self.nodes.get(owner.as_str())?.details().loop_items?;
             (items > self.retention.fold_loops_above).then_some((owner, index))
         })
     }
@@ -152,7 +152,7 @@ impl GraphModel {
     pub(crate) fn fold_finished_iterations(&mut self) {
         for local in std::mem::take(&mut self.retention.settled) {
             let Some(key) = self.fold_key(&local) else { continue };
-            let succeeded = self.nodes.get(&local).is_some_and(|r| r.state == NodeState::Succeeded);
+            let succeeded = self.nodes.get(local.as_str()).is_some_and(|r| r.state == NodeState::Succeeded);
             let Some(iteration) = self.retention.open.get_mut(&key) else { continue };
             iteration.unsettled = iteration.unsettled.saturating_sub(1);
             iteration.all_succeeded &= succeeded;
@@ -176,7 +176,7 @@ impl GraphModel {
         self.consumers.swap_remove(local);
         for input in &record.inputs {
             if let Some(consumers) = self.consumers.get_mut(input) {
-                consumers.retain(|consumer| consumer != local);
+                consumers.retain(|consumer| **consumer != *local);
                 if consumers.is_empty() {
                     self.consumers.swap_remove(input);
                 }

@@ -356,7 +356,7 @@ impl Recovery<'_> {
                 UncertainOperation {
                     dispatch_id: operation_id.dispatch_id(request.dispatch_generation),
                     operation_id,
-                    node_id: request.node_id.clone(),
+                    node_id: request.node_id.to_string(),
                     tool: tool.name.to_string(),
                     class: tool.execution,
                     generation: request.operation_generation,

@@ -16,7 +16,7 @@ pub fn ended(events: &[Event]) -> bool {
 /// The call nodes whose tool answered with a value.
 pub fn completed(events: &[Event]) -> BTreeSet<String> {
     let completed = events.iter().filter_map(|e| match e {
-        Event::CallCompleted { node, .. } => Some(node.clone()),
+        Event::CallCompleted { node, .. } => Some(node.to_string()),
         _ => None,
     });
     completed.collect()
@@ -32,7 +32,7 @@ pub fn left_dispatching(events: &[Event]) -> BTreeMap<String, String> {
     for event in events {
         match event {
             Event::CallDispatchPrepared { node, tool, .. } => {
-                open.insert(node.clone(), tool.clone());
+                open.insert(node.to_string(), tool.clone());
             }
             Event::CallCompleted { node, .. }
             | Event::CallFailed { node, .. }
@@ -42,7 +42,7 @@ pub fn left_dispatching(events: &[Event]) -> BTreeMap<String, String> {
             | Event::NodeFailed { node, .. }
             | Event::OperationResolved { node, .. }
             | Event::FreshGenerationAuthorized { node, .. } => {
-                open.remove(node);
+                open.remove(&**node);
             }
             _ => {}
         }
@@ -90,7 +90,7 @@ impl LoopBounds {
                 | Event::OrphanedCompletion { node }
                 | Event::NodeCancelled { node }
                 | Event::NodeFailed { node, .. } => {
-                    in_flight.remove(node.as_str());
+                    in_flight.remove(&**node);
                 }
                 Event::RunResumed => in_flight.clear(),
                 _ => {}

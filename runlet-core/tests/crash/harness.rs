@@ -336,7 +336,7 @@ impl<'c> Bench<'c> {
         let core = self.resuming.runtime.core(&self.resuming.program, &self.resuming.options);
         let replayed =
             replay(core, &whole).map_err(|e| format!("the resumed journal does not replay: {e}"))?;
-        let calls: Vec<&str> = replayed.in_flight.iter().map(|r| r.node_id.as_str()).collect();
+        let calls: Vec<&str> = replayed.in_flight.iter().map(|r| &*r.node_id).collect();
         match replayed.outcome.as_ref().map(ending) {
             Some(end) if end == reference.ending && calls.is_empty() => Ok(tally),
             end => Err(format!(

@@ -217,7 +217,7 @@ fn left_in_flight(class: &str, journal: &Arc<MemoryJournal>, run: &RunId) -> Vec
     let (runtime, program) = runtime(class, journal, &Tools::new(None));
     let core = runtime.core(&program, &RunOptions::default());
     let replayed = runlet::engine::replay(core, &events(journal, run)).expect("replays");
-    replayed.in_flight.into_iter().map(|request| request.node_id).collect()
+    replayed.in_flight.into_iter().map(|request| request.node_id.to_string()).collect()
 }
 
 #[test]
@@ -260,7 +260,7 @@ fn an_unsafe_operation_runs_again_only_under_an_authorized_fresh_generation() {
     })
     .expect("authorized");
     assert_ne!(fresh, before[1].1, "a new operation id");
-    let authorized = Event::FreshGenerationAuthorized { node: node_of(&journal, &run), generation: 1 };
+    let authorized = Event::FreshGenerationAuthorized { node: node_of(&journal, &run).into(), generation: 1 };
     assert!(events(&journal, &run).contains(&authorized));
     let (outcome, after) = resumed("unsafe", &journal, &run);
     assert_eq!(outcome, "[10,100]");
@@ -274,7 +274,7 @@ fn node_of(journal: &MemoryJournal, run: &RunId) -> String {
     events(journal, run)
         .into_iter()
         .find_map(|e| match e {
-            Event::CallDispatchPrepared { node, tool, .. } if tool == "t.second" => Some(node),
+            Event::CallDispatchPrepared { node, tool, .. } if tool == "t.second" => Some(node.to_string()),
             _ => None,
         })
         .expect("prepared")

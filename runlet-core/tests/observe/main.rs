@@ -316,7 +316,7 @@ fn a_journal_the_state_machine_refuses_is_reported_not_accepted() {
         "{:?}",
         snapshot.integrity_errors
     );
-    let node = snapshot.nodes.iter().find(|n| n.identity.local() == succeeded).expect("node");
+    let node = snapshot.nodes.iter().find(|n| n.identity.local() == *succeeded).expect("node");
     assert_eq!(node.state, NodeState::Succeeded, "the refused move left the state alone");
 }
 

@@ -257,7 +257,7 @@ fn journal_bytes_count_every_record_and_the_success_record_must_fit_too() {
                 limit: "journal_bytes".into(),
                 current: total,
                 cap: total - 1,
-                node: String::new()
+                node: "".into()
             },
             &Event::RunFailed { code: "RL4112".into() },
         ]

@@ -100,7 +100,7 @@ impl RunCore {
 
     pub(super) fn fail_compute(&mut self, node: NodeIx, error: &ValueError) {
         let scope = self.arena.nodes[node].scope;
-        let run_error = RunError::compute(error, self.node_id(node), self.attempt_of(scope));
+        let run_error = RunError::compute(error, self.node_id(node).to_string(), self.attempt_of(scope));
         self.fail(node, run_error);
     }
 
@@ -133,7 +133,7 @@ impl RunCore {
             retryable: false,
             retry_after: None,
             tool: None,
-            node_id: self.node_id(node),
+            node_id: self.node_id(node).to_string(),
             attempt: self.attempt_of(scope),
             details,
             causes: Vec::new(),

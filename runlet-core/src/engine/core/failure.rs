@@ -317,7 +317,7 @@ impl RunCore {
         self.timers.purposes.insert(timer, purpose);
         let node = match purpose {
             TimerPurpose::Backoff(node) | TimerPurpose::Grace(Some(node)) => self.node_id(node),
-            TimerPurpose::Grace(None) => String::new(),
+            TimerPurpose::Grace(None) => Arc::from(""),
         };
         let delay_ms = delay.as_millis().min(u128::from(u64::MAX)) as u64;
         self.outbox.events.push(Event::TimerStarted { timer: timer.0, node, delay_ms });

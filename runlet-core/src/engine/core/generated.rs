@@ -58,14 +58,17 @@ fn check_no_false_exactly_once(trace: &Trace, registry: &Registry, source: &str)
     let charge = registry.tool_named("t.charge").expect("tool");
     let mut sent: BTreeMap<(String, String, String), usize> = BTreeMap::new();
     for request in trace.requests.iter().filter(|r| r.tool == charge) {
-        let key =
-            (request.call_site.to_string(), request.dynamic_key.clone(), request.input_digest.to_string());
+        let key = (
+            request.call_site.to_string(),
+            request.dynamic_key.to_string(),
+            request.input_digest.to_string(),
+        );
         *sent.entry(key).or_default() += 1;
     }
     assert!(sent.values().all(|n| *n == 1), "an at-most-once operation was sent twice:\n{source}");
     if let Outcome::Failed(error) = &trace.outcome {
         let uncertain = trace.events.iter().any(|e| {
-            matches!(e, Event::CallFailed { node, error: recorded } if *node == error.node_id && recorded.uncertain)
+            matches!(e, Event::CallFailed { node, error: recorded } if **node == *error.node_id && recorded.uncertain)
         });
         assert!(!uncertain || error.uncertain, "an uncertain failure lost its uncertainty:\n{source}");
     }

@@ -57,6 +57,7 @@ impl RunCore {
         self.timers = timers;
         self.run_drain = run_drain;
         self.finished = finished;
+        self.recent_ids.forget_all();
         self.check_indices()?;
         Ok(self)
     }

@@ -204,7 +204,7 @@ impl RunCore {
             return;
         }
         let node_id = node.map(|n| self.node_id(n)).unwrap_or_default();
-        let mut error = breach.to_error(node_id.clone());
+        let mut error = breach.to_error(node_id.to_string());
         if let Some(node) = node {
             let entry = &self.arena.nodes[node];
             error.attempt = self.attempt_of(entry.scope);
@@ -400,7 +400,7 @@ mod tests {
         assert!(core.is_finished());
         assert_eq!(dispatched, 0, "every call in flight is cancelled");
         let limit_event =
-            Event::LimitExceeded { limit: "wall_clock_ms".into(), current: 41, cap: 40, node: String::new() };
+            Event::LimitExceeded { limit: "wall_clock_ms".into(), current: 41, cap: 40, node: "".into() };
         assert!(events.contains(&limit_event));
         let replayed = crate::engine::replay(fresh_core(&program, &registry).with_limits(limits, 0), &events)
             .expect("replays");

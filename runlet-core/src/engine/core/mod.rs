@@ -12,6 +12,7 @@ mod generated;
 mod image;
 mod intrinsic;
 mod limits;
+mod node_ids;
 mod operations;
 mod parts;
 mod reclaim;
@@ -42,6 +43,7 @@ use crate::schema::{ExecutionClass, labels_of};
 use crate::stdlib::{PatternCache, SampledFunction};
 use crate::value::{Digest, DigestKey, Labelled, List, Value, ValueError, rcve};
 
+use node_ids::RecentNodeIds;
 pub use parts::ToolTable;
 use parts::{Agenda, Operations, Outbox, RunArena, Timers};
 pub use recovery::Resolution;
@@ -102,12 +104,12 @@ pub struct CallRequest {
     pub tool: ToolId,
     /// The canonical argument list (spec §2.3).
     pub arguments: List,
-    pub node_id: String,
+    pub node_id: Arc<str>,
     pub attempt: u32,
     /// The call's syntax path: its logical call site (spec §4.2), shared with the program's plan.
     pub call_site: Arc<str>,
     /// Loop iterations and arms the call is inside; empty for a static call.
-    pub dynamic_key: String,
+    pub dynamic_key: Arc<str>,
     /// Digest of the canonical argument list: the operation's input digest (spec §4.2).
     pub input_digest: Digest,
     /// The id of the digest key the operation's identity was keyed under: some argument, or an
@@ -138,7 +140,7 @@ pub struct CallRequest {
 pub struct SampleRequest {
     pub call: CallHandle,
     pub function: SampledFunction,
-    pub node_id: String,
+    pub node_id: Arc<str>,
 }
 
 /// What the core is told.
@@ -235,7 +237,7 @@ pub enum Effect {
     AwaitPermits {
         call: CallHandle,
         tool: ToolId,
-        node_id: String,
+        node_id: Arc<str>,
     },
     /// The reaction evaluated its share of nodes ([`EVALUATIONS_PER_REACTION`]) and more are
     /// ready: act on the effects so far, check the host's cancellation and the wall clock, then
@@ -259,7 +261,7 @@ pub enum Effect {
     /// `BoundaryRetryScheduled` and `CatchSelected`).
     EnterScope {
         scope: ScopeHandle,
-        node: String,
+        node: Arc<str>,
         parent: Option<ScopeHandle>,
         kind: TracedScope,
     },
@@ -307,6 +309,8 @@ pub struct RunCore {
     /// each `CallDispatchPrepared` then records its operation id, derived from the workflow's
     /// prefix hashed once.
     workflow: Option<(Arc<WorkflowIdentity>, OperationPrefix)>,
+    /// The ids of the nodes the latest events named, shared by the next events that name them.
+    recent_ids: RecentNodeIds,
 }
 
 impl RunCore {
@@ -335,6 +339,7 @@ impl RunCore {
             finished: false,
             budget: limits::Budget::default(),
             workflow: None,
+            recent_ids: RecentNodeIds::default(),
         }
     }
 
@@ -878,27 +883,18 @@ impl RunCore {
     /// The public id of a node: its scope path and its expression's syntax path (spec §4.2).
     /// Built when asked rather than kept per node or scope: held id strings cost each node of a
     /// wide loop more than the node itself.
-    fn node_id(&self, node: NodeIx) -> String {
-        let entry = &self.arena.nodes[node];
-        let path = self.plan.path(entry.expr);
-        let segments = self.segments(entry.scope, true);
-        let mut id = String::with_capacity(joined_len(&segments) + 1 + path.len());
-        join_into(&segments, &mut id);
-        if !id.is_empty() {
-            id.push('|');
-        }
-        id.push_str(path);
-        id
+    fn node_id(&self, node: NodeIx) -> Arc<str> {
+        self.recent_ids.get_or_build(node, || {
+            let entry = &self.arena.nodes[node];
+            joined(&self.segments(entry.scope, true), Some(self.plan.path(entry.expr)))
+        })
     }
 
     /// The dynamic key of work in `scope` (spec §4.2): the `/`-joined segments of the scope and
     /// its ancestors, leaving out boundary attempts, since an attempt number alone never changes
     /// an operation's identity.
-    fn dynamic_key(&self, scope: ScopeIx) -> String {
-        let segments = self.segments(scope, false);
-        let mut key = String::with_capacity(joined_len(&segments));
-        join_into(&segments, &mut key);
-        key
+    fn dynamic_key(&self, scope: ScopeIx) -> Arc<str> {
+        joined(&self.segments(scope, false), None)
     }
 
     /// The non-empty segments of `scope` and its ancestors, innermost first; those of boundary
@@ -918,7 +914,7 @@ impl RunCore {
     }
 
     /// Where a call is in the program (its syntax path) and which dynamic instance it is.
-    fn call_identity(&self, node: NodeIx) -> (Arc<str>, String) {
+    fn call_identity(&self, node: NodeIx) -> (Arc<str>, Arc<str>) {
         let entry = &self.arena.nodes[node];
         (Arc::clone(self.plan.path(entry.expr)), self.dynamic_key(entry.scope))
     }
@@ -941,7 +937,7 @@ impl RunCore {
     }
 
     /// Asks the shell for the span of the traced scope `node` begins (its event is in the batch).
-    fn enter_traced_scope(&mut self, node: NodeIx, id: String, kind: TracedScope) {
+    fn enter_traced_scope(&mut self, node: NodeIx, id: Arc<str>, kind: TracedScope) {
         let parent = self.traced_scope(self.arena.nodes[node].scope);
         self.outbox.effects.push(Effect::EnterScope { scope: ScopeHandle(node.0), node: id, parent, kind });
     }
@@ -968,7 +964,7 @@ impl RunCore {
             retryable: error.retryable && permitted,
             retry_after: error.retry_after,
             tool: tool.map(|t| self.tool_name(t)),
-            node_id: self.node_id(node),
+            node_id: self.node_id(node).to_string(),
             attempt: self.attempt_of(entry.scope),
             details: error.details,
             causes: Vec::new(),
@@ -986,17 +982,21 @@ impl RunCore {
     }
 }
 
-/// The length of `segments` (innermost first) joined by `/`.
-fn joined_len(segments: &[&str]) -> usize {
-    segments.iter().map(|segment| segment.len()).sum::<usize>() + segments.len().saturating_sub(1)
-}
-
-/// Appends `segments` (innermost first) to `out`, outermost first and `/`-joined.
-fn join_into(segments: &[&str], out: &mut String) {
+/// `segments` (innermost first) `/`-joined outermost first, then `last` after a `|` (alone when
+/// there are no segments): built on the stack and copied once into the shared text.
+fn joined(segments: &[&str], last: Option<&str>) -> Arc<str> {
+    let mut text = SmallVec::<[u8; 128]>::new();
     for (at, segment) in segments.iter().rev().enumerate() {
         if at > 0 {
-            out.push('/');
+            text.push(b'/');
         }
-        out.push_str(segment);
+        text.extend_from_slice(segment.as_bytes());
     }
+    if let Some(last) = last {
+        if !text.is_empty() {
+            text.push(b'|');
+        }
+        text.extend_from_slice(last.as_bytes());
+    }
+    Arc::from(std::str::from_utf8(&text).expect("text joined from text"))
 }

@@ -19,7 +19,7 @@ use crate::value::{Digest, Labelled, List, Sensitivity, Value, keyed, rcve, sha2
 /// What identifies an operation within one run: the call site, the dynamic key and the digest
 /// of the canonical inputs. The workflow, schema version and generation are the run's own, so
 /// equal keys mean equal operation ids.
-pub(super) type OperationKey = (Arc<str>, String, Digest);
+pub(super) type OperationKey = (Arc<str>, Arc<str>, Digest);
 
 /// What the run knows about one operation.
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -32,7 +32,7 @@ pub(super) struct OperationRecord {
     pub(super) failure: Option<ToolError>,
     /// A durable success inside a boundary attempt and the node id that produced it: later
     /// attempts reuse it instead of dispatching (spec §2.8).
-    pub(super) result: Option<(Labelled, String)>,
+    pub(super) result: Option<(Labelled, Arc<str>)>,
 }
 
 /// What one dispatch of a call needs; kept while the call waits for its permits (spec §4.5).

@@ -58,6 +58,7 @@ impl RunCore {
             let expr = self.arena.nodes[node].expr;
             // A released slot holds a finished node with nothing in it until it is reused.
             self.arena.nodes.release(node, Node::new(expr, ScopeIx(0), NodeState::Succeeded));
+            self.recent_ids.forget(node);
         }
         for &ix in &scopes {
             let region = self.arena.scopes[ix].region;

@@ -373,6 +373,34 @@ fn a_long_loop_holds_as_many_nodes_as_a_short_one() {
     }
 }
 
+#[test]
+fn nodes_in_reused_slots_are_named_by_their_own_ids() {
+    // A `limit 2` loop over 1,000 items gives the same few dozen node slots to node after node;
+    // the ids the core keeps for recently named nodes must follow the slots' new occupants.
+    let (program, registry) = scored_loop(Some(2));
+    let oracle = |tool: &str, args: &List, attempt: u32| long_scored_loop_oracle(1_000, tool, args, attempt);
+    for seed in 0..4 {
+        let trace = simulate(&program, &registry, &oracle, seed);
+        let mut planned = BTreeSet::new();
+        for event in &trace.events {
+            match event {
+                Event::NodePlanned { node, .. } => {
+                    assert!(planned.insert(node.clone()), "seed {seed}: `{node}` planned twice")
+                }
+                Event::NodeReady { node }
+                | Event::CallDispatchPrepared { node, .. }
+                | Event::CallCompleted { node, .. }
+                | Event::NodeSucceeded { node } => {
+                    assert!(planned.contains(node), "seed {seed}: `{node}` was never planned")
+                }
+                _ => {}
+            }
+        }
+        assert!(planned.len() > 3_000, "seed {seed}: {} nodes planned", planned.len());
+        assert!(trace.peak_held_nodes <= 40, "seed {seed}: {} slots held", trace.peak_held_nodes);
+    }
+}
+
 /// `flag = check(); r = expensive() if flag else cheap(); unused = never(); return r`.
 fn lazy_branch() -> (Arc<Program>, Arc<Registry>) {
     let mut b = Builder::new(&["check", "expensive", "cheap", "never"]);
