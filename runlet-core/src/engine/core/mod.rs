@@ -881,8 +881,8 @@ impl RunCore {
     }
 
     /// The public id of a node: its scope path and its expression's syntax path (spec §4.2).
-    /// Built when asked rather than kept per node or scope: held id strings cost each node of a
-    /// wide loop more than the node itself.
+    /// Kept only for the nodes named last ([`RecentNodeIds`]), not per node or scope: held id
+    /// strings would cost each node of a wide loop more than the node itself.
     fn node_id(&self, node: NodeIx) -> Arc<str> {
         self.recent_ids.get_or_build(node, || {
             let entry = &self.arena.nodes[node];
