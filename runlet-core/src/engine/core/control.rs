@@ -2,8 +2,10 @@
 //! most `limit` iterations active, `fold` steps one at a time, boundaries retry or catch, and a
 //! failed scope cancels what it owns before its owner decides.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
+
+use compact_str::{CompactString, format_compact};
+use smallvec::{SmallVec, smallvec};
 
 use super::state::{
     BoundaryPhase, BoundaryState, Control, FoldState, LoopState, NodeIx, NodeState, Owner, ScopeIx,
@@ -125,7 +127,7 @@ impl RunCore {
 
     fn enter_arm(&mut self, node: NodeIx, scope: ScopeIx, region: crate::analyze::hir::RegionId, path: &str) {
         let attempt = self.attempt_of(scope);
-        self.enter(region, Some(scope), Owner::Arm(node), path.into(), attempt, Vec::new());
+        self.enter(region, Some(scope), Owner::Arm(node), path.into(), attempt, SmallVec::new());
     }
 
     /// Enters iterations while fewer than `limit` are active; iterations that finish while this
@@ -161,7 +163,7 @@ impl RunCore {
                 Owner::Iteration(node, index),
                 iteration_key(index, &value, &self.digest_key),
                 attempt,
-                vec![(*item, value)],
+                smallvec![(*item, value)],
             );
             if let Control::Loop(state) = &mut self.arena.nodes[node].control {
                 // An iteration that finished while it was entered is no longer active.
@@ -251,7 +253,7 @@ impl RunCore {
                 Owner::FoldStep(node),
                 iteration_key(index, &value, &self.digest_key),
                 attempt,
-                vec![(*accumulator, acc), (*item, value)],
+                smallvec![(*accumulator, acc), (*item, value)],
             );
             match &mut self.arena.nodes[node].control {
                 Control::Fold(state) => {
@@ -364,13 +366,11 @@ impl RunCore {
 
 /// An iteration's dynamic key (spec §4.2): its input index and a short digest of its element,
 /// keyed under the run's key when the element is sensitive or secret (spec §6.2).
-fn iteration_key(index: usize, element: &Labelled, key: &DigestKey) -> String {
+fn iteration_key(index: usize, element: &Labelled, key: &DigestKey) -> CompactString {
     let digest = element.digest(key);
     let [a, b, c, d, ..] = *digest.bytes();
-    // Sized once: `format!` would grow it twice for every iteration of a loop.
-    let mut key = String::with_capacity(32);
-    write!(key, "i{index}~{a:02x}{b:02x}{c:02x}{d:02x}").expect("writing to a string cannot fail");
-    key
+    // Held inline (no allocation) up to 24 bytes: any index below 10^13.
+    format_compact!("i{index}~{a:02x}{b:02x}{c:02x}{d:02x}")
 }
 
 /// The items a `for`/`fold` iterates: list elements in order, or `{ key, value }` records of an

@@ -5,6 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use compact_str::format_compact;
+use smallvec::{SmallVec, smallvec};
+
 use super::state::{BoundaryPhase, Control, Drain, NodeIx, NodeState, Owner, ScopeIx, TimerPurpose};
 use super::{Effect, Outcome, RunCore, TimerHandle, TracedScope};
 use crate::analyze::hir::ExprKind;
@@ -282,7 +285,7 @@ impl RunCore {
             Owner::Catch(node),
             "catch".into(),
             attempt,
-            vec![(*binding, caught)],
+            smallvec![(*binding, caught)],
         );
     }
 
@@ -307,7 +310,14 @@ impl RunCore {
         let id = self.node_id(node);
         self.outbox.events.push(Event::BoundaryAttemptStarted { node: id.clone(), attempt });
         self.enter_traced_scope(node, id, TracedScope::BoundaryAttempt { attempt });
-        self.enter(*body, Some(scope), Owner::Attempt(node), format!("a{attempt}"), attempt, Vec::new());
+        self.enter(
+            *body,
+            Some(scope),
+            Owner::Attempt(node),
+            format_compact!("a{attempt}"),
+            attempt,
+            SmallVec::new(),
+        );
     }
 
     /// Asks the shell for a timer and records why.

@@ -498,7 +498,7 @@ impl RunCore {
                 return;
             }
         }
-        self.enter(root, None, Owner::Run, String::new(), 0, Vec::new());
+        self.enter(root, None, Owner::Run, CompactString::default(), 0, SmallVec::new());
     }
 
     fn call_heartbeat(&mut self, call: CallHandle, progress: Progress) {
@@ -616,9 +616,9 @@ impl RunCore {
         region: RegionId,
         parent: Option<ScopeIx>,
         owner: Owner,
-        path: String,
+        path: CompactString,
         attempt: u32,
-        provided: Vec<(crate::analyze::hir::BindingId, Labelled)>,
+        provided: SmallVec<[(crate::analyze::hir::BindingId, Labelled); 1]>,
     ) -> ScopeIx {
         let scope = self.arena.scopes.next();
         let depth = 1 + parent.map_or(0, |p| self.depth_of(p));
@@ -626,9 +626,9 @@ impl RunCore {
             region,
             parent,
             owner,
-            path: CompactString::new(&path),
+            path,
             attempt,
-            provided: SmallVec::from_vec(provided),
+            provided,
             nodes: Default::default(),
             children: Vec::new(),
             status: ScopeStatus::Active,

@@ -1,10 +1,8 @@
 //! Slot reuse in the node and scope arenas: a loop iteration or fold step whose value was taken
 //! gives its nodes and scopes back, so a long loop holds about `limit` iterations at a time.
 
-use std::collections::BTreeSet;
-
 use compact_str::CompactString;
-use smallvec::SmallVec;
+use smallvec::{SmallVec, smallvec};
 
 use super::RunCore;
 use super::state::{Node, NodeIx, NodeState, Owner, Scope, ScopeIx, ScopeStatus, TimerPurpose};
@@ -18,9 +16,12 @@ impl RunCore {
 
     /// Releases the retired scopes. Called between steps, when no caller holds their indices.
     pub(super) fn release_retired(&mut self) {
-        for scope in std::mem::take(&mut self.arena.retired) {
+        // Taken and put back empty, so the list keeps its room for the next step's.
+        let mut retired = std::mem::take(&mut self.arena.retired);
+        for scope in retired.drain(..) {
             self.release(scope);
         }
+        self.arena.retired = retired;
     }
 
     /// Gives `scope`, its descendants and their nodes back to the free lists, when everything in
@@ -32,17 +33,21 @@ impl RunCore {
         if self.arena.scopes[scope].owner == Owner::Run {
             return;
         }
-        let mut scopes = vec![scope];
+        // An iteration's scopes and nodes are few: on the stack, the nodes sorted for lookup.
+        let mut scopes: SmallVec<[ScopeIx; 4]> = smallvec![scope];
         let mut next = 0;
         while let Some(&ix) = scopes.get(next) {
             scopes.extend(self.arena.scopes[ix].children.iter().copied());
             next += 1;
         }
-        let nodes: BTreeSet<NodeIx> =
+        let mut nodes: SmallVec<[NodeIx; 16]> =
             scopes.iter().flat_map(|ix| self.arena.scopes[ix].nodes.values().copied()).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let holds = |node: &NodeIx| nodes.binary_search(node).is_ok();
         let all_succeeded = nodes.iter().all(|node| self.arena.nodes[node].state == NodeState::Succeeded);
         let timed = self.timers.purposes.values().any(|purpose| match purpose {
-            TimerPurpose::Backoff(node) | TimerPurpose::Grace(Some(node)) => nodes.contains(node),
+            TimerPurpose::Backoff(node) | TimerPurpose::Grace(Some(node)) => holds(node),
             TimerPurpose::Grace(None) => false,
         });
         if !all_succeeded || timed {
@@ -51,8 +56,8 @@ impl RunCore {
         if let Some(parent) = self.arena.scopes[scope].parent {
             self.arena.scopes[parent].children.retain(|child| *child != scope);
         }
-        self.agenda.ready.retain(|node| !nodes.contains(node));
-        self.agenda.fresh.retain(|node| !nodes.contains(node));
+        self.agenda.ready.retain(|node| !holds(node));
+        self.agenda.fresh.retain(|node| !holds(node));
         for &node in &nodes {
             self.operations.by_call.remove(&node);
             let expr = self.arena.nodes[node].expr;
