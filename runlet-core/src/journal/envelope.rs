@@ -47,20 +47,13 @@ impl Envelope {
 
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(HEADER_LEN + self.payload.len() + TRAILER_LEN);
-        Envelope::frame_into(&mut out, self.seq, self.kind, |out| out.extend_from_slice(&self.payload));
+        Envelope::frame_appended(&mut out, self.seq, self.kind, |out| out.extend_from_slice(&self.payload));
         out
     }
 
-    /// Replaces `out` with the record frame of `seq` and `kind` around the payload `write`
-    /// appends: the payload is written in place, so a caller can reuse one buffer for many
-    /// records. The bytes are those of [`Envelope::encode`].
-    pub fn frame_into(out: &mut Vec<u8>, seq: u64, kind: u16, write: impl FnOnce(&mut Vec<u8>)) {
-        out.clear();
-        Envelope::frame_appended(out, seq, kind, write);
-    }
-
-    /// [`Envelope::frame_into`] after what `out` holds already: the records of one append
-    /// share one buffer.
+    /// Appends to `out` the record frame of `seq` and `kind` around the payload `write`
+    /// appends: the payload is written in place, so the records of one append share one
+    /// buffer. The bytes are those of [`Envelope::encode`].
     pub fn frame_appended(out: &mut Vec<u8>, seq: u64, kind: u16, write: impl FnOnce(&mut Vec<u8>)) {
         let start = out.len();
         out.push(ENVELOPE_VERSION);
