@@ -43,7 +43,7 @@ pub(crate) struct NodeRecord {
 }
 
 /// What only some nodes have: failures, branches, loops, boundaries, timers, progress.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct NodeDetails {
     pub(crate) tool_error: Option<RecordedToolError>,
     pub(crate) failure_code: Option<String>,
@@ -65,7 +65,8 @@ pub(crate) struct NodeDetails {
     pub(crate) progress: Option<Progress>,
 }
 
-/// The details of a node the events said nothing more about.
+/// The details of a node the events said nothing more about, and what a node's first detail
+/// starts from.
 static NO_DETAILS: NodeDetails = NodeDetails {
     tool_error: None,
     failure_code: None,
@@ -102,7 +103,7 @@ impl NodeRecord {
     }
 
     fn details_mut(&mut self) -> &mut NodeDetails {
-        self.details.get_or_insert_default()
+        self.details.get_or_insert_with(|| Box::new(NO_DETAILS.clone()))
     }
 }
 
