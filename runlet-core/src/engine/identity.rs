@@ -30,6 +30,31 @@ const OPERATION_FORMAT: &str = "runlet.operation_id/1";
 /// Names the layout of the dispatch identity list.
 const DISPATCH_FORMAT: &str = "runlet.dispatch_id/1";
 
+/// A workflow's identity with the prefix of its operation ids hashed once: a program's runs
+/// share one ([`crate::engine::RunCore::with_workflow`]).
+#[derive(Debug)]
+pub struct Workflow {
+    identity: WorkflowIdentity,
+    operations: OperationPrefix,
+}
+
+impl Workflow {
+    pub fn new(identity: WorkflowIdentity) -> Workflow {
+        let operations = OperationPrefix::of(&identity);
+        Workflow { identity, operations }
+    }
+
+    pub fn identity(&self) -> &WorkflowIdentity {
+        &self.identity
+    }
+
+    /// The operation id of the call `components` names within this workflow
+    /// (`components.workflow` is this workflow's identity).
+    pub fn operation_id(&self, components: &OperationComponents<'_>) -> OperationId {
+        self.operations.derive(components)
+    }
+}
+
 /// The items of every operation id list of one workflow, hashed once: its format, source and
 /// registry digests and language version. A run derives each of its operation ids from it.
 #[derive(Debug, Clone)]

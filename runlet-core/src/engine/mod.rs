@@ -99,7 +99,7 @@ pub use executor::{
     CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolCapabilities, ToolError, ToolExecutor,
     ToolOutput,
 };
-pub use identity::{DispatchId, IdParseError, OperationComponents, OperationId, OperationPrefix};
+pub use identity::{DispatchId, IdParseError, OperationComponents, OperationId, OperationPrefix, Workflow};
 pub use limits::{Breach, LimitKey, LimitParseError, Limits};
 pub use permits::{
     PermitRequest, PermitTable, PermitWaits, Permits, ResourceKey, RunPermits, SharedCaps, Ticket, tool_keys,

@@ -95,7 +95,8 @@ pub async fn drive(
         let started_unix_ms = unix_ms(SystemTime::now());
         let _ = shell.answers.send(Input::WallClockStarted { started_unix_ms });
     }
-    shell.run(core, Input::Start { inputs }).await
+    // Boxed, the shell's future (some 6 KB) is moved once, not with every future around it.
+    Box::pin(shell.run(core, Input::Start { inputs })).await
 }
 
 /// Continues a run that [`replay`](super::replay) brought up to its journal's end, appending
@@ -134,7 +135,7 @@ pub async fn resume(resumed: Resumed, env: RunEnvironment) -> Result<Outcome, Jo
     for request in resumed.unsampled {
         shell.sample(request);
     }
-    shell.run(resumed.core, first).await
+    Box::pin(shell.run(resumed.core, first)).await
 }
 
 /// Events the journal has committed, with the sequence number of the first: what the shell

@@ -89,7 +89,7 @@ use crate::engine::snapshot::SnapshotPolicy;
 use crate::engine::{
     Backoff, CommittedBatch, LimitKey, Limits, Outcome, PermitWaits, Permits, ResourceKey, RetryClassifier,
     RunCore, RunEnvironment, RunPermits, RunSettings, Sampler, SharedCaps, SharedPermits, SystemSampler,
-    ToolError, ToolExecutor, ToolTable, drive, tool_keys,
+    ToolError, ToolExecutor, ToolTable, Workflow, drive, tool_keys,
 };
 use crate::engine::{trace, w3c};
 use crate::plan::Plan;
@@ -424,6 +424,7 @@ impl RuntimeBuilder {
         let permits = Arc::new(Permits::for_registry(&registry, runtime_cap));
         let permit_keys = tool_keys(&registry, runtime_cap.is_some());
         let shared_caps = self.shared_permits.map(|store| SharedCaps::new(store, &registry));
+        let own_config = config_digest(&self.settings, &self.limits);
         Ok(Runtime {
             tools: ToolTable::of(&registry),
             retry_classifier: self.retry_classifier,
@@ -436,6 +437,7 @@ impl RuntimeBuilder {
             observer_buffer: self.observer_buffer.unwrap_or(DEFAULT_OBSERVER_BUFFER),
             live_graph: self.live_graph.unwrap_or(true),
             observers: ObserverIndex::default(),
+            config_digest: own_config,
             limits: self.limits,
             permits,
             permit_keys,
@@ -490,6 +492,8 @@ async fn answer_cancel_requests(journal: Arc<dyn Journal>, live: Arc<Live>, owne
 #[derive(Debug, Clone)]
 pub struct Executable {
     compiled: CompiledProgram,
+    /// Its workflow identity, with the prefix of its runs' operation ids hashed once.
+    workflow: Arc<Workflow>,
     plan: Arc<Plan>,
     /// The source it was compiled from, which its runs' headers retain.
     source: Arc<str>,
@@ -534,6 +538,9 @@ pub struct Runtime {
     /// The observers of runs still referenced somewhere, for [`Runtime::observer`].
     observers: ObserverIndex,
     limits: Limits,
+    /// The configuration digest of a run under this runtime's own limits (most runs), computed
+    /// once.
+    config_digest: String,
     /// Call permits shared by every run (spec §4.5).
     permits: Arc<Permits>,
     /// The permits each tool's calls need, by `ToolId` index.
@@ -613,7 +620,8 @@ impl Runtime {
                     Arc::clone(&plan),
                     Arc::clone(&self.registry),
                 ));
-                Ok(Executable { compiled, plan, source: Arc::from(source), graph, runtime: self.id })
+                let workflow = Arc::new(Workflow::new(compiled.identity().clone()));
+                Ok(Executable { compiled, workflow, plan, source: Arc::from(source), graph, runtime: self.id })
             }
             _ => Err(analysis.diagnostics),
         }
@@ -764,7 +772,10 @@ impl Runtime {
             source_digest: identity.source_digest.to_string(),
             registry_digest: identity.registry_digest.to_string(),
             inputs_digest: inputs_digest.to_string(),
-            config_digest: config_digest(&self.settings, &limits),
+            config_digest: match limits == self.limits {
+                true => self.config_digest.clone(),
+                false => config_digest(&self.settings, &limits),
+            },
             keyed_digest: self.digest_key.pinned(),
             value_encoding_version: 1,
             event_encoding_version: 1,
@@ -841,7 +852,7 @@ impl Runtime {
             self.digest_key.clone(),
         )
         .with_limits(limits.clone(), program.source.len() as u64)
-        .with_workflow(Arc::new(program.compiled.identity().clone()))
+        .with_workflow(Arc::clone(&program.workflow))
     }
 
     /// Spawns the run of `program` whose header is `header` on the pool with its permits,
@@ -919,11 +930,15 @@ impl Runtime {
         let ended_run = own_concurrency.map(|_| run_id.clone());
         let (journal, owner, owned_run) =
             (Arc::clone(&self.journal), Arc::clone(&self.owner), run_id.clone());
+        // A run's future is large (its core and shell live in it across awaits, some 18 KB):
+        // boxed, it is moved once, and the task that carries it — which tokio moves whole as
+        // it creates the task and each time it sets the task's stage — stays small.
+        let run = Box::pin(run(env).instrument(session));
         self.pool.spawn(async move {
             // The run and the publishing of its events share one task: a committed batch
             // reaches the observer, and the last one the outcome, with no hand-off to another
             // task (and thread) and back.
-            let (outcome, ()) = tokio::join!(run(env).instrument(session), published);
+            let (outcome, ()) = tokio::join!(run, published);
             if let Some(run) = ended_run {
                 shared_permits.end_run(&run);
             }

@@ -27,14 +27,13 @@ use std::time::Duration;
 use compact_str::CompactString;
 use smallvec::SmallVec;
 
-use crate::analyze::WorkflowIdentity;
 use crate::analyze::hir::{BindingKind, ExprId, ExprKind, Program, RegionId};
 use crate::diag::codes;
 use crate::engine::error::{FailureClass, RunError};
 use crate::engine::event::Progress;
 use crate::engine::event::{Event, RecordedToolError};
 use crate::engine::executor::ToolError;
-use crate::engine::identity::{OperationId, OperationPrefix};
+use crate::engine::identity::{OperationId, Workflow};
 use crate::engine::limits::{LimitKey, Limits};
 use crate::engine::retry::Backoff;
 use crate::plan::{Plan, operands};
@@ -307,8 +306,8 @@ pub struct RunCore {
     budget: limits::Budget,
     /// The workflow its operations belong to, when the host gave it ([`RunCore::with_workflow`]):
     /// each `CallDispatchPrepared` then records its operation id, derived from the workflow's
-    /// prefix hashed once.
-    workflow: Option<(Arc<WorkflowIdentity>, OperationPrefix)>,
+    /// prefix hashed once per program.
+    workflow: Option<Arc<Workflow>>,
     /// The ids of the nodes the latest events named, shared by the next events that name them.
     recent_ids: RecentNodeIds,
 }
@@ -381,9 +380,8 @@ impl RunCore {
 
     /// This core with its calls' operation ids derived in `workflow` and recorded in their
     /// `CallDispatchPrepared` events (INTERFACES.md §4.1), so a journal names each operation.
-    pub fn with_workflow(mut self, workflow: Arc<WorkflowIdentity>) -> RunCore {
-        let prefix = OperationPrefix::of(&workflow);
-        self.workflow = Some((workflow, prefix));
+    pub fn with_workflow(mut self, workflow: Arc<Workflow>) -> RunCore {
+        self.workflow = Some(workflow);
         self
     }
 

@@ -158,9 +158,9 @@ impl RunCore {
         let node_id = self.node_id(node);
         let attempt = self.attempt_of(scope);
         let (call_site, dynamic_key) = self.call_identity(node);
-        let operation = self.workflow.as_ref().map(|(workflow, prefix)| {
-            prefix.derive(&OperationComponents {
-                workflow,
+        let operation = self.workflow.as_ref().map(|workflow| {
+            workflow.operation_id(&OperationComponents {
+                workflow: workflow.identity(),
                 call_site: &call_site,
                 dynamic_key: &dynamic_key,
                 schema_version: self.tools.schema_version(tool),
