@@ -9,11 +9,11 @@ use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use parking_lot::Mutex;
-use tokio::sync::mpsc;
 
 use super::context::GraphContext;
 use super::event::{GraphEvent, Published};
 use super::model::GraphModel;
+use super::queue::{Publisher, Queued, Reader, queue};
 use super::snapshot::{GraphSnapshot, SnapshotOptions};
 use super::view::ViewPolicy;
 use crate::diag::Code;
@@ -82,32 +82,35 @@ struct HubState {
     /// record `first_timed_seq` first, at most [`PUBLICATION_TIMES_KEPT`] of them.
     published_at: VecDeque<u64>,
     first_timed_seq: u64,
-    subscribers: Vec<mpsc::Sender<(u64, Event)>>,
+    subscribers: Vec<Publisher>,
     finished: bool,
 }
 
 impl HubState {
-    /// Takes the committed record `seq`, published `at_ms` after the run started: folds it and
-    /// offers it to every subscriber without waiting; a subscriber whose queue is full is
-    /// dropped and will catch up from the journal. The event moves to the last subscriber and
-    /// is copied only for the others, so the usual single subscriber costs no copy.
-    fn publish(&mut self, seq: u64, event: Event, at_ms: u64) {
-        self.model.apply(seq, &event, Some(at_ms));
-        if self.published_at.is_empty() {
-            // A resumed run publishes from where its journal left off.
-            self.first_timed_seq = seq;
+    /// Takes the committed records from `first` on, published together `at_ms` after the run
+    /// started: folds them and offers them to every subscriber without waiting; a subscriber
+    /// whose queue is full is dropped and will catch up from the journal. The events move to
+    /// the last subscriber and are copied only for the others, so the usual single subscriber
+    /// costs no copy.
+    fn publish(&mut self, first: u64, events: Vec<Event>, at_ms: u64) {
+        for (seq, event) in (first..).zip(&events) {
+            self.model.apply(seq, event, Some(at_ms));
+            if self.published_at.is_empty() {
+                // A resumed run publishes from where its journal left off.
+                self.first_timed_seq = seq;
+            }
+            if self.published_at.len() == PUBLICATION_TIMES_KEPT {
+                self.published_at.pop_front();
+                self.first_timed_seq += 1;
+            }
+            self.published_at.push_back(at_ms);
         }
-        if self.published_at.len() == PUBLICATION_TIMES_KEPT {
-            self.published_at.pop_front();
-            self.first_timed_seq += 1;
-        }
-        self.published_at.push_back(at_ms);
         let last = self.subscribers.len().checked_sub(1);
-        let (mut offered, mut event) = (0, Some(event));
+        let (mut offered, mut events) = (0, Some(events));
         self.subscribers.retain(|subscriber| {
-            let copy = if Some(offered) == last { event.take() } else { event.clone() };
+            let batch = if Some(offered) == last { events.take() } else { events.clone() };
             offered += 1;
-            copy.is_some_and(|copy| subscriber.try_send((seq, copy)).is_ok())
+            batch.is_some_and(|batch| subscriber.offer(first, batch))
         });
     }
 }
@@ -149,10 +152,7 @@ impl RunObserver {
     /// subscriber without waiting.
     pub(crate) fn publish(&self, first: u64, events: Vec<Event>) {
         let at_ms = self.hub.started.elapsed().as_millis().min(u128::from(u64::MAX)) as u64;
-        let mut state = self.hub.state.lock();
-        for (seq, event) in (first..).zip(events) {
-            state.publish(seq, event, at_ms);
-        }
+        self.hub.state.lock().publish(first, events, at_ms);
     }
 
     /// Folds the run's records up to `upto` from the journal into the graph before anything
@@ -287,15 +287,15 @@ impl ObserverIndex {
 impl Hub {
     /// A queue for the records after the last published one, and that record's number (`None`
     /// for the queue once the run has finished).
-    fn register(&self) -> (u64, Option<mpsc::Receiver<(u64, Event)>>) {
+    fn register(&self) -> (u64, Option<Reader>) {
         let mut state = self.state.lock();
         let seq = state.model.seq;
         if state.finished {
             return (seq, None);
         }
-        let (sender, receiver) = mpsc::channel(self.buffer);
-        state.subscribers.push(sender);
-        (seq, Some(receiver))
+        let (publisher, reader) = queue(self.buffer);
+        state.subscribers.push(publisher);
+        (seq, Some(reader))
     }
 
     fn published_at(&self, seq: u64) -> Option<Published> {
@@ -315,7 +315,7 @@ pub struct Subscription {
     /// Records up to here come from the journal; later ones from `live`.
     catch_up_to: u64,
     pending: VecDeque<(u64, Event)>,
-    live: Option<mpsc::Receiver<(u64, Event)>>,
+    live: Option<Reader>,
     /// No further queue will be opened: the run finished.
     ended: bool,
     /// Which kinds [`Subscription::next`] delivers, by kind number; all when `None`.
@@ -367,15 +367,12 @@ impl Subscription {
                 }
                 continue;
             }
-            match &mut self.live {
-                Some(queue) => match queue.recv().await {
-                    Some((seq, event)) => {
-                        if self.take(seq) {
-                            return Some(Ok((seq, event)));
-                        }
+            match &self.live {
+                Some(queue) => {
+                    if !queue.wait_into(&mut self.pending).await {
+                        self.live = None;
                     }
-                    None => self.live = None,
-                },
+                }
                 None if self.ended => return None,
                 None => self.register(),
             }
@@ -405,12 +402,14 @@ impl Subscription {
         if self.last < self.catch_up_to {
             return None;
         }
-        while let Ok((seq, event)) = self.live.as_mut()?.try_recv() {
-            if self.take(seq) {
-                return Some((seq, event));
+        match self.live.as_ref()?.take_into(&mut self.pending) {
+            Queued::Moved => self.queued(),
+            Queued::Empty => None,
+            Queued::Ended => {
+                self.live = None;
+                None
             }
         }
-        None
     }
 
     /// Whether record `seq` is next to deliver (it was not delivered already); it is taken.

@@ -74,6 +74,7 @@ mod context;
 mod dot;
 mod event;
 mod hub;
+mod queue;
 mod iterations;
 mod model;
 mod node_id;
