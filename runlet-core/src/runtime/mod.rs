@@ -621,7 +621,14 @@ impl Runtime {
                     Arc::clone(&self.registry),
                 ));
                 let workflow = Arc::new(Workflow::new(compiled.identity().clone()));
-                Ok(Executable { compiled, workflow, plan, source: Arc::from(source), graph, runtime: self.id })
+                Ok(Executable {
+                    compiled,
+                    workflow,
+                    plan,
+                    source: Arc::from(source),
+                    graph,
+                    runtime: self.id,
+                })
             }
             _ => Err(analysis.diagnostics),
         }
