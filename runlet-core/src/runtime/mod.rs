@@ -779,9 +779,10 @@ impl Runtime {
             source_digest: identity.source_digest.to_string(),
             registry_digest: identity.registry_digest.to_string(),
             inputs_digest: inputs_digest.to_string(),
-            config_digest: match limits == self.limits {
-                true => self.config_digest.clone(),
-                false => config_digest(&self.settings, &limits),
+            config_digest: if limits == self.limits {
+                self.config_digest.clone()
+            } else {
+                config_digest(&self.settings, &limits)
             },
             keyed_digest: self.digest_key.pinned(),
             value_encoding_version: 1,
