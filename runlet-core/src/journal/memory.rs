@@ -21,16 +21,55 @@ struct RunLog {
     last_append_unix_ms: Option<u64>,
     /// The owning process and whether its cancellation was requested.
     owner: Option<(String, bool)>,
-    /// The records kept: the latest ones, `forgotten` records after the run's first.
-    records: VecDeque<Record>,
-    /// How many of the run's first records are no longer kept.
-    forgotten: u64,
+    records: KeptRecords,
     snapshot: Option<Snapshot>,
 }
 
-impl RunLog {
-    fn last_seq(&self) -> u64 {
-        self.forgotten + self.records.len() as u64
+/// A run's kept records, in the batches they were appended in: each append adds one
+/// allocation of its own size, so a long run's log never grows by copying what it holds.
+#[derive(Debug, Default)]
+struct KeptRecords {
+    /// Non-empty, in sequence order; the front one may begin with forgotten records.
+    batches: VecDeque<Box<[Record]>>,
+    /// The run's records up to this sequence number are no longer kept.
+    forgotten: u64,
+    last_seq: u64,
+}
+
+impl KeptRecords {
+    fn push(&mut self, records: &[Record]) {
+        if let Some(last) = records.last() {
+            self.last_seq = last.seq;
+            self.batches.push_back(records.into());
+        }
+    }
+
+    /// Forgets all but the latest `keep` records.
+    fn keep_last(&mut self, keep: usize) {
+        self.forgotten = self.forgotten.max(self.last_seq.saturating_sub(keep as u64));
+        while self
+            .batches
+            .front()
+            .and_then(|batch| batch.last())
+            .is_some_and(|last| last.seq <= self.forgotten)
+        {
+            self.batches.pop_front();
+        }
+    }
+
+    /// Up to `limit` kept records after sequence number `after`, in order.
+    fn after(&self, after: u64, limit: usize) -> Vec<Record> {
+        let Some(first) = after.max(self.forgotten).checked_add(1) else {
+            return Vec::new();
+        };
+        let batch = self.batches.partition_point(|batch| batch.last().is_some_and(|last| last.seq < first));
+        self.batches
+            .range(batch..)
+            .flat_map(|batch| batch.iter())
+            .skip_while(|record| record.seq < first)
+            .take(limit)
+            .cloned()
+            .collect()
     }
 }
 
@@ -89,8 +128,7 @@ impl Journal for MemoryJournal {
             header: header.clone(),
             last_append_unix_ms: None,
             owner: None,
-            records: VecDeque::new(),
-            forgotten: 0,
+            records: KeptRecords::default(),
             snapshot: None,
         };
         runs.insert(header.run_id.clone(), log);
@@ -104,7 +142,7 @@ impl Journal for MemoryJournal {
     async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError> {
         let mut runs = self.runs.lock();
         let log = runs.get_mut(run).ok_or_else(|| unknown(run))?;
-        let actual = log.last_seq();
+        let actual = log.records.last_seq;
         if actual != expected_seq {
             return Err(JournalError::new(
                 JournalErrorKind::SequenceConflict { expected: expected_seq, actual },
@@ -112,26 +150,22 @@ impl Journal for MemoryJournal {
             ));
         }
         check_contiguous(expected_seq, records)?;
-        log.records.extend(records.iter().cloned());
+        log.records.push(records);
         if let Some(keep) = self.keep {
-            while log.records.len() > keep {
-                log.records.pop_front();
-                log.forgotten += 1;
-            }
+            log.records.keep_last(keep);
         }
         log.last_append_unix_ms = Some(now_unix_ms());
-        Ok(log.last_seq())
+        Ok(log.records.last_seq)
     }
 
     async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError> {
         let runs = self.runs.lock();
         let log = runs.get(run).ok_or_else(|| unknown(run))?;
-        if after < log.forgotten && after < log.last_seq() && limit > 0 {
+        let kept = &log.records;
+        if after < kept.forgotten && after < kept.last_seq && limit > 0 {
             return Err(forgotten(run, after + 1));
         }
-        let start =
-            usize::try_from(after - after.min(log.forgotten)).unwrap_or(usize::MAX).min(log.records.len());
-        Ok(log.records.iter().skip(start).take(limit).cloned().collect())
+        Ok(kept.after(after, limit))
     }
 
     async fn load_snapshot(&self, run: &RunId) -> Result<Option<Snapshot>, JournalError> {
@@ -142,13 +176,12 @@ impl Journal for MemoryJournal {
     async fn store_snapshot(&self, run: &RunId, snapshot: Snapshot) -> Result<(), JournalError> {
         let mut runs = self.runs.lock();
         let log = runs.get_mut(run).ok_or_else(|| unknown(run))?;
-        if snapshot.upto_seq > log.last_seq() {
+        if snapshot.upto_seq > log.records.last_seq {
             return Err(JournalError::new(
                 JournalErrorKind::InvalidRecord,
                 format!(
                     "snapshot of run `{run}` covers sequence {} but the journal ends at {}",
-                    snapshot.upto_seq,
-                    log.last_seq()
+                    snapshot.upto_seq, log.records.last_seq
                 ),
             ));
         }
@@ -168,7 +201,7 @@ impl Journal for MemoryJournal {
             .into_iter()
             .map(|log| RunEntry {
                 run_id: log.header.run_id.clone(),
-                last_seq: log.last_seq(),
+                last_seq: log.records.last_seq,
                 last_append_unix_ms: log.last_append_unix_ms,
                 owner: log.owner.as_ref().map(|(owner, _)| owner.clone()),
             })
@@ -225,6 +258,35 @@ mod tests {
         super::super::suite::check(&MemoryJournal::new()).await;
         // The suite reads back no more than a few records per run.
         super::super::suite::check(&MemoryJournal::keeping_last(64)).await;
+    }
+
+    #[tokio::test]
+    async fn reads_from_any_point_cross_the_batches_records_were_appended_in() {
+        for keep in [None, Some(7)] {
+            let journal = MemoryJournal { runs: Mutex::default(), keep };
+            let header = super::super::suite::fresh_run("batches");
+            journal.create_run(&header).await.expect("create");
+            let run = &header.run_id;
+            let record = |seq: u64| Record { seq, bytes: Bytes::from(format!("r{seq}")) };
+            let mut last = 0;
+            for size in [1, 3, 0, 2, 5, 1, 4] {
+                let batch: Vec<Record> = (last + 1..=last + size).map(record).collect();
+                last = journal.append(run, last, &batch).await.expect("append");
+            }
+            assert_eq!(last, 16);
+            let oldest_kept = keep.map_or(1, |keep| last - keep as u64 + 1);
+            for after in 0..=last + 1 {
+                for limit in [0, 1, 2, 6, 100] {
+                    let read = journal.read(run, after, limit).await;
+                    if after + 1 < oldest_kept && after < last && limit > 0 {
+                        assert_eq!(read.expect_err("forgotten").kind, JournalErrorKind::Forgotten);
+                        continue;
+                    }
+                    let want: Vec<Record> = (after + 1..=last).take(limit).map(record).collect();
+                    assert_eq!(read.expect("kept"), want, "after {after}, limit {limit}, keep {keep:?}");
+                }
+            }
+        }
     }
 
     #[tokio::test]
