@@ -145,10 +145,6 @@ pub type CommittedBatch = (u64, Vec<Event>);
 /// At most this many inputs are reacted to before their events are appended.
 const ROUND_INPUTS: usize = 256;
 
-/// The most bytes of encoding room a shell keeps between rounds: more than an ordinary round
-/// of a `limit 64` loop takes (about 75 KB), not a wide burst's.
-const ENCODING_KEPT: usize = 256 * 1024;
-
 /// What the inputs of one round caused: their events, in order, and their other effects, in
 /// order, which act once the events have committed.
 #[derive(Default)]
@@ -236,9 +232,9 @@ struct Shell {
     last_seq: u64,
     /// The host's cancellation and the wall-clock deadline.
     interrupts: Interrupts,
-    /// Where a round's records are encoded before they are copied out at their size: kept from
-    /// round to round, so encoding grows no buffer once the run is under way.
-    encoding: Vec<u8>,
+    /// How many bytes an event of the last append took, on average: the next append's buffer
+    /// starts that large for each of its events, and a little more.
+    bytes_per_event: usize,
     /// The effects of the reaction being applied, other than its events (which the core
     /// records straight into the round's batch).
     reacted: Vec<Effect>,
@@ -275,7 +271,7 @@ impl Shell {
             timers,
             last_seq,
             interrupts,
-            encoding: Vec::new(),
+            bytes_per_event: 0,
             reacted: Vec::new(),
             last_round: (0, 0),
         }
@@ -396,9 +392,12 @@ impl Shell {
     fn start_append(&mut self, round: Round) -> InFlight {
         self.last_round = (round.events.len(), round.effects.len());
         self.scopes.follow(&round.events);
-        let (records, blobs) =
-            records_after(self.last_seq, &round.events, &mut self.encoding, self.env.blobs_above);
+        // Rounds differ in size more than in the kinds of their events: room for each event as
+        // large as the last round's average, and an eighth more, seldom has to grow.
+        let capacity = round.events.len() * self.bytes_per_event * 9 / 8;
+        let (records, blobs) = records_after(self.last_seq, &round.events, capacity, self.env.blobs_above);
         let bytes = records.iter().map(|record| record.bytes.len()).sum();
+        self.bytes_per_event = bytes / records.len().max(1);
         let after = self.last_seq;
         self.last_seq += records.len() as u64;
         let quiet = self.snapshots.as_ref().is_some_and(|snapshots| snapshots.due(self.last_seq, bytes));
@@ -577,40 +576,35 @@ async fn append(
 }
 
 /// The journal records of `events` appended after sequence number `last_seq`, encoded one
-/// after another in `encoding` (cleared first) and copied out into one buffer of their size
-/// whose slices they are, and the blobs they name: values of more than `blobs_above` bytes,
-/// when given, are recorded as references to blobs.
+/// after another into one buffer (started with `capacity`) whose slices they are, and the blobs
+/// they name: values of more than `blobs_above` bytes, when given, are recorded as references
+/// to blobs.
 pub(crate) fn records_after(
     last_seq: u64,
     events: &[Event],
-    encoding: &mut Vec<u8>,
+    capacity: usize,
     blobs_above: Option<usize>,
 ) -> (Vec<Record>, Vec<Blob>) {
     let mut blobs = Vec::new();
-    let buffer = encoding;
-    buffer.clear();
+    let mut buffer = Vec::with_capacity(capacity);
     let mut ends = SmallVec::<[usize; 16]>::with_capacity(events.len());
     for (offset, event) in events.iter().enumerate() {
         let seq = last_seq + 1 + offset as u64;
         match blobs_above.and_then(|threshold| event.detached(threshold)) {
             Some((detached, blob)) => {
-                detached.encode_appended(seq, buffer);
+                detached.encode_appended(seq, &mut buffer);
                 blobs.push(blob);
             }
-            None => event.encode_appended(seq, buffer),
+            None => event.encode_appended(seq, &mut buffer),
         }
         ends.push(buffer.len());
     }
-    let encoded = Bytes::copy_from_slice(buffer);
-    if buffer.capacity() > ENCODING_KEPT {
-        // A burst's records are not kept for the rest of the run.
-        *buffer = Vec::new();
-    }
+    let buffer = Bytes::from(buffer);
     let mut start = 0;
     let records = (last_seq + 1..)
         .zip(ends)
         .map(|(seq, end)| {
-            let record = Record { seq, bytes: encoded.slice(start..end) };
+            let record = Record { seq, bytes: buffer.slice(start..end) };
             start = end;
             record
         })
@@ -1252,7 +1246,7 @@ mod tests {
             for effect in core.react(input) {
                 match effect {
                     Effect::Append(events) => {
-                        let (records, blobs) = records_after(seq, &events, &mut Vec::new(), None);
+                        let (records, blobs) = records_after(seq, &events, 0, None);
                         let appended = append(Arc::new(env.clone()), seq, events, records, blobs, 0).await;
                         seq = appended.expect("journal").0.seq
                     }

@@ -466,7 +466,7 @@ impl Recovery<'_> {
             }
         }
         // Decisions record no value large enough for a blob worth its lookup.
-        let (records, _) = records_after(self.resumed.last_seq, &events, &mut Vec::new(), None);
+        let (records, _) = records_after(self.resumed.last_seq, &events, 0, None);
         let (journal, run) = (&self.runtime.journal, &self.header.run_id);
         self.resumed.last_seq =
             self.runtime.pool.block_on(journal.append(run, self.resumed.last_seq, &records))?;
