@@ -145,6 +145,10 @@ pub type CommittedBatch = (u64, Vec<Event>);
 /// At most this many inputs are reacted to before their events are appended.
 const ROUND_INPUTS: usize = 256;
 
+/// The most room a round's encoding buffer starts with; a larger round's buffer grows as it
+/// fills.
+const ENCODING_ROOM_MAX: usize = 1 << 20;
+
 /// What the inputs of one round caused: their events, in order, and their other effects, in
 /// order, which act once the events have committed.
 #[derive(Default)]
@@ -393,8 +397,9 @@ impl Shell {
         self.last_round = (round.events.len(), round.effects.len());
         self.scopes.follow(&round.events);
         // Rounds differ in size more than in the kinds of their events: room for each event as
-        // large as the last round's average, and an eighth more, seldom has to grow.
-        let capacity = round.events.len() * self.bytes_per_event * 9 / 8;
+        // large as the last round's average, and an eighth more, seldom has to grow. One large
+        // value must not make every later round reserve room for as many.
+        let capacity = (round.events.len() * self.bytes_per_event * 9 / 8).min(ENCODING_ROOM_MAX);
         let (records, blobs) = records_after(self.last_seq, &round.events, capacity, self.env.blobs_above);
         let bytes = records.iter().map(|record| record.bytes.len()).sum();
         self.bytes_per_event = bytes / records.len().max(1);
