@@ -57,19 +57,24 @@ impl KeptRecords {
         }
     }
 
-    /// Up to `limit` kept records after sequence number `after`, in order.
-    fn after(&self, after: u64, limit: usize) -> Vec<Record> {
+    /// Up to `limit` records after sequence number `after`, in order; the number of the first
+    /// wanted record that is no longer kept, when one is.
+    fn after(&self, after: u64, limit: usize) -> Result<Vec<Record>, u64> {
+        if after < self.forgotten && after < self.last_seq && limit > 0 {
+            return Err(after + 1);
+        }
         let Some(first) = after.max(self.forgotten).checked_add(1) else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
         let batch = self.batches.partition_point(|batch| batch.last().is_some_and(|last| last.seq < first));
-        self.batches
+        Ok(self
+            .batches
             .range(batch..)
             .flat_map(|batch| batch.iter())
             .skip_while(|record| record.seq < first)
             .take(limit)
             .cloned()
-            .collect()
+            .collect())
     }
 }
 
@@ -161,11 +166,7 @@ impl Journal for MemoryJournal {
     async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError> {
         let runs = self.runs.lock();
         let log = runs.get(run).ok_or_else(|| unknown(run))?;
-        let kept = &log.records;
-        if after < kept.forgotten && after < kept.last_seq && limit > 0 {
-            return Err(forgotten(run, after + 1));
-        }
-        Ok(kept.after(after, limit))
+        log.records.after(after, limit).map_err(|seq| forgotten(run, seq))
     }
 
     async fn load_snapshot(&self, run: &RunId) -> Result<Option<Snapshot>, JournalError> {
