@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::diag::{Code, codes};
 use crate::engine::core::Resolution;
 use crate::engine::executor::ToolError;
+use crate::engine::identity::OperationId;
 use crate::journal::{Blob, Envelope, EnvelopeError, Journal, JournalError, JournalErrorKind, Record};
 use crate::value::{Value, rcve};
 
@@ -83,10 +84,10 @@ declare_events! {
         /// §4.2), absent in journals written before runs recorded it.
         3 => CallDispatchPrepared {
             node: Arc<str>,
-            tool: String,
+            tool: Arc<str>,
             attempt: u32,
             #[serde(default, skip_serializing_if = "Option::is_none")]
-            operation: Option<String>,
+            operation: Option<OperationId>,
         },
         4 => NodeSucceeded {
             node: Arc<str>,
@@ -592,7 +593,7 @@ mod tests {
                 node: node(),
                 tool: "crm.customer".into(),
                 attempt: 2,
-                operation: Some(format!("op:{}", "ab".repeat(32))),
+                operation: Some(format!("op:{}", "ab".repeat(32)).parse().expect("an operation id")),
             },
             Event::NodeSucceeded { node: node() },
             Event::NodeFailed { node: node(), code: "RATE_LIMITED".into() },

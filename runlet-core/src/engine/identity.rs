@@ -163,14 +163,21 @@ pub struct IdParseError {
 /// Text form, parsing and serde (as that text) for both id types.
 macro_rules! hex_id {
     ($ty:ident, $prefix:literal, $what:literal) => {
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                // One write of the whole text, so `to_string` allocates once.
+        impl $ty {
+            /// Its text, built on the stack and lent to `use_text`.
+            fn with_text<R>(&self, use_text: impl FnOnce(&str) -> R) -> R {
                 const PREFIX: &str = concat!($prefix, ":");
                 let mut text = [0u8; PREFIX.len() + 64];
                 text[..PREFIX.len()].copy_from_slice(PREFIX.as_bytes());
                 hex::encode_to_slice(self.0, &mut text[PREFIX.len()..]).expect("64 hex digits of 32 bytes");
-                f.write_str(std::str::from_utf8(&text).expect("ASCII"))
+                use_text(std::str::from_utf8(&text).expect("ASCII"))
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                // One write of the whole text, so `to_string` allocates once.
+                self.with_text(|text| f.write_str(text))
             }
         }
 
@@ -196,7 +203,7 @@ macro_rules! hex_id {
 
         impl serde::Serialize for $ty {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.collect_str(self)
+                self.with_text(|text| s.serialize_str(text))
             }
         }
 

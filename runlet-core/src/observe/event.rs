@@ -207,9 +207,9 @@ impl GraphContext {
                 public.inputs = inputs.iter().map(|i| self.node_id(i).to_string()).collect();
             }
             Event::CallDispatchPrepared { tool, attempt, operation, .. } => {
-                public.tool = Some(tool.clone());
+                public.tool = Some(tool.to_string());
                 public.attempt = Some(*attempt);
-                public.operation = operation.clone();
+                public.operation = operation.map(|operation| operation.to_string());
             }
             Event::CallCompleted { node, output } => {
                 let tool = self.expr_of(node).and_then(|e| self.tool_of(e));

@@ -36,22 +36,27 @@ impl Digest {
     /// Its text (`sha256:<hex>` or `hmac-sha256:<key id>:<hex>`), lent to `use_text` from the
     /// stack rather than a fresh string: every call's operation id digests its input digest's.
     pub fn with_text<R>(&self, use_text: impl FnOnce(&str) -> R) -> R {
-        use std::io::Write as _;
+        let mut hex = [0u8; 64];
         let mut text = smallvec::SmallVec::<[u8; 256]>::new();
-        write!(text, "{self}").expect("writing to memory cannot fail");
+        match self {
+            Digest::Sha256(bytes) => {
+                text.extend_from_slice(b"sha256:");
+                text.extend_from_slice(lower_hex(bytes, &mut hex).as_bytes());
+            }
+            Digest::HmacSha256 { key_id, mac } => {
+                text.extend_from_slice(b"hmac-sha256:");
+                text.extend_from_slice(key_id.as_bytes());
+                text.push(b':');
+                text.extend_from_slice(lower_hex(mac, &mut hex).as_bytes());
+            }
+        }
         use_text(std::str::from_utf8(&text).expect("a digest's text is ASCII"))
     }
 }
 
 impl fmt::Display for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut hex = [0u8; 64];
-        match self {
-            Digest::Sha256(bytes) => write!(f, "sha256:{}", lower_hex(bytes, &mut hex)),
-            Digest::HmacSha256 { key_id, mac } => {
-                write!(f, "hmac-sha256:{key_id}:{}", lower_hex(mac, &mut hex))
-            }
-        }
+        self.with_text(|text| f.write_str(text))
     }
 }
 

@@ -32,7 +32,7 @@ pub fn left_dispatching(events: &[Event]) -> BTreeMap<String, String> {
     for event in events {
         match event {
             Event::CallDispatchPrepared { node, tool, .. } => {
-                open.insert(node.to_string(), tool.clone());
+                open.insert(node.to_string(), tool.to_string());
             }
             Event::CallCompleted { node, .. }
             | Event::CallFailed { node, .. }

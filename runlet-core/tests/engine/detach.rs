@@ -80,7 +80,7 @@ fn detached_and_orphaned(inline: bool) {
         panic!("the run ended first: {seen:?}");
     };
     // The boundary catches without waiting out the grace: `t.hang` is detached, not timed out.
-    next(&mut seen, &|e| matches!(e, Event::CallDispatchPrepared { tool, .. } if tool == "t.gate"));
+    next(&mut seen, &|e| matches!(e, Event::CallDispatchPrepared { tool, .. } if &**tool == "t.gate"));
     let detached = seen.iter().find_map(|e| match e {
         Event::CallFailed { error, .. } if error.code == codes::TOOL_CALL_CANCELLED.to_string() => {
             Some(error.to_tool_error().expect("details"))

@@ -94,8 +94,8 @@ fn crashed(class: &str) -> (Arc<MemoryJournal>, RunId, Vec<(String, OperationId)
     let mut journaled = None;
     while let Some((_, event)) = run.events().blocking_recv() {
         if let Event::CallDispatchPrepared { tool, operation, .. } = &event {
-            if tool == "t.second" {
-                journaled = operation.clone();
+            if &**tool == "t.second" {
+                journaled = *operation;
                 break;
             }
         }
@@ -104,7 +104,7 @@ fn crashed(class: &str) -> (Arc<MemoryJournal>, RunId, Vec<(String, OperationId)
     while !tools.seen().iter().any(|(tool, _)| tool == "t.second") {
         std::thread::yield_now();
     }
-    let sent = tools.seen().into_iter().find(|(tool, _)| tool == "t.second").map(|(_, op)| op.to_string());
+    let sent = tools.seen().into_iter().find(|(tool, _)| tool == "t.second").map(|(_, op)| op);
     assert_eq!(journaled, sent, "the journal names the operation the executor was sent");
     drop(run);
     drop(runtime);
@@ -274,7 +274,7 @@ fn node_of(journal: &MemoryJournal, run: &RunId) -> String {
     events(journal, run)
         .into_iter()
         .find_map(|e| match e {
-            Event::CallDispatchPrepared { node, tool, .. } if tool == "t.second" => Some(node.to_string()),
+            Event::CallDispatchPrepared { node, tool, .. } if &*tool == "t.second" => Some(node.to_string()),
             _ => None,
         })
         .expect("prepared")

@@ -74,7 +74,9 @@ fn run(case: &Case, inputs: &Inputs, executor: Arc<dyn ToolExecutor>) -> Ran {
             Event::CallDispatchPrepared { node, tool, .. } => {
                 tools.insert(node, tool);
             }
-            Event::CallCompleted { node, .. } => completed.extend(tools.get(&node).cloned()),
+            Event::CallCompleted { node, .. } => {
+                completed.extend(tools.get(&node).map(|tool: &std::sync::Arc<str>| tool.to_string()))
+            }
             Event::RunSucceeded | Event::RunFailed { .. } | Event::RunCancelled => break,
             _ => {}
         }

@@ -37,7 +37,7 @@ fn run_to_end(builder: RuntimeBuilder, source: &str, inputs: &Inputs) -> (Outcom
 }
 
 fn prepared(events: &[Event], tool: &str) -> usize {
-    events.iter().filter(|e| matches!(e, Event::CallDispatchPrepared { tool: t, .. } if t == tool)).count()
+    events.iter().filter(|e| matches!(e, Event::CallDispatchPrepared { tool: t, .. } if &**t == tool)).count()
 }
 
 fn timer_delays(events: &[Event]) -> Vec<u64> {

@@ -64,7 +64,7 @@ fn appendix_a_starts_its_three_independent_calls_together() {
     let started: Vec<&str> = events[..first_answer]
         .iter()
         .filter_map(|e| match e {
-            Event::CallDispatchPrepared { tool, .. } => Some(tool.as_str()),
+            Event::CallDispatchPrepared { tool, .. } => Some(&**tool),
             _ => None,
         })
         .collect();
@@ -74,7 +74,7 @@ fn appendix_a_starts_its_three_independent_calls_together() {
     }
     let scores = events
         .iter()
-        .filter(|e| matches!(e, Event::CallDispatchPrepared { tool, .. } if tool == "fraud.score"))
+        .filter(|e| matches!(e, Event::CallDispatchPrepared { tool, .. } if &**tool == "fraud.score"))
         .count();
     assert_eq!(scores, 3, "one fraud score per order");
     let journaled = tokio::runtime::Runtime::new()

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use compact_str::{CompactString, format_compact};
+use compact_str::CompactString;
 use smallvec::{SmallVec, smallvec};
 
 use super::state::{
@@ -368,9 +368,15 @@ impl RunCore {
 /// keyed under the run's key when the element is sensitive or secret (spec §6.2).
 fn iteration_key(index: usize, element: &Labelled, key: &DigestKey) -> CompactString {
     let digest = element.digest(key);
-    let [a, b, c, d, ..] = *digest.bytes();
+    let mut number = itoa::Buffer::new();
+    let mut hex = [0u8; 8];
+    hex::encode_to_slice(&digest.bytes()[..4], &mut hex).expect("8 hex digits of 4 bytes");
     // Held inline (no allocation) up to 24 bytes: any index below 10^13.
-    format_compact!("i{index}~{a:02x}{b:02x}{c:02x}{d:02x}")
+    let mut text = CompactString::const_new("i");
+    text.push_str(number.format(index));
+    text.push('~');
+    text.push_str(std::str::from_utf8(&hex).expect("hex digits are ASCII"));
+    text
 }
 
 /// The items a `for`/`fold` iterates: list elements in order, or `{ key, value }` records of an

@@ -972,7 +972,7 @@ impl RunCore {
     }
 
     fn tool_name(&self, tool: ToolId) -> String {
-        self.tools.name(tool)
+        self.tools.name(tool).to_string()
     }
 
     fn tool_class(&self, tool: ToolId) -> ExecutionClass {

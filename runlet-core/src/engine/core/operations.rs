@@ -9,7 +9,7 @@ use super::{CallHandle, CallRequest, Effect, RunCore};
 use crate::analyze::hir::ExprKind;
 use crate::engine::event::Event;
 use crate::engine::executor::ToolError;
-use crate::engine::identity::{OperationComponents, OperationId};
+use crate::engine::identity::OperationComponents;
 use crate::engine::limits::LimitKey;
 use crate::engine::retry::{redispatch_permitted, uncertain_error};
 use crate::registry::ToolId;
@@ -170,9 +170,9 @@ impl RunCore {
         });
         self.outbox.events.push(Event::CallDispatchPrepared {
             node: node_id.clone(),
-            tool: self.tool_name(tool),
+            tool: self.tools.name(tool),
             attempt,
-            operation: operation.as_ref().map(OperationId::to_string),
+            operation,
         });
         let digest_key = self.identity_key(&input_digest, scope);
         self.outbox.effects.push(Effect::Dispatch(CallRequest {

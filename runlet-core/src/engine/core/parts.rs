@@ -88,7 +88,7 @@ pub(super) struct Timers {
 /// every run.
 #[derive(Debug, Clone)]
 pub struct ToolTable {
-    names: Arc<[String]>,
+    names: Arc<[Arc<str>]>,
     classes: Arc<[ExecutionClass]>,
     capped: Arc<[bool]>,
     /// Each tool's descriptor `schema_version`, a part of its operations' ids.
@@ -99,7 +99,7 @@ impl ToolTable {
     /// The names and classes of `registry`'s tools.
     pub fn of(registry: &Registry) -> ToolTable {
         ToolTable {
-            names: registry.tools().map(|(_, t)| t.name.to_string()).collect(),
+            names: registry.tools().map(|(_, t)| t.name.shared()).collect(),
             schema_versions: registry.tools().map(|(_, t)| t.schema_version.clone()).collect(),
             classes: registry.tools().map(|(_, t)| t.execution).collect(),
             capped: registry
@@ -118,8 +118,8 @@ impl ToolTable {
         self.schema_versions.get(tool.index()).map_or("", |version| version)
     }
 
-    pub(super) fn name(&self, tool: ToolId) -> String {
-        self.names.get(tool.index()).cloned().unwrap_or_default()
+    pub(super) fn name(&self, tool: ToolId) -> Arc<str> {
+        self.names.get(tool.index()).cloned().unwrap_or_else(|| Arc::from(""))
     }
 
     /// Whether `tool` is one of the table's.
