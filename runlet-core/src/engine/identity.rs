@@ -196,8 +196,9 @@ macro_rules! hex_id {
                 if !digits.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
                     return Err(invalid());
                 }
-                let bytes = hex::decode(digits).map_err(|_| invalid())?;
-                bytes.try_into().map($ty).map_err(|_| invalid())
+                let mut bytes = [0u8; 32];
+                hex::decode_to_slice(digits, &mut bytes).map_err(|_| invalid())?;
+                Ok($ty(bytes))
             }
         }
 

@@ -475,16 +475,20 @@ impl Shell {
                 let call = request.call;
                 let name = &self.env.registry.tool(request.tool).name;
                 let capabilities = self.env.executor.capabilities(name.as_str());
-                if !capabilities.cancellation {
-                    self.undeliverable.insert(call, name.shared());
-                }
                 let permit = self.permits.take(call);
                 let heartbeat = self.reports.heartbeat(call);
                 let parent = self.scopes.parent_of(request.scope, &self.env.span).clone();
                 let answers = self.answers.clone();
                 let inline = capabilities.answers_inline;
-                let token = spawn_call(&self.env, &parent, request, heartbeat, permit, answers, inline);
-                self.tokens.insert(call, token);
+                // A call answered in its first poll has nothing left to cancel.
+                if let Some(token) =
+                    spawn_call(&self.env, &parent, request, heartbeat, permit, answers, inline)
+                {
+                    if !capabilities.cancellation {
+                        self.undeliverable.insert(call, name.shared());
+                    }
+                    self.tokens.insert(call, token);
+                }
             }
             Effect::AwaitPermits { call, tool, node_id } => {
                 self.permits.request(call, tool, node_id, &self.answers);
@@ -668,7 +672,7 @@ fn check_arguments(schemas: &SchemaArena, tool: &ToolDescriptor, arguments: &Lis
 /// deadline around the dispatch), and that answer checked and labelled against the output
 /// schema or classified as the host says ([`input_of`]). When the executor `answers_inline`
 /// the call is polled once here first, and one whose answer is ready then has sent it and needs
-/// no task. Answers the token that cancels it.
+/// no task. Answers the token that cancels it, or `None` when it answered in that first poll.
 fn spawn_call(
     env: &RunEnvironment,
     parent: &tracing::Span,
@@ -677,7 +681,7 @@ fn spawn_call(
     permit: Option<PermitRequest>,
     answers: mpsc::UnboundedSender<Input>,
     answers_inline: bool,
-) -> CancellationToken {
+) -> Option<CancellationToken> {
     // The task borrows the descriptor from the shared registry rather than copying it per call.
     let registry = Arc::clone(&env.registry);
     let handle = request.call;
@@ -728,13 +732,14 @@ fn spawn_call(
         // Nothing needs waking: a call still pending goes on in its own task, whose first poll
         // registers that task's waker wherever the call waits.
         let mut first_poll = std::task::Context::from_waker(std::task::Waker::noop());
-        if task.as_mut().poll(&mut first_poll).is_pending() {
-            tokio::spawn(task);
+        if task.as_mut().poll(&mut first_poll).is_ready() {
+            return None;
         }
+        tokio::spawn(task);
     } else {
         tokio::spawn(task);
     }
-    cancels
+    Some(cancels)
 }
 
 /// The call `request` of `tool` as its executor receives it: its identities, deadline and a
