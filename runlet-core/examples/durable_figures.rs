@@ -2,7 +2,9 @@
 //! group commit off and on; NORMAL, which does not wait for the disk, for what the journal costs
 //! besides it) beside the same runs with the in-memory journal, and sequential chains — one, and
 //! eight at once — beside the floor SQLite itself sets for one commit per step (one INSERT and a
-//! COMMIT straight through rusqlite), all in one process, rounds interleaved.
+//! COMMIT straight through rusqlite), all in one process, rounds interleaved. The tools answer at
+//! once in the run's own task (`answers_inline`); one variant sends each call to a task of its
+//! own instead.
 //!
 //! `cargo run --release -p runlet-core --example durable_figures [fanout] [chain] [chains]
 //! [resume] [rounds=N]` prints the named figures (all without arguments; 5 rounds unless told). Each round runs
@@ -17,7 +19,7 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use runlet::analyze::Inputs;
-use runlet::engine::{Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
+use runlet::engine::{Outcome, ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput};
 use runlet::journal::{
     AppendBatch, Durability, Journal, JournalError, MemoryJournal, Record, RunHeader, RunId, Snapshot,
     SqliteJournal,
@@ -37,13 +39,20 @@ const CHAIN_STEPS: usize = 1_000;
 const CHAIN: &str = "return fold acc = 0 for n in numbers() {\n    return noop(acc + n)\n}\n";
 const CHAINS: usize = 8;
 
-/// Answers `numbers` with 0..count and `noop` with its argument, at once.
+/// Answers `numbers` with 0..count and `noop` with its argument, at once: in the run's own task
+/// (`answers_inline`, as an in-process tool that never waits declares), or, when not `inline`,
+/// each call in a task of its own.
 struct Tools {
     count: usize,
+    inline: bool,
 }
 
 #[async_trait]
 impl ToolExecutor for Tools {
+    fn capabilities(&self, _tool: &str) -> ToolCapabilities {
+        ToolCapabilities { answers_inline: self.inline, ..ToolCapabilities::default() }
+    }
+
     async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
         Ok(ToolOutput::new(match call.tool.as_ref() {
             "numbers" => {
@@ -62,6 +71,8 @@ impl ToolExecutor for Tools {
 #[derive(Default)]
 struct Counted {
     commits: AtomicU64,
+    /// Of the store's commits, those the appending thread made (the SQLite writer was idle).
+    own_commits: AtomicU64,
     batches: AtomicU64,
     records: AtomicU64,
     bytes: AtomicU64,
@@ -142,7 +153,8 @@ impl Journal for Counting {
 }
 
 /// One way of journaling runs: the store, and whether the runtime puts a `GroupCommit` task
-/// in front of it (the SQLite journal's writer groups appends without one).
+/// in front of it (the SQLite journal's writer groups appends without one); and whether the
+/// tools answer in the run's task (all but one variant) or each call in a task of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Variant {
     Memory,
@@ -153,14 +165,17 @@ enum Variant {
         durability: Durability,
         group_commit_task: bool,
     },
+    /// SQLite FULL with every call in a task of its own: two hand-offs between threads per call.
+    SqliteToolsOnTasks,
 }
 
 impl Variant {
-    const ALL: [Variant; 5] = [
+    const ALL: [Variant; 6] = [
         Variant::Memory,
         Variant::Sqlite { durability: Durability::Normal, group_commit_task: false },
         Variant::Sqlite { durability: Durability::Full, group_commit_task: false },
         Variant::Sqlite { durability: Durability::Full, group_commit_task: true },
+        Variant::SqliteToolsOnTasks,
         Variant::MemorySnapshots,
     ];
 
@@ -171,6 +186,7 @@ impl Variant {
             Variant::Sqlite { durability: Durability::Normal, .. } => "SQLite NORMAL",
             Variant::Sqlite { group_commit_task: false, .. } => "SQLite FULL",
             Variant::Sqlite { group_commit_task: true, .. } => "SQLite FULL, GroupCommit in front",
+            Variant::SqliteToolsOnTasks => "SQLite FULL, each call in a task of its own",
         }
     }
 
@@ -179,12 +195,17 @@ impl Variant {
         let sqlite = match self {
             Variant::Memory | Variant::MemorySnapshots => None,
             Variant::Sqlite { durability, .. } => Some(SqliteJournal::open(file, durability).expect("open")),
+            Variant::SqliteToolsOnTasks => Some(SqliteJournal::open(file, Durability::Full).expect("open")),
         };
         let inner: Arc<dyn Journal> = match &sqlite {
             Some(sqlite) => Arc::new(sqlite.clone()),
             None => Arc::new(MemoryJournal::new()),
         };
         Counting { inner, sqlite, counted: Counted::default() }
+    }
+
+    fn tools_inline(self) -> bool {
+        self != Variant::SqliteToolsOnTasks
     }
 
     fn group_commit(self) -> bool {
@@ -220,7 +241,7 @@ fn run_once(variant: Variant, source: &str, count: usize, runs: usize, file: &Pa
     let journal = Arc::new(variant.open(file));
     let runtime = Runtime::builder()
         .registry(Registry::from_json_str(REGISTRY, &RegistryOptions::default()).expect("registry").registry)
-        .executor(Arc::new(Tools { count }))
+        .executor(Arc::new(Tools { count, inline: variant.tools_inline() }))
         .journal(journal.clone())
         .group_commit(variant.group_commit())
         .worker_threads(2);
@@ -244,6 +265,7 @@ fn run_once(variant: Variant, source: &str, count: usize, runs: usize, file: &Pa
     let counted = Arc::into_inner(journal).map(|journal| {
         if let Some(sqlite) = &journal.sqlite {
             journal.counted.commits.store(sqlite.commits(), Ordering::Relaxed);
+            journal.counted.own_commits.store(sqlite.commits_on_appending_threads(), Ordering::Relaxed);
         }
         journal.counted
     });
@@ -314,8 +336,9 @@ fn report(title: &str, unit: &str, per: usize, variants: &[(String, Vec<Measured
                 let mut in_commits: Vec<f64> =
                     counts.iter().map(|c| c.commit_nanos.load(Ordering::Relaxed) as f64 / 1e9).collect();
                 format!(
-                    "; per {unit}: {:.3} commits, {:.3} appends, {:.1} records of {:.0} B in all, {:.1} µs in the store's commits",
+                    "; per {unit}: {:.3} commits ({:.3} on the appending thread), {:.3} appends, {:.1} records of {:.0} B in all, {:.1} µs in the store's commits",
                     load(&first.commits),
+                    load(&first.own_commits),
                     load(&first.batches),
                     load(&first.records),
                     load(&first.bytes),
@@ -409,7 +432,7 @@ fn resume(rounds: usize, dir: &Path) {
     let build = |journal: Arc<dyn Journal>, snapshot_every: u64| {
         Runtime::builder()
             .registry(registry())
-            .executor(Arc::new(Tools { count: CALLS }))
+            .executor(Arc::new(Tools { count: CALLS, inline: true }))
             .journal(journal)
             .digest_key("figures", b"figures")
             .worker_threads(2)

@@ -154,6 +154,12 @@ impl SqliteJournal {
         self.writer.commits()
     }
 
+    /// How many of [`SqliteJournal::commits`] the appending thread made itself, finding the
+    /// journal's writer idle (the rest were the writer's).
+    pub fn commits_on_appending_threads(&self) -> u64 {
+        self.writer.own_commits()
+    }
+
     /// Runs `work` with the connection on the blocking pool; storage and corruption errors
     /// name the file.
     async fn with<T, F>(&self, work: F) -> Result<T, JournalError>

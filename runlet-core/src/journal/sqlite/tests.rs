@@ -515,3 +515,84 @@ fn the_writer_ends_with_the_journal() {
     let read = pool.block_on(again.read(&run.run_id, 0, 10)).expect("read");
     assert_eq!(read.iter().map(|record| record.seq).collect::<Vec<_>>(), [1, 2]);
 }
+
+/// On a runtime with several workers, an append that continues the run that appended last and
+/// finds the writer idle commits on its own thread; appends of many runs at once, whichever
+/// thread commits them, each land once, in order, with the sequence number they asked for.
+#[test]
+fn appends_commit_on_their_own_thread_when_the_writer_is_idle() {
+    let pool =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio");
+    let scratch = Scratch::new("own-thread");
+    let journal =
+        Arc::new(SqliteJournal::open(scratch.file("journal.db"), Durability::Normal).expect("open"));
+    let lone = header("lone");
+    let record = |seq| Record { seq, bytes: Bytes::from(format!("record {seq}")) };
+    pool.block_on(async {
+        journal.create_run(&lone).await.expect("create");
+        let (commits, own) = (journal.commits(), journal.commits_on_appending_threads());
+        for seq in 1..=5 {
+            let appended = tokio::spawn({
+                let (journal, run) = (Arc::clone(&journal), lone.run_id.clone());
+                async move { journal.append(&run, seq - 1, &[record(seq)]).await }
+            });
+            assert_eq!(appended.await.expect("task"), Ok(seq));
+        }
+        assert_eq!(journal.commits() - commits, 5, "a transaction per append");
+        assert_eq!(
+            journal.commits_on_appending_threads() - own,
+            4,
+            "the run's first append on the writer, each later one on the appending worker"
+        );
+    });
+
+    let runs: Vec<RunHeader> = (0..16).map(|n| header(&format!("busy-{n}"))).collect();
+    pool.block_on(async {
+        for run in &runs {
+            journal.create_run(run).await.expect("create");
+        }
+        let tasks: Vec<_> = runs
+            .iter()
+            .map(|run| {
+                let (journal, run) = (Arc::clone(&journal), run.run_id.clone());
+                tokio::spawn(async move {
+                    for seq in 1..=20 {
+                        assert_eq!(journal.append(&run, seq - 1, &[record(seq)]).await, Ok(seq));
+                    }
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.expect("every append answered as asked");
+        }
+        for run in &runs {
+            let read = journal.read(&run.run_id, 0, 100).await.expect("read");
+            assert_eq!(read, (1..=20).map(record).collect::<Vec<_>>(), "run {}", run.run_id);
+        }
+    });
+}
+
+/// A current-thread runtime's one thread never blocks for a commit: its appends go to the
+/// writer, so its other tasks run meanwhile.
+#[tokio::test]
+async fn a_current_thread_runtime_leaves_commits_to_the_writer() {
+    let scratch = Scratch::new("current-thread");
+    let journal = SqliteJournal::open(scratch.file("journal.db"), Durability::Normal).expect("open");
+    let run = header("current");
+    journal.create_run(&run).await.expect("create");
+    let record = Record { seq: 1, bytes: Bytes::from_static(b"r") };
+    assert_eq!(journal.append(&run.run_id, 0, &[record]).await, Ok(1));
+    assert_eq!(journal.commits(), 1);
+    assert_eq!(journal.commits_on_appending_threads(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn passes_the_shared_journal_suite_committing_on_appending_threads() {
+    let scratch = Scratch::new("suite-own-thread");
+    let journal = SqliteJournal::open(scratch.file("journal.db"), Durability::Normal).expect("open");
+    suite::check(&journal).await;
+    assert!(
+        journal.commits_on_appending_threads() > 0,
+        "the suite's lone appends committed on their threads"
+    );
+}
