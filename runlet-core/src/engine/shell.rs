@@ -226,6 +226,9 @@ struct Shell {
     answers: mpsc::UnboundedSender<Input>,
     incoming: mpsc::UnboundedReceiver<Input>,
     tokens: BTreeMap<CallHandle, CancellationToken>,
+    /// How many calls went to tasks of their own (still pending after their first poll, or
+    /// their executor does not answer inline).
+    calls_on_tasks: u64,
     /// Calls whose executor does not support cancellation, with their tool's name: cancelling
     /// one detaches it at once instead of waiting for an acknowledgement (spec §4.6).
     undeliverable: BTreeMap<CallHandle, Arc<str>>,
@@ -271,6 +274,7 @@ impl Shell {
             answers,
             incoming,
             tokens,
+            calls_on_tasks: 0,
             undeliverable: BTreeMap::new(),
             timers,
             last_seq,
@@ -315,13 +319,20 @@ impl Shell {
                 }
                 self.scopes.apply(&self.env.span);
                 let dispatches = flight.effects.iter().any(|effect| matches!(effect, Effect::Dispatch(_)));
+                let on_tasks = self.calls_on_tasks;
                 if let Some(outcome) = self.settle(flight.effects, flight.granted) {
                     return Ok(outcome);
                 }
                 if dispatches {
-                    // Calls whose executor answers at once do so now, and share the next
-                    // commit instead of waiting for the one after it.
-                    tokio::task::yield_now().await;
+                    // Calls on tasks of their own whose executor answers at once do so now;
+                    // those that answered in their first poll have sent their answers already,
+                    // and the run yields only once its cooperative budget is spent. Either way
+                    // the answers share the next commit instead of waiting for the one after it.
+                    if self.calls_on_tasks > on_tasks {
+                        tokio::task::yield_now().await;
+                    } else {
+                        tokio::task::coop::consume_budget().await;
+                    }
                     self.drain(&mut core, &mut round);
                 }
             } else {
@@ -488,6 +499,7 @@ impl Shell {
                         self.undeliverable.insert(call, name.shared());
                     }
                     self.tokens.insert(call, token);
+                    self.calls_on_tasks += 1;
                 }
             }
             Effect::AwaitPermits { call, tool, node_id } => {
