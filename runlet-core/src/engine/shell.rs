@@ -213,6 +213,30 @@ impl Interrupts {
         Interrupts { started, already_ran, cap, deadline, cancel_sent: false, deadline_sent: false }
     }
 
+    fn cancelled(&mut self) -> Input {
+        self.cancel_sent = true;
+        Input::CancelRequested
+    }
+
+    fn expired(&mut self) -> Input {
+        self.deadline_sent = true;
+        Input::WallClockExpired { elapsed_ms: whole_ms(self.elapsed()) }
+    }
+
+    /// The host's cancellation or the deadline when either is due and not told yet, without
+    /// waiting: a run whose inputs never run out (calls answered inline, commits on its own
+    /// thread) never waits in [`Shell::next_input`].
+    fn due(&mut self, cancel: &CancellationToken) -> Option<Input> {
+        if !self.cancel_sent && cancel.is_cancelled() {
+            return Some(self.cancelled());
+        }
+        let ran = self.already_ran.saturating_add(self.started.elapsed());
+        if !self.deadline_sent && self.cap.is_some_and(|cap| ran >= cap) {
+            return Some(self.expired());
+        }
+        None
+    }
+
     /// How long the run has run, counted as at least its cap once the deadline fired.
     fn elapsed(&self) -> Duration {
         self.already_ran.saturating_add(self.started.elapsed()).max(self.cap.unwrap_or_default())
@@ -348,8 +372,14 @@ impl Shell {
         }
     }
 
-    /// Reacts to the inputs that are already queued, up to a round's worth.
+    /// Reacts to the host's cancellation or the deadline if due, then to the inputs that are
+    /// already queued, up to a round's worth.
     fn drain(&mut self, core: &mut RunCore, round: &mut Round) {
+        if !core.is_finished()
+            && let Some(interrupt) = self.interrupts.due(&self.env.cancel)
+        {
+            self.react(core, interrupt, round);
+        }
         while round.inputs < ROUND_INPUTS && !core.is_finished() {
             match self.incoming.try_recv() {
                 Ok(input) => self.react(core, input, round),
@@ -391,14 +421,8 @@ impl Shell {
             answer = self.incoming.recv() => Woken::Input(answer?),
         };
         Some(match woken {
-            Woken::Cancelled => {
-                interrupts.cancel_sent = true;
-                Input::CancelRequested
-            }
-            Woken::Expired => {
-                interrupts.deadline_sent = true;
-                Input::WallClockExpired { elapsed_ms: whole_ms(interrupts.elapsed()) }
-            }
+            Woken::Cancelled => interrupts.cancelled(),
+            Woken::Expired => interrupts.expired(),
             Woken::Input(input) => input,
         })
     }

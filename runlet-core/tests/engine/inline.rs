@@ -132,3 +132,76 @@ fn a_call_polled_inline_still_going_when_the_run_ends_goes_on_detached() {
     tools.release.notify_one();
     has_ended.recv_timeout(Duration::from_secs(30)).expect("the detached call ran to its end");
 }
+
+/// A run whose inputs never run out — every call answered inline, every commit on the run's own
+/// thread — still hears the host's cancellation and its wall-clock deadline, on the SQLite
+/// journal and the in-memory one.
+#[test]
+fn a_run_of_inline_answers_hears_cancellation_and_its_deadline() {
+    use runlet::engine::{LimitKey, Limits, RunError};
+    use runlet::journal::{Durability, Journal, MemoryJournal, SqliteJournal};
+    use runlet::runtime::RunOptions;
+
+    let dir = std::env::temp_dir().join(format!("runlet-inline-interrupts-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let text = r#"{"tools": [{"name": "t.now", "params": [{"name": "x", "schema": {}}]},
+        {"name": "t.numbers", "params": [], "outputSchema": {"type": "array", "items": {"type": "integer"}}}]}"#;
+    let source = "return fold acc = 0 for n in t.numbers() {\n    return t.now(acc + n)\n}\n";
+    let journals: Vec<(&str, Arc<dyn Journal>)> = vec![
+        ("sqlite", Arc::new(SqliteJournal::open(dir.join("runs.db"), Durability::Normal).expect("open"))),
+        ("memory", Arc::new(MemoryJournal::new())),
+    ];
+    for (name, journal) in journals {
+        let runtime = Runtime::builder()
+            .registry(Registry::from_json_str(text, &RegistryOptions::default()).expect("registry").registry)
+            .executor(Arc::new(Counting))
+            .journal(journal)
+            .worker_threads(2)
+            .build()
+            .expect("runtime");
+        let program = runtime.compile(source, &Inputs::new()).expect("compiles");
+
+        let mut run = runtime.start(&program, &Inputs::new()).expect("starts");
+        let mut answered = 0;
+        while answered < 100 {
+            match run.events().blocking_recv() {
+                Some((_, Event::CallCompleted { .. })) => answered += 1,
+                Some(_) => {}
+                None => panic!("{name}: the run ended before it was cancelled"),
+            }
+        }
+        run.cancel();
+        assert!(matches!(run.wait().expect("journal"), Outcome::Cancelled), "{name}: cancelled");
+
+        let options =
+            RunOptions { limits: Limits::new().with(LimitKey::WallClockMs, 50), ..RunOptions::default() };
+        let outcome = runtime.start_with(&program, &Inputs::new(), options).expect("starts").wait();
+        let error: RunError = match outcome.expect("journal") {
+            Outcome::Failed(error) => error,
+            other => panic!("{name}: expected the deadline to fail the run, got {other:?}"),
+        };
+        assert_eq!(error.code, "RL4104", "{name}: {error:?}");
+        runtime.shutdown();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `t.numbers` answers 0..200,000 and `t.now` its argument, both at once in the run's task.
+struct Counting;
+
+#[async_trait]
+impl ToolExecutor for Counting {
+    fn capabilities(&self, _tool: &str) -> ToolCapabilities {
+        ToolCapabilities { answers_inline: true, ..ToolCapabilities::default() }
+    }
+
+    async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::new(match &*call.tool {
+            "t.numbers" => {
+                runlet::value::List::new((0..200_000).map(Value::Int).collect()).expect("flat").into()
+            }
+            _ => call.arguments.iter().next().cloned().unwrap_or(Value::Null),
+        }))
+    }
+}

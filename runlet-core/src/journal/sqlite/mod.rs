@@ -1,8 +1,9 @@
 //! A durable journal in one SQLite file (WAL mode): runs, records (each append's as one row,
 //! `batches`), snapshots and blobs (large values kept apart, shared by the runs that name them)
 //! in their tables. Appends are committed on the journal's own writer thread, which gathers the
-//! appends that queue while a commit is on the disk into its next transaction (`writer`); the
-//! other blocking SQLite calls run on tokio's blocking pool; opening (integrity check, pragmas,
+//! appends that queue while a commit is on the disk into its next transaction, or, for a run
+//! appending alone, on the appending thread (`writer`); the other blocking SQLite calls run on
+//! tokio's blocking pool; opening (integrity check, pragmas,
 //! layout) is `open`'s.
 
 mod batches;
@@ -70,8 +71,8 @@ pub struct SqliteJournal {
     location: Arc<str>,
     /// What [`Journal::durability`] reports.
     durability: &'static str,
-    /// The thread every append is committed on; shared by the journal's clones, and stopped
-    /// with the last of them.
+    /// What commits the appends (on its thread, or on a lone run's own); shared by the
+    /// journal's clones, and its thread stopped with the last of them.
     writer: Arc<writer::Writer>,
 }
 
@@ -176,7 +177,7 @@ impl SqliteJournal {
 }
 
 impl SqliteJournal {
-    /// Appends `batches` in one transaction (on the writer, perhaps with others' appends) and
+    /// Appends `batches` in one transaction (on the writer, perhaps with others' appends, or on this thread) and
     /// answers each: a batch that fails is rolled back to its savepoint and fails alone; a failed
     /// commit fails every batch that had succeeded.
     async fn commit(&self, batches: Vec<AppendBatch>) -> Vec<Result<u64, JournalError>> {
@@ -187,7 +188,7 @@ impl SqliteJournal {
     }
 }
 
-/// The body of [`SqliteJournal::commit`], on the writer thread. A lone batch needs no
+/// The body of [`SqliteJournal::commit`], on the writer thread or the appending one. A lone batch needs no
 /// savepoint: the transaction is all or nothing already.
 fn commit_batches(
     connection: &mut Connection,

@@ -596,3 +596,36 @@ async fn passes_the_shared_journal_suite_committing_on_appending_threads() {
         "the suite's lone appends committed on their threads"
     );
 }
+
+/// While another process holds the file's write lock, an append that would commit on its own
+/// thread leaves the wait to the writer (a runtime's worker never waits for the lock) and lands
+/// once the lock is released.
+#[test]
+fn an_append_finding_the_file_locked_waits_on_the_writer() {
+    let pool =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio");
+    let scratch = Scratch::new("locked");
+    let path = scratch.file("journal.db");
+    let journal = Arc::new(SqliteJournal::open(&path, Durability::Normal).expect("open"));
+    let run = header("locked");
+    let record = |seq| Record { seq, bytes: Bytes::from(format!("record {seq}")) };
+    pool.block_on(async {
+        journal.create_run(&run).await.expect("create");
+        assert_eq!(journal.append(&run.run_id, 0, &[record(1)]).await, Ok(1));
+    });
+    let other = Connection::open(&path).expect("a second connection");
+    other.execute_batch("BEGIN IMMEDIATE").expect("the write lock");
+    let own = journal.commits_on_appending_threads();
+    let appended = pool.spawn({
+        let (journal, run) = (Arc::clone(&journal), run.run_id.clone());
+        async move { journal.append(&run, 1, &[record(2)]).await }
+    });
+    while journal.writer.queued() == 0 {
+        assert!(!appended.is_finished(), "the append went on while the file was locked");
+        std::thread::yield_now();
+    }
+    other.execute_batch("COMMIT").expect("release");
+    assert_eq!(pool.block_on(appended).expect("task"), Ok(2));
+    assert_eq!(journal.commits_on_appending_threads(), own, "committed by the writer");
+    assert_eq!(pool.block_on(journal.read(&run.run_id, 0, 10)).expect("read"), vec![record(1), record(2)]);
+}

@@ -1,5 +1,5 @@
-//! The journal's writer: a thread of its own per opened journal that commits the appends that
-//! find another commit under way, from any number of runs and tasks. While one transaction is
+//! The journal's writer: a thread of its own per opened journal that commits appends from any
+//! number of runs and tasks — all but those of a run appending alone (below). While one transaction is
 //! on the disk (or another statement holds the connection), the appends that arrive queue, and
 //! the writer takes them all into its next transaction: group commit in the store itself.
 //!
@@ -8,17 +8,20 @@
 //! run the rest meanwhile: a run appending alone then pays its commit and no hand-off to the
 //! writer and back (each a wake-up of a parked thread, which on a virtual machine costs tens of
 //! microseconds). Runs appending by turns go to the writer, whose transactions they share, and
-//! whatever arrives while a commit holds the connection queues for it. No append waits for
-//! tokio's blocking pool or for a task in front of the store.
+//! whatever arrives while a commit holds the connection queues for it; so does an append that
+//! finds the file locked by another process (the writer waits for the lock, a worker never).
+//! No append waits for tokio's blocking pool or for a task in front of the store.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use parking_lot::Mutex;
 use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
+use super::open::BUSY_TIMEOUT;
 use super::{commit_batches, in_file, storage};
 use crate::journal::group::GROUP_BATCHES;
 use crate::journal::{AppendBatch, JournalError, RunId};
@@ -81,15 +84,7 @@ impl Writer {
     /// last, nothing is queued, the connection is free and the runtime has another worker;
     /// else on the writer.
     pub(super) async fn commit(&self, batches: Vec<AppendBatch>) -> Answers {
-        if self.same_run_as_last(&batches)
-            && self.queued.load(Ordering::Acquire) == 0
-            && another_worker_runs_the_rest()
-            && let Some(mut connection) = self.connection.try_lock()
-        {
-            let answers = committed(&mut connection, &self.location, &batches);
-            drop(connection);
-            self.commits.fetch_add(1, Ordering::Relaxed);
-            self.own_commits.fetch_add(1, Ordering::Relaxed);
+        if let Some(answers) = self.commit_here(&batches) {
             return answers;
         }
         let count = batches.len();
@@ -104,6 +99,31 @@ impl Writer {
         answered
             .await
             .unwrap_or_else(|_| vec![Err(storage("the journal's writer thread has stopped")); count])
+    }
+
+    /// [`Writer::commit`] on this thread, when it may: `None` leaves `batches` to the writer,
+    /// as does a transaction that cannot begin at once (another process holding the file's
+    /// write lock is waited for by the writer, never by a runtime's worker).
+    fn commit_here(&self, batches: &[AppendBatch]) -> Option<Answers> {
+        if !(self.same_run_as_last(batches)
+            && self.queued.load(Ordering::Acquire) == 0
+            && another_worker_runs_the_rest())
+        {
+            return None;
+        }
+        let mut connection = self.connection.try_lock()?;
+        connection.busy_timeout(Duration::ZERO).ok()?;
+        let committed = commit_batches(&mut connection, batches);
+        let restored = connection.busy_timeout(BUSY_TIMEOUT);
+        drop(connection);
+        let answers = committed.ok()?;
+        self.commits.fetch_add(1, Ordering::Relaxed);
+        self.own_commits.fetch_add(1, Ordering::Relaxed);
+        if let Err(error) = restored {
+            // The records are committed; a later statement on a locked file fails at once.
+            tracing::warn!(journal = %self.location, %error, "could not restore the journal's busy timeout");
+        }
+        Some(answers.into_iter().map(|answer| answer.map_err(|e| in_file(&self.location, e))).collect())
     }
 
     /// Whether `batches` are all of the run the last append was of; they are the last append
@@ -122,6 +142,12 @@ impl Writer {
     /// How many transactions the journal has committed (or tried to).
     pub(super) fn commits(&self) -> u64 {
         self.commits.load(Ordering::Relaxed)
+    }
+
+    /// How many appends wait for the writer now.
+    #[cfg(test)]
+    pub(super) fn queued(&self) -> usize {
+        self.queued.load(Ordering::Acquire)
     }
 
     /// How many of those the appending thread committed itself.
