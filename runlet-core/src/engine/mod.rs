@@ -106,6 +106,7 @@ pub use permits::{
 };
 pub use progress::Heartbeat;
 pub use replay::{Ledger, PendingTimer, ReplayError, Resumed, replay, replay_after, replay_run};
+pub(crate) use retry::panic_message;
 pub use retry::{Backoff, RetryClassifier};
 pub use sampler::{Sampler, SystemSampler};
 pub use shared_permits::{SharedKey, SharedPermit, SharedPermits};

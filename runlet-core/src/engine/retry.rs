@@ -91,16 +91,21 @@ pub fn uncertain_error(tool: &str, why: &str) -> ToolError {
 /// The error of a call whose executor panicked (`RL6105`): not retryable (a panic is a bug in
 /// the host), and uncertain for every class but `pure`, since the tool may have acted first.
 pub fn panicked_error(tool: &str, class: ExecutionClass, panic: &(dyn std::any::Any + Send)) -> ToolError {
-    let message = panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("a panic without a message");
+    let message = panic_message(panic);
     ToolError::new(
         codes::TOOL_EXECUTOR_PANICKED.to_string(),
         format!("the executor panicked while answering the call to `{tool}`: {message}"),
     )
     .with_uncertain(class != ExecutionClass::Pure)
+}
+
+/// The message a panic carried, if it carried text.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic without a message")
 }
 
 #[cfg(test)]

@@ -76,9 +76,11 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use futures_util::FutureExt;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -91,7 +93,7 @@ use crate::engine::{
     RunCore, RunEnvironment, RunPermits, RunSettings, Sampler, SharedCaps, SharedPermits, SystemSampler,
     ToolError, ToolExecutor, ToolTable, Workflow, drive, tool_keys,
 };
-use crate::engine::{trace, w3c};
+use crate::engine::{panic_message, trace, w3c};
 use crate::plan::Plan;
 
 mod live;
@@ -103,7 +105,7 @@ mod runs;
 mod submit;
 use crate::analyze::{CompiledProgram, Inputs, analyze};
 use crate::diag::{Code, Diagnostic, codes};
-use crate::journal::{GroupCommit, Journal, JournalError, MemoryJournal, RunHeader, RunId};
+use crate::journal::{GroupCommit, Journal, JournalError, JournalErrorKind, MemoryJournal, RunHeader, RunId};
 use crate::observe::{
     GraphContext, GraphEvent, GraphSnapshot, ObserveError, ObserverIndex, ProgramGraph, RunObserver,
     SnapshotOptions, Subscription, ViewPolicy, events_from_journal, snapshot_from_journal,
@@ -941,12 +943,13 @@ impl Runtime {
         // A run's future is large (its core and shell live in it across awaits, some 18 KB):
         // boxed, it is moved once, and the task that carries it — which tokio moves whole as
         // it creates the task and each time it sets the task's stage — stays small.
-        let run = Box::pin(run(env).instrument(session));
+        let run = Box::pin(AssertUnwindSafe(run(env).instrument(session)).catch_unwind());
         self.pool.spawn(async move {
             // The run and the publishing of its events share one task: a committed batch
             // reaches the observer, and the last one the outcome, with no hand-off to another
             // task (and thread) and back.
             let (outcome, ()) = tokio::join!(run, published);
+            let outcome = outcome.unwrap_or_else(|panic| Err(run_panicked(&owned_run, panic.as_ref())));
             if let Some(run) = ended_run {
                 shared_permits.end_run(&run);
             }
@@ -969,6 +972,18 @@ impl Runtime {
             pool: self.pool.handle().clone(),
         }
     }
+}
+
+/// The error a run's handle reports when the run's task panicked (a bug in the engine or in a
+/// Rust host's journal): the run stopped where its last commit left it, and is resumable.
+fn run_panicked(run: &RunId, panic: &(dyn std::any::Any + Send)) -> JournalError {
+    JournalError::new(
+        JournalErrorKind::Storage,
+        format!(
+            "run `{run}` stopped: its task panicked: {}; the journal keeps it as of its last commit, from which it can be resumed",
+            panic_message(panic)
+        ),
+    )
 }
 
 /// Publishes a run's committed events to its observer, the one stream every consumer of them
@@ -1075,12 +1090,16 @@ impl RunHandle {
         self.observer.clone()
     }
 
-    /// Waits for the run's end from async code.
+    /// Waits for the run's end from async code. An error says the journal failed, or the
+    /// run's task panicked (`RL7005`, naming the panic): either way the run stopped as of its
+    /// last commit and can be resumed. A run whose runtime was dropped before it ended reports
+    /// `Cancelled`.
     pub async fn outcome(self) -> Result<Outcome, JournalError> {
         self.outcome.await.unwrap_or(Ok(Outcome::Cancelled))
     }
 
-    /// Blocks the calling thread until the run ends. Not for use inside an async task.
+    /// Blocks the calling thread until the run ends, as [`RunHandle::outcome`] tells it. Not
+    /// for use inside an async task.
     pub fn wait(self) -> Result<Outcome, JournalError> {
         self.outcome.blocking_recv().unwrap_or(Ok(Outcome::Cancelled))
     }

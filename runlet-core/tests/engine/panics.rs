@@ -1,14 +1,19 @@
 //! A host executor that panics fails the call it was answering (`RL6105`) — whether the call was
 //! polled on the run's task or ran on a task of its own — and the run goes on: a `boundary`
-//! catches the failure.
+//! catches the failure. A Rust host's journal that panics stops the run, whose handle says so
+//! (never that it was cancelled), and the run resumes from its last commit.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 
 use runlet::analyze::Inputs;
 use runlet::diag::codes;
 use runlet::engine::{Outcome, ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput};
+use runlet::journal::{
+    Journal, JournalError, JournalErrorKind, MemoryJournal, Record, RunHeader, RunId, Snapshot,
+};
 use runlet::registry::{Registry, RegistryOptions};
 use runlet::runtime::Runtime;
 use runlet::value::{Value, to_presentation_json};
@@ -34,14 +39,18 @@ impl ToolExecutor for Panicking {
 
 const PROGRAM: &str = "r = boundary {\n    return t.boom(1)\n} catch err {\n    return [err.code, err.message, err.retryable, err.uncertain]\n}\nreturn [r, t.ok(2)]\n";
 
-fn run(inline: bool) -> String {
+fn registry() -> Registry {
     let tool = |name: &str, class: &str| {
         format!(
             r#"{{"name": "{name}", "params": [{{"name": "x", "schema": {{}}}}], "execution": "{class}"}}"#
         )
     };
     let text = format!(r#"{{"tools": [{}, {}]}}"#, tool("t.boom", "idempotent"), tool("t.ok", "pure"));
-    let registry = Registry::from_json_str(&text, &RegistryOptions::default()).expect("registry").registry;
+    Registry::from_json_str(&text, &RegistryOptions::default()).expect("registry").registry
+}
+
+fn run(inline: bool) -> String {
+    let registry = registry();
     let runtime = Runtime::builder()
         .registry(registry)
         .executor(Arc::new(Panicking { inline }))
@@ -63,4 +72,68 @@ fn a_panicking_executor_fails_its_call_and_the_run_goes_on() {
     );
     assert_eq!(run(true), expected, "polled on the run's task");
     assert_eq!(run(false), expected, "on a task of its own");
+}
+
+/// A memory journal whose appends panic while `broken` is set.
+struct Brittle {
+    inner: MemoryJournal,
+    broken: AtomicBool,
+}
+
+#[async_trait]
+impl Journal for Brittle {
+    async fn create_run(&self, header: &RunHeader) -> Result<(), JournalError> {
+        self.inner.create_run(header).await
+    }
+
+    async fn header(&self, run: &RunId) -> Result<RunHeader, JournalError> {
+        self.inner.header(run).await
+    }
+
+    async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError> {
+        if expected_seq > 0 && self.broken.load(Ordering::SeqCst) {
+            panic!("the journal's bug");
+        }
+        self.inner.append(run, expected_seq, records).await
+    }
+
+    async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError> {
+        self.inner.read(run, after, limit).await
+    }
+
+    async fn load_snapshot(&self, run: &RunId) -> Result<Option<Snapshot>, JournalError> {
+        self.inner.load_snapshot(run).await
+    }
+
+    async fn store_snapshot(&self, run: &RunId, snapshot: Snapshot) -> Result<(), JournalError> {
+        self.inner.store_snapshot(run, snapshot).await
+    }
+}
+
+#[test]
+fn a_journal_that_panics_stops_its_run_which_says_so_and_resumes() {
+    let journal = Arc::new(Brittle { inner: MemoryJournal::new(), broken: AtomicBool::new(true) });
+    let runtime = Runtime::builder()
+        .registry(registry())
+        .executor(Arc::new(Panicking { inline: true }))
+        .journal(journal.clone())
+        .build()
+        .expect("runtime");
+    let program = runtime.compile("return [t.ok(1), t.ok(2)]\n", &Inputs::new()).expect("compiles");
+    let run = runtime.start(&program, &Inputs::new()).expect("starts");
+    let run_id = run.run_id().clone();
+    let error = run.wait().expect_err("the run's task panicked: no outcome, and never `Cancelled`");
+    assert_eq!(error.kind, JournalErrorKind::Storage);
+    assert!(
+        error.message.contains("its task panicked: the journal's bug") && error.message.contains("resumed"),
+        "{error}"
+    );
+    assert_eq!(runtime.running(), 0, "the run is no longer counted as running");
+
+    journal.broken.store(false, Ordering::SeqCst);
+    let resumed = runtime.resume(&program, &run_id).expect("resumes from its last commit");
+    match resumed.wait().expect("the journal works again") {
+        Outcome::Succeeded(value) => assert_eq!(to_presentation_json(value.value()).expect("json"), "[1,2]"),
+        other => panic!("the resumed run should succeed, got {other:?}"),
+    }
 }
