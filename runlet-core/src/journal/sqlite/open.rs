@@ -10,9 +10,10 @@ use super::{Durability, batches, sql};
 use crate::journal::{JournalError, JournalErrorKind};
 
 /// The layout version this build writes, kept in SQLite's `user_version`. Files of version 1
-/// (no `owners` table), 2 (no blobs) and 3 (a row per record, the last append's time in a table
-/// of its own) are brought up to it when opened.
-pub(super) const SCHEMA_VERSION: i64 = 4;
+/// (no `owners` table), 2 (no blobs), 3 (a row per record, the last append's time in a table
+/// of its own) and 4 (every row's bytes as they are, with no `codec`) are brought up to it when
+/// opened.
+pub(super) const SCHEMA_VERSION: i64 = 5;
 
 /// How long a statement waits for another connection's lock before failing with `RL7005`.
 pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -135,6 +136,10 @@ fn create_layout(connection: &mut Connection) -> Result<(), JournalError> {
             tx.execute_batch(CREATE_OWNERS).map_err(sql)?;
             tx.execute_batch(CREATE_BLOBS).map_err(sql)?;
             batches::migrate_records(&tx)?;
+            tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(sql)?;
+        }
+        4 => {
+            tx.execute_batch(batches::ADD_CODEC).map_err(sql)?;
             tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(sql)?;
         }
         SCHEMA_VERSION => {}

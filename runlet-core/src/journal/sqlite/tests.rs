@@ -154,8 +154,14 @@ async fn a_batch_row_that_does_not_add_up_is_corrupt() {
     journal.append(&run.run_id, 0, &records).await.expect("append");
     for (damage, why) in [
         ("UPDATE batches SET lengths = x'04000000'", "their lengths do not match their sequence numbers"),
-        ("UPDATE batches SET lengths = x'040000000400000005000000'", "their lengths run past their bytes"),
-        ("UPDATE batches SET lengths = x'040000000400000003000000'", "their bytes run past their lengths"),
+        (
+            "UPDATE batches SET lengths = x'040000000400000005000000'",
+            "add up to 13 bytes, and the row holds 12",
+        ),
+        (
+            "UPDATE batches SET lengths = x'040000000400000003000000'",
+            "add up to 11 bytes, and the row holds 12",
+        ),
         (
             "UPDATE batches SET first_seq = -9223372036854775807 - 1, last_seq = 9223372036854775807",
             "their lengths do not match their sequence numbers",
@@ -166,6 +172,169 @@ async fn a_batch_row_that_does_not_add_up_is_corrupt() {
         assert_eq!(err.kind, JournalErrorKind::Corrupt, "{damage}");
         assert!(err.message.contains(why) && err.message.contains("of run `damaged-row`"), "{}", err.message);
     }
+}
+
+/// Records that a wide round might hold: alike but for their numbers, as events are.
+fn alike_records(count: u64) -> Vec<Record> {
+    (1..=count)
+        .map(|seq| Record {
+            seq,
+            bytes: Bytes::from(format!("{{\"kind\":\"CallSucceeded\",\"seq\":{seq}}}")),
+        })
+        .collect()
+}
+
+/// `count` records of `size` bytes that do not compress (from a fixed-seed xorshift generator).
+fn noisy_records(count: u64, size: usize) -> Vec<Record> {
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    (1..=count)
+        .map(|seq| {
+            let bytes: Vec<u8> = (0..size)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state as u8
+                })
+                .collect();
+            Record { seq, bytes: Bytes::from(bytes) }
+        })
+        .collect()
+}
+
+/// Each row's codec and stored size, in order.
+fn stored_rows(journal: &SqliteJournal) -> Vec<(i64, usize)> {
+    let connection = journal.connection.lock();
+    let mut select =
+        connection.prepare("SELECT codec, length(bytes) FROM batches ORDER BY last_seq").expect("select");
+    select
+        .query_map([], |row| Ok((row.get(0)?, row.get::<_, i64>(1)? as usize)))
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .expect("rows")
+}
+
+/// A wide append is kept as one LZ4 block, a small one and one that does not compress as they
+/// are; all read back unchanged.
+#[tokio::test]
+async fn a_wide_append_is_kept_packed_and_reads_back_unchanged() {
+    let journal = SqliteJournal::open_in_memory().expect("open");
+    let run = header("packed");
+    journal.create_run(&run).await.expect("create");
+    let wide = alike_records(40);
+    let raw_size: usize = wide.iter().map(|record| record.bytes.len()).sum();
+    let small: Vec<Record> =
+        alike_records(41).split_off(40).into_iter().map(|record| Record { seq: 41, ..record }).collect();
+    let noisy: Vec<Record> =
+        noisy_records(20, 64).into_iter().map(|record| Record { seq: record.seq + 41, ..record }).collect();
+    journal.append(&run.run_id, 0, &wide).await.expect("wide");
+    journal.append(&run.run_id, 40, &small).await.expect("small");
+    journal.append(&run.run_id, 41, &noisy).await.expect("noisy");
+    let rows = stored_rows(&journal);
+    assert_eq!(rows[0].0, 1, "the wide append is packed");
+    assert!(rows[0].1 * 3 < raw_size, "packed to {} of {raw_size} bytes", rows[0].1);
+    assert_eq!(rows[1], (0, small[0].bytes.len()), "a small append is kept as it is");
+    assert_eq!(rows[2], (0, 20 * 64), "bytes that do not compress are kept as they are");
+    let everything: Vec<Record> = wide.iter().chain(&small).chain(&noisy).cloned().collect();
+    assert_eq!(journal.read(&run.run_id, 0, 100).await.expect("read"), everything);
+    assert_eq!(journal.read(&run.run_id, 38, 2).await.expect("read within"), everything[38..40]);
+}
+
+/// A packed row whose bytes do not unpack to its lengths is a damaged journal: read as such,
+/// with no panic and no allocation of what a damaged length claims.
+#[tokio::test]
+async fn a_packed_row_that_does_not_unpack_is_corrupt() {
+    let journal = SqliteJournal::open_in_memory().expect("open");
+    let run = header("damaged-pack");
+    journal.create_run(&run).await.expect("create");
+    journal.append(&run.run_id, 0, &alike_records(40)).await.expect("append");
+    let packed: Vec<u8> = journal
+        .connection
+        .lock()
+        .query_row("SELECT bytes FROM batches", [], |row| row.get(0))
+        .expect("packed bytes");
+    let mut flipped = packed.clone();
+    for byte in flipped.iter_mut().step_by(7) {
+        *byte ^= 0xa5;
+    }
+    let huge_last = {
+        let mut lengths = vec![0u8; 40 * 4];
+        lengths[39 * 4..].copy_from_slice(&u32::MAX.to_le_bytes());
+        lengths
+    };
+    for (column, value, why) in [
+        ("bytes", rusqlite::types::Value::Blob(flipped), "unpack"),
+        ("bytes", rusqlite::types::Value::Blob(packed[..packed.len() / 2].to_vec()), "unpack"),
+        ("lengths", rusqlite::types::Value::Blob(huge_last), "packed bytes can hold"),
+        ("codec", rusqlite::types::Value::Integer(7), "unknown way (codec 7)"),
+    ] {
+        let connection = journal.connection.lock();
+        connection.execute(&format!("UPDATE batches SET {column} = ?1"), [&value]).expect("damage");
+        drop(connection);
+        let err = journal.read(&run.run_id, 0, 100).await.expect_err(why);
+        assert_eq!(err.kind, JournalErrorKind::Corrupt, "{column}");
+        assert!(
+            err.message.contains(why) && err.message.contains("of run `damaged-pack`"),
+            "{}",
+            err.message
+        );
+        let connection = journal.connection.lock();
+        let restore = "UPDATE batches SET bytes = ?1, lengths = ?2, codec = 1";
+        let lengths: Vec<u8> =
+            alike_records(40).iter().flat_map(|record| (record.bytes.len() as u32).to_le_bytes()).collect();
+        connection.execute(restore, params![packed, lengths]).expect("restore");
+    }
+    assert_eq!(journal.read(&run.run_id, 0, 100).await.expect("restored"), alike_records(40));
+}
+
+/// A file of layout 4 (every row's bytes as they are, no `codec`) gains the column when opened;
+/// its rows read back unchanged and new appends are packed.
+#[tokio::test]
+async fn a_layout_4_file_gains_packed_rows() {
+    let scratch = Scratch::new("layout-4");
+    let path = scratch.file("old.db");
+    let old = header("from-layout-4");
+    let stored = alike_records(40);
+    {
+        let connection = Connection::open(&path).expect("create");
+        connection
+            .execute_batch(
+                "CREATE TABLE runs (run_id TEXT PRIMARY KEY, header TEXT NOT NULL);
+                 CREATE TABLE snapshots (run_id TEXT PRIMARY KEY, upto_seq INTEGER NOT NULL, bytes BLOB NOT NULL);
+                 CREATE TABLE batches (run_id TEXT NOT NULL, last_seq INTEGER NOT NULL, first_seq INTEGER NOT NULL,
+                     lengths BLOB NOT NULL, bytes BLOB NOT NULL, at_ms INTEGER, PRIMARY KEY (run_id, last_seq));
+                 CREATE TABLE owners (run_id TEXT PRIMARY KEY, owner TEXT NOT NULL,
+                     cancel_requested INTEGER NOT NULL) WITHOUT ROWID;
+                 CREATE TABLE blobs (digest BLOB PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID;
+                 CREATE TABLE blob_refs (run_id TEXT NOT NULL, digest BLOB NOT NULL,
+                     PRIMARY KEY (run_id, digest)) WITHOUT ROWID;
+                 PRAGMA user_version = 4;",
+            )
+            .expect("the layout-4 tables");
+        let text = serde_json::to_string(&old).expect("header");
+        connection
+            .execute("INSERT INTO runs VALUES (?1, ?2)", params![old.run_id.as_str(), text])
+            .expect("run");
+        let lengths: Vec<u8> =
+            stored.iter().flat_map(|record| (record.bytes.len() as u32).to_le_bytes()).collect();
+        let bytes: Vec<u8> = stored.iter().flat_map(|record| record.bytes.to_vec()).collect();
+        connection
+            .execute(
+                "INSERT INTO batches VALUES (?1, 40, 1, ?2, ?3, 1234)",
+                params![old.run_id.as_str(), lengths, bytes],
+            )
+            .expect("row");
+    }
+    let journal = SqliteJournal::open(&path, Durability::Normal).expect("migrates");
+    assert_eq!(journal.read(&old.run_id, 0, 100).await.expect("read"), stored);
+    let next: Vec<Record> = alike_records(80).split_off(40).into_iter().collect();
+    assert_eq!(journal.append(&old.run_id, 40, &next).await, Ok(80));
+    assert_eq!(stored_rows(&journal).iter().map(|row| row.0).collect::<Vec<_>>(), [0, 1]);
+    let version: i64 = journal
+        .connection
+        .lock()
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .expect("version");
+    assert_eq!(version, open::SCHEMA_VERSION);
 }
 
 #[test]
@@ -238,13 +407,12 @@ fn stored_records_out_of_sequence_are_corrupt() {
     assert_eq!(pool.block_on(journal.read(&run.run_id, 0, 1)).expect("before the gap").len(), 1);
 }
 
-/// A journal file of one run with `count` records of 1 KiB each, closed.
+/// A journal file of one run with `count` records of 1 KiB each (bytes that do not compress,
+/// so the file is as large as its records), closed.
 fn written_file(path: &std::path::Path, count: u64) -> (RunHeader, Vec<Record>) {
     let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
     let run = header("written");
-    let records: Vec<Record> = (1..=count)
-        .map(|seq| Record { seq, bytes: Bytes::from(format!("record {seq:04} ").repeat(85)) })
-        .collect();
+    let records = noisy_records(count, 1024);
     pool.block_on(async {
         let journal = SqliteJournal::open(path, Durability::Full).expect("open");
         journal.create_run(&run).await.expect("create");
