@@ -267,9 +267,8 @@ async fn a_packed_row_that_does_not_unpack_is_corrupt() {
         ("lengths", rusqlite::types::Value::Blob(huge_last), "packed bytes can hold"),
         ("codec", rusqlite::types::Value::Integer(7), "unknown way (codec 7)"),
     ] {
-        let connection = journal.connection.lock();
-        connection.execute(&format!("UPDATE batches SET {column} = ?1"), [&value]).expect("damage");
-        drop(connection);
+        let damage = format!("UPDATE batches SET {column} = ?1");
+        journal.connection.lock().execute(&damage, [&value]).expect("damage");
         let err = journal.read(&run.run_id, 0, 100).await.expect_err(why);
         assert_eq!(err.kind, JournalErrorKind::Corrupt, "{column}");
         assert!(
@@ -277,11 +276,10 @@ async fn a_packed_row_that_does_not_unpack_is_corrupt() {
             "{}",
             err.message
         );
-        let connection = journal.connection.lock();
         let restore = "UPDATE batches SET bytes = ?1, lengths = ?2, codec = 1";
         let lengths: Vec<u8> =
             alike_records(40).iter().flat_map(|record| (record.bytes.len() as u32).to_le_bytes()).collect();
-        connection.execute(restore, params![packed, lengths]).expect("restore");
+        journal.connection.lock().execute(restore, params![packed, lengths]).expect("restore");
     }
     assert_eq!(journal.read(&run.run_id, 0, 100).await.expect("restored"), alike_records(40));
 }
