@@ -943,13 +943,13 @@ impl Runtime {
         // A run's future is large (its core and shell live in it across awaits, some 18 KB):
         // boxed, it is moved once, and the task that carries it — which tokio moves whole as
         // it creates the task and each time it sets the task's stage — stays small.
-        let run = Box::pin(AssertUnwindSafe(run(env).instrument(session)).catch_unwind());
+        let run = Box::pin(run(env).instrument(session));
         self.pool.spawn(async move {
             // The run and the publishing of its events share one task: a committed batch
             // reaches the observer, and the last one the outcome, with no hand-off to another
-            // task (and thread) and back.
-            let (outcome, ()) = tokio::join!(run, published);
-            let outcome = outcome.unwrap_or_else(|panic| Err(run_panicked(&owned_run, panic.as_ref())));
+            // task (and thread) and back. A panic in either half ends both, and is reported.
+            let joined = AssertUnwindSafe(async move { tokio::join!(run, published).0 }).catch_unwind().await;
+            let outcome = joined.unwrap_or_else(|panic| Err(run_panicked(&owned_run, panic.as_ref())));
             if let Some(run) = ended_run {
                 shared_permits.end_run(&run);
             }
@@ -980,7 +980,7 @@ fn run_panicked(run: &RunId, panic: &(dyn std::any::Any + Send)) -> JournalError
     JournalError::new(
         JournalErrorKind::Storage,
         format!(
-            "run `{run}` stopped: its task panicked: {}; the journal keeps it as of its last commit, from which it can be resumed",
+            "run `{run}` stopped: its task panicked ({}); the journal keeps it as of its last commit, and resuming it retries from there",
             panic_message(panic)
         ),
     )
@@ -1092,8 +1092,8 @@ impl RunHandle {
 
     /// Waits for the run's end from async code. An error says the journal failed, or the
     /// run's task panicked (`RL7005`, naming the panic): either way the run stopped as of its
-    /// last commit and can be resumed. A run whose runtime was dropped before it ended reports
-    /// `Cancelled`.
+    /// last commit, and resuming it retries from there. A run whose runtime was dropped before
+    /// it ended reports `Cancelled`.
     pub async fn outcome(self) -> Result<Outcome, JournalError> {
         self.outcome.await.unwrap_or(Ok(Outcome::Cancelled))
     }

@@ -125,7 +125,8 @@ fn a_journal_that_panics_stops_its_run_which_says_so_and_resumes() {
     let error = run.wait().expect_err("the run's task panicked: no outcome, and never `Cancelled`");
     assert_eq!(error.kind, JournalErrorKind::Storage);
     assert!(
-        error.message.contains("its task panicked: the journal's bug") && error.message.contains("resumed"),
+        error.message.contains("its task panicked (the journal's bug)")
+            && error.message.contains("resuming it"),
         "{error}"
     );
     // The run's task lets its claim go after delivering the outcome.

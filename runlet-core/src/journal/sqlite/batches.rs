@@ -7,7 +7,9 @@
 //! (`codec` 1) when that is smaller: records spell out their field names, so a wide round's
 //! bytes shrink about fivefold, and the commit writes (and syncs) that much less. A row that
 //! does not add up (its lengths against its span and its bytes, or bytes that do not unpack to
-//! its lengths) is reported as a damaged journal, never read past.
+//! its lengths) is reported as a damaged journal, never read past. Processes that share a file
+//! run one layout: a process of layout 4 that had the file open when another moved it to 5 reads
+//! packed rows as damaged (nothing is lost; upgrade every process sharing the file together).
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -31,11 +33,13 @@ const RAW: i64 = 0;
 /// `codec` of a row whose `bytes` are its records' bytes as one LZ4 block.
 const LZ4: i64 = 1;
 
-/// Rows of fewer bytes are kept as they are: packing them saves no page.
+/// Rows of fewer bytes are kept as they are: a small round (a chain's step) shrinks little, and
+/// would pay for the packing on every commit.
 const PACK_FROM: usize = 512;
 
-/// An LZ4 block unpacks to at most this many times its size; a row claiming more is damaged
-/// (and is never given the memory it claims).
+/// An LZ4 block unpacks to less than 255 times its size (a match token of one byte adds at most
+/// 255 bytes); a row whose lengths claim more than this many times its size is damaged, and is
+/// given no more memory than that before it is found so.
 const MOST_UNPACKED_PER_BYTE: usize = 256;
 
 /// Inserts `records` (contiguous, at least one) of `run`, appended at `at_ms` when known, as one
@@ -145,9 +149,9 @@ pub(super) fn read(
         let (first, last): (i64, i64) = (row.get(0).map_err(sql)?, row.get(1).map_err(sql)?);
         let lengths = row.get_ref(2).and_then(|value| Ok(value.as_blob()?)).map_err(sql)?;
         let stored = row.get_ref(3).and_then(|value| Ok(value.as_blob()?)).map_err(sql)?;
-        let codec: i64 = row.get(4).map_err(sql)?;
         let damaged =
             |why: &str| corrupt(format!("the records {first}..={last} of run `{run}` are damaged: {why}"));
+        let codec: i64 = row.get(4).map_err(|_| damaged("their codec is not a number"))?;
         let span = (first >= 1 && last >= first).then(|| last - first + 1);
         let expected = span.and_then(|count| usize::try_from(count).ok()?.checked_mul(LENGTH));
         if expected != Some(lengths.len()) {

@@ -89,8 +89,13 @@ async fn a_layout_3_file_is_migrated_to_one_row_per_append() {
     let scratch = Scratch::new("layout-3");
     let path = scratch.file("old.db");
     let old = header("from-layout-3");
-    let stored: Vec<Record> =
-        (1..=5).map(|seq| Record { seq, bytes: Bytes::from(vec![seq as u8; seq as usize]) }).collect();
+    // The last record is large enough to be packed as it moves into `batches`.
+    let stored: Vec<Record> = (1..=5)
+        .map(|seq| Record {
+            seq,
+            bytes: Bytes::from(vec![seq as u8; if seq == 5 { 4096 } else { seq as usize }]),
+        })
+        .collect();
     {
         let connection = Connection::open(&path).expect("create");
         connection
@@ -141,6 +146,9 @@ async fn a_layout_3_file_is_migrated_to_one_row_per_append() {
         })
         .expect("schema");
     assert_eq!(old_table, 0, "the row-per-record table and the append times' table are gone");
+    drop(connection);
+    let codecs: Vec<i64> = stored_rows(&journal).iter().map(|row| row.0).collect();
+    assert_eq!(codecs, [0, 0, 0, 0, 1, 0], "the large record was packed as it moved");
 }
 
 /// A `batches` row whose lengths do not add up is a damaged journal, not a short read.
@@ -266,6 +274,7 @@ async fn a_packed_row_that_does_not_unpack_is_corrupt() {
         ("bytes", rusqlite::types::Value::Blob(packed[..packed.len() / 2].to_vec()), "unpack"),
         ("lengths", rusqlite::types::Value::Blob(huge_last), "packed bytes can hold"),
         ("codec", rusqlite::types::Value::Integer(7), "unknown way (codec 7)"),
+        ("codec", rusqlite::types::Value::Text("lz4".into()), "their codec is not a number"),
     ] {
         let damage = format!("UPDATE batches SET {column} = ?1");
         journal.connection.lock().execute(&damage, [&value]).expect("damage");
