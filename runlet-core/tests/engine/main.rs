@@ -5,6 +5,7 @@
 
 mod catalogue;
 mod detach;
+mod faulty;
 mod fixture_properties;
 mod fixtures;
 mod inline;

@@ -11,12 +11,12 @@ use async_trait::async_trait;
 use runlet::analyze::Inputs;
 use runlet::diag::codes;
 use runlet::engine::{Outcome, ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput};
-use runlet::journal::{
-    Journal, JournalError, JournalErrorKind, MemoryJournal, Record, RunHeader, RunId, Snapshot,
-};
+use runlet::journal::{JournalErrorKind, MemoryJournal};
 use runlet::registry::{Registry, RegistryOptions};
 use runlet::runtime::Runtime;
 use runlet::value::{Value, to_presentation_json};
+
+use crate::faulty::FaultyAppends;
 
 /// `t.boom` panics; `t.ok` answers its argument.
 struct Panicking {
@@ -74,45 +74,20 @@ fn a_panicking_executor_fails_its_call_and_the_run_goes_on() {
     assert_eq!(run(false), expected, "on a task of its own");
 }
 
-/// A memory journal whose appends panic while `broken` is set.
-struct Brittle {
-    inner: MemoryJournal,
-    broken: AtomicBool,
-}
-
-#[async_trait]
-impl Journal for Brittle {
-    async fn create_run(&self, header: &RunHeader) -> Result<(), JournalError> {
-        self.inner.create_run(header).await
-    }
-
-    async fn header(&self, run: &RunId) -> Result<RunHeader, JournalError> {
-        self.inner.header(run).await
-    }
-
-    async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError> {
-        if expected_seq > 0 && self.broken.load(Ordering::SeqCst) {
-            panic!("the journal's bug");
-        }
-        self.inner.append(run, expected_seq, records).await
-    }
-
-    async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError> {
-        self.inner.read(run, after, limit).await
-    }
-
-    async fn load_snapshot(&self, run: &RunId) -> Result<Option<Snapshot>, JournalError> {
-        self.inner.load_snapshot(run).await
-    }
-
-    async fn store_snapshot(&self, run: &RunId, snapshot: Snapshot) -> Result<(), JournalError> {
-        self.inner.store_snapshot(run, snapshot).await
-    }
-}
-
 #[test]
 fn a_journal_that_panics_stops_its_run_which_says_so_and_resumes() {
-    let journal = Arc::new(Brittle { inner: MemoryJournal::new(), broken: AtomicBool::new(true) });
+    // Every append after the first panics while `broken` is set.
+    let broken = Arc::new(AtomicBool::new(true));
+    let panics = Arc::clone(&broken);
+    let journal = Arc::new(FaultyAppends {
+        inner: Arc::new(MemoryJournal::new()),
+        fault: move |expected_seq| {
+            if expected_seq > 0 && panics.load(Ordering::SeqCst) {
+                panic!("the journal's bug");
+            }
+            None
+        },
+    });
     let runtime = Runtime::builder()
         .registry(registry())
         .executor(Arc::new(Panicking { inline: true }))
@@ -139,7 +114,7 @@ fn a_journal_that_panics_stops_its_run_which_says_so_and_resumes() {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
 
-    journal.broken.store(false, Ordering::SeqCst);
+    broken.store(false, Ordering::SeqCst);
     let resumed = runtime.resume(&program, &run_id).expect("resumes from its last commit");
     match resumed.wait().expect("the journal works again") {
         Outcome::Succeeded(value) => assert_eq!(to_presentation_json(value.value()).expect("json"), "[1,2]"),

@@ -11,12 +11,12 @@ use runlet::engine::event::Event;
 use runlet::engine::{
     LimitKey, Limits, OperationId, Outcome, Resolution, ToolCall, ToolError, ToolExecutor, ToolOutput,
 };
-use runlet::journal::{
-    Journal, JournalError, JournalErrorKind, MemoryJournal, Record, RunHeader, RunId, Snapshot,
-};
+use runlet::journal::{Journal, JournalError, JournalErrorKind, MemoryJournal, RunId};
 use runlet::registry::{Registry, RegistryOptions};
 use runlet::runtime::{Executable, RecoveryError, RunOptions, Runtime};
 use runlet::value::{Sensitivity, Value, to_presentation_json};
+
+use crate::faulty::FaultyAppends;
 
 /// `t.first` and `t.second` answer at once with their argument times ten; `t.second` is of the
 /// class under test. The second call reads the first, so it starts only after the first is done.
@@ -340,42 +340,16 @@ fn a_run_is_not_resumed_under_another_program_or_configuration() {
     assert_eq!(unknown.code(), codes::JOURNAL_UNKNOWN_RUN);
 }
 
-/// A store whose appends all fail: its worker stops after creating a run, before the run's first
-/// events commit.
-struct Unwritable(Arc<MemoryJournal>);
-
-#[async_trait]
-impl Journal for Unwritable {
-    async fn create_run(&self, header: &RunHeader) -> Result<(), JournalError> {
-        self.0.create_run(header).await
-    }
-
-    async fn header(&self, run: &RunId) -> Result<RunHeader, JournalError> {
-        self.0.header(run).await
-    }
-
-    async fn append(&self, _: &RunId, _: u64, _: &[Record]) -> Result<u64, JournalError> {
-        Err(JournalError::new(JournalErrorKind::Storage, "the worker stopped"))
-    }
-
-    async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError> {
-        self.0.read(run, after, limit).await
-    }
-
-    async fn load_snapshot(&self, run: &RunId) -> Result<Option<Snapshot>, JournalError> {
-        self.0.load_snapshot(run).await
-    }
-
-    async fn store_snapshot(&self, run: &RunId, snapshot: Snapshot) -> Result<(), JournalError> {
-        self.0.store_snapshot(run, snapshot).await
-    }
-}
-
 #[test]
 fn a_run_whose_worker_stopped_before_its_first_commit_is_refused_rather_than_resumed() {
     let journal = Arc::new(MemoryJournal::new());
     let tools = Tools::new(None);
-    let (stopped, program) = runtime_over("idempotent", Arc::new(Unwritable(journal.clone())), &tools);
+    // Every append fails: the worker stops after creating the run, before its first events commit.
+    let unwritable = FaultyAppends {
+        inner: journal.clone(),
+        fault: |_| Some(JournalError::new(JournalErrorKind::Storage, "the worker stopped")),
+    };
+    let (stopped, program) = runtime_over("idempotent", Arc::new(unwritable), &tools);
     let run = stopped.start(&program, &Inputs::new()).expect("starts");
     let run_id = run.run_id().clone();
     assert!(run.wait().is_err(), "the run's first append fails");

@@ -157,16 +157,15 @@ pub(super) fn read(
         if expected != Some(lengths.len()) {
             return Err(damaged("their lengths do not match their sequence numbers"));
         }
-        let lengths: Vec<usize> = lengths
+        let lengths = lengths
             .chunks_exact(LENGTH)
-            .map(|length| u32::from_le_bytes(length.try_into().expect("chunks of LENGTH")) as usize)
-            .collect();
-        let size = lengths.iter().try_fold(0usize, |sum, length| sum.checked_add(*length));
+            .map(|length| u32::from_le_bytes(length.try_into().expect("chunks of LENGTH")) as usize);
+        let size = lengths.clone().try_fold(0usize, |sum, length| sum.checked_add(length));
         let size = size.ok_or_else(|| damaged("their lengths add up past the address space"))?;
         // The row's records are slices of one copy of its bytes.
         let shared = unpacked(stored, codec, size).map_err(|why| damaged(&why))?;
         let mut offset = 0usize;
-        for (index, length) in lengths.into_iter().enumerate() {
+        for (index, length) in lengths.enumerate() {
             let end = offset + length;
             let seq = first as u64 + index as u64;
             if seq > after && records.len() < limit {

@@ -82,6 +82,33 @@ fn the_durability_asked_for_is_the_one_reported() {
     assert_eq!(SqliteJournal::open_in_memory().expect("open").durability(), Some("sqlite-memory"));
 }
 
+/// A file at `path` of layout `version` holding `run`'s header: the tables every layout since 3
+/// keeps as they are, and `tables`, the ones of that version's own.
+fn old_layout(path: &std::path::Path, version: i64, tables: &str, run: &RunHeader) -> Connection {
+    let connection = Connection::open(path).expect("create");
+    connection
+        .execute_batch(&format!(
+            "CREATE TABLE runs (run_id TEXT PRIMARY KEY, header TEXT NOT NULL);
+             CREATE TABLE snapshots (run_id TEXT PRIMARY KEY, upto_seq INTEGER NOT NULL, bytes BLOB NOT NULL);
+             CREATE TABLE owners (run_id TEXT PRIMARY KEY, owner TEXT NOT NULL,
+                 cancel_requested INTEGER NOT NULL) WITHOUT ROWID;
+             CREATE TABLE blobs (digest BLOB PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID;
+             CREATE TABLE blob_refs (run_id TEXT NOT NULL, digest BLOB NOT NULL,
+                 PRIMARY KEY (run_id, digest)) WITHOUT ROWID;
+             {tables}
+             PRAGMA user_version = {version};"
+        ))
+        .expect("the old layout's tables");
+    let text = serde_json::to_string(run).expect("header");
+    connection.execute("INSERT INTO runs VALUES (?1, ?2)", params![run.run_id.as_str(), text]).expect("run");
+    connection
+}
+
+/// The `lengths` column of a row holding `records`.
+fn lengths_of(records: &[Record]) -> Vec<u8> {
+    records.iter().flat_map(|record| (record.bytes.len() as u32).to_le_bytes()).collect()
+}
+
 /// A file of layout version 3 (a row per record) opens as the current layout: its records move
 /// into `batches`, read back unchanged, and the run goes on from its end.
 #[tokio::test]
@@ -97,26 +124,14 @@ async fn a_layout_3_file_is_migrated_to_one_row_per_append() {
         })
         .collect();
     {
-        let connection = Connection::open(&path).expect("create");
-        connection
-            .execute_batch(
-                "CREATE TABLE runs (run_id TEXT PRIMARY KEY, header TEXT NOT NULL);
-                 CREATE TABLE records (run_id TEXT NOT NULL, seq INTEGER NOT NULL, bytes BLOB NOT NULL,
-                     PRIMARY KEY (run_id, seq)) WITHOUT ROWID;
-                 CREATE TABLE snapshots (run_id TEXT PRIMARY KEY, upto_seq INTEGER NOT NULL, bytes BLOB NOT NULL);
-                 CREATE TABLE appends (run_id TEXT PRIMARY KEY, at_ms INTEGER NOT NULL) WITHOUT ROWID;
-                 CREATE TABLE owners (run_id TEXT PRIMARY KEY, owner TEXT NOT NULL,
-                     cancel_requested INTEGER NOT NULL) WITHOUT ROWID;
-                 CREATE TABLE blobs (digest BLOB PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID;
-                 CREATE TABLE blob_refs (run_id TEXT NOT NULL, digest BLOB NOT NULL,
-                     PRIMARY KEY (run_id, digest)) WITHOUT ROWID;
-                 PRAGMA user_version = 3;",
-            )
-            .expect("the layout-3 tables");
-        let text = serde_json::to_string(&old).expect("header");
-        connection
-            .execute("INSERT INTO runs VALUES (?1, ?2)", params![old.run_id.as_str(), text])
-            .expect("run");
+        let connection = old_layout(
+            &path,
+            3,
+            "CREATE TABLE records (run_id TEXT NOT NULL, seq INTEGER NOT NULL, bytes BLOB NOT NULL,
+                 PRIMARY KEY (run_id, seq)) WITHOUT ROWID;
+             CREATE TABLE appends (run_id TEXT PRIMARY KEY, at_ms INTEGER NOT NULL) WITHOUT ROWID;",
+            &old,
+        );
         connection
             .execute("INSERT INTO appends VALUES (?1, 1234)", [old.run_id.as_str()])
             .expect("append time");
@@ -286,8 +301,7 @@ async fn a_packed_row_that_does_not_unpack_is_corrupt() {
             err.message
         );
         let restore = "UPDATE batches SET bytes = ?1, lengths = ?2, codec = 1";
-        let lengths: Vec<u8> =
-            alike_records(40).iter().flat_map(|record| (record.bytes.len() as u32).to_le_bytes()).collect();
+        let lengths = lengths_of(&alike_records(40));
         journal.connection.lock().execute(restore, params![packed, lengths]).expect("restore");
     }
     assert_eq!(journal.read(&run.run_id, 0, 100).await.expect("restored"), alike_records(40));
@@ -302,27 +316,14 @@ async fn a_layout_4_file_gains_packed_rows() {
     let old = header("from-layout-4");
     let stored = alike_records(40);
     {
-        let connection = Connection::open(&path).expect("create");
-        connection
-            .execute_batch(
-                "CREATE TABLE runs (run_id TEXT PRIMARY KEY, header TEXT NOT NULL);
-                 CREATE TABLE snapshots (run_id TEXT PRIMARY KEY, upto_seq INTEGER NOT NULL, bytes BLOB NOT NULL);
-                 CREATE TABLE batches (run_id TEXT NOT NULL, last_seq INTEGER NOT NULL, first_seq INTEGER NOT NULL,
-                     lengths BLOB NOT NULL, bytes BLOB NOT NULL, at_ms INTEGER, PRIMARY KEY (run_id, last_seq));
-                 CREATE TABLE owners (run_id TEXT PRIMARY KEY, owner TEXT NOT NULL,
-                     cancel_requested INTEGER NOT NULL) WITHOUT ROWID;
-                 CREATE TABLE blobs (digest BLOB PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID;
-                 CREATE TABLE blob_refs (run_id TEXT NOT NULL, digest BLOB NOT NULL,
-                     PRIMARY KEY (run_id, digest)) WITHOUT ROWID;
-                 PRAGMA user_version = 4;",
-            )
-            .expect("the layout-4 tables");
-        let text = serde_json::to_string(&old).expect("header");
-        connection
-            .execute("INSERT INTO runs VALUES (?1, ?2)", params![old.run_id.as_str(), text])
-            .expect("run");
-        let lengths: Vec<u8> =
-            stored.iter().flat_map(|record| (record.bytes.len() as u32).to_le_bytes()).collect();
+        let connection = old_layout(
+            &path,
+            4,
+            "CREATE TABLE batches (run_id TEXT NOT NULL, last_seq INTEGER NOT NULL, first_seq INTEGER NOT NULL,
+                 lengths BLOB NOT NULL, bytes BLOB NOT NULL, at_ms INTEGER, PRIMARY KEY (run_id, last_seq));",
+            &old,
+        );
+        let lengths = lengths_of(&stored);
         let bytes: Vec<u8> = stored.iter().flat_map(|record| record.bytes.to_vec()).collect();
         connection
             .execute(
