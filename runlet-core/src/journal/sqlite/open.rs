@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::{Durability, batches, sql};
+use super::{Durability, SqliteJournal, batches, sql};
 use crate::journal::{JournalError, JournalErrorKind};
 
 /// The layout version this build writes, kept in SQLite's `user_version`. Files of version 1
@@ -65,6 +65,9 @@ pub(super) fn prepare(
                 format!("SQLite kept journal mode `{mode}` where WAL was asked for"),
             ));
         }
+        connection
+            .pragma_update(None, "wal_autocheckpoint", SqliteJournal::WAL_PAGES_BEFORE_CHECKPOINT)
+            .map_err(sql)?;
     }
     connection.pragma_update(None, "synchronous", durability.as_str()).map_err(sql)?;
     let level: i64 = connection.pragma_query_value(None, "synchronous", |row| row.get(0)).map_err(sql)?;

@@ -82,6 +82,36 @@ fn the_durability_asked_for_is_the_one_reported() {
     assert_eq!(SqliteJournal::open_in_memory().expect("open").durability(), Some("sqlite-memory"));
 }
 
+#[tokio::test]
+async fn the_wal_is_reused_after_the_journal_s_checkpoint_interval() {
+    let scratch = Scratch::new("checkpoints");
+    let path = scratch.file("journal.db");
+    let journal = SqliteJournal::open(&path, Durability::Normal).expect("open");
+    let checkpoint: i64 = journal
+        .connection
+        .lock()
+        .pragma_query_value(None, "wal_autocheckpoint", |row| row.get(0))
+        .expect("pragma");
+    assert_eq!(checkpoint, SqliteJournal::WAL_PAGES_BEFORE_CHECKPOINT);
+    let header = header("steps");
+    journal.create_run(&header).await.expect("create");
+    // Each append is a transaction that writes at least one page to the WAL: three times the
+    // interval of them would grow a WAL checkpointed only at SQLite's default of 1,000 pages.
+    let appends = 3 * SqliteJournal::WAL_PAGES_BEFORE_CHECKPOINT as u64;
+    for seq in 1..=appends {
+        let record = Record { seq, bytes: Bytes::from(vec![b'x'; 200]) };
+        journal.append(&header.run_id, seq - 1, &[record]).await.expect("append");
+    }
+    let page: i64 =
+        journal.connection.lock().pragma_query_value(None, "page_size", |row| row.get(0)).expect("pragma");
+    let wal = std::fs::metadata(format!("{}-wal", path.display())).expect("the WAL file").len();
+    // A WAL frame is a page and a 24-byte header; the file has a 32-byte header of its own. A
+    // commit may run a few frames past the interval before its checkpoint starts the WAL again.
+    let most = 32 + (SqliteJournal::WAL_PAGES_BEFORE_CHECKPOINT + 8) as u64 * (page as u64 + 24);
+    assert!(wal <= most, "the WAL holds {wal} bytes after {appends} appends, more than {most}");
+    assert_eq!(journal.read(&header.run_id, 0, usize::MAX).await.expect("read").len() as u64, appends);
+}
+
 /// A file at `path` of layout `version` holding `run`'s header: the tables every layout since 3
 /// keeps as they are, and `tables`, the ones of that version's own.
 fn old_layout(path: &std::path::Path, version: i64, tables: &str, run: &RunHeader) -> Connection {
