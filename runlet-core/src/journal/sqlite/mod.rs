@@ -99,14 +99,15 @@ fn unknown(run: &str) -> JournalError {
 }
 
 impl SqliteJournal {
-    /// How many WAL pages a commit may leave before SQLite copies them into the database and starts
-    /// the WAL again from its beginning (SQLite's default is 1,000). A commit that writes past the
-    /// WAL file's end waits for the file's new size as well as its bytes to reach the disk, which on
-    /// the disks measured costs a FULL commit about half as much again as overwriting pages the file
-    /// already holds. Every process starts a new WAL file, so with the default its first 4 MB of
-    /// commits all grow the file; with 128 pages (512 KiB) it is reused after a few hundred small
-    /// commits, and a wide commit (tens of KiB) costs the same either way (BENCHMARKS.md, "The WAL
-    /// reused sooner").
+    /// How many WAL pages a FULL journal's commits may leave before SQLite copies them into the
+    /// database and starts the WAL again from its beginning (SQLite's default, which NORMAL
+    /// keeps, is 1,000). A FULL commit that writes past the WAL file's end waits for the file's
+    /// new size as well as its bytes to reach the disk, which on the disks measured costs about
+    /// half as much again as overwriting pages the file already holds. Every process starts a
+    /// new WAL file, so with the default its first 4 MB of commits all grow the file; with 128
+    /// pages (512 KiB) it is reused after about 60 small commits, and a wide commit (tens of
+    /// KiB) costs the same either way. NORMAL commits wait for no disk, and would only pay for
+    /// the more frequent checkpoints (BENCHMARKS.md, "The WAL reused sooner").
     pub const WAL_PAGES_BEFORE_CHECKPOINT: i64 = 128;
 
     /// Opens (creating if needed) the journal at `path`. A file that fails SQLite's quick

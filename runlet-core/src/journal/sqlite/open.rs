@@ -65,9 +65,11 @@ pub(super) fn prepare(
                 format!("SQLite kept journal mode `{mode}` where WAL was asked for"),
             ));
         }
-        connection
-            .pragma_update(None, "wal_autocheckpoint", SqliteJournal::WAL_PAGES_BEFORE_CHECKPOINT)
-            .map_err(sql)?;
+        if durability == Durability::Full {
+            connection
+                .pragma_update(None, "wal_autocheckpoint", SqliteJournal::WAL_PAGES_BEFORE_CHECKPOINT)
+                .map_err(sql)?;
+        }
     }
     connection.pragma_update(None, "synchronous", durability.as_str()).map_err(sql)?;
     let level: i64 = connection.pragma_query_value(None, "synchronous", |row| row.get(0)).map_err(sql)?;

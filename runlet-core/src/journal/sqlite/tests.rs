@@ -83,10 +83,17 @@ fn the_durability_asked_for_is_the_one_reported() {
 }
 
 #[tokio::test]
-async fn the_wal_is_reused_after_the_journal_s_checkpoint_interval() {
+async fn a_full_journal_reuses_its_wal_after_its_checkpoint_interval() {
     let scratch = Scratch::new("checkpoints");
     let path = scratch.file("journal.db");
-    let journal = SqliteJournal::open(&path, Durability::Normal).expect("open");
+    let journal = SqliteJournal::open(&path, Durability::Full).expect("open");
+    let normal = SqliteJournal::open(scratch.file("normal.db"), Durability::Normal).expect("open");
+    let default: i64 = normal
+        .connection
+        .lock()
+        .pragma_query_value(None, "wal_autocheckpoint", |row| row.get(0))
+        .expect("pragma");
+    assert_eq!(default, 1_000, "NORMAL keeps SQLite's default");
     let checkpoint: i64 = journal
         .connection
         .lock()
