@@ -344,6 +344,82 @@ async fn a_packed_row_that_does_not_unpack_is_corrupt() {
     assert_eq!(journal.read(&run.run_id, 0, 100).await.expect("restored"), alike_records(40));
 }
 
+/// What a damaged `batches` row may hold: lengths, bytes and a codec of any kind, or a packed
+/// row of real records with bytes changed and its end cut off.
+#[derive(Debug, Clone)]
+enum DamagedRow {
+    Arbitrary { lengths: Vec<u32>, bytes: Vec<u8>, codec: i64 },
+    Edited { edits: Vec<(usize, u8)>, kept: usize },
+}
+
+fn damaged_rows() -> impl proptest::strategy::Strategy<Value = DamagedRow> {
+    use proptest::prelude::*;
+    prop_oneof![
+        (
+            proptest::collection::vec(prop_oneof![0..64u32, any::<u32>()], 1..24),
+            proptest::collection::vec(any::<u8>(), 0..1024),
+            prop_oneof![Just(0i64), Just(1i64), any::<i64>()],
+        )
+            .prop_map(|(lengths, bytes, codec)| DamagedRow::Arbitrary { lengths, bytes, codec }),
+        (proptest::collection::vec((any::<usize>(), 1..=255u8), 0..8), any::<usize>())
+            .prop_map(|(edits, kept)| DamagedRow::Edited { edits, kept }),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+    /// Reading a damaged row never panics and never allocates what its lengths claim beyond
+    /// what its bytes can hold: it gives back records of the lengths the row claims, or reports
+    /// the journal damaged (`RL7008`).
+    #[test]
+    fn a_damaged_row_reads_as_the_lengths_it_claims_or_as_corrupt(row in damaged_rows()) {
+        let records = alike_records(40);
+        let (lengths, bytes, codec) = match row {
+            DamagedRow::Arbitrary { lengths, bytes, codec } => {
+                (lengths.iter().flat_map(|length| length.to_le_bytes()).collect::<Vec<u8>>(), bytes, codec)
+            }
+            DamagedRow::Edited { edits, kept } => {
+                let raw: Vec<u8> = records.iter().flat_map(|record| record.bytes.iter().copied()).collect();
+                let mut packed = lz4_flex::block::compress(&raw);
+                for (at, flip) in edits {
+                    let at = at % packed.len();
+                    packed[at] ^= flip;
+                }
+                packed.truncate(kept % (packed.len() + 1));
+                (lengths_of(&records), packed, 1)
+            }
+        };
+        let claimed: Vec<usize> =
+            lengths.chunks_exact(4).map(|length| u32::from_le_bytes(length.try_into().unwrap()) as usize).collect();
+        let pool = tokio::runtime::Builder::new_current_thread().build().expect("tokio");
+        let journal = SqliteJournal::open_in_memory().expect("open");
+        let run = header("fuzzed");
+        let read = pool.block_on(async {
+            journal.create_run(&run).await.expect("create");
+            journal.append(&run.run_id, 0, &records).await.expect("append");
+            journal
+                .connection
+                .lock()
+                .execute(
+                    "UPDATE batches SET first_seq = 1, last_seq = ?1, lengths = ?2, bytes = ?3, codec = ?4",
+                    params![claimed.len() as i64, lengths, bytes, codec],
+                )
+                .expect("damage");
+            journal.read(&run.run_id, 0, usize::MAX).await
+        });
+        match read {
+            Ok(read) => {
+                let lengths: Vec<usize> = read.iter().map(|record| record.bytes.len()).collect();
+                proptest::prop_assert_eq!(lengths, claimed);
+                let seqs: Vec<u64> = read.iter().map(|record| record.seq).collect();
+                proptest::prop_assert_eq!(seqs, (1..=read.len() as u64).collect::<Vec<_>>());
+            }
+            Err(error) => proptest::prop_assert_eq!(error.kind, JournalErrorKind::Corrupt, "{}", error.message),
+        }
+    }
+}
+
 /// A file of layout 4 (every row's bytes as they are, no `codec`) gains the column when opened;
 /// its rows read back unchanged and new appends are packed.
 #[tokio::test]
