@@ -103,11 +103,13 @@ impl SqliteJournal {
     /// database and starts the WAL again from its beginning (SQLite's default, which NORMAL
     /// keeps, is 1,000). A FULL commit that writes past the WAL file's end waits for the file's
     /// new size as well as its bytes to reach the disk, which on the disks measured costs about
-    /// half as much again as overwriting pages the file already holds. Every process starts a
-    /// new WAL file, so with the default its first 4 MB of commits all grow the file; with 128
-    /// pages (512 KiB) it is reused after about 60 small commits, and a wide commit (tens of
-    /// KiB) costs the same either way. NORMAL commits wait for no disk, and would only pay for
-    /// the more frequent checkpoints (BENCHMARKS.md, "The WAL reused sooner").
+    /// half as much again as overwriting pages the file already holds. SQLite removes the WAL
+    /// when the last connection to the file closes, so a journal opened afresh (every `runlet
+    /// run --journal sqlite:`) grows a new one: with the default, its first 4 MB of commits;
+    /// with 128 pages (512 KiB), about 60 small commits, after which it is written again from
+    /// its start. A wide commit (tens of KiB) costs the same either way. NORMAL commits wait
+    /// for no disk, and would only pay for the more frequent checkpoints (BENCHMARKS.md, "The
+    /// WAL reused sooner").
     pub const WAL_PAGES_BEFORE_CHECKPOINT: i64 = 128;
 
     /// Opens (creating if needed) the journal at `path`. A file that fails SQLite's quick

@@ -82,28 +82,34 @@ fn the_durability_asked_for_is_the_one_reported() {
     assert_eq!(SqliteJournal::open_in_memory().expect("open").durability(), Some("sqlite-memory"));
 }
 
+/// The interval at which `journal` checkpoints its WAL, in pages.
+fn checkpoint_interval(journal: &SqliteJournal) -> i64 {
+    journal
+        .connection
+        .lock()
+        .pragma_query_value(None, "wal_autocheckpoint", |row| row.get(0))
+        .expect("pragma")
+}
+
+#[test]
+fn only_a_full_journal_checkpoints_sooner_than_sqlite_s_default() {
+    let scratch = Scratch::new("intervals");
+    let full = SqliteJournal::open(scratch.file("full.db"), Durability::Full).expect("open");
+    assert_eq!(checkpoint_interval(&full), SqliteJournal::WAL_PAGES_BEFORE_CHECKPOINT);
+    let normal = SqliteJournal::open(scratch.file("normal.db"), Durability::Normal).expect("open");
+    assert_eq!(checkpoint_interval(&normal), 1_000, "NORMAL keeps SQLite's default");
+}
+
 #[tokio::test]
 async fn a_full_journal_reuses_its_wal_after_its_checkpoint_interval() {
     let scratch = Scratch::new("checkpoints");
     let path = scratch.file("journal.db");
     let journal = SqliteJournal::open(&path, Durability::Full).expect("open");
-    let normal = SqliteJournal::open(scratch.file("normal.db"), Durability::Normal).expect("open");
-    let default: i64 = normal
-        .connection
-        .lock()
-        .pragma_query_value(None, "wal_autocheckpoint", |row| row.get(0))
-        .expect("pragma");
-    assert_eq!(default, 1_000, "NORMAL keeps SQLite's default");
-    let checkpoint: i64 = journal
-        .connection
-        .lock()
-        .pragma_query_value(None, "wal_autocheckpoint", |row| row.get(0))
-        .expect("pragma");
-    assert_eq!(checkpoint, SqliteJournal::WAL_PAGES_BEFORE_CHECKPOINT);
     let header = header("steps");
     journal.create_run(&header).await.expect("create");
-    // Each append is a transaction that writes at least one page to the WAL: three times the
-    // interval of them would grow a WAL checkpointed only at SQLite's default of 1,000 pages.
+    // Each append is a transaction that writes two or three pages to the WAL (the row's page
+    // and its key's): three times the interval of them would grow a WAL checkpointed only at
+    // SQLite's default of 1,000 pages to over 800 pages.
     let appends = 3 * SqliteJournal::WAL_PAGES_BEFORE_CHECKPOINT as u64;
     for seq in 1..=appends {
         let record = Record { seq, bytes: Bytes::from(vec![b'x'; 200]) };
@@ -112,9 +118,9 @@ async fn a_full_journal_reuses_its_wal_after_its_checkpoint_interval() {
     let page: i64 =
         journal.connection.lock().pragma_query_value(None, "page_size", |row| row.get(0)).expect("pragma");
     let wal = std::fs::metadata(format!("{}-wal", path.display())).expect("the WAL file").len();
-    // A WAL frame is a page and a 24-byte header; the file has a 32-byte header of its own. A
-    // commit may run a few frames past the interval before its checkpoint starts the WAL again.
-    let most = 32 + (SqliteJournal::WAL_PAGES_BEFORE_CHECKPOINT + 8) as u64 * (page as u64 + 24);
+    // A WAL frame is a page and a 24-byte header; the file has a 32-byte header of its own. The
+    // commit that crosses the interval runs past it before its checkpoint starts the WAL again.
+    let most = 32 + (SqliteJournal::WAL_PAGES_BEFORE_CHECKPOINT + 64) as u64 * (page as u64 + 24);
     assert!(wal <= most, "the WAL holds {wal} bytes after {appends} appends, more than {most}");
     assert_eq!(journal.read(&header.run_id, 0, usize::MAX).await.expect("read").len() as u64, appends);
 }
@@ -143,7 +149,7 @@ fn old_layout(path: &std::path::Path, version: i64, tables: &str, run: &RunHeade
 
 /// The `lengths` column of a row holding `records`.
 fn lengths_of(records: &[Record]) -> Vec<u8> {
-    records.iter().flat_map(|record| (record.bytes.len() as u32).to_le_bytes()).collect()
+    lengths_column(&records.iter().map(|record| record.bytes.len() as u32).collect::<Vec<_>>())
 }
 
 /// A file of layout version 3 (a row per record) opens as the current layout: its records move
@@ -344,41 +350,62 @@ async fn a_packed_row_that_does_not_unpack_is_corrupt() {
     assert_eq!(journal.read(&run.run_id, 0, 100).await.expect("restored"), alike_records(40));
 }
 
-/// What a damaged `batches` row may hold: lengths, bytes and a codec of any kind, or a packed
-/// row of real records with bytes changed and its end cut off.
+/// What a damaged `batches` row may hold: lengths, bytes and a codec of any kind, raw bytes
+/// exactly as long as its lengths claim, or a packed row of real records with bytes changed
+/// and perhaps its end cut off.
 #[derive(Debug, Clone)]
 enum DamagedRow {
     Arbitrary { lengths: Vec<u32>, bytes: Vec<u8>, codec: i64 },
-    Edited { edits: Vec<(usize, u8)>, kept: usize },
+    Consistent { lengths: Vec<u32>, bytes: Vec<u8> },
+    Edited { edits: Vec<(usize, u8)>, kept: Option<usize> },
 }
 
 fn damaged_rows() -> impl proptest::strategy::Strategy<Value = DamagedRow> {
+    use proptest::collection::vec;
     use proptest::prelude::*;
     prop_oneof![
         (
-            proptest::collection::vec(prop_oneof![0..64u32, any::<u32>()], 1..24),
-            proptest::collection::vec(any::<u8>(), 0..1024),
+            vec(prop_oneof![0..64u32, any::<u32>()], 1..24),
+            vec(any::<u8>(), 0..1024),
             prop_oneof![Just(0i64), Just(1i64), any::<i64>()],
         )
             .prop_map(|(lengths, bytes, codec)| DamagedRow::Arbitrary { lengths, bytes, codec }),
-        (proptest::collection::vec((any::<usize>(), 1..=255u8), 0..8), any::<usize>())
+        vec(0..64u32, 1..24).prop_flat_map(|lengths| {
+            let size = lengths.iter().sum::<u32>() as usize;
+            vec(any::<u8>(), size)
+                .prop_map(move |bytes| DamagedRow::Consistent { lengths: lengths.clone(), bytes })
+        }),
+        (vec((any::<usize>(), 1..=255u8), 0..8), proptest::option::of(any::<usize>()))
             .prop_map(|(edits, kept)| DamagedRow::Edited { edits, kept }),
     ]
+}
+
+/// The `lengths` column of a row whose records are `lengths` bytes long.
+fn lengths_column(lengths: &[u32]) -> Vec<u8> {
+    lengths.iter().flat_map(|length| length.to_le_bytes()).collect()
+}
+
+/// The lengths a `lengths` column claims, one per record.
+fn claimed_lengths(lengths: &[u8]) -> Vec<usize> {
+    lengths
+        .chunks_exact(4)
+        .map(|length| u32::from_le_bytes(length.try_into().expect("four bytes")) as usize)
+        .collect()
 }
 
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
 
-    /// Reading a damaged row never panics and never allocates what its lengths claim beyond
-    /// what its bytes can hold: it gives back records of the lengths the row claims, or reports
-    /// the journal damaged (`RL7008`).
+    /// Reading a damaged row never panics: it gives back records of the lengths the row claims,
+    /// or reports the journal damaged (`RL7008`). A row whose bytes are as long as its lengths
+    /// claim and kept raw always reads back.
     #[test]
     fn a_damaged_row_reads_as_the_lengths_it_claims_or_as_corrupt(row in damaged_rows()) {
         let records = alike_records(40);
+        let readable = matches!(row, DamagedRow::Consistent { .. });
         let (lengths, bytes, codec) = match row {
-            DamagedRow::Arbitrary { lengths, bytes, codec } => {
-                (lengths.iter().flat_map(|length| length.to_le_bytes()).collect::<Vec<u8>>(), bytes, codec)
-            }
+            DamagedRow::Arbitrary { lengths, bytes, codec } => (lengths_column(&lengths), bytes, codec),
+            DamagedRow::Consistent { lengths, bytes } => (lengths_column(&lengths), bytes, 0),
             DamagedRow::Edited { edits, kept } => {
                 let raw: Vec<u8> = records.iter().flat_map(|record| record.bytes.iter().copied()).collect();
                 let mut packed = lz4_flex::block::compress(&raw);
@@ -386,12 +413,13 @@ proptest::proptest! {
                     let at = at % packed.len();
                     packed[at] ^= flip;
                 }
-                packed.truncate(kept % (packed.len() + 1));
+                if let Some(kept) = kept {
+                    packed.truncate(kept % (packed.len() + 1));
+                }
                 (lengths_of(&records), packed, 1)
             }
         };
-        let claimed: Vec<usize> =
-            lengths.chunks_exact(4).map(|length| u32::from_le_bytes(length.try_into().unwrap()) as usize).collect();
+        let claimed = claimed_lengths(&lengths);
         let pool = tokio::runtime::Builder::new_current_thread().build().expect("tokio");
         let journal = SqliteJournal::open_in_memory().expect("open");
         let run = header("fuzzed");
@@ -414,8 +442,15 @@ proptest::proptest! {
                 proptest::prop_assert_eq!(lengths, claimed);
                 let seqs: Vec<u64> = read.iter().map(|record| record.seq).collect();
                 proptest::prop_assert_eq!(seqs, (1..=read.len() as u64).collect::<Vec<_>>());
+                if readable {
+                    let read: Vec<u8> = read.iter().flat_map(|record| record.bytes.iter().copied()).collect();
+                    proptest::prop_assert_eq!(read, bytes, "a raw row reads back as it was written");
+                }
             }
-            Err(error) => proptest::prop_assert_eq!(error.kind, JournalErrorKind::Corrupt, "{}", error.message),
+            Err(error) => {
+                proptest::prop_assert!(!readable, "a consistent raw row failed: {}", error.message);
+                proptest::prop_assert_eq!(error.kind, JournalErrorKind::Corrupt, "{}", error.message);
+            }
         }
     }
 }
