@@ -53,6 +53,28 @@ fn a_flat_chain_is_not_nesting() {
     assert_eq!(reported, [codes::NESTING_TOO_DEEP]);
 }
 
+/// `a ?? b ?? c …` (reported as a foreign operator, with a fix) chains as `or` does: it is
+/// bounded by `max_operator_chain`, and each `??` adds a few nodes to the tree read on from it.
+/// Each once copied the tree so far, doubling it: 100,000 of them never finished parsing.
+#[test]
+fn a_chain_of_null_coalescing_is_bounded_and_grows_linearly() {
+    let chain = |terms: usize| format!("x = a{}\nreturn x\n", " ?? a".repeat(terms));
+    let nodes = |terms: usize| {
+        let mut count = 0usize;
+        runlet::syntax::path::walk(&parse(&chain(terms)).program, |_, _| count += 1);
+        count
+    };
+    let (eight, sixteen) = (nodes(8), nodes(16));
+    assert!(sixteen - eight <= 8 * 6, "8 more `??` added {} nodes", sixteen - eight);
+    let options =
+        ParseOptions { max_source_bytes: 8 << 20, max_diagnostics: 1_000, ..ParseOptions::default() };
+    let long = parse_with(&chain(DEEP), &options).diagnostics;
+    let count = |code| long.iter().filter(|d| d.code == code).count();
+    assert_eq!(count(codes::NESTING_TOO_DEEP), 1);
+    assert_eq!(count(codes::FOREIGN_OPERATOR), options.max_operator_chain as usize);
+    assert_eq!(long.len(), options.max_operator_chain as usize + 1);
+}
+
 #[test]
 fn deeply_nested_blocks_report_nesting_too_deep() {
     let ifs = format!("x = {}1{}\nreturn x\n", "if c { return ".repeat(DEEP), " }".repeat(DEEP));

@@ -50,6 +50,11 @@ impl Parser<'_> {
             if self.at(TokenKind::Foreign(ForeignToken::QuestionQuestion))
                 && min_precedence <= BinaryOp::Or.precedence()
             {
+                // A chain of `??` nests as deep as one of `or`, so it counts toward the same limit.
+                if !self.extend_chain() {
+                    break;
+                }
+                chained += 1;
                 lhs = self.null_coalescing(lhs);
                 continue;
             }

@@ -700,7 +700,8 @@ impl Parser<'_> {
 }
 
 impl Parser<'_> {
-    /// `a ?? b`, rewritten as `a if a != null else b`.
+    /// `a ?? b`, reported with the fix `a if a != null else b`; parsing goes on with a conditional
+    /// of `a` and `b`.
     pub(super) fn null_coalescing(&mut self, lhs: Expr) -> Expr {
         let operator = self.bump().span;
         let rhs = self.binary(BinaryOp::Or.precedence() + 1);
@@ -721,8 +722,11 @@ impl Parser<'_> {
         }
         self.push(diagnostic);
         let null = Expr { kind: ExprKind::Null, span: operator };
+        // The test reads `lhs` through a placeholder rather than a second copy of it: each `??` of
+        // a chain would otherwise double the tree.
+        let tested = Expr { kind: ExprKind::Error, span: lhs.span };
         let condition =
-            Expr { span, kind: ExprKind::Binary(BinaryOp::NotEq, Box::new(lhs.clone()), Box::new(null)) };
+            Expr { span, kind: ExprKind::Binary(BinaryOp::NotEq, Box::new(tested), Box::new(null)) };
         Expr {
             span,
             kind: ExprKind::Conditional {
