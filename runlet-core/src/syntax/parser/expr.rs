@@ -63,9 +63,12 @@ impl Parser<'_> {
                 break;
             }
             chained += 1;
-            if let Some(rewritten) = self.foreign_membership(&lhs) {
-                lhs = rewritten;
-                continue;
+            match self.foreign_membership(lhs) {
+                Ok(rewritten) => {
+                    lhs = rewritten;
+                    continue;
+                }
+                Err(unchanged) => lhs = unchanged,
             }
             self.bump_binary_operator(op);
             let rhs = self.binary(op.precedence() + 1);

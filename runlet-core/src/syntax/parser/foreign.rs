@@ -550,8 +550,9 @@ impl Parser<'_> {
     }
 
     /// Python's `a not in b` and `a is [not] b`, at an infix position: rewritten to
-    /// `not (a in b)` and `a == b` / `a != b`, with one machine fix.
-    pub(super) fn foreign_membership(&mut self, lhs: &Expr) -> Option<Expr> {
+    /// `not (a in b)` and `a == b` / `a != b`, with one machine fix. At any other token it hands
+    /// `lhs` back.
+    pub(super) fn foreign_membership(&mut self, lhs: Expr) -> Result<Expr, Expr> {
         let token = self.peek();
         let (negated, operator_end) = match token.kind {
             TokenKind::Keyword(Keyword::Not) => (true, self.nth(1).span.end),
@@ -559,7 +560,7 @@ impl Parser<'_> {
                 let not = self.nth(1).kind == TokenKind::Keyword(Keyword::Not);
                 (not, if not { self.nth(1).span.end } else { token.span.end })
             }
-            _ => return None,
+            _ => return Err(lhs),
         };
         let is_membership = token.kind == TokenKind::Keyword(Keyword::Not);
         self.bump();
@@ -575,8 +576,7 @@ impl Parser<'_> {
                 Edit { span: operator, replacement: "in".into() },
                 Edit { span: Span::at(rhs.span.end), replacement: ")".into() },
             ];
-            let inner =
-                Expr { span, kind: ExprKind::Binary(BinaryOp::In, Box::new(lhs.clone()), Box::new(rhs)) };
+            let inner = Expr { span, kind: ExprKind::Binary(BinaryOp::In, Box::new(lhs), Box::new(rhs)) };
             let paren = Expr { span, kind: ExprKind::Paren(Box::new(inner)) };
             (
                 "Runlet writes `a not in b` as `not (a in b)`",
@@ -599,14 +599,14 @@ impl Parser<'_> {
             let edits = vec![Edit { span: edit_span, replacement }];
             let message =
                 if negated { "Runlet writes `is not` as `!=`" } else { "Runlet writes `is` as `==`" };
-            (message, edits, ExprKind::Binary(op, Box::new(lhs.clone()), Box::new(rhs)))
+            (message, edits, ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)))
         };
         self.push(Diagnostic::error(codes::PYTHON_OPERATOR, operator, message).with_fix(Fix::new(
             "rewrite the comparison",
             Applicability::MachineApplicable,
             edits,
         )));
-        Some(Expr { span, kind })
+        Ok(Expr { span, kind })
     }
 
     /// `f(name = value, …)`: Runlet passes named values as one object argument.
