@@ -1,9 +1,14 @@
 //! The runs a server shows: live runs this process drives (their observers) and the runs of a
-//! journal, each opened once for watching, with the view policy every response is redacted by.
+//! journal, opened for watching, with the view policy every response is redacted by. What it
+//! holds is bounded, however long a server runs and however many runs it is shown: a run that
+//! has finished stays live only among the latest [`FINISHED_LIVE_KEPT`], and only the
+//! [`OPENED_KEPT`] journal runs watched most recently stay opened. Either kind, once dropped, is
+//! opened from the journal again when asked for.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use hashlink::LruCache;
 use parking_lot::Mutex;
 use runlet::journal::{Journal, RunId};
 use runlet::observe::{GraphContext, RunObserver, ViewPolicy};
@@ -41,12 +46,51 @@ impl Watched {
     }
 }
 
+/// How many finished runs a catalog keeps live (their observers, with their whole graphs); the
+/// runs that finished before them are opened from the journal when asked for.
+pub const FINISHED_LIVE_KEPT: usize = 64;
+
+/// How many runs known from the journal alone a catalog keeps opened (each an analyzed
+/// program); the one watched least recently is dropped first.
+pub const OPENED_KEPT: usize = 32;
+
 /// The runs a server shows, and what its viewers may see of them.
 pub struct Catalog {
     journal: Option<Arc<dyn Journal>>,
     view: ViewPolicy,
-    live: Mutex<BTreeMap<RunId, Watched>>,
-    opened: Mutex<BTreeMap<RunId, Watched>>,
+    live: Mutex<LiveRuns>,
+    opened: Mutex<LruCache<RunId, Watched>>,
+}
+
+/// The live runs, each with the order it was added in, so the oldest finished go first.
+#[derive(Default)]
+struct LiveRuns {
+    runs: BTreeMap<RunId, (u64, RunObserver, Arc<str>)>,
+    added: u64,
+}
+
+impl LiveRuns {
+    fn add(&mut self, observer: RunObserver, source: Arc<str>) {
+        self.added += 1;
+        self.runs.insert(observer.run_id().clone(), (self.added, observer, source));
+        let mut finished: Vec<(u64, RunId)> = self
+            .runs
+            .iter()
+            .filter(|(_, (_, observer, _))| observer.is_finished())
+            .map(|(run, (added, ..))| (*added, run.clone()))
+            .collect();
+        if finished.len() > FINISHED_LIVE_KEPT {
+            finished.sort_unstable();
+            for (_, run) in &finished[..finished.len() - FINISHED_LIVE_KEPT] {
+                self.runs.remove(run);
+            }
+        }
+    }
+
+    fn get(&self, run: &RunId) -> Option<Watched> {
+        let (_, observer, source) = self.runs.get(run)?;
+        Some(Watched::Live { observer: observer.clone(), source: Arc::clone(source) })
+    }
 }
 
 impl std::fmt::Debug for Catalog {
@@ -58,13 +102,18 @@ impl std::fmt::Debug for Catalog {
 impl Catalog {
     /// A catalog of `journal`'s runs (none without one), redacted for `view`.
     pub fn new(journal: Option<Arc<dyn Journal>>, view: ViewPolicy) -> Catalog {
-        Catalog { journal, view, live: Mutex::default(), opened: Mutex::default() }
+        Catalog { journal, view, live: Mutex::default(), opened: Mutex::new(LruCache::new(OPENED_KEPT)) }
     }
 
-    /// Shows the run `observer` follows, whose program is `source`, live.
+    /// Shows the run `observer` follows, whose program is `source`, live: until it has finished
+    /// and [`FINISHED_LIVE_KEPT`] runs added after it have too.
     pub fn add_live(&self, observer: RunObserver, source: &str) {
-        let watched = Watched::Live { observer: observer.clone(), source: Arc::from(source) };
-        self.live.lock().insert(observer.run_id().clone(), watched);
+        self.live.lock().add(observer, Arc::from(source));
+    }
+
+    /// How many runs are held live and how many are held opened from the journal.
+    pub fn held(&self) -> (usize, usize) {
+        (self.live.lock().runs.len(), self.opened.lock().len())
     }
 
     pub(crate) fn view(&self) -> &ViewPolicy {
@@ -86,17 +135,18 @@ impl Catalog {
         let Some(journal) = &self.journal else { return Ok(None) };
         match run_listing(journal.as_ref(), run).await {
             Ok(listing) => Ok(Some(listing)),
-            Err(_) if self.live.lock().contains_key(run) => Ok(None),
+            Err(_) if self.live.lock().runs.contains_key(run) => Ok(None),
             Err(_) => Err(WebError::UnknownRun(run.to_string())),
         }
     }
 
     /// The run `id`, opened for watching: live when this process drives it, else rebuilt from
-    /// the journal's header (once; later requests reuse it).
+    /// the journal's header (kept for later requests while among the [`OPENED_KEPT`] watched
+    /// most recently).
     pub(crate) async fn watched(&self, id: &str) -> Result<Watched, WebError> {
         let run = RunId::new(id);
         if let Some(watched) = self.live.lock().get(&run) {
-            return Ok(watched.clone());
+            return Ok(watched);
         }
         if let Some(watched) = self.opened.lock().get(&run) {
             return Ok(watched.clone());

@@ -46,5 +46,5 @@ mod serve;
 mod stream;
 
 pub use background::Background;
-pub use catalog::{Catalog, WebError};
+pub use catalog::{Catalog, FINISHED_LIVE_KEPT, OPENED_KEPT, WebError};
 pub use serve::{DEFAULT_ADDR, Server, bind, router};

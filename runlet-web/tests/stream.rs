@@ -1,6 +1,6 @@
 //! The page server over real runs: the event stream resumes by sequence number without losing
-//! or repeating a record, a client that does not read never holds a run up, and a secret value
-//! appears in no response.
+//! or repeating a record, a client that does not read never holds a run up, a secret value
+//! appears in no response, and a server shown run after run holds a bounded number of them.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,7 +13,7 @@ use runlet::observe::ViewPolicy;
 use runlet::registry::{Registry, RegistryOptions};
 use runlet::runtime::{RunHandle, Runtime};
 use runlet::value::{Value, parse_json};
-use runlet_web::Catalog;
+use runlet_web::{Catalog, FINISHED_LIVE_KEPT, OPENED_KEPT};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
@@ -366,4 +366,49 @@ fn a_failure_view_carries_the_tools_remediation_text() {
     let call = failures.iter().find(|failure| failure["tool"] == "quota.check").expect("the call's failure");
     assert_eq!(call["code"], "OVER_QUOTA");
     assert_eq!(call["remediation"], "Ask an admin to raise the quota.");
+}
+
+/// A catalog shown run after run (a long-lived host's page server) keeps only the latest
+/// finished ones live and the journal runs watched most recently opened; a run it let go of
+/// is drawn from the journal again, the same as before, live or not.
+#[test]
+fn a_catalog_holds_a_bounded_number_of_runs_and_reopens_the_rest_from_the_journal() {
+    let (slow, _) = runtime(3, Duration::from_secs(600), 1024);
+    let (runtime, journal) = runtime(3, Duration::ZERO, 1024);
+    let catalog = Arc::new(Catalog::new(Some(journal), ViewPolicy::default()));
+    let unfinished = start(&slow);
+    catalog.add_live(unfinished.observer(), PROGRAM);
+    let mut ids = Vec::new();
+    let let_go = OPENED_KEPT + 8;
+    for _ in 0..FINISHED_LIVE_KEPT + let_go {
+        let run = start(&runtime);
+        let (id, observer) = (run.run_id().to_string(), run.observer());
+        assert!(matches!(run.wait().expect("journal works"), Outcome::Succeeded(_)));
+        ids.push(id);
+        catalog.add_live(observer, PROGRAM);
+    }
+    assert_eq!(catalog.held(), (FINISHED_LIVE_KEPT + 1, 0), "the unfinished run and the latest finished");
+    let pool = multi_thread();
+    let (oldest, newest, reopened) = pool.block_on(async {
+        let addr = serve(Arc::clone(&catalog)).await;
+        let oldest = snapshot(&addr, &ids[0], "").await.2;
+        let newest = snapshot(&addr, ids.last().expect("runs"), "").await.2;
+        for id in &ids[..let_go] {
+            let (status, ..) = snapshot(&addr, id, "").await;
+            assert!(status.contains("200"), "{id}: {status}");
+        }
+        (oldest, newest, snapshot(&addr, &ids[0], "").await.2)
+    });
+    assert_eq!(catalog.held(), (FINISHED_LIVE_KEPT + 1, OPENED_KEPT));
+    assert_eq!(oldest["live"], false, "the oldest finished run was let go and opened from the journal");
+    assert_eq!(newest["live"], true);
+    let nodes = |view: &serde_json::Value| view["snapshot"]["nodes"].as_array().map_or(0, Vec::len);
+    assert!(
+        nodes(&oldest) > 0 && nodes(&oldest) == nodes(&newest),
+        "{} against {}",
+        nodes(&oldest),
+        nodes(&newest)
+    );
+    assert_eq!(reopened["snapshot"], oldest["snapshot"], "opened again after it was dropped, the same");
+    unfinished.cancel();
 }

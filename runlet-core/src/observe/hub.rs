@@ -176,6 +176,12 @@ impl RunObserver {
         Ok(())
     }
 
+    /// Whether the run has ended and all its events have been published: nothing will change
+    /// what it shows from now on.
+    pub fn is_finished(&self) -> bool {
+        self.hub.state.lock().finished
+    }
+
     /// The run's events have all been published: subscriptions end once they have read them.
     pub(crate) fn finish(&self) {
         let mut state = self.hub.state.lock();
