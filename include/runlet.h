@@ -1083,7 +1083,9 @@ struct runlet_error *runlet_run_wait(const struct runlet_run *run, int64_t timeo
  * otherwise it returns the run's error: `RUNLET_ERR_SCRIPT`, `RUNLET_ERR_TOOL_FAILED` or
  * `RUNLET_ERR_LIMIT` with the error record as details (its `code` is the tool's own, or the
  * limit's `RL4xxx` with the limit named in its details), `RUNLET_ERR_CANCELLED`, or
- * `RUNLET_ERR_JOURNAL`; `RUNLET_ERR_NOT_FINISHED` while it runs. Never blocks.
+ * `RUNLET_ERR_JOURNAL`, or `RUNLET_ERR_PANIC` when the run's task panicked (`RL7307`; the run
+ * stopped as of its last commit and can be resumed); `RUNLET_ERR_NOT_FINISHED` while it runs.
+ * Never blocks.
  */
 struct runlet_error *runlet_run_result_json(const struct runlet_run *run, struct runlet_buf *out);
 

@@ -131,7 +131,9 @@ func (r *Run) ID() string { return r.id }
 
 // Wait waits for the run's end. ctx bounds only the wait: when it is done first, Wait returns
 // ctx.Err() and the run goes on. A failed run gives an *Error (with the handler's own error
-// inside when one failed it); a cancelled one an *Error matching ErrCancelled.
+// inside when one failed it); a cancelled one an *Error matching ErrCancelled; one whose task
+// panicked (RL7307, a bug: it stopped as of its last commit and can be resumed) an *Error
+// matching ErrPanic.
 func (r *Run) Wait(ctx context.Context) (*Result, error) {
 	select {
 	case <-r.done:

@@ -3,6 +3,7 @@
 //! or SIGTERM turned into a journaled cancellation (a second signal ends the process at once).
 
 use runlet::engine::Outcome;
+use runlet::journal::JournalErrorKind;
 use runlet::observe::RunObserver;
 use runlet::runtime::{RunCanceller, RunHandle};
 
@@ -24,8 +25,10 @@ pub fn follow(run: RunHandle, events: Option<EventsFile>, announce: bool) -> Res
     let _watch = cancel_on_signals(run.canceller());
     let observer = run.observer();
     let written = events.map(|file| file.follow(&observer));
-    let outcome =
-        run.wait().map_err(|error| Failure::new(error.code(), format!("the journal failed: {error}")))?;
+    let outcome = run.wait().map_err(|error| match error.kind {
+        JournalErrorKind::RunPanicked => Failure::new(error.code(), error.message),
+        _ => Failure::new(error.code(), format!("the journal failed: {error}")),
+    })?;
     written.transpose()?;
     Ok(Followed { outcome, observer })
 }

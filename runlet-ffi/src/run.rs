@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 use runlet::analyze::Inputs;
 use runlet::engine::{FailureClass, Limits, Outcome, w3c};
-use runlet::journal::{JournalError, RunId};
+use runlet::journal::{JournalError, JournalErrorKind, RunId};
 use runlet::observe::RunObserver;
 use runlet::observe::ViewPolicy;
 use runlet::runtime::{RunCanceller, RunHandle, RunOptions};
@@ -18,7 +18,7 @@ use runlet::value::to_presentation_json;
 use crate::boundary::Poison;
 use crate::error::{
     Error, RUNLET_ERR_CANCELLED, RUNLET_ERR_INVALID_ARGUMENT, RUNLET_ERR_JOURNAL, RUNLET_ERR_LIMIT,
-    RUNLET_ERR_NOT_FINISHED, RUNLET_ERR_SCRIPT, RUNLET_ERR_TIMEOUT, RUNLET_ERR_TOOL_FAILED,
+    RUNLET_ERR_NOT_FINISHED, RUNLET_ERR_PANIC, RUNLET_ERR_SCRIPT, RUNLET_ERR_TIMEOUT, RUNLET_ERR_TOOL_FAILED,
     RUNLET_ERR_UNSUPPORTED, inputs_error, limits_error, runlet_error,
 };
 use crate::events::{EventQueue, ListenerSink, OwnedEvent, Popped, runlet_event_owned};
@@ -110,6 +110,10 @@ impl Finished {
             Ok(Outcome::Cancelled) => Finished {
                 status: RUNLET_RUN_CANCELLED,
                 result: Err(Error::new(RUNLET_ERR_CANCELLED, "the run was cancelled")),
+            },
+            Err(error) if error.kind == JournalErrorKind::RunPanicked => Finished {
+                status: RUNLET_RUN_FAILED,
+                result: Err(Error::new(RUNLET_ERR_PANIC, format!("{}: {error}", error.code()))),
             },
             Err(error) => Finished {
                 status: RUNLET_RUN_FAILED,
@@ -404,7 +408,9 @@ pub unsafe extern "C" fn runlet_run_wait(run: *const runlet_run, timeout_ms: i64
 /// otherwise it returns the run's error: `RUNLET_ERR_SCRIPT`, `RUNLET_ERR_TOOL_FAILED` or
 /// `RUNLET_ERR_LIMIT` with the error record as details (its `code` is the tool's own, or the
 /// limit's `RL4xxx` with the limit named in its details), `RUNLET_ERR_CANCELLED`, or
-/// `RUNLET_ERR_JOURNAL`; `RUNLET_ERR_NOT_FINISHED` while it runs. Never blocks.
+/// `RUNLET_ERR_JOURNAL`, or `RUNLET_ERR_PANIC` when the run's task panicked (`RL7307`; the run
+/// stopped as of its last commit and can be resumed); `RUNLET_ERR_NOT_FINISHED` while it runs.
+/// Never blocks.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn runlet_run_result_json(
     run: *const runlet_run,
@@ -496,4 +502,29 @@ pub unsafe extern "C" fn runlet_run_free(run: *mut runlet_run) {
             run.state.cancel.cancel();
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use runlet::journal::JournalError;
+
+    use super::*;
+
+    /// A run whose task panicked did not fail in its journal: C hosts get `RUNLET_ERR_PANIC`,
+    /// with the code and the panic in the message; a store's failure stays `RUNLET_ERR_JOURNAL`.
+    #[test]
+    fn a_panicked_run_is_reported_as_a_panic_and_a_store_failure_as_the_journals() {
+        let outcome = |kind, message: &str| {
+            let finished = Finished::from_outcome(Err(JournalError::new(kind, message)));
+            let error = finished.result.expect_err("an error");
+            (finished.status, error.code(), error.message().to_owned())
+        };
+        let (status, code, message) =
+            outcome(JournalErrorKind::RunPanicked, "run `r` stopped: its task panicked (a bug)");
+        assert_eq!((status, code), (RUNLET_RUN_FAILED, RUNLET_ERR_PANIC));
+        assert_eq!(message, "RL7307: run `r` stopped: its task panicked (a bug)");
+        let (status, code, message) = outcome(JournalErrorKind::Storage, "disk full");
+        assert_eq!((status, code), (RUNLET_RUN_FAILED, RUNLET_ERR_JOURNAL));
+        assert_eq!(message, "the journal failed (RL7005): disk full");
+    }
 }

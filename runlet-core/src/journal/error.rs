@@ -24,6 +24,9 @@ pub enum JournalErrorKind {
     /// The writer no longer holds the run: another process took it over, or the writer's own
     /// lease could not be renewed in time (a shared journal's leases). It wrote nothing.
     LeaseLost,
+    /// Not the store's failure: the run's task panicked (a bug in the engine or in a Rust host's
+    /// journal), and the run stopped as of its last commit. What a run's handle reports for it.
+    RunPanicked,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -49,6 +52,7 @@ impl JournalError {
             JournalErrorKind::NotOwned => codes::JOURNAL_RUN_NOT_OWNED,
             JournalErrorKind::Forgotten => codes::JOURNAL_RECORD_FORGOTTEN,
             JournalErrorKind::LeaseLost => codes::JOURNAL_LEASE_LOST,
+            JournalErrorKind::RunPanicked => codes::RUN_TASK_PANICKED,
         }
     }
 }

@@ -978,7 +978,7 @@ impl Runtime {
 /// Rust host's journal): the run stopped where its last commit left it, and is resumable.
 fn run_panicked(run: &RunId, panic: &(dyn std::any::Any + Send)) -> JournalError {
     JournalError::new(
-        JournalErrorKind::Storage,
+        JournalErrorKind::RunPanicked,
         format!(
             "run `{run}` stopped: its task panicked ({}); the journal keeps it as of its last commit, and resuming it retries from there",
             panic_message(panic)
@@ -1091,7 +1091,7 @@ impl RunHandle {
     }
 
     /// Waits for the run's end from async code. An error says the journal failed, or the
-    /// run's task panicked (`RL7005`, naming the panic): either way the run stopped as of its
+    /// run's task panicked (`RL7307`, naming the panic): either way the run stopped as of its
     /// last commit, and resuming it retries from there. A run whose runtime was dropped before
     /// it ended reports `Cancelled`.
     pub async fn outcome(self) -> Result<Outcome, JournalError> {

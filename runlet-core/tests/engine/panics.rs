@@ -98,7 +98,7 @@ fn a_journal_that_panics_stops_its_run_which_says_so_and_resumes() {
     let run = runtime.start(&program, &Inputs::new()).expect("starts");
     let run_id = run.run_id().clone();
     let error = run.wait().expect_err("the run's task panicked: no outcome, and never `Cancelled`");
-    assert_eq!(error.kind, JournalErrorKind::Storage);
+    assert_eq!((error.kind, error.code()), (JournalErrorKind::RunPanicked, codes::RUN_TASK_PANICKED));
     assert!(
         error.message.contains("its task panicked (the journal's bug)")
             && error.message.contains("resuming it"),

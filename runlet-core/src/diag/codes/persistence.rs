@@ -46,4 +46,7 @@ declare_codes! {
     /// A run was resumed as many times as its host allows without ending, and the host's
     /// recovery at start parked it as failed instead of resuming it once more.
     RECOVERY_EXHAUSTED = 7306,
+    /// A run's task panicked (a bug in the engine or in a Rust host's journal): the run stopped
+    /// as of its last commit, and resuming it retries from there.
+    RUN_TASK_PANICKED = 7307,
 }
