@@ -92,7 +92,7 @@ pub(crate) async fn run(
 }
 
 /// The run's graph now, redacted by the catalog's view.
-pub(crate) async fn snapshot_of(
+async fn snapshot_of(
     catalog: &Catalog,
     watched: &Watched,
     id: &str,

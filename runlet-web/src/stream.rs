@@ -4,9 +4,9 @@
 //! after the run's last record. A live run streams from its observer's subscription, which
 //! never makes the run wait: it is pulled only as fast as the client reads, and a client that
 //! falls behind is cut loose by the observer and caught up from the journal. A journal's run
-//! that no observer here follows is read again whenever its journal says records may have been
-//! appended (`Journal::appended`: a PostgreSQL journal's notifications), and every
-//! [`POLL_EVERY`] at the latest.
+//! that no observer here follows is read on (each record once, into the stream's own fold of
+//! its graph) whenever its journal says records may have been appended (`Journal::appended`: a
+//! PostgreSQL journal's notifications), and every [`POLL_EVERY`] at the latest.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -18,13 +18,11 @@ use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
 use runlet::journal::RunId;
-use runlet::observe::{
-    GraphContext, GraphEvent, RunObserver, SnapshotOptions, Subscription, events_from_journal,
-};
+use runlet::observe::{GraphEvent, JournalFold, RunObserver, SnapshotOptions, Subscription};
 use runlet::runtime::run_listing;
 use serde::Deserialize;
 
-use crate::api::{Detail, graph_message, snapshot_of};
+use crate::api::{Detail, graph_message};
 use crate::catalog::{Catalog, Watched, WebError};
 
 /// How often, at most, a stream sends the redrawn graph while records arrive.
@@ -54,12 +52,13 @@ pub(crate) async fn events(
             subscription: observer.subscribe(after, catalog.view().clone()),
             observer: observer.clone(),
         },
-        Watched::Journaled { context, .. } => Source::Journaled { context: Arc::clone(context), last: after },
+        Watched::Journaled { context, .. } => {
+            Source::Journaled { fold: Box::new(JournalFold::new(Arc::clone(context))), last: after }
+        }
     };
     let feed = Feed {
         catalog,
         id,
-        watched,
         options,
         source,
         out: Out { queue: VecDeque::new(), dirty: false, last_graph: Instant::now(), done: false },
@@ -85,14 +84,20 @@ fn resume_point(headers: &HeaderMap, after: Option<&str>) -> Result<u64, WebErro
 }
 
 enum Source {
-    Live { subscription: Subscription, observer: RunObserver },
-    Journaled { context: Arc<GraphContext>, last: u64 },
+    Live {
+        subscription: Subscription,
+        observer: RunObserver,
+    },
+    /// The run's graph as far as this stream has read its journal, and the last record sent.
+    Journaled {
+        fold: Box<JournalFold>,
+        last: u64,
+    },
 }
 
 struct Feed {
     catalog: Arc<Catalog>,
     id: String,
-    watched: Watched,
     options: SnapshotOptions,
     source: Source,
     out: Out,
@@ -156,23 +161,23 @@ impl Feed {
         }
     }
 
+    /// Reads the records the run's journal got since the last read (each record once, however
+    /// long the run), sends those after the client's position, and the graph when any were.
     async fn poll_journal(&mut self) {
-        let Source::Journaled { context, last } = &mut self.source else { return };
+        let Source::Journaled { fold, last } = &mut self.source else { return };
         let Some(journal) = self.catalog.journal().cloned() else { return self.out.push_end() };
         let run = RunId::new(self.id.as_str());
         let (ended, newest) = match run_listing(journal.as_ref(), &run).await {
             Ok(listing) => (listing.status.has_ended(), listing.last_seq),
             Err(error) => return self.out.push_resync(&error.to_string()),
         };
-        if newest <= *last && !ended {
+        if newest <= fold.last_seq() && !ended {
             return journal.appended(&run, newest, POLL_EVERY).await;
         }
-        let events =
-            match events_from_journal(Arc::clone(context), journal.as_ref(), &run, self.catalog.view()).await
-            {
-                Ok(events) => events,
-                Err(error) => return self.out.push_resync(&error.to_string()),
-            };
+        let events = match fold.read_on(journal.as_ref(), &run, self.catalog.view()).await {
+            Ok(events) => events,
+            Err(error) => return self.out.push_resync(&error.to_string()),
+        };
         let after = *last;
         let fresh: Vec<GraphEvent> = events.into_iter().filter(|event| event.seq > after).collect();
         if let Some(newest) = fresh.last() {
@@ -182,15 +187,12 @@ impl Feed {
             self.out.push_record(event);
         }
         if self.out.dirty {
-            match snapshot_of(&self.catalog, &self.watched, &self.id, &self.options).await {
-                Ok(snapshot) => self.out.push_graph(&snapshot),
-                Err(error) => return self.out.push_resync(&error.to_string()),
-            }
+            self.out.push_graph(&fold.snapshot(self.catalog.view(), &self.options));
         }
         if ended {
             self.out.push_end();
         } else if fresh.is_empty() {
-            journal.appended(&run, *last, POLL_EVERY).await;
+            journal.appended(&run, fold.last_seq(), POLL_EVERY).await;
         }
     }
 }

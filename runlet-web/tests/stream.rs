@@ -412,3 +412,30 @@ fn a_catalog_holds_a_bounded_number_of_runs_and_reopens_the_rest_from_the_journa
     assert_eq!(reopened["snapshot"], oldest["snapshot"], "opened again after it was dropped, the same");
     unfinished.cancel();
 }
+
+/// A run this server does not follow live (as far as it knows, another process's) is streamed
+/// from its journal as the run grows: every record once and in order, the graph redrawn as
+/// records arrive, the last graph the whole run's, then `end`.
+#[test]
+fn a_journal_run_is_streamed_as_it_grows_each_record_once() {
+    let (runtime, journal) = runtime(12, Duration::from_millis(400), 1024);
+    let run = start(&runtime);
+    let id = run.run_id().to_string();
+    let observer = run.observer();
+    let catalog = Arc::new(Catalog::new(Some(journal), ViewPolicy::default()));
+    let stream = multi_thread().block_on(async {
+        let addr = serve(catalog).await;
+        get(&addr, &format!("/api/runs/{id}/events"), "").await.1
+    });
+    assert!(matches!(run.wait().expect("journal works"), Outcome::Succeeded(_)));
+    assert_eq!(record_ids(&stream), (1..=observer.seq()).collect::<Vec<_>>(), "every record once, in order");
+    let graphs: Vec<serde_json::Value> = stream
+        .split("\n\n")
+        .filter(|message| message.contains("event: graph"))
+        .filter_map(|message| message.lines().find_map(|line| line.strip_prefix("data: ")))
+        .map(|data| serde_json::from_str(data).expect("JSON"))
+        .collect();
+    assert!(graphs.len() >= 2, "the graph is redrawn as the run grows: {} graphs", graphs.len());
+    assert_eq!(graphs.last().expect("a graph")["snapshot"]["seq"], observer.seq());
+    assert!(stream.trim_end().ends_with("data: {}") && stream.contains("event: end"), "{stream}");
+}

@@ -458,17 +458,8 @@ pub async fn events_from_journal(
     view: &ViewPolicy,
 ) -> Result<Vec<GraphEvent>, ObserveError> {
     let mut events = Vec::new();
-    let mut after = 0;
-    loop {
-        let records = journal.read(run, after, CATCH_UP_BATCH).await?;
-        if records.is_empty() {
-            return Ok(events);
-        }
-        for (seq, event) in decoded(journal, records).await? {
-            events.push(context.graph_event(seq, &event, None, view));
-            after = seq;
-        }
-    }
+    read_on(journal, run, 0, |seq, event| events.push(context.graph_event(seq, event, None, view))).await?;
+    Ok(events)
 }
 
 /// The graph a journal records for a run: the same fold the live observer makes, without
@@ -480,15 +471,76 @@ pub async fn snapshot_from_journal(
     view: &ViewPolicy,
     options: &SnapshotOptions,
 ) -> Result<GraphSnapshot, ObserveError> {
-    let mut model = GraphModel::new(context);
-    let mut after = 0;
+    let mut fold = JournalFold::new(context);
+    fold.read_on(journal, run, view).await?;
+    Ok(fold.snapshot(view, options))
+}
+
+/// A run's graph folded from its journal as far as it has been read, read on from there: how
+/// a reader follows a run that another process drives (a page server's stream of it) and reads
+/// each record once, however long the run grows.
+pub struct JournalFold {
+    context: Arc<GraphContext>,
+    model: GraphModel,
+    last_seq: u64,
+}
+
+impl std::fmt::Debug for JournalFold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JournalFold").field("last_seq", &self.last_seq).finish_non_exhaustive()
+    }
+}
+
+impl JournalFold {
+    /// Nothing read yet, of the run `context` is the graph context of.
+    pub fn new(context: Arc<GraphContext>) -> JournalFold {
+        JournalFold { model: GraphModel::new(Arc::clone(&context)), context, last_seq: 0 }
+    }
+
+    /// Reads the run's records after the last one read, folds them into the graph, and gives
+    /// them back in their public form under `view`, in order.
+    pub async fn read_on(
+        &mut self,
+        journal: &dyn Journal,
+        run: &RunId,
+        view: &ViewPolicy,
+    ) -> Result<Vec<GraphEvent>, ObserveError> {
+        let JournalFold { context, model, last_seq } = self;
+        let mut events = Vec::new();
+        *last_seq = read_on(journal, run, *last_seq, |seq, event| {
+            model.apply(seq, event, None);
+            events.push(context.graph_event(seq, event, None, view));
+        })
+        .await?;
+        Ok(events)
+    }
+
+    /// The sequence number of the last record read.
+    pub fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    /// The graph as of the last record read.
+    pub fn snapshot(&self, view: &ViewPolicy, options: &SnapshotOptions) -> GraphSnapshot {
+        self.model.snapshot(view, options)
+    }
+}
+
+/// Hands each of the run's records after `after` to `each`, decoded, in order, and answers the
+/// sequence number of the last (`after` when there is none).
+async fn read_on(
+    journal: &dyn Journal,
+    run: &RunId,
+    mut after: u64,
+    mut each: impl FnMut(u64, &Event),
+) -> Result<u64, ObserveError> {
     loop {
         let records = journal.read(run, after, CATCH_UP_BATCH).await?;
         if records.is_empty() {
-            return Ok(model.snapshot(view, options));
+            return Ok(after);
         }
         for (seq, event) in decoded(journal, records).await? {
-            model.apply(seq, &event, None);
+            each(seq, &event);
             after = seq;
         }
     }

@@ -29,6 +29,8 @@
 //! - [`snapshot_from_journal`] with an `Executable::graph_context`: the same graph rebuilt from
 //!   the journal, for a finished run or another process's, without publication times. Records the
 //!   state machine refuses are reported in [`GraphSnapshot::integrity_errors`], not applied.
+//!   [`JournalFold`] keeps that graph and reads on from where it got to, for a run that is still
+//!   growing in another process.
 //!
 //! [`ViewPolicy::default`] shows public values and metadata only: a path labelled `sensitive` or
 //! `secret` (`x-runlet-sensitivity` in its schema) reads `"<redacted:…>"`, and tool messages
@@ -87,7 +89,9 @@ pub use context::{GraphContext, NodeKind, ProgramGraph};
 pub use dot::to_dot;
 pub use event::GraphEvent;
 pub(crate) use hub::ObserverIndex;
-pub use hub::{ObserveError, RunObserver, Subscription, events_from_journal, snapshot_from_journal};
+pub use hub::{
+    JournalFold, ObserveError, RunObserver, Subscription, events_from_journal, snapshot_from_journal,
+};
 pub use model::RunState;
 pub use node_id::NodeId;
 pub use snapshot::{

@@ -17,8 +17,8 @@ use runlet::engine::event::Event;
 use runlet::engine::{LimitKey, Limits, Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
 use runlet::journal::{Bytes, Journal, MemoryJournal, Record};
 use runlet::observe::{
-    BlockedOn, GraphEvent, GraphSnapshot, NodeKind, NodeState, SnapshotOptions, Subscription, ViewPolicy,
-    snapshot_from_journal,
+    BlockedOn, GraphEvent, GraphSnapshot, JournalFold, NodeKind, NodeState, SnapshotOptions, Subscription,
+    ViewPolicy, events_from_journal, snapshot_from_journal,
 };
 use runlet::runtime::{RunOptions, Runtime, RuntimeBuilder};
 use runlet::scripted::ScriptedExecutor;
@@ -277,6 +277,42 @@ fn a_runtime_without_a_live_graph_delivers_every_event_and_says_what_its_snapsho
     };
     assert!(!rebuilt.nodes.is_empty());
     assert_eq!(nodes(&rebuilt), nodes(&live), "the journal gives the whole graph");
+}
+
+/// A fold that reads a journal as it grows reads each record once, gives the events a reading
+/// from the start gives, split where the reads fell, and ends with the same graph.
+#[test]
+fn a_journal_fold_reads_on_from_where_it_got_to() {
+    let setup = appendix_a(|inner| Arc::new(inner), 1024);
+    let run = setup.runtime.start(&setup.program, &setup.inputs).expect("starts");
+    let run_id = run.run_id().clone();
+    assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
+    let records = block_on(setup.journal.read(&run_id, 0, usize::MAX)).expect("read");
+    let (view, options) = (ViewPolicy::default(), SnapshotOptions::default());
+    let context = || setup.program.graph_context(&run_id);
+    let whole =
+        block_on(events_from_journal(context(), setup.journal.as_ref(), &run_id, &view)).expect("reads");
+    let growing = Arc::new(MemoryJournal::new());
+    block_on(growing.create_run(&block_on(setup.journal.header(&run_id)).expect("header"))).expect("create");
+    let mut fold = JournalFold::new(context());
+    let mut read = Vec::new();
+    let (mut appended, mut last_seqs) = (0, Vec::new());
+    for upto in [0, 3, 3, records.len() / 2, records.len()] {
+        block_on(growing.append(&run_id, appended as u64, &records[appended..upto])).expect("append");
+        appended = upto;
+        let events = block_on(fold.read_on(growing.as_ref(), &run_id, &view)).expect("reads on");
+        assert_eq!(events.len(), upto - read.len(), "only the records appended since the last read");
+        read.extend(events);
+        last_seqs.push(fold.last_seq());
+    }
+    let graphs = |events: &[GraphEvent]| serde_json::to_value(events).expect("JSON");
+    assert_eq!(graphs(&read), graphs(&whole), "the same events as one reading from the start");
+    assert_eq!(last_seqs, [0, 3, 3, (records.len() / 2) as u64, records.len() as u64]);
+    let rebuilt =
+        block_on(snapshot_from_journal(context(), setup.journal.as_ref(), &run_id, &view, &options))
+            .expect("reads");
+    let folded = fold.snapshot(&view, &options);
+    assert_eq!(serde_json::to_value(&folded).expect("JSON"), serde_json::to_value(&rebuilt).expect("JSON"));
 }
 
 #[test]
