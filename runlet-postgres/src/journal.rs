@@ -577,25 +577,27 @@ impl Journal for PostgresJournal {
     async fn runs(&self) -> Result<Vec<RunEntry>, JournalError> {
         let shared = Arc::clone(&self.shared);
         self.on_io(async move {
-            let query = format!(
-                "SELECT run_id, last_seq, last_append_ms, CASE WHEN {} THEN owner END
-                 FROM runlet.runs r ORDER BY created",
-                lease::holds("r.owner")
-            );
+            let query = run_entries("ORDER BY created");
             let rows = retrying(&shared, |client| {
                 let query = query.clone();
                 async move { client.query(&query, &[]).await }
             })
             .await?;
-            Ok(rows
-                .iter()
-                .map(|row| RunEntry {
-                    run_id: RunId::new(row.get::<_, String>(0)),
-                    last_seq: row.get::<_, i64>(1) as u64,
-                    last_append_unix_ms: row.get::<_, Option<i64>>(2).map(|at| at as u64),
-                    owner: row.get(3),
-                })
-                .collect())
+            Ok(rows.iter().map(run_entry).collect())
+        })
+        .await
+    }
+
+    async fn run_entry(&self, run: &RunId) -> Result<RunEntry, JournalError> {
+        let (shared, id) = (Arc::clone(&self.shared), run.to_string());
+        self.on_io(async move {
+            let query = run_entries("WHERE run_id = $1");
+            let row = retrying(&shared, |client| {
+                let (query, id) = (query.clone(), id.clone());
+                async move { client.query_opt(&query, &[&id]).await }
+            })
+            .await?;
+            row.as_ref().map(run_entry).ok_or_else(|| unknown(&id))
         })
         .await
     }
@@ -721,6 +723,25 @@ impl PostgresJournal {
             .map(drop)
         })
         .await
+    }
+}
+
+/// The query of the runs' entries that `tail` selects and orders: an owner is told only while
+/// its lease holds.
+fn run_entries(tail: &str) -> String {
+    format!(
+        "SELECT run_id, last_seq, last_append_ms, CASE WHEN {} THEN owner END FROM runlet.runs r {tail}",
+        lease::holds("r.owner")
+    )
+}
+
+/// One row of [`run_entries`].
+fn run_entry(row: &tokio_postgres::Row) -> RunEntry {
+    RunEntry {
+        run_id: RunId::new(row.get::<_, String>(0)),
+        last_seq: row.get::<_, i64>(1) as u64,
+        last_append_unix_ms: row.get::<_, Option<i64>>(2).map(|at| at as u64),
+        owner: row.get(3),
     }
 }
 

@@ -156,6 +156,10 @@ impl Journal for GroupCommit {
         self.inner.runs().await
     }
 
+    async fn run_entry(&self, run: &RunId) -> Result<RunEntry, JournalError> {
+        self.inner.run_entry(run).await
+    }
+
     fn keeps_owners(&self) -> bool {
         self.inner.keeps_owners()
     }

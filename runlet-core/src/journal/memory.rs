@@ -25,6 +25,17 @@ struct RunLog {
     snapshot: Option<Snapshot>,
 }
 
+impl RunLog {
+    fn entry(&self) -> RunEntry {
+        RunEntry {
+            run_id: self.header.run_id.clone(),
+            last_seq: self.records.last_seq,
+            last_append_unix_ms: self.last_append_unix_ms,
+            owner: self.owner.as_ref().map(|(owner, _)| owner.clone()),
+        }
+    }
+}
+
 /// A run's kept records, in the batches they were appended in: each append adds one
 /// allocation of its own size, so a long run's log never grows by copying what it holds.
 #[derive(Debug, Default)]
@@ -198,15 +209,11 @@ impl Journal for MemoryJournal {
         let runs = self.runs.lock();
         let mut logs: Vec<_> = runs.values().collect();
         logs.sort_by_key(|log| log.created);
-        Ok(logs
-            .into_iter()
-            .map(|log| RunEntry {
-                run_id: log.header.run_id.clone(),
-                last_seq: log.records.last_seq,
-                last_append_unix_ms: log.last_append_unix_ms,
-                owner: log.owner.as_ref().map(|(owner, _)| owner.clone()),
-            })
-            .collect())
+        Ok(logs.into_iter().map(RunLog::entry).collect())
+    }
+
+    async fn run_entry(&self, run: &RunId) -> Result<RunEntry, JournalError> {
+        self.runs.lock().get(run).map(RunLog::entry).ok_or_else(|| unknown(run))
     }
 
     fn keeps_owners(&self) -> bool {

@@ -292,6 +292,16 @@ pub trait Journal: Send + Sync {
         Err(JournalError::new(JournalErrorKind::Storage, "this journal cannot list its runs"))
     }
 
+    /// The entry [`Journal::runs`] lists for `run` (`UnknownRun` when it lists none): what a
+    /// reader that follows one run asks for again and again. By default it lists every run and
+    /// picks one; a store that can look one up overrides it.
+    async fn run_entry(&self, run: &RunId) -> Result<RunEntry, JournalError> {
+        let entry = self.runs().await?.into_iter().find(|entry| entry.run_id == *run);
+        entry.ok_or_else(|| {
+            JournalError::new(JournalErrorKind::UnknownRun, format!("run `{run}` is not in this journal"))
+        })
+    }
+
     /// Whether the store keeps run owners and cancellation requests ([`Journal::claim`],
     /// [`Journal::request_cancel`]); the runtime asks a store that does for its runs'
     /// cancellation requests.

@@ -246,7 +246,8 @@ async fn retained_headers_round_trip(journal: &dyn Journal) {
 }
 
 /// A store that lists its runs lists every one once, in the order they were created, with the
-/// sequence number of its last record. A store that cannot list says so and is not checked.
+/// sequence number of its last record, and looks each up as it lists it. A store that cannot
+/// list says so and is not checked.
 async fn runs_are_listed_in_creation_order(journal: &dyn Journal) {
     let first = created(journal, "listed").await;
     let second = created(journal, "listed").await;
@@ -259,6 +260,11 @@ async fn runs_are_listed_in_creation_order(journal: &dyn Journal) {
     assert_eq!(listed[at_second].last_seq, 3);
     assert!(listed[at_second].last_append_unix_ms.is_none_or(|at| at > 0));
     assert_eq!(listed.iter().filter(|entry| entry.run_id == second).count(), 1);
+    for (run, at) in [(&first, at_first), (&second, at_second)] {
+        assert_eq!(journal.run_entry(run).await.expect("looked up"), listed[at]);
+    }
+    let never = fresh_run("never-listed").run_id;
+    assert_eq!(kind_of(journal.run_entry(&never).await), JournalErrorKind::UnknownRun);
 }
 
 /// A store that keeps owners records the latest claim, forgets a release only by the owner that
@@ -276,6 +282,7 @@ async fn owners_are_claimed_released_and_asked_to_cancel(journal: &dyn Journal) 
     journal.claim(&run, "second").await.expect("a later claim replaces the first");
     journal.release(&run, "first").await.expect("release by a former owner");
     assert_eq!(owner_of(journal.runs().await.expect("runs")), Some("second".to_owned()));
+    assert_eq!(journal.run_entry(&run).await.expect("looked up").owner, Some("second".to_owned()));
     assert!(journal.cancel_requests("second").await.expect("requests").is_empty());
     journal.request_cancel(&run).await.expect("request");
     assert_eq!(journal.cancel_requests("second").await.expect("requests"), vec![run.clone()]);

@@ -5,7 +5,7 @@
 
 use super::owner;
 use crate::engine::event::Event;
-use crate::journal::{Journal, JournalError, JournalErrorKind, RunEntry, RunId};
+use crate::journal::{Journal, JournalError, RunEntry, RunId};
 
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -108,10 +108,7 @@ pub async fn list_runs(journal: &dyn Journal) -> Result<Vec<RunListing>, Journal
 
 /// The summary of one run of `journal`.
 pub async fn run_listing(journal: &dyn Journal, run: &RunId) -> Result<RunListing, JournalError> {
-    let entry = journal.runs().await?.into_iter().find(|entry| entry.run_id == *run).ok_or_else(|| {
-        JournalError::new(JournalErrorKind::UnknownRun, format!("run `{run}` is not in this journal"))
-    })?;
-    summarize(journal, entry).await
+    summarize(journal, journal.run_entry(run).await?).await
 }
 
 async fn summarize(journal: &dyn Journal, entry: RunEntry) -> Result<RunListing, JournalError> {

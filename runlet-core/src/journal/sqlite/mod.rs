@@ -98,6 +98,28 @@ fn unknown(run: &str) -> JournalError {
     JournalError::new(JournalErrorKind::UnknownRun, format!("run `{run}` is not in this journal"))
 }
 
+/// The query of the runs' entries (their last append and owner) that `tail` selects and orders.
+fn run_entries(tail: &str) -> String {
+    format!(
+        "SELECT runs.run_id, COALESCE(last.last_seq, 0), last.at_ms, owners.owner
+         FROM runs
+         LEFT JOIN batches AS last ON last.run_id = runs.run_id AND last.last_seq =
+             (SELECT MAX(last_seq) FROM batches WHERE batches.run_id = runs.run_id)
+         LEFT JOIN owners ON owners.run_id = runs.run_id
+         {tail}"
+    )
+}
+
+/// One row of [`run_entries`].
+fn run_entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunEntry> {
+    Ok(RunEntry {
+        run_id: RunId::new(row.get::<_, String>(0)?),
+        last_seq: row.get::<_, i64>(1)? as u64,
+        last_append_unix_ms: row.get::<_, Option<i64>>(2)?.map(|at| at as u64),
+        owner: row.get(3)?,
+    })
+}
+
 impl SqliteJournal {
     /// How many WAL pages a FULL journal's commits may leave before SQLite copies them into the
     /// database and starts the WAL again from its beginning (SQLite's default, which NORMAL
@@ -461,27 +483,23 @@ impl Journal for SqliteJournal {
 
     async fn runs(&self) -> Result<Vec<RunEntry>, JournalError> {
         self.with(|connection| {
-            let mut select = connection
-                .prepare_cached(
-                    "SELECT runs.run_id, COALESCE(last.last_seq, 0), last.at_ms, owners.owner
-                     FROM runs
-                     LEFT JOIN batches AS last ON last.run_id = runs.run_id AND last.last_seq =
-                         (SELECT MAX(last_seq) FROM batches WHERE batches.run_id = runs.run_id)
-                     LEFT JOIN owners ON owners.run_id = runs.run_id
-                     ORDER BY runs.rowid",
-                )
-                .map_err(sql)?;
-            let rows = select
-                .query_map([], |row| {
-                    Ok(RunEntry {
-                        run_id: RunId::new(row.get::<_, String>(0)?),
-                        last_seq: row.get::<_, i64>(1)? as u64,
-                        last_append_unix_ms: row.get::<_, Option<i64>>(2)?.map(|at| at as u64),
-                        owner: row.get(3)?,
-                    })
-                })
-                .map_err(sql)?;
+            let mut select = connection.prepare_cached(&run_entries("ORDER BY runs.rowid")).map_err(sql)?;
+            let rows = select.query_map([], run_entry).map_err(sql)?;
             rows.collect::<Result<Vec<_>, _>>().map_err(sql)
+        })
+        .await
+    }
+
+    async fn run_entry(&self, run: &RunId) -> Result<RunEntry, JournalError> {
+        let run = run.clone();
+        self.with(move |connection| {
+            let mut select =
+                connection.prepare_cached(&run_entries("WHERE runs.run_id = ?1")).map_err(sql)?;
+            select
+                .query_row([run.as_str()], run_entry)
+                .optional()
+                .map_err(sql)?
+                .ok_or_else(|| unknown(run.as_str()))
         })
         .await
     }
