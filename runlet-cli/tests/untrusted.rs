@@ -128,5 +128,37 @@ fn compile_time_limits_are_set_with_limit_and_named_by_their_key() {
     assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
     let (output, _) = runlet(&["check", &source, "--limit", "parse_nestin=3", "--format", "json"]);
     assert_eq!(output.status.code(), Some(2), "an unknown key is a usage error");
+    for limit in ["parse_nesting=5000", "operator_chain=5000"] {
+        let (output, _) = runlet(&["check", &source, "--limit", limit, "--format", "json"]);
+        assert_eq!(output.status.code(), Some(2), "{limit}: above its ceiling, a usage error");
+        assert!(
+            stdout(&output).contains("RL8105") && stdout(&output).contains("at most"),
+            "{}",
+            stdout(&output)
+        );
+    }
+    std::fs::remove_dir_all(&scratch).expect("clean up");
+}
+
+/// Chains nested as each other's first operands, each within the chain bound and the brackets
+/// within the nesting bound, still make one deep tree: `check` reports it (`RL4002`) where it
+/// once overflowed its stack on an 8 KiB program.
+#[test]
+fn nested_chains_are_a_diagnostic_not_a_stack_overflow() {
+    let scratch = std::env::temp_dir().join(format!("runlet-nested-chains-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("scratch");
+    let mut expr = "1".to_owned();
+    for _ in 0..20 {
+        expr = format!("({expr}{})", "+1".repeat(200));
+    }
+    let source = scratch.join("nested.run");
+    std::fs::write(&source, format!("return {expr}\n")).expect("write");
+    let source = source.to_string_lossy().into_owned();
+    for command in ["check", "fmt", "heal"] {
+        let (output, _) = runlet(&[command, &source]);
+        let printed = format!("{}{}", stdout(&output), String::from_utf8_lossy(&output.stderr));
+        assert_eq!(output.status.code(), Some(1), "{command}: {printed}");
+        assert!(printed.contains("RL4002"), "{command}: {printed}");
+    }
     std::fs::remove_dir_all(&scratch).expect("clean up");
 }

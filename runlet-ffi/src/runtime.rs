@@ -66,7 +66,8 @@ pub struct runlet_retry_policy {
 ///   `list_length`, `string_bytes`, `object_entries` (which apply with safe defaults when not
 ///   set: 64 MiB, 1,000,000 elements, 16 MiB, 1,000,000 entries), and the compile-time
 ///   `parse_nesting`, `operator_chain`, `analysis_work` and `diagnostics` (defaults 128, 256,
-///   1,000,000 and 100; crossing one is a compile diagnostic). Empty for none. A run crossing
+///   1,000,000 and 100; crossing one is a compile diagnostic; the first two take at most 256
+///   and 512, and a larger cap is refused like a bad one). Empty for none. A run crossing
 ///   one fails with `RUNLET_ERR_LIMIT`.
 /// - `view`: what listeners and pull queues may see of values and value-derived metadata;
 ///   zeroed, public only (tool outputs labelled sensitive or secret are redacted).

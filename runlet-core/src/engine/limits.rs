@@ -13,6 +13,7 @@ const DEFAULT_CAPS: ValueCaps = ValueCaps::DEFAULT;
 /// The compile-time limits' defaults, the analyzer's.
 const DEFAULT_ANALYSIS: AnalyzeOptions = AnalyzeOptions::DEFAULT;
 use crate::analyze::AnalyzeOptions;
+use crate::syntax::ParseOptions;
 use crate::value::{JsonError, MAX_DEPTH, Object, Value, ValueCaps, parse_json, to_presentation_json};
 
 /// Declares [`LimitKey`] from one table: each key's variant, its host configuration key, the
@@ -107,9 +108,9 @@ declare_limits! {
     /// Entries of one object or map a run builds or receives.
     ObjectEntries = "object_entries", Some(codes::OBJECT_ENTRIES_LIMIT_EXCEEDED), "entries in one object", Some(DEFAULT_CAPS.object_entries);
     /// The deepest nesting of brackets, blocks and operators a program's source may have; a
-    /// compile-time limit, reported as a diagnostic.
+    /// compile-time limit, reported as a diagnostic. At most 256.
     ParseNesting = "parse_nesting", Some(codes::NESTING_TOO_DEEP), "levels of nesting in the source", Some(DEFAULT_ANALYSIS.parse.max_nesting_depth as u64);
-    /// The most binary operators the chains of one expression may hold; compile time.
+    /// The most binary operators on one path down an expression; compile time. At most 512.
     OperatorChain = "operator_chain", Some(codes::NESTING_TOO_DEEP), "operators in one chain", Some(DEFAULT_ANALYSIS.parse.max_operator_chain as u64);
     /// The units of analysis work (expressions lowered, static conversion steps) a program may
     /// take to check; compile time.
@@ -125,6 +126,24 @@ impl LimitKey {
     /// The key spelled `text`.
     pub fn parse(text: &str) -> Option<LimitKey> {
         LimitKey::ALL.into_iter().find(|key| key.as_str() == text)
+    }
+
+    /// The largest cap the key takes, when it has one: the compile-time depths, past which the
+    /// passes over a program would not fit a thread's stack ([`ParseOptions::NESTING_CEILING`]).
+    pub fn ceiling(self) -> Option<u64> {
+        match self {
+            LimitKey::ParseNesting => Some(u64::from(ParseOptions::NESTING_CEILING)),
+            LimitKey::OperatorChain => Some(u64::from(ParseOptions::OPERATOR_CHAIN_CEILING)),
+            _ => None,
+        }
+    }
+
+    /// `cap` for this key, unless it is above the key's ceiling.
+    fn checked(self, cap: u64) -> Result<u64, LimitParseError> {
+        match self.ceiling() {
+            Some(ceiling) if cap > ceiling => Err(LimitParseError::AboveCeiling { key: self, cap, ceiling }),
+            _ => Ok(cap),
+        }
     }
 }
 
@@ -233,7 +252,7 @@ impl Limits {
                 key,
                 text: to_presentation_json(cap).unwrap_or_else(|_| "a value with no JSON form".to_owned()),
             })?;
-            limits = limits.with(key, cap);
+            limits = limits.with(key, key.checked(cap)?);
         }
         Ok(limits)
     }
@@ -255,7 +274,7 @@ impl Limits {
             .trim()
             .parse::<u64>()
             .map_err(|_| LimitParseError::BadNumber { key, text: number.to_owned() })?;
-        Ok((key, cap))
+        Ok((key, key.checked(cap)?))
     }
 }
 
@@ -268,6 +287,10 @@ pub enum LimitParseError {
     UnknownKey(String),
     #[error("the limit `{key}` needs a whole number of at least 0, not `{text}`")]
     BadNumber { key: LimitKey, text: String },
+    #[error(
+        "the limit `{key}` is at most {ceiling} (deeper programs would not fit a thread's stack), not {cap}"
+    )]
+    AboveCeiling { key: LimitKey, cap: u64, ceiling: u64 },
     #[error("limits are an object of caps by limit key; the keys are {keys}", keys = valid_keys())]
     NotAnObject,
     #[error("the limits are not valid JSON: {0}")]
@@ -362,6 +385,26 @@ mod tests {
         assert!(unknown.to_string().contains("tool_calls, node_evaluations, depth"), "{unknown}");
         assert!(matches!(Limits::parse_assignment("depth=-1"), Err(LimitParseError::BadNumber { .. })));
         assert!(matches!(Limits::parse_assignment("depth"), Err(LimitParseError::NotAnAssignment(_))));
+    }
+
+    /// The compile-time depths are refused above their ceilings, from the CLI's assignments and
+    /// from a host's JSON alike, with the ceiling named.
+    #[test]
+    fn the_compile_time_depths_are_refused_above_their_ceilings() {
+        assert_eq!(Limits::parse_assignment("parse_nesting=256"), Ok((LimitKey::ParseNesting, 256)));
+        assert_eq!(Limits::parse_assignment("operator_chain=512"), Ok((LimitKey::OperatorChain, 512)));
+        let over = Limits::parse_assignment("parse_nesting=5000").expect_err("above the ceiling");
+        assert_eq!(
+            over,
+            LimitParseError::AboveCeiling { key: LimitKey::ParseNesting, cap: 5000, ceiling: 256 }
+        );
+        assert_eq!(over.code(), codes::INVALID_LIMIT);
+        assert!(over.to_string().contains("`parse_nesting` is at most 256"), "{over}");
+        assert!(matches!(
+            Limits::from_json(r#"{"operator_chain": 513}"#),
+            Err(LimitParseError::AboveCeiling { key: LimitKey::OperatorChain, cap: 513, ceiling: 512 })
+        ));
+        assert_eq!(LimitKey::Depth.ceiling(), None);
     }
 
     #[test]

@@ -56,18 +56,27 @@ pub struct ParseOptions {
     /// level of the tree counts: a chain of N unary or postfix operators is N levels, because it
     /// is a tree of that depth, so bounding it bounds every recursive pass over the tree. The
     /// parser recurses once per level: the default fits a 2 MiB thread stack with room to spare,
-    /// and much larger values need a correspondingly larger stack.
+    /// and so does [`ParseOptions::NESTING_CEILING`], which larger values are taken as.
     pub max_nesting_depth: u32,
-    /// Most binary operators the chains of one expression hold (`RL4002` beyond it): `a + b + c`
-    /// is one level of nesting whatever its length, but a left-deep tree as deep as its chain, so
-    /// chains have their own bound. The parser does not recurse along a chain; the tree passes
-    /// after it do, and the default keeps them within a 2 MiB thread stack too.
+    /// Most binary operators on one path down an expression (`RL4002` beyond it): `a + b + c` is
+    /// one level of nesting whatever its length, but a left-deep tree as deep as its chain, so
+    /// operators have their own bound, counted through brackets, calls and blocks (`(a + b) + c`
+    /// holds two on a path, as `a + b + c` does). The parser does not recurse along a chain; the
+    /// tree passes after it do, and the bound keeps them within a 2 MiB thread stack too.
     pub max_operator_chain: u32,
     /// Most diagnostics reported; the rest are summarised by one `RL4003` note.
     pub max_diagnostics: usize,
 }
 
 impl ParseOptions {
+    /// The most `max_nesting_depth` can be; a larger setting is taken as this. The passes over
+    /// the tree recurse once per level, and deeper programs would not fit a 2 MiB thread stack
+    /// (a tokio worker's, most hosts' threads) in a build without optimizations.
+    pub const NESTING_CEILING: u32 = 256;
+    /// The most `max_operator_chain` can be; a larger setting is taken as this, for the same
+    /// reason.
+    pub const OPERATOR_CHAIN_CEILING: u32 = 512;
+
     /// The bounds a host that sets none gets.
     pub const DEFAULT: ParseOptions = ParseOptions {
         max_source_bytes: 1 << 20,

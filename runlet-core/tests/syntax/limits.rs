@@ -1,5 +1,6 @@
 //! The front end's bounds: source size, nesting depth (100,000 levels give a diagnostic, not a
-//! stack overflow) and diagnostic count.
+//! stack overflow), operators on a path however they nest, and diagnostic count; and the
+//! deepest programs the default bounds accept go through every pass on a 2 MiB thread.
 
 use runlet::diag::{Severity, codes};
 use runlet::syntax::{ParseOptions, parse, parse_with};
@@ -33,6 +34,89 @@ fn long_operator_chains_report_nesting_too_deep() {
     assert_too_deep(&format!("x = 1{}\nreturn x\n", " + 1".repeat(DEEP)));
     assert_too_deep(&format!("x = a{}\nreturn x\n", ".b".repeat(DEEP)));
     assert_too_deep(&format!("x = 1{}\nreturn x\n", " if c else 1".repeat(DEEP)));
+}
+
+/// Chains nested in brackets, calls or lists stack their operators on one path: 20 levels of
+/// 200-operator chains, each the first operand of the next, are a tree 4,000 operators deep,
+/// which every later pass recursed through (a stack overflow from a 5 KiB program) before the
+/// path, not each chain, was bounded. Nested as the last operand, each level adds one.
+#[test]
+fn chains_nested_inside_each_other_are_bounded_on_their_path() {
+    let chain = " + 1".repeat(200);
+    let nest = |open: &str, close: &str, first: bool| {
+        let mut expr = "1".to_owned();
+        for _ in 0..20 {
+            expr = if first {
+                format!("{open}{expr}{chain}{close}")
+            } else {
+                format!("{open}1{chain} + {expr}{close}")
+            };
+        }
+        format!("x = {expr}\nreturn x\n")
+    };
+    for (open, close) in [("(", ")"), ("f(", ")"), ("[", "]"), ("{a: ", "}")] {
+        assert_too_deep(&nest(open, close, true));
+        assert_eq!(codes_of(&nest(open, close, false)), [], "220 operators on the deepest path");
+    }
+    // The operators of sibling operands are on different paths: 20 chains of 200 side by side.
+    let siblings = format!("x = [{}]\nreturn x\n", vec![format!("1{chain}"); 20].join(", "));
+    assert_eq!(codes_of(&siblings), []);
+}
+
+/// At the highest bounds a host may set (the ceilings; the defaults are half of them), the
+/// deepest programs parse, analyze, format and heal on a thread with a 2 MiB stack (a tokio
+/// worker's, a host thread's), however their depth is made up. Higher settings are taken as
+/// the ceilings.
+#[test]
+fn the_deepest_programs_the_ceilings_accept_fit_a_2_mib_stack() {
+    let unbounded =
+        ParseOptions { max_nesting_depth: u32::MAX, max_operator_chain: u32::MAX, ..ParseOptions::default() };
+    let operators = ParseOptions::OPERATOR_CHAIN_CEILING as usize;
+    let program = |body: String| format!("x = {body}\nreturn x\n");
+    let accepted = |source: &String| {
+        parse_with(source, &unbounded).diagnostics.iter().all(|d| d.code != codes::NESTING_TOO_DEEP)
+    };
+    // Each shape as deep as the ceilings let it go: its levels from the ceiling down to the
+    // first accepted.
+    let deepest = |shape: &dyn Fn(usize) -> String| {
+        (1..=ParseOptions::NESTING_CEILING as usize)
+            .rev()
+            .map(|levels| program(shape(levels)))
+            .find(accepted)
+            .expect("some depth is accepted")
+    };
+    let chained = |levels: usize| {
+        let mut expr = "1".to_owned();
+        for _ in 0..levels {
+            expr = format!("({expr}{})", " + 1".repeat(operators / levels));
+        }
+        expr
+    };
+    let programs = [
+        deepest(&chained),
+        deepest(&|levels| format!("{}1{}", "(".repeat(levels), ")".repeat(levels))),
+        deepest(&|levels| format!("{}1", "- ".repeat(levels))),
+        deepest(&|levels| format!("{}1{}", "f(".repeat(levels), ")".repeat(levels))),
+        deepest(&|levels| format!("{}1 + 1{}", "[1 + ".repeat(levels), "]".repeat(levels))),
+        deepest(&|levels| format!("{}1{}", "if c { return ".repeat(levels), " }".repeat(levels))),
+        deepest(&|levels| format!("{}1{}", "for a in b { return ".repeat(levels), " }".repeat(levels))),
+        program(format!("1{}", " + 1".repeat(operators))),
+        program(format!("1{}", " ?? 1".repeat(operators))),
+    ];
+    for source in programs {
+        assert!(accepted(&source), "within the bounds: {source}");
+        let unbounded = unbounded.clone();
+        let passes = std::thread::Builder::new().stack_size(2 << 20).spawn(move || {
+            let registry = runlet::registry::Registry::empty();
+            let options = runlet::analyze::AnalyzeOptions { parse: unbounded, ..Default::default() };
+            let analysis =
+                runlet::analyze::analyze(&source, &registry, &runlet::analyze::Inputs::new(), &options);
+            let formatted = runlet::syntax::format(&source).map(|text| text.len());
+            let healed = runlet::syntax::heal(&source);
+            (analysis.diagnostics.len(), formatted.is_ok(), healed.source.len())
+        });
+        passes.expect("a thread").join().expect("every pass returns on a 2 MiB stack");
+    }
 }
 
 /// `a + b + c` is no nesting: a flat chain is bounded by `max_operator_chain` of its own, so a

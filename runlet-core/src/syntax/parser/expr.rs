@@ -42,42 +42,47 @@ impl Parser<'_> {
         expr
     }
 
-    /// Pratt loop over the binary operators, loosest first; left-associative.
+    /// Pratt loop over the binary operators, loosest first; left-associative. Each operator sits
+    /// above its operands, so the operators on a path down the tree are counted (`deep`) and
+    /// bounded by `max_operator_chain`, whichever side the operands nest on.
     pub(super) fn binary(&mut self, min_precedence: u8) -> Expr {
+        // What the expressions parsed before this one reached is kept for the caller; this one's
+        // own count starts from its first operand's.
+        let before = std::mem::take(&mut self.operators_deep);
         let mut lhs = self.unary();
-        let mut chained = 0;
+        let mut deep = self.operators_deep;
         while !self.at_line_end() {
-            if self.at(TokenKind::Foreign(ForeignToken::QuestionQuestion))
-                && min_precedence <= BinaryOp::Or.precedence()
-            {
-                // A chain of `??` nests as deep as one of `or`, so it counts toward the same limit.
-                if !self.extend_chain() {
-                    break;
-                }
-                chained += 1;
-                lhs = self.null_coalescing(lhs);
-                continue;
-            }
-            let Some(op) = self.binary_operator() else { break };
-            if op.precedence() < min_precedence || !self.extend_chain() {
+            // A chain of `??` nests as deep as one of `or`, so it counts toward the same limit.
+            let coalescing = self.at(TokenKind::Foreign(ForeignToken::QuestionQuestion))
+                && min_precedence <= BinaryOp::Or.precedence();
+            let op = if coalescing { None } else { self.binary_operator() };
+            if !coalescing && op.is_none_or(|op| op.precedence() < min_precedence) {
                 break;
             }
-            chained += 1;
-            match self.foreign_membership(lhs) {
-                Ok(rewritten) => {
-                    lhs = rewritten;
-                    continue;
-                }
-                Err(unchanged) => lhs = unchanged,
+            if !self.within_chain(deep + 1) {
+                break;
             }
-            self.bump_binary_operator(op);
-            let rhs = self.binary(op.precedence() + 1);
-            lhs = Expr {
-                span: lhs.span.to(rhs.span),
-                kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+            self.operators_deep = 0;
+            lhs = match op {
+                None => self.null_coalescing(lhs),
+                Some(op) => match self.foreign_membership(lhs) {
+                    Ok(rewritten) => rewritten,
+                    Err(lhs) => {
+                        self.bump_binary_operator(op);
+                        let rhs = self.binary(op.precedence() + 1);
+                        Expr {
+                            span: lhs.span.to(rhs.span),
+                            kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+                        }
+                    }
+                },
             };
+            deep = deep.max(self.operators_deep) + 1;
+            if !self.within_chain(deep) {
+                break;
+            }
         }
-        self.shorten_chain(chained);
+        self.operators_deep = before.max(deep);
         if min_precedence <= BinaryOp::Eq.precedence() {
             self.check_comparison_chain(&lhs);
         }

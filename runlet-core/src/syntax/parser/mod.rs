@@ -43,9 +43,11 @@ pub(super) struct Parser<'s> {
     lines_significant: bool,
     depth: u32,
     max_depth: u32,
-    /// Binary operators of the chains being parsed (`a + b + c` is one chain of two), which
-    /// are bounded apart from nesting: a flat chain is no nesting in the source.
-    chain: u32,
+    /// The most binary operators on one path down the expressions parsed since [`Parser::binary`]
+    /// last took it: `a + b + c` has two on its left path, `(a + b) + c` and `a + (b + c)` two
+    /// as well. A chain reads flat but is a tree as deep as it is long, so these are bounded
+    /// apart from nesting, counted through brackets, calls and blocks alike.
+    operators_deep: u32,
     max_chain: u32,
     /// Set once the nesting or chain limit is crossed: the rest of the input is not parsed.
     aborted: bool,
@@ -87,9 +89,9 @@ impl<'s> Parser<'s> {
             sink,
             lines_significant: true,
             depth: 0,
-            max_depth: options.max_nesting_depth,
-            chain: 0,
-            max_chain: options.max_operator_chain,
+            max_depth: options.max_nesting_depth.min(ParseOptions::NESTING_CEILING),
+            operators_deep: 0,
+            max_chain: options.max_operator_chain.min(ParseOptions::OPERATOR_CHAIN_CEILING),
             aborted: false,
             recovering: false,
             missing_returns: Vec::new(),
@@ -197,22 +199,18 @@ impl<'s> Parser<'s> {
         self.depth = self.depth.saturating_sub(levels);
     }
 
-    /// Adds one binary operator to the chains being parsed; false (after reporting once) past
-    /// `max_operator_chain`, as [`Parser::enter`] does past the nesting limit.
-    fn extend_chain(&mut self) -> bool {
+    /// Whether a binary operator with `deep` operators on its path (itself included) is within
+    /// `max_operator_chain`; past it, reports once and stops, as [`Parser::enter`] does past the
+    /// nesting limit.
+    fn within_chain(&mut self, deep: u32) -> bool {
         if self.aborted {
             return false;
         }
-        self.chain += 1;
-        if self.chain <= self.max_chain {
+        if deep <= self.max_chain {
             return true;
         }
         let message = format!("an expression chains more than {} binary operators", self.max_chain);
         self.abort(message, "name intermediate results, or collect the terms in a list", "operator_chain")
-    }
-
-    fn shorten_chain(&mut self, operators: u32) {
-        self.chain = self.chain.saturating_sub(operators);
     }
 
     /// Reports a crossed limit (`RL4002`, naming its limit key) once and stops parsing: the
