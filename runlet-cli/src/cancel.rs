@@ -40,8 +40,8 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
         }
     };
     match args.format {
-        Format::Json => println!("{}", json!({"run_id": run.as_str(), "status": status.as_str()})),
-        Format::Text => println!("run {run}: {status}"),
+        Format::Json => outln!("{}", json!({"run_id": run.as_str(), "status": status.as_str()})),
+        Format::Text => outln!("run {run}: {status}"),
     }
     Ok(if status == RunStatus::Cancelled { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -37,9 +37,9 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
     let collected = journal.block_on(journal.journal.collect_blobs()).map_err(failed)?;
     match args.format {
         Format::Json => {
-            println!("{}", json!({"run_id": run.as_str(), "deleted": true, "blobs_collected": collected}))
+            outln!("{}", json!({"run_id": run.as_str(), "deleted": true, "blobs_collected": collected}))
         }
-        Format::Text => println!("run {run}: deleted ({collected} blobs no other run names collected)"),
+        Format::Text => outln!("run {run}: deleted ({collected} blobs no other run names collected)"),
     }
     Ok(ExitCode::SUCCESS)
 }

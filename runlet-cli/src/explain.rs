@@ -18,7 +18,7 @@ pub struct Args {
 pub fn run(args: &Args) -> ExitCode {
     match catalogue::lookup(&args.code) {
         Some(entry) => {
-            print!("{}", entry.text);
+            out!("{}", entry.text);
             ExitCode::SUCCESS
         }
         None => {

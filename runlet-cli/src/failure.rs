@@ -55,7 +55,7 @@ impl Failure {
     pub fn report(&self, format: Format, shape: Shape) -> ExitCode {
         let text = self.file.as_ref().map_or("", |(_, file)| file.text.as_str());
         match (format, shape) {
-            (Format::Json, Shape::Diagnostics) => println!("{}", render_json(text, &self.diagnostics)),
+            (Format::Json, Shape::Diagnostics) => outln!("{}", render_json(text, &self.diagnostics)),
             (Format::Json, Shape::Run) => print_run_diagnostics("usage_error", text, &self.diagnostics, None),
             (Format::Text, _) => match &self.file {
                 Some((what, file)) => {

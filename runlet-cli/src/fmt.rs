@@ -53,7 +53,7 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
                 write_file(path, &formatted)?;
             }
         } else {
-            print!("{formatted}");
+            out!("{formatted}");
         }
     }
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })

@@ -31,7 +31,7 @@ fn execute(args: &GraphArgs) -> Result<ExitCode, Failure> {
         write_file(path, to_dot(&snapshot))?;
     }
     let json = serde_json::to_string_pretty(&snapshot).expect("a graph snapshot serializes");
-    println!("{json}");
+    outln!("{json}");
     match finished.serving.take() {
         Some(server) => Ok(server.wait_for_signal(run::exit_status(&finished.outcome))),
         None => Ok(ExitCode::from(run::exit_status(&finished.outcome))),

@@ -65,10 +65,10 @@ pub fn run(args: &Args) -> ExitCode {
                 remaining: json_diagnostics(&healed.source, &healed.remaining),
                 source_digest: source_digest(&healed.source),
             };
-            println!("{}", serde_json::to_string(&out).expect("heal output serializes"));
+            outln!("{}", serde_json::to_string(&out).expect("heal output serializes"));
         }
         Format::Text if healed.is_healed() => {
-            print!("{}", healed.source);
+            out!("{}", healed.source);
             if !healed.notes.is_empty() {
                 eprint!("{}", render_text(&healed.source, &healed_file.display_name(), &healed.notes));
                 eprintln!("healed: {}", summary(&healed.notes));

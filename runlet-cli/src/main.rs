@@ -1,6 +1,8 @@
 //! The `runlet` command: the first host of the library, and the quickest way to see it work.
 //! Each subcommand lives in its own module; exit statuses follow INTERFACES.md §4.
 
+#[macro_use]
+mod output;
 mod cancel;
 mod check;
 mod delete;
@@ -16,7 +18,6 @@ mod heal;
 mod journal_spec;
 mod limits;
 mod mcp;
-mod output;
 mod registry;
 mod replay;
 mod report;
@@ -97,7 +98,7 @@ fn main() -> ExitCode {
         Ok(telemetry) => telemetry,
         Err(failure) => return failure.report(Format::Text, Shape::Diagnostics),
     };
-    match cli.command {
+    let status = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Fmt(args) => fmt::run(&args),
         Command::Heal(args) => heal::run(&args),
@@ -113,6 +114,10 @@ fn main() -> ExitCode {
         Command::Submit(args) => submit::run(&args),
         Command::Worker(args) => worker::run(&args),
         Command::Serve(args) => serve::run(&args),
+    };
+    match output::stdout_failure() {
+        Some(failure) => failure.report(Format::Text, Shape::Diagnostics),
+        None => status,
     }
 }
 
@@ -126,7 +131,10 @@ fn malformed(err: &clap::Error) -> ExitCode {
     if !rest.trim().is_empty() {
         failure = failure.with_help(rest.trim());
     }
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // Not `std::env::args`, which panics on an argument that is not UTF-8 (the very argument clap
+    // may be refusing).
+    let args: Vec<String> =
+        std::env::args_os().skip(1).map(|arg| arg.to_string_lossy().into_owned()).collect();
     let json = args.windows(2).any(|pair| pair[0] == "--format" && pair[1] == "json")
         || args.iter().any(|arg| arg == "--format=json");
     let format = if json { Format::Json } else { Format::Text };

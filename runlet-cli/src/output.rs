@@ -1,7 +1,11 @@
-//! Writing the files a command produces (`fmt --write`, `--events`, `--record`, `--dot`); a file
-//! that cannot be written is a [`Failure`] with `RL8506`.
+//! Writing what a command produces: its files (`fmt --write`, `--events`, `--record`, `--dot`)
+//! and standard output ([`outln!`], [`out!`]). A file that cannot be written is a [`Failure`]
+//! with `RL8506`, and so is standard output (a full disk behind `> file`): the command goes on
+//! to its end, and `main` reports the first error writing it.
 
+use std::io::Write;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use runlet::diag::codes;
 
@@ -15,4 +19,33 @@ pub fn write_file(path: &Path, contents: impl AsRef<[u8]>) -> Result<(), Failure
 /// The failure of writing `path`.
 pub fn unwritable(path: &Path, error: &dyn std::fmt::Display) -> Failure {
     Failure::new(codes::FILE_UNWRITABLE, format!("cannot write `{}`: {error}", path.display()))
+}
+
+/// Prints to standard output like `println!`, without panicking when it cannot be written.
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::output::to_stdout(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// Prints to standard output like `print!`, without panicking when it cannot be written.
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::output::to_stdout(format_args!($($arg)*)) };
+}
+
+/// The first error writing standard output met.
+static STDOUT_ERROR: OnceLock<String> = OnceLock::new();
+
+/// Writes `text` to standard output, keeping the first error it meets for [`stdout_failure`].
+pub fn to_stdout(text: std::fmt::Arguments<'_>) {
+    if let Err(error) = std::io::stdout().lock().write_fmt(text) {
+        let _ = STDOUT_ERROR.set(error.to_string());
+    }
+}
+
+/// Flushes standard output; the failure of writing it, if any write (or this flush) failed.
+pub fn stdout_failure() -> Option<Failure> {
+    if let Err(error) = std::io::stdout().lock().flush() {
+        let _ = STDOUT_ERROR.set(error.to_string());
+    }
+    let error = STDOUT_ERROR.get()?;
+    Some(Failure::new(codes::FILE_UNWRITABLE, format!("cannot write standard output: {error}")))
 }

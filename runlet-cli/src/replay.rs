@@ -75,7 +75,7 @@ fn print_mismatches(mismatches: &[ReplayMismatch], format: Format) -> ExitCode {
                     entry
                 })
                 .collect();
-            println!("{}", serde_json::json!({"status": "replay_mismatch", "mismatches": mismatches}));
+            outln!("{}", serde_json::json!({"status": "replay_mismatch", "mismatches": mismatches}));
         }
         Format::Text => {
             for mismatch in mismatches {

@@ -18,10 +18,10 @@ pub enum Format {
 /// Prints `diagnostics` about `file` in `format`.
 pub fn print_diagnostics(file: &SourceFile, diagnostics: &[Diagnostic], format: Format) {
     match format {
-        Format::Json => println!("{}", render_json(&file.text, diagnostics)),
+        Format::Json => outln!("{}", render_json(&file.text, diagnostics)),
         Format::Text => {
-            print!("{}", render_text(&file.text, &file.display_name(), diagnostics));
-            println!("{}", summary(diagnostics));
+            out!("{}", render_text(&file.text, &file.display_name(), diagnostics));
+            outln!("{}", summary(diagnostics));
         }
     }
 }
@@ -57,7 +57,7 @@ pub fn print_diagnostics_with_registry(
 ) {
     let report =
         ReportWithRegistry { program: FileReport::of(&file.text, diagnostics), registry: warnings.report() };
-    println!("{}", serde_json::to_string(&report).expect("diagnostics serialize"));
+    outln!("{}", serde_json::to_string(&report).expect("diagnostics serialize"));
 }
 
 /// A run report that carries diagnostics instead of a result: `{"status", "source_digest",
@@ -85,7 +85,7 @@ pub fn print_run_diagnostics(
         diagnostics: json_diagnostics(text, diagnostics),
         registry: warnings.map(RegistryWarnings::report),
     };
-    println!("{}", serde_json::to_string(&report).expect("diagnostics serialize"));
+    outln!("{}", serde_json::to_string(&report).expect("diagnostics serialize"));
 }
 
 /// The `"registry"` member a run report carries when the registry loaded with `warnings`:

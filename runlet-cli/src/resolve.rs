@@ -76,16 +76,16 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
             if let Some(fresh) = &fresh {
                 report["fresh_operation_id"] = fresh.to_string().into();
             }
-            println!("{report}");
+            outln!("{report}");
         }
         Format::Text => {
             match &fresh {
                 Some(fresh) => {
-                    println!("authorized a fresh generation of {operation}: it is dispatched as {fresh}")
+                    outln!("authorized a fresh generation of {operation}: it is dispatched as {fresh}")
                 }
-                None => println!("resolved {operation} as {name}"),
+                None => outln!("resolved {operation} as {name}"),
             }
-            println!(
+            outln!(
                 "continue the run with `runlet resume {run} --journal {} --tools …`",
                 args.journal.journal
             );

@@ -141,11 +141,11 @@ fn resume_interrupted(
         lines.push(line);
     }
     match args.format {
-        Format::Json => println!("{}", json!({"runs": lines})),
+        Format::Json => outln!("{}", json!({"runs": lines})),
         Format::Text => {
             for line in &lines {
                 let code = line["code"].as_str().map(|code| format!(" ({code})")).unwrap_or_default();
-                println!(
+                outln!(
                     "run {}: {}, {}{code}",
                     line["run_id"].as_str().unwrap_or(""),
                     line["action"].as_str().unwrap_or(""),
@@ -188,7 +188,7 @@ fn report_unresolved(run: &RunId, uncertain: &[UncertainOperation], format: Form
                 "causes": [],
                 "uncertain": true,
             });
-            println!(
+            outln!(
                 "{}",
                 json!({"status": "failed", "run_id": run.as_str(), "error": error, "uncertain": operations})
             );

@@ -343,18 +343,18 @@ pub fn report_outcome(
     let registry = registry_member(warnings);
     match (outcome, format) {
         (Outcome::Succeeded(value), Format::Json) => {
-            println!(
+            outln!(
                 r#"{{"status":"succeeded","run_id":{id},"value":{}{registry}}}"#,
                 presentation(value.value())
             );
             ExitCode::SUCCESS
         }
         (Outcome::Succeeded(value), Format::Text) => {
-            println!("{}", presentation(value.value()));
+            outln!("{}", presentation(value.value()));
             ExitCode::SUCCESS
         }
         (Outcome::Failed(error), Format::Json) => {
-            println!(
+            outln!(
                 r#"{{"status":"failed","run_id":{id},"error":{}{registry}}}"#,
                 presentation(&error.to_value())
             );
@@ -365,7 +365,7 @@ pub fn report_outcome(
             ExitCode::from(1)
         }
         (Outcome::Cancelled, Format::Json) => {
-            println!(r#"{{"status":"cancelled","run_id":{id}{registry}}}"#);
+            outln!(r#"{{"status":"cancelled","run_id":{id}{registry}}}"#);
             ExitCode::from(1)
         }
         (Outcome::Cancelled, Format::Text) => {

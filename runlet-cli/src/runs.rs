@@ -91,14 +91,14 @@ fn execute_list(args: &Args) -> Result<ExitCode, Failure> {
     match args.format {
         Format::Json => {
             let runs: Vec<Json> = listed.iter().map(summary_json).collect();
-            println!("{}", json!({ "runs": runs }));
+            outln!("{}", json!({ "runs": runs }));
         }
         Format::Text => {
             if listed.is_empty() {
-                println!("no runs");
+                outln!("no runs");
             }
             for summary in &listed {
-                println!(
+                outln!(
                     "{}  {:<16}  {}  started {}  last seq {} at {}",
                     summary.run_id,
                     summary.status.as_str(),
@@ -125,7 +125,7 @@ fn execute_show(args: &ShowArgs) -> Result<ExitCode, Failure> {
             .journal_events(&stored.program, &run, &ViewPolicy::default())
             .map_err(|error| Failure::new(error.code(), error.to_string()))?;
         for event in events {
-            println!("{}", serde_json::to_string(&event).expect("an event serializes"));
+            outln!("{}", serde_json::to_string(&event).expect("an event serializes"));
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -135,7 +135,7 @@ fn execute_show(args: &ShowArgs) -> Result<ExitCode, Failure> {
         summary.status = RunStatus::NeedsResolution;
     }
     match args.format {
-        Format::Json => println!("{}", show_json(&summary, &stored.header, &recovery, &uncertain)),
+        Format::Json => outln!("{}", show_json(&summary, &stored.header, &recovery, &uncertain)),
         Format::Text => print_show(&summary, &stored.header, &recovery, &uncertain),
     }
     Ok(ExitCode::SUCCESS)
@@ -207,19 +207,19 @@ fn print_show(
     recovery: &Recovery<'_>,
     uncertain: &[UncertainOperation],
 ) {
-    println!("run {}: {}", summary.run_id, summary.status);
-    println!("  program: {}", summary.program_digest);
-    println!("  registry: {}", header.registry_digest);
-    println!("  runtime: {}", header.runtime_version);
-    println!("  started: {}", time_text(summary.started_unix_ms));
-    println!("  last event: seq {} at {}", summary.last_seq, time_text(summary.last_event_unix_ms));
+    outln!("run {}: {}", summary.run_id, summary.status);
+    outln!("  program: {}", summary.program_digest);
+    outln!("  registry: {}", header.registry_digest);
+    outln!("  runtime: {}", header.runtime_version);
+    outln!("  started: {}", time_text(summary.started_unix_ms));
+    outln!("  last event: seq {} at {}", summary.last_seq, time_text(summary.last_event_unix_ms));
     match recovery.outcome() {
-        Some(Outcome::Succeeded(value)) => println!("  value: {}", presentation(value.value())),
-        Some(Outcome::Failed(error)) => println!("  error: {}: {}", error.code, error.message),
+        Some(Outcome::Succeeded(value)) => outln!("  value: {}", presentation(value.value())),
+        Some(Outcome::Failed(error)) => outln!("  error: {}: {}", error.code, error.message),
         Some(Outcome::Cancelled) | None => {}
     }
     for operation in uncertain.iter().filter(|operation| !operation.needs_decision()) {
-        println!(
+        outln!(
             "  in flight: {} ({} `{}`, node {}): a resume sends it again",
             operation.operation_id,
             operation.class.as_str(),
@@ -228,7 +228,7 @@ fn print_show(
         );
     }
     for operation in uncertain.iter().filter(|operation| operation.needs_decision()) {
-        println!(
+        outln!(
             "  uncertain: {} ({} `{}`, node {}, prepared at seq {}): resolve it with `runlet resolve {} {} --journal …`",
             operation.operation_id,
             operation.class.as_str(),

@@ -77,6 +77,6 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
     let run = runtime
         .submit(&program, &inputs, RunOptions { limits, trace: crate::telemetry::parent_from_env() })
         .map_err(|error| Failure::new(error.code(), error.to_string()))?;
-    println!("{run}");
+    outln!("{run}");
     Ok(ExitCode::SUCCESS)
 }

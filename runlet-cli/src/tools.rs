@@ -44,13 +44,13 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
         servers.shutdown();
     }
     match args.format {
-        Format::Json => println!("{}", file.text),
+        Format::Json => outln!("{}", file.text),
         Format::Text => {
             for (_, tool) in registry.tools() {
                 let summary = tool.description.lines().next().unwrap_or_default();
-                println!("{}  [{}]  {summary}", tool.name, tool.execution.as_str());
+                outln!("{}  [{}]  {summary}", tool.name, tool.execution.as_str());
             }
-            println!("digest {}", registry.digest());
+            outln!("digest {}", registry.digest());
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -118,7 +118,7 @@ fn work(
     let _watch = stop_on_signals(stop.clone());
     eprintln!("worker {} on {}", runtime.owner(), journal_location(url));
     let worker = Worker::new(Arc::clone(&runtime), journal, options);
-    runtime.handle().clone().block_on(worker.run(stop, |handled| println!("{}", handled.to_json())));
+    runtime.handle().clone().block_on(worker.run(stop, |handled| outln!("{}", handled.to_json())));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -132,3 +132,45 @@ fn a_tool_output_schema_mismatch_is_explained() {
     assert_eq!(code, "TOOL_OUTPUT_SCHEMA_MISMATCH");
     assert!(stdout(&runlet(&["explain", &code])).starts_with("# RL6104:"));
 }
+
+/// An argument that is not UTF-8 is refused like any other bad argument (`RL8501`, exit 2),
+/// never a panic, wherever it stands.
+#[test]
+fn an_argument_that_is_not_utf8_is_a_usage_error() {
+    use std::os::unix::ffi::OsStrExt;
+    let scratch = Scratch::new("contract-not-utf8");
+    let program = scratch.file("main.run", PROGRAM);
+    let bad = std::ffi::OsStr::from_bytes(b"RL\xff");
+    for args in [
+        vec!["explain".as_ref(), bad],
+        vec![bad],
+        vec!["check".as_ref(), program.as_ref(), "--limit".as_ref(), bad],
+    ] {
+        let output =
+            std::process::Command::new(env!("CARGO_BIN_EXE_runlet")).args(&args).output().expect("runs");
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", stderr(&output));
+        assert!(stderr(&output).starts_with("error[RL8501]"), "{args:?}: {}", stderr(&output));
+    }
+}
+
+/// Standard output that cannot be written (a full disk behind `>`) is `RL8506` on stderr and exit
+/// 2 once the command is done, never a panic.
+#[test]
+fn standard_output_that_cannot_be_written_is_reported() {
+    let scratch = Scratch::new("contract-stdout");
+    let program = scratch.file("main.run", PROGRAM);
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+    for args in [vec!["explain", "RL4002"], vec!["check", &program, "--format", "json"]] {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_runlet"))
+            .args(&args)
+            .stdout(full.try_clone().expect("a handle"))
+            .output()
+            .expect("runs");
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", stderr(&output));
+        assert!(
+            stderr(&output).contains("error[RL8506]: cannot write standard output"),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+}
