@@ -27,7 +27,7 @@ pub struct McpOptions {
     pub classes: ClassPolicy,
     /// A tool that does not import fails the whole attach instead of being left out.
     pub strict: bool,
-    /// How long a server has to start and complete the handshake.
+    /// How long a server has to start and complete the handshake, and again to list its tools.
     pub startup_timeout: Duration,
     /// How long a stdio server has to exit after its standard input closes, and again after
     /// `SIGTERM`, before `SIGKILL`.
@@ -100,7 +100,7 @@ impl McpClient {
             let options = &options_owned;
             let starts = starting.iter().map(|spec| async move {
                 let session = Session::connect(spec, options.startup_timeout).await?;
-                let tools = session.list_tools().await;
+                let tools = session.list_tools(options.startup_timeout).await;
                 Ok::<_, McpError>((session, tools))
             });
             let mut connected = Vec::new();

@@ -1,12 +1,14 @@
-//! One live MCP session: connecting over stdio or Streamable HTTP, the handshake (whose
-//! negotiated protocol version and server identity are kept), the paged `tools/list`, and the
-//! bounded shutdown of the server.
+//! One live MCP session: connecting over stdio (its output read through [`crate::guard`]) or
+//! Streamable HTTP, the handshake (whose negotiated protocol version and server identity are
+//! kept), the paged `tools/list`, bounded in pages, tools and time, and the bounded shutdown of
+//! the server.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use rmcp::model::ProtocolVersion;
+use rmcp::model::{PaginatedRequestParams, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -14,6 +16,7 @@ use tokio::sync::Mutex as AsyncMutex;
 
 use crate::config::{ServerSpec, TransportSpec};
 use crate::error::McpError;
+use crate::guard::{Guarded, Violation};
 use crate::handler::{Handler, ProgressRoutes};
 use crate::stdio::{ServerProcess, Stopped};
 
@@ -28,12 +31,20 @@ pub struct ServerIdentity {
     pub implementation: Option<(String, String)>,
 }
 
+/// The most pages of `tools/list` read from one server.
+pub const MOST_TOOL_PAGES: usize = 100;
+
+/// The most tools one server may list.
+pub const MOST_TOOLS: usize = 10_000;
+
 /// A connected server.
 pub(crate) struct Session {
     pub spec: ServerSpec,
     pub identity: ServerIdentity,
     pub peer: Peer<RoleClient>,
     pub routes: ProgressRoutes,
+    /// Why the guard ended a stdio server's stream, once it did.
+    violation: Violation,
     service: Mutex<Option<RunningService<RoleClient, Handler>>>,
     process: AsyncMutex<Option<ServerProcess>>,
 }
@@ -50,9 +61,11 @@ impl Session {
         let routes = ProgressRoutes::default();
         let handler = Handler { progress: routes.clone() };
         let name = spec.name.as_str();
+        let violation = Violation::default();
         let (service, process) = match &spec.transport {
             TransportSpec::Stdio { command, args, env } => {
                 let (mut process, stdout, stdin) = ServerProcess::spawn(name, command, args, env)?;
+                let stdout = Guarded::new(stdout, Arc::clone(&violation));
                 match handshake(name, startup, handler.serve_with_lifecycle((stdout, stdin), lifecycle()))
                     .await
                 {
@@ -99,26 +112,51 @@ impl Session {
             identity,
             peer: service.peer().clone(),
             routes,
+            violation,
             service: Mutex::new(Some(service)),
             process: AsyncMutex::new(process),
         })
     }
 
     /// Every tool the server lists, following `nextCursor` to the last page, as the JSON of
-    /// MCP's `Tool` objects.
-    pub(crate) async fn list_tools(&self) -> Result<Vec<serde_json::Value>, McpError> {
+    /// MCP's `Tool` objects: within `within`, [`MOST_TOOL_PAGES`] pages and [`MOST_TOOLS`]
+    /// tools, and without a cursor given twice. A server past any of them is refused
+    /// (`RL8603`) rather than followed for ever.
+    pub(crate) async fn list_tools(&self, within: Duration) -> Result<Vec<serde_json::Value>, McpError> {
         let name = &self.spec.name;
-        let tools = self.peer.list_all_tools().await.map_err(|error| McpError::tools_list(name, error))?;
-        tools
-            .iter()
-            .map(|tool| serde_json::to_value(tool).map_err(|error| McpError::tools_list(name, error)))
-            .collect()
+        let refused = |why: String| McpError::tools_list(name, why);
+        let listing = async {
+            let (mut tools, mut cursor, mut cursors) = (Vec::new(), None, BTreeSet::new());
+            for page in 1..=MOST_TOOL_PAGES {
+                let params = PaginatedRequestParams::default().with_cursor(cursor.take());
+                let listed = self.peer.list_tools(Some(params)).await.map_err(|e| refused(e.to_string()))?;
+                for tool in &listed.tools {
+                    tools.push(serde_json::to_value(tool).map_err(|e| refused(e.to_string()))?);
+                }
+                if tools.len() > MOST_TOOLS {
+                    return Err(refused(format!("it lists more than {MOST_TOOLS} tools")));
+                }
+                match listed.next_cursor {
+                    None => return Ok(tools),
+                    Some(next) if !cursors.insert(next.clone()) => {
+                        return Err(refused(format!("its page {page} repeats the cursor of an earlier one")));
+                    }
+                    Some(next) => cursor = Some(next),
+                }
+            }
+            Err(refused(format!("it lists more than {MOST_TOOL_PAGES} pages of tools")))
+        };
+        let late = || refused(format!("the list was not complete within {} ms", within.as_millis()));
+        tokio::time::timeout(within, listing).await.unwrap_or_else(|_| Err(late()))
     }
 
     /// Why the server cannot be reached any more: how its process ended (waiting a moment for
     /// it to) and the last lines of its standard error, for stdio servers; `None` while it
     /// looks alive.
     pub(crate) async fn gone(&self) -> Option<String> {
+        if let Some(why) = self.violation.lock().clone() {
+            return Some(format!("{why}, which Runlet cannot read, and its stream was closed"));
+        }
         let mut process = self.process.lock().await;
         let Some(process) = process.as_mut() else {
             return self.peer.is_transport_closed().then(|| "its connection closed".to_owned());

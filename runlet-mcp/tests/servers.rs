@@ -1,7 +1,9 @@
 //! The adapter through the Rust API against real servers: the handshake's record, paged tool
 //! import of every reference server, the bounded shutdown of stdio servers (stdin closed, then
 //! SIGTERM, then SIGKILL), progress journaled as the call's heartbeats, the host's tool deadline ending a
-//! call at the server, and parallel calls to several servers under one runtime.
+//! call at the server, and parallel calls to several servers under one runtime; and servers
+//! that break the protocol (`rogue_server.py`): tool lists that never end, answers that cannot
+//! be read.
 
 #[path = "../../tests/mcp-servers/support.rs"]
 mod support;
@@ -132,4 +134,40 @@ return sums
     let value = run(&client, source, None).expect("succeeds");
     assert!(value.contains(r#"{"everything":"The sum of 1 and 100 is 101.","lab":2}"#), "{value}");
     assert!(value.contains(r#""lab":6"#), "{value}");
+}
+
+/// A server whose tool list never ends — pages for ever, a cursor given twice, more tools than
+/// any host needs — is refused with `RL8603` saying which, never followed until memory runs out.
+#[test]
+fn a_tool_list_that_never_ends_is_refused() {
+    let s = servers();
+    for (mode, why) in [
+        ("pages-for-ever", format!("more than {} pages", runlet_mcp::MOST_TOOL_PAGES)),
+        ("same-cursor", "repeats the cursor".to_owned()),
+        ("too-many-tools", format!("more than {} tools", runlet_mcp::MOST_TOOLS)),
+    ] {
+        let attached =
+            McpClient::connect(&[spec(&format!("rogue={}", s.rogue(mode)))], &McpOptions::default());
+        let error = attached.expect_err(mode);
+        assert_eq!(error.code.to_string(), "RL8603", "{mode}: {error}");
+        assert!(error.message.contains(&why), "{mode}: {error}");
+    }
+}
+
+/// An answer Runlet cannot read — longer than the transport takes, nested deeper than its
+/// parser goes — fails the call at once (`RL6111`, saying what the server sent) instead of
+/// leaving it waiting for an answer that was dropped.
+#[test]
+fn an_answer_that_cannot_be_read_fails_the_call_instead_of_hanging_it() {
+    let s = servers();
+    for (mode, why) in
+        [("huge-result", "longer than 16 MiB"), ("deep-result", "nested deeper than 127 levels")]
+    {
+        let client = McpClient::connect(&[spec(&format!("rogue={}", s.rogue(mode)))], &McpOptions::default())
+            .expect("attaches");
+        let (code, message) = run(&client, "return rogue.echo({})\n", None).expect_err(mode);
+        assert_eq!(code, "RL6111", "{mode}: {message}");
+        assert!(message.contains(why), "{mode}: {message}");
+        client.shutdown();
+    }
 }

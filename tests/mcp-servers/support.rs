@@ -54,6 +54,16 @@ impl Servers {
         )
     }
 
+    /// The server that breaks the protocol the way `mode` says (`rogue_server.py`), as one
+    /// command line.
+    pub fn rogue(&self, mode: &str) -> String {
+        format!(
+            "{} {} {mode}",
+            path_text(&self.dir.join(".venv/bin/python")),
+            path_text(&self.dir.join("rogue_server.py"))
+        )
+    }
+
     /// Starts the lab server over Streamable HTTP on a free port of 127.0.0.1.
     pub fn lab_http(&self) -> HttpLab {
         // One server starts at a time: between the free port's release and the server's bind,
