@@ -47,8 +47,10 @@
  *   (runlet_run_wait or runlet_run_next_event with a timeout, runlet_journal_conformance_check)
  *   return RUNLET_ERR_INVALID_ARGUMENT there instead of deadlocking. Callbacks must not unwind
  *   into Runlet (no C++ exceptions, no longjmp).
- * - A panic inside Runlet becomes RUNLET_ERR_PANIC and poisons the handle involved: later calls
- *   on it return RUNLET_ERR_PANIC.
+ * - A panic inside a call into Runlet becomes RUNLET_ERR_PANIC and poisons the handle involved:
+ *   later calls on it return RUNLET_ERR_PANIC. A run whose own task panicked (RL7307) is not a
+ *   call's panic: its runlet_run_result is RUNLET_ERR_PANIC, its handle stays usable, and the
+ *   run can be resumed from its journal.
  */
 
 
@@ -646,7 +648,9 @@ typedef uint32_t runlet_run_state;
 #define RUNLET_ERR_VERSION_MISMATCH 12
 
 /**
- * Runlet panicked; the handle involved is poisoned and refuses further calls.
+ * Runlet panicked. In a call, the handle involved is poisoned and refuses further calls; as
+ * `runlet_run_result`, the run's own task panicked (RL7307): the run stopped as of its last
+ * commit and can be resumed, and its handle is not poisoned.
  */
 #define RUNLET_ERR_PANIC 13
 

@@ -39,7 +39,9 @@ pub const RUNLET_ERR_TIMEOUT: runlet_code = 10;
 pub const RUNLET_ERR_ALREADY_COMPLETED: runlet_code = 11;
 /// A struct's `struct_size` or a vtable's `abi_major`/`flags` is not one this library knows.
 pub const RUNLET_ERR_VERSION_MISMATCH: runlet_code = 12;
-/// Runlet panicked; the handle involved is poisoned and refuses further calls.
+/// Runlet panicked. In a call, the handle involved is poisoned and refuses further calls; as
+/// `runlet_run_result`, the run's own task panicked (RL7307): the run stopped as of its last
+/// commit and can be resumed, and its handle is not poisoned.
 pub const RUNLET_ERR_PANIC: runlet_code = 13;
 /// An internal failure (a bug in Runlet).
 pub const RUNLET_ERR_INTERNAL: runlet_code = 14;

@@ -30,29 +30,47 @@ pub(crate) struct Guarded<R> {
     inner: R,
     scan: Scan,
     violation: Violation,
+    /// Set once a message was refused: the stream ends with it at the next read.
+    ended: Option<String>,
 }
 
 impl<R> Guarded<R> {
     pub(crate) fn new(inner: R, violation: Violation) -> Guarded<R> {
-        Guarded { inner, scan: Scan::default(), violation }
+        Guarded { inner, scan: Scan::default(), violation, ended: None }
     }
 }
 
 impl<R: AsyncRead + Unpin> AsyncRead for Guarded<R> {
+    /// Reads on; the whole messages before a refused one are still handed over, and the read
+    /// after them ends the stream.
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        if let Some(why) = &this.ended {
+            return Poll::Ready(Err(io::Error::new(io::ErrorKind::InvalidData, why.clone())));
+        }
         let before = buf.filled().len();
         match Pin::new(&mut this.inner).poll_read(cx, buf) {
             Poll::Ready(Ok(())) => match this.scan.bytes(&buf.filled()[before..]) {
                 Ok(()) => Poll::Ready(Ok(())),
-                Err(why) => {
+                Err(Refused { why, whole }) => {
                     this.violation.lock().get_or_insert_with(|| why.clone());
-                    Poll::Ready(Err(io::Error::new(io::ErrorKind::InvalidData, why)))
+                    buf.set_filled(before + whole);
+                    let error = io::Error::new(io::ErrorKind::InvalidData, why.clone());
+                    this.ended = Some(why);
+                    Poll::Ready(if whole == 0 { Err(error) } else { Ok(()) })
                 }
             },
             other => other,
         }
     }
+}
+
+/// A message the guard refused: why, and how many bytes of the chunk read before it were whole
+/// messages.
+#[derive(Debug, PartialEq, Eq)]
+struct Refused {
+    why: String,
+    whole: usize,
 }
 
 /// Where the guard is in the current message.
@@ -65,22 +83,29 @@ struct Scan {
 }
 
 impl Scan {
-    /// Reads on through `bytes`; why the message they belong to cannot be read, if it cannot.
-    fn bytes(&mut self, bytes: &[u8]) -> Result<(), String> {
-        for &byte in bytes {
+    /// Reads on through `bytes`, a chunk of the stream; the message in it that cannot be read,
+    /// if one cannot.
+    fn bytes(&mut self, bytes: &[u8]) -> Result<(), Refused> {
+        let mut whole = 0;
+        for (at, &byte) in bytes.iter().enumerate() {
             self.line_bytes += 1;
             if self.line_bytes > MOST_MESSAGE_BYTES {
-                return Err(format!("it sent a message longer than {} MiB", MOST_MESSAGE_BYTES >> 20));
+                let why = format!("it sent a message longer than {} MiB", MOST_MESSAGE_BYTES >> 20);
+                return Err(Refused { why, whole });
             }
             match (byte, self.in_string) {
-                (b'\n', _) => *self = Scan::default(),
+                (b'\n', _) => {
+                    *self = Scan::default();
+                    whole = at + 1;
+                }
                 (_, true) if self.escaped => self.escaped = false,
                 (b'\\', true) => self.escaped = true,
                 (b'"', in_string) => self.in_string = !in_string,
                 (b'[' | b'{', false) => {
                     self.depth += 1;
                     if self.depth > MOST_NESTING {
-                        return Err(format!("it sent a message nested deeper than {MOST_NESTING} levels"));
+                        let why = format!("it sent a message nested deeper than {MOST_NESTING} levels");
+                        return Err(Refused { why, whole });
                     }
                 }
                 (b']' | b'}', false) => self.depth = self.depth.saturating_sub(1),
@@ -97,7 +122,23 @@ mod tests {
 
     fn scanned(parts: &[&[u8]]) -> Result<(), String> {
         let mut scan = Scan::default();
-        parts.iter().try_for_each(|part| scan.bytes(part))
+        parts.iter().try_for_each(|part| scan.bytes(part)).map_err(|refused| refused.why)
+    }
+
+    /// The whole messages before a refused one in the same chunk are handed over; the next read
+    /// ends the stream.
+    #[tokio::test]
+    async fn the_messages_before_a_refused_one_still_arrive() {
+        use tokio::io::AsyncReadExt;
+        let chunk = format!("{{\"id\": 1}}\n{}\n", "[".repeat(200));
+        let violation = Violation::default();
+        let mut guarded = Guarded::new(chunk.as_bytes(), Arc::clone(&violation));
+        let mut read = vec![0; 4096];
+        let first = guarded.read(&mut read).await.expect("the whole message before");
+        assert_eq!(&read[..first], b"{\"id\": 1}\n");
+        let ended = guarded.read(&mut read).await.expect_err("then the stream ends");
+        assert!(ended.to_string().contains("deeper than 127"), "{ended}");
+        assert!(violation.lock().as_deref().is_some_and(|why| why.contains("deeper than 127")));
     }
 
     #[test]

@@ -70,7 +70,10 @@ impl Session {
                     .await
                 {
                     Ok(service) => (service, Some(process)),
-                    Err(error) => {
+                    Err(mut error) => {
+                        if let Some(why) = violation.lock().clone() {
+                            error.message.push_str(&format!("; {why}"));
+                        }
                         let exited = process.ended(Duration::from_millis(500)).await;
                         let tail = process.stderr_tail();
                         let _ = process.shutdown(Duration::from_millis(200)).await;
@@ -124,7 +127,8 @@ impl Session {
     /// (`RL8603`) rather than followed for ever.
     pub(crate) async fn list_tools(&self, within: Duration) -> Result<Vec<serde_json::Value>, McpError> {
         let name = &self.spec.name;
-        let refused = |why: String| McpError::tools_list(name, why);
+        // What the guard refused, when it ended the stream, says more than the closed transport.
+        let refused = |why: String| McpError::tools_list(name, self.violation.lock().clone().unwrap_or(why));
         let listing = async {
             let (mut tools, mut cursor, mut cursors) = (Vec::new(), None, BTreeSet::new());
             for page in 1..=MOST_TOOL_PAGES {

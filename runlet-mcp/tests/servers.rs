@@ -145,6 +145,7 @@ fn a_tool_list_that_never_ends_is_refused() {
         ("pages-for-ever", format!("more than {} pages", runlet_mcp::MOST_TOOL_PAGES)),
         ("same-cursor", "repeats the cursor".to_owned()),
         ("too-many-tools", format!("more than {} tools", runlet_mcp::MOST_TOOLS)),
+        ("deep-tools", "nested deeper than 127 levels".to_owned()),
     ] {
         let attached =
             McpClient::connect(&[spec(&format!("rogue={}", s.rogue(mode)))], &McpOptions::default());
@@ -156,12 +157,17 @@ fn a_tool_list_that_never_ends_is_refused() {
 
 /// An answer Runlet cannot read — longer than the transport takes, nested deeper than its
 /// parser goes — fails the call at once (`RL6111`, saying what the server sent) instead of
-/// leaving it waiting for an answer that was dropped.
+/// leaving it waiting for an answer that was dropped. One level less deep is read.
 #[test]
 fn an_answer_that_cannot_be_read_fails_the_call_instead_of_hanging_it() {
     let s = servers();
+    let deepest = spec(&format!("rogue={} 124", s.rogue("deep-result")));
+    let client = McpClient::connect(&[deepest], &McpOptions::default()).expect("attaches");
+    let answer = run(&client, "return rogue.echo({})\n", None).expect("127 levels in all are read");
+    assert!(answer.starts_with(&format!("{{\"v\":{}", "[".repeat(124))), "{answer}");
+    client.shutdown();
     for (mode, why) in
-        [("huge-result", "longer than 16 MiB"), ("deep-result", "nested deeper than 127 levels")]
+        [("huge-result", "longer than 16 MiB"), ("deep-result 125", "nested deeper than 127 levels")]
     {
         let client = McpClient::connect(&[spec(&format!("rogue={}", s.rogue(mode)))], &McpOptions::default())
             .expect("attaches");

@@ -184,7 +184,7 @@ async fn handle(runtime: Arc<Runtime>, journal: PostgresJournal, claimed: Claime
             return Handled::Lost {
                 run,
                 error: runlet::journal::JournalError::new(
-                    runlet::journal::JournalErrorKind::Storage,
+                    runlet::journal::JournalErrorKind::RunPanicked,
                     format!("recovering the run panicked: {panicked}"),
                 ),
             };

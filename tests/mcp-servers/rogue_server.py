@@ -6,7 +6,9 @@ server it cannot trust:
     rogue_server.py same-cursor         `tools/list` gives the same `nextCursor` every time
     rogue_server.py too-many-tools      one page of 10,001 tools
     rogue_server.py huge-result         `tools/call` answers with a 17 MiB message
-    rogue_server.py deep-result         `tools/call` answers with structured content 200 levels deep
+    rogue_server.py deep-result N       `tools/call` answers with a message N + 3 levels deep: its
+                                        structured content `{"v": [[…]]}` with N nested lists
+    rogue_server.py deep-tools          `tools/list` answers with a message 200 levels deep
 
 Each mode lists one tool, `echo`, and otherwise answers as a server should.
 """
@@ -15,6 +17,7 @@ import json
 import sys
 
 MODE = sys.argv[1]
+DEPTH = int(sys.argv[2]) if len(sys.argv) > 2 else 0
 ECHO = {"name": "echo", "inputSchema": {"type": "object"}}
 
 
@@ -33,6 +36,9 @@ def tools_page(request_id, params):
         answer(request_id, {"tools": [ECHO] if page == 0 else [], "nextCursor": str(page + 1)})
     elif MODE == "same-cursor":
         answer(request_id, {"tools": [ECHO] if page == 0 else [], "nextCursor": "1"})
+    elif MODE == "deep-tools":
+        deep = "[" * 200 + "]" * 200
+        send('{"jsonrpc": "2.0", "id": %s, "result": {"tools": %s}}' % (json.dumps(request_id), deep))
     elif MODE == "too-many-tools":
         tools = [ECHO] + [{"name": f"t{n}", "inputSchema": {"type": "object"}} for n in range(10_000)]
         answer(request_id, {"tools": tools})
@@ -44,7 +50,7 @@ def call(request_id):
     if MODE == "huge-result":
         answer(request_id, {"content": [{"type": "text", "text": "x" * (17 << 20)}]})
     elif MODE == "deep-result":
-        deep = "[" * 200 + "]" * 200
+        deep = "[" * DEPTH + "]" * DEPTH
         send('{"jsonrpc": "2.0", "id": %s, "result": {"content": [], "structuredContent": {"v": %s}}}'
              % (json.dumps(request_id), deep))
     else:

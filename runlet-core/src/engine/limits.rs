@@ -234,9 +234,10 @@ impl Limits {
         Object::from_pairs(pairs).map(Value::from).unwrap_or(Value::Null)
     }
 
-    /// The limits a value `{key: cap}` sets: the inverse of [`Limits::to_value`], as hosts give
-    /// limits in JSON (the C runtime and run options' `limits_json`). Each key must be a limit
-    /// key and each cap a whole number of at least 0.
+    /// The limits a value `{key: cap}` sets: the inverse of [`Limits::to_value`] for caps within
+    /// their keys' ceilings, as hosts give limits in JSON (the C runtime and run options'
+    /// `limits_json`). Each key must be a limit key and each cap a whole number of at least 0,
+    /// and at most the key's [`LimitKey::ceiling`].
     pub fn from_value(value: &Value) -> Result<Limits, LimitParseError> {
         let Value::Object(caps) = value else {
             return Err(LimitParseError::NotAnObject);

@@ -458,7 +458,8 @@ pub async fn events_from_journal(
     view: &ViewPolicy,
 ) -> Result<Vec<GraphEvent>, ObserveError> {
     let mut events = Vec::new();
-    read_on(journal, run, 0, |seq, event| events.push(context.graph_event(seq, event, None, view))).await?;
+    read_on(journal, run, &mut 0, |seq, event| events.push(context.graph_event(seq, event, None, view)))
+        .await?;
     Ok(events)
 }
 
@@ -498,7 +499,8 @@ impl JournalFold {
     }
 
     /// Reads the run's records after the last one read, folds them into the graph, and gives
-    /// them back in their public form under `view`, in order.
+    /// them back in their public form under `view`, in order. On an error, the records folded
+    /// before it count as read: the next call reads on after them.
     pub async fn read_on(
         &mut self,
         journal: &dyn Journal,
@@ -507,7 +509,7 @@ impl JournalFold {
     ) -> Result<Vec<GraphEvent>, ObserveError> {
         let JournalFold { context, model, last_seq } = self;
         let mut events = Vec::new();
-        *last_seq = read_on(journal, run, *last_seq, |seq, event| {
+        read_on(journal, run, last_seq, |seq, event| {
             model.apply(seq, event, None);
             events.push(context.graph_event(seq, event, None, view));
         })
@@ -526,22 +528,22 @@ impl JournalFold {
     }
 }
 
-/// Hands each of the run's records after `after` to `each`, decoded, in order, and answers the
-/// sequence number of the last (`after` when there is none).
+/// Hands each of the run's records after `after` to `each`, decoded, in order, moving `after`
+/// past each: after an error it is the last record handed over.
 async fn read_on(
     journal: &dyn Journal,
     run: &RunId,
-    mut after: u64,
+    after: &mut u64,
     mut each: impl FnMut(u64, &Event),
-) -> Result<u64, ObserveError> {
+) -> Result<(), ObserveError> {
     loop {
-        let records = journal.read(run, after, CATCH_UP_BATCH).await?;
+        let records = journal.read(run, *after, CATCH_UP_BATCH).await?;
         if records.is_empty() {
-            return Ok(after);
+            return Ok(());
         }
         for (seq, event) in decoded(journal, records).await? {
             each(seq, &event);
-            after = seq;
+            *after = seq;
         }
     }
 }

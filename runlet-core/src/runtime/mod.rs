@@ -944,12 +944,20 @@ impl Runtime {
         // boxed, it is moved once, and the task that carries it — which tokio moves whole as
         // it creates the task and each time it sets the task's stage — stays small.
         let run = Box::pin(run(env).instrument(session));
+        let finishing = observing.clone();
         self.pool.spawn(async move {
             // The run and the publishing of its events share one task: a committed batch
             // reaches the observer, and the last one the outcome, with no hand-off to another
             // task (and thread) and back. A panic in either half ends both, and is reported.
             let joined = AssertUnwindSafe(async move { tokio::join!(run, published).0 }).catch_unwind().await;
-            let outcome = joined.unwrap_or_else(|panic| Err(run_panicked(&owned_run, panic.as_ref())));
+            let outcome = joined.unwrap_or_else(|panic| {
+                // Its publishing ended with it: the observer's subscriptions end, and it counts
+                // as finished wherever runs are kept until they finish.
+                finishing.finish();
+                Err(run_panicked(&owned_run, panic.as_ref()))
+            });
+            // Before the outcome: once the host has it, nothing of the run's keeps its graph.
+            drop(finishing);
             if let Some(run) = ended_run {
                 shared_permits.end_run(&run);
             }

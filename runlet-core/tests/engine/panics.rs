@@ -97,7 +97,9 @@ fn a_journal_that_panics_stops_its_run_which_says_so_and_resumes() {
     let program = runtime.compile("return [t.ok(1), t.ok(2)]\n", &Inputs::new()).expect("compiles");
     let run = runtime.start(&program, &Inputs::new()).expect("starts");
     let run_id = run.run_id().clone();
+    let observer = run.observer();
     let error = run.wait().expect_err("the run's task panicked: no outcome, and never `Cancelled`");
+    assert!(observer.is_finished(), "its observer ends with it, so whoever keeps it until then lets it go");
     assert_eq!((error.kind, error.code()), (JournalErrorKind::RunPanicked, codes::RUN_TASK_PANICKED));
     assert!(
         error.message.contains("its task panicked (the journal's bug)")

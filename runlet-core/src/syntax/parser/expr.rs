@@ -59,7 +59,8 @@ impl Parser<'_> {
             if !coalescing && op.is_none_or(|op| op.precedence() < min_precedence) {
                 break;
             }
-            if !self.within_chain(deep + 1) {
+            let operator = self.peek().span;
+            if !self.within_chain(deep + 1, operator) {
                 break;
             }
             self.operators_deep = 0;
@@ -78,7 +79,7 @@ impl Parser<'_> {
                 },
             };
             deep = deep.max(self.operators_deep) + 1;
-            if !self.within_chain(deep) {
+            if !self.within_chain(deep, operator) {
                 break;
             }
         }

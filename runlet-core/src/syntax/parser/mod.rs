@@ -199,10 +199,10 @@ impl<'s> Parser<'s> {
         self.depth = self.depth.saturating_sub(levels);
     }
 
-    /// Whether a binary operator with `deep` operators on its path (itself included) is within
-    /// `max_operator_chain`; past it, reports once and stops, as [`Parser::enter`] does past the
-    /// nesting limit.
-    fn within_chain(&mut self, deep: u32) -> bool {
+    /// Whether the binary operator at `operator`, with `deep` operators on its path (itself
+    /// included), is within `max_operator_chain`; past it, reports there once and stops, as
+    /// [`Parser::enter`] does past the nesting limit.
+    fn within_chain(&mut self, deep: u32, operator: Span) -> bool {
         if self.aborted {
             return false;
         }
@@ -210,13 +210,18 @@ impl<'s> Parser<'s> {
             return true;
         }
         let message = format!("an expression chains more than {} binary operators", self.max_chain);
-        self.abort(message, "name intermediate results, or collect the terms in a list", "operator_chain")
+        let help = "name intermediate results, or collect the terms in a list";
+        self.abort_at(operator, message, help, "operator_chain")
     }
 
     /// Reports a crossed limit (`RL4002`, naming its limit key) once and stops parsing: the
     /// cursor jumps to the end.
     fn abort(&mut self, message: String, help: &str, option: &str) -> bool {
-        let span = self.peek().span;
+        self.abort_at(self.peek().span, message, help, option)
+    }
+
+    /// [`Parser::abort`], reported at `span`.
+    fn abort_at(&mut self, span: Span, message: String, help: &str, option: &str) -> bool {
         self.push(
             Diagnostic::error(codes::NESTING_TOO_DEEP, span, message)
                 .with_help(help)
