@@ -83,7 +83,6 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    restore_default_sigpipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) if !err.use_stderr() => {
@@ -140,16 +139,4 @@ fn malformed(err: &clap::Error) -> ExitCode {
     let format = if json { Format::Json } else { Format::Text };
     let run_report = matches!(args.first().map(String::as_str), Some("run" | "graph" | "replay" | "resume"));
     failure.report(format, if run_report { Shape::Run } else { Shape::Diagnostics })
-}
-
-/// Lets a closed pipe end the process quietly (`runlet graph … | head`), as it does for other
-/// Unix tools, instead of every `println!` after it failing with a panic. Rust ignores SIGPIPE
-/// by default.
-fn restore_default_sigpipe() {
-    #[cfg(unix)]
-    // SAFETY: called first thing in `main`, before any thread starts; restoring the default
-    // disposition of SIGPIPE has no other effect on the process.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
 }

@@ -35,16 +35,39 @@ macro_rules! out {
 static STDOUT_ERROR: OnceLock<String> = OnceLock::new();
 
 /// Writes `text` to standard output, keeping the first error it meets for [`stdout_failure`].
+/// A reader that closed the pipe (`runlet graph … | head`) ends the process by `SIGPIPE`, as it
+/// does other Unix tools.
 pub fn to_stdout(text: std::fmt::Arguments<'_>) {
-    if let Err(error) = std::io::stdout().lock().write_fmt(text) {
-        let _ = STDOUT_ERROR.set(error.to_string());
+    match std::io::stdout().lock().write_fmt(text) {
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => end_by_sigpipe(),
+        Err(error) => {
+            let _ = STDOUT_ERROR.set(error.to_string());
+        }
+        Ok(()) => {}
     }
+}
+
+/// Ends the process as the default action of `SIGPIPE` does. Only standard output's pipe does
+/// that: the process keeps Rust's disposition (ignored) otherwise, so a page viewer or a server
+/// that closes its socket is an error on that socket, never the end of the process and its run.
+fn end_by_sigpipe() -> ! {
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition and raising the signal only ends the process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
+    }
+    std::process::exit(141)
 }
 
 /// Flushes standard output; the failure of writing it, if any write (or this flush) failed.
 pub fn stdout_failure() -> Option<Failure> {
-    if let Err(error) = std::io::stdout().lock().flush() {
-        let _ = STDOUT_ERROR.set(error.to_string());
+    match std::io::stdout().lock().flush() {
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => end_by_sigpipe(),
+        Err(error) => {
+            let _ = STDOUT_ERROR.set(error.to_string());
+        }
+        Ok(()) => {}
     }
     let error = STDOUT_ERROR.get()?;
     Some(Failure::new(codes::FILE_UNWRITABLE, format!("cannot write standard output: {error}")))

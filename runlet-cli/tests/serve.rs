@@ -138,3 +138,34 @@ fn serve_lists_a_journals_runs_and_refuses_an_address_in_use() {
     assert!(stderr.contains("address is in use") && stderr.contains(addr), "{stderr}");
     assert_eq!(interrupt(&mut child), 0);
 }
+
+/// A viewer that closes its page or event stream makes the server's next write on that socket
+/// fail; that must end the connection, never the process and a run it drives. The process keeps
+/// `SIGPIPE` ignored (only standard output's closed pipe ends it, as `runlet graph … | head`
+/// shows in tests/graph.rs), and the server goes on answering after viewers that hang up.
+#[test]
+fn a_viewer_that_hangs_up_never_ends_the_server() {
+    let journal = journal("hang-up");
+    let ran = Command::new(env!("CARGO_BIN_EXE_runlet"))
+        .args(["run", &example("appendix-a/main.run"), "--registry", &example("appendix-a/registry.json")])
+        .args(["--tools", &example("appendix-a/tools.json"), "--inputs", &example("appendix-a/inputs.json")])
+        .args(["--journal", &journal])
+        .output()
+        .expect("runs");
+    assert!(ran.status.success());
+    let (mut child, url, _) = serving(&["serve", "--journal", &journal]);
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).expect("its status");
+    let ignored = status.lines().find_map(|line| line.strip_prefix("SigIgn:")).expect("SigIgn");
+    let ignored = u64::from_str_radix(ignored.trim(), 16).expect("a mask");
+    assert_ne!(ignored & (1 << (libc::SIGPIPE - 1)), 0, "SIGPIPE is ignored: {ignored:#x}");
+    let runs = get(&url, "/api/runs");
+    let run = runs.split(r#""run_id":""#).nth(1).and_then(|rest| rest.split('"').next()).expect("a run id");
+    let host = url.trim_start_matches("http://").split('/').next().expect("a host").to_owned();
+    for _ in 0..50 {
+        let mut stream = TcpStream::connect(&host).expect("connects");
+        write!(stream, "GET /api/runs/{run}/events HTTP/1.1\r\nHost: {host}\r\n\r\n").expect("writes");
+        let _ = stream.read(&mut [0; 64]);
+    }
+    assert!(get(&url, "/api/runs").contains(run), "still serving");
+    assert_eq!(interrupt(&mut child), 0);
+}

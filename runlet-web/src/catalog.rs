@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use hashlink::LruCache;
 use parking_lot::Mutex;
-use runlet::journal::{Journal, RunId};
+use runlet::journal::{Journal, JournalErrorKind, RunId};
 use runlet::observe::{GraphContext, RunObserver, ViewPolicy};
 use runlet::runtime::{RunListing, list_runs, run_listing};
 
@@ -152,7 +152,10 @@ impl Catalog {
             return Ok(watched.clone());
         }
         let journal = self.journal.as_ref().ok_or_else(|| WebError::UnknownRun(id.to_owned()))?;
-        let header = journal.header(&run).await.map_err(|_| WebError::UnknownRun(id.to_owned()))?;
+        let header = journal.header(&run).await.map_err(|error| match error.kind {
+            JournalErrorKind::UnknownRun => WebError::UnknownRun(id.to_owned()),
+            _ => WebError::Journal(error.to_string()),
+        })?;
         let (context, source) = open_graph_context(&header)?;
         let watched = Watched::Journaled { context, source };
         self.opened.lock().insert(run, watched.clone());

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use runlet::analyze::Inputs;
 use runlet::engine::{Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
-use runlet::journal::MemoryJournal;
+use runlet::journal::{JournalError, JournalErrorKind, MemoryJournal, Record, Snapshot};
 use runlet::observe::ViewPolicy;
 use runlet::registry::{Registry, RegistryOptions};
 use runlet::runtime::{RunHandle, Runtime};
@@ -438,4 +438,47 @@ fn a_journal_run_is_streamed_as_it_grows_each_record_once() {
     assert!(graphs.len() >= 2, "the graph is redrawn as the run grows: {} graphs", graphs.len());
     assert_eq!(graphs.last().expect("a graph")["snapshot"]["seq"], observer.seq());
     assert!(stream.trim_end().ends_with("data: {}") && stream.contains("event: end"), "{stream}");
+}
+
+/// A journal that fails every read, as a damaged or vanished file does.
+struct Unreadable;
+
+#[async_trait]
+impl runlet::journal::Journal for Unreadable {
+    async fn create_run(&self, _: &runlet::journal::RunHeader) -> Result<(), JournalError> {
+        Err(broken())
+    }
+    async fn header(&self, _: &runlet::journal::RunId) -> Result<runlet::journal::RunHeader, JournalError> {
+        Err(broken())
+    }
+    async fn append(&self, _: &runlet::journal::RunId, _: u64, _: &[Record]) -> Result<u64, JournalError> {
+        Err(broken())
+    }
+    async fn read(&self, _: &runlet::journal::RunId, _: u64, _: usize) -> Result<Vec<Record>, JournalError> {
+        Err(broken())
+    }
+    async fn load_snapshot(&self, _: &runlet::journal::RunId) -> Result<Option<Snapshot>, JournalError> {
+        Err(broken())
+    }
+    async fn store_snapshot(&self, _: &runlet::journal::RunId, _: Snapshot) -> Result<(), JournalError> {
+        Err(broken())
+    }
+}
+
+fn broken() -> JournalError {
+    JournalError::new(JournalErrorKind::Storage, "database disk image is malformed")
+}
+
+/// A journal that cannot be read is the journal's error (500, `journal`), not an unknown run.
+#[test]
+fn a_journal_that_cannot_be_read_is_a_journal_error_not_an_unknown_run() {
+    let catalog = Arc::new(Catalog::new(Some(Arc::new(Unreadable)), ViewPolicy::default()));
+    let (status, view) = multi_thread().block_on(async {
+        let addr = serve(catalog).await;
+        let (status, _, view) = snapshot(&addr, "r-1", "").await;
+        (status, view)
+    });
+    assert!(status.contains("500"), "{status}");
+    assert_eq!(view["error"]["code"], "journal", "{view}");
+    assert!(view["error"]["message"].as_str().is_some_and(|m| m.contains("malformed")), "{view}");
 }
