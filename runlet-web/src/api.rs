@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use axum::Json;
+use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -32,6 +33,22 @@ impl IntoResponse for WebError {
 pub(crate) async fn not_found() -> Response {
     let body = json!({ "error": { "code": "not_found", "message": "no such page" } });
     (StatusCode::NOT_FOUND, Json(body)).into_response()
+}
+
+/// A method other than GET (or HEAD) on a route the server has.
+pub(crate) async fn method_not_allowed() -> Response {
+    let body = json!({ "error": { "code": "method_not_allowed", "message": "only GET is served" } });
+    (StatusCode::METHOD_NOT_ALLOWED, Json(body)).into_response()
+}
+
+/// The run id of a route's path, or why it is not one (not UTF-8, say) as a JSON error.
+pub(crate) fn run_id(path: Result<Path<String>, PathRejection>) -> Result<String, WebError> {
+    path.map(|Path(id)| id).map_err(|rejection| WebError::BadRequest(rejection.body_text()))
+}
+
+/// A route's query, or why it could not be read (a parameter given twice, say) as a JSON error.
+pub(crate) fn query<T>(query: Result<Query<T>, QueryRejection>) -> Result<T, WebError> {
+    query.map(|Query(query)| query).map_err(|rejection| WebError::BadRequest(rejection.body_text()))
 }
 
 #[derive(Serialize)]
@@ -79,10 +96,11 @@ impl Detail {
 
 pub(crate) async fn run(
     State(catalog): State<Arc<Catalog>>,
-    Path(id): Path<String>,
-    Query(query): Query<Detail>,
+    path: Result<Path<String>, PathRejection>,
+    detail: Result<Query<Detail>, QueryRejection>,
 ) -> Result<Json<RunView>, WebError> {
-    let options = Detail::options(query.detail.as_deref())?;
+    let (id, detail) = (run_id(path)?, query(detail)?);
+    let options = Detail::options(detail.detail.as_deref())?;
     let watched = catalog.watched(&id).await?;
     let listing = catalog.listing(&RunId::new(id.as_str())).await?;
     let snapshot = snapshot_of(&catalog, &watched, &id, &options).await?;

@@ -28,6 +28,7 @@ pub fn router(catalog: Arc<Catalog>) -> Router {
         .route("/api/runs/{id}", get(api::run))
         .route("/api/runs/{id}/events", get(stream::events))
         .fallback(api::not_found)
+        .method_not_allowed_fallback(api::method_not_allowed)
         .with_state(catalog)
 }
 

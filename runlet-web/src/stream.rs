@@ -13,6 +13,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -22,7 +23,7 @@ use runlet::observe::{GraphEvent, JournalFold, RunObserver, SnapshotOptions, Sub
 use runlet::runtime::run_listing;
 use serde::Deserialize;
 
-use crate::api::{Detail, graph_message};
+use crate::api::{Detail, graph_message, query as api_query, run_id};
 use crate::catalog::{Catalog, Watched, WebError};
 
 /// How often, at most, a stream sends the redrawn graph while records arrive.
@@ -40,10 +41,11 @@ pub(crate) struct After {
 
 pub(crate) async fn events(
     State(catalog): State<Arc<Catalog>>,
-    Path(id): Path<String>,
-    Query(query): Query<After>,
+    path: Result<Path<String>, PathRejection>,
+    after: Result<Query<After>, QueryRejection>,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, WebError> {
+    let (id, query) = (run_id(path)?, api_query(after)?);
     let after = resume_point(&headers, query.after.as_deref())?;
     let options = Detail::options(query.detail.as_deref())?;
     let watched = catalog.watched(&id).await?;

@@ -254,6 +254,27 @@ fn unknown_runs_and_bad_sequence_numbers_are_json_errors() {
         assert!(body.contains(r#""code":"bad_request""#), "{body}");
         let (status, _) = get(&addr, "/no/such/page", "").await;
         assert!(status.contains("404"), "{status}");
+        // What the router itself refuses is a JSON error too: an id that is not UTF-8, a
+        // parameter given twice, a method other than GET.
+        for path in ["/api/runs/%ff", "/api/runs/%ff/events", "/api/runs/r-1?detail=1&detail=2"] {
+            let (status, body) = get(&addr, path, "").await;
+            assert!(status.contains("400"), "{path}: {status}");
+            assert!(body.contains(r#""code":"bad_request""#), "{path}: {body}");
+        }
+        let mut stream = TcpStream::connect(&addr).await.expect("connects");
+        stream
+            .write_all(
+                b"POST /api/runs HTTP/1.1\r\nHost: test\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+            )
+            .await
+            .expect("writes");
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).await.expect("reads");
+        let (status, body) = split_response(&raw);
+        assert!(
+            status.contains("405") && body.contains(r#""code":"method_not_allowed""#),
+            "{status}: {body}"
+        );
         let taken = runlet_web::bind(&addr).await.expect_err("the address is taken");
         assert!(taken.to_string().contains("in use"), "{taken}");
     });
