@@ -61,6 +61,17 @@ fn get(url: &str, path: &str) -> String {
     response
 }
 
+/// Runs Appendix A to its end, journaled in `journal`.
+fn run_appendix_a(journal: &str) {
+    let ran = Command::new(env!("CARGO_BIN_EXE_runlet"))
+        .args(["run", &example("appendix-a/main.run"), "--registry", &example("appendix-a/registry.json")])
+        .args(["--tools", &example("appendix-a/tools.json"), "--inputs", &example("appendix-a/inputs.json")])
+        .args(["--journal", journal])
+        .output()
+        .expect("runs");
+    assert!(ran.status.success());
+}
+
 fn interrupt(child: &mut Child) -> i32 {
     // SAFETY: `kill` with a process id this test started and a signal number has no other effect.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -103,13 +114,7 @@ fn run_serve_prints_the_run_page_then_the_result_and_exits_with_the_status_on_si
 #[test]
 fn serve_lists_a_journals_runs_and_refuses_an_address_in_use() {
     let journal = journal("list");
-    let ran = Command::new(env!("CARGO_BIN_EXE_runlet"))
-        .args(["run", &example("appendix-a/main.run"), "--registry", &example("appendix-a/registry.json")])
-        .args(["--tools", &example("appendix-a/tools.json"), "--inputs", &example("appendix-a/inputs.json")])
-        .args(["--journal", &journal])
-        .output()
-        .expect("runs");
-    assert!(ran.status.success());
+    run_appendix_a(&journal);
     let (mut child, url, _) = serving(&["serve", "--journal", &journal]);
     assert!(url.ends_with("/runs"), "{url}");
     let runs = get(&url, "/api/runs");
@@ -146,13 +151,7 @@ fn serve_lists_a_journals_runs_and_refuses_an_address_in_use() {
 #[test]
 fn a_viewer_that_hangs_up_never_ends_the_server() {
     let journal = journal("hang-up");
-    let ran = Command::new(env!("CARGO_BIN_EXE_runlet"))
-        .args(["run", &example("appendix-a/main.run"), "--registry", &example("appendix-a/registry.json")])
-        .args(["--tools", &example("appendix-a/tools.json"), "--inputs", &example("appendix-a/inputs.json")])
-        .args(["--journal", &journal])
-        .output()
-        .expect("runs");
-    assert!(ran.status.success());
+    run_appendix_a(&journal);
     let (mut child, url, _) = serving(&["serve", "--journal", &journal]);
     let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).expect("its status");
     let ignored = status.lines().find_map(|line| line.strip_prefix("SigIgn:")).expect("SigIgn");
