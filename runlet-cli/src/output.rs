@@ -38,7 +38,12 @@ static STDOUT_ERROR: OnceLock<String> = OnceLock::new();
 /// A reader that closed the pipe (`runlet graph … | head`) ends the process by `SIGPIPE`, as it
 /// does other Unix tools.
 pub fn to_stdout(text: std::fmt::Arguments<'_>) {
-    match std::io::stdout().lock().write_fmt(text) {
+    kept(std::io::stdout().lock().write_fmt(text));
+}
+
+/// Keeps the first error of writing standard output; a closed pipe ends the process instead.
+fn kept(written: std::io::Result<()>) {
+    match written {
         Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => end_by_sigpipe(),
         Err(error) => {
             let _ = STDOUT_ERROR.set(error.to_string());
@@ -62,13 +67,7 @@ fn end_by_sigpipe() -> ! {
 
 /// Flushes standard output; the failure of writing it, if any write (or this flush) failed.
 pub fn stdout_failure() -> Option<Failure> {
-    match std::io::stdout().lock().flush() {
-        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => end_by_sigpipe(),
-        Err(error) => {
-            let _ = STDOUT_ERROR.set(error.to_string());
-        }
-        Ok(()) => {}
-    }
+    kept(std::io::stdout().lock().flush());
     let error = STDOUT_ERROR.get()?;
     Some(Failure::new(codes::FILE_UNWRITABLE, format!("cannot write standard output: {error}")))
 }

@@ -50,5 +50,5 @@ pub fn storage(message: impl Into<String>) -> JournalError {
 }
 
 pub fn unknown(run: &str) -> JournalError {
-    JournalError::new(JournalErrorKind::UnknownRun, format!("run `{run}` is not in this journal"))
+    JournalError::unknown_run(run)
 }

@@ -41,6 +41,11 @@ impl JournalError {
         JournalError { kind, message: message.into() }
     }
 
+    /// `run` is not in the journal (`UnknownRun`), in the words every store uses.
+    pub fn unknown_run(run: impl std::fmt::Display) -> Self {
+        JournalError::new(JournalErrorKind::UnknownRun, format!("run `{run}` is not in this journal"))
+    }
+
     pub fn code(&self) -> Code {
         match self.kind {
             JournalErrorKind::RunExists => codes::JOURNAL_RUN_EXISTS,

@@ -125,7 +125,7 @@ fn unowned(run: &RunId) -> JournalError {
 }
 
 fn unknown(run: &RunId) -> JournalError {
-    JournalError::new(JournalErrorKind::UnknownRun, format!("run `{run}` is not in this journal"))
+    JournalError::unknown_run(run)
 }
 
 #[async_trait]

@@ -297,9 +297,7 @@ pub trait Journal: Send + Sync {
     /// picks one; a store that can look one up overrides it.
     async fn run_entry(&self, run: &RunId) -> Result<RunEntry, JournalError> {
         let entry = self.runs().await?.into_iter().find(|entry| entry.run_id == *run);
-        entry.ok_or_else(|| {
-            JournalError::new(JournalErrorKind::UnknownRun, format!("run `{run}` is not in this journal"))
-        })
+        entry.ok_or_else(|| JournalError::unknown_run(run))
     }
 
     /// Whether the store keeps run owners and cancellation requests ([`Journal::claim`],

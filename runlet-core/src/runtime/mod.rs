@@ -909,7 +909,7 @@ impl Runtime {
             // Records that do not fold in leave the graph short of them; recovery read them already.
             let _ = self.pool.block_on(observing.load_journaled(journaled));
         }
-        let published = publish(committed, observing.clone());
+        let published = publish(committed, Finishing(observing.clone()));
         let cancel = CancellationToken::new();
         let live = self.live.add_run(&run_id, &cancel);
         // This process's share of the run (its first start, or a resume): its calls' spans are
@@ -944,20 +944,12 @@ impl Runtime {
         // boxed, it is moved once, and the task that carries it — which tokio moves whole as
         // it creates the task and each time it sets the task's stage — stays small.
         let run = Box::pin(run(env).instrument(session));
-        let finishing = observing.clone();
         self.pool.spawn(async move {
             // The run and the publishing of its events share one task: a committed batch
             // reaches the observer, and the last one the outcome, with no hand-off to another
             // task (and thread) and back. A panic in either half ends both, and is reported.
             let joined = AssertUnwindSafe(async move { tokio::join!(run, published).0 }).catch_unwind().await;
-            let outcome = joined.unwrap_or_else(|panic| {
-                // Its publishing ended with it: the observer's subscriptions end, and it counts
-                // as finished wherever runs are kept until they finish.
-                finishing.finish();
-                Err(run_panicked(&owned_run, panic.as_ref()))
-            });
-            // Before the outcome: once the host has it, nothing of the run's keeps its graph.
-            drop(finishing);
+            let outcome = joined.unwrap_or_else(|panic| Err(run_panicked(&owned_run, panic.as_ref())));
             if let Some(run) = ended_run {
                 shared_permits.end_run(&run);
             }
@@ -997,11 +989,22 @@ fn run_panicked(run: &RunId, panic: &(dyn std::any::Any + Send)) -> JournalError
 /// Publishes a run's committed events to its observer, the one stream every consumer of them
 /// reads (handles, `--events`, the C listener, snapshots); ends when the shell drops its sender.
 /// It runs in the run's own task, beside the shell.
-async fn publish(mut committed: mpsc::Receiver<CommittedBatch>, observer: RunObserver) {
+async fn publish(mut committed: mpsc::Receiver<CommittedBatch>, observer: Finishing) {
     while let Some((first, events)) = committed.recv().await {
-        observer.publish(first, events);
+        observer.0.publish(first, events);
     }
-    observer.finish();
+}
+
+/// Finishes the observer it holds when dropped: after the run's last batch, and also when the
+/// run's task panics or its runtime drops it (even before `publish` first ran, as it holds the
+/// guard from its call), so subscriptions end and whoever keeps runs until they finish lets it
+/// go.
+struct Finishing(RunObserver);
+
+impl Drop for Finishing {
+    fn drop(&mut self) {
+        self.0.finish();
+    }
 }
 
 /// How many committed batches a run may be ahead of its observer's graph: the run waits for

@@ -279,15 +279,21 @@ fn a_runtime_without_a_live_graph_delivers_every_event_and_says_what_its_snapsho
     assert_eq!(nodes(&rebuilt), nodes(&live), "the journal gives the whole graph");
 }
 
-/// A fold that reads a journal as it grows reads each record once, gives the events a reading
-/// from the start gives, split where the reads fell, and ends with the same graph.
-#[test]
-fn a_journal_fold_reads_on_from_where_it_got_to() {
+/// Appendix A run to its end: the setup, the run's id and every record its journal holds.
+fn appendix_a_journaled() -> (AppendixA, runlet::journal::RunId, Vec<Record>) {
     let setup = appendix_a(|inner| Arc::new(inner), 1024);
     let run = setup.runtime.start(&setup.program, &setup.inputs).expect("starts");
     let run_id = run.run_id().clone();
     assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
     let records = block_on(setup.journal.read(&run_id, 0, usize::MAX)).expect("read");
+    (setup, run_id, records)
+}
+
+/// A fold that reads a journal as it grows reads each record once, gives the events a reading
+/// from the start gives, split where the reads fell, and ends with the same graph.
+#[test]
+fn a_journal_fold_reads_on_from_where_it_got_to() {
+    let (setup, run_id, records) = appendix_a_journaled();
     let (view, options) = (ViewPolicy::default(), SnapshotOptions::default());
     let context = || setup.program.graph_context(&run_id);
     let whole =
@@ -317,11 +323,7 @@ fn a_journal_fold_reads_on_from_where_it_got_to() {
 
 #[test]
 fn a_journal_the_state_machine_refuses_is_reported_not_accepted() {
-    let setup = appendix_a(|inner| Arc::new(inner), 1024);
-    let run = setup.runtime.start(&setup.program, &setup.inputs).expect("starts");
-    let run_id = run.run_id().clone();
-    assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
-    let records = block_on(setup.journal.read(&run_id, 0, usize::MAX)).expect("read");
+    let (setup, run_id, records) = appendix_a_journaled();
     let succeeded = records
         .iter()
         .find_map(|r| match Event::decode(&r.bytes) {

@@ -95,7 +95,7 @@ fn corrupt(message: impl Into<String>) -> JournalError {
 }
 
 fn unknown(run: &str) -> JournalError {
-    JournalError::new(JournalErrorKind::UnknownRun, format!("run `{run}` is not in this journal"))
+    JournalError::unknown_run(run)
 }
 
 /// The query of the runs' entries (their last append and owner) that `tail` selects and orders.
