@@ -41,6 +41,7 @@ mod assets;
 mod background;
 mod catalog;
 mod failure;
+mod host;
 mod journal_run;
 mod serve;
 mod stream;

@@ -4,11 +4,12 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::Router;
 use axum::routing::get;
+use axum::{Router, middleware};
 use tokio::net::TcpListener;
 
 use crate::catalog::Catalog;
+use crate::host::{self, AllowedHosts};
 use crate::{api, assets, stream};
 
 /// The address served when none is given: loopback, a port the system picks.
@@ -71,8 +72,13 @@ impl Server {
         format!("http://{}", self.addr)
     }
 
-    /// Serves `catalog` until the task is dropped or the listener fails.
+    /// Serves `catalog` until the task is dropped or the listener fails. A server bound to
+    /// loopback answers only requests for a loopback host (`localhost`, `127.0.0.1`, `[::1]`),
+    /// so a web page cannot read it through a name of its own pointed at this machine (DNS
+    /// rebinding); any other request is a 403 `host_not_allowed`.
     pub async fn serve(self, catalog: Arc<Catalog>) -> Result<(), std::io::Error> {
-        axum::serve(self.listener, router(catalog)).await
+        let allowed = AllowedHosts::for_bound(self.addr);
+        let routes = router(catalog).layer(middleware::from_fn_with_state(allowed, host::check));
+        axum::serve(self.listener, routes).await
     }
 }

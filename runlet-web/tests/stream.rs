@@ -82,7 +82,7 @@ async fn serve(catalog: Arc<Catalog>) -> String {
 }
 
 fn request(path: &str, headers: &str) -> String {
-    format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n{headers}\r\n")
+    format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n{headers}\r\n")
 }
 
 /// The response to GET `path`: its status line and its body, de-chunked.
@@ -264,7 +264,7 @@ fn unknown_runs_and_bad_sequence_numbers_are_json_errors() {
         let mut stream = TcpStream::connect(&addr).await.expect("connects");
         stream
             .write_all(
-                b"POST /api/runs HTTP/1.1\r\nHost: test\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+                b"POST /api/runs HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
             )
             .await
             .expect("writes");
@@ -277,6 +277,37 @@ fn unknown_runs_and_bad_sequence_numbers_are_json_errors() {
         );
         let taken = runlet_web::bind(&addr).await.expect_err("the address is taken");
         assert!(taken.to_string().contains("in use"), "{taken}");
+    });
+}
+
+#[test]
+fn a_loopback_server_answers_only_requests_for_a_loopback_host() {
+    let pool = multi_thread();
+    pool.block_on(async {
+        let catalog = Arc::new(Catalog::new(Some(Arc::new(MemoryJournal::new())), ViewPolicy::default()));
+        let addr = serve(catalog).await;
+        // A page that pointed its own name at 127.0.0.1 (DNS rebinding) sends that name.
+        for host in ["attacker.example", &format!("attacker.example:{}", addr.rsplit(':').next().unwrap())] {
+            for path in ["/api/runs", "/runs", "/api/runs/r-1/events"] {
+                let mut stream = TcpStream::connect(&addr).await.expect("connects");
+                let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+                stream.write_all(request.as_bytes()).await.expect("writes");
+                let mut raw = Vec::new();
+                stream.read_to_end(&mut raw).await.expect("reads");
+                let (status, body) = split_response(&raw);
+                assert!(status.contains("403"), "{host} {path}: {status}");
+                assert!(body.contains(r#""code":"host_not_allowed""#), "{body}");
+            }
+        }
+        for host in ["localhost", addr.as_str(), "[::1]:1"] {
+            let mut stream = TcpStream::connect(&addr).await.expect("connects");
+            let request = format!("GET /api/runs HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+            stream.write_all(request.as_bytes()).await.expect("writes");
+            let mut raw = Vec::new();
+            stream.read_to_end(&mut raw).await.expect("reads");
+            let (status, body) = split_response(&raw);
+            assert!(status.contains("200") && body.contains(r#""runs":[]"#), "{host}: {status} {body}");
+        }
     });
 }
 
