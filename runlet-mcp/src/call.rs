@@ -20,6 +20,7 @@ use runlet::diag::codes;
 use runlet::engine::{ToolCall, ToolError, ToolOutput};
 use runlet::value::{Object, Value, parse_json, to_serde_json};
 
+use crate::error::service_failure;
 use crate::session::Session;
 
 /// The `_meta` keys Runlet sets on every `tools/call`.
@@ -200,7 +201,7 @@ async fn failure(session: &Session, original: &str, error: ServiceError, sent: b
         )
         .with_details(details(server, original)),
         other => {
-            let why = session.gone().await.unwrap_or_else(|| other.to_string());
+            let why = session.gone().await.unwrap_or_else(|| service_failure(&other));
             ToolError::retryable(
                 codes::MCP_SERVER_UNAVAILABLE.to_string(),
                 format!("the MCP server `{server}` is unavailable for `{original}`: {why}"),

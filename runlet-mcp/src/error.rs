@@ -2,7 +2,12 @@
 //! specification (`RL8601`), a server that does not start or answer (`RL8602`), a failed
 //! `tools/list` (`RL8603`), and registry findings about the imported tools.
 
+use rmcp::ServiceError;
 use runlet::diag::{Code, codes};
+
+/// The most characters of a transport's own words an error quotes: they can repeat what the
+/// server sent, up to the whole of a 16 MiB answer.
+const MOST_QUOTED_CHARS: usize = 400;
 
 /// A host-side failure of the MCP client, before any program runs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -30,5 +35,18 @@ impl McpError {
             codes::MCP_TOOLS_LIST,
             format!("`tools/list` of the MCP server `{server}` failed: {why}"),
         )
+    }
+}
+
+/// Why a request to a server got no answer, in the transport's words without the names of its
+/// Rust types, and cut to [`MOST_QUOTED_CHARS`] characters.
+pub(crate) fn service_failure(error: &ServiceError) -> String {
+    let why = match error {
+        ServiceError::TransportSend(sending) => sending.error.to_string(),
+        other => other.to_string(),
+    };
+    match why.char_indices().nth(MOST_QUOTED_CHARS) {
+        Some((cut, _)) => format!("{}…", &why[..cut]),
+        None => why,
     }
 }

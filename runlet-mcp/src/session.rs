@@ -15,7 +15,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use tokio::sync::Mutex as AsyncMutex;
 
 use crate::config::{ServerSpec, TransportSpec};
-use crate::error::McpError;
+use crate::error::{McpError, service_failure};
 use crate::guard::{Guarded, Violation};
 use crate::handler::{Handler, ProgressRoutes};
 use crate::stdio::{ServerProcess, Stopped};
@@ -133,7 +133,8 @@ impl Session {
             let (mut tools, mut cursor, mut cursors) = (Vec::new(), None, BTreeSet::new());
             for page in 1..=MOST_TOOL_PAGES {
                 let params = PaginatedRequestParams::default().with_cursor(cursor.take());
-                let listed = self.peer.list_tools(Some(params)).await.map_err(|e| refused(e.to_string()))?;
+                let listed =
+                    self.peer.list_tools(Some(params)).await.map_err(|e| refused(service_failure(&e)))?;
                 for tool in &listed.tools {
                     tools.push(serde_json::to_value(tool).map_err(|e| refused(e.to_string()))?);
                 }

@@ -2,8 +2,8 @@
 //! import of every reference server, the bounded shutdown of stdio servers (stdin closed, then
 //! SIGTERM, then SIGKILL), progress journaled as the call's heartbeats, the host's tool deadline ending a
 //! call at the server, and parallel calls to several servers under one runtime; and servers
-//! that break the protocol (`rogue_server.py`): tool lists that never end, answers that cannot
-//! be read.
+//! that break the protocol (`rogue_server.py`, over stdio and Streamable HTTP): tool lists that
+//! never end, answers that cannot be read.
 
 #[path = "../../tests/mcp-servers/support.rs"]
 mod support;
@@ -176,4 +176,35 @@ fn an_answer_that_cannot_be_read_fails_the_call_instead_of_hanging_it() {
         assert!(message.contains(why), "{mode}: {message}");
         client.shutdown();
     }
+}
+
+/// Over Streamable HTTP too, an answer Runlet cannot read — a body longer than 16 MiB, JSON nested
+/// deeper than its parser goes — fails the call at once with a short message in the transport's
+/// words, and a tool list nested too deep is refused; a server that answers well is read.
+#[test]
+fn an_http_answer_that_cannot_be_read_fails_the_call_instead_of_hanging_it() {
+    let s = servers();
+    for (mode, why) in [
+        ("huge-result", "exceeded the maximum size of 16777216 bytes"),
+        ("deep-result 200", "recursion limit exceeded"),
+    ] {
+        let server = s.rogue_http(mode);
+        let client = McpClient::connect(&[spec(&format!("rogue={}", server.url))], &McpOptions::default())
+            .expect("attaches");
+        let (code, message) = run(&client, "return rogue.echo({})\n", None).expect_err(mode);
+        assert_eq!(code, "RL6111", "{mode}: {message}");
+        assert!(message.contains(why), "{mode}: {message}");
+        assert!(message.chars().count() < 600 && !message.contains("rmcp::"), "{mode}: {message}");
+        client.shutdown();
+    }
+    let server = s.rogue_http("deep-tools");
+    let error = McpClient::connect(&[spec(&format!("rogue={}", server.url))], &McpOptions::default())
+        .expect_err("a tool list nested too deep");
+    assert_eq!(error.code.to_string(), "RL8603", "{error}");
+    assert!(error.message.contains("recursion limit exceeded"), "{error}");
+    let server = s.rogue_http("echo");
+    let client = McpClient::connect(&[spec(&format!("rogue={}", server.url))], &McpOptions::default())
+        .expect("attaches");
+    assert_eq!(run(&client, "return rogue.echo({})\n", None), Ok(r#""ok""#.to_owned()));
+    client.shutdown();
 }

@@ -1,6 +1,5 @@
-"""An MCP peer that breaks the protocol in one way per mode, speaking JSON-RPC over standard input
-and output with nothing but the standard library, for the tests of what Runlet does with a
-server it cannot trust:
+"""An MCP peer that breaks the protocol in one way per mode, speaking JSON-RPC with nothing but the
+standard library, for the tests of what Runlet does with a server it cannot trust:
 
     rogue_server.py pages-for-ever      `tools/list` always gives a new `nextCursor`
     rogue_server.py same-cursor         `tools/list` gives the same `nextCursor` every time
@@ -10,65 +9,104 @@ server it cannot trust:
                                         structured content `{"v": [[…]]}` with N nested lists
     rogue_server.py deep-tools          `tools/list` answers with a message 200 levels deep
 
+over standard input and output, or over Streamable HTTP (each answer a JSON response to its POST,
+no event stream) at http://127.0.0.1:PORT/mcp with
+
+    rogue_server.py http PORT MODE [N]
+
 Each mode lists one tool, `echo`, and otherwise answers as a server should.
 """
 
+import http.server
 import json
 import sys
 
-MODE = sys.argv[1]
-DEPTH = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+HTTP = sys.argv[1] == "http"
+ARGS = sys.argv[3:] if HTTP else sys.argv[1:]
+MODE = ARGS[0]
+DEPTH = int(ARGS[1]) if len(ARGS) > 1 else 0
 ECHO = {"name": "echo", "inputSchema": {"type": "object"}}
 
 
-def send(text):
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
-
-
 def answer(request_id, result):
-    send(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}))
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
 def tools_page(request_id, params):
     page = int((params or {}).get("cursor") or "0")
     if MODE == "pages-for-ever":
-        answer(request_id, {"tools": [ECHO] if page == 0 else [], "nextCursor": str(page + 1)})
-    elif MODE == "same-cursor":
-        answer(request_id, {"tools": [ECHO] if page == 0 else [], "nextCursor": "1"})
-    elif MODE == "deep-tools":
+        return answer(request_id, {"tools": [ECHO] if page == 0 else [], "nextCursor": str(page + 1)})
+    if MODE == "same-cursor":
+        return answer(request_id, {"tools": [ECHO] if page == 0 else [], "nextCursor": "1"})
+    if MODE == "deep-tools":
         deep = "[" * 200 + "]" * 200
-        send('{"jsonrpc": "2.0", "id": %s, "result": {"tools": %s}}' % (json.dumps(request_id), deep))
-    elif MODE == "too-many-tools":
+        return '{"jsonrpc": "2.0", "id": %s, "result": {"tools": %s}}' % (json.dumps(request_id), deep)
+    if MODE == "too-many-tools":
         tools = [ECHO] + [{"name": f"t{n}", "inputSchema": {"type": "object"}} for n in range(10_000)]
-        answer(request_id, {"tools": tools})
-    else:
-        answer(request_id, {"tools": [ECHO]})
+        return answer(request_id, {"tools": tools})
+    return answer(request_id, {"tools": [ECHO]})
 
 
 def call(request_id):
     if MODE == "huge-result":
-        answer(request_id, {"content": [{"type": "text", "text": "x" * (17 << 20)}]})
-    elif MODE == "deep-result":
+        return answer(request_id, {"content": [{"type": "text", "text": "x" * (17 << 20)}]})
+    if MODE == "deep-result":
         deep = "[" * DEPTH + "]" * DEPTH
-        send('{"jsonrpc": "2.0", "id": %s, "result": {"content": [], "structuredContent": {"v": %s}}}'
-             % (json.dumps(request_id), deep))
-    else:
-        answer(request_id, {"content": [{"type": "text", "text": "ok"}]})
+        return ('{"jsonrpc": "2.0", "id": %s, "result": {"content": [], "structuredContent": {"v": %s}}}'
+                % (json.dumps(request_id), deep))
+    return answer(request_id, {"content": [{"type": "text", "text": "ok"}]})
 
 
-for line in sys.stdin:
-    message = json.loads(line)
+def handle(message):
+    """The answer to one JSON-RPC message, or None for a notification."""
     method, request_id = message.get("method"), message.get("id")
     if method == "initialize":
-        answer(request_id, {
+        return answer(request_id, {
             "protocolVersion": message["params"]["protocolVersion"],
             "capabilities": {"tools": {}},
             "serverInfo": {"name": "rogue", "version": "1"},
         })
-    elif method == "tools/list":
-        tools_page(request_id, message.get("params"))
-    elif method == "tools/call":
-        call(request_id)
-    elif request_id is not None:
-        send(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": method}}))
+    if method == "tools/list":
+        return tools_page(request_id, message.get("params"))
+    if method == "tools/call":
+        return call(request_id)
+    if request_id is not None:
+        return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": method}})
+    return None
+
+
+class Endpoint(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        text = handle(json.loads(body))
+        if text is None:
+            self.send_response(202)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        data = text.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        self.send_response(405)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_DELETE = do_GET
+
+    def log_message(self, *_):
+        pass
+
+
+if HTTP:
+    http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), Endpoint).serve_forever()
+else:
+    for line in sys.stdin:
+        text = handle(json.loads(line))
+        if text is not None:
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()

@@ -66,29 +66,40 @@ impl Servers {
 
     /// Starts the lab server over Streamable HTTP on a free port of 127.0.0.1.
     pub fn lab_http(&self) -> HttpLab {
+        self.http_server("lab_server.py", &[])
+    }
+
+    /// Starts the server that breaks the protocol the way `mode` says over Streamable HTTP.
+    pub fn rogue_http(&self, mode: &str) -> HttpLab {
+        self.http_server("rogue_server.py", &mode.split(' ').collect::<Vec<_>>())
+    }
+
+    /// Starts `script http PORT ARGS…` on a free port of 127.0.0.1, once it listens.
+    fn http_server(&self, script: &str, args: &[&str]) -> HttpLab {
         // One server starts at a time: between the free port's release and the server's bind,
         // no other test of this process may take the same port.
         static STARTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _starting = STARTING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
         let child = Command::new(self.dir.join(".venv/bin/python"))
-            .arg(self.dir.join("lab_server.py"))
+            .arg(self.dir.join(script))
             .args(["http", &port.to_string()])
+            .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("the lab server starts");
+            .expect("the server starts");
         let lab = HttpLab { child, url: format!("http://127.0.0.1:{port}/mcp") };
         let started = Instant::now();
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(started.elapsed() < Duration::from_secs(60), "the lab server did not listen on {port}");
+            assert!(started.elapsed() < Duration::from_secs(60), "{script} did not listen on {port}");
             std::thread::sleep(Duration::from_millis(50));
         }
         lab
     }
 }
 
-/// A running Streamable HTTP lab server, stopped when dropped.
+/// A running Streamable HTTP server, stopped when dropped.
 pub struct HttpLab {
     child: Child,
     pub url: String,
