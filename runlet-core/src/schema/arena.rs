@@ -52,7 +52,7 @@ impl SchemaArena {
         }
     }
 
-    fn schema_count(&self) -> u32 {
+    pub(in crate::schema) fn schema_count(&self) -> u32 {
         self.first_schema + self.nodes.len() as u32
     }
 

@@ -1,5 +1,6 @@
-//! `enum` and `const`: each value becomes a constant (a one-value string enumeration, an integer
-//! or number range of one value, a boolean constant, null), checked against `type` and bounds.
+//! `enum` and `const`: the strings become one string enumeration, and each other value a constant
+//! (an integer or number range of one value, a boolean constant, null), all checked against
+//! `type` and bounds.
 
 use serde_json::Value;
 
@@ -18,6 +19,12 @@ struct Facets {
     range: NumberRange,
     length: LengthRange,
     format: Option<std::sync::Arc<str>>,
+}
+
+impl Facets {
+    fn allows(&self, json_type: JsonType) -> bool {
+        self.types.as_ref().is_none_or(|types| types.contains(&json_type))
+    }
 }
 
 impl<'a> Importer<'a, '_> {
@@ -72,14 +79,34 @@ impl<'a> Importer<'a, '_> {
             ),
             format: self.format(keywords, path),
         };
-        let ids: Vec<SchemaId> =
-            values.into_iter().filter_map(|(at, value)| self.literal(value, at, &facets)).collect();
+        // The strings become one enumeration at once, not a schema per value that the union
+        // would merge: a registry's enumeration of many strings costs little more than its text.
+        let (mut ids, mut strings) = (Vec::new(), Vec::new());
+        for (at, value) in values {
+            match value {
+                Value::String(text) if facets.allows(JsonType::String) => {
+                    if facets.length.contains(text.chars().count() as u64) {
+                        strings.push(text.as_str().into());
+                    } else {
+                        self.invalid(at, format!("{value} is outside `minLength`..`maxLength`"));
+                    }
+                }
+                _ => ids.extend(self.literal(value, at, &facets)),
+            }
+        }
+        if !strings.is_empty() {
+            let values = Some(strings.into());
+            let string = StringSchema { format: facets.format.clone(), values, ..Default::default() };
+            ids.push(self.arena.intern(Schema::public(SchemaKind::String(string))));
+        }
         let normalized = self.arena.union(&ids, self.options.max_union_variants);
         self.widened(normalized, path)
     }
 
+    /// The constant schema of `value`, a literal other than an allowed string.
+
     fn literal(&mut self, value: &Value, at: At<'_>, facets: &Facets) -> Option<SchemaId> {
-        let allows = |t: JsonType| facets.types.as_ref().is_none_or(|types| types.contains(&t));
+        let allows = |t: JsonType| facets.allows(t);
         let kind = match value {
             Value::Null if allows(JsonType::Null) => SchemaKind::Null,
             Value::Bool(b) if allows(JsonType::Boolean) => SchemaKind::Boolean(Some(*b)),
@@ -106,18 +133,6 @@ impl<'a> Importer<'a, '_> {
                     _ => return self.mismatch(value, at),
                 }
             }
-            Value::String(s) if allows(JsonType::String) => {
-                if !facets.length.contains(s.chars().count() as u64) {
-                    self.invalid(at, format!("{value} is outside `minLength`..`maxLength`"));
-                    return None;
-                }
-                let format = facets.format.clone();
-                SchemaKind::String(StringSchema {
-                    format,
-                    values: Some([s.as_str().into()].into()),
-                    ..Default::default()
-                })
-            }
             Value::Array(_) | Value::Object(_) => {
                 self.invalid(at, "enumerated values must be null, booleans, numbers or strings");
                 return None;
@@ -137,4 +152,48 @@ impl<'a> Importer<'a, '_> {
 fn whole(f: f64) -> Option<i64> {
     const TWO_TO_63: f64 = 9_223_372_036_854_775_808.0;
     (f.fract() == 0.0 && (-TWO_TO_63..TWO_TO_63).contains(&f)).then_some(f as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::super::docs::SchemaDocs;
+    use super::super::super::fingerprint::Fingerprint;
+    use super::super::super::json_path::JsonPath;
+    use super::super::{Document, Findings, ImportOptions, import_document};
+    use super::*;
+    use crate::schema::SchemaArena;
+
+    /// Imports `schema` into a fresh arena: the schema's kind, its fingerprint and how many
+    /// schemas were interned.
+    fn imported(schema: &Value) -> (SchemaKind, Fingerprint, u32) {
+        let (mut arena, mut issues, mut docs) = (SchemaArena::new(), Vec::new(), SchemaDocs::default());
+        let path = JsonPath::root();
+        let document = Document { json: schema, path: &path, name: "t" };
+        let findings = Findings { issues: &mut issues, docs: &mut docs, docs_base: &path };
+        let id = import_document(&mut arena, &ImportOptions::default(), document, findings);
+        assert!(issues.is_empty(), "{issues:?}");
+        (arena.kind(id).clone(), arena.fingerprint(id), arena.schema_count())
+    }
+
+    #[test]
+    fn an_enumeration_of_many_strings_is_one_schema_not_one_per_value() {
+        let values: Vec<String> = (0..10_000).rev().map(|i| format!("v{i:05}")).collect();
+        let (kind, _, interned) = imported(&json!({ "enum": values }));
+        let SchemaKind::String(string) = kind else { panic!("{kind:?}") };
+        let values = string.values.expect("an enumeration");
+        assert_eq!(values.len(), 10_000);
+        assert!(values.windows(2).all(|pair| pair[0] < pair[1]), "sorted and distinct");
+        assert!(interned < 10, "{interned} schemas interned");
+    }
+
+    #[test]
+    fn strings_and_other_literals_make_the_same_union_in_any_order() {
+        let (forward, fingerprint, _) = imported(&json!({ "enum": ["b", 1, "a", null, "b", true] }));
+        let (_, same, _) = imported(&json!({ "enum": [true, "b", null, "a", 1] }));
+        assert_eq!(fingerprint, same);
+        let SchemaKind::Union(union) = forward else { panic!("{forward:?}") };
+        assert_eq!(union.variants.len(), 4, "null, true, 1 and the strings a and b");
+    }
 }
