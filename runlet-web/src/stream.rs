@@ -32,6 +32,10 @@ const GRAPH_EVERY: Duration = Duration::from_millis(200);
 /// How often a journal's run that no observer here follows is read again.
 const POLL_EVERY: Duration = Duration::from_millis(500);
 
+/// The most records a stream of a journal's run reads at once: a stream from the start of a long
+/// run holds one page of it, and lets the server's other requests in between pages.
+const JOURNAL_PAGE: usize = 1024;
+
 #[derive(Debug, Deserialize)]
 pub(crate) struct After {
     after: Option<String>,
@@ -163,8 +167,9 @@ impl Feed {
         }
     }
 
-    /// Reads the records the run's journal got since the last read (each record once, however
-    /// long the run), sends those after the client's position, and the graph when any were.
+    /// Reads on in the run's journal (each record once, however long the run, a page at a time),
+    /// sends the records after the client's position, and the graph when any were and it has
+    /// caught up or the last one is [`GRAPH_EVERY`] old.
     async fn poll_journal(&mut self) {
         let Source::Journaled { fold, last } = &mut self.source else { return };
         let Some(journal) = self.catalog.journal().cloned() else { return self.out.push_end() };
@@ -176,10 +181,12 @@ impl Feed {
         if newest <= fold.last_seq() && !ended {
             return journal.appended(&run, newest, POLL_EVERY).await;
         }
-        let events = match fold.read_on(journal.as_ref(), &run, self.catalog.view()).await {
+        let events = match fold.read_on(journal.as_ref(), &run, self.catalog.view(), JOURNAL_PAGE).await {
             Ok(events) => events,
             Err(error) => return self.out.push_resync(&error.to_string()),
         };
+        // A journal that listed records it then did not give is waited for like one that is idle.
+        let read_any = !events.is_empty();
         let after = *last;
         let fresh: Vec<GraphEvent> = events.into_iter().filter(|event| event.seq > after).collect();
         if let Some(newest) = fresh.last() {
@@ -188,10 +195,14 @@ impl Feed {
         for event in &fresh {
             self.out.push_record(event);
         }
-        if self.out.dirty {
+        let caught_up = !read_any || fold.last_seq() >= newest;
+        if self.out.dirty && (caught_up || self.out.last_graph.elapsed() >= GRAPH_EVERY) {
             self.out.push_graph(&fold.snapshot(self.catalog.view(), &self.options));
         }
-        if ended {
+        if !caught_up {
+            // The next page is read once this one is sent; other requests go first.
+            tokio::task::yield_now().await;
+        } else if ended {
             self.out.push_end();
         } else if fresh.is_empty() {
             journal.appended(&run, fold.last_seq(), POLL_EVERY).await;

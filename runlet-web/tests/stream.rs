@@ -333,15 +333,28 @@ fn a_run_of_100000_journaled_events_is_drawn_from_a_bounded_snapshot() {
         assert!(matches!(run.wait().expect("journal works"), Outcome::Succeeded(_)));
         // Shown from the journal, as `runlet serve` shows a finished run.
         let catalog = Arc::new(Catalog::new(Some(journal), ViewPolicy::default()));
-        let (status, size, view, stream) = pool.block_on(async {
+        let (status, size, view, stream, whole) = pool.block_on(async {
             let addr = serve(catalog).await;
             let (status, size, view) = snapshot(&addr, &id, "").await;
             let seq = view["snapshot"]["seq"].as_u64().unwrap_or(0);
             let (_, stream) = get(&addr, &format!("/api/runs/{id}/events?after={seq}"), "").await;
-            (status, size, view, stream)
+            let whole = if count == 2_500 {
+                get(&addr, &format!("/api/runs/{id}/events"), "").await.1
+            } else {
+                String::new()
+            };
+            (status, size, view, stream, whole)
         });
         assert!(status.contains("200"), "{status}");
         let seq = view["snapshot"]["seq"].as_u64().expect("a seq");
+        if count == 2_500 {
+            // The whole run from its start, read from the journal a page at a time.
+            assert!(seq > 10_000, "the run journaled {seq} events");
+            assert_eq!(record_ids(&whole), (1..=seq).collect::<Vec<_>>(), "every record once, in order");
+            assert_eq!(whole.matches("event: end").count(), 1, "one end");
+            let last_graph = whole.rsplit("event: graph").next().expect("a graph");
+            assert!(last_graph.contains(&format!(r#""seq":{seq}"#)), "the last graph is the whole run's");
+        }
         if count == 25_000 {
             assert!(seq > 100_000, "the run journaled {seq} events");
         }

@@ -458,8 +458,8 @@ pub async fn events_from_journal(
     view: &ViewPolicy,
 ) -> Result<Vec<GraphEvent>, ObserveError> {
     let mut events = Vec::new();
-    read_on(journal, run, &mut 0, |seq, event| events.push(context.graph_event(seq, event, None, view)))
-        .await?;
+    let each = |seq, event: &Event| events.push(context.graph_event(seq, event, None, view));
+    read_on(journal, run, &mut 0, usize::MAX, each).await?;
     Ok(events)
 }
 
@@ -473,7 +473,7 @@ pub async fn snapshot_from_journal(
     options: &SnapshotOptions,
 ) -> Result<GraphSnapshot, ObserveError> {
     let mut fold = JournalFold::new(context);
-    fold.read_on(journal, run, view).await?;
+    fold.read_on(journal, run, view, usize::MAX).await?;
     Ok(fold.snapshot(view, options))
 }
 
@@ -498,18 +498,20 @@ impl JournalFold {
         JournalFold { model: GraphModel::new(Arc::clone(&context)), context, last_seq: 0 }
     }
 
-    /// Reads the run's records after the last one read, folds them into the graph, and gives
-    /// them back in their public form under `view`, in order. On an error, the records folded
-    /// before it count as read: the next call reads on after them.
+    /// Reads the run's records after the last one read, at most `most` of them (a reader that
+    /// must not hold a whole long run at once reads it in pages), folds them into the graph,
+    /// and gives them back in their public form under `view`, in order. On an error, the
+    /// records folded before it count as read: the next call reads on after them.
     pub async fn read_on(
         &mut self,
         journal: &dyn Journal,
         run: &RunId,
         view: &ViewPolicy,
+        most: usize,
     ) -> Result<Vec<GraphEvent>, ObserveError> {
         let JournalFold { context, model, last_seq } = self;
         let mut events = Vec::new();
-        read_on(journal, run, last_seq, |seq, event| {
+        read_on(journal, run, last_seq, most, |seq, event| {
             model.apply(seq, event, None);
             events.push(context.graph_event(seq, event, None, view));
         })
@@ -529,23 +531,27 @@ impl JournalFold {
 }
 
 /// Hands each of the run's records after `after` to `each`, decoded, in order, moving `after`
-/// past each: after an error it is the last record handed over.
+/// past each, until `most` were or there are no more: after an error it is the last record
+/// handed over.
 async fn read_on(
     journal: &dyn Journal,
     run: &RunId,
     after: &mut u64,
+    mut most: usize,
     mut each: impl FnMut(u64, &Event),
 ) -> Result<(), ObserveError> {
-    loop {
-        let records = journal.read(run, *after, CATCH_UP_BATCH).await?;
+    while most > 0 {
+        let records = journal.read(run, *after, most.min(CATCH_UP_BATCH)).await?;
         if records.is_empty() {
             return Ok(());
         }
+        most -= records.len().min(most);
         for (seq, event) in decoded(journal, records).await? {
             each(seq, &event);
             *after = seq;
         }
     }
+    Ok(())
 }
 
 /// The events of `records`, in order, with the values they keep in blobs put back.

@@ -289,8 +289,8 @@ fn appendix_a_journaled() -> (AppendixA, runlet::journal::RunId, Vec<Record>) {
     (setup, run_id, records)
 }
 
-/// A fold that reads a journal as it grows reads each record once, gives the events a reading
-/// from the start gives, split where the reads fell, and ends with the same graph.
+/// A fold that reads a journal as it grows, or in pages, reads each record once, gives the events
+/// a reading from the start gives, split where the reads fell, and ends with the same graph.
 #[test]
 fn a_journal_fold_reads_on_from_where_it_got_to() {
     let (setup, run_id, records) = appendix_a_journaled();
@@ -306,13 +306,26 @@ fn a_journal_fold_reads_on_from_where_it_got_to() {
     for upto in [0, 3, 3, records.len() / 2, records.len()] {
         block_on(growing.append(&run_id, appended as u64, &records[appended..upto])).expect("append");
         appended = upto;
-        let events = block_on(fold.read_on(growing.as_ref(), &run_id, &view)).expect("reads on");
+        let events = block_on(fold.read_on(growing.as_ref(), &run_id, &view, usize::MAX)).expect("reads on");
         assert_eq!(events.len(), upto - read.len(), "only the records appended since the last read");
         read.extend(events);
         last_seqs.push(fold.last_seq());
     }
+    // Read in pages of five records, the same fold gives the same events and ends in the same place.
+    let mut paged = JournalFold::new(context());
+    let mut pages = Vec::new();
+    loop {
+        let page = block_on(paged.read_on(setup.journal.as_ref(), &run_id, &view, 5)).expect("reads a page");
+        assert!(page.len() <= 5, "{}", page.len());
+        if page.is_empty() {
+            break;
+        }
+        pages.extend(page);
+    }
+    assert_eq!(paged.last_seq(), records.len() as u64);
     let graphs = |events: &[GraphEvent]| serde_json::to_value(events).expect("JSON");
     assert_eq!(graphs(&read), graphs(&whole), "the same events as one reading from the start");
+    assert_eq!(graphs(&pages), graphs(&whole), "the same events read in pages");
     assert_eq!(last_seqs, [0, 3, 3, (records.len() / 2) as u64, records.len() as u64]);
     let rebuilt =
         block_on(snapshot_from_journal(context(), setup.journal.as_ref(), &run_id, &view, &options))

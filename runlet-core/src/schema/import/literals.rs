@@ -104,7 +104,6 @@ impl<'a> Importer<'a, '_> {
     }
 
     /// The constant schema of `value`, a literal other than an allowed string.
-
     fn literal(&mut self, value: &Value, at: At<'_>, facets: &Facets) -> Option<SchemaId> {
         let allows = |t: JsonType| facets.allows(t);
         let kind = match value {
