@@ -105,10 +105,9 @@ impl<'a> Importer<'a, '_> {
 
     /// The constant schema of `value`, a literal other than an allowed string.
     fn literal(&mut self, value: &Value, at: At<'_>, facets: &Facets) -> Option<SchemaId> {
-        let allows = |t: JsonType| facets.allows(t);
         let kind = match value {
-            Value::Null if allows(JsonType::Null) => SchemaKind::Null,
-            Value::Bool(b) if allows(JsonType::Boolean) => SchemaKind::Boolean(Some(*b)),
+            Value::Null if facets.allows(JsonType::Null) => SchemaKind::Null,
+            Value::Bool(b) if facets.allows(JsonType::Boolean) => SchemaKind::Boolean(Some(*b)),
             Value::Number(n) => {
                 let f = n.as_f64().and_then(Number::new)?;
                 let below = facets.range.min.is_some_and(|min| f.get() < min.get());
@@ -124,9 +123,9 @@ impl<'a> Importer<'a, '_> {
                 // which accepts the integer of the same value too. Only `type: "integer"`
                 // makes a whole `-2.0` an Integer constant.
                 match (n.as_i64(), whole(f.get())) {
-                    (Some(_), _) if allows(JsonType::Integer) => integer,
-                    _ if allows(JsonType::Number) => number,
-                    (None, Some(i)) if allows(JsonType::Integer) => {
+                    (Some(_), _) if facets.allows(JsonType::Integer) => integer,
+                    _ if facets.allows(JsonType::Number) => number,
+                    (None, Some(i)) if facets.allows(JsonType::Integer) => {
                         SchemaKind::Integer(IntegerRange { min: Some(i), max: Some(i) })
                     }
                     _ => return self.mismatch(value, at),
