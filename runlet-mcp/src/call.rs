@@ -1,6 +1,7 @@
 //! One `tools/call` for the executor: the call's object argument and Runlet's ids in `_meta`,
-//! progress reported as the call's heartbeat while it runs, `notifications/cancelled` when Runlet cancels it or stops
-//! waiting (a deadline), and the answer turned into a value or a tool error.
+//! progress reported as the call's heartbeat while it runs, `notifications/cancelled` when Runlet
+//! cancels it or stops waiting (a deadline, or the session's silence timeout passing without an
+//! answer or progress: `RL6102`), and the answer turned into a value or a tool error.
 //!
 //! Answers: `structuredContent` is the value (the engine then checks it against the output
 //! schema); without it the text content, joined by newlines, is a String; `isError: true` is a
@@ -46,7 +47,7 @@ pub(crate) async fn call_tool(
         Ok(handle) => handle,
         Err(error) => return Err(failure(session, original, error, false).await),
     };
-    let _route = session.routes.register(&handle.progress_token, call.context.heartbeat.clone());
+    let route = session.routes.register(&handle.progress_token, call.context.heartbeat.clone());
     let mut pending =
         Pending { peer: session.peer.clone(), id: Some(handle.id.clone()), runtime: runtime.clone() };
     let answer = tokio::select! {
@@ -54,6 +55,11 @@ pub(crate) async fn call_tool(
         () = call.context.cancellation.cancelled() => {
             pending.cancel("the Runlet call was cancelled");
             return Err(ToolError::cancelled(&call.tool));
+        }
+        () = route.silent_for(session.silence) => {
+            let silence = session.silence.unwrap_or_default().as_millis();
+            pending.cancel(&format!("Runlet heard nothing of the call for {silence} ms"));
+            return Err(silent(server, original, silence));
         }
     };
     pending.id = None;
@@ -185,6 +191,18 @@ fn details(server: &str, original: &str) -> Object {
         (Arc::from("tool"), Value::from(original)),
     ])
     .unwrap_or_else(|_| Object::empty())
+}
+
+/// A call the server neither answered nor reported progress on within the session's silence
+/// timeout (`RL6102`): retryable, and uncertain, since the server may be at work on it.
+fn silent(server: &str, original: &str, silence: u128) -> ToolError {
+    let message = format!(
+        "`{server}` neither answered `{original}` nor reported progress on it for {silence} ms \
+         (an answer it sent may have been unreadable); the call was cancelled at the server"
+    );
+    ToolError::retryable(codes::TOOL_TIMEOUT.to_string(), message)
+        .with_uncertain(true)
+        .with_details(details(server, original))
 }
 
 /// A request that got no result: a JSON-RPC error, or a server that is gone (`sent`: the request

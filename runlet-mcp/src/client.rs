@@ -32,6 +32,17 @@ pub struct McpOptions {
     /// How long a stdio server has to exit after its standard input closes, and again after
     /// `SIGTERM`, before `SIGKILL`.
     pub shutdown_grace: Duration,
+    /// How long a call may wait with neither its answer nor a progress notification from its
+    /// server before it fails with `RL6102` and the server is told to cancel it (MCP asks
+    /// clients to time out every request: a server that garbles or loses an answer would
+    /// otherwise hold the run for ever). Each progress notification starts the wait again.
+    /// `None` waits for ever; a host's own tool deadline applies either way.
+    pub silence_timeout: Option<Duration>,
+}
+
+impl McpOptions {
+    /// The default [`McpOptions::silence_timeout`]: five minutes.
+    pub const SILENCE_TIMEOUT: Duration = Duration::from_secs(300);
 }
 
 impl Default for McpOptions {
@@ -41,6 +52,7 @@ impl Default for McpOptions {
             strict: false,
             startup_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(2),
+            silence_timeout: Some(McpOptions::SILENCE_TIMEOUT),
         }
     }
 }
@@ -52,6 +64,7 @@ impl std::fmt::Debug for McpOptions {
             .field("strict", &self.strict)
             .field("startup_timeout", &self.startup_timeout)
             .field("shutdown_grace", &self.shutdown_grace)
+            .field("silence_timeout", &self.silence_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -99,7 +112,7 @@ impl McpClient {
         let connecting = runtime.spawn(async move {
             let options = &options_owned;
             let starts = starting.iter().map(|spec| async move {
-                let session = Session::connect(spec, options.startup_timeout).await?;
+                let session = Session::connect(spec, options).await?;
                 let tools = session.list_tools(options.startup_timeout).await;
                 Ok::<_, McpError>((session, tools))
             });

@@ -1,9 +1,10 @@
 //! The client side of one MCP session: what Runlet tells a server about itself, and the
 //! routing of the server's `notifications/progress` to the call whose progress token they name,
-//! as that call's heartbeat.
+//! as that call's heartbeat and as a sign of life its wait for the answer can see.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::Mutex;
 use rmcp::ClientHandler;
@@ -12,6 +13,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RoleClient};
 use runlet::engine::{Heartbeat, Progress};
+use tokio::sync::Notify;
 
 /// How many progress notifications for requests not yet routed are held (the token of a
 /// request is known only once it is sent, and a server may report progress at once).
@@ -27,9 +29,28 @@ pub(crate) struct ProgressRoutes {
 
 #[derive(Default)]
 struct Table {
-    routes: BTreeMap<String, Heartbeat>,
+    routes: BTreeMap<String, Route>,
     /// Notifications that arrived before their request was registered, oldest first.
     early: Vec<ProgressNotificationParam>,
+}
+
+/// Where one request's progress goes: its call's heartbeat, and a notice that the server is
+/// still at work on it.
+#[derive(Clone)]
+struct Route {
+    heartbeat: Heartbeat,
+    heard: Arc<Notify>,
+}
+
+impl Route {
+    /// Reports one notification; one whose numbers are not finite is dropped, but still shows
+    /// the server at work.
+    fn tell(&self, params: &ProgressNotificationParam) {
+        if let Some(progress) = Progress::new(params.progress, params.total, params.message.as_deref()) {
+            self.heartbeat.report(progress);
+        }
+        self.heard.notify_one();
+    }
 }
 
 impl ProgressRoutes {
@@ -37,9 +58,10 @@ impl ProgressRoutes {
     /// drops, first delivering what came for it before.
     pub(crate) fn register(&self, token: &ProgressToken, heartbeat: Heartbeat) -> RouteGuard {
         let key = key(token);
+        let route = Route { heartbeat, heard: Arc::new(Notify::new()) };
         let early = {
             let mut table = self.table.lock();
-            table.routes.insert(key.clone(), heartbeat.clone());
+            table.routes.insert(key.clone(), route.clone());
             let (early, later) = std::mem::take(&mut table.early)
                 .into_iter()
                 .partition(|p| self::key(&p.progress_token) == key);
@@ -47,33 +69,26 @@ impl ProgressRoutes {
             early
         };
         for params in early {
-            tell(&heartbeat, &params);
+            route.tell(&params);
         }
-        RouteGuard { table: self.table.clone(), key }
+        RouteGuard { table: self.table.clone(), key, heard: route.heard }
     }
 
     fn deliver(&self, params: ProgressNotificationParam) {
-        let heartbeat = {
+        let route = {
             let mut table = self.table.lock();
-            let heartbeat = table.routes.get(&key(&params.progress_token)).cloned();
-            if heartbeat.is_none() {
+            let route = table.routes.get(&key(&params.progress_token)).cloned();
+            if route.is_none() {
                 if table.early.len() == EARLY_NOTIFICATIONS {
                     table.early.remove(0);
                 }
                 table.early.push(params.clone());
             }
-            heartbeat
+            route
         };
-        if let Some(heartbeat) = heartbeat {
-            tell(&heartbeat, &params);
+        if let Some(route) = route {
+            route.tell(&params);
         }
-    }
-}
-
-/// Reports one notification; one whose numbers are not finite is dropped.
-fn tell(heartbeat: &Heartbeat, params: &ProgressNotificationParam) {
-    if let Some(progress) = Progress::new(params.progress, params.total, params.message.as_deref()) {
-        heartbeat.report(progress);
     }
 }
 
@@ -81,6 +96,16 @@ fn tell(heartbeat: &Heartbeat, params: &ProgressNotificationParam) {
 pub(crate) struct RouteGuard {
     table: Arc<Mutex<Table>>,
     key: String,
+    heard: Arc<Notify>,
+}
+
+impl RouteGuard {
+    /// Returns once `silence` passes without a progress notification for the request (never,
+    /// for `None`); each notification starts the wait again.
+    pub(crate) async fn silent_for(&self, silence: Option<Duration>) {
+        let Some(silence) = silence else { return std::future::pending().await };
+        while tokio::time::timeout(silence, self.heard.notified()).await.is_ok() {}
+    }
 }
 
 impl Drop for RouteGuard {

@@ -14,6 +14,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::sync::Mutex as AsyncMutex;
 
+use crate::client::McpOptions;
 use crate::config::{ServerSpec, TransportSpec};
 use crate::error::{McpError, service_failure};
 use crate::guard::{Guarded, Violation};
@@ -43,6 +44,8 @@ pub(crate) struct Session {
     pub identity: ServerIdentity,
     pub peer: Peer<RoleClient>,
     pub routes: ProgressRoutes,
+    /// How long a call waits with neither its answer nor progress before it fails.
+    pub silence: Option<Duration>,
     /// Why the guard ended a stdio server's stream, once it did.
     violation: Violation,
     service: Mutex<Option<RunningService<RoleClient, Handler>>>,
@@ -56,8 +59,10 @@ fn lifecycle() -> ClientLifecycleMode {
 }
 
 impl Session {
-    /// Starts or reaches the server of `spec` and completes the handshake within `startup`.
-    pub(crate) async fn connect(spec: &ServerSpec, startup: Duration) -> Result<Session, McpError> {
+    /// Starts or reaches the server of `spec` and completes the handshake within the options'
+    /// start-up timeout.
+    pub(crate) async fn connect(spec: &ServerSpec, options: &McpOptions) -> Result<Session, McpError> {
+        let startup = options.startup_timeout;
         let routes = ProgressRoutes::default();
         let handler = Handler { progress: routes.clone() };
         let name = spec.name.as_str();
@@ -115,6 +120,7 @@ impl Session {
             identity,
             peer: service.peer().clone(),
             routes,
+            silence: options.silence_timeout,
             violation,
             service: Mutex::new(Some(service)),
             process: AsyncMutex::new(process),

@@ -208,3 +208,24 @@ fn an_http_answer_that_cannot_be_read_fails_the_call_instead_of_hanging_it() {
     assert_eq!(run(&client, "return rogue.echo({})\n", None), Ok(r#""ok""#.to_owned()));
     client.shutdown();
 }
+
+/// A call whose answer never comes — here the server garbles it, and the transport drops what it
+/// cannot read — fails with `RL6102` once the silence timeout passes, where it waited for ever;
+/// a call whose server keeps reporting progress for longer than that is not cut short.
+#[test]
+fn a_call_the_server_goes_silent_on_fails_at_the_silence_timeout() {
+    let s = servers();
+    let options = McpOptions { silence_timeout: Some(Duration::from_millis(700)), ..McpOptions::default() };
+    let client = McpClient::connect(&[spec(&format!("rogue={}", s.rogue("garbled-result")))], &options)
+        .expect("attaches");
+    let (code, message) = run(&client, "return rogue.echo({})\n", None).expect_err("no answer");
+    assert_eq!(code, "RL6102", "{message}");
+    assert!(message.contains("nor reported progress on it for 700 ms"), "{message}");
+    client.shutdown();
+    // Eight reports 0.2 s apart: 1.6 s in all, never 0.7 s without one.
+    let client =
+        McpClient::connect(&[spec(&format!("rogue={} 8", s.rogue("progress")))], &options).expect("attaches");
+    assert_eq!(run(&client, "return rogue.echo({})\n", None), Ok(r#""ok""#.to_owned()));
+    client.shutdown();
+    assert_eq!(McpOptions::default().silence_timeout, Some(McpOptions::SILENCE_TIMEOUT));
+}

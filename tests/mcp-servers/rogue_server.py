@@ -8,6 +8,9 @@ standard library, for the tests of what Runlet does with a server it cannot trus
     rogue_server.py deep-result N       `tools/call` answers with a message N + 3 levels deep: its
                                         structured content `{"v": [[…]]}` with N nested lists
     rogue_server.py deep-tools          `tools/list` answers with a message 200 levels deep
+    rogue_server.py garbled-result      `tools/call` answers with a line that is not JSON
+    rogue_server.py progress N          `tools/call` reports progress N times, 0.2 s apart, then
+                                        answers
 
 over standard input and output, or over Streamable HTTP (each answer a JSON response to its POST,
 no event stream) at http://127.0.0.1:PORT/mcp with
@@ -20,11 +23,12 @@ Each mode lists one tool, `echo`, and otherwise answers as a server should.
 import http.server
 import json
 import sys
+import time
 
 HTTP = sys.argv[1] == "http"
 ARGS = sys.argv[3:] if HTTP else sys.argv[1:]
 MODE = ARGS[0]
-DEPTH = int(ARGS[1]) if len(ARGS) > 1 else 0
+N = int(ARGS[1]) if len(ARGS) > 1 else 0
 ECHO = {"name": "echo", "inputSchema": {"type": "object"}}
 
 
@@ -47,11 +51,20 @@ def tools_page(request_id, params):
     return answer(request_id, {"tools": [ECHO]})
 
 
-def call(request_id):
+def call(request_id, params):
+    if MODE == "garbled-result":
+        return '{"jsonrpc": "2.0", "id": %s, "result": {"content": [' % json.dumps(request_id)
+    if MODE == "progress":
+        token = ((params or {}).get("_meta") or {}).get("progressToken")
+        for step in range(N):
+            time.sleep(0.2)
+            write(json.dumps({"jsonrpc": "2.0", "method": "notifications/progress",
+                              "params": {"progressToken": token, "progress": step + 1, "total": N}}))
+        return answer(request_id, {"content": [{"type": "text", "text": "ok"}]})
     if MODE == "huge-result":
         return answer(request_id, {"content": [{"type": "text", "text": "x" * (17 << 20)}]})
     if MODE == "deep-result":
-        deep = "[" * DEPTH + "]" * DEPTH
+        deep = "[" * N + "]" * N
         return ('{"jsonrpc": "2.0", "id": %s, "result": {"content": [], "structuredContent": {"v": %s}}}'
                 % (json.dumps(request_id), deep))
     return answer(request_id, {"content": [{"type": "text", "text": "ok"}]})
@@ -69,7 +82,7 @@ def handle(message):
     if method == "tools/list":
         return tools_page(request_id, message.get("params"))
     if method == "tools/call":
-        return call(request_id)
+        return call(request_id, message.get("params"))
     if request_id is not None:
         return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": method}})
     return None
@@ -102,11 +115,15 @@ class Endpoint(http.server.BaseHTTPRequestHandler):
         pass
 
 
+def write(text):
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
 if HTTP:
     http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), Endpoint).serve_forever()
 else:
     for line in sys.stdin:
         text = handle(json.loads(line))
         if text is not None:
-            sys.stdout.write(text + "\n")
-            sys.stdout.flush()
+            write(text)
