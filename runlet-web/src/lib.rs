@@ -48,4 +48,4 @@ mod stream;
 
 pub use background::Background;
 pub use catalog::{Catalog, FINISHED_LIVE_KEPT, OPENED_KEPT, WebError};
-pub use serve::{DEFAULT_ADDR, Server, bind, router};
+pub use serve::{DEFAULT_ADDR, HEAD_READ_TIMEOUT, Server, bind, router};

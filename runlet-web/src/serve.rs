@@ -1,11 +1,17 @@
 //! Binding and serving: the routes of the page over a [`Catalog`], on a listener bound to an
 //! address (loopback unless the host says otherwise), with errors that say which address failed.
+//! Each connection is HTTP/1.1 with a deadline for every request head ([`HEAD_READ_TIMEOUT`]),
+//! so a client that opens connections and never finishes a request does not hold them.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::routing::get;
 use axum::{Router, middleware};
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
 use crate::catalog::Catalog;
@@ -14,6 +20,9 @@ use crate::{api, assets, stream};
 
 /// The address served when none is given: loopback, a port the system picks.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:0";
+
+/// How long a connection may take to send a request's head, and may stay idle between requests.
+pub const HEAD_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The routes of the page and its API over `catalog`.
 pub fn router(catalog: Arc<Catalog>) -> Router {
@@ -72,13 +81,30 @@ impl Server {
         format!("http://{}", self.addr)
     }
 
-    /// Serves `catalog` until the task is dropped or the listener fails. A server bound to
-    /// loopback answers only requests for a loopback host (`localhost`, `127.0.0.1`, `[::1]`),
-    /// so a web page cannot read it through a name of its own pointed at this machine (DNS
-    /// rebinding); any other request is a 403 `host_not_allowed`.
+    /// Serves `catalog` until the task is dropped. A server bound to loopback answers only
+    /// requests for a loopback host (`localhost`, `127.0.0.1`, `[::1]`), so a web page cannot
+    /// read it through a name of its own pointed at this machine (DNS rebinding); any other
+    /// request is a 403 `host_not_allowed`. A connection whose next request head has not
+    /// arrived within [`HEAD_READ_TIMEOUT`] (an idle one included) is closed.
     pub async fn serve(self, catalog: Arc<Catalog>) -> Result<(), std::io::Error> {
         let allowed = AllowedHosts::for_bound(self.addr);
         let routes = router(catalog).layer(middleware::from_fn_with_state(allowed, host::check));
-        axum::serve(self.listener, routes).await
+        loop {
+            let stream = match self.listener.accept().await {
+                Ok((stream, _)) => stream,
+                // Out of descriptors, say: the server waits and accepts again.
+                Err(error) => {
+                    tracing::debug!(%error, "runlet: the page server could not accept a connection");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            };
+            let service = TowerToHyperService::new(routes.clone());
+            tokio::spawn(async move {
+                let mut connection = http1::Builder::new();
+                connection.timer(TokioTimer::new()).header_read_timeout(HEAD_READ_TIMEOUT);
+                let _ = connection.serve_connection(TokioIo::new(stream), service).await;
+            });
+        }
     }
 }

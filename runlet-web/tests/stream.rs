@@ -311,6 +311,29 @@ fn a_loopback_server_answers_only_requests_for_a_loopback_host() {
     });
 }
 
+/// A connection that never finishes its request head, or never starts one, is closed once
+/// `HEAD_READ_TIMEOUT` passes, instead of being held for ever; a complete request is answered.
+#[test]
+fn a_connection_that_never_finishes_a_request_is_closed() {
+    let pool = multi_thread();
+    pool.block_on(async {
+        let catalog = Arc::new(Catalog::new(Some(Arc::new(MemoryJournal::new())), ViewPolicy::default()));
+        let addr = serve(catalog).await;
+        let mut partial = TcpStream::connect(&addr).await.expect("connects");
+        partial.write_all(b"GET /api/runs HTTP/1.1\r\nHost: localhost\r\n").await.expect("writes");
+        let mut idle = TcpStream::connect(&addr).await.expect("connects");
+        let (status, _) = get(&addr, "/api/runs", "").await;
+        assert!(status.contains("200"), "{status}");
+        let bound = runlet_web::HEAD_READ_TIMEOUT * 6;
+        for (what, stream) in [("a partial head", &mut partial), ("an idle connection", &mut idle)] {
+            let mut rest = Vec::new();
+            let closed = tokio::time::timeout(bound, stream.read_to_end(&mut rest)).await;
+            assert!(closed.is_ok(), "{what} is still open after {bound:?}");
+            assert!(!String::from_utf8_lossy(&rest).contains("200 OK"), "{what} got an answer");
+        }
+    });
+}
+
 /// The run's snapshot as the page first loads it (`/api/runs/{id}` plus `query`): the status
 /// line, the body's size and the body.
 async fn snapshot(addr: &str, id: &str, query: &str) -> (String, usize, serde_json::Value) {
