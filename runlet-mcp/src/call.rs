@@ -21,7 +21,7 @@ use runlet::diag::codes;
 use runlet::engine::{ToolCall, ToolError, ToolOutput};
 use runlet::value::{Object, Value, parse_json, to_serde_json};
 
-use crate::error::service_failure;
+use crate::error::{clipped, service_failure};
 use crate::session::Session;
 
 /// The `_meta` keys Runlet sets on every `tools/call`.
@@ -51,13 +51,15 @@ pub(crate) async fn call_tool(
     let mut pending =
         Pending { peer: session.peer.clone(), id: Some(handle.id.clone()), runtime: runtime.clone() };
     let answer = tokio::select! {
+        // An answer that comes as the silence timeout passes is the answer.
+        biased;
         answer = handle.await_response() => answer,
         () = call.context.cancellation.cancelled() => {
             pending.cancel("the Runlet call was cancelled");
             return Err(ToolError::cancelled(&call.tool));
         }
-        () = route.silent_for(session.silence) => {
-            let silence = session.silence.unwrap_or_default().as_millis();
+        silence = route.silent_for(session.silence) => {
+            let silence = silence.as_millis();
             pending.cancel(&format!("Runlet heard nothing of the call for {silence} ms"));
             return Err(silent(server, original, silence));
         }
@@ -68,7 +70,8 @@ pub(crate) async fn call_tool(
         Ok(other) => Err(ToolError::new(
             codes::MCP_PROTOCOL_ERROR.to_string(),
             format!(
-                "`{server}` answered `tools/call` of `{original}` with something else than a tool result: {other:?}"
+                "`{server}` answered `tools/call` of `{original}` with something else than a tool result: {}",
+                clipped(format!("{other:?}"))
             ),
         )),
         Err(error) => Err(failure(session, original, error, true).await),

@@ -36,7 +36,7 @@ pub struct McpOptions {
     /// server before it fails with `RL6102` and the server is told to cancel it (MCP asks
     /// clients to time out every request: a server that garbles or loses an answer would
     /// otherwise hold the run for ever). Each progress notification starts the wait again.
-    /// `None` waits for ever; a host's own tool deadline applies either way.
+    /// `None` waits for ever; zero is refused. A host's own tool deadline applies either way.
     pub silence_timeout: Option<Duration>,
 }
 
@@ -99,6 +99,10 @@ impl McpClient {
         names.sort_unstable();
         if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
             return Err(McpError::spec(format!("two MCP servers are named `{}`", pair[0])));
+        }
+        if options.silence_timeout.is_some_and(|silence| silence.is_zero()) {
+            let why = "a silence timeout of zero would fail every call at once: give a positive one, or none";
+            return Err(McpError::spec(why.to_owned()));
         }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)

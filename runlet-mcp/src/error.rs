@@ -39,14 +39,18 @@ impl McpError {
 }
 
 /// Why a request to a server got no answer, in the transport's words without the names of its
-/// Rust types, and cut to [`MOST_QUOTED_CHARS`] characters.
+/// Rust types, and [`clipped`].
 pub(crate) fn service_failure(error: &ServiceError) -> String {
-    let why = match error {
+    clipped(match error {
         ServiceError::TransportSend(sending) => sending.error.to_string(),
         other => other.to_string(),
-    };
-    match why.char_indices().nth(MOST_QUOTED_CHARS) {
-        Some((cut, _)) => format!("{}…", &why[..cut]),
-        None => why,
+    })
+}
+
+/// `text` cut to [`MOST_QUOTED_CHARS`] characters: what a server sent, quoted in an error.
+pub(crate) fn clipped(text: String) -> String {
+    match text.char_indices().nth(MOST_QUOTED_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
     }
 }

@@ -100,11 +100,12 @@ pub(crate) struct RouteGuard {
 }
 
 impl RouteGuard {
-    /// Returns once `silence` passes without a progress notification for the request (never,
-    /// for `None`); each notification starts the wait again.
-    pub(crate) async fn silent_for(&self, silence: Option<Duration>) {
+    /// Returns `silence` once it passes without a progress notification for the request
+    /// (never, for `None`); each notification starts the wait again.
+    pub(crate) async fn silent_for(&self, silence: Option<Duration>) -> Duration {
         let Some(silence) = silence else { return std::future::pending().await };
         while tokio::time::timeout(silence, self.heard.notified()).await.is_ok() {}
+        silence
     }
 }
 

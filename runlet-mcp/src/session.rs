@@ -16,7 +16,7 @@ use tokio::sync::Mutex as AsyncMutex;
 
 use crate::client::McpOptions;
 use crate::config::{ServerSpec, TransportSpec};
-use crate::error::{McpError, service_failure};
+use crate::error::{McpError, clipped, service_failure};
 use crate::guard::{Guarded, Violation};
 use crate::handler::{Handler, ProgressRoutes};
 use crate::stdio::{ServerProcess, Stopped};
@@ -207,7 +207,9 @@ where
 {
     match tokio::time::timeout(startup, start).await {
         Ok(Ok(service)) => Ok(service),
-        Ok(Err(error)) => Err(McpError::start(name, format!("the handshake failed: {error}"))),
+        Ok(Err(error)) => {
+            Err(McpError::start(name, format!("the handshake failed: {}", clipped(error.to_string()))))
+        }
         Err(_) => Err(McpError::start(name, format!("no handshake within {} ms", startup.as_millis()))),
     }
 }

@@ -25,7 +25,7 @@ pub(crate) enum AllowedHosts {
 
 impl AllowedHosts {
     pub(crate) fn for_bound(addr: SocketAddr) -> AllowedHosts {
-        if addr.ip().is_loopback() { AllowedHosts::Loopback } else { AllowedHosts::Any }
+        if addr.ip().to_canonical().is_loopback() { AllowedHosts::Loopback } else { AllowedHosts::Any }
     }
 
     /// Whether a request whose `Host` header is `host` is answered. A request without one (an
@@ -49,7 +49,7 @@ fn is_loopback_host(host: &str) -> bool {
     };
     let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
     match name.parse::<IpAddr>() {
-        Ok(ip) => ip.is_loopback(),
+        Ok(ip) => ip.to_canonical().is_loopback(),
         Err(_) => name == "localhost" || name.ends_with(".localhost"),
     }
 }
@@ -82,6 +82,8 @@ mod tests {
             "127.1.2.3:4000",
             "[::1]:4000",
             "[::1]",
+            "[::ffff:127.0.0.1]:4000",
+            "127.0.0.1.",
         ] {
             assert!(loopback.admits(Some(host.as_bytes())), "{host}");
         }
@@ -91,6 +93,8 @@ mod tests {
             "localhost.attacker.example",
             "10.0.0.1:80",
             "[::2]:80",
+            "::1",
+            "[::ffff:10.0.0.1]:80",
             "0.0.0.0:80",
             "",
             "[::1",
@@ -106,6 +110,10 @@ mod tests {
     fn the_bound_address_decides() {
         assert!(matches!(AllowedHosts::for_bound("127.0.0.1:1".parse().unwrap()), AllowedHosts::Loopback));
         assert!(matches!(AllowedHosts::for_bound("[::1]:1".parse().unwrap()), AllowedHosts::Loopback));
+        assert!(matches!(
+            AllowedHosts::for_bound("[::ffff:127.0.0.1]:1".parse().unwrap()),
+            AllowedHosts::Loopback
+        ));
         assert!(matches!(AllowedHosts::for_bound("0.0.0.0:1".parse().unwrap()), AllowedHosts::Any));
     }
 }

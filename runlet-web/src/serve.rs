@@ -24,8 +24,13 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:0";
 /// How long a connection may take to send a request's head, and may stay idle between requests.
 pub const HEAD_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The routes of the page and its API over `catalog`.
-pub fn router(catalog: Arc<Catalog>) -> Router {
+/// The routes of the page and its API over `catalog`, for a listener bound to `bound`: bound to
+/// loopback, they answer only requests for a loopback host (`localhost`, `127.0.0.1`, `[::1]`),
+/// so a web page cannot read them through a name of its own pointed at this machine (DNS
+/// rebinding); any other request is a 403 `host_not_allowed`. A host that mounts them on its
+/// own listener passes that listener's address.
+pub fn router(catalog: Arc<Catalog>, bound: SocketAddr) -> Router {
+    let allowed = AllowedHosts::for_bound(bound);
     Router::new()
         .route("/", get(assets::runs_page))
         .route("/runs", get(assets::runs_page))
@@ -40,6 +45,7 @@ pub fn router(catalog: Arc<Catalog>) -> Router {
         .fallback(api::not_found)
         .method_not_allowed_fallback(api::method_not_allowed)
         .with_state(catalog)
+        .layer(middleware::from_fn_with_state(allowed, host::check))
 }
 
 /// A bound listener, ready to serve.
@@ -81,14 +87,11 @@ impl Server {
         format!("http://{}", self.addr)
     }
 
-    /// Serves `catalog` until the task is dropped. A server bound to loopback answers only
-    /// requests for a loopback host (`localhost`, `127.0.0.1`, `[::1]`), so a web page cannot
-    /// read it through a name of its own pointed at this machine (DNS rebinding); any other
-    /// request is a 403 `host_not_allowed`. A connection whose next request head has not
-    /// arrived within [`HEAD_READ_TIMEOUT`] (an idle one included) is closed.
+    /// Serves [`router`] over `catalog` until the task is dropped. A connection whose next
+    /// request head has not arrived within [`HEAD_READ_TIMEOUT`] (an idle one included) is
+    /// closed.
     pub async fn serve(self, catalog: Arc<Catalog>) -> Result<(), std::io::Error> {
-        let allowed = AllowedHosts::for_bound(self.addr);
-        let routes = router(catalog).layer(middleware::from_fn_with_state(allowed, host::check));
+        let routes = router(catalog, self.addr);
         loop {
             let stream = match self.listener.accept().await {
                 Ok((stream, _)) => stream,

@@ -59,7 +59,8 @@ pub(crate) async fn events(
             observer: observer.clone(),
         },
         Watched::Journaled { context, .. } => {
-            Source::Journaled { fold: Box::new(JournalFold::new(Arc::clone(context))), last: after }
+            let fold = Box::new(JournalFold::new(Arc::clone(context)));
+            Source::Journaled { fold, last: after, listed: Listed::default() }
         }
     };
     let feed = Feed {
@@ -94,11 +95,20 @@ enum Source {
         subscription: Subscription,
         observer: RunObserver,
     },
-    /// The run's graph as far as this stream has read its journal, and the last record sent.
+    /// The run's graph as far as this stream has read its journal, the last record sent, and
+    /// what the journal last said it held.
     Journaled {
         fold: Box<JournalFold>,
         last: u64,
+        listed: Listed,
     },
+}
+
+/// A run's newest record and whether it has ended, as its journal listed them.
+#[derive(Default)]
+struct Listed {
+    newest: u64,
+    ended: bool,
 }
 
 struct Feed {
@@ -171,22 +181,28 @@ impl Feed {
     /// sends the records after the client's position, and the graph when any were and it has
     /// caught up or the last one is [`GRAPH_EVERY`] old.
     async fn poll_journal(&mut self) {
-        let Source::Journaled { fold, last } = &mut self.source else { return };
+        let Source::Journaled { fold, last, listed } = &mut self.source else { return };
         let Some(journal) = self.catalog.journal().cloned() else { return self.out.push_end() };
         let run = RunId::new(self.id.as_str());
-        let (ended, newest) = match run_listing(journal.as_ref(), &run).await {
-            Ok(listing) => (listing.status.has_ended(), listing.last_seq),
-            Err(error) => return self.out.push_resync(&error.to_string()),
-        };
-        if newest <= fold.last_seq() && !ended {
-            return journal.appended(&run, newest, POLL_EVERY).await;
+        // The journal is asked what it holds only once the stream has read all it said before.
+        if fold.last_seq() >= listed.newest {
+            *listed = match run_listing(journal.as_ref(), &run).await {
+                Ok(listing) => Listed { newest: listing.last_seq, ended: listing.status.has_ended() },
+                Err(error) => return self.out.push_resync(&error.to_string()),
+            };
+            if listed.newest <= fold.last_seq() && !listed.ended {
+                return journal.appended(&run, listed.newest, POLL_EVERY).await;
+            }
         }
         let events = match fold.read_on(journal.as_ref(), &run, self.catalog.view(), JOURNAL_PAGE).await {
             Ok(events) => events,
             Err(error) => return self.out.push_resync(&error.to_string()),
         };
-        // A journal that listed records it then did not give is waited for like one that is idle.
-        let read_any = !events.is_empty();
+        // A journal that listed records it then did not give is waited for like one that is idle,
+        // and asked again.
+        if events.is_empty() {
+            listed.newest = fold.last_seq();
+        }
         let after = *last;
         let fresh: Vec<GraphEvent> = events.into_iter().filter(|event| event.seq > after).collect();
         if let Some(newest) = fresh.last() {
@@ -195,14 +211,14 @@ impl Feed {
         for event in &fresh {
             self.out.push_record(event);
         }
-        let caught_up = !read_any || fold.last_seq() >= newest;
+        let caught_up = fold.last_seq() >= listed.newest;
         if self.out.dirty && (caught_up || self.out.last_graph.elapsed() >= GRAPH_EVERY) {
             self.out.push_graph(&fold.snapshot(self.catalog.view(), &self.options));
         }
         if !caught_up {
-            // The next page is read once this one is sent; other requests go first.
+            // Other requests go first; the next page is read when the stream is polled again.
             tokio::task::yield_now().await;
-        } else if ended {
+        } else if listed.ended {
             self.out.push_end();
         } else if fresh.is_empty() {
             journal.appended(&run, fold.last_seq(), POLL_EVERY).await;

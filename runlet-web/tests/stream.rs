@@ -81,14 +81,20 @@ async fn serve(catalog: Arc<Catalog>) -> String {
     addr
 }
 
-fn request(path: &str, headers: &str) -> String {
-    format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n{headers}\r\n")
+fn request(host: &str, path: &str, headers: &str) -> String {
+    format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n{headers}\r\n")
 }
 
-/// The response to GET `path`: its status line and its body, de-chunked.
+/// The response to GET `path`, asked for as the page on `localhost` asks: its status line and
+/// its body, de-chunked.
 async fn get(addr: &str, path: &str, headers: &str) -> (String, String) {
+    get_from(addr, "localhost", path, headers).await
+}
+
+/// The response to GET `path` with `Host: host`.
+async fn get_from(addr: &str, host: &str, path: &str, headers: &str) -> (String, String) {
     let mut stream = TcpStream::connect(addr).await.expect("connects");
-    stream.write_all(request(path, headers).as_bytes()).await.expect("writes");
+    stream.write_all(request(host, path, headers).as_bytes()).await.expect("writes");
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).await.expect("reads");
     split_response(&raw)
@@ -150,7 +156,7 @@ fn a_reconnect_resumes_after_the_last_record_without_losing_or_repeating_one() {
         // The first connection reads some records mid-run, then drops.
         let mut stream = TcpStream::connect(&addr).await.expect("connects");
         let path = format!("/api/runs/{id}/events?after=0");
-        stream.write_all(request(&path, "").as_bytes()).await.expect("writes");
+        stream.write_all(request("localhost", &path, "").as_bytes()).await.expect("writes");
         let mut raw = Vec::new();
         let first = loop {
             let mut buffer = [0; 4096];
@@ -199,7 +205,10 @@ fn a_client_that_does_not_read_never_holds_the_run_up_and_catches_up_afterwards(
         let socket = TcpSocket::new_v4().expect("socket");
         socket.set_recv_buffer_size(2048).expect("buffer size");
         let mut stream = socket.connect(addr.parse().expect("address")).await.expect("connects");
-        stream.write_all(request(&format!("/api/runs/{id}/events"), "").as_bytes()).await.expect("writes");
+        stream
+            .write_all(request("localhost", &format!("/api/runs/{id}/events"), "").as_bytes())
+            .await
+            .expect("writes");
         stream
     });
     let started = Instant::now();
@@ -289,23 +298,13 @@ fn a_loopback_server_answers_only_requests_for_a_loopback_host() {
         // A page that pointed its own name at 127.0.0.1 (DNS rebinding) sends that name.
         for host in ["attacker.example", &format!("attacker.example:{}", addr.rsplit(':').next().unwrap())] {
             for path in ["/api/runs", "/runs", "/api/runs/r-1/events"] {
-                let mut stream = TcpStream::connect(&addr).await.expect("connects");
-                let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
-                stream.write_all(request.as_bytes()).await.expect("writes");
-                let mut raw = Vec::new();
-                stream.read_to_end(&mut raw).await.expect("reads");
-                let (status, body) = split_response(&raw);
+                let (status, body) = get_from(&addr, host, path, "").await;
                 assert!(status.contains("403"), "{host} {path}: {status}");
                 assert!(body.contains(r#""code":"host_not_allowed""#), "{body}");
             }
         }
         for host in ["localhost", addr.as_str(), "[::1]:1"] {
-            let mut stream = TcpStream::connect(&addr).await.expect("connects");
-            let request = format!("GET /api/runs HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
-            stream.write_all(request.as_bytes()).await.expect("writes");
-            let mut raw = Vec::new();
-            stream.read_to_end(&mut raw).await.expect("reads");
-            let (status, body) = split_response(&raw);
+            let (status, body) = get_from(&addr, host, "/api/runs", "").await;
             assert!(status.contains("200") && body.contains(r#""runs":[]"#), "{host}: {status} {body}");
         }
     });

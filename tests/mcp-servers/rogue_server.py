@@ -13,7 +13,8 @@ standard library, for the tests of what Runlet does with a server it cannot trus
                                         answers
 
 over standard input and output, or over Streamable HTTP (each answer a JSON response to its POST,
-no event stream) at http://127.0.0.1:PORT/mcp with
+no event stream, so `progress` sends no notifications and `garbled-result` fails at once) at
+http://127.0.0.1:PORT/mcp with
 
     rogue_server.py http PORT MODE [N]
 

@@ -472,8 +472,10 @@ pub async fn snapshot_from_journal(
     view: &ViewPolicy,
     options: &SnapshotOptions,
 ) -> Result<GraphSnapshot, ObserveError> {
+    // Folded only: the records' public events are not wanted here, and a long run's would be many.
     let mut fold = JournalFold::new(context);
-    fold.read_on(journal, run, view, usize::MAX).await?;
+    let JournalFold { model, last_seq, .. } = &mut fold;
+    read_on(journal, run, last_seq, usize::MAX, |seq, event| model.apply(seq, event, None)).await?;
     Ok(fold.snapshot(view, options))
 }
 
