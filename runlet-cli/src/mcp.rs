@@ -5,6 +5,7 @@
 //! ([`runlet_mcp::Routed`]).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use runlet::diag::codes;
 use runlet::schema::ExecutionClass;
@@ -43,6 +44,10 @@ pub struct McpArgs {
     /// with a warning).
     #[arg(long = "mcp-strict")]
     strict: bool,
+    /// Fail a call (RL6102) whose server neither answers nor reports progress for this many
+    /// milliseconds, and tell the server to cancel it; 0 waits for ever.
+    #[arg(long = "mcp-silence-timeout", value_name = "MS", default_value_t = McpOptions::SILENCE_TIMEOUT.as_millis() as u64)]
+    silence_timeout_ms: u64,
 }
 
 impl McpArgs {
@@ -76,6 +81,7 @@ impl McpArgs {
         let options = McpOptions {
             classes: ClassPolicy { trusted: self.trust.clone(), default },
             strict: self.strict,
+            silence_timeout: Some(Duration::from_millis(self.silence_timeout_ms)).filter(|ms| !ms.is_zero()),
             ..McpOptions::default()
         };
         let client =

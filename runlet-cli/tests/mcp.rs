@@ -545,3 +545,17 @@ fn a_killed_run_resumes_against_the_servers() {
     assert_eq!(report["status"], "succeeded", "{report}\n{}", String::from_utf8_lossy(&resumed.stderr));
     assert_eq!(report["value"], json!([{"result": 3}, {"result": "resumed"}]));
 }
+
+/// `--mcp-silence-timeout MS` ends a call whose server goes silent on it (here it garbles its
+/// answer, which the transport drops) with `RL6102`, where the run waited for ever.
+#[test]
+fn a_call_the_server_goes_silent_on_fails_at_the_silence_timeout() {
+    let s = servers();
+    let dir = scratch("silence");
+    let rogue = flag("rogue", &s.rogue("garbled-result"));
+    let args = ["--mcp", &rogue, "--mcp-silence-timeout", "600"];
+    let (report, stderr) = run(&dir, "return rogue.echo({})\n", &args);
+    assert_eq!(report["status"], "failed", "{report}\n{stderr}");
+    assert_eq!(report["error"]["code"], "RL6102", "{report}");
+    assert!(report["error"]["message"].as_str().unwrap().contains("for 600 ms"), "{report}");
+}
