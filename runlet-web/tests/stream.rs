@@ -81,6 +81,11 @@ async fn serve(catalog: Arc<Catalog>) -> String {
     addr
 }
 
+/// A server of an empty journal's catalog; its address.
+async fn serve_empty() -> String {
+    serve(Arc::new(Catalog::new(Some(Arc::new(MemoryJournal::new())), ViewPolicy::default()))).await
+}
+
 fn request(host: &str, path: &str, headers: &str) -> String {
     format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n{headers}\r\n")
 }
@@ -253,8 +258,7 @@ fn a_secret_output_is_in_no_response() {
 fn unknown_runs_and_bad_sequence_numbers_are_json_errors() {
     let pool = multi_thread();
     pool.block_on(async {
-        let catalog = Arc::new(Catalog::new(Some(Arc::new(MemoryJournal::new())), ViewPolicy::default()));
-        let addr = serve(catalog).await;
+        let addr = serve_empty().await;
         let (status, body) = get(&addr, "/api/runs/r-missing", "").await;
         assert!(status.contains("404"), "{status}");
         assert!(body.contains(r#""code":"unknown_run""#), "{body}");
@@ -293,8 +297,7 @@ fn unknown_runs_and_bad_sequence_numbers_are_json_errors() {
 fn a_loopback_server_answers_only_requests_for_a_loopback_host() {
     let pool = multi_thread();
     pool.block_on(async {
-        let catalog = Arc::new(Catalog::new(Some(Arc::new(MemoryJournal::new())), ViewPolicy::default()));
-        let addr = serve(catalog).await;
+        let addr = serve_empty().await;
         // A page that pointed its own name at 127.0.0.1 (DNS rebinding) sends that name.
         for host in ["attacker.example", &format!("attacker.example:{}", addr.rsplit(':').next().unwrap())] {
             for path in ["/api/runs", "/runs", "/api/runs/r-1/events"] {
@@ -316,8 +319,7 @@ fn a_loopback_server_answers_only_requests_for_a_loopback_host() {
 fn a_connection_that_never_finishes_a_request_is_closed() {
     let pool = multi_thread();
     pool.block_on(async {
-        let catalog = Arc::new(Catalog::new(Some(Arc::new(MemoryJournal::new())), ViewPolicy::default()));
-        let addr = serve(catalog).await;
+        let addr = serve_empty().await;
         let mut partial = TcpStream::connect(&addr).await.expect("connects");
         partial.write_all(b"GET /api/runs HTTP/1.1\r\nHost: localhost\r\n").await.expect("writes");
         let mut idle = TcpStream::connect(&addr).await.expect("connects");
