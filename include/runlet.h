@@ -117,6 +117,12 @@
 #define RUNLET_MCP_AT_MOST_ONCE 2
 
 /**
+ * `mcp_silence_timeout_ms`: a call of an MCP tool waits for its answer for ever, however long
+ * its server is silent.
+ */
+#define RUNLET_MCP_SILENCE_FOREVER UINT64_MAX
+
+/**
  * `runtime_flags` of the runtime options: runs fold no live graph (`RuntimeBuilder::live_graph`).
  */
 #define RUNLET_RUNTIME_NO_LIVE_GRAPH 1
@@ -498,6 +504,10 @@ typedef struct runlet_view_policy {
  *   `runlet_run_snapshot_json` and the runs' pages show a run's state and no nodes (the
  *   snapshot's `integrity_errors` say why) while `runlet_run_journal_snapshot_json` folds the
  *   graph from the journal. Unknown bits are `RUNLET_ERR_INVALID_ARGUMENT`.
+ * - `mcp_silence_timeout_ms`: how long a call of an MCP tool may go with neither its answer nor
+ *   a progress notification before it fails (`RL6102`, retryable and uncertain) and its server
+ *   is told to cancel it: 0 for the default (five minutes), `RUNLET_MCP_SILENCE_FOREVER` to
+ *   wait for ever.
  *
  * The structs pointed to are copied during `runlet_runtime_new`.
  */
@@ -525,6 +535,7 @@ typedef struct runlet_runtime_options {
   uint32_t postgres_lease_ms;
   struct runlet_str owner;
   uint32_t runtime_flags;
+  uint64_t mcp_silence_timeout_ms;
 } runlet_runtime_options;
 
 /**

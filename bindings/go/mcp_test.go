@@ -1,6 +1,6 @@
 // MCP servers attached through Options.MCP: the Python lab server of tests/mcp-servers (installed
 // by scripts/install-mcp-servers, which this test runs first) answering calls beside a Go
-// handler, and a server that does not start.
+// handler, a server that does not start, and the silence timeout ending a call a server garbled.
 
 package runlet
 
@@ -12,10 +12,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // labConfig installs the test servers and returns the mcpServers JSON of the lab server.
 func labConfig(t *testing.T) []byte {
+	t.Helper()
+	return serverConfig(t, "lab", "lab_server.py", "stdio")
+}
+
+// serverConfig installs the test servers and returns the mcpServers JSON starting the test
+// server script as name, with the one argument arg.
+func serverConfig(t *testing.T, name, script, arg string) []byte {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -26,7 +34,7 @@ func labConfig(t *testing.T) []byte {
 	}
 	dir := filepath.Join(root, "tests/mcp-servers")
 	config, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"lab": map[string]any{"command": filepath.Join(dir, ".venv/bin/python"), "args": []string{filepath.Join(dir, "lab_server.py"), "stdio"}},
+		name: map[string]any{"command": filepath.Join(dir, ".venv/bin/python"), "args": []string{filepath.Join(dir, script), arg}},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -77,5 +85,36 @@ func TestMCPServerThatDoesNotStart(t *testing.T) {
 	}
 	if !strings.Contains(string(failure.Details), `"RL8602"`) || !strings.Contains(failure.Message, "gone") {
 		t.Fatalf("the error does not name the server and its code: %s %s", failure.Message, failure.Details)
+	}
+}
+
+// A server that garbles its answer, which the transport drops: the call fails with RL6102 once
+// the silence timeout passes, instead of waiting for ever.
+func TestMCPCallItsServerGoesSilentOnFailsAtTheSilenceTimeout(t *testing.T) {
+	rt, err := NewRuntime(Options{MCP: &MCP{
+		Config:         serverConfig(t, "rogue", "rogue_server.py", "garbled-result"),
+		SilenceTimeout: 600 * time.Millisecond,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	prog, err := rt.Compile("return rogue.echo({})\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	run, err := rt.Start(context.Background(), prog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	_, err = run.Wait(context.Background())
+	var failure *Error
+	if !errors.As(err, &failure) || !errors.Is(err, ErrToolFailed) || !strings.Contains(string(failure.Details), "RL6102") {
+		t.Fatalf("Wait: %v, want a tool failure RL6102", err)
+	}
+	if !strings.Contains(failure.Message, "for 600 ms") {
+		t.Fatalf("the error does not name the timeout: %s", failure.Message)
 	}
 }

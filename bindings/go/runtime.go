@@ -75,6 +75,10 @@ type MCP struct {
 	// Strict refuses the servers when one of their tools does not import, instead of leaving
 	// it out.
 	Strict bool
+	// SilenceTimeout is how long a call may go with neither its answer nor a progress
+	// notification before it fails (RL6102, retryable and uncertain) and its server is told to
+	// cancel it: 0 for the default (five minutes), negative to wait for ever.
+	SilenceTimeout time.Duration
 }
 
 // View is a view policy (spec §6.2): the strongest label of values shown in previews (stronger
@@ -177,6 +181,12 @@ func NewRuntime(opts Options) (*Runtime, error) {
 		}
 		if m.AtMostOnce {
 			c.mcp_flags |= C.RUNLET_MCP_AT_MOST_ONCE
+		}
+		switch {
+		case m.SilenceTimeout < 0:
+			c.mcp_silence_timeout_ms = C.RUNLET_MCP_SILENCE_FOREVER
+		case m.SilenceTimeout > 0:
+			c.mcp_silence_timeout_ms = C.uint64_t(max(m.SilenceTimeout.Milliseconds(), 1))
 		}
 	}
 	switch journal := opts.Journal.(type) {

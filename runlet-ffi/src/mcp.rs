@@ -23,13 +23,18 @@ pub const RUNLET_MCP_STRICT: u32 = 1;
 /// are `at_most_once` instead of `unsafe`.
 pub const RUNLET_MCP_AT_MOST_ONCE: u32 = 2;
 
-/// What the host asked for: the configuration's text, the trusted servers' names (a JSON array)
-/// and the flags.
+/// `mcp_silence_timeout_ms`: a call of an MCP tool waits for its answer for ever, however long
+/// its server is silent.
+pub const RUNLET_MCP_SILENCE_FOREVER: u64 = u64::MAX;
+
+/// What the host asked for: the configuration's text, the trusted servers' names (a JSON array),
+/// the flags and the silence timeout (0 for the default).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct McpRequest<'a> {
     pub servers_json: &'a str,
     pub trusted_json: &'a str,
     pub flags: u32,
+    pub silence_timeout_ms: u64,
 }
 
 #[cfg(feature = "mcp")]
@@ -90,6 +95,11 @@ mod attached {
             let options = McpOptions {
                 classes: ClassPolicy { trusted, default },
                 strict: request.flags & RUNLET_MCP_STRICT != 0,
+                silence_timeout: match request.silence_timeout_ms {
+                    0 => Some(McpOptions::SILENCE_TIMEOUT),
+                    RUNLET_MCP_SILENCE_FOREVER => None,
+                    ms => Some(std::time::Duration::from_millis(ms)),
+                },
                 ..McpOptions::default()
             };
             McpClient::connect(&specs, &options).map(|client| Some(Servers { client })).map_err(mcp_error)

@@ -113,6 +113,10 @@ pub struct runlet_retry_policy {
 ///   `runlet_run_snapshot_json` and the runs' pages show a run's state and no nodes (the
 ///   snapshot's `integrity_errors` say why) while `runlet_run_journal_snapshot_json` folds the
 ///   graph from the journal. Unknown bits are `RUNLET_ERR_INVALID_ARGUMENT`.
+/// - `mcp_silence_timeout_ms`: how long a call of an MCP tool may go with neither its answer nor
+///   a progress notification before it fails (`RL6102`, retryable and uncertain) and its server
+///   is told to cancel it: 0 for the default (five minutes), `RUNLET_MCP_SILENCE_FOREVER` to
+///   wait for ever.
 ///
 /// The structs pointed to are copied during `runlet_runtime_new`.
 #[repr(C)]
@@ -141,6 +145,7 @@ pub struct runlet_runtime_options {
     pub postgres_lease_ms: u32,
     pub owner: runlet_str,
     pub runtime_flags: u32,
+    pub mcp_silence_timeout_ms: u64,
 }
 
 /// `runtime_flags` of the runtime options: runs fold no live graph (`RuntimeBuilder::live_graph`).
@@ -159,6 +164,7 @@ unsafe impl Versioned for runlet_runtime_options {
         std::mem::offset_of!(runlet_runtime_options, mcp_servers_json),
         std::mem::offset_of!(runlet_runtime_options, postgres_journal_url),
         std::mem::offset_of!(runlet_runtime_options, runtime_flags),
+        std::mem::offset_of!(runlet_runtime_options, mcp_silence_timeout_ms),
         std::mem::size_of::<runlet_runtime_options>(),
     ];
 }
@@ -351,6 +357,7 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
             servers_json: options.mcp_servers_json.to_str("mcp_servers_json")?,
             trusted_json: options.mcp_trusted_json.to_str("mcp_trusted_json")?,
             flags: options.mcp_flags,
+            silence_timeout_ms: options.mcp_silence_timeout_ms,
         };
         (options.registry_json.to_str("registry_json")?, options.limits_json.to_str("limits_json")?, mcp)
     };

@@ -2,13 +2,14 @@
  * Python lab server of tests/mcp-servers, installed by scripts/install-mcp-servers) answering
  * calls with no host executor, beside the host's executor for the host's own tools, and the
  * refusals: a server that does not start, unknown flags, trusted names that are no JSON array,
- * and a tool no one answers. */
+ * and a tool no one answers; and the silence timeout ending a call a server garbled. */
 #include <unistd.h>
 
 #include "support.h"
 
-/* The `mcpServers` JSON starting the lab server (stdio); malloc'ed. */
-static char *lab_servers(void) {
+/* The `mcpServers` JSON starting the test server `script` of tests/mcp-servers as `name`, with the
+ * one argument `arg` (stdio); malloc'ed. */
+static char *test_servers(const char *name, const char *script, const char *arg) {
   const char *dir = RUNLET_MCP_SERVERS_DIR;
   char python[1024];
   snprintf(python, sizeof python, "%s/.venv/bin/python", dir);
@@ -17,10 +18,13 @@ static char *lab_servers(void) {
     exit(1);
   }
   char *json = malloc(4096);
-  snprintf(json, 4096, "{\"mcpServers\": {\"lab\": {\"command\": \"%s\", \"args\": [\"%s/lab_server.py\", \"stdio\"]}}}",
-           python, dir);
+  snprintf(json, 4096, "{\"mcpServers\": {\"%s\": {\"command\": \"%s\", \"args\": [\"%s/%s\", \"%s\"]}}}", name,
+           python, dir, script, arg);
   return json;
 }
+
+/* The `mcpServers` JSON starting the lab server (stdio); malloc'ed. */
+static char *lab_servers(void) { return test_servers("lab", "lab_server.py", "stdio"); }
 
 static runlet_error *runtime_over(const char *servers, const char *registry, const runlet_tool_executor *executor,
                                   uint32_t flags, const char *trusted, runlet_runtime **out) {
@@ -86,8 +90,34 @@ static void refusals_name_what_is_wrong(void) {
   free(servers);
 }
 
+/* A server that garbles its answer, which the transport drops: the call fails with RL6102 once
+ * `mcp_silence_timeout_ms` passes, instead of waiting for ever. */
+static void a_call_its_server_goes_silent_on_fails_at_the_silence_timeout(void) {
+  char *servers = test_servers("rogue", "rogue_server.py", "garbled-result");
+  runlet_runtime_options options = RUNLET_RUNTIME_OPTIONS_INIT;
+  options.mcp_servers_json = str_of(servers);
+  options.mcp_silence_timeout_ms = 600;
+  runlet_runtime *runtime = NULL;
+  CHECK_OK(runlet_runtime_new(&options, &runtime));
+  runlet_program *program = compile(runtime, "return rogue.echo({})\n");
+  runlet_run *run = start(runtime, program, "", 0);
+  CHECK_OK(runlet_run_wait(run, -1));
+  CHECK(runlet_run_status(run) == RUNLET_RUN_FAILED);
+  runlet_buf buf = {NULL, 0};
+  runlet_error *err = runlet_run_result_json(run, &buf);
+  CHECK(runlet_error_code(err) == RUNLET_ERR_TOOL_FAILED);
+  CHECK(str_contains(runlet_error_details_json(err), "RL6102"));
+  CHECK(str_contains(runlet_error_message(err), "for 600 ms"));
+  runlet_error_free(err);
+  runlet_run_free(run);
+  runlet_program_free(program);
+  runlet_runtime_free(runtime);
+  free(servers);
+}
+
 int main(void) {
   the_servers_answer_without_a_host_executor();
+  a_call_its_server_goes_silent_on_fails_at_the_silence_timeout();
   host_tools_go_to_the_host_executor();
   refusals_name_what_is_wrong();
   puts("test_mcp: ok");
