@@ -508,6 +508,9 @@ typedef struct runlet_view_policy {
  *   a progress notification before it fails (`RL6102`, retryable and uncertain) and its server
  *   is told to cancel it: 0 for the default (five minutes), `RUNLET_MCP_SILENCE_FOREVER` to
  *   wait for ever.
+ * - `mcp_startup_timeout_ms`: how long each MCP server has to start and complete its
+ *   handshake, and again to list its tools: 0 for the default (30 s). A server that `npx` must
+ *   first download may need more.
  *
  * The structs pointed to are copied during `runlet_runtime_new`.
  */
@@ -536,6 +539,7 @@ typedef struct runlet_runtime_options {
   struct runlet_str owner;
   uint32_t runtime_flags;
   uint64_t mcp_silence_timeout_ms;
+  uint64_t mcp_startup_timeout_ms;
 } runlet_runtime_options;
 
 /**

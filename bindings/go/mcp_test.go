@@ -1,6 +1,7 @@
 // MCP servers attached through Options.MCP: the Python lab server of tests/mcp-servers (installed
 // by scripts/install-mcp-servers, which this test runs first) answering calls beside a Go
-// handler, a server that does not start, and the silence timeout ending a call a server garbled.
+// handler, a server that does not start, the silence timeout ending a call a server garbled, and
+// the start-up timeout a server that is slow to start.
 
 package runlet
 
@@ -22,8 +23,8 @@ func labConfig(t *testing.T) []byte {
 }
 
 // serverConfig installs the test servers and returns the mcpServers JSON starting the test
-// server script as name, with the one argument arg.
-func serverConfig(t *testing.T, name, script, arg string) []byte {
+// server script as name, with the arguments args.
+func serverConfig(t *testing.T, name, script string, args ...string) []byte {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -34,7 +35,7 @@ func serverConfig(t *testing.T, name, script, arg string) []byte {
 	}
 	dir := filepath.Join(root, "tests/mcp-servers")
 	config, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		name: map[string]any{"command": filepath.Join(dir, ".venv/bin/python"), "args": []string{filepath.Join(dir, script), arg}},
+		name: map[string]any{"command": filepath.Join(dir, ".venv/bin/python"), "args": append([]string{filepath.Join(dir, script)}, args...)},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -115,6 +116,22 @@ func TestMCPCallItsServerGoesSilentOnFailsAtTheSilenceTimeout(t *testing.T) {
 		t.Fatalf("Wait: %v, want a tool failure RL6102", err)
 	}
 	if !strings.Contains(failure.Message, "for 600 ms") {
+		t.Fatalf("the error does not name the timeout: %s", failure.Message)
+	}
+}
+
+// A server that answers nothing for 3 s after it starts, given 300 ms: CodeMCP (RL8602), naming
+// the time it had.
+func TestMCPServerSlowerThanTheStartupTimeout(t *testing.T) {
+	_, err := NewRuntime(Options{MCP: &MCP{
+		Config:         serverConfig(t, "slow", "rogue_server.py", "slow-start", "3"),
+		StartupTimeout: 300 * time.Millisecond,
+	}})
+	var failure *Error
+	if !errors.As(err, &failure) || failure.Code != CodeMCP || !strings.Contains(string(failure.Details), `"RL8602"`) {
+		t.Fatalf("NewRuntime: %v, want CodeMCP with RL8602", err)
+	}
+	if !strings.Contains(failure.Message, "within 300 ms") {
 		t.Fatalf("the error does not name the timeout: %s", failure.Message)
 	}
 }

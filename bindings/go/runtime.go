@@ -79,6 +79,10 @@ type MCP struct {
 	// notification before it fails (RL6102, retryable and uncertain) and its server is told to
 	// cancel it: 0 for the default (five minutes), negative to wait for ever.
 	SilenceTimeout time.Duration
+	// StartupTimeout is how long each server has to start and complete its handshake, and
+	// again to list its tools: 0 for the default (30 s). A server that npx must first download
+	// may need more.
+	StartupTimeout time.Duration
 }
 
 // View is a view policy (spec §6.2): the strongest label of values shown in previews (stronger
@@ -187,6 +191,9 @@ func NewRuntime(opts Options) (*Runtime, error) {
 			c.mcp_silence_timeout_ms = C.RUNLET_MCP_SILENCE_FOREVER
 		case m.SilenceTimeout > 0:
 			c.mcp_silence_timeout_ms = C.uint64_t(max(m.SilenceTimeout.Milliseconds(), 1))
+		}
+		if m.StartupTimeout > 0 {
+			c.mcp_startup_timeout_ms = C.uint64_t(max(m.StartupTimeout.Milliseconds(), 1))
 		}
 	}
 	switch journal := opts.Journal.(type) {

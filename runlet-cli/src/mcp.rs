@@ -44,6 +44,10 @@ pub struct McpArgs {
     /// with a warning).
     #[arg(long = "mcp-strict")]
     strict: bool,
+    /// How long a server has to start and complete the handshake, and again to list its tools
+    /// (RL8602, RL8603 past it): a server `npx` must first download may need more.
+    #[arg(long = "mcp-startup-timeout", value_name = "MS", default_value_t = McpOptions::STARTUP_TIMEOUT.as_millis() as u64)]
+    startup_timeout_ms: u64,
     /// Fail a call (RL6102) whose server neither answers nor reports progress for this many
     /// milliseconds, and tell the server to cancel it; 0 waits for ever.
     #[arg(long = "mcp-silence-timeout", value_name = "MS", default_value_t = McpOptions::SILENCE_TIMEOUT.as_millis() as u64)]
@@ -81,6 +85,7 @@ impl McpArgs {
         let options = McpOptions {
             classes: ClassPolicy { trusted: self.trust.clone(), default },
             strict: self.strict,
+            startup_timeout: Duration::from_millis(self.startup_timeout_ms),
             silence_timeout: Some(Duration::from_millis(self.silence_timeout_ms)).filter(|ms| !ms.is_zero()),
             ..McpOptions::default()
         };

@@ -559,3 +559,18 @@ fn a_call_the_server_goes_silent_on_fails_at_the_silence_timeout() {
     assert_eq!(report["error"]["code"], "RL6102", "{report}");
     assert!(report["error"]["message"].as_str().unwrap().contains("for 600 ms"), "{report}");
 }
+
+/// `--mcp-startup-timeout MS` bounds how long a server has to start: one that answers nothing
+/// for 3 s is refused after 300 ms with `RL8602` naming the time it had.
+#[test]
+fn a_server_slower_than_the_startup_timeout_is_refused() {
+    let s = servers();
+    let dir = scratch("slow-start");
+    std::fs::write(dir.join("main.run"), "return slow.echo({})\n").expect("writes the program");
+    let slow = flag("slow", &s.rogue("slow-start 3"));
+    let main = dir.join("main.run");
+    let output = runlet(&["run", main.to_str().unwrap(), "--mcp", &slow, "--mcp-startup-timeout", "300"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("RL8602") && stderr.contains("within 300 ms"), "{stderr}");
+}

@@ -28,13 +28,14 @@ pub const RUNLET_MCP_AT_MOST_ONCE: u32 = 2;
 pub const RUNLET_MCP_SILENCE_FOREVER: u64 = u64::MAX;
 
 /// What the host asked for: the configuration's text, the trusted servers' names (a JSON array),
-/// the flags and the silence timeout (0 for the default).
-#[derive(Debug, Clone, Copy)]
+/// the flags, and the silence and start-up timeouts (0 for their defaults).
+#[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct McpRequest<'a> {
     pub servers_json: &'a str,
     pub trusted_json: &'a str,
     pub flags: u32,
     pub silence_timeout_ms: u64,
+    pub startup_timeout_ms: u64,
 }
 
 #[cfg(feature = "mcp")]
@@ -99,6 +100,10 @@ mod attached {
                     0 => Some(McpOptions::SILENCE_TIMEOUT),
                     RUNLET_MCP_SILENCE_FOREVER => None,
                     ms => Some(std::time::Duration::from_millis(ms)),
+                },
+                startup_timeout: match request.startup_timeout_ms {
+                    0 => McpOptions::STARTUP_TIMEOUT,
+                    ms => std::time::Duration::from_millis(ms),
                 },
                 ..McpOptions::default()
             };
@@ -193,7 +198,7 @@ mod tests {
 
     #[test]
     fn without_the_feature_mcp_servers_are_unsupported() {
-        let request = McpRequest { servers_json: r#"{"mcpServers": {}}"#, trusted_json: "", flags: 0 };
+        let request = McpRequest { servers_json: r#"{"mcpServers": {}}"#, ..McpRequest::default() };
         let error = Servers::attach(request).expect_err("refused");
         assert_eq!(error.code(), RUNLET_ERR_UNSUPPORTED);
         let none = McpRequest { servers_json: "", ..request };

@@ -117,6 +117,9 @@ pub struct runlet_retry_policy {
 ///   a progress notification before it fails (`RL6102`, retryable and uncertain) and its server
 ///   is told to cancel it: 0 for the default (five minutes), `RUNLET_MCP_SILENCE_FOREVER` to
 ///   wait for ever.
+/// - `mcp_startup_timeout_ms`: how long each MCP server has to start and complete its
+///   handshake, and again to list its tools: 0 for the default (30 s). A server that `npx` must
+///   first download may need more.
 ///
 /// The structs pointed to are copied during `runlet_runtime_new`.
 #[repr(C)]
@@ -146,6 +149,7 @@ pub struct runlet_runtime_options {
     pub owner: runlet_str,
     pub runtime_flags: u32,
     pub mcp_silence_timeout_ms: u64,
+    pub mcp_startup_timeout_ms: u64,
 }
 
 /// `runtime_flags` of the runtime options: runs fold no live graph (`RuntimeBuilder::live_graph`).
@@ -358,6 +362,7 @@ unsafe fn build(options: &runlet_runtime_options, adopted: Adopted) -> Result<In
             trusted_json: options.mcp_trusted_json.to_str("mcp_trusted_json")?,
             flags: options.mcp_flags,
             silence_timeout_ms: options.mcp_silence_timeout_ms,
+            startup_timeout_ms: options.mcp_startup_timeout_ms,
         };
         (options.registry_json.to_str("registry_json")?, options.limits_json.to_str("limits_json")?, mcp)
     };

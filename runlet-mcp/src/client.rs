@@ -41,6 +41,9 @@ pub struct McpOptions {
 }
 
 impl McpOptions {
+    /// The default [`McpOptions::startup_timeout`]: 30 seconds.
+    pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
     /// The default [`McpOptions::silence_timeout`]: five minutes.
     pub const SILENCE_TIMEOUT: Duration = Duration::from_secs(300);
 }
@@ -50,7 +53,7 @@ impl Default for McpOptions {
         McpOptions {
             classes: ClassPolicy::default(),
             strict: false,
-            startup_timeout: Duration::from_secs(30),
+            startup_timeout: McpOptions::STARTUP_TIMEOUT,
             shutdown_grace: Duration::from_secs(2),
             silence_timeout: Some(McpOptions::SILENCE_TIMEOUT),
         }

@@ -11,6 +11,7 @@ standard library, for the tests of what Runlet does with a server it cannot trus
     rogue_server.py garbled-result      `tools/call` answers with a line that is not JSON
     rogue_server.py progress N          `tools/call` reports progress N times, 0.2 s apart, then
                                         answers
+    rogue_server.py slow-start N        answers nothing for N seconds after it starts
 
 over standard input and output, or over Streamable HTTP (each answer a JSON response to its POST,
 no event stream, so `progress` sends no notifications and `garbled-result` fails at once) at
@@ -120,6 +121,9 @@ def write(text):
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
+
+if MODE == "slow-start":
+    time.sleep(N)
 
 if HTTP:
     http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), Endpoint).serve_forever()

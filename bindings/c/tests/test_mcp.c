@@ -2,14 +2,15 @@
  * Python lab server of tests/mcp-servers, installed by scripts/install-mcp-servers) answering
  * calls with no host executor, beside the host's executor for the host's own tools, and the
  * refusals: a server that does not start, unknown flags, trusted names that are no JSON array,
- * and a tool no one answers; and the silence timeout ending a call a server garbled. */
+ * and a tool no one answers; the silence timeout ending a call a server garbled, and the start-up
+ * timeout a server that is slow to start. */
 #include <unistd.h>
 
 #include "support.h"
 
-/* The `mcpServers` JSON starting the test server `script` of tests/mcp-servers as `name`, with the
- * one argument `arg` (stdio); malloc'ed. */
-static char *test_servers(const char *name, const char *script, const char *arg) {
+/* The `mcpServers` JSON starting the test server `script` of tests/mcp-servers as `name` (stdio),
+ * its arguments after the script the JSON strings `args`; malloc'ed. */
+static char *test_servers(const char *name, const char *script, const char *args) {
   const char *dir = RUNLET_MCP_SERVERS_DIR;
   char python[1024];
   snprintf(python, sizeof python, "%s/.venv/bin/python", dir);
@@ -18,13 +19,13 @@ static char *test_servers(const char *name, const char *script, const char *arg)
     exit(1);
   }
   char *json = malloc(4096);
-  snprintf(json, 4096, "{\"mcpServers\": {\"%s\": {\"command\": \"%s\", \"args\": [\"%s/%s\", \"%s\"]}}}", name,
-           python, dir, script, arg);
+  snprintf(json, 4096, "{\"mcpServers\": {\"%s\": {\"command\": \"%s\", \"args\": [\"%s/%s\", %s]}}}", name, python,
+           dir, script, args);
   return json;
 }
 
 /* The `mcpServers` JSON starting the lab server (stdio); malloc'ed. */
-static char *lab_servers(void) { return test_servers("lab", "lab_server.py", "stdio"); }
+static char *lab_servers(void) { return test_servers("lab", "lab_server.py", "\"stdio\""); }
 
 static runlet_error *runtime_over(const char *servers, const char *registry, const runlet_tool_executor *executor,
                                   uint32_t flags, const char *trusted, runlet_runtime **out) {
@@ -93,7 +94,7 @@ static void refusals_name_what_is_wrong(void) {
 /* A server that garbles its answer, which the transport drops: the call fails with RL6102 once
  * `mcp_silence_timeout_ms` passes, instead of waiting for ever. */
 static void a_call_its_server_goes_silent_on_fails_at_the_silence_timeout(void) {
-  char *servers = test_servers("rogue", "rogue_server.py", "garbled-result");
+  char *servers = test_servers("rogue", "rogue_server.py", "\"garbled-result\"");
   runlet_runtime_options options = RUNLET_RUNTIME_OPTIONS_INIT;
   options.mcp_servers_json = str_of(servers);
   options.mcp_silence_timeout_ms = 600;
@@ -115,9 +116,26 @@ static void a_call_its_server_goes_silent_on_fails_at_the_silence_timeout(void) 
   free(servers);
 }
 
+/* A server that answers nothing for 3 s after it starts, given 300 ms: RUNLET_ERR_MCP (RL8602),
+ * naming the time it had. */
+static void a_server_slower_than_the_startup_timeout_is_refused(void) {
+  char *servers = test_servers("slow", "rogue_server.py", "\"slow-start\", \"3\"");
+  runlet_runtime_options options = RUNLET_RUNTIME_OPTIONS_INIT;
+  options.mcp_servers_json = str_of(servers);
+  options.mcp_startup_timeout_ms = 300;
+  runlet_runtime *runtime = NULL;
+  runlet_error *err = runlet_runtime_new(&options, &runtime);
+  CHECK(err && runlet_error_code(err) == RUNLET_ERR_MCP && runtime == NULL);
+  CHECK(str_contains(runlet_error_details_json(err), "\"RL8602\""));
+  CHECK(str_contains(runlet_error_message(err), "within 300 ms"));
+  runlet_error_free(err);
+  free(servers);
+}
+
 int main(void) {
   the_servers_answer_without_a_host_executor();
   a_call_its_server_goes_silent_on_fails_at_the_silence_timeout();
+  a_server_slower_than_the_startup_timeout_is_refused();
   host_tools_go_to_the_host_executor();
   refusals_name_what_is_wrong();
   puts("test_mcp: ok");
