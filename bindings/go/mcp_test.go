@@ -110,7 +110,10 @@ func TestMCPCallItsServerGoesSilentOnFailsAtTheSilenceTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer run.Close()
-	_, err = run.Wait(context.Background())
+	// Bounded, so a timeout that did not reach the library fails the test instead of hanging it.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = run.Wait(ctx)
 	var failure *Error
 	if !errors.As(err, &failure) || !errors.Is(err, ErrToolFailed) || !strings.Contains(string(failure.Details), "RL6102") {
 		t.Fatalf("Wait: %v, want a tool failure RL6102", err)
@@ -133,5 +136,9 @@ func TestMCPServerSlowerThanTheStartupTimeout(t *testing.T) {
 	}
 	if !strings.Contains(failure.Message, "within 300 ms") {
 		t.Fatalf("the error does not name the timeout: %s", failure.Message)
+	}
+	_, err = NewRuntime(Options{MCP: &MCP{Config: labConfig(t), StartupTimeout: -time.Second}})
+	if !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("a negative StartupTimeout: %v, want CodeInvalidArgument", err)
 	}
 }

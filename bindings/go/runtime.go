@@ -77,11 +77,12 @@ type MCP struct {
 	Strict bool
 	// SilenceTimeout is how long a call may go with neither its answer nor a progress
 	// notification before it fails (RL6102, retryable and uncertain) and its server is told to
-	// cancel it: 0 for the default (five minutes), negative to wait for ever.
+	// cancel it: 0 for the default (five minutes), negative to wait for ever. Like
+	// StartupTimeout it is taken in whole milliseconds, at least one.
 	SilenceTimeout time.Duration
 	// StartupTimeout is how long each server has to start and complete its handshake, and
-	// again to list its tools: 0 for the default (30 s). A server that npx must first download
-	// may need more.
+	// again to list its tools: 0 for the default (30 s); negative is CodeInvalidArgument. A
+	// server that npx must first download may need more.
 	StartupTimeout time.Duration
 }
 
@@ -172,6 +173,9 @@ func NewRuntime(opts Options) (*Runtime, error) {
 		defer cFree(unsafe.Pointer(c.digest_key.ptr))
 	}
 	if m := opts.MCP; m != nil {
+		if m.StartupTimeout < 0 {
+			return nil, invalid("MCP.StartupTimeout is %v: 0 for the default (30 s), or a positive duration", m.StartupTimeout)
+		}
 		trusted, err := json.Marshal(append([]string{}, m.Trusted...))
 		if err != nil {
 			return nil, invalid("the trusted MCP servers do not encode: %v", err)
@@ -190,10 +194,10 @@ func NewRuntime(opts Options) (*Runtime, error) {
 		case m.SilenceTimeout < 0:
 			c.mcp_silence_timeout_ms = C.RUNLET_MCP_SILENCE_FOREVER
 		case m.SilenceTimeout > 0:
-			c.mcp_silence_timeout_ms = C.uint64_t(max(m.SilenceTimeout.Milliseconds(), 1))
+			c.mcp_silence_timeout_ms = millis(m.SilenceTimeout)
 		}
 		if m.StartupTimeout > 0 {
-			c.mcp_startup_timeout_ms = C.uint64_t(max(m.StartupTimeout.Milliseconds(), 1))
+			c.mcp_startup_timeout_ms = millis(m.StartupTimeout)
 		}
 	}
 	switch journal := opts.Journal.(type) {
@@ -362,3 +366,8 @@ var pullEvents = func() *C.runlet_run_options {
 	options.pull_events = true
 	return options
 }()
+
+// millis is d in whole milliseconds, at least one: a timeout of the C options.
+func millis(d time.Duration) C.uint64_t {
+	return C.uint64_t(max(d.Milliseconds(), 1))
+}

@@ -45,13 +45,33 @@ pub struct McpArgs {
     #[arg(long = "mcp-strict")]
     strict: bool,
     /// How long a server has to start and complete the handshake, and again to list its tools
-    /// (RL8602, RL8603 past it): a server `npx` must first download may need more.
-    #[arg(long = "mcp-startup-timeout", value_name = "MS", default_value_t = McpOptions::STARTUP_TIMEOUT.as_millis() as u64)]
+    /// (RL8602, RL8603 past it), in milliseconds: a server `npx` must first download may need
+    /// more.
+    #[arg(long = "mcp-startup-timeout", value_name = "MS", value_parser = clap::value_parser!(u64).range(1..),
+          default_value_t = McpOptions::STARTUP_TIMEOUT.as_millis() as u64)]
     startup_timeout_ms: u64,
     /// Fail a call (RL6102) whose server neither answers nor reports progress for this many
-    /// milliseconds, and tell the server to cancel it; 0 waits for ever.
-    #[arg(long = "mcp-silence-timeout", value_name = "MS", default_value_t = McpOptions::SILENCE_TIMEOUT.as_millis() as u64)]
-    silence_timeout_ms: u64,
+    /// milliseconds, and tell the server to cancel it; `off` waits for ever.
+    #[arg(long = "mcp-silence-timeout", value_name = "MS|off", value_parser = parse_silence, default_value = "300000")]
+    silence_timeout: Silence,
+}
+
+/// `--mcp-silence-timeout`: a positive number of milliseconds, or `off` (`None`).
+#[derive(Debug, Clone, Copy)]
+struct Silence(Option<Duration>);
+
+impl Default for Silence {
+    fn default() -> Silence {
+        Silence(Some(McpOptions::SILENCE_TIMEOUT))
+    }
+}
+
+fn parse_silence(text: &str) -> Result<Silence, String> {
+    match (text, text.parse::<u64>()) {
+        ("off", _) => Ok(Silence(None)),
+        (_, Ok(ms)) if ms > 0 => Ok(Silence(Some(Duration::from_millis(ms)))),
+        _ => Err("a positive number of milliseconds, or `off` to wait for ever".to_owned()),
+    }
 }
 
 impl McpArgs {
@@ -86,7 +106,7 @@ impl McpArgs {
             classes: ClassPolicy { trusted: self.trust.clone(), default },
             strict: self.strict,
             startup_timeout: Duration::from_millis(self.startup_timeout_ms),
-            silence_timeout: Some(Duration::from_millis(self.silence_timeout_ms)).filter(|ms| !ms.is_zero()),
+            silence_timeout: self.silence_timeout.0,
             ..McpOptions::default()
         };
         let client =

@@ -558,6 +558,14 @@ fn a_call_the_server_goes_silent_on_fails_at_the_silence_timeout() {
     assert_eq!(report["status"], "failed", "{report}\n{stderr}");
     assert_eq!(report["error"]["code"], "RL6102", "{report}");
     assert!(report["error"]["message"].as_str().unwrap().contains("for 600 ms"), "{report}");
+    // Zero would fail every call, or refuse every server, at once: a usage error.
+    for zero in [["--mcp-silence-timeout", "0"], ["--mcp-startup-timeout", "0"]] {
+        let output =
+            runlet(&["run", dir.join("main.run").to_str().unwrap(), "--mcp", &rogue, zero[0], zero[1]]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("RL8501") && stderr.contains(zero[0]), "{stderr}");
+    }
 }
 
 /// `--mcp-startup-timeout MS` bounds how long a server has to start: one that answers nothing

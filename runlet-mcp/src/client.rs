@@ -28,6 +28,7 @@ pub struct McpOptions {
     /// A tool that does not import fails the whole attach instead of being left out.
     pub strict: bool,
     /// How long a server has to start and complete the handshake, and again to list its tools.
+    /// Zero is refused.
     pub startup_timeout: Duration,
     /// How long a stdio server has to exit after its standard input closes, and again after
     /// `SIGTERM`, before `SIGKILL`.
@@ -105,6 +106,10 @@ impl McpClient {
         }
         if options.silence_timeout.is_some_and(|silence| silence.is_zero()) {
             let why = "a silence timeout of zero would fail every call at once: give a positive one, or none";
+            return Err(McpError::spec(why.to_owned()));
+        }
+        if options.startup_timeout.is_zero() {
+            let why = "a start-up timeout of zero would refuse every server: give a positive one";
             return Err(McpError::spec(why.to_owned()));
         }
         let runtime = tokio::runtime::Builder::new_multi_thread()

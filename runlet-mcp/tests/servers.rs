@@ -227,9 +227,12 @@ fn a_call_the_server_goes_silent_on_fails_at_the_silence_timeout() {
         McpClient::connect(&[spec(&format!("rogue={} 8", s.rogue("progress")))], &options).expect("attaches");
     assert_eq!(run(&client, "return rogue.echo({})\n", None), Ok(r#""ok""#.to_owned()));
     client.shutdown();
-    assert_eq!(McpOptions::default().silence_timeout, Some(McpOptions::SILENCE_TIMEOUT));
-    let zero = McpOptions { silence_timeout: Some(Duration::ZERO), ..McpOptions::default() };
-    let refused =
-        McpClient::connect(&[spec(&format!("rogue={}", s.rogue("echo")))], &zero).expect_err("zero");
-    assert_eq!(refused.code.to_string(), "RL8601", "{refused}");
+    for zero in [
+        McpOptions { silence_timeout: Some(Duration::ZERO), ..McpOptions::default() },
+        McpOptions { startup_timeout: Duration::ZERO, ..McpOptions::default() },
+    ] {
+        let refused =
+            McpClient::connect(&[spec(&format!("rogue={}", s.rogue("echo")))], &zero).expect_err("zero");
+        assert_eq!(refused.code.to_string(), "RL8601", "{refused}");
+    }
 }

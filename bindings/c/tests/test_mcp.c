@@ -4,6 +4,7 @@
  * refusals: a server that does not start, unknown flags, trusted names that are no JSON array,
  * and a tool no one answers; the silence timeout ending a call a server garbled, and the start-up
  * timeout a server that is slow to start. */
+#include <stddef.h>
 #include <unistd.h>
 
 #include "support.h"
@@ -91,29 +92,42 @@ static void refusals_name_what_is_wrong(void) {
   free(servers);
 }
 
-/* A server that garbles its answer, which the transport drops: the call fails with RL6102 once
- * `mcp_silence_timeout_ms` passes, instead of waiting for ever. */
-static void a_call_its_server_goes_silent_on_fails_at_the_silence_timeout(void) {
+/* Runs `return rogue.echo({})` against a server that garbles its answer, which the transport
+ * drops, with `silence_ms` as the silence timeout and `limits` as the runtime's limits; the run's
+ * error. The wait is bounded, so a setting that did not reach the library fails the test. */
+static runlet_error *garbled_call(uint64_t silence_ms, const char *limits) {
   char *servers = test_servers("rogue", "rogue_server.py", "\"garbled-result\"");
   runlet_runtime_options options = RUNLET_RUNTIME_OPTIONS_INIT;
   options.mcp_servers_json = str_of(servers);
-  options.mcp_silence_timeout_ms = 600;
+  options.mcp_silence_timeout_ms = silence_ms;
+  options.limits_json = str_of(limits);
   runlet_runtime *runtime = NULL;
   CHECK_OK(runlet_runtime_new(&options, &runtime));
   runlet_program *program = compile(runtime, "return rogue.echo({})\n");
   runlet_run *run = start(runtime, program, "", 0);
-  CHECK_OK(runlet_run_wait(run, -1));
+  CHECK_OK(runlet_run_wait(run, 30000));
   CHECK(runlet_run_status(run) == RUNLET_RUN_FAILED);
   runlet_buf buf = {NULL, 0};
   runlet_error *err = runlet_run_result_json(run, &buf);
-  CHECK(runlet_error_code(err) == RUNLET_ERR_TOOL_FAILED);
-  CHECK(str_contains(runlet_error_details_json(err), "RL6102"));
-  CHECK(str_contains(runlet_error_message(err), "for 600 ms"));
-  runlet_error_free(err);
   runlet_run_free(run);
   runlet_program_free(program);
   runlet_runtime_free(runtime);
   free(servers);
+  return err;
+}
+
+/* The call fails with RL6102 once `mcp_silence_timeout_ms` passes, instead of waiting for ever;
+ * with RUNLET_MCP_SILENCE_FOREVER it waits, here until the run's wall-clock limit. */
+static void a_call_its_server_goes_silent_on_fails_at_the_silence_timeout(void) {
+  runlet_error *err = garbled_call(600, "");
+  CHECK(runlet_error_code(err) == RUNLET_ERR_TOOL_FAILED);
+  CHECK(str_contains(runlet_error_details_json(err), "RL6102"));
+  CHECK(str_contains(runlet_error_message(err), "for 600 ms"));
+  runlet_error_free(err);
+  err = garbled_call(RUNLET_MCP_SILENCE_FOREVER, "{\"wall_clock_ms\": 1500}");
+  CHECK(runlet_error_code(err) == RUNLET_ERR_LIMIT);
+  CHECK(str_contains(runlet_error_details_json(err), "wall_clock_ms"));
+  runlet_error_free(err);
 }
 
 /* A server that answers nothing for 3 s after it starts, given 300 ms: RUNLET_ERR_MCP (RL8602),
@@ -129,6 +143,11 @@ static void a_server_slower_than_the_startup_timeout_is_refused(void) {
   CHECK(str_contains(runlet_error_details_json(err), "\"RL8602\""));
   CHECK(str_contains(runlet_error_message(err), "within 300 ms"));
   runlet_error_free(err);
+
+  /* Options of the layout before the MCP timeouts get their defaults: 30 s is time enough. */
+  options.struct_size = offsetof(runlet_runtime_options, mcp_silence_timeout_ms);
+  CHECK_OK(runlet_runtime_new(&options, &runtime));
+  runlet_runtime_free(runtime);
   free(servers);
 }
 
