@@ -249,10 +249,30 @@ fn short_digest(digest: &str) -> &str {
     digest.get(..19).unwrap_or(digest)
 }
 
-/// A Unix-millisecond time as RFC 3339 (UTC), or `-` when unknown.
+/// A Unix-millisecond time as RFC 3339 (UTC), or `-` when unknown. A time RFC 3339 cannot
+/// write (past the year 9999, from a damaged journal) is shown as the number it is.
 fn time_text(unix_ms: Option<u64>) -> String {
-    unix_ms.map_or_else(
-        || "-".to_owned(),
-        |ms| humantime::format_rfc3339_millis(SystemTime::UNIX_EPOCH + Duration::from_millis(ms)).to_string(),
-    )
+    /// 9999-12-31T23:59:59.999Z.
+    const LAST_WRITABLE_MS: u64 = 253_402_300_799_999;
+    match unix_ms {
+        None => "-".to_owned(),
+        Some(ms) if ms > LAST_WRITABLE_MS => format!("{ms} ms after the Unix epoch"),
+        Some(ms) => {
+            humantime::format_rfc3339_millis(SystemTime::UNIX_EPOCH + Duration::from_millis(ms)).to_string()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::time_text;
+
+    #[test]
+    fn every_time_is_shown_however_far_off() {
+        assert_eq!(time_text(None), "-");
+        assert_eq!(time_text(Some(0)), "1970-01-01T00:00:00.000Z");
+        assert_eq!(time_text(Some(253_402_300_799_999)), "9999-12-31T23:59:59.999Z");
+        assert_eq!(time_text(Some(253_402_300_800_000)), "253402300800000 ms after the Unix epoch");
+        assert_eq!(time_text(Some(u64::MAX)), format!("{} ms after the Unix epoch", u64::MAX));
+    }
 }

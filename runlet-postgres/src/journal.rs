@@ -740,7 +740,7 @@ fn run_entry(row: &tokio_postgres::Row) -> RunEntry {
     RunEntry {
         run_id: RunId::new(row.get::<_, String>(0)),
         last_seq: row.get::<_, i64>(1) as u64,
-        last_append_unix_ms: row.get::<_, Option<i64>>(2).map(|at| at as u64),
+        last_append_unix_ms: row.get::<_, Option<i64>>(2).and_then(|at| u64::try_from(at).ok()),
         owner: row.get(3),
     }
 }

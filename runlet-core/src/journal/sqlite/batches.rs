@@ -117,6 +117,26 @@ fn unpacked(stored: &[u8], codec: i64, size: usize) -> Result<Bytes, String> {
     }
 }
 
+/// Refuses a file with a row whose sequence numbers run backwards or start below 1. Reads skip
+/// such a row (their queries go by `last_seq`) and a run's end is taken from the others, so an
+/// append would write past it as if it were not there; the file's opening finds it instead.
+pub(super) fn check_sequences(connection: &Connection) -> Result<(), JournalError> {
+    let backwards: Option<(String, i64, i64)> = connection
+        .query_row(
+            "SELECT run_id, first_seq, last_seq FROM batches WHERE first_seq < 1 OR last_seq < first_seq LIMIT 1",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+        )
+        .optional()
+        .map_err(sql)?;
+    match backwards {
+        None => Ok(()),
+        Some((run, first, last)) => Err(corrupt(format!(
+            "the records {first}..={last} of run `{run}` are damaged: their sequence numbers run backwards or below 1"
+        ))),
+    }
+}
+
 /// The last sequence number of `run` (0 before its first record), or `None` for an unknown run.
 pub(super) fn run_end(connection: &Connection, run: &str) -> Result<Option<u64>, JournalError> {
     connection

@@ -579,6 +579,29 @@ fn written_file(path: &std::path::Path, count: u64) -> (RunHeader, Vec<Record>) 
     (run, records)
 }
 
+/// A row whose sequence numbers run backwards is invisible to reads and to the run's end, so an
+/// append would write past it: the file is refused when opened, naming the row.
+#[test]
+fn a_row_numbered_backwards_is_refused_when_the_file_opens() {
+    let dir = std::env::temp_dir().join(format!("runlet-backwards-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    for (damage, first, last) in
+        [("last_seq = -5", 1, -5), ("first_seq = 12", 12, 10), ("first_seq = 0", 0, 10)]
+    {
+        let path = dir.join("j.db");
+        let _ = std::fs::remove_file(&path);
+        let (run, _) = written_file(&path, 10);
+        Connection::open(&path)
+            .and_then(|c| c.execute(&format!("UPDATE batches SET {damage}"), []))
+            .expect("damage");
+        let err = SqliteJournal::open(&path, Durability::Full).expect_err(damage);
+        assert_eq!(err.kind, JournalErrorKind::Corrupt, "{damage}");
+        let row = format!("the records {first}..={last} of run `{}`", run.run_id);
+        assert!(err.message.contains(&row) && err.message.contains("run backwards"), "{}", err.message);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_truncated_file_is_refused() {
     let scratch = Scratch::new("truncated");
