@@ -62,7 +62,7 @@ impl Failure {
                     print_diagnostics(file, &self.diagnostics, Format::Text);
                     let code = self.diagnostics.iter().find(|d| d.is_error()).map(|d| d.code);
                     let code = code.map(|code| format!(" ({code})")).unwrap_or_default();
-                    eprintln!("error: {what} `{}` has errors{code}", file.display_name());
+                    errln!("error: {what} `{}` has errors{code}", file.display_name());
                 }
                 None => self.diagnostics.iter().for_each(print_plain),
             },
@@ -73,9 +73,9 @@ impl Failure {
 
 /// One diagnostic that points into no text, on stderr: `error[RL8502]: message` and its help.
 fn print_plain(diagnostic: &Diagnostic) {
-    eprintln!("error[{}]: {}", diagnostic.code, diagnostic.message);
+    errln!("error[{}]: {}", diagnostic.code, diagnostic.message);
     for help in &diagnostic.help {
-        eprintln!("  = help: {help}");
+        errln!("  = help: {help}");
     }
 }
 

@@ -36,16 +36,16 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
             Ok(formatted) => formatted,
             Err(diagnostics) => {
                 // On stderr: stdout carries formatted source only.
-                eprintln!("error: `{}` has syntax errors and was not formatted", file.display_name());
-                eprint!("{}", render_text(&file.text, &file.display_name(), &diagnostics));
-                eprintln!("{}", summary(&diagnostics));
+                errln!("error: `{}` has syntax errors and was not formatted", file.display_name());
+                err!("{}", render_text(&file.text, &file.display_name(), &diagnostics));
+                errln!("{}", summary(&diagnostics));
                 failed = true;
                 continue;
             }
         };
         if args.check {
             if formatted != file.text {
-                eprintln!("{} is not formatted", file.display_name());
+                errln!("{} is not formatted", file.display_name());
                 failed = true;
             }
         } else if args.write {

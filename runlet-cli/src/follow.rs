@@ -19,7 +19,7 @@ pub struct Followed {
 /// Follows `run` to its end. `announce` prints `run <id>` on stderr before anything else.
 pub fn follow(run: RunHandle, events: Option<EventsFile>, announce: bool) -> Result<Followed, Failure> {
     if announce {
-        eprintln!("run {}", run.run_id());
+        errln!("run {}", run.run_id());
     }
     // Watched until the run ends: a signal after that is no longer the run's.
     let _watch = cancel_on_signals(run.canceller());

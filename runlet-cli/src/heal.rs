@@ -70,12 +70,12 @@ pub fn run(args: &Args) -> ExitCode {
         Format::Text if healed.is_healed() => {
             out!("{}", healed.source);
             if !healed.notes.is_empty() {
-                eprint!("{}", render_text(&healed.source, &healed_file.display_name(), &healed.notes));
-                eprintln!("healed: {}", summary(&healed.notes));
+                err!("{}", render_text(&healed.source, &healed_file.display_name(), &healed.notes));
+                errln!("healed: {}", summary(&healed.notes));
             }
         }
         Format::Text => {
-            eprintln!("error: `{}` cannot be healed by safe repairs alone", file.display_name());
+            errln!("error: `{}` cannot be healed by safe repairs alone", file.display_name());
             print_diagnostics(&healed_file, &healed.remaining, Format::Text);
         }
     }

@@ -1,7 +1,9 @@
 //! Writing what a command produces: its files (`fmt --write`, `--events`, `--record`, `--dot`)
 //! and standard output ([`outln!`], [`out!`]). A file that cannot be written is a [`Failure`]
 //! with `RL8506`, and so is standard output (a full disk behind `> file`): the command goes on
-//! to its end, and `main` reports the first error writing it.
+//! to its end, and `main` reports the first error writing it. Standard error ([`errln!`],
+//! [`err!`]) is written as far as it can be; an error writing it has nowhere to be told, and the
+//! exit status still tells how the command ended.
 
 use std::io::Write;
 use std::path::Path;
@@ -29,6 +31,22 @@ macro_rules! outln {
 /// Prints to standard output like `print!`, without panicking when it cannot be written.
 macro_rules! out {
     ($($arg:tt)*) => { $crate::output::to_stdout(format_args!($($arg)*)) };
+}
+
+/// Prints to standard error like `errln!`, without panicking when it cannot be written (a
+/// closed pipe behind `2>&1 | head`).
+macro_rules! errln {
+    ($($arg:tt)*) => { $crate::output::to_stderr(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// Prints to standard error like `err!`, without panicking when it cannot be written.
+macro_rules! err {
+    ($($arg:tt)*) => { $crate::output::to_stderr(format_args!($($arg)*)) };
+}
+
+/// Writes `text` to standard error, as far as it can be written.
+pub fn to_stderr(text: std::fmt::Arguments<'_>) {
+    let _ = std::io::stderr().lock().write_fmt(text);
 }
 
 /// The first error writing standard output met.

@@ -24,7 +24,7 @@ const MAX_FILE_DEPTH: usize = 128;
 pub fn load_registry_with(path: Option<&Path>, servers: Option<&McpClient>) -> Result<Registry, Failure> {
     let (registry, warnings) = load_registry_reporting(path, servers)?;
     if let Some(warnings) = warnings {
-        eprint!("{}", render_text(&warnings.file.text, &warnings.file.display_name(), &warnings.diagnostics));
+        err!("{}", render_text(&warnings.file.text, &warnings.file.display_name(), &warnings.diagnostics));
     }
     Ok(registry)
 }

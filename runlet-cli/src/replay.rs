@@ -79,10 +79,10 @@ fn print_mismatches(mismatches: &[ReplayMismatch], format: Format) -> ExitCode {
         }
         Format::Text => {
             for mismatch in mismatches {
-                eprintln!("error[{}]: {mismatch}", mismatch.code());
+                errln!("error[{}]: {mismatch}", mismatch.code());
             }
             let count = mismatches.len();
-            eprintln!(
+            errln!(
                 "the replay does not match its transcript ({count} mismatch{})",
                 if count == 1 { "" } else { "es" }
             );

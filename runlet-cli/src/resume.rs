@@ -88,7 +88,7 @@ fn resume_with(args: &Args, servers: Option<&runlet_mcp::McpClient>) -> Result<E
     let stored = journal.stored(&run, executor, args.snapshot_every)?;
     let recovery = stored.recovery()?;
     if let Some(outcome) = recovery.outcome() {
-        eprintln!("run {run} has already ended");
+        errln!("run {run} has already ended");
         return Ok(report_outcome(&run, outcome, None, args.format));
     }
     let uncertain: Vec<_> =
@@ -194,9 +194,9 @@ fn report_unresolved(run: &RunId, uncertain: &[UncertainOperation], format: Form
             );
         }
         Format::Text => {
-            eprintln!("error[{}]: {message}", codes::UNCERTAIN_OUTCOME);
+            errln!("error[{}]: {message}", codes::UNCERTAIN_OUTCOME);
             for operation in uncertain {
-                eprintln!(
+                errln!(
                     "  {} (`{}`, {}, node {}): runlet resolve {run} {} --journal … (--applied JSON | --not-applied | --failed JSON | --fresh-generation)",
                     operation.operation_id,
                     operation.tool,

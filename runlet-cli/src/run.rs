@@ -369,7 +369,7 @@ pub fn report_outcome(
             ExitCode::from(1)
         }
         (Outcome::Cancelled, Format::Text) => {
-            eprintln!("the run was cancelled");
+            errln!("the run was cancelled");
             ExitCode::from(1)
         }
     }
@@ -384,16 +384,16 @@ pub fn presentation(value: &Value) -> String {
 }
 
 fn print_failure(error: &RunError) {
-    eprintln!("error[{}]: {}", error.code, error.message);
+    errln!("error[{}]: {}", error.code, error.message);
     if let Some(tool) = &error.tool {
-        eprintln!("  tool: {tool}");
+        errln!("  tool: {tool}");
     }
-    eprintln!("  node: {}", error.node_id);
-    eprintln!("  attempt: {}, retryable: {}, uncertain: {}", error.attempt, error.retryable, error.uncertain);
+    errln!("  node: {}", error.node_id);
+    errln!("  attempt: {}, retryable: {}, uncertain: {}", error.attempt, error.retryable, error.uncertain);
     if !error.details.is_empty() {
-        eprintln!("  details: {}", presentation(&Value::Object(error.details.clone())));
+        errln!("  details: {}", presentation(&Value::Object(error.details.clone())));
     }
     for cause in &error.causes {
-        eprintln!("  also failed: {}: {} (node {})", cause.code, cause.message, cause.node_id);
+        errln!("  also failed: {}: {} (node {})", cause.code, cause.message, cause.node_id);
     }
 }

@@ -37,7 +37,7 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
     let journal = JournalSpec::durable(&args.journal)?.open(args.durability)?.journal;
     let server = LiveServer::start(&args.addr, journal)?;
     let (stop, _watch) = stop_signal();
-    eprintln!("serving {}/runs", server.server.url());
+    errln!("serving {}/runs", server.server.url());
     let _ = stop.recv();
     Ok(ExitCode::SUCCESS)
 }
@@ -68,7 +68,7 @@ impl LiveServer {
     /// Shows the run `observer` follows, whose program is `source`, and prints its page's address.
     pub fn show(&self, run: &RunId, observer: RunObserver, source: &str) {
         self.server.catalog().add_live(observer, source);
-        eprintln!("serving {}/runs/{run}", self.server.url());
+        errln!("serving {}/runs/{run}", self.server.url());
     }
 
     /// Keeps serving until SIGINT or SIGTERM, then exits the process with `status`.

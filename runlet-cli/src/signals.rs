@@ -32,7 +32,7 @@ pub fn on_first_signal(announce: &'static str, act: impl FnOnce() + Send + 'stat
     let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
         Ok(signals) => signals,
         Err(error) => {
-            eprintln!("warning: SIGINT and SIGTERM will end the process at once: {error}");
+            errln!("warning: SIGINT and SIGTERM will end the process at once: {error}");
             return SignalWatch { handle: None, _closed: None };
         }
     };
@@ -41,7 +41,7 @@ pub fn on_first_signal(announce: &'static str, act: impl FnOnce() + Send + 'stat
     std::thread::spawn(move || {
         let mut received = signals.forever();
         if received.next().is_some() {
-            eprintln!("{announce} (signal again to exit at once)");
+            errln!("{announce} (signal again to exit at once)");
             act();
         }
         if received.next().is_some() {

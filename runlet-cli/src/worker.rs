@@ -116,7 +116,7 @@ fn work(
     };
     let stop = CancellationToken::new();
     let _watch = stop_on_signals(stop.clone());
-    eprintln!("worker {} on {}", runtime.owner(), journal_location(url));
+    errln!("worker {} on {}", runtime.owner(), journal_location(url));
     let worker = Worker::new(Arc::clone(&runtime), journal, options);
     runtime.handle().clone().block_on(worker.run(stop, |handled| outln!("{}", handled.to_json())));
     Ok(ExitCode::SUCCESS)

@@ -153,6 +153,22 @@ fn an_argument_that_is_not_utf8_is_a_usage_error() {
     }
 }
 
+/// Standard error that cannot be written (a full disk, a reader that hung up on `2>&1 | head`)
+/// leaves the command's exit status as it was: what went wrong cannot be told, and it does not
+/// panic trying.
+#[test]
+fn standard_error_that_cannot_be_written_leaves_the_exit_status() {
+    let scratch = Scratch::new("contract-stderr");
+    let missing = scratch.path("missing.run");
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_runlet"))
+        .args(["check", &missing])
+        .stderr(full)
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2), "exit 2 (RL8502), not a panic: {:?}", output.status);
+}
+
 /// Standard output that cannot be written (a full disk behind `>`) is `RL8506` on stderr and exit
 /// 2 once the command is done, never a panic.
 #[test]
