@@ -46,6 +46,13 @@ impl JournalSpec {
             return Ok(JournalSpec::Postgres(text.to_owned()));
         }
         match text.strip_prefix("sqlite:") {
+            // `sqlite://j.db` reads like a URL, and would be the file `/j.db`.
+            Some(path) if path.starts_with("//") => Err(Failure::new(
+                codes::INVALID_ARGUMENT,
+                format!(
+                    "`--journal {text}`: `sqlite:` takes a path, not a URL: `sqlite:j.db`, `sqlite:/var/lib/runs.db`"
+                ),
+            )),
             Some(path) if !path.is_empty() => Ok(JournalSpec::Sqlite(PathBuf::from(path))),
             _ => Err(Failure::new(
                 codes::INVALID_ARGUMENT,
@@ -54,12 +61,22 @@ impl JournalSpec {
         }
     }
 
-    /// A journal that outlives the process, so its runs can be listed and resumed.
+    /// A journal that outlives the process and holds runs already: what the run manager and the
+    /// page server read. An SQLite journal must exist (they never make one, so a mistyped path
+    /// is an error rather than an empty journal made beside the real one).
     pub fn durable(text: &str) -> Result<JournalSpec, Failure> {
         match JournalSpec::parse(text)? {
             JournalSpec::Memory => Err(Failure::new(
                 codes::INVALID_ARGUMENT,
                 "`--journal memory` keeps nothing once its process ends: name the journal runs were written to (`sqlite:PATH` or `postgres://…`)",
+            )),
+            JournalSpec::Sqlite(path) if !path.exists() => Err(Failure::new(
+                codes::JOURNAL_STORAGE,
+                format!(
+                    "there is no journal at `{}`: runs are journaled there by `runlet run … --journal sqlite:{}`",
+                    path.display(),
+                    path.display()
+                ),
             )),
             durable => Ok(durable),
         }
@@ -101,6 +118,16 @@ impl JournalSpec {
     /// this process. A PostgreSQL journal's runs move between machines, so every process must
     /// be given the same key: without one it is an error.
     pub fn digest_key(&self, flag: Option<&Path>) -> Result<Option<HostKey>, Failure> {
+        self.key(flag, true)
+    }
+
+    /// Like [`JournalSpec::digest_key`], for runs journaled already: an SQLite journal's key
+    /// file is read and never made, since a new key could not verify them.
+    pub fn existing_digest_key(&self, flag: Option<&Path>) -> Result<Option<HostKey>, Failure> {
+        self.key(flag, false)
+    }
+
+    fn key(&self, flag: Option<&Path>, make: bool) -> Result<Option<HostKey>, Failure> {
         if let Some(key) = digest_key::load(flag)? {
             return Ok(Some(key));
         }
@@ -111,7 +138,15 @@ impl JournalSpec {
             ));
         }
         match self.key_file() {
-            Some(path) => digest_key::load_or_create(&path).map(Some),
+            Some(path) if make => digest_key::load_or_create(&path).map(Some),
+            Some(path) if !path.exists() => Err(Failure::new(
+                codes::INVALID_DIGEST_KEY,
+                format!(
+                    "the journal's digest key file `{}` is missing, and its runs were keyed with the key it held: give that key with `--digest-key-file PATH`",
+                    path.display()
+                ),
+            )),
+            Some(path) => digest_key::load(Some(&path)),
             None => Ok(None),
         }
     }

@@ -117,7 +117,7 @@ impl OpenJournal {
             .executor(executor)
             .limits(retained.limits)
             .worker_threads(1);
-        if let Some(key) = self.spec.digest_key(self.digest_key_file.as_deref())? {
+        if let Some(key) = self.spec.existing_digest_key(self.digest_key_file.as_deref())? {
             builder = builder.digest_key(&key.id, &key.secret);
         }
         if let Some(every) = snapshot_every {

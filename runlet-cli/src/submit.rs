@@ -9,10 +9,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use runlet::diag::codes;
 use runlet::runtime::{RunOptions, Runtime};
 
 use crate::failure::{Failure, Shape};
 use crate::files::{FileKind, read_text};
+use crate::journal_spec::JournalSpec;
 use crate::limits::parse_limits;
 use crate::registry::{load_inputs, load_registry_with};
 use crate::report::{Format, print_diagnostics};
@@ -55,7 +57,13 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
             .map_err(|error| Failure::new(error.code(), format!("`--input {assignment}`: {error}")))?;
     }
     let limits = parse_limits(&args.limit)?;
-    let spec = crate::journal_spec::JournalSpec::durable(&args.journal.journal)?;
+    let spec = JournalSpec::parse(&args.journal.journal)?;
+    if !matches!(spec, JournalSpec::Postgres(_)) {
+        return Err(Failure::new(
+            codes::INVALID_ARGUMENT,
+            "`runlet submit` journals a run for `runlet worker`, which runs the runs of a PostgreSQL journal (`--journal postgres://…`): to run a program into an SQLite journal, use `runlet run … --journal sqlite:PATH`",
+        ));
+    }
     let key = spec.digest_key(args.journal.digest_key_file.as_deref())?;
     let mut builder = spec
         .open(args.journal.durability)?

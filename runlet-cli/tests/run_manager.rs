@@ -342,8 +342,8 @@ fn output_paths_are_checked_before_anything_runs() {
         assert_eq!(json(&output)["status"], "usage_error");
         assert_eq!(json(&output)["diagnostics"][0]["code"], "RL8506");
     }
-    let listed = setup.manage(&["runs", "--format", "json"]);
-    assert_eq!(json(&listed)["runs"], serde_json::json!([]), "nothing ran");
+    // Nothing ran: the journal was not even made.
+    assert_eq!(failure_code(&setup.manage(&["runs", "--format", "json"])), "RL7005");
 }
 
 #[test]
@@ -351,6 +351,8 @@ fn the_run_manager_needs_a_durable_journal_and_a_known_run() {
     let setup = Setup::new("usage");
     let memory = runlet(&["runs", "--journal", "memory", "--format", "json"]);
     assert_eq!(failure_code(&memory), "RL8501");
+    let made = setup.start(&tools(0, 0), "made.jsonl").wait_with_output().expect("the run ends");
+    assert_eq!(made.status.code(), Some(0), "{}", stderr(&made));
     assert_eq!(failure_code(&setup.manage(&["runs", "show", "r-none", "--format", "json"])), "RL7002");
     assert_eq!(failure_code(&setup.manage(&["cancel", "r-none", "--format", "json"])), "RL7002");
     let bad_op = setup.manage(&["resolve", "r-none", "op:xyz", "--not-applied", "--format", "json"]);
@@ -365,6 +367,42 @@ fn the_run_manager_needs_a_durable_journal_and_a_known_run() {
         "json",
     ]);
     assert_eq!(failure_code(&two), "RL8501");
+}
+
+/// The run manager and the page server read journals and never make one: a mistyped path is
+/// an error, not an empty journal beside the real one, and a journal's missing digest key is
+/// not replaced by a new one its runs could not be verified with.
+#[test]
+fn reading_a_journal_makes_no_journal_and_no_key() {
+    let setup = Setup::new("read-only");
+    let fixtures = setup.scratch.file("tools.json", tools(0, 0));
+    for command in [
+        vec!["runs"],
+        vec!["runs", "show", "r-none"],
+        vec!["cancel", "r-none"],
+        vec!["resume", "r-none", "--tools", &fixtures],
+    ] {
+        let output = setup.manage(&[command.as_slice(), &["--format", "json"]].concat());
+        assert_eq!(failure_code(&output), "RL7005", "{command:?}");
+        assert!(stdout(&output).contains("there is no journal at"), "{command:?}: {}", stdout(&output));
+    }
+    let serve = setup.manage(&["serve", "--addr", "127.0.0.1:0"]);
+    assert_eq!(serve.status.code(), Some(2), "{}", stderr(&serve));
+    assert!(stderr(&serve).contains("error[RL7005]: there is no journal at"), "{}", stderr(&serve));
+    assert!(!std::path::Path::new(&setup.scratch.path("runs.db")).exists(), "a reader made the journal");
+    let url = runlet(&["runs", "--journal", "sqlite://runs.db", "--format", "json"]);
+    assert_eq!(failure_code(&url), "RL8501");
+    let submit = setup.manage(&["submit", &setup.program, "--registry", &setup.registry, "--format", "json"]);
+    assert_eq!(failure_code(&submit), "RL8501", "submit is for PostgreSQL journals");
+
+    let made = setup.start(&tools(0, 0), "made.jsonl").wait_with_output().expect("the run ends");
+    assert_eq!(made.status.code(), Some(0), "{}", stderr(&made));
+    let run = setup.only_run()["run_id"].as_str().expect("an id").to_owned();
+    let key = setup.scratch.path("runs.db.digest-key");
+    std::fs::remove_file(&key).expect("the journal's key file");
+    let shown = setup.manage(&["runs", "show", &run, "--format", "json"]);
+    assert_eq!(failure_code(&shown), "RL8102");
+    assert!(!std::path::Path::new(&key).exists(), "a new key was made");
 }
 
 #[test]
