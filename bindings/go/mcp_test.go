@@ -59,17 +59,8 @@ func TestMCPServersAnswerBesideGoHandlers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	prog, err := rt.Compile("xs = for n in [1, 2, 3] {\n  return lab.add({a: host.double(n), b: 10}).result\n}\nreturn xs\n", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prog.Close()
-	run, err := rt.Start(context.Background(), prog, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	result, err := run.Wait(context.Background())
+	prog := compile(t, rt, "xs = for n in [1, 2, 3] {\n  return lab.add({a: host.double(n), b: 10}).result\n}\nreturn xs\n")
+	result, err := runToEnd(t, rt, prog, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,20 +91,9 @@ func TestMCPCallItsServerGoesSilentOnFailsAtTheSilenceTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	prog, err := rt.Compile("return rogue.echo({})\n", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prog.Close()
-	run, err := rt.Start(context.Background(), prog, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	// Bounded, so a timeout that did not reach the library fails the test instead of hanging it.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_, err = run.Wait(ctx)
+	// runToEnd's wait is bounded, so a timeout that did not reach the library fails the test
+	// instead of hanging it.
+	_, err = runToEnd(t, rt, compile(t, rt, "return rogue.echo({})\n"), nil)
 	var failure *Error
 	if !errors.As(err, &failure) || !errors.Is(err, ErrToolFailed) || !strings.Contains(string(failure.Details), "RL6102") {
 		t.Fatalf("Wait: %v, want a tool failure RL6102", err)
