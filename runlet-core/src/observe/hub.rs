@@ -65,9 +65,11 @@ struct Hub {
     context: Arc<GraphContext>,
     journal: Arc<dyn Journal>,
     run_id: RunId,
-    /// The observer's one clock: publication times are measured from here, and `started_unix_ms`
-    /// is the same moment in Unix milliseconds.
+    /// The observer's one clock: publication times are `before_ms` plus the time since
+    /// `started`, so they count from the run's start (`started_unix_ms`) however long before
+    /// this observer it was (a resumed run's first start).
     started: Instant,
+    before_ms: u64,
     started_unix_ms: u64,
     /// Events a subscriber's queue holds before the subscriber is cut loose.
     buffer: usize,
@@ -116,13 +118,19 @@ impl HubState {
 }
 
 impl RunObserver {
+    /// The observer of run `run_id`, which started at `run_started_unix_ms` when its header
+    /// keeps that (else now).
     pub(crate) fn new(
         context: Arc<GraphContext>,
         journal: Arc<dyn Journal>,
         run_id: RunId,
+        run_started_unix_ms: Option<u64>,
         buffer: usize,
         live_graph: bool,
     ) -> RunObserver {
+        let now_unix_ms = unix_ms(std::time::SystemTime::now());
+        // A start later than now (another machine's clock) counts as now.
+        let started_unix_ms = run_started_unix_ms.unwrap_or(now_unix_ms).min(now_unix_ms);
         let model = if live_graph {
             GraphModel::new(Arc::clone(&context))
         } else {
@@ -134,7 +142,8 @@ impl RunObserver {
                 journal,
                 run_id,
                 started: Instant::now(),
-                started_unix_ms: unix_ms(std::time::SystemTime::now()),
+                before_ms: now_unix_ms - started_unix_ms,
+                started_unix_ms,
                 buffer: buffer.max(1),
                 state: Mutex::new(HubState {
                     model,
@@ -151,7 +160,8 @@ impl RunObserver {
     /// moment (they committed together): applies each to the model and offers it to every
     /// subscriber without waiting.
     pub(crate) fn publish(&self, first: u64, events: Vec<Event>) {
-        let at_ms = self.hub.started.elapsed().as_millis().min(u128::from(u64::MAX)) as u64;
+        let since = self.hub.started.elapsed().as_millis().min(u128::from(u64::MAX)) as u64;
+        let at_ms = self.hub.before_ms.saturating_add(since);
         self.hub.state.lock().publish(first, events, at_ms);
     }
 

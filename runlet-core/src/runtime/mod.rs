@@ -901,6 +901,7 @@ impl Runtime {
             program.graph_context(&run_id),
             Arc::clone(&self.journal),
             run_id.clone(),
+            header.retained.as_ref().map(|retained| retained.created_unix_ms),
             self.observer_buffer,
             self.live_graph,
         );

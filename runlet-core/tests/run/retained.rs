@@ -255,6 +255,26 @@ fn a_resumed_run_is_observed_from_its_first_record() {
     assert_eq!(states(&live), states(&from_journal), "the live graph holds every node the journal records");
 }
 
+/// A resumed run's events are timed from the run's first start, as its first process timed
+/// them, not from the resume.
+#[test]
+fn a_resumed_run_times_its_events_from_its_first_start() {
+    let (journal, runtime, program, _) = finished_run();
+    let crashed = crashed_run(&journal);
+    let pool = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
+    pool.block_on(journal.release(&crashed, "nobody")).expect("release");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+
+    let resumed = runtime.resume(&program, &crashed).expect("resumes");
+    let observer = resumed.observer();
+    let journaled = observer.seq();
+    assert!(matches!(resumed.wait().expect("journal"), Outcome::Succeeded(_)));
+    let mut after_resume = observer.subscribe(journaled, runlet::observe::ViewPolicy::default());
+    let first = pool.block_on(after_resume.next()).expect("an event").expect("readable");
+    let at_ms = first.at_ms.expect("a published event carries its time");
+    assert!(at_ms >= 300, "{at_ms} ms after the run started, which was at least 300 ms before its resume");
+}
+
 /// Lets run `run` go as a process that died would: no live process owns it any more.
 fn let_go(journal: &Arc<dyn Journal>, run: &RunId) {
     let pool = tokio::runtime::Builder::new_current_thread().build().expect("tokio");
