@@ -58,7 +58,7 @@ func TestMCPServersAnswerBesideGoHandlers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rt.Close()
+	t.Cleanup(func() { rt.Close() })
 	prog := compile(t, rt, "xs = for n in [1, 2, 3] {\n  return lab.add({a: host.double(n), b: 10}).result\n}\nreturn xs\n")
 	result, err := runToEnd(t, rt, prog, nil)
 	if err != nil {
@@ -90,7 +90,7 @@ func TestMCPCallItsServerGoesSilentOnFailsAtTheSilenceTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rt.Close()
+	t.Cleanup(func() { rt.Close() })
 	// runToEnd's wait is bounded, so a timeout that did not reach the library fails the test
 	// instead of hanging it.
 	_, err = runToEnd(t, rt, compile(t, rt, "return rogue.echo({})\n"), nil)

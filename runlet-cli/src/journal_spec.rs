@@ -142,7 +142,7 @@ impl JournalSpec {
             Some(path) if !path.exists() => Err(Failure::new(
                 codes::INVALID_DIGEST_KEY,
                 format!(
-                    "the journal's digest key file `{}` is missing, and its runs were keyed with the key it held: give that key with `--digest-key-file PATH`",
+                    "no digest key: the journal's key file `{}` does not exist; give the key its runs were keyed with (`--digest-key-file PATH` or `RUNLET_DIGEST_KEY_FILE`)",
                     path.display()
                 ),
             )),

@@ -33,13 +33,13 @@ macro_rules! out {
     ($($arg:tt)*) => { $crate::output::to_stdout(format_args!($($arg)*)) };
 }
 
-/// Prints to standard error like `errln!`, without panicking when it cannot be written (a
+/// Prints to standard error like `eprintln!`, without panicking when it cannot be written (a
 /// closed pipe behind `2>&1 | head`).
 macro_rules! errln {
     ($($arg:tt)*) => { $crate::output::to_stderr(format_args!("{}\n", format_args!($($arg)*))) };
 }
 
-/// Prints to standard error like `err!`, without panicking when it cannot be written.
+/// Prints to standard error like `eprint!`, without panicking when it cannot be written.
 macro_rules! err {
     ($($arg:tt)*) => { $crate::output::to_stderr(format_args!($($arg)*)) };
 }

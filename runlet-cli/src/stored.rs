@@ -18,7 +18,7 @@ use crate::journal_spec::{DurabilityArg, JournalSpec, OpenedJournal};
 /// The options every run manager command takes: the journal and its digest key.
 #[derive(Debug, clap::Args)]
 pub struct JournalArgs {
-    /// The journal the runs were written to: `sqlite:PATH`.
+    /// The journal the runs were written to: `sqlite:PATH` or `postgres://…`.
     #[arg(long)]
     pub journal: String,
     /// What an acknowledged append survives.

@@ -399,10 +399,14 @@ fn reading_a_journal_makes_no_journal_and_no_key() {
     assert_eq!(made.status.code(), Some(0), "{}", stderr(&made));
     let run = setup.only_run()["run_id"].as_str().expect("an id").to_owned();
     let key = setup.scratch.path("runs.db.digest-key");
-    std::fs::remove_file(&key).expect("the journal's key file");
+    let kept = setup.scratch.path("kept.key");
+    std::fs::rename(&key, &kept).expect("the journal's key file");
     let shown = setup.manage(&["runs", "show", &run, "--format", "json"]);
     assert_eq!(failure_code(&shown), "RL8102");
     assert!(!std::path::Path::new(&key).exists(), "a new key was made");
+    // The key the runs were keyed with, given, verifies them.
+    let shown = setup.manage(&["runs", "show", &run, "--digest-key-file", &kept, "--format", "json"]);
+    assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
 }
 
 #[test]

@@ -26,7 +26,8 @@ pub struct GraphEvent {
     /// The called tool, for events about a call node.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
-    /// Milliseconds since the run started, when the event was published in this process.
+    /// Milliseconds since the run was created (its header's time, else this observer's start),
+    /// when the event was published in this process.
     pub at_ms: Option<u64>,
     /// When the event was published, in Unix milliseconds: the same clock as `at_ms`, for hosts
     /// that show wall-clock times (the C ABI's `runlet_event.unix_ms`).
@@ -90,7 +91,7 @@ pub struct GraphEvent {
 /// When a record was published in this process, by the observer's one clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Published {
-    /// Milliseconds since the observer (the run in this process) started.
+    /// Milliseconds since the run was created (its header's time, else the observer's start).
     pub at_ms: u64,
     /// The same moment in Unix milliseconds.
     pub unix_ms: u64,

@@ -118,8 +118,8 @@ impl HubState {
 }
 
 impl RunObserver {
-    /// The observer of run `run_id`, which started at `run_started_unix_ms` when its header
-    /// keeps that (else now).
+    /// The observer of run `run_id`, created at `run_started_unix_ms` when its header keeps
+    /// that (else now); a submitted run's time includes its wait for a worker.
     pub(crate) fn new(
         context: Arc<GraphContext>,
         journal: Arc<dyn Journal>,

@@ -117,36 +117,41 @@ fn unpacked(stored: &[u8], codec: i64, size: usize) -> Result<Bytes, String> {
     }
 }
 
-/// Refuses a file with a row whose sequence numbers run backwards or start below 1. Reads skip
-/// such a row (their queries go by `last_seq`) and a run's end is taken from the others, so an
-/// append would write past it as if it were not there; the file's opening finds it instead.
-pub(super) fn check_sequences(connection: &Connection) -> Result<(), JournalError> {
-    let backwards: Option<(String, i64, i64)> = connection
-        .query_row(
-            "SELECT run_id, first_seq, last_seq FROM batches WHERE first_seq < 1 OR last_seq < first_seq LIMIT 1",
-            [],
-            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+/// The last sequence number of `run` (0 before its first record), or `None` for an unknown run.
+/// A row ending below record 1 is damage that reads and this end would otherwise pass over (they
+/// go by `last_seq`), so that an append would write past it: it is refused here, and by a read
+/// from the run's start. Every other row a read meets is checked whole.
+pub(super) fn run_end(connection: &Connection, run: &str) -> Result<Option<u64>, JournalError> {
+    let ends: Option<(i64, Option<i64>)> = connection
+        .prepare_cached(
+            "SELECT COALESCE((SELECT MAX(last_seq) FROM batches WHERE run_id = ?1), 0),
+                    (SELECT MIN(last_seq) FROM batches WHERE run_id = ?1)
+             FROM runs WHERE run_id = ?1",
         )
-        .optional()
+        .and_then(|mut select| select.query_row([run], |row| Ok((row.get(0)?, row.get(1)?))).optional())
         .map_err(sql)?;
-    match backwards {
-        None => Ok(()),
-        Some((run, first, last)) => Err(corrupt(format!(
-            "the records {first}..={last} of run `{run}` are damaged: their sequence numbers run backwards or below 1"
-        ))),
+    match ends {
+        Some((_, Some(lowest))) if lowest < 1 => Err(ending_below_one(run, lowest)),
+        ends => Ok(ends.map(|(last, _)| last as u64)),
     }
 }
 
-/// The last sequence number of `run` (0 before its first record), or `None` for an unknown run.
-pub(super) fn run_end(connection: &Connection, run: &str) -> Result<Option<u64>, JournalError> {
-    connection
-        .prepare_cached(
-            "SELECT COALESCE((SELECT MAX(last_seq) FROM batches WHERE run_id = ?1), 0)
-             FROM runs WHERE run_id = ?1",
-        )
-        .and_then(|mut select| select.query_row([run], |row| row.get::<_, i64>(0)).optional())
-        .map(|last| last.map(|last| last as u64))
-        .map_err(sql)
+/// Refuses `run` when a row of it ends below record 1 (see [`run_end`]).
+fn refuse_rows_ending_below_one(connection: &Connection, run: &str) -> Result<(), JournalError> {
+    let lowest: Option<i64> = connection
+        .prepare_cached("SELECT MIN(last_seq) FROM batches WHERE run_id = ?1")
+        .and_then(|mut select| select.query_row([run], |row| row.get(0)))
+        .map_err(sql)?;
+    match lowest {
+        Some(lowest) if lowest < 1 => Err(ending_below_one(run, lowest)),
+        _ => Ok(()),
+    }
+}
+
+fn ending_below_one(run: &str, last: i64) -> JournalError {
+    corrupt(format!(
+        "a row of the records of run `{run}` ends at record {last}: the stored records are damaged (numbers start at 1)"
+    ))
 }
 
 /// Up to `limit` records of `run` after sequence number `after`, in order.
@@ -156,6 +161,9 @@ pub(super) fn read(
     after: u64,
     limit: usize,
 ) -> Result<Vec<Record>, JournalError> {
+    if after == 0 {
+        refuse_rows_ending_below_one(connection, run)?;
+    }
     let mut select = connection
         .prepare_cached(
             "SELECT first_seq, last_seq, lengths, bytes, codec FROM batches

@@ -79,8 +79,7 @@ pub(super) fn prepare(
             format!("SQLite reports synchronous level {level} where {} was asked for", durability.as_str()),
         ));
     }
-    create_layout(connection)?;
-    batches::check_sequences(connection)
+    create_layout(connection)
 }
 
 /// Refuses a file SQLite's quick integrity check finds damaged, or that is no database.
