@@ -51,20 +51,15 @@ pub struct McpArgs {
           default_value_t = McpOptions::STARTUP_TIMEOUT.as_millis() as u64)]
     startup_timeout_ms: u64,
     /// Fail a call (RL6102) whose server neither answers nor reports progress for this many
-    /// milliseconds, and tell the server to cancel it; `off` waits for ever.
-    #[arg(long = "mcp-silence-timeout", value_name = "MS|off", value_parser = parse_silence, default_value = "300000")]
-    silence_timeout: Silence,
+    /// milliseconds (default: five minutes), and tell the server to cancel it; `off` waits for
+    /// ever.
+    #[arg(long = "mcp-silence-timeout", value_name = "MS|off", value_parser = parse_silence)]
+    silence_timeout: Option<Silence>,
 }
 
 /// `--mcp-silence-timeout`: a positive number of milliseconds, or `off` (`None`).
 #[derive(Debug, Clone, Copy)]
 struct Silence(Option<Duration>);
-
-impl Default for Silence {
-    fn default() -> Silence {
-        Silence(Some(McpOptions::SILENCE_TIMEOUT))
-    }
-}
 
 fn parse_silence(text: &str) -> Result<Silence, String> {
     match (text, text.parse::<u64>()) {
@@ -102,12 +97,13 @@ impl McpArgs {
             DefaultClass::Unsafe => ExecutionClass::Unsafe,
             DefaultClass::AtMostOnce => ExecutionClass::AtMostOnce,
         };
+        let defaults = McpOptions::default();
         let options = McpOptions {
             classes: ClassPolicy { trusted: self.trust.clone(), default },
             strict: self.strict,
             startup_timeout: Duration::from_millis(self.startup_timeout_ms),
-            silence_timeout: self.silence_timeout.0,
-            ..McpOptions::default()
+            silence_timeout: self.silence_timeout.map_or(defaults.silence_timeout, |set| set.0),
+            ..defaults
         };
         let client =
             McpClient::connect(&specs, &options).map_err(|error| Failure::new(error.code, error.message))?;

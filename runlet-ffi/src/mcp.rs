@@ -93,19 +93,20 @@ mod attached {
             } else {
                 ExecutionClass::Unsafe
             };
+            let defaults = McpOptions::default();
             let options = McpOptions {
                 classes: ClassPolicy { trusted, default },
                 strict: request.flags & RUNLET_MCP_STRICT != 0,
                 silence_timeout: match request.silence_timeout_ms {
-                    0 => Some(McpOptions::SILENCE_TIMEOUT),
+                    0 => defaults.silence_timeout,
                     RUNLET_MCP_SILENCE_FOREVER => None,
                     ms => Some(std::time::Duration::from_millis(ms)),
                 },
                 startup_timeout: match request.startup_timeout_ms {
-                    0 => McpOptions::STARTUP_TIMEOUT,
+                    0 => defaults.startup_timeout,
                     ms => std::time::Duration::from_millis(ms),
                 },
-                ..McpOptions::default()
+                ..defaults
             };
             McpClient::connect(&specs, &options).map(|client| Some(Servers { client })).map_err(mcp_error)
         }

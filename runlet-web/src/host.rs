@@ -114,6 +114,6 @@ mod tests {
             AllowedHosts::for_bound("[::ffff:127.0.0.1]:1".parse().unwrap()),
             AllowedHosts::Loopback
         ));
-        assert!(matches!(AllowedHosts::for_bound("0.0.0.0:1".parse().unwrap()), AllowedHosts::Any));
+        assert!(matches!(AllowedHosts::for_bound("192.0.2.10:1".parse().unwrap()), AllowedHosts::Any));
     }
 }

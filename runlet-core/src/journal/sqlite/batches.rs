@@ -122,36 +122,29 @@ fn unpacked(stored: &[u8], codec: i64, size: usize) -> Result<Bytes, String> {
 /// go by `last_seq`), so that an append would write past it: it is refused here, and by a read
 /// from the run's start. Every other row a read meets is checked whole.
 pub(super) fn run_end(connection: &Connection, run: &str) -> Result<Option<u64>, JournalError> {
-    let ends: Option<(i64, Option<i64>)> = connection
+    refuse_rows_ending_below_one(connection, run)?;
+    connection
         .prepare_cached(
-            "SELECT COALESCE((SELECT MAX(last_seq) FROM batches WHERE run_id = ?1), 0),
-                    (SELECT MIN(last_seq) FROM batches WHERE run_id = ?1)
+            "SELECT COALESCE((SELECT MAX(last_seq) FROM batches WHERE run_id = ?1), 0)
              FROM runs WHERE run_id = ?1",
         )
-        .and_then(|mut select| select.query_row([run], |row| Ok((row.get(0)?, row.get(1)?))).optional())
-        .map_err(sql)?;
-    match ends {
-        Some((_, Some(lowest))) if lowest < 1 => Err(ending_below_one(run, lowest)),
-        ends => Ok(ends.map(|(last, _)| last as u64)),
-    }
+        .and_then(|mut select| select.query_row([run], |row| row.get::<_, i64>(0)).optional())
+        .map(|last| last.map(|last| last as u64))
+        .map_err(sql)
 }
 
-/// Refuses `run` when a row of it ends below record 1 (see [`run_end`]).
+/// Refuses `run` when a row of it ends below record 1 (see [`run_end`]): one index seek.
 fn refuse_rows_ending_below_one(connection: &Connection, run: &str) -> Result<(), JournalError> {
     let lowest: Option<i64> = connection
         .prepare_cached("SELECT MIN(last_seq) FROM batches WHERE run_id = ?1")
         .and_then(|mut select| select.query_row([run], |row| row.get(0)))
         .map_err(sql)?;
     match lowest {
-        Some(lowest) if lowest < 1 => Err(ending_below_one(run, lowest)),
+        Some(lowest) if lowest < 1 => Err(corrupt(format!(
+            "a row of the records of run `{run}` ends at record {lowest}: the stored records are damaged (numbers start at 1)"
+        ))),
         _ => Ok(()),
     }
-}
-
-fn ending_below_one(run: &str, last: i64) -> JournalError {
-    corrupt(format!(
-        "a row of the records of run `{run}` ends at record {last}: the stored records are damaged (numbers start at 1)"
-    ))
 }
 
 /// Up to `limit` records of `run` after sequence number `after`, in order.
