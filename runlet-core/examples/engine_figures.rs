@@ -486,6 +486,43 @@ fn latency() {
     );
 }
 
+/// (d) taken without its tool's sleep: a one-call run's fixed cost, `return noop(1)` answered
+/// at once, run after run, against a bare task spawned on a pool of the same size that answers
+/// a oneshot; and the heap allocations of a run.
+fn fixed_cost() {
+    const RUNS: usize = 20_000;
+    let runtime = runtime(0);
+    let program = runtime.compile("return noop(1)\n", &Inputs::new()).expect("compiles");
+    let allocations_before = ALLOCATIONS.load(Ordering::Relaxed);
+    let mut engine: Vec<f64> = (0..RUNS)
+        .map(|_| {
+            let started = Instant::now();
+            let outcome = runtime.start(&program, &Inputs::new()).expect("starts").wait().expect("journal");
+            assert!(matches!(outcome, Outcome::Succeeded(_)));
+            started.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    let allocations = (ALLOCATIONS.load(Ordering::Relaxed) - allocations_before) / RUNS;
+    let pool =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("pool");
+    let mut bare: Vec<f64> = (0..RUNS)
+        .map(|_| {
+            let started = Instant::now();
+            let (done, answer) = tokio::sync::oneshot::channel();
+            pool.spawn(async move {
+                let _ = done.send(());
+            });
+            answer.blocking_recv().expect("the task answers");
+            started.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    let (engine_p50, bare_p50) = (median(&mut engine), median(&mut bare));
+    println!("(d-fixed) one run of `return noop(1)` (answered at once), {RUNS} runs one after another");
+    println!("    engine end to end: p50 {engine_p50:.1} µs, {allocations} heap allocations per run");
+    println!("    bare tokio task answering a oneshot: p50 {bare_p50:.1} µs");
+    println!("    a run's fixed cost: p50 {:.1} µs", engine_p50 - bare_p50);
+}
+
 fn main() {
     // With OTEL_EXPORTER_OTLP_ENDPOINT set, the runs' spans and metrics are exported as the
     // `runlet` command exports them: the cost of being traced.
@@ -525,6 +562,9 @@ fn main() {
     }
     if wanted("d") {
         latency();
+    }
+    if wanted("d-fixed") {
+        fixed_cost();
     }
     if wanted("e") {
         whole_runs();
