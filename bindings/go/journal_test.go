@@ -156,6 +156,19 @@ func (u unlistedJournal) Read(id string, after uint64, limit int) ([]Record, err
 	return u.journal.Read(id, after, limit)
 }
 
+// unreadableHeaders answers ErrInvalidRecord for the header of run unreadable.
+type unreadableHeaders struct {
+	*memJournal
+	unreadable string
+}
+
+func (u unreadableHeaders) Header(id string) ([]byte, error) {
+	if id == u.unreadable {
+		return nil, ErrInvalidRecord
+	}
+	return u.memJournal.Header(id)
+}
+
 type failingJournal struct{ *memJournal }
 
 func (failingJournal) Append(string, uint64, []Record) (uint64, error) {
@@ -188,6 +201,12 @@ func TestAGoJournalBacksRuns(t *testing.T) {
 	if err != nil || len(runs) != 1 || runs[0].RunID != run.ID() || runs[0].Status != "succeeded" ||
 		runs[0].LastSeq != uint64(stored) || runs[0].LastEventMs != nil {
 		t.Fatalf("runs: %+v %v", runs, err)
+	}
+	damaged := newTestRuntime(t, nil, Options{Journal: unreadableHeaders{journal, run.ID()}})
+	runs, err = damaged.Runs()
+	if err != nil || len(runs) != 1 || runs[0].Status != "damaged" || runs[0].ProgramDigest != "" ||
+		runs[0].Error == nil || runs[0].Error.Code != "RL7004" {
+		t.Fatalf("a run whose header cannot be read: %+v %v", runs, err)
 	}
 	unlisted := newTestRuntime(t, nil, Options{Journal: unlistedJournal{journal}})
 	if _, err := unlisted.Runs(); !errors.Is(err, ErrJournal) {

@@ -92,16 +92,26 @@ func (rt *Runtime) CancelInterrupted(prog *Program, runID string) error {
 
 // RunSummary is one run of a journal as Runtime.Runs lists it.
 type RunSummary struct {
-	RunID         string `json:"run_id"`
-	Status        string `json:"status"` // running, interrupted, succeeded, failed or cancelled
-	ProgramDigest string `json:"program_digest"`
-	StartedMs     *int64 `json:"started_ms"`    // Unix milliseconds, where the journal keeps it
-	LastSeq       uint64 `json:"last_seq"`      // of its last event
-	LastEventMs   *int64 `json:"last_event_ms"` // Unix milliseconds, where the journal keeps it
+	RunID string `json:"run_id"`
+	// running, interrupted, succeeded, failed, cancelled, or damaged: its header or last record
+	// cannot be read, and Error says why.
+	Status        string     `json:"status"`
+	ProgramDigest string     `json:"program_digest"` // empty when its header is damaged
+	StartedMs     *int64     `json:"started_ms"`     // Unix milliseconds, where the journal keeps it
+	LastSeq       uint64     `json:"last_seq"`       // of its last event
+	LastEventMs   *int64     `json:"last_event_ms"`  // Unix milliseconds, where the journal keeps it
+	Error         *RunDamage `json:"error,omitempty"`
+}
+
+// RunDamage is what the journal answered when a damaged run's header or last record was read.
+type RunDamage struct {
+	Code    string `json:"code"` // RL7008 for a damaged store, RL7004 for ErrInvalidRecord
+	Message string `json:"message"`
 }
 
 // Runs lists the runs of the runtime's journal in the order they were created, with the status
-// the journal alone tells (Uncertain tells whether an interrupted one needs a decision). The
+// the journal alone tells (Uncertain tells whether an interrupted one needs a decision). A run
+// whose header or last record cannot be read is listed as damaged, and hides no other. The
 // in-memory and SQLite journals list their runs, and a Go Journal that is a RunLister;
 // another gives ErrJournal. Blocks while the journal is read.
 func (rt *Runtime) Runs() ([]RunSummary, error) {

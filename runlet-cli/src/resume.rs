@@ -101,7 +101,7 @@ fn resume_with(args: &Args, servers: Option<&runlet_mcp::McpClient>) -> Result<E
 }
 
 /// `--interrupted`: every interrupted run of `journal` resumed (to its end) or parked, and the
-/// runs that need a decision left.
+/// runs that need a decision or whose journal is damaged left, with the reason.
 fn resume_interrupted(
     args: &Args,
     journal: &OpenJournal,
@@ -135,6 +135,11 @@ fn resume_interrupted(
                 "run_id": run.as_str(), "action": "left", "status": "needs_resolution",
                 "code": codes::RUN_NEEDS_RESOLUTION.to_string(),
                 "message": NEEDS_DECISION,
+            }),
+            RunStatus::Damaged => json!({
+                "run_id": run.as_str(), "action": "left", "status": "damaged",
+                "code": listing.damage.as_ref().map(|damage| damage.code.to_string()),
+                "message": listing.damage.as_ref().map(|damage| damage.message.as_str()),
             }),
             _ => continue,
         };

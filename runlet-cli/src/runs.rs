@@ -28,7 +28,7 @@ pub struct Args {
     #[command(flatten)]
     journal: Option<JournalArgs>,
     /// List only the runs with this status (`running`, `interrupted`, `succeeded`, `failed`,
-    /// `cancelled`, `needs_resolution`).
+    /// `cancelled`, `needs_resolution`, `damaged`).
     #[arg(long, value_parser = parse_status)]
     status: Option<RunStatus>,
     /// How to print the list.
@@ -98,14 +98,17 @@ fn execute_list(args: &Args) -> Result<ExitCode, Failure> {
                 outln!("no runs");
             }
             for summary in &listed {
+                let damage =
+                    summary.damage.as_ref().map(|damage| format!("  {}: {}", damage.code, damage.message));
                 outln!(
-                    "{}  {:<16}  {}  started {}  last seq {} at {}",
+                    "{}  {:<16}  {}  started {}  last seq {} at {}{}",
                     summary.run_id,
                     summary.status.as_str(),
-                    short_digest(&summary.program_digest),
+                    summary.program_digest.as_deref().map_or("-", short_digest),
                     time_text(summary.started_unix_ms),
                     summary.last_seq,
                     time_text(summary.last_event_unix_ms),
+                    damage.unwrap_or_default(),
                 );
             }
         }
@@ -208,7 +211,7 @@ fn print_show(
     uncertain: &[UncertainOperation],
 ) {
     outln!("run {}: {}", summary.run_id, summary.status);
-    outln!("  program: {}", summary.program_digest);
+    outln!("  program: {}", header.source_digest);
     outln!("  registry: {}", header.registry_digest);
     outln!("  runtime: {}", header.runtime_version);
     outln!("  started: {}", time_text(summary.started_unix_ms));

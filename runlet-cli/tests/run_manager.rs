@@ -467,3 +467,75 @@ fn resume_interrupted_resumes_every_interrupted_run_and_parks_those_resumed_too_
     let again = setup.manage(&["resume", "--interrupted", "--tools", &tools, "--format", "json"]);
     assert_eq!(json(&again)["runs"], serde_json::json!([]), "nothing is left to resume");
 }
+
+#[test]
+fn a_damaged_run_is_listed_as_damaged_and_hides_no_other_run() {
+    let setup = Setup::new("damaged");
+    let ended = |events: &str| {
+        let output = setup.start(&tools(0, 0), events).wait_with_output().expect("the run ends");
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        json(&output)["run_id"].as_str().expect("a run id").to_owned()
+    };
+    let (no_header, no_end, whole) = (ended("a.jsonl"), ended("b.jsonl"), ended("c.jsonl"));
+    let mut child = setup.start(&tools(150, 0), "d.jsonl");
+    setup.wait_for("d.jsonl", |event| is(event, "NodeSucceeded", "work.step"));
+    child.kill().expect("SIGKILL");
+    let interrupted = run_id(child);
+    {
+        let store = rusqlite::Connection::open(setup.scratch.path("runs.db")).expect("the journal file");
+        store
+            .execute("UPDATE runs SET header = '{\"run_id\": 5' WHERE run_id = ?1", [&no_header])
+            .expect("a header overwritten");
+        let last_row = "UPDATE batches SET codec = 7 WHERE run_id = ?1
+             AND last_seq = (SELECT max(last_seq) FROM batches WHERE run_id = ?1)";
+        assert_eq!(store.execute(last_row, [&no_end]).expect("a row marked"), 1);
+    }
+
+    let listed = setup.manage(&["runs", "--format", "json"]);
+    assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
+    let runs = json(&listed)["runs"].as_array().expect("a list").clone();
+    let ids: Vec<&str> = runs.iter().map(|run| run["run_id"].as_str().expect("an id")).collect();
+    assert_eq!(ids, [&no_header, &no_end, &whole, &interrupted]);
+    let statuses: Vec<&str> = runs.iter().map(|run| run["status"].as_str().expect("a status")).collect();
+    assert_eq!(statuses, ["damaged", "damaged", "succeeded", "interrupted"]);
+    assert_eq!(runs[0]["program_digest"], Json::Null, "its header is what is damaged");
+    assert_eq!(runs[0]["error"]["code"], "RL7008");
+    assert!(runs[0]["error"]["message"].as_str().is_some_and(|m| m.contains("header")), "{}", runs[0]);
+    assert!(runs[1]["program_digest"].as_str().is_some_and(|digest| digest.starts_with("sha256:")));
+    assert_eq!(runs[1]["error"]["code"], "RL7008");
+    assert!(runs[1]["error"]["message"].as_str().is_some_and(|m| m.contains("codec 7")), "{}", runs[1]);
+    assert!(runs[2].get("error").is_none(), "{}", runs[2]);
+
+    let only = setup.manage(&["runs", "--status", "damaged", "--format", "json"]);
+    let only: Vec<Json> = json(&only)["runs"].as_array().expect("a list").clone();
+    assert_eq!(only, runs[..2]);
+    let text = setup.manage(&["runs"]);
+    assert_eq!(text.status.code(), Some(0), "{}", stderr(&text));
+    let line =
+        stdout(&text).lines().find(|line| line.starts_with(no_header.as_str())).expect("its line").to_owned();
+    assert!(line.contains("damaged") && line.contains("RL7008: "), "{line}");
+    // The run itself is refused with the reason.
+    assert_eq!(failure_code(&setup.manage(&["runs", "show", &no_end, "--format", "json"])), "RL7008");
+
+    // Recovery leaves the damaged runs, with the reason, and resumes the interrupted one.
+    let tools = setup.scratch.file("tools-resume.json", tools(0, 0));
+    let resumed = setup.manage(&["resume", "--interrupted", "--tools", &tools, "--format", "json"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let lines = json(&resumed)["runs"].as_array().expect("a list").clone();
+    let actions: Vec<(&str, &str, &str)> = lines
+        .iter()
+        .map(|line| {
+            let field = |name: &str| line[name].as_str().unwrap_or("");
+            (field("run_id"), field("action"), field("status"))
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            (no_header.as_str(), "left", "damaged"),
+            (no_end.as_str(), "left", "damaged"),
+            (interrupted.as_str(), "resumed", "succeeded")
+        ]
+    );
+    assert_eq!(lines[0]["code"], "RL7008");
+}

@@ -118,7 +118,7 @@ pub use recovery::{Recovery, RecoveryError, SnapshotUse, UncertainOperation};
 pub use restart::{NEEDS_DECISION, Recovered};
 use retain::retain;
 pub use retain::{RetainError, RetainedProgram};
-pub use runs::{RunListing, RunStatus, list_runs, run_listing};
+pub use runs::{RunDamage, RunListing, RunStatus, list_runs, run_listing};
 
 /// Tells runtimes apart, so a program runs only on the runtime that compiled it.
 static NEXT_RUNTIME: AtomicU64 = AtomicU64::new(1);

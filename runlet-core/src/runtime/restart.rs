@@ -3,10 +3,10 @@
 //! pins this runtime's registry) are compiled again from their headers and resumed, each at
 //! most a bounded number of times: a run already resumed that often without ending is parked as
 //! failed (`RL7306`) rather than resumed once more. Runs that need a host's decision about an
-//! uncertain call (`RL8405`, found by replaying them), and runs this runtime cannot run, are
-//! left for an operator, with the reason.
+//! uncertain call (`RL8405`, found by replaying them), runs whose journal is damaged, and runs
+//! this runtime cannot run, are left for an operator, with the reason.
 
-use super::{RetainedProgram, RunHandle, RunOptions, RunStatus, Runtime, UncertainOperation};
+use super::{RetainedProgram, RunDamage, RunHandle, RunOptions, RunStatus, Runtime, UncertainOperation};
 use crate::diag::{Code, codes};
 use crate::journal::{JournalError, RunId};
 use crate::registry::RegistryOptions;
@@ -40,18 +40,20 @@ impl Recovered {
 impl Runtime {
     /// Resumes every interrupted run of this runtime's journal that it can run, in the order the
     /// runs were created, parking as failed those already resumed `max_resumes` times. What a
-    /// host calls once it has built its runtime, so runs its last process left go on. Blocks
-    /// while it replays each run; fails only when the journal cannot list its runs.
+    /// host calls once it has built its runtime, so runs its last process left go on. A run
+    /// whose header or last record is damaged is left, with the journal's error, and the others
+    /// go on. Blocks while it replays each run; fails only when the journal cannot list its runs.
     pub fn recover_interrupted(&self, max_resumes: u32) -> Result<Vec<Recovered>, JournalError> {
         let mut recovered = Vec::new();
         for listing in self.runs()? {
             let run = listing.run_id;
-            let (code, message) = match listing.status {
-                RunStatus::Interrupted => {
+            let (code, message) = match (listing.status, listing.damage) {
+                (RunStatus::Interrupted, _) => {
                     recovered.push(self.recover_run(&run, max_resumes));
                     continue;
                 }
-                RunStatus::NeedsResolution => (codes::RUN_NEEDS_RESOLUTION, NEEDS_DECISION.to_owned()),
+                (RunStatus::NeedsResolution, _) => (codes::RUN_NEEDS_RESOLUTION, NEEDS_DECISION.to_owned()),
+                (_, Some(RunDamage { code, message })) => (code, message),
                 _ => continue,
             };
             recovered.push(Recovered::Left { run, code, message });

@@ -357,3 +357,52 @@ fn recovery_at_start_leaves_runs_of_another_registry_with_the_reason() {
     }
     assert_eq!(elsewhere.run_listing(&crashed).expect("listing").status, RunStatus::Interrupted);
 }
+
+#[test]
+fn recovery_at_start_leaves_a_damaged_run_with_the_reason_and_resumes_the_others() {
+    let dir = std::env::temp_dir().join(format!("runlet-damaged-recovery-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let path = dir.join("runs.db");
+    let open = || -> Arc<dyn Journal> {
+        Arc::new(
+            runlet::journal::SqliteJournal::open(&path, runlet::journal::Durability::Full).expect("journal"),
+        )
+    };
+    let journal = open();
+    let damaged = crashed_run(&journal);
+    let crashed = crashed_run(&journal);
+    for run in [&damaged, &crashed] {
+        let_go(&journal, run);
+    }
+    drop(journal);
+    rusqlite::Connection::open(&path)
+        .expect("the journal file")
+        .execute("UPDATE runs SET header = 'not JSON' WHERE run_id = ?1", [damaged.as_str()])
+        .expect("a header overwritten");
+
+    let restarted = runtime(registry(), open());
+    let listed = restarted.runs().expect("a damaged run fails no listing");
+    let statuses: Vec<(&RunId, RunStatus)> = listed.iter().map(|run| (&run.run_id, run.status)).collect();
+    assert_eq!(statuses, [(&damaged, RunStatus::Damaged), (&crashed, RunStatus::Interrupted)]);
+    assert_eq!(listed[0].damage.as_ref().map(|damage| damage.code.to_string()).as_deref(), Some("RL7008"));
+
+    let mut recovered = restarted.recover_interrupted(3).expect("the journal lists its runs").into_iter();
+    match recovered.next() {
+        Some(runlet::runtime::Recovered::Left { run, code, message }) => {
+            assert_eq!((&run, code.to_string().as_str()), (&damaged, "RL7008"));
+            assert!(message.contains("header"), "{message}");
+        }
+        other => panic!("the damaged run is left with the reason: {other:?}"),
+    }
+    match recovered.next() {
+        Some(runlet::runtime::Recovered::Resumed(handle)) => {
+            assert_eq!(handle.run_id(), &crashed);
+            assert!(matches!(handle.wait().expect("journal"), Outcome::Succeeded(_)));
+        }
+        other => panic!("the interrupted run is resumed: {other:?}"),
+    }
+    assert!(recovered.next().is_none());
+    drop(restarted);
+    let _ = std::fs::remove_dir_all(&dir);
+}
