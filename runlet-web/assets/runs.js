@@ -17,7 +17,10 @@
       const row = document.createElement("tr");
       row.dataset.run = run.run_id;
       row.dataset.status = run.status;
-      const cells = [run.run_id, run.status, run.program_digest.slice(0, 19), time(run.started_ms), duration(run), String(run.last_seq)];
+      // A damaged run's header may be what is damaged: no digest, and the journal's words.
+      const digest = run.program_digest == null ? "-" : run.program_digest.slice(0, 19);
+      if (run.error) row.title = run.error.code + ": " + run.error.message;
+      const cells = [run.run_id, run.status, digest, time(run.started_ms), duration(run), String(run.last_seq)];
       cells.forEach((text, index) => {
         const cell = document.createElement("td");
         if (index === 0) {

@@ -1,7 +1,7 @@
 // The run page in a real browser: the system Chromium, driven through the DevTools protocol by
 // playwright-core, watches Appendix A run with slowed-down tools, then a 10,000-iteration loop,
 // and writes the screenshots docs/graph-page-*.png. Usage: node test.mjs RUNLET_BINARY.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
@@ -180,10 +180,38 @@ async function tenThousand(browser) {
   console.log(`10,000 iterations: ${final.length} nodes drawn, ranges of ${ranges.join(", ")}`);
 }
 
+// The runs page of `runlet serve` over the journal of Appendix A once its run's header is
+// overwritten (with Python's sqlite3): the run is listed as damaged, with the journal's words.
+async function damagedRun(browser) {
+  const journal = join(work, "appendix-a.db");
+  const damage = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(\"UPDATE runs SET header = 'not JSON'\"); c.commit()";
+  execFileSync("python3", ["-c", damage, journal]);
+  const child = spawn(binary, ["serve", "--journal", "sqlite:" + journal, "--addr", "127.0.0.1:0"], { stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  const url = await new Promise((resolve, reject) => {
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+      const found = /serving (http:\/\/\S+\/runs)/.exec(stderr);
+      if (found) resolve(found[1]);
+    });
+    child.on("exit", (code) => reject(new Error("runlet serve exited with " + code + ": " + stderr)));
+  });
+  const page = await browser.newPage();
+  await page.goto(url);
+  await page.waitForSelector("#runs tbody tr");
+  const row = page.locator("#runs tbody tr").first();
+  assert.equal(await row.getAttribute("data-status"), "damaged");
+  assert.match(await row.getAttribute("title"), /^RL7008: .*header/);
+  assert.equal(await row.locator("td").nth(2).innerText(), "-", "no program digest without a header");
+  await stop(child);
+  console.log("a damaged run: listed as damaged with RL7008");
+}
+
 const browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox", "--disable-gpu"] });
 try {
   await appendixA(browser);
   await tenThousand(browser);
+  await damagedRun(browser);
 } finally {
   await browser.close();
   rmSync(work, { recursive: true, force: true });
