@@ -1158,8 +1158,9 @@ struct runlet_error *runlet_runtime_runs_json(const struct runlet_runtime *runti
 
 /**
  * The graph of run `run_id` of `program` as the runtime's journal records it (the JSON of
- * `runlet_run_snapshot_json`, without publication times), for a run no handle of this process
- * follows: another process's, an interrupted or a finished one. Redacted under the runtime's
+ * `runlet_run_snapshot_json`, timed by when the records were appended where the journal keeps
+ * that), for a run no handle of this process follows: another process's, an interrupted or a
+ * finished one. Redacted under the runtime's
  * `view` policy; into a buffer the host frees with `runlet_buf_free` (zeroed on failure).
  * `RUNLET_ERR_JOURNAL_UNKNOWN_RUN` for an unknown run. Blocks while the journal is read;
  * refused from a callback.

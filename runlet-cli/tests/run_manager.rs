@@ -106,7 +106,11 @@ impl Setup {
     fn journal_events(&self, run: &str) -> Vec<Json> {
         let shown = self.manage(&["runs", "show", run, "--events"]);
         assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
-        stdout(&shown).lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect()
+        let events: Vec<Json> =
+            stdout(&shown).lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect();
+        let times: Vec<u64> = events.iter().map(|event| event["at_ms"].as_u64().expect("a time")).collect();
+        assert!(times.windows(2).all(|pair| pair[0] <= pair[1]), "appended in order: {times:?}");
+        events
     }
 
     fn only_run(&self) -> Json {

@@ -60,8 +60,9 @@ impl Fence {
 
 /// The fenced append of one batch's records: `$1` run, `$2`/`$3` owner and epoch (NULL for an
 /// unowned append), `$4` the expected last sequence number, `$5`/`$6` the records' sequence
-/// numbers and bytes. Answers how many runs it updated: 1, or 0 when the fence held it off. A
-/// run a reader follows is announced on `runlet_records` when the append commits.
+/// numbers and bytes, stored with the append's time. Answers how many runs it updated: 1, or 0
+/// when the fence held it off. A run a reader follows is announced on `runlet_records` when the
+/// append commits.
 fn append_statement() -> String {
     format!(
         "WITH fenced AS (
@@ -70,10 +71,11 @@ fn append_statement() -> String {
             WHERE r.run_id = $1 AND r.last_seq = $4 AND CASE
                 WHEN $2::text IS NULL THEN r.owner IS NULL OR NOT {}
                 ELSE r.owner = $2 AND r.epoch = $3 AND {} END
-            RETURNING r.run_id, r.followed_until > now() AS followed),
+            RETURNING r.run_id, r.last_append_ms, r.followed_until > now() AS followed),
          inserted AS (
-            INSERT INTO runlet.records (run_id, seq, bytes)
-            SELECT fenced.run_id, x.seq, x.bytes FROM fenced, unnest($5::bigint[], $6::bytea[]) AS x(seq, bytes)
+            INSERT INTO runlet.records (run_id, seq, bytes, at_ms)
+            SELECT fenced.run_id, x.seq, x.bytes, fenced.last_append_ms
+            FROM fenced, unnest($5::bigint[], $6::bytea[]) AS x(seq, bytes)
             RETURNING 1)
          SELECT count(*) FROM fenced
             LEFT JOIN LATERAL (SELECT pg_notify('runlet_records', fenced.run_id) WHERE fenced.followed) AS woken ON true",

@@ -24,8 +24,8 @@ use crate::error::{Context, is_transient, sql, storage, unknown};
 use crate::lease::{self, Leases};
 use crate::schema;
 use runlet::journal::{
-    AppendBatch, Blob, Bytes, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId,
-    Snapshot, check_read,
+    AppendBatch, AppendTime, Blob, Bytes, Journal, JournalError, JournalErrorKind, Record, RunEntry,
+    RunHeader, RunId, Snapshot, check_read,
 };
 
 /// How a [`PostgresJournal`] connects and holds its runs.
@@ -502,6 +502,41 @@ impl Journal for PostgresJournal {
                 .collect();
             check_read(&run, after, &records)?;
             Ok(records)
+        })
+        .await
+    }
+
+    async fn append_times(
+        &self,
+        run: &RunId,
+        after: u64,
+        through: u64,
+    ) -> Result<Vec<AppendTime>, JournalError> {
+        let (shared, id) = (Arc::clone(&self.shared), run.to_string());
+        let (after, through) =
+            (i64::try_from(after).unwrap_or(i64::MAX), i64::try_from(through).unwrap_or(i64::MAX));
+        self.on_io(async move {
+            let rows = retrying(&shared, |client| {
+                let id = id.clone();
+                async move {
+                    let statement = client
+                        .prepare_cached(
+                            "SELECT seq, at_ms FROM runlet.records WHERE run_id = $1 AND seq > $2 AND seq <= $3
+                             ORDER BY seq",
+                        )
+                        .await?;
+                    client.query(&statement, &[&id, &after, &through]).await
+                }
+            })
+            .await?;
+            // Up to the first record an older version appended without a time.
+            Ok(rows
+                .iter()
+                .map_while(|row| {
+                    let unix_ms = u64::try_from(row.get::<_, Option<i64>>(1)?).ok()?;
+                    Some(AppendTime { through_seq: row.get::<_, i64>(0) as u64, unix_ms })
+                })
+                .collect())
         })
         .await
     }

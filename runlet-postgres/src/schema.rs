@@ -17,6 +17,8 @@
 //!   counted (`crate::permits`).
 //! - `runs.followed_until` (version 3): until when a reader in some process follows the run, so
 //!   that its appends notify (`crate::follow`); appends to runs nobody follows send nothing.
+//! - `records.at_ms` (version 4): when each record was appended (Unix milliseconds, the database
+//!   clock), what events read back are timed by; `NULL` for records older versions appended.
 
 use tokio_postgres::Client;
 
@@ -24,7 +26,7 @@ use crate::error::{Context, sql};
 use runlet::journal::{JournalError, JournalErrorKind};
 
 /// The layout version this build writes, in `runlet.schema_version`.
-pub const SCHEMA_VERSION: i32 = 3;
+pub const SCHEMA_VERSION: i32 = 4;
 
 /// The advisory lock key migrations hold (`'runlet'` as bytes).
 const MIGRATION_LOCK: i64 = 0x72_75_6e_6c_65_74;
@@ -75,6 +77,10 @@ const VERSION_3: &str = "
     ALTER TABLE runlet.runs ADD COLUMN followed_until timestamptz;
     INSERT INTO runlet.schema_version (version) VALUES (3);";
 
+const VERSION_4: &str = "
+    ALTER TABLE runlet.records ADD COLUMN at_ms bigint;
+    INSERT INTO runlet.schema_version (version) VALUES (4);";
+
 /// Creates the tables in a database that has none, or checks the version of those it has.
 pub async fn migrate(client: &mut Client) -> Result<(), JournalError> {
     let tx = client.transaction().await.map_err(sql).context("begin the migration")?;
@@ -107,12 +113,16 @@ pub async fn migrate(client: &mut Client) -> Result<(), JournalError> {
             tx.batch_execute(VERSION_1).await.map_err(sql).context("create the journal's tables")?;
             tx.batch_execute(VERSION_2).await.map_err(sql).context("create the permits table")?;
             tx.batch_execute(VERSION_3).await.map_err(sql).context("add the runs' followers")?;
+            tx.batch_execute(VERSION_4).await.map_err(sql).context("add the records' times")?;
         }
-        1 | 2 => {
+        1..=3 => {
             if version == 1 {
                 tx.batch_execute(VERSION_2).await.map_err(sql).context("migrate the journal to version 2")?;
             }
-            tx.batch_execute(VERSION_3).await.map_err(sql).context("migrate the journal to version 3")?;
+            if version <= 2 {
+                tx.batch_execute(VERSION_3).await.map_err(sql).context("migrate the journal to version 3")?;
+            }
+            tx.batch_execute(VERSION_4).await.map_err(sql).context("migrate the journal to version 4")?;
         }
         SCHEMA_VERSION => {}
         newer => {

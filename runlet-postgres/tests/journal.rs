@@ -57,16 +57,16 @@ fn a_second_open_finds_the_tables_and_the_runs() {
 }
 
 #[test]
-fn journals_of_layout_versions_1_and_2_are_migrated_and_a_newer_one_refused() {
+fn journals_of_layout_versions_1_to_3_are_migrated_and_a_newer_one_refused() {
     let Some(db) = support::database("migrate") else { return };
     let journal = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
     block_on(journal.create_run(&support::header("old"))).expect("create");
     drop(journal);
-    // What a version-1 journal is: no permits table, no followers' column.
+    // What a version-1 journal is: no permits table, no followers' column, no records' times.
     support::execute(
         &db.url,
         "DROP TABLE runlet.permits; ALTER TABLE runlet.runs DROP COLUMN followed_until;
-         DELETE FROM runlet.schema_version WHERE version >= 2;",
+         ALTER TABLE runlet.records DROP COLUMN at_ms; DELETE FROM runlet.schema_version WHERE version >= 2;",
     );
     let migrated = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("migrates");
     block_on(migrated.header(&RunId::new("old"))).expect("the run is kept");
@@ -75,18 +75,28 @@ fn journals_of_layout_versions_1_and_2_are_migrated_and_a_newer_one_refused() {
         "SELECT count(*) FROM runlet.permits, runlet.runs WHERE followed_until IS NULL",
     );
     drop(migrated);
-    // Version 2: no followers' column.
+    // Version 2: no followers' column, no records' times.
     support::execute(
         &db.url,
-        "ALTER TABLE runlet.runs DROP COLUMN followed_until; DELETE FROM runlet.schema_version WHERE version = 3;",
+        "ALTER TABLE runlet.runs DROP COLUMN followed_until; ALTER TABLE runlet.records DROP COLUMN at_ms;
+         DELETE FROM runlet.schema_version WHERE version >= 3;",
     );
     let migrated = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("migrates");
     block_on(migrated.header(&RunId::new("old"))).expect("the run is kept");
     support::execute(&db.url, "SELECT count(*) FROM runlet.runs WHERE followed_until IS NULL");
     drop(migrated);
-    support::execute(&db.url, "INSERT INTO runlet.schema_version (version) VALUES (4)");
+    // Version 3: no records' times.
+    support::execute(
+        &db.url,
+        "ALTER TABLE runlet.records DROP COLUMN at_ms; DELETE FROM runlet.schema_version WHERE version = 4;",
+    );
+    let migrated = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("migrates");
+    block_on(migrated.header(&RunId::new("old"))).expect("the run is kept");
+    support::execute(&db.url, "SELECT count(*) FROM runlet.records WHERE at_ms IS NULL");
+    drop(migrated);
+    support::execute(&db.url, "INSERT INTO runlet.schema_version (version) VALUES (5)");
     let error = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect_err("refused");
-    assert!(error.message.contains("layout version 4; this runtime reads 3"), "{error}");
+    assert!(error.message.contains("layout version 5; this runtime reads 4"), "{error}");
 }
 
 #[test]

@@ -8,7 +8,8 @@ use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot};
 
 use super::{
-    AppendBatch, Blob, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot,
+    AppendBatch, AppendTime, Blob, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader,
+    RunId, Snapshot,
 };
 
 /// At most this many batches go to the store in one `append_many` (and, in the SQLite
@@ -142,6 +143,15 @@ impl Journal for GroupCommit {
 
     async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError> {
         self.inner.read(run, after, limit).await
+    }
+
+    async fn append_times(
+        &self,
+        run: &RunId,
+        after: u64,
+        through: u64,
+    ) -> Result<Vec<AppendTime>, JournalError> {
+        self.inner.append_times(run, after, through).await
     }
 
     async fn load_snapshot(&self, run: &RunId) -> Result<Option<Snapshot>, JournalError> {

@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 
 use super::{
-    Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot, check_contiguous,
-    now_unix_ms,
+    AppendTime, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot,
+    check_contiguous, now_unix_ms,
 };
 
 #[derive(Debug)]
@@ -40,30 +40,38 @@ impl RunLog {
 /// allocation of its own size, so a long run's log never grows by copying what it holds.
 #[derive(Debug, Default)]
 struct KeptRecords {
-    /// Non-empty, in sequence order; the front one may begin with forgotten records.
-    batches: VecDeque<Box<[Record]>>,
+    /// In sequence order; the front one may begin with forgotten records.
+    batches: VecDeque<Batch>,
     /// The run's records up to this sequence number are no longer kept.
     forgotten: u64,
     last_seq: u64,
 }
 
+/// The records of one append (at least one), and when it was made (Unix milliseconds).
+#[derive(Debug)]
+struct Batch {
+    records: Box<[Record]>,
+    unix_ms: u64,
+}
+
+impl Batch {
+    fn last_seq(&self) -> u64 {
+        self.records.last().map_or(0, |last| last.seq)
+    }
+}
+
 impl KeptRecords {
-    fn push(&mut self, records: &[Record]) {
+    fn push(&mut self, records: &[Record], unix_ms: u64) {
         if let Some(last) = records.last() {
             self.last_seq = last.seq;
-            self.batches.push_back(records.into());
+            self.batches.push_back(Batch { records: records.into(), unix_ms });
         }
     }
 
     /// Forgets all but the latest `keep` records.
     fn keep_last(&mut self, keep: usize) {
         self.forgotten = self.forgotten.max(self.last_seq.saturating_sub(keep as u64));
-        while self
-            .batches
-            .front()
-            .and_then(|batch| batch.last())
-            .is_some_and(|last| last.seq <= self.forgotten)
-        {
+        while self.batches.front().is_some_and(|batch| batch.last_seq() <= self.forgotten) {
             self.batches.pop_front();
         }
     }
@@ -77,15 +85,29 @@ impl KeptRecords {
         let Some(first) = after.max(self.forgotten).checked_add(1) else {
             return Ok(Vec::new());
         };
-        let batch = self.batches.partition_point(|batch| batch.last().is_some_and(|last| last.seq < first));
+        let batch = self.batches.partition_point(|batch| batch.last_seq() < first);
         Ok(self
             .batches
             .range(batch..)
-            .flat_map(|batch| batch.iter())
+            .flat_map(|batch| batch.records.iter())
             .skip_while(|record| record.seq < first)
             .take(limit)
             .cloned()
             .collect())
+    }
+
+    /// The times of the kept appends of the records after `after`, up to the one holding
+    /// `through`.
+    fn times(&self, after: u64, through: u64) -> Vec<AppendTime> {
+        let batch = self.batches.partition_point(|batch| batch.last_seq() <= after);
+        let mut times = Vec::new();
+        for batch in self.batches.range(batch..) {
+            times.push(AppendTime { through_seq: batch.last_seq(), unix_ms: batch.unix_ms });
+            if batch.last_seq() >= through {
+                break;
+            }
+        }
+        times
     }
 }
 
@@ -166,11 +188,12 @@ impl Journal for MemoryJournal {
             ));
         }
         check_contiguous(expected_seq, records)?;
-        log.records.push(records);
+        let now = now_unix_ms();
+        log.records.push(records, now);
         if let Some(keep) = self.keep {
             log.records.keep_last(keep);
         }
-        log.last_append_unix_ms = Some(now_unix_ms());
+        log.last_append_unix_ms = Some(now);
         Ok(log.records.last_seq)
     }
 
@@ -178,6 +201,16 @@ impl Journal for MemoryJournal {
         let runs = self.runs.lock();
         let log = runs.get(run).ok_or_else(|| unknown(run))?;
         log.records.after(after, limit).map_err(|seq| forgotten(run, seq))
+    }
+
+    async fn append_times(
+        &self,
+        run: &RunId,
+        after: u64,
+        through: u64,
+    ) -> Result<Vec<AppendTime>, JournalError> {
+        let runs = self.runs.lock();
+        Ok(runs.get(run).ok_or_else(|| unknown(run))?.records.times(after, through))
     }
 
     async fn load_snapshot(&self, run: &RunId) -> Result<Option<Snapshot>, JournalError> {

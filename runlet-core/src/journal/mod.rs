@@ -173,6 +173,15 @@ pub struct Snapshot {
     pub bytes: Arc<[u8]>,
 }
 
+/// When a run's records were stored: every record after the previous `AppendTime`'s up to
+/// `through_seq` was appended at `unix_ms` (Unix milliseconds). What events read back from a
+/// journal are timed by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppendTime {
+    pub through_seq: u64,
+    pub unix_ms: u64,
+}
+
 /// The persistence contract of spec §5.1. Appends are atomic per call and checked optimistically:
 /// `expected_seq` is the last sequence number the caller saw (0 for a new run), and the records
 /// must continue it without a gap. An implementation acknowledges only durable bytes.
@@ -262,6 +271,21 @@ pub trait Journal: Send + Sync {
 
     /// Up to `limit` records with sequence numbers greater than `after`, in order.
     async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError>;
+
+    /// When the records of `run` after sequence number `after`, up to `through`, were
+    /// appended, in order: the times of consecutive appends, the first holding record
+    /// `after + 1`, the last holding `through` (or the run's last record, when it has fewer).
+    /// A store may stop short where it kept no time; one that keeps no times keeps the default,
+    /// none, and the events read back from it carry no times.
+    async fn append_times(
+        &self,
+        run: &RunId,
+        after: u64,
+        through: u64,
+    ) -> Result<Vec<AppendTime>, JournalError> {
+        let _ = (run, after, through);
+        Ok(Vec::new())
+    }
 
     /// The latest stored snapshot, if any.
     async fn load_snapshot(&self, run: &RunId) -> Result<Option<Snapshot>, JournalError>;

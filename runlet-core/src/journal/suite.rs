@@ -23,6 +23,7 @@ pub async fn check(journal: &dyn Journal) {
     runs_are_listed_in_creation_order(journal).await;
     owners_are_claimed_released_and_asked_to_cancel(journal).await;
     blobs_are_kept_with_their_records_and_collected_with_their_runs(journal).await;
+    append_times_name_consecutive_appends(journal).await;
 }
 
 static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
@@ -331,4 +332,29 @@ async fn blobs_are_kept_with_their_records_and_collected_with_their_runs(journal
         "the second run names it"
     );
     assert_eq!(kind_of(journal.delete_run(&first).await), JournalErrorKind::UnknownRun);
+}
+
+/// A journal that keeps when records were appended gives, for the records after `after` up to
+/// `through`, the times of consecutive appends (each append, or each record of it) in order and
+/// never going back in time; one that keeps none gives none.
+async fn append_times_name_consecutive_appends(journal: &dyn Journal) {
+    let run = created(journal, "times").await;
+    journal.append(&run, 0, &records(1, 3)).await.expect("append");
+    journal.append(&run, 3, &records(4, 2)).await.expect("append");
+    journal.append(&run, 5, &records(6, 1)).await.expect("append");
+    let all = journal.append_times(&run, 0, 6).await.expect("append times");
+    if all.is_empty() {
+        return;
+    }
+    let ends: Vec<u64> = all.iter().map(|time| time.through_seq).collect();
+    assert!(ends.windows(2).all(|pair| pair[0] < pair[1]), "in order: {ends:?}");
+    for end in [3, 5, 6] {
+        assert!(ends.contains(&end), "each append's last record ends a time: {ends:?}");
+    }
+    assert!(ends.iter().all(|end| (1..=6).contains(end)), "{ends:?}");
+    assert!(all.windows(2).all(|pair| pair[0].unix_ms <= pair[1].unix_ms), "{all:?}");
+    // From the middle of the second append: its time first, and nothing past it.
+    let page = journal.append_times(&run, 3, 4).await.expect("append times");
+    let ends: Vec<u64> = page.iter().map(|time| time.through_seq).collect();
+    assert!(!ends.is_empty() && ends.iter().all(|end| (4..=5).contains(end)), "{ends:?}");
 }

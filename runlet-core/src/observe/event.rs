@@ -27,7 +27,8 @@ pub struct GraphEvent {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
     /// Milliseconds since the run was created (its header's time, else this observer's start),
-    /// when the event was published in this process.
+    /// when the event was published in this process; for an event read back from a journal,
+    /// when its record was appended (`None` where the journal keeps no times).
     pub at_ms: Option<u64>,
     /// When the event was published, in Unix milliseconds: the same clock as `at_ms`, for hosts
     /// that show wall-clock times (the C ABI's `runlet_event.unix_ms`).

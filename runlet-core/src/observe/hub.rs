@@ -18,7 +18,7 @@ use super::snapshot::{GraphSnapshot, SnapshotOptions};
 use super::view::ViewPolicy;
 use crate::diag::Code;
 use crate::engine::event::{Event, EventDecodeError, unix_ms};
-use crate::journal::{Journal, JournalError, JournalErrorKind, Record, RunId};
+use crate::journal::{AppendTime, Journal, JournalError, JournalErrorKind, Record, RunId};
 
 /// What the snapshot of a run without a live graph says about its missing nodes.
 const NO_LIVE_GRAPH: &str = "this runtime keeps no live graph (`RuntimeBuilder::live_graph(false)`): the snapshot has the run's state and no nodes; `Runtime::journal_snapshot` folds the graph from the journal";
@@ -460,7 +460,8 @@ impl Subscription {
 }
 
 /// The events a journal records for a run, in their public form under `view`: what a
-/// subscription from the run's start delivers, without publication times (`at_ms`).
+/// subscription from the run's start delivers, each timed (`at_ms`, from the run's creation) by
+/// when its record was appended, where the journal keeps that.
 pub async fn events_from_journal(
     context: Arc<GraphContext>,
     journal: &dyn Journal,
@@ -468,13 +469,14 @@ pub async fn events_from_journal(
     view: &ViewPolicy,
 ) -> Result<Vec<GraphEvent>, ObserveError> {
     let mut events = Vec::new();
-    let each = |seq, event: &Event| events.push(context.graph_event(seq, event, None, view));
-    read_on(journal, run, &mut 0, usize::MAX, each).await?;
+    let created = Some(created_unix_ms(journal, run).await?);
+    let each = |seq, event: &Event, published| events.push(context.graph_event(seq, event, published, view));
+    read_on(journal, run, &mut 0, usize::MAX, created, each).await?;
     Ok(events)
 }
 
-/// The graph a journal records for a run: the same fold the live observer makes, without
-/// publication times.
+/// The graph a journal records for a run: the same fold the live observer makes, its nodes
+/// timed by when their records were appended where the journal keeps that.
 pub async fn snapshot_from_journal(
     context: Arc<GraphContext>,
     journal: &dyn Journal,
@@ -485,7 +487,11 @@ pub async fn snapshot_from_journal(
     // Folded only: the records' public events are not wanted here, and a long run's would be many.
     let mut fold = JournalFold::new(context);
     let JournalFold { model, last_seq, .. } = &mut fold;
-    read_on(journal, run, last_seq, usize::MAX, |seq, event| model.apply(seq, event, None)).await?;
+    let created = Some(created_unix_ms(journal, run).await?);
+    read_on(journal, run, last_seq, usize::MAX, created, |seq, event, published| {
+        model.apply(seq, event, published.map(|published| published.at_ms))
+    })
+    .await?;
     Ok(fold.snapshot(view, options))
 }
 
@@ -496,6 +502,8 @@ pub struct JournalFold {
     context: Arc<GraphContext>,
     model: GraphModel,
     last_seq: u64,
+    /// When the run was created (its header's time), once read: what its events are timed from.
+    created: Option<Option<u64>>,
 }
 
 impl std::fmt::Debug for JournalFold {
@@ -507,7 +515,7 @@ impl std::fmt::Debug for JournalFold {
 impl JournalFold {
     /// Nothing read yet, of the run `context` is the graph context of.
     pub fn new(context: Arc<GraphContext>) -> JournalFold {
-        JournalFold { model: GraphModel::new(Arc::clone(&context)), context, last_seq: 0 }
+        JournalFold { model: GraphModel::new(Arc::clone(&context)), context, last_seq: 0, created: None }
     }
 
     /// Reads the run's records after the last one read, at most `most` of them (a reader that
@@ -521,11 +529,15 @@ impl JournalFold {
         view: &ViewPolicy,
         most: usize,
     ) -> Result<Vec<GraphEvent>, ObserveError> {
-        let JournalFold { context, model, last_seq } = self;
+        let created = match self.created {
+            Some(created) => created,
+            None => *self.created.insert(created_unix_ms(journal, run).await?),
+        };
+        let JournalFold { context, model, last_seq, .. } = self;
         let mut events = Vec::new();
-        read_on(journal, run, last_seq, most, |seq, event| {
-            model.apply(seq, event, None);
-            events.push(context.graph_event(seq, event, None, view));
+        read_on(journal, run, last_seq, most, Some(created), |seq, event, published| {
+            model.apply(seq, event, published.map(|published| published.at_ms));
+            events.push(context.graph_event(seq, event, published, view));
         })
         .await?;
         Ok(events)
@@ -544,26 +556,61 @@ impl JournalFold {
 
 /// Hands each of the run's records after `after` to `each`, decoded, in order, moving `after`
 /// past each, until `most` were or there are no more: after an error it is the last record
-/// handed over.
+/// handed over. With `created` (`Some`, the run's creation time where its header keeps it),
+/// each comes with when it was appended, where the journal keeps that.
 async fn read_on(
     journal: &dyn Journal,
     run: &RunId,
     after: &mut u64,
     mut most: usize,
-    mut each: impl FnMut(u64, &Event),
+    created: Option<Option<u64>>,
+    mut each: impl FnMut(u64, &Event, Option<Published>),
 ) -> Result<(), ObserveError> {
     while most > 0 {
         let records = journal.read(run, *after, most.min(CATCH_UP_BATCH)).await?;
-        if records.is_empty() {
-            return Ok(());
-        }
+        let Some(last) = records.last().map(|record| record.seq) else { return Ok(()) };
+        let times = match created {
+            Some(Some(created)) => AppendTimes::read(journal, run, *after, last, created).await?,
+            _ => AppendTimes::default(),
+        };
         most -= records.len().min(most);
         for (seq, event) in decoded(journal, records).await? {
-            each(seq, &event);
+            each(seq, &event, times.of(seq));
             *after = seq;
         }
     }
     Ok(())
+}
+
+/// When run `run` was created, where its header keeps it.
+async fn created_unix_ms(journal: &dyn Journal, run: &RunId) -> Result<Option<u64>, JournalError> {
+    Ok(journal.header(run).await?.retained.map(|retained| retained.created_unix_ms))
+}
+
+/// When a page of a run's records were appended ([`Journal::append_times`]), as the times of
+/// events counted from the run's creation.
+#[derive(Default)]
+struct AppendTimes {
+    times: Vec<AppendTime>,
+    created: u64,
+}
+
+impl AppendTimes {
+    async fn read(
+        journal: &dyn Journal,
+        run: &RunId,
+        after: u64,
+        through: u64,
+        created: u64,
+    ) -> Result<AppendTimes, JournalError> {
+        Ok(AppendTimes { times: journal.append_times(run, after, through).await?, created })
+    }
+
+    /// When record `seq` was appended: the time of the first append through it or past it.
+    fn of(&self, seq: u64) -> Option<Published> {
+        let time = self.times.get(self.times.partition_point(|time| time.through_seq < seq))?;
+        Some(Published { at_ms: time.unix_ms.saturating_sub(self.created), unix_ms: time.unix_ms })
+    }
 }
 
 /// The events of `records`, in order, with the values they keep in blobs put back.

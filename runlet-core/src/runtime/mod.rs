@@ -674,8 +674,9 @@ impl Runtime {
     }
 
     /// The events of run `run` of `program` as this runtime's journal records them, in their
-    /// public form under `view` (what a subscription from the start delivers, without
-    /// publication times). Blocks like [`Runtime::journal_snapshot`].
+    /// public form under `view` (what a subscription from the start delivers), each timed by
+    /// when its record was appended where the journal keeps that. Blocks like
+    /// [`Runtime::journal_snapshot`].
     pub fn journal_events(
         &self,
         program: &Executable,

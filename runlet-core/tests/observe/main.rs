@@ -324,14 +324,57 @@ fn a_journal_fold_reads_on_from_where_it_got_to() {
     }
     assert_eq!(paged.last_seq(), records.len() as u64);
     let graphs = |events: &[GraphEvent]| serde_json::to_value(events).expect("JSON");
-    assert_eq!(graphs(&read), graphs(&whole), "the same events as one reading from the start");
-    assert_eq!(graphs(&pages), graphs(&whole), "the same events read in pages");
+    // The growing journal appended the records later than the run did: the same events, at other times.
+    let untimed = |events: &[GraphEvent]| {
+        let events: Vec<GraphEvent> =
+            events.iter().cloned().map(|event| GraphEvent { at_ms: None, unix_ms: None, ..event }).collect();
+        graphs(&events)
+    };
+    assert_eq!(untimed(&read), untimed(&whole), "the same events as one reading from the start");
+    assert_eq!(graphs(&pages), graphs(&whole), "the same events, and times, read in pages");
     assert_eq!(last_seqs, [0, 3, 3, (records.len() / 2) as u64, records.len() as u64]);
     let rebuilt =
         block_on(snapshot_from_journal(context(), setup.journal.as_ref(), &run_id, &view, &options))
             .expect("reads");
-    let folded = fold.snapshot(&view, &options);
-    assert_eq!(serde_json::to_value(&folded).expect("JSON"), serde_json::to_value(&rebuilt).expect("JSON"));
+    let folded = without_times(fold.snapshot(&view, &options));
+    assert_eq!(
+        serde_json::to_value(&folded).expect("JSON"),
+        serde_json::to_value(without_times(rebuilt)).expect("JSON")
+    );
+}
+
+/// Events read back from a journal are timed by when their records were appended, from the
+/// run's creation: the times the run published them, to the millisecond of each commit.
+#[test]
+fn events_read_from_a_journal_carry_the_times_of_their_appends() {
+    let setup = appendix_a(|inner| Arc::new(inner), 1024);
+    let run = setup.runtime.start(&setup.program, &setup.inputs).expect("starts");
+    let run_id = run.run_id().clone();
+    let observer = run.observer();
+    assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
+    let mut subscription = observer.subscribe(0, ViewPolicy::default());
+    let mut live = Vec::new();
+    while let Some(event) = block_on(subscription.next()) {
+        live.push(event.expect("an event"));
+    }
+    let context = setup.program.graph_context(&run_id);
+    let read =
+        block_on(events_from_journal(context, setup.journal.as_ref(), &run_id, &ViewPolicy::default()))
+            .expect("reads");
+    assert_eq!(read.len(), live.len());
+    let created =
+        block_on(setup.journal.header(&run_id)).expect("header").retained.expect("retained").created_unix_ms;
+    for (read, live) in read.iter().zip(&live) {
+        let (at_ms, unix_ms) = (read.at_ms.expect("a time"), read.unix_ms.expect("a time"));
+        assert_eq!(unix_ms - created, at_ms, "{read:?}");
+        // Published once committed, so never before its append, and within the test's run.
+        let published = live.at_ms.expect("live events are timed");
+        assert!(
+            at_ms <= published + 1 && published < at_ms + 5_000,
+            "appended {at_ms}, published {published}"
+        );
+    }
+    assert!(read.windows(2).all(|pair| pair[0].at_ms <= pair[1].at_ms), "in order");
 }
 
 #[test]

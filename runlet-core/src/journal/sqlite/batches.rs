@@ -14,7 +14,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{corrupt, seq_param, sql};
-use crate::journal::{Bytes, JournalError, JournalErrorKind, Record};
+use crate::journal::{AppendTime, Bytes, JournalError, JournalErrorKind, Record};
 
 /// The table, created for a fresh file and by the migration from layout version 3.
 pub(super) const CREATE: &str = "
@@ -196,6 +196,37 @@ pub(super) fn read(
         }
     }
     Ok(records)
+}
+
+/// When the rows of `run` holding the records after `after` up to `through` were appended, in
+/// order, up to the first row kept without a time (a file of an older layout): the times given
+/// are those of consecutive appends. At most one row per record is read.
+pub(super) fn append_times(
+    connection: &Connection,
+    run: &str,
+    after: u64,
+    through: u64,
+) -> Result<Vec<AppendTime>, JournalError> {
+    let rows = i64::try_from(through.saturating_sub(after)).unwrap_or(i64::MAX);
+    let mut select = connection
+        .prepare_cached(
+            "SELECT last_seq, at_ms FROM batches WHERE run_id = ?1 AND last_seq > ?2
+             ORDER BY last_seq LIMIT ?3",
+        )
+        .map_err(sql)?;
+    let mut found =
+        select.query(params![run, i64::try_from(after).unwrap_or(i64::MAX), rows]).map_err(sql)?;
+    let mut times = Vec::new();
+    while let Some(row) = found.next().map_err(sql)? {
+        let (last, at_ms): (i64, Option<i64>) = (row.get(0).map_err(sql)?, row.get(1).map_err(sql)?);
+        let Some(unix_ms) = at_ms.and_then(|at| u64::try_from(at).ok()) else { break };
+        let through_seq = u64::try_from(last).unwrap_or(0);
+        times.push(AppendTime { through_seq, unix_ms });
+        if through_seq >= through {
+            break;
+        }
+    }
+    Ok(times)
 }
 
 /// Moves the records of a file of layout 1 to 3, one row per record, into `batches` (a row

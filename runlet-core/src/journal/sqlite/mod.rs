@@ -21,8 +21,8 @@ use rusqlite::ffi::ErrorCode;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::{
-    AppendBatch, Blob, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot,
-    check_contiguous, check_read, now_unix_ms,
+    AppendBatch, AppendTime, Blob, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader,
+    RunId, Snapshot, check_contiguous, check_read, now_unix_ms,
 };
 use open::Medium;
 
@@ -433,6 +433,16 @@ impl Journal for SqliteJournal {
             Ok(records)
         })
         .await
+    }
+
+    async fn append_times(
+        &self,
+        run: &RunId,
+        after: u64,
+        through: u64,
+    ) -> Result<Vec<AppendTime>, JournalError> {
+        let run = run.clone();
+        self.with(move |connection| batches::append_times(connection, run.as_str(), after, through)).await
     }
 
     async fn load_snapshot(&self, run: &RunId) -> Result<Option<Snapshot>, JournalError> {
