@@ -2,6 +2,7 @@
 //! stderr when its journal outlives the process, `--events` written as they happen, and SIGINT
 //! or SIGTERM turned into a journaled cancellation (a second signal ends the process at once).
 
+use runlet::diag::codes;
 use runlet::engine::Outcome;
 use runlet::journal::JournalErrorKind;
 use runlet::observe::RunObserver;
@@ -25,8 +26,16 @@ pub fn follow(run: RunHandle, events: Option<EventsFile>, announce: bool) -> Res
     let _watch = cancel_on_signals(run.canceller());
     let observer = run.observer();
     let written = events.map(|file| file.follow(&observer));
+    let id = run.run_id().clone();
     let outcome = run.wait().map_err(|error| match error.kind {
         JournalErrorKind::RunPanicked => Failure::new(error.code(), error.message),
+        // Two processes resumed it at once, and the other appended first.
+        JournalErrorKind::SequenceConflict { expected, actual } => Failure::new(
+            codes::RUN_OWNED_ELSEWHERE,
+            format!(
+                "run `{id}` was written by another process while this one drove it (the journal holds record {actual}, this process had written up to {expected}): it goes on there, and this process stopped at its next append, sending nothing more; see `runlet runs show {id}`"
+            ),
+        ),
         _ => Failure::new(error.code(), format!("the journal failed: {error}")),
     })?;
     written.transpose()?;

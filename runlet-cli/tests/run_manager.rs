@@ -543,3 +543,40 @@ fn a_damaged_run_is_listed_as_damaged_and_hides_no_other_run() {
     );
     assert_eq!(lines[0]["code"], "RL7008");
 }
+
+#[test]
+fn of_two_resumes_at_once_one_drives_the_run_and_the_other_says_so() {
+    let setup = Setup::new("two-resumes");
+    let mut child = setup.start(&tools(150, 0), "first.jsonl");
+    setup.wait_for("first.jsonl", |event| is(event, "NodeSucceeded", "work.step"));
+    child.kill().expect("SIGKILL");
+    let run = run_id(child);
+    let first = setup.journal_events(&run);
+    let tools = setup.scratch.file("tools-resume.json", tools(150, 0));
+    let resume = || {
+        Command::new(env!("CARGO_BIN_EXE_runlet"))
+            .args(["resume", &run, "--journal", &setup.journal, "--tools", &tools, "--format", "json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start runlet resume")
+    };
+    let both = [resume(), resume()].map(|child| child.wait_with_output().expect("it ends"));
+    let mut statuses: Vec<Option<i32>> = both.iter().map(|output| output.status.code()).collect();
+    statuses.sort();
+    assert_eq!(statuses, [Some(0), Some(2)], "{} / {}", stdout(&both[0]), stdout(&both[1]));
+    for output in &both {
+        match output.status.code() {
+            Some(0) => assert_eq!(json(output)["status"], "succeeded"),
+            _ => assert_eq!(failure_code(output), "RL7010", "{}", stdout(output)),
+        }
+    }
+    let again: Vec<Json> = setup.journal_events(&run)[first.len()..].to_vec();
+    let finished = nodes(&first, "NodeSucceeded", "work.step");
+    assert!(
+        nodes(&again, "CallDispatchPrepared", "work.step").is_disjoint(&finished),
+        "no finished step is sent again"
+    );
+    let resumed = again.iter().filter(|event| event["kind"] == "RunResumed").count();
+    assert_eq!(resumed, 1, "one process drove the run on");
+}
