@@ -81,13 +81,11 @@ pub(crate) async fn events(
 /// `?after=SEQ`, else from the first record.
 fn resume_point(headers: &HeaderMap, after: Option<&str>) -> Result<u64, WebError> {
     let header = headers.get("last-event-id").map(|value| value.to_str().unwrap_or("-"));
-    match header.or(after) {
-        None => Ok(0),
-        Some(text) => text
-            .trim()
-            .parse()
-            .map_err(|_| WebError::BadRequest(format!("`{text}` is not a sequence number to resume after"))),
-    }
+    let Some(text) = header.or(after) else { return Ok(0) };
+    // Digits only: `u64`'s parser would take `+5` too.
+    let digits = text.trim();
+    let number = digits.bytes().all(|byte| byte.is_ascii_digit()).then(|| digits.parse().ok()).flatten();
+    number.ok_or_else(|| WebError::BadRequest(format!("`{text}` is not a sequence number to resume after")))
 }
 
 enum Source {
@@ -250,5 +248,28 @@ impl Out {
     fn push_end(&mut self) {
         self.queue.push_back(Event::default().event("end").data("{}"));
         self.done = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::{HeaderMap, HeaderValue};
+
+    use super::resume_point;
+
+    #[test]
+    fn a_stream_resumes_after_a_sequence_number_of_digits_only() {
+        let none = HeaderMap::new();
+        assert_eq!(resume_point(&none, None).ok(), Some(0));
+        assert_eq!(resume_point(&none, Some("17")).ok(), Some(17));
+        assert_eq!(resume_point(&none, Some(" 17 ")).ok(), Some(17));
+        for bad in ["+5", "-1", "", "1e3", "0x10", "18446744073709551616", "5 6"] {
+            assert!(resume_point(&none, Some(bad)).is_err(), "{bad:?}");
+        }
+        let mut reconnecting = HeaderMap::new();
+        reconnecting.insert("last-event-id", HeaderValue::from_static("42"));
+        assert_eq!(resume_point(&reconnecting, Some("7")).ok(), Some(42), "the browser's header wins");
+        reconnecting.insert("last-event-id", HeaderValue::from_static("+42"));
+        assert!(resume_point(&reconnecting, None).is_err());
     }
 }
