@@ -46,6 +46,12 @@ impl Failure {
         self
     }
 
+    /// The code and message of its first diagnostic: what a list of many runs' outcomes says
+    /// of one that failed.
+    pub fn first(&self) -> Option<(Code, &str)> {
+        self.diagnostics.first().map(|diagnostic| (diagnostic.code, diagnostic.message.as_str()))
+    }
+
     /// The diagnostics of `what` (such as "the registry"), whose text is `file`.
     pub fn in_file(what: &'static str, file: SourceFile, diagnostics: Vec<Diagnostic>) -> Failure {
         Failure { file: Some((what, file)), diagnostics }

@@ -28,8 +28,8 @@ pub fn follow(run: RunHandle, events: Option<EventsFile>, announce: bool) -> Res
     let written = events.map(|file| file.follow(&observer));
     let id = run.run_id().clone();
     let outcome = run.wait().map_err(|error| match error.kind {
-        JournalErrorKind::RunPanicked => Failure::new(error.code(), error.message),
-        // Two processes resumed it at once, and the other appended first.
+        JournalErrorKind::RunPanicked | JournalErrorKind::OwnedElsewhere => Failure::new(error.code(), error.message),
+        // Another process appended to it meanwhile (what its claim keeps out of a shared store).
         JournalErrorKind::SequenceConflict { expected, actual } => Failure::new(
             codes::RUN_OWNED_ELSEWHERE,
             format!(

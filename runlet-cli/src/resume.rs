@@ -117,10 +117,25 @@ fn resume_interrupted(
             RunStatus::Interrupted => {
                 let stored = journal.stored(&run, Arc::clone(&executor), args.snapshot_every)?;
                 match stored.runtime.recover_run(&run, args.max_resumes) {
-                    Recovered::Resumed(handle) => {
-                        let Followed { outcome, .. } = follow(handle, None, false)?;
-                        json!({"run_id": run.as_str(), "action": "resumed", "status": status_of(&outcome)})
-                    }
+                    Recovered::Resumed(handle) => match follow(handle, None, false) {
+                        Ok(Followed { outcome, .. }) => {
+                            json!({"run_id": run.as_str(), "action": "resumed", "status": status_of(&outcome)})
+                        }
+                        // Another process took it first (RL7010), or its journal failed: the
+                        // other runs still go on.
+                        Err(failure) => {
+                            let (code, message) =
+                                failure.first().map_or((None, None), |(c, m)| (Some(c), Some(m)));
+                            let status = match code == Some(codes::RUN_OWNED_ELSEWHERE) {
+                                true => "running",
+                                false => "interrupted",
+                            };
+                            json!({
+                                "run_id": run.as_str(), "action": "left", "status": status,
+                                "code": code.map(|code| code.to_string()), "message": message,
+                            })
+                        }
+                    },
                     Recovered::Parked { resumes, .. } => json!({
                         "run_id": run.as_str(), "action": "parked", "status": "failed",
                         "code": codes::RECOVERY_EXHAUSTED.to_string(), "resumes": resumes,

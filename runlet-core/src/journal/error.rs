@@ -19,6 +19,8 @@ pub enum JournalErrorKind {
     Corrupt,
     /// A cancellation was requested of a run no process owns.
     NotOwned,
+    /// A claim of a run that another live process owns: it is running there.
+    OwnedElsewhere,
     /// A record the store no longer keeps (a journal that keeps only each run's latest).
     Forgotten,
     /// The writer no longer holds the run: another process took it over, or the writer's own
@@ -55,6 +57,7 @@ impl JournalError {
             JournalErrorKind::Storage => codes::JOURNAL_STORAGE,
             JournalErrorKind::Corrupt => codes::JOURNAL_CORRUPT_STORE,
             JournalErrorKind::NotOwned => codes::JOURNAL_RUN_NOT_OWNED,
+            JournalErrorKind::OwnedElsewhere => codes::RUN_OWNED_ELSEWHERE,
             JournalErrorKind::Forgotten => codes::JOURNAL_RECORD_FORGOTTEN,
             JournalErrorKind::LeaseLost => codes::JOURNAL_LEASE_LOST,
             JournalErrorKind::RunPanicked => codes::RUN_TASK_PANICKED,

@@ -217,6 +217,18 @@ mod tests {
         suite::check(&GroupCommit::new(sqlite, &pool)).await;
     }
 
+    /// What its store keeps of a run, a group commit gives as the store does: its append times too.
+    #[tokio::test]
+    async fn the_store_s_append_times_come_through() {
+        let grouped = GroupCommit::new(Arc::new(MemoryJournal::new()), &tokio::runtime::Handle::current());
+        let header = suite::fresh_run("grouped-times");
+        grouped.create_run(&header).await.expect("create");
+        let record = Record { seq: 1, bytes: Bytes::from_static(b"r1") };
+        grouped.append(&header.run_id, 0, &[record]).await.expect("append");
+        let times = grouped.append_times(&header.run_id, 0, 1).await.expect("times");
+        assert_eq!(times.iter().map(|time| time.through_seq).collect::<Vec<_>>(), [1]);
+    }
+
     /// Appends of many runs that arrive while a commit is on the disk go together in the next.
     #[tokio::test]
     async fn appends_that_queue_during_a_commit_share_the_next() {

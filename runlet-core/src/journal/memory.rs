@@ -100,6 +100,11 @@ impl KeptRecords {
     /// `through`.
     fn times(&self, after: u64, through: u64) -> Vec<AppendTime> {
         let batch = self.batches.partition_point(|batch| batch.last_seq() <= after);
+        // The append that held record `after + 1` is forgotten: no time to give from there.
+        let held = |batch: &Batch| batch.records.first().is_some_and(|first| first.seq <= after + 1);
+        if through <= after || !self.batches.get(batch).is_some_and(held) {
+            return Vec::new();
+        }
         let mut times = Vec::new();
         for batch in self.batches.range(batch..) {
             times.push(AppendTime { through_seq: batch.last_seq(), unix_ms: batch.unix_ms });
@@ -328,6 +333,47 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[tokio::test]
+    async fn append_times_name_the_appends_that_hold_the_records_asked_for() {
+        let journal = MemoryJournal::new();
+        let header = super::super::suite::fresh_run("times");
+        journal.create_run(&header).await.expect("create");
+        let run = &header.run_id;
+        let record = |seq: u64| Record { seq, bytes: Bytes::from(format!("r{seq}")) };
+        let mut last = 0;
+        for size in [1, 3, 0, 2, 5, 1, 4] {
+            let batch: Vec<Record> = (last + 1..=last + size).map(record).collect();
+            last = journal.append(run, last, &batch).await.expect("append");
+        }
+        let journal = &journal;
+        let ends = |after, through| async move {
+            let times = journal.append_times(run, after, through).await.expect("times");
+            times.iter().map(|time| time.through_seq).collect::<Vec<u64>>()
+        };
+        assert_eq!(ends(0, 1).await, [1]);
+        assert_eq!(ends(0, 2).await, [1, 4]);
+        assert_eq!(ends(1, 2).await, [4]);
+        assert_eq!(ends(4, 12).await, [6, 11, 12]);
+        assert_eq!(ends(12, 99).await, [16]);
+        assert!(ends(16, 17).await.is_empty() && ends(3, 3).await.is_empty());
+
+        // Once the append holding the first record asked for is forgotten, there is no time.
+        let keeping = MemoryJournal::keeping_last(2);
+        keeping.create_run(&header).await.expect("create");
+        for seq in 1..=3 {
+            keeping.append(run, seq - 1, &[record(seq)]).await.expect("append");
+        }
+        assert!(keeping.append_times(run, 0, 1).await.expect("times").is_empty());
+        let kept: Vec<u64> = keeping
+            .append_times(run, 1, 3)
+            .await
+            .expect("times")
+            .iter()
+            .map(|time| time.through_seq)
+            .collect();
+        assert_eq!(kept, [2, 3]);
     }
 
     #[tokio::test]

@@ -87,6 +87,7 @@ mod error;
 mod group;
 mod header;
 mod memory;
+pub mod owner;
 mod sqlite;
 pub mod suite;
 
@@ -332,7 +333,10 @@ pub trait Journal: Send + Sync {
     }
 
     /// Records that the process `owner` drives run `run` from now on, replacing an earlier
-    /// owner and any cancellation requested of it. A store that keeps no owners forgets it.
+    /// owner and any cancellation requested of it. A store that processes share without leases
+    /// (SQLite) refuses it (`OwnedElsewhere`, RL7010) while the earlier owner is another process
+    /// of this machine that is alive ([`owner::is_alive`]): two processes never drive one run.
+    /// A store that keeps no owners forgets it.
     async fn claim(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
         let _ = (run, owner);
         Ok(())

@@ -4,10 +4,9 @@
 //! (`Recovery::uncertain_operations`). A run whose header or last record cannot be read is
 //! listed as damaged, with the reason, so that one damaged run hides no other.
 
-use super::owner;
 use crate::diag::Code;
 use crate::engine::event::Event;
-use crate::journal::{Journal, JournalError, JournalErrorKind, RunEntry, RunHeader, RunId};
+use crate::journal::{Journal, JournalError, JournalErrorKind, RunEntry, RunHeader, RunId, owner};
 
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -372,8 +372,10 @@ fn recovery_at_start_leaves_a_damaged_run_with_the_reason_and_resumes_the_others
     let journal = open();
     let damaged = crashed_run(&journal);
     let crashed = crashed_run(&journal);
+    // As if this process had died: its runs are no longer owned.
+    let pool = tokio::runtime::Builder::new_current_thread().build().expect("tokio");
     for run in [&damaged, &crashed] {
-        let_go(&journal, run);
+        pool.block_on(journal.release(run, &runlet::journal::owner::this_process())).expect("release");
     }
     drop(journal);
     rusqlite::Connection::open(&path)

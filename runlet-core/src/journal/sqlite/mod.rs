@@ -22,7 +22,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::{
     AppendBatch, AppendTime, Blob, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader,
-    RunId, Snapshot, check_contiguous, check_read, now_unix_ms,
+    RunId, Snapshot, check_contiguous, check_read, now_unix_ms, owner,
 };
 use open::Medium;
 
@@ -522,17 +522,28 @@ impl Journal for SqliteJournal {
     async fn claim(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
         let (run, owner) = (run.clone(), owner.to_owned());
         self.with(move |connection| {
-            if !run_exists(connection, run.as_str())? {
+            // Immediate: of two processes claiming at once, the second reads the first's claim.
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+            if !run_exists(&tx, run.as_str())? {
                 return Err(unknown(run.as_str()));
             }
-            connection
-                .execute(
-                    "INSERT INTO owners (run_id, owner, cancel_requested) VALUES (?1, ?2, 0)
-                     ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, cancel_requested = 0",
-                    params![run.as_str(), owner],
-                )
-                .map(drop)
-                .map_err(sql)
+            let current: Option<String> = tx
+                .query_row("SELECT owner FROM owners WHERE run_id = ?1", [run.as_str()], |row| row.get(0))
+                .optional()
+                .map_err(sql)?;
+            if let Some(current) = current.filter(|current| *current != owner && owner::is_alive(current) == Some(true)) {
+                return Err(JournalError::new(
+                    JournalErrorKind::OwnedElsewhere,
+                    format!("run `{run}` is running in another process ({current}): wait for it, or cancel it with `runlet cancel {run}`"),
+                ));
+            }
+            tx.execute(
+                "INSERT INTO owners (run_id, owner, cancel_requested) VALUES (?1, ?2, 0)
+                 ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, cancel_requested = 0",
+                params![run.as_str(), owner],
+            )
+            .map_err(sql)?;
+            tx.commit().map_err(sql)
         })
         .await
     }

@@ -984,3 +984,33 @@ fn an_append_finding_the_file_locked_waits_on_the_writer() {
     assert_eq!(journal.commits_on_appending_threads(), own, "committed by the writer");
     assert_eq!(pool.block_on(journal.read(&run.run_id, 0, 10)).expect("read"), vec![record(1), record(2)]);
 }
+
+/// Two processes never drive one run: a claim is refused while another live process of this
+/// machine owns the run, and takes it over from one that has ended or that it cannot tell of.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_claim_is_refused_while_another_live_process_owns_the_run() {
+    let journal = SqliteJournal::open_in_memory().expect("open");
+    let run = header("owned-elsewhere");
+    journal.create_run(&run).await.expect("create");
+    let run = run.run_id;
+    let living = crate::journal::owner::this_process();
+    journal.claim(&run, &living).await.expect("an unowned run is claimed");
+    journal.claim(&run, &living).await.expect("its owner claims it again");
+    let refused = journal.claim(&run, "pid:12345").await.expect_err("its owner lives");
+    assert_eq!(refused.kind, JournalErrorKind::OwnedElsewhere);
+    assert_eq!(refused.code(), crate::diag::codes::RUN_OWNED_ELSEWHERE);
+    assert!(refused.message.contains(&living), "{refused}");
+    assert_eq!(journal.run_entry(&run).await.expect("entry").owner.as_deref(), Some(living.as_str()));
+
+    // A process that has ended, or one this process cannot tell of, is taken over from.
+    let mut child = std::process::Command::new("true").spawn().expect("spawn `true`");
+    let ended = crate::journal::owner::of_process(child.id());
+    child.wait().expect("wait");
+    journal.release(&run, &living).await.expect("release");
+    journal.claim(&run, &ended).await.expect("claimed");
+    journal.claim(&run, &living).await.expect("an ended owner is taken over from");
+    journal.release(&run, &living).await.expect("release");
+    journal.claim(&run, "pid:12345").await.expect("claimed");
+    journal.claim(&run, &living).await.expect("an owner this process cannot tell of is taken over from");
+}

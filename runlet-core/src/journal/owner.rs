@@ -1,5 +1,6 @@
 //! Which process owns a run (INTERFACES.md §4.1): a runtime claims each run it drives in its
-//! journal under an owner name that says which process it is, and releases it at the run's end.
+//! journal under an owner name that says which process it is, and releases it at the run's end;
+//! a store shared without leases refuses a claim while another live process owns the run.
 //! A run whose journal has no end and whose owner is no longer alive is `interrupted`; one whose
 //! owner lives is `running`. On Linux the name pins the boot and the process's start time, so a
 //! reused process id is not mistaken for the owner.
@@ -7,7 +8,11 @@
 /// The owner name of this process: `linux:<boot id>:<pid>:<start time>` on Linux, else
 /// `pid:<pid>`.
 pub fn this_process() -> String {
-    let pid = std::process::id();
+    of_process(std::process::id())
+}
+
+/// The owner name of the process `pid` of this machine, as [`this_process`] names itself.
+pub(crate) fn of_process(pid: u32) -> String {
     match (boot_id(), start_time(pid)) {
         (Some(boot), Some(start)) => format!("linux:{boot}:{pid}:{start}"),
         _ => format!("pid:{pid}"),
@@ -52,12 +57,12 @@ mod tests {
         assert!(me.starts_with("linux:"), "{me}");
         assert_eq!(is_alive(&me), Some(true));
         let mut child = std::process::Command::new("true").spawn().expect("spawn `true`");
-        let pid = child.id();
         // Until it is waited for, the finished child stays in /proc with its start time.
-        let start = start_time(pid).expect("the child's start time");
+        let ended = of_process(child.id());
+        assert!(ended.starts_with("linux:"), "{ended}");
         child.wait().expect("wait");
-        let boot = boot_id().expect("the boot id");
-        assert_eq!(is_alive(&format!("linux:{boot}:{pid}:{start}")), Some(false));
+        assert_eq!(is_alive(&ended), Some(false));
+        let pid = child.id();
         assert_eq!(is_alive(&format!("linux:another-boot:{pid}:1")), None);
         assert_eq!(is_alive("pid:1"), None);
     }
