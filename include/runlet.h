@@ -1016,15 +1016,16 @@ struct runlet_error *runlet_run_cancel_interrupted(const struct runlet_runtime *
  * can run — each compiled again from the source and registry its header retains, which must
  * pin this runtime's registry — in the order the runs were created, and parks as failed
  * (`RL7306`) those already resumed `max_resumes` times without ending. Runs whose calls need a
- * host's decision (`RL8405`) and runs this runtime cannot run are left as they are. What a host
- * calls once after building its runtime, so runs its last process left go on.
+ * host's decision (`RL8405`), runs whose header or last record is damaged (`RL7008`) and runs
+ * this runtime cannot run are left as they are. What a host calls once after building its
+ * runtime, so runs its last process left go on.
  *
  * Each resumed run's handle is handed to `on_resumed(user_data, run)` (on this thread, before
  * the function returns); with a NULL `on_resumed` the resumed runs go on unwatched until they
  * end or the runtime is freed. `options` (NULL for the defaults) may ask for `pull_events`; a
  * recovered run keeps the limits its journal pins, so `limits_json` must be empty.
  *
- * `*report` gets a JSON array, one object per interrupted run, in creation order:
+ * `*report` gets a JSON array, one object per interrupted or damaged run, in creation order:
  * `{"run_id", "outcome": "resumed"}`, `{"run_id", "outcome": "parked", "resumes": N}` or
  * `{"run_id", "outcome": "left", "code": "RLnnnn", "message"}`; the host frees it with
  * `runlet_buf_free`. Fails only when the journal cannot list its runs (`RUNLET_ERR_JOURNAL`).
@@ -1146,7 +1147,7 @@ void runlet_run_free(struct runlet_run *run);
  * `runlet_buf_free` (zeroed on failure). `status` is what the journal alone tells: `running`,
  * `interrupted`, `succeeded`, `failed` or `cancelled`; whether an interrupted run needs a host
  * decision takes its program (`runlet_run_uncertain_json`). A run whose header or last record
- * cannot be read is `damaged`, with `"error": {"code", "message"}` (and `program_digest`
+ * cannot be read is `damaged`, with `"damage": {"code", "message"}` (and `program_digest`
  * `null` when its header is what is damaged), and hides no other. `started_ms` and `last_event_ms`
  * (Unix milliseconds) are `null` where the journal does not keep them. The in-memory and
  * SQLite journals list their runs, a host journal through its vtable's `runs`; one without it

@@ -205,7 +205,7 @@ func TestAGoJournalBacksRuns(t *testing.T) {
 	damaged := newTestRuntime(t, nil, Options{Journal: unreadableHeaders{journal, run.ID()}})
 	runs, err = damaged.Runs()
 	if err != nil || len(runs) != 1 || runs[0].Status != "damaged" || runs[0].ProgramDigest != "" ||
-		runs[0].Error == nil || runs[0].Error.Code != "RL7004" {
+		runs[0].Damage == nil || runs[0].Damage.Code != "RL7004" {
 		t.Fatalf("a run whose header cannot be read: %+v %v", runs, err)
 	}
 	unlisted := newTestRuntime(t, nil, Options{Journal: unlistedJournal{journal}})

@@ -94,13 +94,13 @@ func (rt *Runtime) CancelInterrupted(prog *Program, runID string) error {
 type RunSummary struct {
 	RunID string `json:"run_id"`
 	// running, interrupted, succeeded, failed, cancelled, or damaged: its header or last record
-	// cannot be read, and Error says why.
+	// cannot be read, and Damage says why.
 	Status        string     `json:"status"`
 	ProgramDigest string     `json:"program_digest"` // empty when its header is damaged
 	StartedMs     *int64     `json:"started_ms"`     // Unix milliseconds, where the journal keeps it
 	LastSeq       uint64     `json:"last_seq"`       // of its last event
 	LastEventMs   *int64     `json:"last_event_ms"`  // Unix milliseconds, where the journal keeps it
-	Error         *RunDamage `json:"error,omitempty"`
+	Damage        *RunDamage `json:"damage,omitempty"`
 }
 
 // RunDamage is what the journal answered when a damaged run's header or last record was read.

@@ -22,8 +22,8 @@ const (
 	// (RL7306) instead of resumed once more.
 	RecoveryParked RecoveryAction = "parked"
 	// RecoveryLeft: left for an operator, for the reason RestartedRun.Code and Message give — such
-	// as RL8405, calls that need a decision (Uncertain, then ResolveApplied and the like), or a
-	// run of another registry.
+	// as RL8405, calls that need a decision (Uncertain, then ResolveApplied and the like), RL7008,
+	// a run whose header or last record is damaged, or a run of another registry.
 	RecoveryLeft RecoveryAction = "left"
 )
 

@@ -7,7 +7,8 @@
 //! `runlet resume --interrupted [--max-resumes N] --journal J --tools T.json | --mcp …` does
 //! what a host's recovery at start does for every interrupted run of the journal, in the order
 //! they were created: resumes it, or parks it as failed (`RL7306`) once it was resumed N times
-//! (default 3) without ending; runs that need a decision are left (`RL8405`). One line per run
+//! (default 3) without ending; runs that need a decision (`RL8405`), runs whose journal is damaged
+//! (`RL7008`) and runs another process took first (`RL7010`) are left. One line per run
 //! (`{"runs": [...]}` in JSON); exit 0 once every run was seen to.
 
 use std::path::PathBuf;

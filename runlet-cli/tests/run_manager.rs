@@ -503,12 +503,12 @@ fn a_damaged_run_is_listed_as_damaged_and_hides_no_other_run() {
     let statuses: Vec<&str> = runs.iter().map(|run| run["status"].as_str().expect("a status")).collect();
     assert_eq!(statuses, ["damaged", "damaged", "succeeded", "interrupted"]);
     assert_eq!(runs[0]["program_digest"], Json::Null, "its header is what is damaged");
-    assert_eq!(runs[0]["error"]["code"], "RL7008");
-    assert!(runs[0]["error"]["message"].as_str().is_some_and(|m| m.contains("header")), "{}", runs[0]);
+    assert_eq!(runs[0]["damage"]["code"], "RL7008");
+    assert!(runs[0]["damage"]["message"].as_str().is_some_and(|m| m.contains("header")), "{}", runs[0]);
     assert!(runs[1]["program_digest"].as_str().is_some_and(|digest| digest.starts_with("sha256:")));
-    assert_eq!(runs[1]["error"]["code"], "RL7008");
-    assert!(runs[1]["error"]["message"].as_str().is_some_and(|m| m.contains("codec 7")), "{}", runs[1]);
-    assert!(runs[2].get("error").is_none(), "{}", runs[2]);
+    assert_eq!(runs[1]["damage"]["code"], "RL7008");
+    assert!(runs[1]["damage"]["message"].as_str().is_some_and(|m| m.contains("codec 7")), "{}", runs[1]);
+    assert!(runs[2].get("damage").is_none(), "{}", runs[2]);
 
     let only = setup.manage(&["runs", "--status", "damaged", "--format", "json"]);
     let only: Vec<Json> = json(&only)["runs"].as_array().expect("a list").clone();

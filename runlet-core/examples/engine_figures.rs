@@ -3,8 +3,8 @@
 //! cost of a whole run of one call by the size of the registry.
 //!
 //! `cargo run --release -p runlet-core --example engine_figures [a] [a-no-graph] [b] [c] [c-runtime]
-//! [d] [e]` prints the named figures (all without arguments; `a-no-graph` is (a) with
-//! `RuntimeBuilder::live_graph(false)`). It is an
+//! [d] [d-fixed] [e]` prints the named figures (all without arguments; `a-no-graph` is (a) with
+//! `RuntimeBuilder::live_graph(false)`, `d-fixed` is (d) without its tool's sleep). It is an
 //! example rather than a bench or a bin so that its global allocator counts only this process,
 //! it builds with the workspace's own checks, and the library ships no extra binary. The loop
 //! figures re-run this binary once per input length (`loop N`, `runtime-loop N`), so each RSS

@@ -25,15 +25,16 @@ pub type runlet_on_resumed = Option<unsafe extern "C" fn(user_data: *mut c_void,
 /// can run — each compiled again from the source and registry its header retains, which must
 /// pin this runtime's registry — in the order the runs were created, and parks as failed
 /// (`RL7306`) those already resumed `max_resumes` times without ending. Runs whose calls need a
-/// host's decision (`RL8405`) and runs this runtime cannot run are left as they are. What a host
-/// calls once after building its runtime, so runs its last process left go on.
+/// host's decision (`RL8405`), runs whose header or last record is damaged (`RL7008`) and runs
+/// this runtime cannot run are left as they are. What a host calls once after building its
+/// runtime, so runs its last process left go on.
 ///
 /// Each resumed run's handle is handed to `on_resumed(user_data, run)` (on this thread, before
 /// the function returns); with a NULL `on_resumed` the resumed runs go on unwatched until they
 /// end or the runtime is freed. `options` (NULL for the defaults) may ask for `pull_events`; a
 /// recovered run keeps the limits its journal pins, so `limits_json` must be empty.
 ///
-/// `*report` gets a JSON array, one object per interrupted run, in creation order:
+/// `*report` gets a JSON array, one object per interrupted or damaged run, in creation order:
 /// `{"run_id", "outcome": "resumed"}`, `{"run_id", "outcome": "parked", "resumes": N}` or
 /// `{"run_id", "outcome": "left", "code": "RLnnnn", "message"}`; the host frees it with
 /// `runlet_buf_free`. Fails only when the journal cannot list its runs (`RUNLET_ERR_JOURNAL`).

@@ -27,7 +27,7 @@ pub(crate) fn read_error(code: runlet::diag::Code, error: impl std::fmt::Display
 /// `runlet_buf_free` (zeroed on failure). `status` is what the journal alone tells: `running`,
 /// `interrupted`, `succeeded`, `failed` or `cancelled`; whether an interrupted run needs a host
 /// decision takes its program (`runlet_run_uncertain_json`). A run whose header or last record
-/// cannot be read is `damaged`, with `"error": {"code", "message"}` (and `program_digest`
+/// cannot be read is `damaged`, with `"damage": {"code", "message"}` (and `program_digest`
 /// `null` when its header is what is damaged), and hides no other. `started_ms` and `last_event_ms`
 /// (Unix milliseconds) are `null` where the journal does not keep them. The in-memory and
 /// SQLite journals list their runs, a host journal through its vtable's `runs`; one without it

@@ -85,14 +85,21 @@ fn journals_of_layout_versions_1_to_3_are_migrated_and_a_newer_one_refused() {
     block_on(migrated.header(&RunId::new("old"))).expect("the run is kept");
     support::execute(&db.url, "SELECT count(*) FROM runlet.runs WHERE followed_until IS NULL");
     drop(migrated);
-    // Version 3: no records' times.
+    // Version 3: no records' times. A record it appended has none after the migration, and the
+    // times read back stop short of it; a record appended since has one.
+    let journal = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
+    block_on(journal.append(&RunId::new("old"), 0, &[record(1)])).expect("append");
+    drop(journal);
     support::execute(
         &db.url,
         "ALTER TABLE runlet.records DROP COLUMN at_ms; DELETE FROM runlet.schema_version WHERE version = 4;",
     );
     let migrated = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("migrates");
-    block_on(migrated.header(&RunId::new("old"))).expect("the run is kept");
-    support::execute(&db.url, "SELECT count(*) FROM runlet.records WHERE at_ms IS NULL");
+    block_on(migrated.append(&RunId::new("old"), 1, &[record(2)])).expect("append");
+    let times = block_on(migrated.append_times(&RunId::new("old"), 0, 2)).expect("times");
+    assert!(times.is_empty(), "{times:?}");
+    let times = block_on(migrated.append_times(&RunId::new("old"), 1, 2)).expect("times");
+    assert_eq!(times.iter().map(|time| time.through_seq).collect::<Vec<_>>(), [2]);
     drop(migrated);
     support::execute(&db.url, "INSERT INTO runlet.schema_version (version) VALUES (5)");
     let error = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect_err("refused");

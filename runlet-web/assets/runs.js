@@ -19,7 +19,7 @@
       row.dataset.status = run.status;
       // A damaged run's header may be what is damaged: no digest, and the journal's words.
       const digest = run.program_digest == null ? "-" : run.program_digest.slice(0, 19);
-      if (run.error) row.title = run.error.code + ": " + run.error.message;
+      if (run.damage) row.title = run.damage.code + ": " + run.damage.message;
       const cells = [run.run_id, run.status, digest, time(run.started_ms), duration(run), String(run.last_seq)];
       cells.forEach((text, index) => {
         const cell = document.createElement("td");

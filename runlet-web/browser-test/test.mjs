@@ -196,14 +196,17 @@ async function damagedRun(browser) {
     });
     child.on("exit", (code) => reject(new Error("runlet serve exited with " + code + ": " + stderr)));
   });
-  const page = await browser.newPage();
-  await page.goto(url);
-  await page.waitForSelector("#runs tbody tr");
-  const row = page.locator("#runs tbody tr").first();
-  assert.equal(await row.getAttribute("data-status"), "damaged");
-  assert.match(await row.getAttribute("title"), /^RL7008: .*header/);
-  assert.equal(await row.locator("td").nth(2).innerText(), "-", "no program digest without a header");
-  await stop(child);
+  try {
+    const page = await browser.newPage();
+    await page.goto(url);
+    await page.waitForSelector("#runs tbody tr");
+    const row = page.locator("#runs tbody tr").first();
+    assert.equal(await row.getAttribute("data-status"), "damaged");
+    assert.match(await row.getAttribute("title"), /^RL7008: .*header/);
+    assert.equal(await row.locator("td").nth(2).innerText(), "-", "no program digest without a header");
+  } finally {
+    await stop(child);
+  }
   console.log("a damaged run: listed as damaged with RL7008");
 }
 

@@ -80,13 +80,20 @@ pub(crate) struct Detail {
     detail: Option<String>,
 }
 
+/// The number `text` spells in ASCII digits alone (around spaces): what a query's or a
+/// header's number must be (the standard parsers would take `+5` too).
+pub(crate) fn number<T: std::str::FromStr>(text: &str) -> Option<T> {
+    let digits = text.trim();
+    digits.bytes().all(|byte| byte.is_ascii_digit()).then(|| digits.parse().ok()).flatten()
+}
+
 impl Detail {
     /// The snapshot options `?detail=N` asks for: loops of up to N items drawn in full (the
     /// default folds loops over 32 items into ranges).
     pub(crate) fn options(text: Option<&str>) -> Result<SnapshotOptions, WebError> {
         let Some(text) = text else { return Ok(SnapshotOptions::default()) };
-        match text.trim().parse::<usize>() {
-            Ok(limit) if limit <= MOST_DETAIL => Ok(SnapshotOptions { iteration_detail_limit: limit }),
+        match number::<usize>(text) {
+            Some(limit) if limit <= MOST_DETAIL => Ok(SnapshotOptions { iteration_detail_limit: limit }),
             _ => Err(WebError::BadRequest(format!(
                 "`detail={text}`: the iterations a loop is drawn in full for, at most {MOST_DETAIL}"
             ))),

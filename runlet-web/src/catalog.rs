@@ -136,7 +136,11 @@ impl Catalog {
         match run_listing(journal.as_ref(), run).await {
             Ok(listing) => Ok(Some(listing)),
             Err(_) if self.live.lock().runs.contains_key(run) => Ok(None),
-            Err(_) => Err(WebError::UnknownRun(run.to_string())),
+            Err(error) if error.kind == JournalErrorKind::UnknownRun => {
+                Err(WebError::UnknownRun(run.to_string()))
+            }
+            // A damaged run says so, rather than that it does not exist.
+            Err(error) => Err(WebError::Journal(error.to_string())),
         }
     }
 

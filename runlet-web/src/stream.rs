@@ -23,7 +23,7 @@ use runlet::observe::{GraphEvent, JournalFold, RunObserver, SnapshotOptions, Sub
 use runlet::runtime::run_listing;
 use serde::Deserialize;
 
-use crate::api::{Detail, graph_message, query as api_query, run_id};
+use crate::api::{Detail, graph_message, number, query as api_query, run_id};
 use crate::catalog::{Catalog, Watched, WebError};
 
 /// How often, at most, a stream sends the redrawn graph while records arrive.
@@ -82,10 +82,8 @@ pub(crate) async fn events(
 fn resume_point(headers: &HeaderMap, after: Option<&str>) -> Result<u64, WebError> {
     let header = headers.get("last-event-id").map(|value| value.to_str().unwrap_or("-"));
     let Some(text) = header.or(after) else { return Ok(0) };
-    // Digits only: `u64`'s parser would take `+5` too.
-    let digits = text.trim();
-    let number = digits.bytes().all(|byte| byte.is_ascii_digit()).then(|| digits.parse().ok()).flatten();
-    number.ok_or_else(|| WebError::BadRequest(format!("`{text}` is not a sequence number to resume after")))
+    number(text)
+        .ok_or_else(|| WebError::BadRequest(format!("`{text}` is not a sequence number to resume after")))
 }
 
 enum Source {
@@ -255,7 +253,7 @@ impl Out {
 mod tests {
     use axum::http::{HeaderMap, HeaderValue};
 
-    use super::resume_point;
+    use super::{Detail, resume_point};
 
     #[test]
     fn a_stream_resumes_after_a_sequence_number_of_digits_only() {
@@ -271,5 +269,6 @@ mod tests {
         assert_eq!(resume_point(&reconnecting, Some("7")).ok(), Some(42), "the browser's header wins");
         reconnecting.insert("last-event-id", HeaderValue::from_static("+42"));
         assert!(resume_point(&reconnecting, None).is_err());
+        assert!(Detail::options(Some("+5")).is_err() && Detail::options(Some("5")).is_ok());
     }
 }

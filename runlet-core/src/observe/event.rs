@@ -30,8 +30,8 @@ pub struct GraphEvent {
     /// when the event was published in this process; for an event read back from a journal,
     /// when its record was appended (`None` where the journal keeps no times).
     pub at_ms: Option<u64>,
-    /// When the event was published, in Unix milliseconds: the same clock as `at_ms`, for hosts
-    /// that show wall-clock times (the C ABI's `runlet_event.unix_ms`).
+    /// The moment `at_ms` names, in Unix milliseconds, for hosts that show wall-clock times (the
+    /// C ABI's `runlet_event.unix_ms`).
     #[serde(skip)]
     pub unix_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -89,7 +89,8 @@ pub struct GraphEvent {
     pub total: Option<Amount>,
 }
 
-/// When a record was published in this process, by the observer's one clock.
+/// When a record was published in this process, by the observer's one clock; for a record read
+/// back from a journal, when it was appended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Published {
     /// Milliseconds since the run was created (its header's time, else the observer's start).

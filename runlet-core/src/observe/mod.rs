@@ -27,7 +27,8 @@
 //!   continues exactly where the snapshot stops; reconnect from [`Subscription::last_seq`].
 //!   [`Subscription::next_record`] gives the engine's unredacted events instead.
 //! - [`snapshot_from_journal`] with an `Executable::graph_context`: the same graph rebuilt from
-//!   the journal, for a finished run or another process's, without publication times. Records the
+//!   the journal, for a finished run or another process's, timed by when its records were
+//!   appended (where the journal keeps that) rather than when they were published. Records the
 //!   state machine refuses are reported in [`GraphSnapshot::integrity_errors`], not applied.
 //!   [`JournalFold`] keeps that graph and reads on from where it got to, for a run that is still
 //!   growing in another process.

@@ -23,7 +23,8 @@ pub enum Recovered {
     Resumed(RunHandle),
     /// Resumed `resumes` times before without ending: parked as failed (`RL7306`).
     Parked { run: RunId, resumes: u32 },
-    /// Left for an operator, for the reason `code` and `message` give.
+    /// Left for an operator, for the reason `code` and `message` give (a decision it needs, a
+    /// damaged journal, another registry).
     Left { run: RunId, code: Code, message: String },
 }
 

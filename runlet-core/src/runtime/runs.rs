@@ -86,7 +86,7 @@ impl std::fmt::Display for RunStatus {
 
 /// One run of a journal, summarized; as JSON the entry of `runlet runs --format json`:
 /// `{"run_id", "status", "program_digest", "started_ms", "last_seq", "last_event_ms"}`, and
-/// `"error": {"code", "message"}` for a damaged run.
+/// `"damage": {"code", "message"}` for a damaged run.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RunListing {
     pub run_id: RunId,
@@ -104,7 +104,7 @@ pub struct RunListing {
     #[serde(rename = "last_event_ms")]
     pub last_event_unix_ms: Option<u64>,
     /// Why a `Damaged` run's journal cannot be read.
-    #[serde(rename = "error", skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub damage: Option<RunDamage>,
 }
 
