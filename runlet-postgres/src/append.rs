@@ -20,7 +20,7 @@ use tokio_postgres::types::ToSql;
 use crate::error::{is_ambiguous, is_transient, sql};
 use crate::journal::{PostgresJournal, Shared};
 use crate::lease;
-use runlet::journal::{AppendBatch, JournalError, JournalErrorKind, RunId, check_contiguous};
+use runlet::journal::{AppendBatch, JournalError, JournalErrorKind, RunId, check_contiguous, now_unix_ms};
 
 /// Whose writes an append is fenced by.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,9 +60,9 @@ impl Fence {
 
 /// The fenced append of one batch's records: `$1` run, `$2`/`$3` owner and epoch (NULL for an
 /// unowned append), `$4` the expected last sequence number, `$5`/`$6` the records' sequence
-/// numbers and bytes, stored with the append's time. Answers how many runs it updated: 1, or 0
-/// when the fence held it off. A run a reader follows is announced on `runlet_records` when the
-/// append commits.
+/// numbers and bytes, `$7` when the appending process appended them (Unix milliseconds).
+/// Answers how many runs it updated: 1, or 0 when the fence held it off. A run a reader follows
+/// is announced on `runlet_records` when the append commits.
 fn append_statement() -> String {
     format!(
         "WITH fenced AS (
@@ -71,10 +71,10 @@ fn append_statement() -> String {
             WHERE r.run_id = $1 AND r.last_seq = $4 AND CASE
                 WHEN $2::text IS NULL THEN r.owner IS NULL OR NOT {}
                 ELSE r.owner = $2 AND r.epoch = $3 AND {} END
-            RETURNING r.run_id, r.last_append_ms, r.followed_until > now() AS followed),
+            RETURNING r.run_id, r.followed_until > now() AS followed),
          inserted AS (
             INSERT INTO runlet.records (run_id, seq, bytes, at_ms)
-            SELECT fenced.run_id, x.seq, x.bytes, fenced.last_append_ms
+            SELECT fenced.run_id, x.seq, x.bytes, $7::bigint
             FROM fenced, unnest($5::bigint[], $6::bytea[]) AS x(seq, bytes)
             RETURNING 1)
          SELECT count(*) FROM fenced
@@ -275,7 +275,9 @@ async fn append_on<C: GenericClient + Sync>(
         .collect::<Result<Vec<i64>, Failed>>()?;
     let bytes: Vec<&[u8]> = batch.records.iter().map(|record| &record.bytes[..]).collect();
     let (owner, epoch) = fence.params();
-    let params: [&(dyn ToSql + Sync); 6] = [&run, &owner, &epoch, &expected, &seqs, &bytes];
+    // The appending process's clock, as the run's creation time in its header is.
+    let at_ms = i64::try_from(now_unix_ms()).unwrap_or(i64::MAX);
+    let params: [&(dyn ToSql + Sync); 7] = [&run, &owner, &epoch, &expected, &seqs, &bytes, &at_ms];
     let fenced: i64 = client.query_one(statement, &params).await?.get(0);
     match fenced {
         1 => Ok(()),

@@ -17,8 +17,9 @@
 //!   counted (`crate::permits`).
 //! - `runs.followed_until` (version 3): until when a reader in some process follows the run, so
 //!   that its appends notify (`crate::follow`); appends to runs nobody follows send nothing.
-//! - `records.at_ms` (version 4): when each record was appended (Unix milliseconds, the database
-//!   clock), what events read back are timed by; `NULL` for records older versions appended.
+//! - `records.at_ms` (version 4): when each record was appended (Unix milliseconds, by the clock
+//!   of the appending process, which also timed the run's creation), what events read back are
+//!   timed by; `NULL` for records older versions appended.
 
 use tokio_postgres::Client;
 

@@ -370,8 +370,9 @@ pub trait Journal: Send + Sync {
     }
 }
 
-/// The time of an append, as [`RunEntry::last_append_unix_ms`] keeps it.
-fn now_unix_ms() -> u64 {
+/// The time of an append, as [`RunEntry::last_append_unix_ms`] and [`AppendTime`] keep it: now,
+/// in Unix milliseconds by this process's clock (the one a run's creation time is taken by).
+pub fn now_unix_ms() -> u64 {
     let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
     since.map_or(0, |since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
 }
