@@ -1,13 +1,16 @@
 //! `runlet runs delete RUN_ID --journal J [--format json]`: removes an ended run from a durable
 //! journal — its header, records, snapshot and owner — and then collects the journal's blobs
 //! that no run names any more. A run that has not ended is refused (`RL8406`): cancel it first,
-//! or resume it. Exit 0 once deleted, 2 when refused or on I/O.
+//! or resume it. A damaged run (its header or last record unreadable, so that nothing can resume
+//! it) is deleted too, unless a live process owns it (`RL7010`). Exit 0 once deleted, 2 when
+//! refused or on I/O.
 
 use std::process::ExitCode;
 
 use runlet::diag::codes;
 use runlet::journal::RunId;
-use runlet::runtime::RunStatus;
+use runlet::journal::owner;
+use runlet::runtime::{RunDamage, run_listing};
 use serde_json::json;
 
 use crate::failure::{Failure, Shape};
@@ -23,16 +26,21 @@ pub fn run(args: &Args) -> ExitCode {
 fn execute(args: &Args) -> Result<ExitCode, Failure> {
     let journal = OpenJournal::open(&args.journal)?;
     let run = RunId::new(args.run_id.as_str());
-    let status = journal.status(&run)?;
-    if !matches!(status, RunStatus::Succeeded | RunStatus::Failed | RunStatus::Cancelled) {
-        return Err(Failure::new(
-            codes::RUN_NOT_ENDED,
-            format!(
-                "run `{run}` is {status}, not ended: cancel it (`runlet cancel {run}`) or resume it before deleting it"
-            ),
-        ));
-    }
     let failed = |error: runlet::journal::JournalError| Failure::new(error.code(), error.to_string());
+    match journal.block_on(run_listing(journal.journal.as_ref(), &run)) {
+        Ok(listing) if listing.status.has_ended() => {}
+        Ok(listing) => {
+            let status = listing.status;
+            return Err(Failure::new(
+                codes::RUN_NOT_ENDED,
+                format!(
+                    "run `{run}` is {status}, not ended: cancel it (`runlet cancel {run}`) or resume it before deleting it"
+                ),
+            ));
+        }
+        Err(error) if RunDamage::of(&error).is_some() => refuse_owned_elsewhere(&journal, &run)?,
+        Err(error) => return Err(failed(error)),
+    }
     journal.block_on(journal.journal.delete_run(&run)).map_err(failed)?;
     let collected = journal.block_on(journal.journal.collect_blobs()).map_err(failed)?;
     match args.format {
@@ -42,4 +50,20 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
         Format::Text => outln!("run {run}: deleted ({collected} blobs no other run names collected)"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses to delete damaged run `run` while a live process owns it: it may still be writing.
+fn refuse_owned_elsewhere(journal: &OpenJournal, run: &RunId) -> Result<(), Failure> {
+    let entry = journal
+        .block_on(journal.journal.run_entry(run))
+        .map_err(|error| Failure::new(error.code(), error.to_string()))?;
+    match entry.owner {
+        Some(current) if owner::is_alive(&current) != Some(false) => Err(Failure::new(
+            codes::RUN_OWNED_ELSEWHERE,
+            format!(
+                "run `{run}` is damaged, and a live process ({current}) owns it: wait for it to let go of it"
+            ),
+        )),
+        _ => Ok(()),
+    }
 }

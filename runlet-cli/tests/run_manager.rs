@@ -542,6 +542,18 @@ fn a_damaged_run_is_listed_as_damaged_and_hides_no_other_run() {
         ]
     );
     assert_eq!(lines[0]["code"], "RL7008");
+
+    // Nothing can resume a damaged run; an operator deletes it.
+    let deleted = setup.manage(&["runs", "delete", &no_header, "--format", "json"]);
+    assert_eq!(deleted.status.code(), Some(0), "{}", stdout(&deleted));
+    let listed = json(&setup.manage(&["runs", "--format", "json"]));
+    let ids: Vec<&str> = listed["runs"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|run| run["run_id"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(ids, [&no_end, &whole, &interrupted]);
 }
 
 #[test]

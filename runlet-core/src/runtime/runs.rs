@@ -119,7 +119,7 @@ pub struct RunDamage {
 impl RunDamage {
     /// The damage `error` reports, when it reports damage rather than a store that cannot be
     /// reached at all (which fails the whole listing).
-    fn of(error: &JournalError) -> Option<RunDamage> {
+    pub fn of(error: &JournalError) -> Option<RunDamage> {
         matches!(error.kind, JournalErrorKind::Corrupt | JournalErrorKind::InvalidRecord)
             .then(|| RunDamage { code: error.code(), message: error.message.clone() })
     }
