@@ -306,6 +306,22 @@ mod tests {
         super::super::suite::check(&MemoryJournal::keeping_last(64)).await;
     }
 
+    /// Record `seq` of the tests' runs.
+    fn record(seq: u64) -> Record {
+        Record { seq, bytes: Bytes::from(format!("r{seq}")) }
+    }
+
+    /// Appends records 1 to 16 to `run` in appends of 1, 3, 0, 2, 5, 1 and 4 records (ending at
+    /// records 1, 4, 6, 11, 12 and 16); answers the last.
+    async fn append_batches(journal: &MemoryJournal, run: &RunId) -> u64 {
+        let mut last = 0;
+        for size in [1, 3, 0, 2, 5, 1, 4] {
+            let batch: Vec<Record> = (last + 1..=last + size).map(record).collect();
+            last = journal.append(run, last, &batch).await.expect("append");
+        }
+        last
+    }
+
     #[tokio::test]
     async fn reads_from_any_point_cross_the_batches_records_were_appended_in() {
         for keep in [None, Some(7)] {
@@ -313,12 +329,7 @@ mod tests {
             let header = super::super::suite::fresh_run("batches");
             journal.create_run(&header).await.expect("create");
             let run = &header.run_id;
-            let record = |seq: u64| Record { seq, bytes: Bytes::from(format!("r{seq}")) };
-            let mut last = 0;
-            for size in [1, 3, 0, 2, 5, 1, 4] {
-                let batch: Vec<Record> = (last + 1..=last + size).map(record).collect();
-                last = journal.append(run, last, &batch).await.expect("append");
-            }
+            let last = append_batches(&journal, run).await;
             assert_eq!(last, 16);
             let oldest_kept = keep.map_or(1, |keep| last - keep as u64 + 1);
             for after in 0..=last + 1 {
@@ -341,12 +352,7 @@ mod tests {
         let header = super::super::suite::fresh_run("times");
         journal.create_run(&header).await.expect("create");
         let run = &header.run_id;
-        let record = |seq: u64| Record { seq, bytes: Bytes::from(format!("r{seq}")) };
-        let mut last = 0;
-        for size in [1, 3, 0, 2, 5, 1, 4] {
-            let batch: Vec<Record> = (last + 1..=last + size).map(record).collect();
-            last = journal.append(run, last, &batch).await.expect("append");
-        }
+        append_batches(&journal, run).await;
         let journal = &journal;
         let ends = |after, through| async move {
             let times = journal.append_times(run, after, through).await.expect("times");
