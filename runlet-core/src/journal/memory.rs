@@ -388,7 +388,6 @@ mod tests {
         let header = super::super::suite::fresh_run("kept");
         journal.create_run(&header).await.expect("create");
         let run = &header.run_id;
-        let record = |seq| Record { seq, bytes: Bytes::from(format!("r{seq}")) };
         journal.append(run, 0, &[record(1), record(2), record(3)]).await.expect("append");
         journal.append(run, 3, &[record(4), record(5)]).await.expect("appends continue the sequence");
         let error = journal.read(run, 0, 10).await.expect_err("forgotten");
