@@ -58,7 +58,7 @@ fn refuse_owned_elsewhere(journal: &OpenJournal, run: &RunId) -> Result<(), Fail
         .block_on(journal.journal.run_entry(run))
         .map_err(|error| Failure::new(error.code(), error.to_string()))?;
     match entry.owner {
-        Some(current) if owner::is_alive(&current) != Some(false) => Err(Failure::new(
+        Some(current) if owner::is_another_living_process(&current) => Err(Failure::new(
             codes::RUN_OWNED_ELSEWHERE,
             format!(
                 "run `{run}` is damaged, and a live process ({current}) owns it: wait for it to let go of it"

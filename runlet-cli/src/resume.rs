@@ -122,20 +122,15 @@ fn resume_interrupted(
                         Ok(Followed { outcome, .. }) => {
                             json!({"run_id": run.as_str(), "action": "resumed", "status": status_of(&outcome)})
                         }
-                        // Another process took it first (RL7010), or its journal failed: the
-                        // other runs still go on.
-                        Err(failure) => {
-                            let (code, message) =
-                                failure.first().map_or((None, None), |(c, m)| (Some(c), Some(m)));
-                            let status = match code == Some(codes::RUN_OWNED_ELSEWHERE) {
-                                true => "running",
-                                false => "interrupted",
-                            };
-                            json!({
-                                "run_id": run.as_str(), "action": "left", "status": status,
-                                "code": code.map(|code| code.to_string()), "message": message,
-                            })
-                        }
+                        // Another process took it first: the other runs still go on. Any other
+                        // failure (the journal's) ends the command.
+                        Err(failure) => match failure.first() {
+                            Some((code, message)) if code == codes::RUN_OWNED_ELSEWHERE => json!({
+                                "run_id": run.as_str(), "action": "left", "status": "running",
+                                "code": code.to_string(), "message": message,
+                            }),
+                            _ => return Err(failure),
+                        },
                     },
                     Recovered::Parked { resumes, .. } => json!({
                         "run_id": run.as_str(), "action": "parked", "status": "failed",

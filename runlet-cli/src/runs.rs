@@ -2,7 +2,7 @@
 //! digest, status, when it started and last changed. `runlet runs show RUN_ID --journal J
 //! [--events] [--format json]` shows one: its header, status, result or error, and the
 //! operations it left uncertain; `--events` prints its journal as the JSONL of `run --events`.
-//! `runlet runs delete RUN_ID` removes an ended run (`delete.rs`).
+//! `runlet runs delete RUN_ID` removes an ended or damaged run (`delete.rs`).
 //! Exit 0, or 2 on usage or I/O (INTERFACES.md §4.1).
 
 use std::process::ExitCode;
@@ -40,7 +40,7 @@ pub struct Args {
 enum Command {
     /// Show one run: its header, status, result or error, and uncertain operations.
     Show(ShowArgs),
-    /// Delete an ended run, and the blobs no other run names.
+    /// Delete an ended (or damaged) run, and the blobs no other run names.
     Delete(crate::delete::Args),
 }
 

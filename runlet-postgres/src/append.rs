@@ -66,8 +66,7 @@ impl Fence {
 fn append_statement() -> String {
     format!(
         "WITH fenced AS (
-            UPDATE runlet.runs r SET last_seq = $4 + cardinality($5::bigint[]),
-                   last_append_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+            UPDATE runlet.runs r SET last_seq = $4 + cardinality($5::bigint[]), last_append_ms = $7
             WHERE r.run_id = $1 AND r.last_seq = $4 AND CASE
                 WHEN $2::text IS NULL THEN r.owner IS NULL OR NOT {}
                 ELSE r.owner = $2 AND r.epoch = $3 AND {} END

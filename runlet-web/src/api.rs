@@ -80,11 +80,10 @@ pub(crate) struct Detail {
     detail: Option<String>,
 }
 
-/// The number `text` spells in ASCII digits alone (around spaces): what a query's or a
-/// header's number must be (the standard parsers would take `+5` too).
+/// The number `text` spells in ASCII digits alone: what a query's number must be (the standard
+/// parsers would take `+5`, and a query's `+` arrives decoded as a space, so no space either).
 pub(crate) fn number<T: std::str::FromStr>(text: &str) -> Option<T> {
-    let digits = text.trim();
-    digits.bytes().all(|byte| byte.is_ascii_digit()).then(|| digits.parse().ok()).flatten()
+    text.bytes().all(|byte| byte.is_ascii_digit()).then(|| text.parse().ok()).flatten()
 }
 
 impl Detail {

@@ -262,9 +262,12 @@ fn unknown_runs_and_bad_sequence_numbers_are_json_errors() {
         let (status, body) = get(&addr, "/api/runs/r-missing", "").await;
         assert!(status.contains("404"), "{status}");
         assert!(body.contains(r#""code":"unknown_run""#), "{body}");
-        let (status, body) = get(&addr, "/api/runs/r-missing/events?after=soon", "").await;
-        assert!(status.contains("400"), "{status}");
-        assert!(body.contains(r#""code":"bad_request""#), "{body}");
+        // A signed number too: `+` arrives as a space.
+        for after in ["soon", "+5", "%2B5", "-1"] {
+            let (status, body) = get(&addr, &format!("/api/runs/r-missing/events?after={after}"), "").await;
+            assert!(status.contains("400"), "{after}: {status}");
+            assert!(body.contains(r#""code":"bad_request""#), "{after}: {body}");
+        }
         let (status, _) = get(&addr, "/no/such/page", "").await;
         assert!(status.contains("404"), "{status}");
         // What the router itself refuses is a JSON error too: an id that is not UTF-8, a

@@ -335,8 +335,10 @@ pub trait Journal: Send + Sync {
     /// Records that the process `owner` drives run `run` from now on, replacing an earlier
     /// owner and any cancellation requested of it. A store that processes share without leases
     /// (SQLite) refuses it (`OwnedElsewhere`, RL7010) while the earlier owner is another process
-    /// of this machine that is alive ([`owner::is_alive`]): two processes never drive one run.
-    /// A store that keeps no owners forgets it.
+    /// of this machine known to be alive ([`owner::is_another_living_process`]; on Linux, by
+    /// the default owner names): two processes never drive one run. A process that drops a
+    /// runtime with runs in flight keeps them claimed until it ends. A store that keeps no owners
+    /// forgets it.
     async fn claim(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
         let _ = (run, owner);
         Ok(())

@@ -20,8 +20,9 @@ pub(crate) fn of_process(pid: u32) -> String {
 }
 
 /// Whether the process `owner` names is alive: `Some(false)` when it is known to have ended (its
-/// boot is this one and no process with its id and start time runs), `None` when this process
-/// cannot tell (another machine or system).
+/// boot is this one and no process with its id and start time runs, or only its zombie waits to
+/// be reaped), `None` when this process cannot tell (another machine or system, a name of the
+/// host's choosing).
 pub fn is_alive(owner: &str) -> Option<bool> {
     let mut parts = owner.strip_prefix("linux:")?.split(':');
     let (boot, pid, start) = (parts.next()?, parts.next()?, parts.next()?);
@@ -29,7 +30,14 @@ pub fn is_alive(owner: &str) -> Option<bool> {
         return None;
     }
     let pid: u32 = pid.parse().ok()?;
-    Some(start_time(pid).is_some_and(|now| now == start))
+    Some(process_stat(pid).is_some_and(|(state, now)| now == start && !matches!(state.as_str(), "Z" | "X")))
+}
+
+/// Whether `owner`, which holds a run, is another process that is known to be alive: what a store
+/// shared without leases refuses a claim for. This process, under whatever name a runtime of it
+/// claimed the run, is not another.
+pub fn is_another_living_process(owner: &str) -> bool {
+    is_alive(owner) == Some(true) && owner != this_process()
 }
 
 fn boot_id() -> Option<String> {
@@ -37,12 +45,19 @@ fn boot_id() -> Option<String> {
     Some(text.trim().to_owned()).filter(|id| !id.is_empty())
 }
 
-/// Field 22 of `/proc/<pid>/stat`: when the process started, in clock ticks since boot.
+/// When the process started, in clock ticks since boot (field 22 of `/proc/<pid>/stat`).
 fn start_time(pid: u32) -> Option<String> {
+    process_stat(pid).map(|(_, start)| start)
+}
+
+/// Fields 3 (its state: `R`, `S`, … `Z` for a zombie) and 22 (its start time) of
+/// `/proc/<pid>/stat`.
+fn process_stat(pid: u32) -> Option<(String, String)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) is in parentheses and may hold spaces; fields after it are not.
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(19).map(str::to_owned)
+    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
+    let state = fields.next()?.to_owned();
+    Some((state, fields.nth(18)?.to_owned()))
 }
 
 #[cfg(test)]
@@ -56,10 +71,18 @@ mod tests {
         let me = this_process();
         assert!(me.starts_with("linux:"), "{me}");
         assert_eq!(is_alive(&me), Some(true));
-        let mut child = std::process::Command::new("true").spawn().expect("spawn `true`");
-        // Until it is waited for, the finished child stays in /proc with its start time.
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().expect("spawn `sleep`");
         let ended = of_process(child.id());
         assert!(ended.starts_with("linux:"), "{ended}");
+        assert_eq!(is_alive(&ended), Some(true));
+        assert!(is_another_living_process(&ended) && !is_another_living_process(&me));
+        child.kill().expect("kill");
+        // Killed and not yet waited for, it is a zombie: ended, though still in /proc.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while is_alive(&ended) != Some(false) {
+            assert!(std::time::Instant::now() < deadline, "a zombie counts as alive");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         child.wait().expect("wait");
         assert_eq!(is_alive(&ended), Some(false));
         let pid = child.id();

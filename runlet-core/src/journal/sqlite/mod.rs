@@ -531,7 +531,7 @@ impl Journal for SqliteJournal {
                 .query_row("SELECT owner FROM owners WHERE run_id = ?1", [run.as_str()], |row| row.get(0))
                 .optional()
                 .map_err(sql)?;
-            if let Some(current) = current.filter(|current| *current != owner && owner::is_alive(current) == Some(true)) {
+            if let Some(current) = current.filter(|current| *current != owner && owner::is_another_living_process(current)) {
                 return Err(JournalError::new(
                     JournalErrorKind::OwnedElsewhere,
                     format!("run `{run}` is running in another process ({current}): wait for it, or cancel it with `runlet cancel {run}`"),

@@ -990,27 +990,28 @@ fn an_append_finding_the_file_locked_waits_on_the_writer() {
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn a_claim_is_refused_while_another_live_process_owns_the_run() {
+    use crate::journal::owner::{of_process, this_process};
     let journal = SqliteJournal::open_in_memory().expect("open");
     let run = header("owned-elsewhere");
     journal.create_run(&run).await.expect("create");
     let run = run.run_id;
-    let living = crate::journal::owner::this_process();
+    let mut other = std::process::Command::new("sleep").arg("30").spawn().expect("spawn `sleep`");
+    let living = of_process(other.id());
     journal.claim(&run, &living).await.expect("an unowned run is claimed");
     journal.claim(&run, &living).await.expect("its owner claims it again");
-    let refused = journal.claim(&run, "pid:12345").await.expect_err("its owner lives");
+    let me = this_process();
+    let refused = journal.claim(&run, &me).await.expect_err("its owner lives");
     assert_eq!(refused.kind, JournalErrorKind::OwnedElsewhere);
     assert_eq!(refused.code(), crate::diag::codes::RUN_OWNED_ELSEWHERE);
     assert!(refused.message.contains(&living), "{refused}");
     assert_eq!(journal.run_entry(&run).await.expect("entry").owner.as_deref(), Some(living.as_str()));
 
-    // A process that has ended, or one this process cannot tell of, is taken over from.
-    let mut child = std::process::Command::new("true").spawn().expect("spawn `true`");
-    let ended = crate::journal::owner::of_process(child.id());
-    child.wait().expect("wait");
-    journal.release(&run, &living).await.expect("release");
-    journal.claim(&run, &ended).await.expect("claimed");
-    journal.claim(&run, &living).await.expect("an ended owner is taken over from");
-    journal.release(&run, &living).await.expect("release");
-    journal.claim(&run, "pid:12345").await.expect("claimed");
-    journal.claim(&run, &living).await.expect("an owner this process cannot tell of is taken over from");
+    // Once it has ended (a zombie not yet reaped counts as ended), it is taken over from.
+    other.kill().expect("kill");
+    other.wait().expect("wait");
+    journal.claim(&run, &me).await.expect("an ended owner is taken over from");
+    // This process, under another name a runtime of it chose, is not another process; nor is
+    // a name this process cannot tell of.
+    journal.claim(&run, "host-chosen-name").await.expect("claimed from this process");
+    journal.claim(&run, &me).await.expect("an owner this process cannot tell of is taken over from");
 }
