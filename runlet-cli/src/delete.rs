@@ -38,7 +38,10 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
                 ),
             ));
         }
-        Err(error) if RunDamage::of(&error).is_some() => refuse_owned_elsewhere(&journal, &run)?,
+        Err(error) if RunDamage::of(&error).is_some() => {
+            let entry = journal.block_on(journal.journal.run_entry(&run)).map_err(failed)?;
+            refuse_owned_elsewhere(&run, entry.owner)?;
+        }
         Err(error) => return Err(failed(error)),
     }
     journal.block_on(journal.journal.delete_run(&run)).map_err(failed)?;
@@ -52,12 +55,10 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Refuses to delete damaged run `run` while a live process owns it: it may still be writing.
-fn refuse_owned_elsewhere(journal: &OpenJournal, run: &RunId) -> Result<(), Failure> {
-    let entry = journal
-        .block_on(journal.journal.run_entry(run))
-        .map_err(|error| Failure::new(error.code(), error.to_string()))?;
-    match entry.owner {
+/// Refuses to delete damaged run `run` while `current`, its owner, is another living process: it
+/// may still be writing.
+fn refuse_owned_elsewhere(run: &RunId, current: Option<String>) -> Result<(), Failure> {
+    match current {
         Some(current) if owner::is_another_living_process(&current) => Err(Failure::new(
             codes::RUN_OWNED_ELSEWHERE,
             format!(

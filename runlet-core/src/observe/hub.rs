@@ -469,7 +469,7 @@ pub async fn events_from_journal(
     view: &ViewPolicy,
 ) -> Result<Vec<GraphEvent>, ObserveError> {
     let mut events = Vec::new();
-    let created = Some(created_unix_ms(journal, run).await?);
+    let created = created_unix_ms(journal, run).await?;
     let each = |seq, event: &Event, published| events.push(context.graph_event(seq, event, published, view));
     read_on(journal, run, &mut 0, usize::MAX, created, each).await?;
     Ok(events)
@@ -487,7 +487,7 @@ pub async fn snapshot_from_journal(
     // Folded only: the records' public events are not wanted here, and a long run's would be many.
     let mut fold = JournalFold::new(context);
     let JournalFold { model, last_seq, .. } = &mut fold;
-    let created = Some(created_unix_ms(journal, run).await?);
+    let created = created_unix_ms(journal, run).await?;
     read_on(journal, run, last_seq, usize::MAX, created, |seq, event, published| {
         model.apply(seq, event, published.map(|published| published.at_ms))
     })
@@ -535,7 +535,7 @@ impl JournalFold {
         };
         let JournalFold { context, model, last_seq, .. } = self;
         let mut events = Vec::new();
-        read_on(journal, run, last_seq, most, Some(created), |seq, event, published| {
+        read_on(journal, run, last_seq, most, created, |seq, event, published| {
             model.apply(seq, event, published.map(|published| published.at_ms));
             events.push(context.graph_event(seq, event, published, view));
         })
@@ -556,22 +556,22 @@ impl JournalFold {
 
 /// Hands each of the run's records after `after` to `each`, decoded, in order, moving `after`
 /// past each, until `most` were or there are no more: after an error it is the last record
-/// handed over. With `created` (`Some`, the run's creation time where its header keeps it),
-/// each comes with when it was appended, where the journal keeps that.
+/// handed over. With the run's creation time `created` (where its header keeps it), each comes
+/// with when it was appended, where the journal keeps that.
 async fn read_on(
     journal: &dyn Journal,
     run: &RunId,
     after: &mut u64,
     mut most: usize,
-    created: Option<Option<u64>>,
+    created: Option<u64>,
     mut each: impl FnMut(u64, &Event, Option<Published>),
 ) -> Result<(), ObserveError> {
     while most > 0 {
         let records = journal.read(run, *after, most.min(CATCH_UP_BATCH)).await?;
         let Some(last) = records.last().map(|record| record.seq) else { return Ok(()) };
         let times = match created {
-            Some(Some(created)) => AppendTimes::read(journal, run, *after, last, created).await?,
-            _ => AppendTimes::default(),
+            Some(created) => AppendTimes::read(journal, run, *after, last, created).await?,
+            None => AppendTimes::default(),
         };
         most -= records.len().min(most);
         for (seq, event) in decoded(journal, records).await? {
