@@ -1062,8 +1062,9 @@ struct runlet_error *runlet_run_start(const struct runlet_runtime *runtime,
  * configuration, limits (`options->limits_json` for a run started with its own) and digest key
  * id, or the call fails with `RUNLET_ERR_VERSION_MISMATCH`; an unknown run is
  * `RUNLET_ERR_JOURNAL_UNKNOWN_RUN`. The run must not be running elsewhere: a SQLite journal
- * refuses the run's claim while another live process of this machine owns it, and the resumed
- * run then ends with a journal error whose code is `RL7010`. Blocks while the journal is read;
+ * refuses the run's claim while another live process of this machine owns it, a PostgreSQL
+ * journal while another process's lease on it holds, and the resumed run then ends with a
+ * journal error whose code is `RL7010`. Blocks while the journal is read;
  * refused from a callback.
  *
  * Thread-safety: any thread but a callback's, concurrently.

@@ -14,7 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
-use support::{Scratch, stderr, stdout};
+use support::{Scratch, failure_code, json, stderr, stdout};
 
 /// Six idempotent steps, two at a time, summed.
 const PROGRAM: &str = "done = for n in [1, 2, 3, 4, 5, 6] limit 2 {
@@ -68,6 +68,20 @@ impl Setup {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start runlet worker")
+    }
+
+    /// Waits until `reached` holds of `runs show`'s report of `run` and its journal's events.
+    fn wait_until(&self, run: &str, what: &str, reached: impl Fn(&Json, &[Json]) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let shown = self.command(&["runs", "show", run, "--format", "json"]).output().expect("runs show");
+            let shown: Json = serde_json::from_str(&stdout(&shown)).expect("runs show prints JSON");
+            if reached(&shown, &self.journal_events(run)) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "waited a minute for this: {what}; {shown}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     fn journal_events(&self, run: &str) -> Vec<Json> {
@@ -155,6 +169,53 @@ fn a_killed_worker_loses_its_run_to_another_which_repeats_no_finished_call() {
             took_over.as_millis()
         );
     }
+}
+
+/// Two `runlet resume` started at the same moment of one run whose worker was killed: the
+/// journal's claim is exclusive while a lease holds, so one process drives the run on and the
+/// other says RL7010 before it journals or sends anything; no finished step is sent again.
+#[test]
+fn of_two_resumes_at_once_one_drives_the_run_and_the_other_says_so() {
+    let Some(db) = postgres::database("cli_two_resumes") else { return };
+    let scratch = Scratch::new("workers-two-resumes");
+    let registry = scratch.file("registry.json", REGISTRY);
+    let key = scratch.file("digest.key", "the key all the processes share");
+    let setup = Setup { url: db.url.clone(), registry, key, scratch };
+    let run = setup.submit();
+    let mut worker = setup.worker(&tools(150));
+    setup.wait_until(&run, "the worker finished a step", |shown, events| {
+        shown["status"] == "running" && !steps(events, "NodeSucceeded").is_empty()
+    });
+    worker.kill().expect("SIGKILL");
+    let _ = worker.wait();
+    setup.wait_until(&run, "the worker's lease lapsed", |shown, _| shown["status"] == "interrupted");
+    let before = setup.journal_events(&run);
+    let tools = setup.scratch.file("tools-resume.json", tools(100));
+    let resume = || {
+        setup
+            .command(&["resume", &run, "--tools", &tools, "--format", "json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start runlet resume")
+    };
+    let both = [resume(), resume()].map(|child| child.wait_with_output().expect("it ends"));
+    let mut statuses: Vec<Option<i32>> = both.iter().map(|output| output.status.code()).collect();
+    statuses.sort();
+    assert_eq!(statuses, [Some(0), Some(2)], "{} / {}", stdout(&both[0]), stdout(&both[1]));
+    for output in &both {
+        match output.status.code() {
+            Some(0) => assert_eq!(json(output)["value"], 210, "{}", stdout(output)),
+            _ => {
+                assert_eq!(failure_code(output), "RL7010", "{}", stdout(output));
+                assert!(stdout(output).contains("is running in another process"), "{}", stdout(output));
+            }
+        }
+    }
+    let after = setup.journal_events(&run);
+    let again = &after[before.len()..];
+    assert!(steps(again, "CallDispatchPrepared").is_disjoint(&steps(&before, "NodeSucceeded")));
+    assert_eq!(again.iter().filter(|e| e["kind"] == "RunResumed").count(), 1, "one process drove it on");
 }
 
 #[test]

@@ -2,8 +2,9 @@
 //! connections (a `deadpool-postgres` pool, and the heartbeat) live on a small tokio runtime of
 //! its own, so it works under any host's runtime, or none.
 //!
-//! Ownership is fenced. Claiming a run ([`Journal::claim`]) makes the claimer its owner and, when
-//! the owner changes, bumps the run's epoch; the journal remembers which owner and epoch it holds
+//! Ownership is fenced. Claiming a run ([`Journal::claim`]) makes the claimer its owner — only
+//! while no other process's lease on it holds — and, when the owner changes, bumps the run's
+//! epoch; the journal remembers which owner and epoch it holds
 //! each run as, and every append it makes to that run is one statement that writes only while
 //! the run's row still names that owner and epoch, the owner's lease still holds on the database
 //! clock, and the run ends at the expected sequence number ([`crate::append`]). A process that
@@ -23,6 +24,7 @@ use crate::append::{self, Fence};
 use crate::error::{Context, is_transient, sql, storage, unknown};
 use crate::lease::{self, Leases};
 use crate::schema;
+use runlet::journal::owner;
 use runlet::journal::{
     AppendBatch, AppendTime, Blob, Bytes, Journal, JournalError, JournalErrorKind, Record, RunEntry,
     RunHeader, RunId, Snapshot, check_read,
@@ -641,16 +643,41 @@ impl Journal for PostgresJournal {
         true
     }
 
-    /// Takes the run over for `owner` (bumping its epoch unless `owner` holds it already) and
-    /// starts renewing `owner`'s lease.
+    /// Takes the run for `owner` (bumping its epoch unless `owner` holds it already) and starts
+    /// renewing `owner`'s lease. Refused (`OwnedElsewhere`, RL7010) while another owner's lease
+    /// holds on the database clock, unless this journal renews that owner's lease itself (this
+    /// process under another name) or the owner is a process of this machine known to have
+    /// ended ([`owner::is_alive`]): two processes never drive one run. A run whose owner's lease
+    /// lapsed or whose owner ended is taken over, its former owner fenced off by the new epoch.
     async fn claim(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
         let (shared, id, owner) = (Arc::clone(&self.shared), run.to_string(), owner.to_owned());
         let epoch = self
             .on_io(async move {
-                let client = shared.client().await?;
+                let mut client = shared.client().await?;
                 shared.leases.renew(&client, std::slice::from_ref(&owner)).await?;
-                let row = client
-                    .query_opt(
+                let tx = client.transaction().await.map_err(sql)?;
+                // The row is locked first, and the lease read by a later statement (a later
+                // snapshot): a claim that committed while this one waited is seen with its lease.
+                let locked = tx
+                    .query_opt("SELECT owner FROM runlet.runs WHERE run_id = $1 FOR UPDATE", &[&id])
+                    .await
+                    .map_err(sql)?;
+                let current: Option<String> = locked.ok_or_else(|| unknown(&id))?.get(0);
+                if let Some(current) = current.filter(|current| *current != owner) {
+                    let live = format!("SELECT {}", lease::holds("$1"));
+                    let held = tx.query_one(&live, &[&current]).await.map_err(sql)?.get::<_, bool>(0);
+                    let ended = owner::is_alive(&current) == Some(false);
+                    if held && !ended && !shared.leases.owners().contains(&current) {
+                        return Err(JournalError::new(
+                            JournalErrorKind::OwnedElsewhere,
+                            format!(
+                                "run `{id}` is running in another process ({current}, whose lease holds): wait for it, or cancel it with `runlet cancel {id}`"
+                            ),
+                        ));
+                    }
+                }
+                let row = tx
+                    .query_one(
                         "UPDATE runlet.runs SET owner = $2, cancel_requested = false,
                                 epoch = CASE WHEN owner IS NOT DISTINCT FROM $2 THEN epoch ELSE epoch + 1 END,
                                 status = CASE WHEN status = 'left' THEN 'open' ELSE status END
@@ -659,8 +686,8 @@ impl Journal for PostgresJournal {
                     )
                     .await
                     .map_err(sql)?;
-                let epoch: i64 = row.ok_or_else(|| unknown(&id))?.get(0);
-                Ok((owner, epoch))
+                tx.commit().await.map_err(sql)?;
+                Ok((owner, row.get::<_, i64>(0)))
             })
             .await?;
         self.hold(run, Held { owner: epoch.0, epoch: epoch.1 });

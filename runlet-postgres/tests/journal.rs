@@ -1,5 +1,5 @@
 //! The PostgreSQL journal against the shared journal suite, and what only a shared journal
-//! does: fenced claims and appends, leases on the database clock, refusing unflushed commits.
+//! does: exclusive, fenced claims and appends, leases on the database clock, refusing unflushed commits.
 
 mod support;
 
@@ -132,12 +132,32 @@ fn unflushed_commits_are_refused_unless_accepted() {
     assert_eq!(journal.durability(), Some("postgres-synchronous-commit-off"));
 }
 
-/// A claim fences every other writer: the former owner's append inserts nothing and is told
-/// it lost the run; a journal that holds no claim cannot write while a live owner holds it.
+/// Stops the database from taking `owner`'s heartbeats, as when its process is paused: its lease
+/// lapses a lease later on the database clock. Dropping the trigger lets them through again.
+fn pause_renewals_of(url: &str, owner: &str) {
+    support::execute(
+        url,
+        &format!(
+            "CREATE FUNCTION runlet.pause_renewals() RETURNS trigger LANGUAGE plpgsql AS $$
+             BEGIN IF OLD.owner = '{owner}' THEN RETURN NULL; END IF; RETURN NEW; END $$;
+             CREATE TRIGGER pause BEFORE UPDATE ON runlet.workers FOR EACH ROW EXECUTE FUNCTION runlet.pause_renewals();"
+        ),
+    );
+}
+
+fn resume_renewals(url: &str) {
+    support::execute(url, "DROP TRIGGER pause ON runlet.workers; DROP FUNCTION runlet.pause_renewals();");
+}
+
+/// A claim is refused while another process's lease holds, and a journal that holds no claim
+/// cannot write then either. Once that lease lapsed (its process paused), another process takes
+/// the run over, and the former owner, though it renews its lease again, is fenced off: its
+/// append inserts nothing and is told who took the run.
 #[test]
-fn appends_are_fenced_by_the_claim() {
+fn claims_are_exclusive_while_a_lease_holds_and_fence_a_former_owner() {
     let Some(db) = support::database("fence") else { return };
-    let first = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
+    let short = PostgresOptions { lease: Duration::from_millis(400), ..PostgresOptions::default() };
+    let first = PostgresJournal::connect(&db.url, short).expect("connects");
     let second = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
     let run = RunId::new("fenced");
     block_on(async {
@@ -146,12 +166,43 @@ fn appends_are_fenced_by_the_claim() {
         assert_eq!(first.append(&run, 0, &[record(1)]).await.expect("the holder appends"), 1);
         let unowned = second.append(&run, 1, &[record(2)]).await.expect_err("a live owner holds it");
         assert_eq!(unowned.kind, JournalErrorKind::LeaseLost, "{unowned}");
-        second.claim(&run, "worker-b").await.expect("takes it over");
+        let refused = second.claim(&run, "worker-b").await.expect_err("worker-a's lease holds");
+        assert_eq!(refused.kind, JournalErrorKind::OwnedElsewhere, "{refused}");
+        assert!(refused.message.contains("worker-a"), "{refused}");
+        assert_eq!(second.run_entry(&run).await.expect("listed").owner.as_deref(), Some("worker-a"));
+    });
+    pause_renewals_of(&db.url, "worker-a");
+    block_on(async {
+        tokio::time::sleep(Duration::from_millis(900)).await;
+        second.claim(&run, "worker-b").await.expect("takes over a lapsed lease");
+    });
+    resume_renewals(&db.url);
+    block_on(async {
+        // The former owner's heartbeat reaches the database again, so only the epoch fences it.
+        tokio::time::sleep(Duration::from_millis(300)).await;
         let stale = first.append(&run, 1, &[record(2)]).await.expect_err("the former owner is fenced");
         assert_eq!(stale.kind, JournalErrorKind::LeaseLost, "{stale}");
-        assert!(stale.message.contains("worker-b"), "{stale}");
+        assert!(stale.message.contains("taken over") && stale.message.contains("worker-b"), "{stale}");
         assert_eq!(second.append(&run, 1, &[record(2)]).await.expect("the new owner appends"), 2);
         assert_eq!(first.read(&run, 0, 10).await.expect("reads"), vec![record(1), record(2)]);
+    });
+}
+
+/// Within one process, a claim under another owner name this journal renews takes the run over
+/// (the host's own business, as the shared suite checks); a journal of another process may not.
+#[test]
+fn a_claim_under_another_name_of_the_same_journal_takes_over() {
+    let Some(db) = support::database("renamed") else { return };
+    let journal = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
+    let other = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
+    let run = RunId::new("renamed");
+    block_on(async {
+        journal.create_run(&support::header("renamed")).await.expect("create");
+        journal.claim(&run, "name-a").await.expect("claim");
+        journal.claim(&run, "name-b").await.expect("the same journal renames its claim");
+        let refused = other.claim(&run, "name-a").await.expect_err("name-b's lease holds");
+        assert_eq!(refused.kind, JournalErrorKind::OwnedElsewhere, "{refused}");
+        assert_eq!(journal.append(&run, 0, &[record(1)]).await.expect("name-b appends"), 1);
     });
 }
 
@@ -168,12 +219,7 @@ fn a_lease_that_is_not_renewed_lapses() {
         owner.create_run(&support::header("lapsing")).await.expect("create");
         owner.claim(&run, "pausing-worker").await.expect("claim");
     });
-    // The renewals stop reaching the database (as when a worker's process is paused).
-    support::execute(
-        &db.url,
-        "CREATE FUNCTION runlet.stop_renewals() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
-         CREATE TRIGGER stop BEFORE UPDATE ON runlet.workers FOR EACH ROW EXECUTE FUNCTION runlet.stop_renewals();",
-    );
+    pause_renewals_of(&db.url, "pausing-worker");
     block_on(async {
         tokio::time::sleep(Duration::from_millis(900)).await;
         let refused = owner.append(&run, 0, &[record(1)]).await.expect_err("the lease lapsed");
@@ -184,63 +230,45 @@ fn a_lease_that_is_not_renewed_lapses() {
     });
 }
 
-/// A takeover that comes while the owner's append waits for the run's row: the database orders
-/// them, and exactly one writer gets through — the append before the takeover, whose records
-/// the new owner then continues, or the takeover before the append, which then writes nothing.
+/// Two processes claiming one unowned run at the same moment: the database orders the claims
+/// behind the run's row, and exactly one process gets it, whichever comes first; the other is
+/// refused (it reads the winner's lease) and cannot append either.
 #[test]
-fn a_takeover_while_an_append_is_in_flight_lets_one_writer_through() {
-    for append_first in [true, false] {
-        let Some(db) = support::database("inflight") else { return };
-        let owner = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
-        let taker = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
-        let run = RunId::new("inflight");
+fn of_two_claims_at_once_exactly_one_gets_the_run() {
+    for a_first in [true, false] {
+        let Some(db) = support::database("racing") else { return };
+        let a = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
+        let b = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
+        let run = RunId::new("racing");
         block_on(async {
-            owner.create_run(&support::header("inflight")).await.expect("create");
-            owner.claim(&run, "owner").await.expect("claim");
-            owner.append(&run, 0, &[record(1)]).await.expect("append");
-            // A third connection holds the run's row, so both writers queue behind it in order.
+            a.create_run(&support::header("racing")).await.expect("create");
+            // A third connection holds the run's row, so both claims queue behind it in order.
             let (locker, connection) =
                 tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.expect("connects");
             tokio::spawn(connection);
             locker
-                .batch_execute("BEGIN; SELECT 1 FROM runlet.runs WHERE run_id = 'inflight' FOR UPDATE")
+                .batch_execute("BEGIN; SELECT 1 FROM runlet.runs WHERE run_id = 'racing' FOR UPDATE")
                 .await
                 .expect("locks the row");
-            let (appender, run_a) = (owner.clone(), run.clone());
-            let append = async move { appender.append(&run_a, 1, &[record(2)]).await };
-            let (claimer, run_b) = (taker.clone(), run.clone());
-            let takeover = async move { claimer.claim(&run_b, "taker").await };
+            let claim = |journal: &PostgresJournal, owner: &'static str| {
+                let (journal, run) = (journal.clone(), run.clone());
+                tokio::spawn(async move { journal.claim(&run, owner).await })
+            };
             let pause = Duration::from_millis(300);
-            let (appended, took) = if append_first {
-                let appended = tokio::spawn(append);
-                tokio::time::sleep(pause).await;
-                let took = tokio::spawn(takeover);
-                tokio::time::sleep(pause).await;
-                locker.batch_execute("COMMIT").await.expect("unlocks");
-                (appended.await.expect("joins"), took.await.expect("joins"))
-            } else {
-                let took = tokio::spawn(takeover);
-                tokio::time::sleep(pause).await;
-                let appended = tokio::spawn(append);
-                tokio::time::sleep(pause).await;
-                locker.batch_execute("COMMIT").await.expect("unlocks");
-                (appended.await.expect("joins"), took.await.expect("joins"))
-            };
-            took.expect("the takeover goes through either way");
-            let next = if append_first {
-                assert_eq!(appended.expect("the append came first"), 2);
-                2
-            } else {
-                let refused = appended.expect_err("the takeover came first");
-                assert_eq!(refused.kind, JournalErrorKind::LeaseLost, "{refused}");
-                1
-            };
-            assert_eq!(
-                taker.append(&run, next, &[record(next + 1)]).await.expect("the taker goes on"),
-                next + 1
-            );
-            let stored = taker.read(&run, 0, 10).await.expect("reads in sequence");
-            assert_eq!(stored, (1..=next + 1).map(record).collect::<Vec<_>>());
+            let (winner, loser) = if a_first { ((&a, "a"), (&b, "b")) } else { ((&b, "b"), (&a, "a")) };
+            let won = claim(winner.0, winner.1);
+            tokio::time::sleep(pause).await;
+            let lost = claim(loser.0, loser.1);
+            tokio::time::sleep(pause).await;
+            locker.batch_execute("COMMIT").await.expect("unlocks");
+            won.await.expect("joins").expect("the first claim gets the run");
+            let refused = lost.await.expect("joins").expect_err("the second reads the first's lease");
+            assert_eq!(refused.kind, JournalErrorKind::OwnedElsewhere, "{refused}");
+            assert!(refused.message.contains(&format!("({}, whose lease holds)", winner.1)), "{refused}");
+            let unowned = loser.0.append(&run, 0, &[record(1)]).await.expect_err("the loser holds nothing");
+            assert_eq!(unowned.kind, JournalErrorKind::LeaseLost, "{unowned}");
+            assert_eq!(winner.0.append(&run, 0, &[record(1)]).await.expect("the winner appends"), 1);
+            assert_eq!(a.run_entry(&run).await.expect("listed").owner.as_deref(), Some(winner.1));
         });
     }
 }

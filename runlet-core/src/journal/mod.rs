@@ -333,10 +333,11 @@ pub trait Journal: Send + Sync {
     }
 
     /// Records that the process `owner` drives run `run` from now on, replacing an earlier
-    /// owner and any cancellation requested of it. A store that processes share without leases
-    /// (SQLite) refuses it (`OwnedElsewhere`, RL7010) while the earlier owner is another process
-    /// of this machine known to be alive ([`owner::is_another_living_process`]; on Linux, by
-    /// the default owner names): two processes never drive one run. A process that drops a
+    /// owner and any cancellation requested of it. A store that processes share refuses it
+    /// (`OwnedElsewhere`, RL7010) while the earlier owner is another live process: without
+    /// leases (SQLite), one of this machine known to be alive
+    /// ([`owner::is_another_living_process`]; on Linux, by the default owner names); with leases
+    /// (PostgreSQL), one whose lease holds. Two processes never drive one run. A process that drops a
     /// runtime with runs in flight keeps them claimed until it ends. A store that keeps no owners
     /// forgets it.
     async fn claim(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
