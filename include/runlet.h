@@ -1016,8 +1016,9 @@ struct runlet_error *runlet_run_cancel_interrupted(const struct runlet_runtime *
  * can run — each compiled again from the source and registry its header retains, which must
  * pin this runtime's registry — in the order the runs were created, and parks as failed
  * (`RL7306`) those already resumed `max_resumes` times without ending. Runs whose calls need a
- * host's decision (`RL8405`), runs whose header or last record is damaged (`RL7008`) and runs
- * this runtime cannot run are left as they are. What a host calls once after building its
+ * host's decision (`RL8405`), runs whose header or last record is damaged (`RL7008`), runs
+ * another process claimed since they were listed (`RL7010`) and runs this runtime cannot run
+ * are left as they are. What a host calls once after building its
  * runtime, so runs its last process left go on.
  *
  * Each resumed run's handle is handed to `on_resumed(user_data, run)` (on this thread, before

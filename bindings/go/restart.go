@@ -23,7 +23,8 @@ const (
 	RecoveryParked RecoveryAction = "parked"
 	// RecoveryLeft: left for an operator, for the reason RestartedRun.Code and Message give — such
 	// as RL8405, calls that need a decision (Uncertain, then ResolveApplied and the like), RL7008,
-	// a run whose header or last record is damaged, or a run of another registry.
+	// a run whose header or last record is damaged, RL7010, a run another process claimed since
+	// it was listed, or a run of another registry.
 	RecoveryLeft RecoveryAction = "left"
 )
 

@@ -12,7 +12,7 @@ pub fn this_process() -> String {
 }
 
 /// The owner name of the process `pid` of this machine, as [`this_process`] names itself.
-pub(crate) fn of_process(pid: u32) -> String {
+pub fn of_process(pid: u32) -> String {
     match (boot_id(), start_time(pid)) {
         (Some(boot), Some(start)) => format!("linux:{boot}:{pid}:{start}"),
         _ => format!("pid:{pid}"),

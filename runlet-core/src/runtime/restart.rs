@@ -4,7 +4,8 @@
 //! most a bounded number of times: a run already resumed that often without ending is parked as
 //! failed (`RL7306`) rather than resumed once more. Runs that need a host's decision about an
 //! uncertain call (`RL8405`, found by replaying them), runs whose journal is damaged, and runs
-//! this runtime cannot run, are left for an operator, with the reason.
+//! this runtime cannot run, are left for an operator, with the reason; so are runs another
+//! process claimed since they were listed (`RL7010`).
 
 use super::{RetainedProgram, RunDamage, RunHandle, RunOptions, RunStatus, Runtime, UncertainOperation};
 use crate::diag::{Code, codes};
@@ -24,7 +25,7 @@ pub enum Recovered {
     /// Resumed `resumes` times before without ending: parked as failed (`RL7306`).
     Parked { run: RunId, resumes: u32 },
     /// Left for an operator, for the reason `code` and `message` give (a decision it needs, a
-    /// damaged journal, another registry).
+    /// damaged journal, another registry, another process that took it meanwhile).
     Left { run: RunId, code: Code, message: String },
 }
 
@@ -93,10 +94,11 @@ impl Runtime {
         })?;
         let refused = |e: super::RecoveryError| (e.code(), e.to_string());
         if self.never_started(run).map_err(|e| (e.code(), e.to_string()))? {
-            return self
-                .start_retained(&program, &header, &retained)
-                .map(Recovered::Resumed)
-                .map_err(refused);
+            self.claim(run)?;
+            return self.start_retained(&program, &header, &retained).map(Recovered::Resumed).map_err(|e| {
+                self.let_go(run);
+                refused(e)
+            });
         }
         let options = RunOptions { limits: retained.limits, ..RunOptions::default() };
         let mut recovery = self.recovery(&program, run, options).map_err(refused)?;
@@ -109,7 +111,21 @@ impl Runtime {
             recovery.park().map_err(refused)?;
             return Ok(Recovered::Parked { run: run.clone(), resumes });
         }
+        self.claim(run)?;
         Ok(Recovered::Resumed(recovery.resume()))
+    }
+
+    /// Claims run `run` for this runtime before it goes on, so that a run another process took
+    /// since it was listed is left with the journal's refusal (`RL7010`) rather than reported
+    /// resumed and then failed. The run's task claims it again under the same name.
+    fn claim(&self, run: &RunId) -> Result<(), (Code, String)> {
+        self.pool.block_on(self.journal.claim(run, &self.owner)).map_err(|e| (e.code(), e.to_string()))
+    }
+
+    /// Gives up the claim on run `run` when it could not be started after all.
+    fn let_go(&self, run: &RunId) {
+        // Advisory: a claim left behind reads as this process's, which ends with it.
+        let _ = self.pool.block_on(self.journal.release(run, &self.owner));
     }
 
     /// Whether run `run` has no journaled event (nor a snapshot): submitted, or stopped before

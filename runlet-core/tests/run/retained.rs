@@ -358,6 +358,48 @@ fn recovery_at_start_leaves_runs_of_another_registry_with_the_reason() {
     assert_eq!(elsewhere.run_listing(&crashed).expect("listing").status, RunStatus::Interrupted);
 }
 
+/// A run another living process claimed after it was listed is left with the journal's refusal
+/// (RL7010), journaling nothing, rather than reported resumed and then failed: recovery claims
+/// a run before it goes on. Once that process ended, the run resumes.
+#[test]
+fn recovery_leaves_a_run_another_living_process_claimed_meanwhile() {
+    let dir = std::env::temp_dir().join(format!("runlet-claimed-recovery-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let journal: Arc<dyn Journal> = Arc::new(
+        runlet::journal::SqliteJournal::open(dir.join("runs.db"), runlet::journal::Durability::Full)
+            .expect("journal"),
+    );
+    let crashed = crashed_run(&journal);
+    let mut other = std::process::Command::new("sleep").arg("60").spawn().expect("a process to own the run");
+    let name = runlet::journal::owner::of_process(other.id());
+    let pool = tokio::runtime::Builder::new_current_thread().build().expect("tokio");
+    pool.block_on(journal.claim(&crashed, &name)).expect("the other process claims it");
+
+    let restarted = runtime(registry(), Arc::clone(&journal));
+    let journaled = restarted.run_listing(&crashed).expect("listing").last_seq;
+    match restarted.recover_run(&crashed, 3) {
+        runlet::runtime::Recovered::Left { run, code, message } => {
+            assert_eq!((&run, code.to_string().as_str()), (&crashed, "RL7010"), "{message}");
+            assert!(message.contains(&name), "{message}");
+        }
+        other => panic!("left for the process that holds it: {other:?}"),
+    }
+    assert_eq!(restarted.run_listing(&crashed).expect("listing").last_seq, journaled, "nothing journaled");
+    assert_eq!(restarted.run_listing(&crashed).expect("listing").status, RunStatus::Running);
+
+    other.kill().expect("kill");
+    other.wait().expect("reaped");
+    match restarted.recover_run(&crashed, 3) {
+        runlet::runtime::Recovered::Resumed(handle) => {
+            assert!(matches!(handle.wait().expect("journal"), Outcome::Succeeded(_)));
+        }
+        other => panic!("resumed once its owner ended: {other:?}"),
+    }
+    drop(restarted);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn recovery_at_start_leaves_a_damaged_run_with_the_reason_and_resumes_the_others() {
     let dir = std::env::temp_dir().join(format!("runlet-damaged-recovery-{}", std::process::id()));
