@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use std::sync::Arc;
 
-use runlet::diag::codes;
+use runlet::diag::{Code, codes};
 use runlet::engine::{Outcome, ToolExecutor};
 use runlet::journal::RunId;
 use runlet::runtime::{NEEDS_DECISION, Recovered, RunStatus, UncertainOperation, list_runs};
@@ -117,18 +117,25 @@ fn resume_interrupted(
         let line = match listing.status {
             RunStatus::Interrupted => {
                 let stored = journal.stored(&run, Arc::clone(&executor), args.snapshot_every)?;
+                let left = |code: Code, message: &str| {
+                    // Another process took it first (at its claim, or by writing to it meanwhile):
+                    // it runs there, and the other runs still go on.
+                    let status = if code == codes::RUN_OWNED_ELSEWHERE { "running" } else { "interrupted" };
+                    json!({
+                        "run_id": run.as_str(), "action": "left", "status": status,
+                        "code": code.to_string(), "message": message,
+                    })
+                };
                 match stored.runtime.recover_run(&run, args.max_resumes) {
                     Recovered::Resumed(handle) => match follow(handle, None, false) {
                         Ok(Followed { outcome, .. }) => {
                             json!({"run_id": run.as_str(), "action": "resumed", "status": status_of(&outcome)})
                         }
-                        // Another process took it first: the other runs still go on. Any other
-                        // failure (the journal's) ends the command.
+                        // Any other failure (the journal's) ends the command.
                         Err(failure) => match failure.first() {
-                            Some((code, message)) if code == codes::RUN_OWNED_ELSEWHERE => json!({
-                                "run_id": run.as_str(), "action": "left", "status": "running",
-                                "code": code.to_string(), "message": message,
-                            }),
+                            Some((code, message)) if code == codes::RUN_OWNED_ELSEWHERE => {
+                                left(code, message)
+                            }
                             _ => return Err(failure),
                         },
                     },
@@ -136,10 +143,7 @@ fn resume_interrupted(
                         "run_id": run.as_str(), "action": "parked", "status": "failed",
                         "code": codes::RECOVERY_EXHAUSTED.to_string(), "resumes": resumes,
                     }),
-                    Recovered::Left { code, message, .. } => json!({
-                        "run_id": run.as_str(), "action": "left", "status": "interrupted",
-                        "code": code.to_string(), "message": message,
-                    }),
+                    Recovered::Left { code, message, .. } => left(code, &message),
                 }
             }
             RunStatus::NeedsResolution => json!({
