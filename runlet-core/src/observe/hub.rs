@@ -27,7 +27,7 @@ const NO_LIVE_GRAPH: &str = "this runtime keeps no live graph (`RuntimeBuilder::
 const CATCH_UP_BATCH: usize = 256;
 
 /// How many of the latest records' publication times are kept for subscribers catching up;
-/// older records are delivered without `at_ms`, as records read from another process's journal.
+/// older records are delivered with the time the journal appended them, where it keeps that.
 const PUBLICATION_TIMES_KEPT: usize = 65_536;
 
 /// Why an observer could not deliver.
@@ -268,6 +268,7 @@ impl RunObserver {
             live: None,
             ended: false,
             kinds: None,
+            journal_times: AppendTimes::default(),
         };
         subscription.register();
         subscription
@@ -314,6 +315,7 @@ impl Hub {
         (seq, Some(reader))
     }
 
+    /// When record `seq` was published, while that is among the times kept.
     fn published_at(&self, seq: u64) -> Option<Published> {
         let state = self.state.lock();
         let index = usize::try_from(seq.checked_sub(state.first_timed_seq)?).ok()?;
@@ -336,6 +338,9 @@ pub struct Subscription {
     ended: bool,
     /// Which kinds [`Subscription::next`] delivers, by kind number; all when `None`.
     kinds: Option<Box<dyn Fn(u16) -> bool + Send + Sync>>,
+    /// When the journal appended the last page read from it, for records older than the
+    /// publication times the hub keeps.
+    journal_times: AppendTimes,
 }
 
 impl std::fmt::Debug for Subscription {
@@ -354,7 +359,7 @@ impl Subscription {
                 Err(error) => return Some(Err(error)),
             };
             if self.kinds.as_ref().is_none_or(|wanted| wanted(event.kind_number())) {
-                let published = self.hub.published_at(seq);
+                let published = self.hub.published_at(seq).or_else(|| self.journal_times.of(seq));
                 return Some(Ok(self.hub.context.graph_event(seq, &event, published, &self.view)));
             }
         }
@@ -436,9 +441,16 @@ impl Subscription {
     }
 
     async fn read_journal(&mut self) -> Result<(), ObserveError> {
-        let records = self.hub.journal.read(&self.hub.run_id, self.last, CATCH_UP_BATCH).await?;
+        let (journal, run) = (self.hub.journal.as_ref(), &self.hub.run_id);
+        let records = journal.read(run, self.last, CATCH_UP_BATCH).await?;
+        if let (Some(first), Some(last)) = (records.first(), records.last())
+            && self.hub.published_at(first.seq).is_none()
+        {
+            self.journal_times =
+                AppendTimes::read(journal, run, self.last, last.seq, self.hub.started_unix_ms).await?;
+        }
         let before = self.pending.len();
-        for (seq, event) in decoded(self.hub.journal.as_ref(), records).await? {
+        for (seq, event) in decoded(journal, records).await? {
             if seq <= self.catch_up_to {
                 self.pending.push_back((seq, event));
             }

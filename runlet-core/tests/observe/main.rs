@@ -380,6 +380,33 @@ fn events_read_from_a_journal_carry_the_times_of_their_appends() {
     assert!(read.windows(2).all(|pair| pair[0].at_ms <= pair[1].at_ms), "in order");
 }
 
+/// A subscriber catching up on a run longer than the publication times an observer keeps
+/// (65,536) gets the older events timed by their appends, so every event has its time.
+#[test]
+fn a_subscriber_catching_up_past_the_kept_publication_times_gets_append_times() {
+    const ITEMS: i64 = 9_000;
+    let runtime = Runtime::builder()
+        .registry(registry(LOOPS))
+        .executor(Arc::new(Squares { count: ITEMS, fail_at: None }))
+        .build()
+        .expect("runtime");
+    let source = "return for n in numbers() limit 64 {\n    return square(n)\n}\n";
+    let program = runtime.compile(source, &Inputs::new()).expect("compiles");
+    let run = runtime.start(&program, &Inputs::new()).expect("starts");
+    let observer = run.observer();
+    assert!(matches!(run.wait().expect("journal"), Outcome::Succeeded(_)));
+    let events = drain(observer.subscribe(0, ViewPolicy::default()));
+    assert!(events.len() > 65_536 + 1_000, "{} events", events.len());
+    let untimed: Vec<u64> =
+        events.iter().filter(|event| event.at_ms.is_none()).map(|event| event.seq).collect();
+    assert!(untimed.is_empty(), "{} events without a time, from {:?}", untimed.len(), untimed.first());
+    // In order, but for the millisecond the two clocks may round apart where the times kept
+    // take over from the appends' (an append is timed before its commit, a publication after).
+    let at_ms: Vec<u64> = events.iter().filter_map(|event| event.at_ms).collect();
+    assert!(at_ms.windows(2).all(|pair| pair[0] <= pair[1] + 1), "in order");
+    assert!(events.iter().all(|event| event.unix_ms.is_some()));
+}
+
 #[test]
 fn a_journal_the_state_machine_refuses_is_reported_not_accepted() {
     let (setup, run_id, records) = appendix_a_journaled();
