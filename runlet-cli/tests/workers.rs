@@ -190,7 +190,8 @@ fn of_two_resumes_at_once_one_drives_the_run_and_the_other_says_so() {
     let _ = worker.wait();
     setup.wait_until(&run, "the worker's lease lapsed", |shown, _| shown["status"] == "interrupted");
     let before = setup.journal_events(&run);
-    let tools = setup.scratch.file("tools-resume.json", tools(100));
+    // Slow enough that the second process starts long before the first could end the run.
+    let tools = setup.scratch.file("tools-resume.json", tools(500));
     let resume = || {
         setup
             .command(&["resume", &run, "--tools", &tools, "--format", "json"])
@@ -216,6 +217,41 @@ fn of_two_resumes_at_once_one_drives_the_run_and_the_other_says_so() {
     let again = &after[before.len()..];
     assert!(steps(again, "CallDispatchPrepared").is_disjoint(&steps(&before, "NodeSucceeded")));
     assert_eq!(again.iter().filter(|e| e["kind"] == "RunResumed").count(), 1, "one process drove it on");
+}
+
+/// A worker that cannot start a run it claimed (its digest key is not the one the run was
+/// submitted with) leaves it for an operator once, rather than letting it go for every worker
+/// to claim again.
+#[test]
+fn a_run_a_worker_cannot_start_is_left_once() {
+    let Some(db) = postgres::database("cli_left_once") else { return };
+    let scratch = Scratch::new("workers-left-once");
+    let registry = scratch.file("registry.json", REGISTRY);
+    let key = scratch.file("digest.key", "the key the run was submitted with");
+    let other_key = scratch.file("other.key", "a key of another deployment");
+    let setup = Setup { url: db.url.clone(), registry, key, scratch };
+    let run = setup.submit();
+    let tools = setup.scratch.file("tools.json", tools(0));
+    let mut worker = Command::new(env!("CARGO_BIN_EXE_runlet"))
+        .args(["worker", "--registry", &setup.registry, "--tools", &tools, "--journal", &setup.url])
+        .args(["--lease-ms", &LEASE_MS.to_string(), "--poll-ms", "50"])
+        .env("RUNLET_DIGEST_KEY_FILE", &other_key)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start runlet worker");
+    let lines = lines_of(&mut worker);
+    let first = lines.recv_timeout(Duration::from_secs(60)).expect("the worker handles the run");
+    assert_eq!(
+        (first["run_id"].as_str(), first["action"].as_str()),
+        (Some(run.as_str()), Some("left")),
+        "{first}"
+    );
+    // Polls every 50 ms: a run let go would be claimed again many times over.
+    let again = lines.recv_timeout(Duration::from_millis(1500));
+    worker.kill().expect("SIGKILL");
+    let _ = worker.wait();
+    assert!(again.is_err(), "handled again: {again:?}");
 }
 
 #[test]

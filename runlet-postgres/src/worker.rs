@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use runlet::diag::{Code, codes};
 use runlet::engine::Outcome;
-use runlet::journal::{Journal, JournalError, RunId};
+use runlet::journal::{Journal, JournalError, JournalErrorKind, RunId};
 use runlet::runtime::{Recovered, Runtime};
 use serde_json::json;
 use tokio::sync::Notify;
@@ -183,8 +183,8 @@ async fn handle(runtime: Arc<Runtime>, journal: PostgresJournal, claimed: Claime
             let _ = journal.let_go(&run, &owner, "open").await;
             return Handled::Lost {
                 run,
-                error: runlet::journal::JournalError::new(
-                    runlet::journal::JournalErrorKind::RunPanicked,
+                error: JournalError::new(
+                    JournalErrorKind::RunPanicked,
                     format!("recovering the run panicked: {panicked}"),
                 ),
             };
@@ -203,6 +203,10 @@ async fn handle(runtime: Arc<Runtime>, journal: PostgresJournal, claimed: Claime
         Recovered::Parked { .. } => {
             let _ = journal.end(&run, &owner).await;
             Handled::Parked { run }
+        }
+        // Another process holds it by now (this worker's lease lapsed meanwhile): it goes on there.
+        Recovered::Left { code, message, .. } if code == codes::RUN_OWNED_ELSEWHERE => {
+            Handled::Lost { run, error: JournalError::new(JournalErrorKind::OwnedElsewhere, message) }
         }
         Recovered::Left { code, message, .. } => {
             let _ = journal.let_go(&run, &owner, "left").await;

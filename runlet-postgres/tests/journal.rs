@@ -230,6 +230,69 @@ fn a_lease_that_is_not_renewed_lapses() {
     });
 }
 
+/// A takeover that comes while the owner's append waits for the run's row: the database orders
+/// them, and exactly one writer gets through — the append before the takeover, whose records
+/// the new owner then continues, or the takeover before the append, which then writes nothing.
+/// (The takeover is a claim under another name of the same journal, which a live lease does not
+/// refuse; between processes it comes once the owner's lease lapsed.)
+#[test]
+fn a_takeover_while_an_append_is_in_flight_lets_one_writer_through() {
+    for append_first in [true, false] {
+        let Some(db) = support::database("inflight") else { return };
+        let owner = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
+        let taker = owner.clone();
+        let run = RunId::new("inflight");
+        block_on(async {
+            owner.create_run(&support::header("inflight")).await.expect("create");
+            owner.claim(&run, "owner").await.expect("claim");
+            owner.append(&run, 0, &[record(1)]).await.expect("append");
+            // A third connection holds the run's row, so both writers queue behind it in order.
+            let (locker, connection) =
+                tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.expect("connects");
+            tokio::spawn(connection);
+            locker
+                .batch_execute("BEGIN; SELECT 1 FROM runlet.runs WHERE run_id = 'inflight' FOR UPDATE")
+                .await
+                .expect("locks the row");
+            let (appender, run_a) = (owner.clone(), run.clone());
+            let append = async move { appender.append(&run_a, 1, &[record(2)]).await };
+            let (claimer, run_b) = (taker.clone(), run.clone());
+            let takeover = async move { claimer.claim(&run_b, "taker").await };
+            let pause = Duration::from_millis(300);
+            let (appended, took) = if append_first {
+                let appended = tokio::spawn(append);
+                tokio::time::sleep(pause).await;
+                let took = tokio::spawn(takeover);
+                tokio::time::sleep(pause).await;
+                locker.batch_execute("COMMIT").await.expect("unlocks");
+                (appended.await.expect("joins"), took.await.expect("joins"))
+            } else {
+                let took = tokio::spawn(takeover);
+                tokio::time::sleep(pause).await;
+                let appended = tokio::spawn(append);
+                tokio::time::sleep(pause).await;
+                locker.batch_execute("COMMIT").await.expect("unlocks");
+                (appended.await.expect("joins"), took.await.expect("joins"))
+            };
+            took.expect("the takeover goes through either way");
+            let next = if append_first {
+                assert_eq!(appended.expect("the append came first"), 2);
+                2
+            } else {
+                let refused = appended.expect_err("the takeover came first");
+                assert_eq!(refused.kind, JournalErrorKind::LeaseLost, "{refused}");
+                1
+            };
+            assert_eq!(
+                taker.append(&run, next, &[record(next + 1)]).await.expect("the taker goes on"),
+                next + 1
+            );
+            let stored = taker.read(&run, 0, 10).await.expect("reads in sequence");
+            assert_eq!(stored, (1..=next + 1).map(record).collect::<Vec<_>>());
+        });
+    }
+}
+
 /// Two processes claiming one unowned run at the same moment: the database orders the claims
 /// behind the run's row, and exactly one process gets it, whichever comes first; the other is
 /// refused (it reads the winner's lease) and cannot append either.

@@ -2,30 +2,38 @@
 //! journal under an owner name that says which process it is, and releases it at the run's end;
 //! a store shared without leases refuses a claim while another live process owns the run.
 //! A run whose journal has no end and whose owner is no longer alive is `interrupted`; one whose
-//! owner lives is `running`. On Linux the name pins the boot and the process's start time, so a
-//! reused process id is not mistaken for the owner.
+//! owner lives is `running`. On Linux the name pins the boot, the process id namespace and the
+//! process's start time, so a reused process id is not mistaken for the owner, and a process of
+//! another container on the same machine (which shares the boot but not the process ids) is one
+//! this process cannot tell of, never one it finds ended.
 
-/// The owner name of this process: `linux:<boot id>:<pid>:<start time>` on Linux, else
-/// `pid:<pid>`.
+/// The owner name of this process: `linux:<boot id>:<pid namespace>:<pid>:<start time>` on
+/// Linux, else `pid:<pid>`.
 pub fn this_process() -> String {
     of_process(std::process::id())
 }
 
 /// The owner name of the process `pid` of this machine, as [`this_process`] names itself.
 pub fn of_process(pid: u32) -> String {
-    match (boot_id(), start_time(pid)) {
-        (Some(boot), Some(start)) => format!("linux:{boot}:{pid}:{start}"),
+    match (boot_id(), pid_namespace(), start_time(pid)) {
+        (Some(boot), Some(namespace), Some(start)) => format!("linux:{boot}:{namespace}:{pid}:{start}"),
         _ => format!("pid:{pid}"),
     }
 }
 
 /// Whether the process `owner` names is alive: `Some(false)` when it is known to have ended (its
-/// boot is this one and no process with its id and start time runs, or only its zombie waits to
-/// be reaped), `None` when this process cannot tell (another machine or system, a name of the
-/// host's choosing).
+/// boot and process id namespace are this process's and no process with its id and start time
+/// runs, or only its zombie waits to be reaped), `None` when this process cannot tell (another
+/// machine, container or system, a name of the host's choosing). Names without a namespace, as
+/// earlier versions wrote them, are judged by their boot alone.
 pub fn is_alive(owner: &str) -> Option<bool> {
-    let mut parts = owner.strip_prefix("linux:")?.split(':');
-    let (boot, pid, start) = (parts.next()?, parts.next()?, parts.next()?);
+    let parts: Vec<&str> = owner.strip_prefix("linux:")?.split(':').collect();
+    let (boot, pid, start) = match parts[..] {
+        [boot, namespace, pid, start] if pid_namespace()? == namespace => (boot, pid, start),
+        [_, _, _, _] => return None,
+        [boot, pid, start] => (boot, pid, start),
+        _ => return None,
+    };
     if boot_id()? != boot {
         return None;
     }
@@ -43,6 +51,13 @@ pub fn is_another_living_process(owner: &str) -> bool {
 fn boot_id() -> Option<String> {
     let text = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
     Some(text.trim().to_owned()).filter(|id| !id.is_empty())
+}
+
+/// This process's process id namespace: the inode `/proc/self/ns/pid` names (`pid:[N]`).
+fn pid_namespace() -> Option<String> {
+    let link = std::fs::read_link("/proc/self/ns/pid").ok()?;
+    let inode = link.to_str()?.strip_prefix("pid:[")?.strip_suffix(']')?;
+    Some(inode.to_owned()).filter(|inode| !inode.is_empty())
 }
 
 /// When the process started, in clock ticks since boot (field 22 of `/proc/<pid>/stat`).
@@ -88,5 +103,16 @@ mod tests {
         let pid = child.id();
         assert_eq!(is_alive(&format!("linux:another-boot:{pid}:1")), None);
         assert_eq!(is_alive("pid:1"), None);
+        // A process of another process id namespace (another container) cannot be told of.
+        let boot = boot_id().expect("a boot id");
+        let start = me.rsplit(':').next().expect("a start time");
+        let namespace = pid_namespace().expect("a namespace");
+        let this = std::process::id();
+        assert_eq!(is_alive(&format!("linux:{boot}:{namespace}:{this}:{start}")), Some(true));
+        assert_eq!(is_alive(&format!("linux:{boot}:1{namespace}:{this}:{start}")), None);
+        assert_eq!(is_alive(&format!("linux:{boot}:1{namespace}:{pid}:1")), None, "not ended: elsewhere");
+        // A name without a namespace (of an earlier version) is judged by its boot.
+        assert_eq!(is_alive(&format!("linux:{boot}:{this}:{start}")), Some(true));
+        assert_eq!(is_alive(&format!("linux:{boot}:{pid}:1")), Some(false));
     }
 }

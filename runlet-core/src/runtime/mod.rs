@@ -297,9 +297,9 @@ impl RuntimeBuilder {
     /// registry was loaded with. Requiring a boundary around unsafe calls instead is the
     /// registry's `UnsafeToolPolicy::RequireBoundary`, which the analyzer enforces (`RL3001`).
     /// The name the runtime claims its runs under in its journal ([`Runtime::owner`]); this
-    /// process's name (`linux:<boot id>:<pid>:<start time>`) unless set. Names must differ
-    /// between runtimes that share a journal's runs (workers of a PostgreSQL journal); only a
-    /// process name lets a journal without leases tell that its owner ended.
+    /// process's name (`linux:<boot id>:<pid namespace>:<pid>:<start time>`) unless set. Names
+    /// must differ between runtimes that share a journal's runs (workers of a PostgreSQL
+    /// journal); only a process name lets a journal tell that its owner ended.
     pub fn owner(mut self, name: impl Into<String>) -> Self {
         self.owner = Some(name.into());
         self
@@ -723,8 +723,8 @@ impl Runtime {
     }
 
     /// The name this runtime claims its runs under in its journal: which process it is
-    /// (`linux:<boot id>:<pid>:<start time>` on Linux). Workers of a shared journal take runs
-    /// over under it.
+    /// (`linux:<boot id>:<pid namespace>:<pid>:<start time>` on Linux). Workers of a shared
+    /// journal take runs over under it.
     pub fn owner(&self) -> &str {
         &self.owner
     }

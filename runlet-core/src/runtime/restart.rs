@@ -9,7 +9,7 @@
 
 use super::{RetainedProgram, RunDamage, RunHandle, RunOptions, RunStatus, Runtime, UncertainOperation};
 use crate::diag::{Code, codes};
-use crate::journal::{JournalError, RunId};
+use crate::journal::{JournalError, JournalErrorKind, RunId};
 use crate::registry::RegistryOptions;
 
 /// Why recovery at start leaves a run whose calls await a host's decision (`RL8405`).
@@ -94,11 +94,9 @@ impl Runtime {
         })?;
         let refused = |e: super::RecoveryError| (e.code(), e.to_string());
         if self.never_started(run).map_err(|e| (e.code(), e.to_string()))? {
+            let prepared = self.prepare_retained(&program, &header, &retained).map_err(refused)?;
             self.claim(run)?;
-            return self.start_retained(&program, &header, &retained).map(Recovered::Resumed).map_err(|e| {
-                self.let_go(run);
-                refused(e)
-            });
+            return Ok(Recovered::Resumed(self.begin(&program, prepared, None)));
         }
         let options = RunOptions { limits: retained.limits, ..RunOptions::default() };
         let mut recovery = self.recovery(&program, run, options).map_err(refused)?;
@@ -115,17 +113,18 @@ impl Runtime {
         Ok(Recovered::Resumed(recovery.resume()))
     }
 
-    /// Claims run `run` for this runtime before it goes on, so that a run another process took
-    /// since it was listed is left with the journal's refusal (`RL7010`) rather than reported
-    /// resumed and then failed. The run's task claims it again under the same name.
+    /// Claims run `run` for this runtime once nothing is left that could refuse it, just before
+    /// it goes on, so that a run another process took since it was listed is left with the
+    /// journal's refusal (`RL7010`) rather than reported resumed and then failed. Any other
+    /// failure of the claim is the run's: its task claims it again under the same name and
+    /// reports what the journal says through its handle.
     fn claim(&self, run: &RunId) -> Result<(), (Code, String)> {
-        self.pool.block_on(self.journal.claim(run, &self.owner)).map_err(|e| (e.code(), e.to_string()))
-    }
-
-    /// Gives up the claim on run `run` when it could not be started after all.
-    fn let_go(&self, run: &RunId) {
-        // Advisory: a claim left behind reads as this process's, which ends with it.
-        let _ = self.pool.block_on(self.journal.release(run, &self.owner));
+        match self.pool.block_on(self.journal.claim(run, &self.owner)) {
+            Err(refused) if refused.kind == JournalErrorKind::OwnedElsewhere => {
+                Err((refused.code(), refused.to_string()))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Whether run `run` has no journaled event (nor a snapshot): submitted, or stopped before

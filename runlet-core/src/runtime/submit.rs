@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use super::{Executable, RetainedProgram, RunHandle, RunOptions, Runtime, StartError};
+use super::{Executable, PreparedRun, RetainedProgram, RunOptions, Runtime, StartError};
 use crate::analyze::Inputs;
 use crate::engine::event::unix_ms;
 use crate::journal::{RunHeader, RunId};
@@ -34,15 +34,15 @@ impl Runtime {
         Ok(run_id)
     }
 
-    /// Starts run `header.run_id`, which has a header and no event, from what `retained` brought
-    /// back of it, once the header pins exactly the run this runtime would start
-    /// ([`Runtime::check_pins`], and the inputs' digest).
-    pub(super) fn start_retained(
+    /// Prepares run `header.run_id`, which has a header and no event, from what `retained`
+    /// brought back of it, once the header pins exactly the run this runtime would start
+    /// ([`Runtime::check_pins`], and the inputs' digest); [`Runtime::begin`] starts it.
+    pub(super) fn prepare_retained(
         &self,
         program: &Executable,
         header: &RunHeader,
         retained: &RetainedProgram,
-    ) -> Result<RunHandle, super::RecoveryError> {
+    ) -> Result<PreparedRun, super::RecoveryError> {
         let options = RunOptions { limits: retained.limits.clone(), ..RunOptions::default() };
         let created = header.retained.as_ref().map_or(0, |kept| kept.created_unix_ms);
         // The run's anchor ended when its header was stored; this start is a session under it.
@@ -69,6 +69,6 @@ impl Runtime {
             });
         }
         prepared.header = Arc::new(header.clone());
-        Ok(self.begin(program, prepared, None))
+        Ok(prepared)
     }
 }
