@@ -59,6 +59,19 @@ pub fn json(output: &Output) -> serde_json::Value {
     })
 }
 
+/// Of two processes started at once to drive one run, checks that exactly one did (exit 0)
+/// while the other refused with RL7010, and answers the report of the one that drove it.
+pub fn one_drove_and_the_other_said_so(both: &[Output; 2]) -> serde_json::Value {
+    let mut statuses: Vec<Option<i32>> = both.iter().map(|output| output.status.code()).collect();
+    statuses.sort();
+    assert_eq!(statuses, [Some(0), Some(2)], "{} / {}", stdout(&both[0]), stdout(&both[1]));
+    let (drove, refused): (Vec<&Output>, Vec<&Output>) =
+        both.iter().partition(|output| output.status.code() == Some(0));
+    assert_eq!(failure_code(refused[0]), "RL7010", "{}", stdout(refused[0]));
+    assert!(stdout(refused[0]).contains("is running in another process"), "{}", stdout(refused[0]));
+    json(drove[0])
+}
+
 /// The code of the first diagnostic of a `--format json` failure, after checking the exit status
 /// is 2 and the diagnostic has every field of §1.
 pub fn failure_code(output: &Output) -> String {
