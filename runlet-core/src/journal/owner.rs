@@ -8,7 +8,8 @@
 //! this process cannot tell of, never one it finds ended.
 
 /// The owner name of this process: `linux:<boot id>:<pid namespace>:<pid>:<start time>` on
-/// Linux, else `pid:<pid>`.
+/// Linux (`linux:<boot id>:<pid>:<start time>` where the namespace cannot be read, as earlier
+/// versions named processes), else `pid:<pid>`.
 pub fn this_process() -> String {
     of_process(std::process::id())
 }
@@ -17,6 +18,8 @@ pub fn this_process() -> String {
 pub fn of_process(pid: u32) -> String {
     match (boot_id(), pid_namespace(), start_time(pid)) {
         (Some(boot), Some(namespace), Some(start)) => format!("linux:{boot}:{namespace}:{pid}:{start}"),
+        // Where the namespace cannot be read, the name earlier versions gave.
+        (Some(boot), None, Some(start)) => format!("linux:{boot}:{pid}:{start}"),
         _ => format!("pid:{pid}"),
     }
 }
