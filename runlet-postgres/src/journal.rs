@@ -752,7 +752,8 @@ impl Journal for PostgresJournal {
 impl PostgresJournal {
     /// `owner` stops driving `run`, leaving it `status`: `open` for another process to take
     /// (workers are woken, also for a run no process owned: a submitted one), `ended`, or
-    /// `left` for an operator. Nothing changes when another owner holds it by now.
+    /// `left` for an operator. Nothing changes when another owner holds it by now, and an
+    /// ended run stays ended (a process that claimed it, to read it to its end, lets it go).
     pub(crate) async fn let_go(
         &self,
         run: &RunId,
@@ -769,7 +770,8 @@ impl PostgresJournal {
                 async move {
                     client
                         .execute(
-                            "WITH freed AS (UPDATE runlet.runs SET owner = NULL, status = $3
+                            "WITH freed AS (UPDATE runlet.runs SET owner = NULL,
+                                                   status = CASE WHEN status = 'ended' THEN status ELSE $3 END
                                             WHERE run_id = $1 AND owner = $2
                                               AND ($4::bigint IS NULL OR epoch = $4)
                                             RETURNING run_id)

@@ -206,6 +206,35 @@ fn a_claim_under_another_name_of_the_same_journal_takes_over() {
     });
 }
 
+/// A process that claims an ended run (to read it to its end, as a `resume` of a finished run
+/// does) and lets it go leaves it ended, so no worker is offered it again.
+#[test]
+fn an_ended_run_stays_ended_when_a_later_claim_is_let_go() {
+    let Some(db) = support::database("ended") else { return };
+    let journal = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
+    let run = RunId::new("ended");
+    let status = || {
+        block_on(async {
+            let (client, connection) =
+                tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.expect("connects");
+            tokio::spawn(connection);
+            let row = client.query_one("SELECT status FROM runlet.runs WHERE run_id = 'ended'", &[]).await;
+            row.expect("the run's row").get::<_, String>(0)
+        })
+    };
+    block_on(async {
+        journal.create_run(&support::header("ended")).await.expect("create");
+        journal.claim(&run, "first").await.expect("claim");
+        journal.end(&run, "first").await.expect("end");
+    });
+    assert_eq!(status(), "ended");
+    block_on(async {
+        journal.claim(&run, "second").await.expect("claims the ended run");
+        journal.release(&run, "second").await.expect("lets it go");
+    });
+    assert_eq!(status(), "ended", "let go, it stays ended");
+}
+
 /// A lease that is not renewed stops holding on the database clock: another journal may then
 /// append without a claim, and the owner's own journal, which no longer renews it, refuses to.
 #[test]
