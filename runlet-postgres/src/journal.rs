@@ -4,12 +4,12 @@
 //!
 //! Ownership is fenced. Claiming a run ([`Journal::claim`]) makes the claimer its owner — only
 //! while no other process's lease on it holds — and, when the owner changes, bumps the run's
-//! epoch; the journal remembers which owner and epoch it holds
-//! each run as, and every append it makes to that run is one statement that writes only while
-//! the run's row still names that owner and epoch, the owner's lease still holds on the database
-//! clock, and the run ends at the expected sequence number ([`crate::append`]). A process that
-//! lost a run inserts nothing and gets `RL7012` (`LeaseLost`). An append to a run the journal
-//! holds no claim on is allowed only while no live owner holds it.
+//! epoch; the journal remembers which owner and epoch it holds each run as, and every append
+//! it makes to that run is one statement that writes only while the run's row still names that
+//! owner and epoch, the owner's lease still holds on the database clock, and the run ends at the
+//! expected sequence number ([`crate::append`]). A process that lost a run inserts nothing and
+//! gets `RL7012` (`LeaseLost`). An append to a run the journal holds no claim on is allowed only
+//! while no live owner holds it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -24,10 +24,9 @@ use crate::append::{self, Fence};
 use crate::error::{Context, is_transient, sql, storage, unknown};
 use crate::lease::{self, Leases};
 use crate::schema;
-use runlet::journal::owner;
 use runlet::journal::{
     AppendBatch, AppendTime, Blob, Bytes, Journal, JournalError, JournalErrorKind, Record, RunEntry,
-    RunHeader, RunId, Snapshot, check_read,
+    RunHeader, RunId, Snapshot, check_read, owner,
 };
 
 /// How a [`PostgresJournal`] connects and holds its runs.

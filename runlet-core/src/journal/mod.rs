@@ -338,9 +338,9 @@ pub trait Journal: Send + Sync {
     /// leases (SQLite), one of this machine known to be alive
     /// ([`owner::is_another_living_process`]; on Linux, by the default owner names); with leases
     /// (PostgreSQL), one whose lease holds, unless it is known to have ended or the claiming
-    /// journal renews that lease itself. Two processes never drive one run. A process that drops a
-    /// runtime with runs in flight keeps them claimed until it ends. A store that keeps no owners
-    /// forgets it.
+    /// journal renews that lease itself. Two processes never drive one run. A process that
+    /// drops a runtime with runs in flight keeps them claimed until it ends. A store that keeps
+    /// no owners forgets it.
     async fn claim(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
         let _ = (run, owner);
         Ok(())
