@@ -1152,10 +1152,10 @@ void runlet_run_free(struct runlet_run *run);
  * `interrupted`, `succeeded`, `failed` or `cancelled`; whether an interrupted run needs a host
  * decision takes its program (`runlet_run_uncertain_json`). A run whose header or last record
  * cannot be read is `damaged`, with `"damage": {"code", "message"}` (and `program_digest`
- * `null` when its header is what is damaged), and hides no other. `started_ms` and `last_event_ms`
- * (Unix milliseconds) are `null` where the journal does not keep them. The in-memory and
- * SQLite journals list their runs, a host journal through its vtable's `runs`; one without it
- * gives `RUNLET_ERR_JOURNAL`.
+ * `null` when its header is what is damaged), and hides no other. `started_ms` and
+ * `last_event_ms` (Unix milliseconds) are `null` where the journal does not keep them. The
+ * in-memory and SQLite journals list their runs, a host journal through its vtable's `runs`;
+ * one without it gives `RUNLET_ERR_JOURNAL`.
  * Blocks while the journal is read; refused from a callback.
  */
 struct runlet_error *runlet_runtime_runs_json(const struct runlet_runtime *runtime,
@@ -1165,10 +1165,9 @@ struct runlet_error *runlet_runtime_runs_json(const struct runlet_runtime *runti
  * The graph of run `run_id` of `program` as the runtime's journal records it (the JSON of
  * `runlet_run_snapshot_json`, timed by when the records were appended where the journal keeps
  * that), for a run no handle of this process follows: another process's, an interrupted or a
- * finished one. Redacted under the runtime's
- * `view` policy; into a buffer the host frees with `runlet_buf_free` (zeroed on failure).
- * `RUNLET_ERR_JOURNAL_UNKNOWN_RUN` for an unknown run. Blocks while the journal is read;
- * refused from a callback.
+ * finished one. Redacted under the runtime's `view` policy; into a buffer the host frees with
+ * `runlet_buf_free` (zeroed on failure). `RUNLET_ERR_JOURNAL_UNKNOWN_RUN` for an unknown run.
+ * Blocks while the journal is read; refused from a callback.
  */
 struct runlet_error *runlet_run_journal_snapshot_json(const struct runlet_runtime *runtime,
                                                       const struct runlet_program *program,

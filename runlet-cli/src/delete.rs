@@ -8,8 +8,7 @@
 use std::process::ExitCode;
 
 use runlet::diag::codes;
-use runlet::journal::RunId;
-use runlet::journal::owner;
+use runlet::journal::{RunId, owner};
 use runlet::runtime::{RunDamage, run_listing};
 use serde_json::json;
 

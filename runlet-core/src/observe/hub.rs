@@ -446,11 +446,8 @@ impl Subscription {
         if let (Some(first), Some(last)) = (records.first(), records.last())
             && self.hub.published_at(first.seq).is_none()
         {
-            // Advisory: events whose times cannot be read are delivered without them.
             self.journal_times =
-                AppendTimes::read(journal, run, self.last, last.seq, self.hub.started_unix_ms)
-                    .await
-                    .unwrap_or_default();
+                AppendTimes::read(journal, run, self.last, last.seq, self.hub.started_unix_ms).await;
         }
         let before = self.pending.len();
         for (seq, event) in decoded(journal, records).await? {
@@ -585,7 +582,7 @@ async fn read_on(
         let records = journal.read(run, *after, most.min(CATCH_UP_BATCH)).await?;
         let Some(last) = records.last().map(|record| record.seq) else { return Ok(()) };
         let times = match created {
-            Some(created) => AppendTimes::read(journal, run, *after, last, created).await?,
+            Some(created) => AppendTimes::read(journal, run, *after, last, created).await,
             None => AppendTimes::default(),
         };
         most -= records.len().min(most);
@@ -611,14 +608,9 @@ struct AppendTimes {
 }
 
 impl AppendTimes {
-    async fn read(
-        journal: &dyn Journal,
-        run: &RunId,
-        after: u64,
-        through: u64,
-        created: u64,
-    ) -> Result<AppendTimes, JournalError> {
-        Ok(AppendTimes { times: journal.append_times(run, after, through).await?, created })
+    /// Advisory: where the times cannot be read, the events are delivered without them.
+    async fn read(journal: &dyn Journal, run: &RunId, after: u64, through: u64, created: u64) -> AppendTimes {
+        AppendTimes { times: journal.append_times(run, after, through).await.unwrap_or_default(), created }
     }
 
     /// When record `seq` was appended: the time of the first append through it or past it.

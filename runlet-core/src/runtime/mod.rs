@@ -104,7 +104,9 @@ mod runs;
 mod submit;
 use crate::analyze::{CompiledProgram, Inputs, analyze};
 use crate::diag::{Code, Diagnostic, codes};
-use crate::journal::{GroupCommit, Journal, JournalError, JournalErrorKind, MemoryJournal, RunHeader, RunId};
+use crate::journal::{
+    GroupCommit, Journal, JournalError, JournalErrorKind, MemoryJournal, RunHeader, RunId, owner,
+};
 use crate::observe::{
     GraphContext, GraphEvent, GraphSnapshot, ObserveError, ObserverIndex, ProgramGraph, RunObserver,
     SnapshotOptions, Subscription, ViewPolicy, events_from_journal, snapshot_from_journal,
@@ -410,7 +412,7 @@ impl RuntimeBuilder {
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_millis());
-        let owner: Arc<str> = Arc::from(self.owner.unwrap_or_else(crate::journal::owner::this_process));
+        let owner: Arc<str> = Arc::from(self.owner.unwrap_or_else(owner::this_process));
         let live = Arc::<Live>::default();
         if journal.keeps_owners() {
             pool.spawn(answer_cancel_requests(Arc::clone(&journal), Arc::clone(&live), Arc::clone(&owner)));
@@ -558,7 +560,7 @@ pub struct Runtime {
     id: u64,
     /// The runs and attached tasks that have not ended, for [`Runtime::shutdown`].
     live: Arc<Live>,
-    /// The name this process claims its runs under in the journal ([`crate::journal::owner::this_process`]).
+    /// The name this process claims its runs under in the journal ([`owner::this_process`]).
     owner: Arc<str>,
     /// How many events a run's snapshots are at least apart; `None` writes none.
     snapshot_every: Option<u64>,
