@@ -317,6 +317,11 @@ impl Recovery<'_> {
         self.end_with(Input::CancelRequested)
     }
 
+    /// The sequence number of the last record replayed: where the run goes on.
+    pub(super) fn journaled(&self) -> u64 {
+        self.resumed.last_seq
+    }
+
     /// How many times the journal records the run was resumed.
     pub fn resumes(&self) -> u32 {
         self.resumed.ledger.resumes()

@@ -5,9 +5,13 @@
 //! failed (`RL7306`) rather than resumed once more. Runs that need a host's decision about an
 //! uncertain call (`RL8405`, found by replaying them), runs whose journal is damaged, and runs
 //! this runtime cannot run, are left for an operator, with the reason; so are runs another
-//! process claimed since they were listed (`RL7010`).
+//! process claimed since they were listed (`RL7010`). A run is claimed after its replay, and
+//! replayed again under the claim when another process journaled more of it meanwhile.
 
-use super::{RetainedProgram, RunDamage, RunHandle, RunOptions, RunStatus, Runtime, UncertainOperation};
+use super::{
+    Executable, Recovery, RetainedProgram, RunDamage, RunHandle, RunOptions, RunStatus, Runtime,
+    UncertainOperation,
+};
 use crate::diag::{Code, codes};
 use crate::journal::{JournalError, JournalErrorKind, RunId};
 use crate::registry::RegistryOptions;
@@ -15,6 +19,12 @@ use crate::registry::RegistryOptions;
 /// Why recovery at start leaves a run whose calls await a host's decision (`RL8405`).
 pub const NEEDS_DECISION: &str =
     "calls it left dispatching need a host's decision: resolve them, then resume it";
+
+/// A replayed run, settled ([`Runtime::settle`]) or to go on.
+enum Settled<'r> {
+    Done(Recovered),
+    GoOn(Recovery<'r>),
+}
 
 /// What recovery at start did with one interrupted run.
 #[derive(Debug)]
@@ -93,24 +103,82 @@ impl Runtime {
             (first.map_or(codes::RUN_RETAINED_UNREADABLE, |d| d.code), message)
         })?;
         let refused = |e: super::RecoveryError| (e.code(), e.to_string());
-        if self.never_started(run).map_err(|e| (e.code(), e.to_string()))? {
+        let unread = |e: JournalError| (e.code(), e.to_string());
+        if self.never_started(run).map_err(unread)? {
             let prepared = self.prepare_retained(&program, &header, &retained).map_err(refused)?;
             self.claim(run)?;
-            return Ok(Recovered::Resumed(self.begin(&program, prepared, None)));
+            return match self.never_started(run) {
+                Ok(true) => Ok(Recovered::Resumed(self.begin(&program, prepared, None))),
+                // Another process started it since.
+                Ok(false) => self.replay_and_resume(&program, run, &retained, max_resumes),
+                Err(e) => Err(self.let_go(run, unread(e))),
+            };
         }
-        let options = RunOptions { limits: retained.limits, ..RunOptions::default() };
-        let mut recovery = self.recovery(&program, run, options).map_err(refused)?;
+        let options = RunOptions { limits: retained.limits.clone(), ..RunOptions::default() };
+        let replayed = self.recovery(&program, run, options).map_err(refused)?;
+        let recovery = match self.settle(run, replayed, max_resumes)? {
+            Settled::Done(recovered) => return Ok(recovered),
+            Settled::GoOn(recovery) => recovery,
+        };
+        self.claim(run)?;
+        // Another process may have driven the run on between its replay and this claim (and let
+        // it go): what it journaled is replayed too, now that no other process can write.
+        match self.journaled_after(run, recovery.journaled()) {
+            Ok(false) => Ok(Recovered::Resumed(recovery.resume())),
+            Ok(true) => self.replay_and_resume(&program, run, &retained, max_resumes),
+            Err(e) => Err(self.let_go(run, unread(e))),
+        }
+    }
+
+    /// Replays run `run`, which this runtime has claimed, and resumes it; or settles it otherwise
+    /// ([`Runtime::settle`]) and lets it go.
+    fn replay_and_resume(
+        &self,
+        program: &Executable,
+        run: &RunId,
+        retained: &RetainedProgram,
+        max_resumes: u32,
+    ) -> Result<Recovered, (Code, String)> {
+        let options = RunOptions { limits: retained.limits.clone(), ..RunOptions::default() };
+        let replayed = self.recovery(program, run, options).map_err(|e| (e.code(), e.to_string()));
+        match replayed.and_then(|recovery| self.settle(run, recovery, max_resumes)) {
+            Ok(Settled::GoOn(recovery)) => Ok(Recovered::Resumed(recovery.resume())),
+            Ok(Settled::Done(recovered)) => self.let_go(run, Ok(recovered)),
+            Err(reason) => self.let_go(run, Err(reason)),
+        }
+    }
+
+    /// What becomes of a replayed run short of resuming it: left when its calls await a host's
+    /// decision, parked once resumed `max_resumes` times.
+    fn settle<'r>(
+        &self,
+        run: &RunId,
+        mut recovery: Recovery<'r>,
+        max_resumes: u32,
+    ) -> Result<Settled<'r>, (Code, String)> {
         // Neither resumed nor parked: an operator decides about the calls first.
         if recovery.uncertain_operations().iter().any(UncertainOperation::needs_decision) {
             return Err((codes::RUN_NEEDS_RESOLUTION, NEEDS_DECISION.to_owned()));
         }
         let resumes = recovery.resumes();
         if resumes >= max_resumes {
-            recovery.park().map_err(refused)?;
-            return Ok(Recovered::Parked { run: run.clone(), resumes });
+            recovery.park().map_err(|e| (e.code(), e.to_string()))?;
+            return Ok(Settled::Done(Recovered::Parked { run: run.clone(), resumes }));
         }
-        self.claim(run)?;
-        Ok(Recovered::Resumed(recovery.resume()))
+        Ok(Settled::GoOn(recovery))
+    }
+
+    /// Whether run `run`'s journal holds records after `seq`.
+    fn journaled_after(&self, run: &RunId, seq: u64) -> Result<bool, JournalError> {
+        Ok(!self.pool.block_on(self.journal.read(run, seq, 1))?.is_empty())
+    }
+
+    /// Lets go of this runtime's claim on run `run`, which it does not go on with, so that
+    /// other processes may, and gives back `reason`, what it made of the run. Best effort: a
+    /// claim that cannot be let go lapses when this process ends.
+    fn let_go<T>(&self, run: &RunId, reason: T) -> T {
+        let _ = self.pool.block_on(self.journal.release(run, &self.owner));
+        reason
     }
 
     /// Claims run `run` for this runtime once nothing is left that could refuse it, just before

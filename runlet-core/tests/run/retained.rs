@@ -8,7 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use runlet::analyze::Inputs;
 use runlet::engine::{Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
-use runlet::journal::{Journal, MemoryJournal, RunHeader, RunId};
+use runlet::journal::{Journal, JournalError, MemoryJournal, Record, RunEntry, RunHeader, RunId, Snapshot};
 use runlet::registry::{Registry, RegistryOptions};
 use runlet::runtime::{RecoveryError, RetainError, RetainedProgram, RunOptions, RunStatus, Runtime};
 use runlet::value::{Value, parse_json, to_presentation_json};
@@ -31,14 +31,20 @@ fn runtime(registry: Registry, journal: Arc<dyn Journal>) -> Runtime {
 }
 
 fn runtime_with(registry: Registry, journal: Arc<dyn Journal>, executor: Arc<dyn ToolExecutor>) -> Runtime {
+    builder(registry, journal, executor).build().expect("runtime")
+}
+
+fn builder(
+    registry: Registry,
+    journal: Arc<dyn Journal>,
+    executor: Arc<dyn ToolExecutor>,
+) -> runlet::runtime::RuntimeBuilder {
     Runtime::builder()
         .registry(registry)
         .executor(executor)
         .journal(journal)
         .limits(runlet::engine::Limits::new().with(runlet::engine::LimitKey::ToolCalls, 50))
         .digest_key("tenant-1", b"a key both processes share")
-        .build()
-        .expect("runtime")
 }
 
 fn registry() -> Registry {
@@ -398,6 +404,104 @@ fn recovery_leaves_a_run_another_living_process_claimed_meanwhile() {
     }
     drop(restarted);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A memory journal that, at the first claim under `owner`, first lets `meanwhile` run: what
+/// another process does between a recovery's replay and its claim.
+struct ClaimedAfter {
+    inner: MemoryJournal,
+    owner: String,
+    meanwhile: parking_lot::Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+#[async_trait]
+impl Journal for ClaimedAfter {
+    async fn create_run(&self, header: &RunHeader) -> Result<(), JournalError> {
+        self.inner.create_run(header).await
+    }
+
+    async fn header(&self, run: &RunId) -> Result<RunHeader, JournalError> {
+        self.inner.header(run).await
+    }
+
+    async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError> {
+        self.inner.append(run, expected_seq, records).await
+    }
+
+    async fn read(&self, run: &RunId, after: u64, limit: usize) -> Result<Vec<Record>, JournalError> {
+        self.inner.read(run, after, limit).await
+    }
+
+    async fn load_snapshot(&self, run: &RunId) -> Result<Option<Snapshot>, JournalError> {
+        self.inner.load_snapshot(run).await
+    }
+
+    async fn store_snapshot(&self, run: &RunId, snapshot: Snapshot) -> Result<(), JournalError> {
+        self.inner.store_snapshot(run, snapshot).await
+    }
+
+    async fn runs(&self) -> Result<Vec<RunEntry>, JournalError> {
+        self.inner.runs().await
+    }
+
+    fn keeps_owners(&self) -> bool {
+        true
+    }
+
+    async fn claim(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
+        let meanwhile = if owner == self.owner { self.meanwhile.lock().take() } else { None };
+        if let Some(meanwhile) = meanwhile {
+            // Another runtime blocks on its own pool: not inside this one's.
+            std::thread::spawn(meanwhile).join().expect("the other process's work");
+        }
+        self.inner.claim(run, owner).await
+    }
+
+    async fn release(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
+        self.inner.release(run, owner).await
+    }
+}
+
+/// Another process resumes a run to its end between a recovery's replay and its claim: the
+/// recovery replays what that process journaled rather than going on from where its first
+/// replay ended (where the journal's sequence check would fail it), and sends nothing again.
+#[test]
+fn recovery_replays_again_what_another_process_journaled_before_its_claim() {
+    let journal = Arc::new(ClaimedAfter {
+        inner: MemoryJournal::new(),
+        owner: runlet::journal::owner::this_process(),
+        meanwhile: parking_lot::Mutex::new(None),
+    });
+    let shared: Arc<dyn Journal> = journal.clone();
+    let crashed = crashed_run(&shared);
+    let (other_journal, run) = (Arc::clone(&shared), crashed.clone());
+    *journal.meanwhile.lock() = Some(Box::new(move || {
+        let other = builder(registry(), other_journal, Arc::new(Echo)).owner("another process").build();
+        let other = other.expect("runtime");
+        let program = other.compile(SOURCE, &inputs()).expect("compiles");
+        let resumed = other.resume(&program, &run).expect("the other process resumes it");
+        assert!(matches!(resumed.wait().expect("journal"), Outcome::Succeeded(_)));
+    }));
+
+    let restarted = runtime(registry(), Arc::clone(&shared));
+    match restarted.recover_run(&crashed, 3) {
+        runlet::runtime::Recovered::Resumed(handle) => match handle.wait() {
+            Ok(Outcome::Succeeded(_)) => {}
+            other => panic!("the run the other process ended stays ended: {other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+    assert!(journal.meanwhile.lock().is_none(), "the other process ran between replay and claim");
+    let records = restarted.run_listing(&crashed).expect("listing").last_seq;
+    let pool = tokio::runtime::Builder::new_current_thread().build().expect("tokio");
+    let events = pool.block_on(shared.read(&crashed, 0, usize::MAX)).expect("records");
+    assert_eq!(events.len() as u64, records);
+    let ended: Vec<_> = events
+        .iter()
+        .map(|record| runlet::engine::event::Event::decode_record(record).expect("decodes").kind())
+        .filter(|kind| *kind == "RunSucceeded")
+        .collect();
+    assert_eq!(ended.len(), 1, "ended once, by the other process");
 }
 
 #[test]
