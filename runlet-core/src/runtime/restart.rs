@@ -20,12 +20,6 @@ use crate::registry::RegistryOptions;
 pub const NEEDS_DECISION: &str =
     "calls it left dispatching need a host's decision: resolve them, then resume it";
 
-/// A replayed run, settled ([`Runtime::settle`]) or to go on.
-enum Settled<'r> {
-    Done(Recovered),
-    GoOn(Recovery<'r>),
-}
-
 /// What recovery at start did with one interrupted run.
 #[derive(Debug)]
 pub enum Recovered {
@@ -115,11 +109,10 @@ impl Runtime {
             };
         }
         let options = RunOptions { limits: retained.limits.clone(), ..RunOptions::default() };
-        let replayed = self.recovery(&program, run, options).map_err(refused)?;
-        let recovery = match self.settle(run, replayed, max_resumes)? {
-            Settled::Done(recovered) => return Ok(recovered),
-            Settled::GoOn(recovery) => recovery,
-        };
+        let mut recovery = self.recovery(&program, run, options).map_err(refused)?;
+        if let Some(settled) = self.settle(run, &mut recovery, max_resumes)? {
+            return Ok(settled);
+        }
         self.claim(run)?;
         // Another process may have driven the run on between its replay and this claim (and let
         // it go): what it journaled is replayed too, now that no other process can write.
@@ -141,21 +134,23 @@ impl Runtime {
     ) -> Result<Recovered, (Code, String)> {
         let options = RunOptions { limits: retained.limits.clone(), ..RunOptions::default() };
         let replayed = self.recovery(program, run, options).map_err(|e| (e.code(), e.to_string()));
-        match replayed.and_then(|recovery| self.settle(run, recovery, max_resumes)) {
-            Ok(Settled::GoOn(recovery)) => Ok(Recovered::Resumed(recovery.resume())),
-            Ok(Settled::Done(recovered)) => self.let_go(run, Ok(recovered)),
+        let settled =
+            replayed.and_then(|mut recovery| Ok((self.settle(run, &mut recovery, max_resumes)?, recovery)));
+        match settled {
+            Ok((None, recovery)) => Ok(Recovered::Resumed(recovery.resume())),
+            Ok((Some(settled), _)) => self.let_go(run, Ok(settled)),
             Err(reason) => self.let_go(run, Err(reason)),
         }
     }
 
-    /// What becomes of a replayed run short of resuming it: left when its calls await a host's
-    /// decision, parked once resumed `max_resumes` times.
-    fn settle<'r>(
+    /// What becomes of a replayed run instead of resuming it, if anything: left when its calls
+    /// await a host's decision, parked once resumed `max_resumes` times.
+    fn settle(
         &self,
         run: &RunId,
-        mut recovery: Recovery<'r>,
+        recovery: &mut Recovery<'_>,
         max_resumes: u32,
-    ) -> Result<Settled<'r>, (Code, String)> {
+    ) -> Result<Option<Recovered>, (Code, String)> {
         // Neither resumed nor parked: an operator decides about the calls first.
         if recovery.uncertain_operations().iter().any(UncertainOperation::needs_decision) {
             return Err((codes::RUN_NEEDS_RESOLUTION, NEEDS_DECISION.to_owned()));
@@ -163,9 +158,9 @@ impl Runtime {
         let resumes = recovery.resumes();
         if resumes >= max_resumes {
             recovery.park().map_err(|e| (e.code(), e.to_string()))?;
-            return Ok(Settled::Done(Recovered::Parked { run: run.clone(), resumes }));
+            return Ok(Some(Recovered::Parked { run: run.clone(), resumes }));
         }
-        Ok(Settled::GoOn(recovery))
+        Ok(None)
     }
 
     /// Whether run `run`'s journal holds records after `seq`.
