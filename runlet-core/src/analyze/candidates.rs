@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use crate::diag::nearest;
+
 /// One name a misspelling may have meant.
 #[derive(Debug, Clone)]
 pub(crate) struct Candidate {
@@ -112,11 +114,14 @@ fn score(wanted: &Wanted, candidate: Candidate, listed: bool) -> Ranked {
         && (name_lower.contains(wanted.lower.as_str()) || wanted.lower.contains(name_lower.as_str()));
     // The distance is at least the difference in length: past half the longer word, no rule
     // below can call the candidate close, so in a pool too large to list, it is not needed.
+    // Spellings too long to compare letter by letter are as far apart as can be, unless they
+    // differ only in case.
     let length_gap = wanted.chars.abs_diff(name_chars);
+    let uncompared = if name_lower == wanted.lower { 0 } else { longer };
     let distance = if !listed && length_gap > longer / 2 && !via_alias && !contains {
         length_gap
     } else {
-        strsim::damerau_levenshtein(&wanted.lower, &name_lower)
+        nearest::distance(&wanted.lower, &name_lower).unwrap_or(uncompared)
     };
     let case_only = distance == 0;
     let prefix = wanted.lower.chars().zip(name_lower.chars()).take_while(|(a, b)| a == b).count();
@@ -140,7 +145,8 @@ fn score(wanted: &Wanted, candidate: Candidate, listed: bool) -> Ranked {
     }
     if !close {
         // Candidates that are not close are only listed, ordered by shared letter pairs.
-        let resemblance = if listed { strsim::sorensen_dice(&wanted.lower, &name_lower) } else { 0.0 };
+        let compared = listed && longer <= nearest::LONGEST_COMPARED;
+        let resemblance = if compared { strsim::sorensen_dice(&wanted.lower, &name_lower) } else { 0.0 };
         score = 10_000 - (1000.0 * resemblance) as i64 + distance as i64;
     }
     Ranked { candidate, score, close, via_alias, distance }

@@ -4,6 +4,7 @@
 pub mod catalogue;
 pub mod codes;
 mod line_index;
+pub mod nearest;
 mod render;
 pub(crate) mod sink;
 

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::diag::codes;
+use crate::diag::{codes, nearest};
 use crate::stdlib::{self, Intrinsic, Prelude};
 use crate::value::{Digest, Value, sha256};
 
@@ -374,7 +374,7 @@ impl RegistryBuilder {
                 let nearest = self
                     .resource_groups
                     .keys()
-                    .map(|declared| (strsim::damerau_levenshtein(declared, group), declared.as_str()))
+                    .filter_map(|declared| Some((nearest::distance(declared, group)?, declared.as_str())))
                     .filter(|(distance, _)| *distance <= 2)
                     .min();
                 let issue = RegistryIssue::error(codes::REGISTRY_BAD_FIELD, path.key("resource_group"), message)

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::diag::codes;
+use crate::diag::{codes, nearest};
 
 use super::issue::RegistryIssue;
 use super::json_path::JsonPath;
@@ -43,7 +43,7 @@ impl<'a, 'i> Fields<'a, 'i> {
         for key in self.object.keys().filter(|k| !known.contains(&k.as_str())) {
             let mut nearest: Vec<(usize, &str)> = known
                 .iter()
-                .map(|k| (strsim::damerau_levenshtein(&k.to_lowercase(), &key.to_lowercase()), *k))
+                .filter_map(|k| Some((nearest::distance(&k.to_lowercase(), &key.to_lowercase())?, *k)))
                 .filter(|(distance, _)| *distance <= 3)
                 .collect();
             nearest.sort();

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::diag::codes;
+use crate::diag::{codes, nearest};
 
 use super::arena::SchemaArena;
 use super::call_shape;
@@ -218,7 +218,7 @@ fn read_execution(fields: &mut Fields<'_, '_>, hints: &Hints) -> (ExecutionClass
     }
     let mut nearest: Vec<(usize, &str)> = ExecutionClass::ALL
         .iter()
-        .map(|c| (strsim::damerau_levenshtein(c.as_str(), text), c.as_str()))
+        .filter_map(|c| Some((nearest::distance(c.as_str(), text)?, c.as_str())))
         .filter(|(distance, _)| *distance <= 3)
         .collect();
     nearest.sort();

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use async_trait::async_trait;
 
 use super::fixtures::{FixtureAnswer, FixtureCase, FixtureError, ToolFixtures};
-use crate::diag::codes;
+use crate::diag::{codes, nearest};
 use crate::engine::{ToolCall, ToolCapabilities, ToolError, ToolExecutor, ToolOutput};
 use crate::value::{List, Object, Value, ValueError, equals, to_presentation_json};
 
@@ -139,7 +139,7 @@ impl ScriptedExecutor {
         self.tools
             .iter()
             .filter(|(name, cases)| &***name != tool && !cases.is_empty())
-            .map(|(name, _)| (strsim::damerau_levenshtein(name, tool), &**name))
+            .filter_map(|(name, _)| Some((nearest::distance(name, tool)?, &**name)))
             .filter(|(distance, _)| *distance <= 3)
             .min()
             .map(|(_, name)| name)

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::diag::{Code, Diagnostic, Span, codes};
+use crate::diag::{Code, Diagnostic, Span, codes, nearest};
 use crate::engine::ToolError;
 use crate::schema::{JsonPath, QualifiedName, locate};
 use crate::value::{List, Object, Value, parse_json};
@@ -246,7 +246,7 @@ impl Reader<'_> {
         for key in fields.keys().filter(|key| !known.contains(key)) {
             let closest = known
                 .iter()
-                .map(|k| (strsim::damerau_levenshtein(&folded(k), &folded(key)), *k))
+                .filter_map(|k| Some((nearest::distance(&folded(k), &folded(key))?, *k)))
                 .filter(|(distance, _)| *distance <= 3)
                 .min();
             let listed = known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");

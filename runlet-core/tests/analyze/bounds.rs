@@ -65,3 +65,22 @@ fn the_work_budget_stops_analysis_with_one_error() {
     assert!(analysis.hir.is_none());
     assert!(analysis.work <= 500 + 50, "{}", analysis.work);
 }
+
+/// Names too long to compare letter by letter are never suggested for one another: comparing
+/// two names costs the product of their lengths, which made a 480 KB source check for minutes.
+#[test]
+fn a_misspelt_name_too_long_to_compare_gets_its_error_without_a_suggestion() {
+    let defined = "a".repeat(2_000);
+    let misspelt = format!("{}b", "a".repeat(1_999));
+    let source = format!("{defined} = 1\nreturn {misspelt}\n");
+    let analysis = analyze(&source, &big_registry(), &Inputs::new(), &AnalyzeOptions::default());
+    let undefined: Vec<_> = analysis.diagnostics.iter().filter(|d| d.code.to_string() == "RL2101").collect();
+    let codes: Vec<String> = analysis.diagnostics.iter().map(|d| d.code.to_string()).collect();
+    assert_eq!(undefined.len(), 1, "{codes:?}");
+    let suggested = (undefined[0].fixes.len(), undefined[0].candidates.len());
+    assert_eq!(suggested, (0, 0), "no fix and no candidate for names this long");
+    // A short misspelling still gets its suggestion.
+    let analysis =
+        analyze("total = 1\nreturn totl\n", &big_registry(), &Inputs::new(), &AnalyzeOptions::default());
+    assert_eq!(analysis.diagnostics[0].candidates, ["total"], "{:?}", analysis.diagnostics);
+}

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::diag::codes;
+use crate::diag::{codes, nearest};
 
 use super::super::arena::SchemaArena;
 use super::super::issue::RegistryIssue;
@@ -73,7 +73,7 @@ impl<'a> Importer<'a, '_> {
             return Vec::new();
         };
         let mut names: Vec<(usize, &String)> =
-            definitions.keys().map(|name| (strsim::damerau_levenshtein(name, &wanted), name)).collect();
+            definitions.keys().filter_map(|name| Some((nearest::distance(name, &wanted)?, name))).collect();
         names.sort();
         names
             .into_iter()

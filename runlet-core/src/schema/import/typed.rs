@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Number as JsonNumber, Value};
 
-use crate::diag::codes;
+use crate::diag::{codes, nearest};
 use crate::value::Number;
 
 use super::super::issue::RegistryIssue;
@@ -165,7 +165,7 @@ impl<'a> Importer<'a, '_> {
                     let message = format!("{name} is not a JSON Schema type");
                     let wanted = name.as_str().unwrap_or_default();
                     let mut candidates: Vec<(usize, &str)> =
-                        TYPES.iter().map(|(n, _)| (strsim::damerau_levenshtein(n, wanted), *n)).collect();
+                        TYPES.iter().filter_map(|(n, _)| Some((nearest::distance(n, wanted)?, *n))).collect();
                     candidates.sort();
                     let candidates = candidates.into_iter().take(2).map(|(_, n)| n);
                     self.report(
