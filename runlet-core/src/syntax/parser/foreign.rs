@@ -95,6 +95,12 @@ impl Parser<'_> {
         } else {
             return None;
         };
+        // `async def name` and `async function name` give the name after their second word.
+        let after = self.nth(2);
+        let name = match FUNCTION_WORDS.contains(&self.text(next.span)) && after.kind == TokenKind::Ident {
+            true => after.span,
+            false => next.span,
+        };
         let start = token.span;
         self.skip_foreign_construct(start);
         let span = start.to(Span::at(self.prev_end()));
@@ -118,7 +124,7 @@ impl Parser<'_> {
                 diagnostic = diagnostic.with_fix(fix);
             }
         }
-        if code == codes::FUNCTION_DEFINITION && others && !self.spelled_elsewhere(next.span) {
+        if code == codes::FUNCTION_DEFINITION && others && !self.spelled_elsewhere(name) {
             let removal = self.line_removal(span);
             diagnostic =
                 diagnostic.with_fix(Fix::machine("remove the function, which nothing calls", removal, ""));
