@@ -125,11 +125,13 @@ fn score(wanted: &Wanted, candidate: Candidate, listed: bool) -> Ranked {
     };
     let case_only = distance == 0;
     let prefix = wanted.lower.chars().zip(name_lower.chars()).take_while(|(a, b)| a == b).count();
+    // A misspelling of one or two letters is an edit or two from every short name: it does not
+    // tell which was meant, so no name is close to it unless only its case differs.
+    let guess = wanted.chars < 3;
     let close = via_alias
         || case_only
-        || distance <= (longer / 3).max(1)
-        || (prefix >= 3 && distance <= longer / 2)
-        || contains;
+        || (!guess
+            && (distance <= (longer / 3).max(1) || (prefix >= 3 && distance <= longer / 2) || contains));
     let adjacent = adjacent_substitutions(&wanted.lower, &name_lower);
     let mut score = 20 * distance as i64 - 8 * adjacent as i64 - 4 * prefix.min(4) as i64;
     score += match candidate.fits {
@@ -217,6 +219,15 @@ mod tests {
         let misfits = Candidate { fits: Some(false), ..Candidate::named("order") };
         let ranked = rank("ordes", [misfits, fits]);
         assert_eq!(ranked[0].candidate.name, "orders");
+    }
+
+    #[test]
+    fn names_of_one_or_two_letters_are_never_close_but_by_case() {
+        assert!(names("b", &["a", "y"]).is_empty());
+        assert!(names("ib", &["id"]).is_empty());
+        assert!(names("e", &["value"]).is_empty());
+        assert_eq!(names("A", &["a", "b"]), ["a"]);
+        assert_eq!(names("ordr", &["order", "id"]), ["order"]);
     }
 
     #[test]
