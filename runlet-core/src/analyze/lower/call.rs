@@ -52,7 +52,7 @@ impl Lowerer<'_> {
                     if let Some(form) = foreign::function(&text) {
                         return self.absent_call(e, diagnostic, form, args, None);
                     }
-                    diagnostic = self.with_tool_candidates(diagnostic, &text, callee.span);
+                    diagnostic = self.with_tool_candidates(diagnostic, &text, callee.span, Some(args.len()));
                 }
                 self.report(diagnostic);
                 self.lower_arguments_for_errors(args);
@@ -118,7 +118,7 @@ impl Lowerer<'_> {
         let tools = 2 * self.registry.tool_count();
         if let Some(path) = path.filter(|_| self.search(tools)) {
             let close: Vec<String> = self
-                .tool_candidates(&path)
+                .tool_candidates(&path, Some(args.len()))
                 .iter()
                 .filter(|r| r.close)
                 .take(3)
@@ -323,6 +323,18 @@ impl Lowerer<'_> {
             .with_note(format!("accepted calls: {}", self.accepted_shapes(tool).join(" or ")))
             .with_fix(Fix::machine("pass the values positionally", arg.span, replacement)),
         )
+    }
+
+    /// Whether a call of `tool` with `given` arguments has a shape: that many positional
+    /// arguments, or one object (none, when the object may be empty).
+    pub(super) fn takes_argument_count(&self, tool: ToolId, given: usize) -> bool {
+        let input = &self.registry.tool(tool).input;
+        let positional =
+            input.positional_arity().is_some_and(|(required, most)| (required..=most).contains(&given));
+        let object = input.object.is_some_and(|object| {
+            given == 1 || (given == 0 && accepts_empty_object(self.registry.schemas(), object))
+        });
+        positional || object || (input.positional.is_none() && input.object.is_none() && given == 0)
     }
 
     /// `RL2201`: no call shape takes this many arguments.

@@ -155,7 +155,7 @@ impl Lowerer<'_> {
                     span,
                     format!("the registry has no tool or namespace `{text}`"),
                 );
-                let diagnostic = self.with_tool_candidates(diagnostic, &text, span);
+                let diagnostic = self.with_tool_candidates(diagnostic, &text, span, None);
                 self.report(diagnostic.with_note(format!("registry {}", self.registry.digest())));
             }
         }
@@ -211,18 +211,25 @@ impl Lowerer<'_> {
 
     /// Ranked registry tools for a misspelt dotted path: by the whole path, and by the last
     /// segment so the same tool in another namespace is found (and labelled).
-    pub(super) fn tool_candidates(&self, wanted: &str) -> Vec<Ranked> {
+    /// When the misspelling is called with `arguments`, tools that take that many fit.
+    pub(super) fn tool_candidates(&self, wanted: &str, arguments: Option<usize>) -> Vec<Ranked> {
         let wanted_root = wanted.split('.').next().unwrap_or_default();
         let wanted_leaf = wanted.rsplit('.').next().unwrap_or_default();
-        let candidate = |full: &str, key: &str| {
+        let candidate = |(full, fits): &(String, Option<bool>), key: &str| {
             let root = full.split('.').next().unwrap_or_default();
             let label = (root != wanted_root).then(|| format!("in namespace `{root}`"));
-            Candidate { key: key.to_owned(), label, ..Candidate::named(full) }
+            Candidate { key: key.to_owned(), label, fits: *fits, ..Candidate::named(full.as_str()) }
         };
-        let names: Vec<String> = self.registry.tools().map(|(_, t)| t.name.to_string()).collect();
-        let by_path = scored(wanted, names.iter().map(|n| candidate(n, n)));
-        let by_leaf =
-            scored(wanted_leaf, names.iter().map(|n| candidate(n, n.rsplit('.').next().unwrap_or_default())));
+        let tools: Vec<(String, Option<bool>)> = self
+            .registry
+            .tools()
+            .map(|(id, t)| (t.name.to_string(), arguments.map(|given| self.takes_argument_count(id, given))))
+            .collect();
+        let by_path = scored(wanted, tools.iter().map(|tool| candidate(tool, &tool.0)));
+        let by_leaf = scored(
+            wanted_leaf,
+            tools.iter().map(|tool| candidate(tool, tool.0.rsplit('.').next().unwrap_or_default())),
+        );
         // Both lists follow the registry's order: keep the better score of each tool.
         let mut merged: Vec<Ranked> = by_path
             .into_iter()
@@ -234,21 +241,31 @@ impl Lowerer<'_> {
     }
 
     /// Adds the closest tools to `diagnostic`, and a replacement of `span` when one in the same
-    /// namespace is clearly meant.
+    /// namespace is clearly meant: of those that take as many arguments as the misspelling was
+    /// called with (`arguments`), when it was called.
     pub(super) fn with_tool_candidates(
         &mut self,
         mut diagnostic: Diagnostic,
         wanted: &str,
         span: Span,
+        arguments: Option<usize>,
     ) -> Diagnostic {
         if !self.search(2 * self.registry.tool_count()) {
             return diagnostic;
         }
-        let ranked = self.tool_candidates(wanted);
+        let mut ranked = self.tool_candidates(wanted, arguments);
         let close: Vec<&Ranked> = ranked.iter().filter(|r| r.close).take(3).collect();
         diagnostic = diagnostic
             .with_candidates(close.iter().map(|r| r.candidate.shown()))
             .with_candidate_records(close.iter().map(|r| tool_record(&r.candidate.name)));
+        // The winner is of the tools that take the call's arguments; a tool of another namespace
+        // competes with those of the written one only when it is closer than all of them.
+        let root = wanted.split('.').next().unwrap_or_default();
+        let in_namespace = |r: &Ranked| r.candidate.label.is_none() && self.registry.is_root(root);
+        let fits = |r: &Ranked| r.candidate.fits != Some(false);
+        let closest_here =
+            ranked.iter().filter(|r| r.close && fits(r) && in_namespace(r)).map(|r| r.distance).min();
+        ranked.retain(|r| fits(r) && (in_namespace(r) || closest_here.is_none_or(|here| r.distance < here)));
         if let Some(best) = clear_winner(&ranked) {
             let name = best.candidate.name.clone();
             let message = format!("replace `{wanted}` with `{name}`");
