@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use runlet::diag::codes;
 use runlet::engine::{ToolCall, ToolError, ToolExecutor, ToolOutput};
-use runlet::journal::{Journal, RunHeader, RunId};
+use runlet::journal::{Durability, Journal, RunHeader, RunId};
 use runlet::registry::RegistryOptions;
 use runlet::runtime::{Executable, Recovery, RetainedProgram, RunOptions, RunStatus, Runtime, run_listing};
 
@@ -100,6 +100,7 @@ impl OpenJournal {
         snapshot_every: Option<u64>,
     ) -> Result<StoredRun, Failure> {
         let header = self.header(run)?;
+        self.refuse_looser_durability(&header)?;
         let retained = RetainedProgram::from_header(&header, &RegistryOptions::default())
             .map_err(|error| Failure::new(error.code(), error.to_string()))?;
         let Some(registry) = retained.registry else {
@@ -135,6 +136,23 @@ impl OpenJournal {
             )
         })?;
         Ok(StoredRun { run_id: run.clone(), header, runtime, program })
+    }
+
+    /// Refuses `--durability normal` for a run its header says was journaled `full`: a run's
+    /// durability comes from its header, and a flag may not loosen it.
+    fn refuse_looser_durability(&self, header: &RunHeader) -> Result<(), Failure> {
+        let full = Durability::Full.report();
+        let written = header.retained.as_ref().and_then(|retained| retained.durability.as_deref());
+        match (written, self.journal.durability()) {
+            (Some(written), Some(opened)) if written == full && opened != full => Err(Failure::new(
+                codes::INVALID_ARGUMENT,
+                format!(
+                    "run `{}` was journaled with durability `full`, and `--durability normal` would loosen it: leave the flag out",
+                    header.run_id
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Rebuilds run `run` for a decision or a look: nothing it holds calls a tool.

@@ -286,6 +286,33 @@ fn an_interrupted_run_is_cancelled_from_another_process_and_stays_cancelled() {
     assert_eq!(json(&listed)["runs"], serde_json::json!([]));
 }
 
+/// A run journaled `full` is not resumed, cancelled or decided about under `--durability
+/// normal`: its durability comes from its header, and a flag may not loosen it.
+#[test]
+fn a_flag_may_not_loosen_the_durability_a_run_was_journaled_with() {
+    let setup = Setup::new("durability");
+    let mut child = setup.start(&tools(600_000, 0), "events.jsonl");
+    setup.wait_for("events.jsonl", |event| is(event, "CallDispatchPrepared", "work.step"));
+    child.kill().expect("SIGKILL");
+    let run = run_id(child);
+    let answers = setup.scratch.file("answers.json", tools(0, 0));
+    for args in [
+        vec!["resume", &run, "--tools", &answers],
+        vec!["resume", "--interrupted", "--tools", &answers],
+        vec!["cancel", &run],
+    ] {
+        let mut loosened = args.clone();
+        loosened.extend(["--durability", "normal", "--format", "json"]);
+        let refused = setup.manage(&loosened);
+        assert_eq!(refused.status.code(), Some(2), "{args:?}: {}", stdout(&refused));
+        assert_eq!(failure_code(&refused), "RL8501", "{args:?}");
+        assert!(stdout(&refused).contains("durability `full`"), "{}", stdout(&refused));
+    }
+    assert_eq!(setup.only_run()["status"], "interrupted", "nothing was journaled");
+    let resumed = setup.resume(&run, &tools(0, 0), "resumed.jsonl");
+    assert_eq!(json(&resumed)["value"], "sent");
+}
+
 /// SIGKILL at several points of the fan-out, each followed by a resume: no step that finished
 /// before the kill runs again, and the steps the kill left in flight — at most the loop's limit —
 /// are the only ones sent again. The counts are printed for BENCHMARKS.md.

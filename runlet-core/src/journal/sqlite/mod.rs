@@ -55,7 +55,7 @@ impl Durability {
     }
 
     /// What [`Journal::durability`] reports for a file opened with this level.
-    fn report(self) -> &'static str {
+    pub fn report(self) -> &'static str {
         match self {
             Durability::Full => "sqlite-wal-full",
             Durability::Normal => "sqlite-wal-normal",
