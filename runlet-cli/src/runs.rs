@@ -133,8 +133,10 @@ fn execute_show(args: &ShowArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::SUCCESS);
     }
     let recovery = stored.recovery()?;
-    let uncertain = recovery.uncertain_operations();
-    if !summary.status.has_ended() && uncertain.iter().any(UncertainOperation::needs_decision) {
+    // The calls of a run a live process drives are in flight there, not uncertain.
+    let uncertain =
+        if summary.status == RunStatus::Running { Vec::new() } else { recovery.uncertain_operations() };
+    if summary.status == RunStatus::Interrupted && uncertain.iter().any(UncertainOperation::needs_decision) {
         summary.status = RunStatus::NeedsResolution;
     }
     match args.format {

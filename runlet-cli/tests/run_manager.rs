@@ -267,6 +267,26 @@ fn a_running_run_is_listed_as_running_and_cancelled_by_its_owner_on_request() {
     assert_eq!(setup.only_run()["status"], "cancelled");
 }
 
+/// A run whose `at_most_once` call is in flight in a live process is shown running, with no
+/// uncertain operation for an operator to resolve; once that process is killed, the call is.
+#[test]
+fn a_call_in_flight_in_a_live_process_is_not_uncertain() {
+    let setup = Setup::new("in-flight");
+    let mut child = setup.start(&tools(0, 600_000), "events.jsonl");
+    setup.wait_for("events.jsonl", |event| is(event, "CallDispatchPrepared", "mail.send"));
+    let run = setup.only_run()["run_id"].as_str().expect("a run id").to_owned();
+    let shown = json(&setup.manage(&["runs", "show", &run, "--format", "json"]));
+    assert_eq!(
+        (&shown["status"], &shown["uncertain"]),
+        (&serde_json::json!("running"), &serde_json::json!([]))
+    );
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaped");
+    let shown = json(&setup.manage(&["runs", "show", &run, "--format", "json"]));
+    assert_eq!(shown["status"], "needs_resolution");
+    assert_eq!(shown["uncertain"][0]["tool"], "mail.send");
+}
+
 #[test]
 fn an_interrupted_run_is_cancelled_from_another_process_and_stays_cancelled() {
     let setup = Setup::new("cancel");
