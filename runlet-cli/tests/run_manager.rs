@@ -287,6 +287,35 @@ fn a_call_in_flight_in_a_live_process_is_not_uncertain() {
     assert_eq!(shown["uncertain"][0]["tool"], "mail.send");
 }
 
+/// `cancel` of a run whose process is stopped waits for it, saying so; when that process is
+/// killed meanwhile, the run it left interrupted is cancelled there and then.
+#[test]
+fn a_cancel_waiting_for_a_process_that_dies_cancels_the_run_itself() {
+    let setup = Setup::new("cancel-dies");
+    let mut child = setup.start(&tools(600_000, 0), "events.jsonl");
+    setup.wait_for("events.jsonl", |event| is(event, "CallDispatchPrepared", "work.step"));
+    let run = setup.only_run()["run_id"].as_str().expect("a run id").to_owned();
+    let signal = |name: &str| {
+        let sent = Command::new("kill").args([name, &child.id().to_string()]).status().expect("kill");
+        assert!(sent.success(), "kill {name}");
+    };
+    signal("-STOP");
+    let cancel = Command::new(env!("CARGO_BIN_EXE_runlet"))
+        .args(["cancel", &run, "--journal", &setup.journal, "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start runlet cancel");
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaped");
+    let cancelled = cancel.wait_with_output().expect("the cancel's output");
+    assert_eq!(cancelled.status.code(), Some(0), "{}", stderr(&cancelled));
+    assert!(stderr(&cancelled).contains("waiting for it"), "{}", stderr(&cancelled));
+    assert_eq!(json(&cancelled)["status"], "cancelled");
+    assert_eq!(setup.only_run()["status"], "cancelled");
+}
+
 #[test]
 fn an_interrupted_run_is_cancelled_from_another_process_and_stays_cancelled() {
     let setup = Setup::new("cancel");
