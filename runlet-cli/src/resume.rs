@@ -9,7 +9,8 @@
 //! they were created: resumes it, or parks it as failed (`RL7306`) once it was resumed N times
 //! (default 3) without ending; runs that need a decision (`RL8405`), runs whose journal is damaged
 //! (`RL7008`) and runs another process took first (`RL7010`) are left. One line per run
-//! (`{"runs": [...]}` in JSON); exit 0 once every run was seen to.
+//! (`{"runs": [...]}` in JSON); exit 0 when every run resumed succeeded or goes on in another
+//! process, 1 when one failed, was cancelled, parked or left for an operator.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -120,7 +121,12 @@ fn resume_interrupted(
                 let left = |code: Code, message: &str| {
                     // Another process took it first (at its claim, or by writing to it meanwhile):
                     // it runs there, and the other runs still go on.
-                    let status = if code == codes::RUN_OWNED_ELSEWHERE { "running" } else { "interrupted" };
+                    let status = match code {
+                        codes::RUN_OWNED_ELSEWHERE => RunStatus::Running,
+                        codes::RUN_NEEDS_RESOLUTION => RunStatus::NeedsResolution,
+                        _ => RunStatus::Interrupted,
+                    }
+                    .as_str();
                     json!({
                         "run_id": run.as_str(), "action": "left", "status": status,
                         "code": code.to_string(), "message": message,
@@ -160,6 +166,8 @@ fn resume_interrupted(
         };
         lines.push(line);
     }
+    // Done when every run resumed succeeded or goes on in another process.
+    let done = lines.iter().all(|line| matches!(line["status"].as_str(), Some("succeeded" | "running")));
     match args.format {
         Format::Json => outln!("{}", json!({"runs": lines})),
         Format::Text => {
@@ -174,7 +182,7 @@ fn resume_interrupted(
             }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if done { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 /// How a run ended, as run listings name it.

@@ -529,7 +529,7 @@ fn resume_interrupted_resumes_every_interrupted_run_and_parks_those_resumed_too_
         "--format",
         "json",
     ]);
-    assert_eq!(parked.status.code(), Some(0), "{}", stderr(&parked));
+    assert_eq!(parked.status.code(), Some(1), "a run parked as failed: {}", stderr(&parked));
     assert_eq!(
         json(&parked)["runs"],
         serde_json::json!([{"run_id": first, "action": "parked", "status": "failed", "code": "RL7306", "resumes": 0}])
@@ -600,7 +600,7 @@ fn a_damaged_run_is_listed_as_damaged_and_hides_no_other_run() {
     // Recovery leaves the damaged runs, with the reason, and resumes the interrupted one.
     let tools = setup.scratch.file("tools-resume.json", tools(0, 0));
     let resumed = setup.manage(&["resume", "--interrupted", "--tools", &tools, "--format", "json"]);
-    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    assert_eq!(resumed.status.code(), Some(1), "damaged runs were left: {}", stderr(&resumed));
     let lines = json(&resumed)["runs"].as_array().expect("a list").clone();
     let actions: Vec<(&str, &str, &str)> = lines
         .iter()
