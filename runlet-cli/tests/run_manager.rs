@@ -393,6 +393,15 @@ fn killed_at_many_points_a_fan_out_resumes_without_repeating_finished_calls() {
             finished.len()
         );
         assert_eq!(repeated, 0, "finished steps are not sent again");
+        // Each step's end names the operation its last dispatch prepared.
+        let mut prepared = std::collections::BTreeMap::new();
+        for event in setup.journal_events(&run) {
+            if is(&event, "CallDispatchPrepared", "work.step") {
+                prepared.insert(event["node"].to_string(), event["operation"].clone());
+            } else if is(&event, "NodeSucceeded", "work.step") {
+                assert_eq!(event["operation"], prepared[&event["node"].to_string()], "{event}");
+            }
+        }
         assert!(redispatched <= 2, "at most the loop's limit was in flight: {redispatched}");
         assert_eq!(sent_again.len(), 6 - finished.len(), "every unfinished step is sent once");
     }

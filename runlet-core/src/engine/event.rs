@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use crate::diag::{Code, codes};
 use crate::engine::core::Resolution;
 use crate::engine::executor::ToolError;
-use crate::engine::identity::OperationId;
+// The operation ids call events carry, for readers of events that may not see the rest of the engine.
+pub use crate::engine::identity::OperationId;
 use crate::journal::{Blob, Envelope, EnvelopeError, Journal, JournalError, JournalErrorKind, Record};
 use crate::value::{Value, rcve};
 

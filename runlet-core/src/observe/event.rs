@@ -2,12 +2,15 @@
 //! node's public id, the tool, the time since the run started, and details redacted under a
 //! `ViewPolicy` before they leave the runtime.
 
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use super::context::GraphContext;
 use super::view::ViewPolicy;
 use crate::engine::event::Amount;
-use crate::engine::event::{Arm, Event};
+use crate::engine::event::{Arm, Event, OperationId};
 use crate::schema::{labels_of, strongest_label};
 use crate::value::{Labels, Sensitivity, rcve};
 
@@ -36,7 +39,9 @@ pub struct GraphEvent {
     pub unix_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attempt: Option<u32>,
-    /// The operation id of a call's dispatch (`CallDispatchPrepared`).
+    /// The operation id of a call's dispatch (`CallDispatchPrepared`), and of the events that
+    /// end it (`CallCompleted`, `CallFailed`, `NodeSucceeded`, `NodeFailed`,
+    /// `OrphanedCompletion`) in a stream that delivered its dispatch ([`CallOperations`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operation: Option<String>,
     /// The error code of a failure.
@@ -167,13 +172,15 @@ impl GraphContext {
     }
 
     /// The public form of the journal record `seq`, redacted for `view`, published at
-    /// `published` (`None` for records read back from a journal).
+    /// `published` (`None` for records read back from a journal); `operation` names the call
+    /// it ends ([`CallOperations::name`]).
     pub(crate) fn graph_event(
         &self,
         seq: u64,
         event: &Event,
         published: Option<Published>,
         view: &ViewPolicy,
+        operation: Option<OperationId>,
     ) -> GraphEvent {
         let local = event_node(event);
         let mut public = GraphEvent {
@@ -185,7 +192,7 @@ impl GraphContext {
             at_ms: published.map(|p| p.at_ms),
             unix_ms: published.map(|p| p.unix_ms),
             attempt: None,
-            operation: None,
+            operation: operation.map(|operation| operation.to_string()),
             code: None,
             message: None,
             retryable: None,
@@ -286,5 +293,94 @@ impl GraphContext {
             | Event::FreshGenerationAuthorized { .. } => {}
         }
         public
+    }
+}
+
+/// How many cancelled calls' operation ids a stream keeps for a late `OrphanedCompletion`.
+const CANCELLED_KEPT: usize = 1024;
+
+/// The operation ids a stream of one run's events names the ends of its calls with, learnt from
+/// each call's `CallDispatchPrepared` as the stream delivers it: held until the call's node
+/// ends (the latest [`CANCELLED_KEPT`] cancelled calls' a while longer, for a late
+/// `OrphanedCompletion`), so about as many as the run has calls in flight. A stream that starts
+/// after a call's dispatch was prepared names that call's end with none.
+#[derive(Debug, Default)]
+pub(crate) struct CallOperations {
+    in_flight: HashMap<Arc<str>, OperationId>,
+    cancelled: VecDeque<(Arc<str>, OperationId)>,
+}
+
+impl CallOperations {
+    /// Takes in `event`, the stream's next, whether or not it is delivered; the operation id
+    /// of the call it ends, if it ends one.
+    pub(crate) fn name(&mut self, event: &Event) -> Option<OperationId> {
+        match event {
+            Event::CallDispatchPrepared { node, operation: Some(operation), .. } => {
+                self.in_flight.insert(Arc::clone(node), *operation);
+                None
+            }
+            Event::CallCompleted { node, .. } | Event::CallFailed { node, .. } => {
+                self.in_flight.get(node).copied()
+            }
+            Event::NodeSucceeded { node } | Event::NodeFailed { node, .. } => self.in_flight.remove(node),
+            Event::NodeCancelled { node } => {
+                if let Some(operation) = self.in_flight.remove(node) {
+                    if self.cancelled.len() == CANCELLED_KEPT {
+                        self.cancelled.pop_front();
+                    }
+                    self.cancelled.push_back((Arc::clone(node), operation));
+                }
+                None
+            }
+            Event::OrphanedCompletion { node } => self
+                .cancelled
+                .iter()
+                .rev()
+                .find(|(cancelled, _)| cancelled == node)
+                .map(|(_, operation)| *operation),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn operation(byte: char) -> OperationId {
+        format!("op:{}", byte.to_string().repeat(64)).parse().expect("an operation id")
+    }
+
+    fn prepared(node: &Arc<str>, operation: OperationId) -> Event {
+        Event::CallDispatchPrepared {
+            node: Arc::clone(node),
+            tool: "t.a".into(),
+            attempt: 0,
+            operation: Some(operation),
+        }
+    }
+
+    #[test]
+    fn a_call_s_end_is_named_with_the_operation_its_dispatch_prepared() {
+        let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
+        let mut operations = CallOperations::default();
+        assert_eq!(operations.name(&prepared(&a, operation('1'))), None);
+        assert_eq!(operations.name(&prepared(&b, operation('2'))), None);
+        assert_eq!(operations.name(&Event::NodeSucceeded { node: Arc::clone(&a) }), Some(operation('1')));
+        assert_eq!(operations.name(&Event::NodeSucceeded { node: Arc::clone(&a) }), None, "ended, forgotten");
+        assert_eq!(operations.name(&Event::NodeCancelled { node: Arc::clone(&b) }), None);
+        assert_eq!(
+            operations.name(&Event::OrphanedCompletion { node: Arc::clone(&b) }),
+            Some(operation('2'))
+        );
+        assert!(operations.in_flight.is_empty());
+        // Cancelled calls are kept for a late answer only up to a bound.
+        for n in 0..CANCELLED_KEPT + 10 {
+            let node: Arc<str> = format!("c{n}").into();
+            operations.name(&prepared(&node, operation('3')));
+            operations.name(&Event::NodeCancelled { node });
+        }
+        assert_eq!(operations.cancelled.len(), CANCELLED_KEPT);
+        assert_eq!(operations.name(&Event::OrphanedCompletion { node: "c0".into() }), None);
     }
 }

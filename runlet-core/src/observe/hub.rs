@@ -11,7 +11,7 @@ use std::time::Instant;
 use parking_lot::Mutex;
 
 use super::context::GraphContext;
-use super::event::{GraphEvent, Published};
+use super::event::{CallOperations, GraphEvent, Published};
 use super::model::GraphModel;
 use super::queue::{Publisher, Queued, Reader, queue};
 use super::snapshot::{GraphSnapshot, SnapshotOptions};
@@ -269,6 +269,7 @@ impl RunObserver {
             ended: false,
             kinds: None,
             journal_times: AppendTimes::default(),
+            operations: CallOperations::default(),
         };
         subscription.register();
         subscription
@@ -341,6 +342,7 @@ pub struct Subscription {
     /// When the journal appended the last page read from it, for records older than the
     /// publication times the hub keeps.
     journal_times: AppendTimes,
+    operations: CallOperations,
 }
 
 impl std::fmt::Debug for Subscription {
@@ -358,9 +360,10 @@ impl Subscription {
                 Ok(record) => record,
                 Err(error) => return Some(Err(error)),
             };
+            let operation = self.operations.name(&event);
             if self.kinds.as_ref().is_none_or(|wanted| wanted(event.kind_number())) {
                 let published = self.hub.published_at(seq).or_else(|| self.journal_times.of(seq));
-                return Some(Ok(self.hub.context.graph_event(seq, &event, published, &self.view)));
+                return Some(Ok(self.hub.context.graph_event(seq, &event, published, &self.view, operation)));
             }
         }
     }
@@ -480,9 +483,12 @@ pub async fn events_from_journal(
     run: &RunId,
     view: &ViewPolicy,
 ) -> Result<Vec<GraphEvent>, ObserveError> {
-    let mut events = Vec::new();
+    let (mut events, mut operations) = (Vec::new(), CallOperations::default());
     let created = created_unix_ms(journal, run).await?;
-    let each = |seq, event: &Event, published| events.push(context.graph_event(seq, event, published, view));
+    let each = |seq, event: &Event, published| {
+        let operation = operations.name(event);
+        events.push(context.graph_event(seq, event, published, view, operation));
+    };
     read_on(journal, run, &mut 0, usize::MAX, created, each).await?;
     Ok(events)
 }
@@ -516,6 +522,7 @@ pub struct JournalFold {
     last_seq: u64,
     /// When the run was created (its header's time), once read: what its events are timed from.
     created: Option<Option<u64>>,
+    operations: CallOperations,
 }
 
 impl std::fmt::Debug for JournalFold {
@@ -527,7 +534,13 @@ impl std::fmt::Debug for JournalFold {
 impl JournalFold {
     /// Nothing read yet, of the run `context` is the graph context of.
     pub fn new(context: Arc<GraphContext>) -> JournalFold {
-        JournalFold { model: GraphModel::new(Arc::clone(&context)), context, last_seq: 0, created: None }
+        JournalFold {
+            model: GraphModel::new(Arc::clone(&context)),
+            context,
+            last_seq: 0,
+            created: None,
+            operations: CallOperations::default(),
+        }
     }
 
     /// Reads the run's records after the last one read, at most `most` of them (a reader that
@@ -545,11 +558,12 @@ impl JournalFold {
             Some(created) => created,
             None => *self.created.insert(created_unix_ms(journal, run).await?),
         };
-        let JournalFold { context, model, last_seq, .. } = self;
+        let JournalFold { context, model, last_seq, operations, .. } = self;
         let mut events = Vec::new();
         read_on(journal, run, last_seq, most, created, |seq, event, published| {
             model.apply(seq, event, published.map(|published| published.at_ms));
-            events.push(context.graph_event(seq, event, published, view));
+            let operation = operations.name(event);
+            events.push(context.graph_event(seq, event, published, view, operation));
         })
         .await?;
         Ok(events)
