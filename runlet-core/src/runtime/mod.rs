@@ -1067,8 +1067,9 @@ pub struct RunHandle {
     cancel: CancellationToken,
     outcome: oneshot::Receiver<Result<Outcome, JournalError>>,
     observer: RunObserver,
-    /// The run's events as the engine recorded them, once asked for.
-    events: Option<EventStream>,
+    /// The run's events as the engine recorded them, once asked for (boxed: most handles never
+    /// ask, and handles are moved about).
+    events: Option<Box<EventStream>>,
     pool: tokio::runtime::Handle,
 }
 
@@ -1091,10 +1092,12 @@ impl RunHandle {
     /// subscription to the run's observer, so nothing is buffered for a handle that never asks.
     pub fn events(&mut self) -> &mut EventStream {
         let (observer, pool) = (&self.observer, &self.pool);
-        self.events.get_or_insert_with(|| EventStream {
-            subscription: observer.subscribe(0, ViewPolicy::default()),
-            pool: pool.clone(),
-            failure: None,
+        self.events.get_or_insert_with(|| {
+            Box::new(EventStream {
+                subscription: observer.subscribe(0, ViewPolicy::default()),
+                pool: pool.clone(),
+                failure: None,
+            })
         })
     }
 
