@@ -414,9 +414,13 @@ impl Lowerer<'_> {
     /// `x or "fallback"`, Python's default: one diagnostic whose fix is the null test Runlet
     /// writes, `x if x != null else "fallback"`.
     fn or_default(&mut self, e: &ast::Expr, left: &ast::Expr, right: &ast::Expr, at: &At) -> ExprId {
-        self.expr(left, Expect::Nothing);
+        let value = self.expr(left, Expect::Nothing);
         self.expr(right, Expect::Nothing);
         let (l, r) = (self.text(left.span), self.text(right.span));
+        let never_null = matches!(self.ty(value), Ty::Schema(schema) if !self.types.admits_null(schema));
+        if never_null {
+            return self.needless_default(e, l, r, at);
+        }
         let rewritten = format!("{l} if {l} != null else {r}");
         let applicability =
             if is_path(l) { Applicability::MachineApplicable } else { Applicability::MaybeIncorrect };
@@ -433,6 +437,28 @@ impl Lowerer<'_> {
                 vec![Edit { span: e.span, replacement: rewritten }],
             )),
         );
+        self.poison(at)
+    }
+
+    /// `x or default` where `x` is never null: there is nothing to fall back from. An empty
+    /// default (`0`, `""`, `[]`) is what Python's `or` would give for an empty `x`, which `x`
+    /// then is already, so dropping it keeps the meaning; another default is not a slip this
+    /// can repair.
+    fn needless_default(&mut self, e: &ast::Expr, l: &str, r: &str, at: &At) -> ExprId {
+        let (l, r) = (l.to_owned(), r.to_owned());
+        let mut diagnostic = Diagnostic::error(
+            codes::OPERAND_TYPES,
+            e.span,
+            format!("`or` takes two Booleans; `{l}` is never null, so `{r}` is no default for it"),
+        );
+        if matches!(r.as_str(), "0" | "0.0" | "\"\"" | "''" | "[]") {
+            diagnostic = diagnostic.with_fix(Fix::machine(format!("drop `or {r}`"), e.span, l));
+        } else {
+            diagnostic = diagnostic.with_help(format!(
+                "to replace an empty `{l}`, compare it with its empty value: `{l} if {l} != … else {r}`"
+            ));
+        }
+        self.report(diagnostic);
         self.poison(at)
     }
 
