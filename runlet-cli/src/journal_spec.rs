@@ -78,6 +78,18 @@ impl JournalSpec {
                     path.display()
                 ),
             )),
+            // An empty file would be made a fresh journal: a file no run was journaled to.
+            JournalSpec::Sqlite(path)
+                if std::fs::metadata(&path).is_ok_and(|file| file.is_file() && file.len() == 0) =>
+            {
+                Err(Failure::new(
+                    codes::JOURNAL_STORAGE,
+                    format!(
+                        "`{}` is an empty file, not a journal: runs are journaled by `runlet run … --journal sqlite:PATH`",
+                        path.display()
+                    ),
+                ))
+            }
             durable => Ok(durable),
         }
     }

@@ -479,6 +479,22 @@ fn reading_a_journal_makes_no_journal_and_no_key() {
     assert_eq!(serve.status.code(), Some(2), "{}", stderr(&serve));
     assert!(stderr(&serve).contains("error[RL7005]: there is no journal at"), "{}", stderr(&serve));
     assert!(!std::path::Path::new(&setup.scratch.path("runs.db")).exists(), "a reader made the journal");
+    // Nor is an empty file, or another program's database, made a journal, or changed.
+    let empty = setup.scratch.file("empty.db", "");
+    let listed = runlet(&["runs", "--journal", &format!("sqlite:{empty}"), "--format", "json"]);
+    assert_eq!(failure_code(&listed), "RL7005");
+    assert!(stdout(&listed).contains("empty file"), "{}", stdout(&listed));
+    assert_eq!(std::fs::metadata(&empty).expect("still there").len(), 0);
+    let other = setup.scratch.path("other.db");
+    rusqlite::Connection::open(&other)
+        .expect("a database")
+        .execute_batch("CREATE TABLE t (x);")
+        .expect("a table");
+    let before = std::fs::read(&other).expect("its bytes");
+    let listed = runlet(&["runs", "--journal", &format!("sqlite:{other}"), "--format", "json"]);
+    assert_eq!(failure_code(&listed), "RL7005");
+    assert!(stdout(&listed).contains("not a Runlet journal"), "{}", stdout(&listed));
+    assert_eq!(std::fs::read(&other).expect("its bytes"), before, "its journal mode is left as it was");
     let url = runlet(&["runs", "--journal", "sqlite://runs.db", "--format", "json"]);
     assert_eq!(failure_code(&url), "RL8501");
     let submit = setup.manage(&["submit", &setup.program, "--registry", &setup.registry, "--format", "json"]);

@@ -56,6 +56,8 @@ pub(super) fn prepare(
 ) -> Result<(), JournalError> {
     connection.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
     check_integrity(connection)?;
+    // Before WAL is set, which would change another program's database.
+    refuse_foreign(connection)?;
     if medium == Medium::File {
         let mode: String =
             connection.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0)).map_err(sql)?;
@@ -105,6 +107,29 @@ fn check_integrity(connection: &Connection) -> Result<(), JournalError> {
     }
 }
 
+/// Refuses an SQLite database of another program: one of no layout version with a table a
+/// journal does not have.
+fn refuse_foreign(connection: &Connection) -> Result<(), JournalError> {
+    let version: i64 = connection.pragma_query_value(None, "user_version", |row| row.get(0)).map_err(sql)?;
+    if version != 0 {
+        return Ok(());
+    }
+    let mut tables = connection
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+        .map_err(sql)?;
+    let names = tables
+        .query_map([], |row| row.get::<_, String>(0))
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(sql)?;
+    match names.into_iter().find(|name| !TABLES.contains(&name.as_str())) {
+        Some(table) => Err(JournalError::new(
+            JournalErrorKind::Storage,
+            format!("the file is an SQLite database but not a Runlet journal (it has a table `{table}`)"),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Creates the tables of a fresh file or checks the layout of an existing one, in one
 /// `IMMEDIATE` transaction: a second connection opening the same fresh file waits for it and
 /// then finds the layout in place.
@@ -113,24 +138,7 @@ fn create_layout(connection: &mut Connection) -> Result<(), JournalError> {
     let version: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0)).map_err(sql)?;
     match version {
         0 => {
-            let foreign: Option<String> = {
-                let mut tables = tx
-                    .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
-                    .map_err(sql)?;
-                let names = tables
-                    .query_map([], |row| row.get::<_, String>(0))
-                    .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-                    .map_err(sql)?;
-                names.into_iter().find(|name| !TABLES.contains(&name.as_str()))
-            };
-            if let Some(table) = foreign {
-                return Err(JournalError::new(
-                    JournalErrorKind::Storage,
-                    format!(
-                        "the file is an SQLite database but not a Runlet journal (it has a table `{table}`)"
-                    ),
-                ));
-            }
+            refuse_foreign(&tx)?;
             tx.execute_batch(CREATE_TABLES).map_err(sql)?;
             tx.execute_batch(batches::CREATE).map_err(sql)?;
             tx.execute_batch(CREATE_OWNERS).map_err(sql)?;
