@@ -150,7 +150,7 @@ impl Parser<'_> {
             }
             let rewritten = match kind.is_loop_body() {
                 true => self.loop_exit_as_skip(kind, &expr_stmt.expr),
-                false => None,
+                false => self.guard_as_conditional(stmts, index),
             };
             if let Some(diagnostic) = rewritten.or_else(|| self.print_statement(expr_stmt)) {
                 self.push(diagnostic);
@@ -265,6 +265,34 @@ impl Parser<'_> {
                 applicability,
                 vec![Edit { span: expr.span, replacement: skip }],
             )),
+        )
+    }
+
+    /// `if c { return v }` followed at once by its block's final `return w`: an early-return
+    /// guard. One diagnostic whose fix is the conditional value Runlet writes, `return v if c
+    /// else w`, which keeps the meaning: nothing between the guard and the final `return` is
+    /// left to run or not.
+    fn guard_as_conditional(&self, stmts: &[Stmt], index: usize) -> Option<Diagnostic> {
+        let Stmt::Expr(guard) = &stmts[index] else { return None };
+        let ExprKind::If(if_expr) = &guard.expr.kind else { return None };
+        let [Stmt::Return(early)] = if_expr.then_block.stmts.as_slice() else { return None };
+        let (None, [Stmt::Return(last)]) = (&if_expr.else_branch, &stmts[index + 1..]) else { return None };
+        // The operands of a conditional bind tighter than it, but for another conditional.
+        let operand = |e: &Expr| match e.kind {
+            ExprKind::Conditional { .. } => format!("({})", self.text(e.span)),
+            _ => self.text(e.span).to_owned(),
+        };
+        let rewritten = format!(
+            "return {} if {} else {}",
+            operand(&early.value),
+            operand(&if_expr.condition),
+            operand(&last.value)
+        );
+        Some(
+            Diagnostic::error(codes::EARLY_RETURN, early.span, "Runlet has no early return")
+                .with_label(last.span, "the block returns here")
+                .with_help(format!("choose the value with a conditional: `{rewritten}`"))
+                .with_fix(Fix::machine("return a conditional value", guard.span.to(last.span), rewritten)),
         )
     }
 
