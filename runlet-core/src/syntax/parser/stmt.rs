@@ -80,7 +80,9 @@ impl Parser<'_> {
 
     fn open_brace_on_header_line(&mut self, kind: BlockKind) -> Option<crate::syntax::token::Token> {
         if !self.at(TokenKind::LBrace) {
-            if self.at(TokenKind::Colon) && self.peek().span.end == self.line_end(self.peek().span.start) {
+            // The `:` ends its line, whatever follows it there (a comment, a `\r`).
+            let ends_line = self.nth(1).line_break_before || self.nth(1).kind == TokenKind::Eof;
+            if self.at(TokenKind::Colon) && ends_line {
                 self.colon_block(kind);
             }
             return None;
