@@ -487,6 +487,9 @@ impl Event {
 pub enum EventDecodeError {
     #[error(transparent)]
     Envelope(#[from] EnvelopeError),
+    /// The envelope of a record read at a known sequence number does not hold.
+    #[error("journal record {seq}: {error}")]
+    EnvelopeAt { seq: u64, error: EnvelopeError },
     #[error("journal record {seq} has event kind {kind}, which this runtime does not know")]
     UnknownKind { seq: u64, kind: u16 },
     #[error("journal record {seq} does not decode as a {expected} event: {reason}")]
@@ -498,7 +501,7 @@ pub enum EventDecodeError {
 impl EventDecodeError {
     pub fn code(&self) -> Code {
         match self {
-            EventDecodeError::Envelope(error) => error.code(),
+            EventDecodeError::Envelope(error) | EventDecodeError::EnvelopeAt { error, .. } => error.code(),
             EventDecodeError::UnknownKind { .. } => codes::JOURNAL_UNSUPPORTED_VERSION,
             EventDecodeError::Payload { .. } | EventDecodeError::Misplaced { .. } => {
                 codes::JOURNAL_CORRUPT_RECORD
@@ -533,7 +536,11 @@ impl Event {
     /// The event of journal record `record`, which must be the one written at the record's own
     /// sequence number: a checksummed envelope of another position is corrupt too.
     pub fn decode_record(record: &Record) -> Result<Event, EventDecodeError> {
-        match Event::decode(&record.bytes)? {
+        let decoded = Event::decode(&record.bytes).map_err(|error| match error {
+            EventDecodeError::Envelope(error) => EventDecodeError::EnvelopeAt { seq: record.seq, error },
+            error => error,
+        });
+        match decoded? {
             (seq, event) if seq == record.seq => Ok(event),
             (found, _) => Err(EventDecodeError::Misplaced { seq: record.seq, found }),
         }

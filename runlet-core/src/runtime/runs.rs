@@ -4,7 +4,7 @@
 //! (`Recovery::uncertain_operations`). A run whose header or last record cannot be read is
 //! listed as damaged, with the reason, so that one damaged run hides no other.
 
-use crate::diag::Code;
+use crate::diag::{Code, codes};
 use crate::engine::event::Event;
 use crate::journal::{Journal, JournalError, JournalErrorKind, RunEntry, RunHeader, RunId, owner};
 
@@ -154,14 +154,22 @@ pub async fn run_listing(journal: &dyn Journal, run: &RunId) -> Result<RunListin
     Ok(summarize(entry, header, last.as_ref()))
 }
 
-/// A run's last event, where it decodes: one that does not is not an end, and the run is left
-/// for recovery to judge.
+/// A run's last event. One of a later runtime (a kind or envelope version this one does not
+/// know) is not an end, and the run is left for recovery to judge; one that does not hold
+/// together (a checksum, a payload) is damage.
 async fn last_event(journal: &dyn Journal, entry: &RunEntry) -> Result<Option<Event>, JournalError> {
     let last = match entry.last_seq {
         0 => None,
         seq => journal.read(&entry.run_id, seq - 1, 1).await?.pop(),
     };
-    Ok(last.and_then(|record| Event::decode_record(&record).ok()))
+    match last.map(|record| Event::decode_record(&record)) {
+        Some(Ok(event)) => Ok(Some(event)),
+        Some(Err(error)) if error.code() != codes::JOURNAL_UNSUPPORTED_VERSION => Err(JournalError::new(
+            JournalErrorKind::Corrupt,
+            format!("the last record of run `{}` is damaged ({}): {error}", entry.run_id, error.code()),
+        )),
+        _ => Ok(None),
+    }
 }
 
 fn summarize(entry: RunEntry, header: RunHeader, last: Option<&Event>) -> RunListing {

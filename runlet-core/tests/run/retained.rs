@@ -556,3 +556,28 @@ fn recovery_at_start_leaves_a_damaged_run_with_the_reason_and_resumes_the_others
     drop(restarted);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A run whose last record does not hold together (its checksum) is listed as damaged, the
+/// record named, rather than as interrupted.
+#[test]
+fn a_run_whose_last_record_is_damaged_is_listed_as_damaged() {
+    let (journal, _, _, run) = finished_run();
+    let pool = tokio::runtime::Builder::new_current_thread().build().expect("tokio");
+    let copy: Arc<dyn Journal> = Arc::new(MemoryJournal::new());
+    pool.block_on(async {
+        let mut records = journal.read(&run, 0, usize::MAX).await.expect("records");
+        let last = records.last_mut().expect("a record");
+        let mut bytes = last.bytes.to_vec();
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0x55;
+        last.bytes = bytes.into();
+        copy.create_run(&journal.header(&run).await.expect("header")).await.expect("created");
+        copy.append(&run, 0, &records).await.expect("appended");
+    });
+    let listed = pool.block_on(runlet::runtime::list_runs(copy.as_ref())).expect("a listing");
+    assert_eq!(listed[0].status, RunStatus::Damaged);
+    let damage = listed[0].damage.as_ref().expect("the damage");
+    let seq = listed[0].last_seq;
+    assert!(damage.message.contains(&format!("journal record {seq}")), "{}", damage.message);
+    assert!(damage.message.contains("RL7006"), "{}", damage.message);
+}
