@@ -198,6 +198,7 @@ fn show_json(
         uncertain.iter().cloned().partition(UncertainOperation::needs_decision);
     shown["uncertain"] = uncertain_json(&decide);
     shown["in_flight"] = uncertain_json(&redispatch);
+    shown["abandoned"] = uncertain_json(&recovery.abandoned_operations());
     shown
 }
 
@@ -242,6 +243,16 @@ fn print_show(
             operation.prepared_seq,
             summary.run_id,
             operation.operation_id,
+        );
+    }
+    for operation in recovery.abandoned_operations() {
+        outln!(
+            "  abandoned: {} ({} `{}`, node {}, prepared at seq {}): the run ended before it was answered; whether it took effect is unknown",
+            operation.operation_id,
+            operation.class.as_str(),
+            operation.tool,
+            operation.node_id,
+            operation.prepared_seq,
         );
     }
 }

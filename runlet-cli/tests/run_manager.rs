@@ -268,7 +268,8 @@ fn a_running_run_is_listed_as_running_and_cancelled_by_its_owner_on_request() {
 }
 
 /// A run whose `at_most_once` call is in flight in a live process is shown running, with no
-/// uncertain operation for an operator to resolve; once that process is killed, the call is.
+/// uncertain operation for an operator to resolve; once that process is killed, the call is;
+/// once the run is cancelled, it is shown abandoned.
 #[test]
 fn a_call_in_flight_in_a_live_process_is_not_uncertain() {
     let setup = Setup::new("in-flight");
@@ -285,6 +286,18 @@ fn a_call_in_flight_in_a_live_process_is_not_uncertain() {
     let shown = json(&setup.manage(&["runs", "show", &run, "--format", "json"]));
     assert_eq!(shown["status"], "needs_resolution");
     assert_eq!(shown["uncertain"][0]["tool"], "mail.send");
+    assert_eq!(shown["abandoned"], serde_json::json!([]));
+    // Cancelled instead of resolved, the run still shows the mail that may have been sent.
+    let cancelled = setup.manage(&["cancel", &run, "--format", "json"]);
+    assert_eq!(cancelled.status.code(), Some(0), "{}", stderr(&cancelled));
+    let shown = json(&setup.manage(&["runs", "show", &run, "--format", "json"]));
+    assert_eq!(
+        (&shown["status"], &shown["uncertain"]),
+        (&serde_json::json!("cancelled"), &serde_json::json!([]))
+    );
+    assert_eq!(shown["abandoned"][0]["tool"], "mail.send", "{shown}");
+    let text = stdout(&setup.manage(&["runs", "show", &run]));
+    assert!(text.contains("abandoned: op:") && text.contains("mail.send"), "{text}");
 }
 
 /// `cancel` of a run whose process is stopped waits for it, saying so; when that process is

@@ -209,6 +209,12 @@ impl Ledger {
         }
     }
 
+    /// The calls dispatched whose outcome the journal does not record (a cancelled call's
+    /// included, until its late answer), in node order.
+    pub fn unsettled(&self) -> impl Iterator<Item = &CallRequest> {
+        self.dispatched.values()
+    }
+
     /// The sequence number of the `CallDispatchPrepared` of each call dispatched and not
     /// settled, by node id.
     pub fn prepared(&self) -> &BTreeMap<Arc<str>, u64> {

@@ -354,21 +354,32 @@ impl Recovery<'_> {
     /// The operations the run left dispatching that no host decision covers yet, in node order.
     /// Empty once the journal records the run's end.
     pub fn uncertain_operations(&self) -> Vec<UncertainOperation> {
-        self.pending()
-            .map(|request| {
-                let tool = self.runtime.registry.tool(request.tool);
-                let operation_id = operation_of(&self.workflow, tool, request);
-                UncertainOperation {
-                    dispatch_id: operation_id.dispatch_id(request.dispatch_generation),
-                    operation_id,
-                    node_id: request.node_id.to_string(),
-                    tool: tool.name.to_string(),
-                    class: tool.execution,
-                    generation: request.operation_generation,
-                    prepared_seq: self.resumed.ledger.prepared().get(&request.node_id).copied().unwrap_or(0),
-                }
-            })
-            .collect()
+        self.pending().map(|request| self.operation(request)).collect()
+    }
+
+    /// The operations of a run that has ended whose calls were dispatched and never answered
+    /// (cancelled in flight, say): nothing will settle them, and whether they took effect stays
+    /// unknown. Empty while the run has not ended.
+    pub fn abandoned_operations(&self) -> Vec<UncertainOperation> {
+        match self.resumed.outcome {
+            Some(_) => self.resumed.ledger.unsettled().map(|request| self.operation(request)).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The operation that call `request` dispatched.
+    fn operation(&self, request: &CallRequest) -> UncertainOperation {
+        let tool = self.runtime.registry.tool(request.tool);
+        let operation_id = operation_of(&self.workflow, tool, request);
+        UncertainOperation {
+            dispatch_id: operation_id.dispatch_id(request.dispatch_generation),
+            operation_id,
+            node_id: request.node_id.to_string(),
+            tool: tool.name.to_string(),
+            class: tool.execution,
+            generation: request.operation_generation,
+            prepared_seq: self.resumed.ledger.prepared().get(&request.node_id).copied().unwrap_or(0),
+        }
     }
 
     /// Journals the host's resolution of `operation` (spec §5.4); the next resume applies it.
