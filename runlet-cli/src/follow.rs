@@ -38,7 +38,21 @@ pub fn follow(run: RunHandle, events: Option<EventsFile>, announce: bool) -> Res
         ),
         _ => Failure::new(error.code(), format!("the journal failed: {error}")),
     })?;
-    written.transpose()?;
+    if let Some(Err(failure)) = written {
+        // The run ended all the same: the failure says how, and which run it was.
+        let (code, message) = failure.first().unwrap_or((codes::FILE_UNWRITABLE, "the events file failed"));
+        let ended = match &outcome {
+            Outcome::Succeeded(_) => "succeeded",
+            Outcome::Failed(_) => "failed",
+            Outcome::Cancelled => "was cancelled",
+        };
+        return Err(Failure::new(
+            code,
+            format!(
+                "run `{id}` {ended}, and its events were not all written: {message}; `runlet runs show {id} --events` reads them from a durable journal"
+            ),
+        ));
+    }
     Ok(Followed { outcome, observer })
 }
 

@@ -420,6 +420,34 @@ fn killed_at_many_points_a_fan_out_resumes_without_repeating_finished_calls() {
     }
 }
 
+/// An events file that fails while the run goes on (a full disk) fails the command, which
+/// then says how the run ended and which run it was.
+#[test]
+fn an_events_file_that_fails_meanwhile_names_the_run_and_how_it_ended() {
+    let setup = Setup::new("events-full");
+    let tools = setup.scratch.file("tools.json", tools(0, 0));
+    let output = runlet(&[
+        "run",
+        &setup.program,
+        "--registry",
+        &setup.registry,
+        "--tools",
+        &tools,
+        "--journal",
+        &setup.journal,
+        "--events",
+        "/dev/full",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(failure_code(&output), "RL8506");
+    let run = setup.only_run();
+    assert_eq!(run["status"], "succeeded");
+    let message = json(&output)["diagnostics"][0]["message"].as_str().expect("a message").to_owned();
+    let id = run["run_id"].as_str().expect("an id");
+    assert!(message.contains(&format!("run `{id}` succeeded")), "{message}");
+}
+
 #[test]
 fn output_paths_are_checked_before_anything_runs() {
     let setup = Setup::new("paths");
