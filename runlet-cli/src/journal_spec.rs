@@ -46,11 +46,12 @@ impl JournalSpec {
             return Ok(JournalSpec::Postgres(text.to_owned()));
         }
         match text.strip_prefix("sqlite:") {
-            // `sqlite://j.db` reads like a URL, and would be the file `/j.db`.
-            Some(path) if path.starts_with("//") => Err(Failure::new(
+            // `sqlite://j.db` reads like a URL, and would be the file `/j.db`; `sqlite:file:j.db`
+            // is an SQLite URI, whose file is not the path the journal's key file is named after.
+            Some(path) if path.starts_with("//") || path.starts_with("file:") => Err(Failure::new(
                 codes::INVALID_ARGUMENT,
                 format!(
-                    "`--journal {text}`: `sqlite:` takes a path, not a URL: `sqlite:j.db`, `sqlite:/var/lib/runs.db`"
+                    "`--journal {text}`: `sqlite:` takes a path, not a URL or an SQLite URI: `sqlite:j.db`, `sqlite:/var/lib/runs.db`"
                 ),
             )),
             Some(path) if !path.is_empty() => Ok(JournalSpec::Sqlite(PathBuf::from(path))),

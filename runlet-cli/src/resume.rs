@@ -21,6 +21,7 @@ use runlet::diag::{Code, codes};
 use runlet::engine::{Outcome, ToolExecutor};
 use runlet::journal::RunId;
 use runlet::runtime::{NEEDS_DECISION, Recovered, RunStatus, UncertainOperation, list_runs};
+use runlet::schema::ExecutionClass;
 use serde_json::json;
 
 use crate::events::EventsFile;
@@ -225,15 +226,25 @@ fn report_unresolved(run: &RunId, uncertain: &[UncertainOperation], format: Form
             errln!("error[{}]: {message}", codes::UNCERTAIN_OUTCOME);
             for operation in uncertain {
                 errln!(
-                    "  {} (`{}`, {}, node {}): runlet resolve {run} {} --journal … (--applied JSON | --not-applied | --failed JSON | --fresh-generation)",
+                    "  {} (`{}`, {}, node {}): runlet resolve {run} {} --journal … ({})",
                     operation.operation_id,
                     operation.tool,
                     operation.class.as_str(),
                     operation.node_id,
-                    operation.operation_id
+                    operation.operation_id,
+                    decisions(operation.class),
                 );
             }
         }
     }
     ExitCode::from(1)
+}
+
+/// The `resolve` decisions an uncertain operation of `class` takes: an `unsafe` one is never
+/// sent again under its operation id, and only an `unsafe` one gets a fresh generation.
+fn decisions(class: ExecutionClass) -> &'static str {
+    match class {
+        ExecutionClass::Unsafe => "--applied JSON | --failed JSON | --fresh-generation",
+        _ => "--applied JSON | --not-applied | --failed JSON",
+    }
 }

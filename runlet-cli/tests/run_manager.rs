@@ -184,6 +184,11 @@ fn a_killed_run_with_an_uncertain_mail_is_resolved_and_resumed_without_repeating
     assert_eq!(report["error"]["uncertain"], true);
     assert_eq!(report["uncertain"][0]["operation_id"], operation.as_str());
     assert_eq!(setup.journal_events(&run).len(), before, "a refused resume journals nothing");
+    // In text, each operation is listed with the decisions its class takes.
+    let answers = setup.scratch.file("answers.json", tools(20, 0));
+    let text = stderr(&setup.manage(&["resume", &run, "--tools", &answers]));
+    assert!(text.contains("(--applied JSON | --not-applied | --failed JSON)"), "{text}");
+    assert!(!text.contains("fresh-generation"), "no fresh generation for an at_most_once call: {text}");
 
     // A decision that does not fit the tool is refused; an unknown operation too.
     let wrong = setup.manage(&["resolve", &run, &operation, "--applied", "42", "--format", "json"]);
@@ -538,6 +543,8 @@ fn reading_a_journal_makes_no_journal_and_no_key() {
     assert_eq!(std::fs::read(&other).expect("its bytes"), before, "its journal mode is left as it was");
     let url = runlet(&["runs", "--journal", "sqlite://runs.db", "--format", "json"]);
     assert_eq!(failure_code(&url), "RL8501");
+    let uri = runlet(&["runs", "--journal", "sqlite:file:runs.db", "--format", "json"]);
+    assert_eq!(failure_code(&uri), "RL8501", "an SQLite URI is no path either");
     let submit = setup.manage(&["submit", &setup.program, "--registry", &setup.registry, "--format", "json"]);
     assert_eq!(failure_code(&submit), "RL8501", "submit is for PostgreSQL journals");
 
