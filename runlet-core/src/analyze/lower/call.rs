@@ -139,7 +139,7 @@ impl Lowerer<'_> {
         }
     }
 
-    fn tool_call(&mut self, e: &ast::Expr, tool: ToolId, args: &[ast::Expr]) -> ExprId {
+    pub(super) fn tool_call(&mut self, e: &ast::Expr, tool: ToolId, args: &[ast::Expr]) -> ExprId {
         let at = self.at(e);
         let descriptor = self.registry.tool(tool);
         let name = descriptor.name.to_string();

@@ -1,13 +1,14 @@
 //! Operators typed by the table of spec §2.4.1 over every pair of operand variants; literal-only
 //! operations folded with `value::unary`/`value::binary`, so compile time and run time agree.
 
-use crate::diag::{Applicability, Diagnostic, Edit, Fix, codes};
+use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
 use crate::schema::{Property, SchemaId, SchemaKind};
 use crate::syntax::ast;
 use crate::value::{self, BinaryOp, UnaryOp};
 
 use super::super::hir::{ExprId, ExprKind, LogicalOp, Origin};
 use super::super::types::Ty;
+use super::names::dotted_from_root;
 use super::{At, Context, Expect, Lowerer, is_path};
 
 /// Pairs of operand variants beyond which an operator is typed as producing any value.
@@ -113,6 +114,11 @@ impl Lowerer<'_> {
             ast::BinaryOp::Div => BinaryOp::Div,
             ast::BinaryOp::Rem => BinaryOp::Rem,
         };
+        if op == BinaryOp::Sub
+            && let Some(call) = self.hyphenated_tool_call(e, left, right)
+        {
+            return call;
+        }
         let at = self.at(e);
         let l = self.expr(left, Expect::Nothing);
         let r = self.expr(right, Expect::Nothing);
@@ -409,6 +415,49 @@ impl Lowerer<'_> {
         self.scopes.forget(mark);
         let boolean = self.types.boolean;
         self.push(ExprKind::Logical { op, left: l, right: region }, Ty::Schema(boolean), Origin::Derived, &at)
+    }
+
+    /// `ns.get-sum(…)`, a tool an MCP server names with `-`, written as that name: it parses
+    /// as `ns.get - sum(…)`. When the tool is registered as `ns.get_sum` (Runlet's name for it)
+    /// and nothing stands between the words and the `-`, one diagnostic whose fix writes that
+    /// name, and the call is checked as the tool's.
+    fn hyphenated_tool_call(&mut self, e: &ast::Expr, left: &ast::Expr, right: &ast::Expr) -> Option<ExprId> {
+        let ast::ExprKind::Call { callee, args } = &right.kind else { return None };
+        let ast::ExprKind::Ident(last) = &callee.kind else { return None };
+        // `a-b-c(…)` is `(a - b) - c(…)`: the words before the last, left to right.
+        let mut words = vec![last.name.as_str()];
+        let mut rest = left;
+        let path = loop {
+            match &rest.kind {
+                ast::ExprKind::Binary(ast::BinaryOp::Sub, left, right) => {
+                    let ast::ExprKind::Ident(word) = &right.kind else { return None };
+                    words.push(word.name.as_str());
+                    rest = left;
+                }
+                _ => break dotted_from_root(rest, &|root| self.registry.is_root(root))?,
+            }
+        };
+        let written = Span::new(rest.span.start, callee.span.end);
+        let text = self.text(written);
+        if path.len() < 2 || text.chars().any(char::is_whitespace) {
+            return None;
+        }
+        words.reverse();
+        let mut segments: Vec<&str> = path.iter().map(|(segment, _)| *segment).collect();
+        let leaf = format!("{}_{}", segments.pop()?, words.join("_"));
+        segments.push(&leaf);
+        let callable = self.registry.resolve_callable(&segments).filter(|c| c.segments == segments.len())?;
+        let name = self.registry.tool(callable.tool).name.to_string();
+        self.report(
+            Diagnostic::error(
+                codes::UNKNOWN_TOOL,
+                written,
+                format!("`{text}` is not a Runlet name: the registry names this tool `{name}`"),
+            )
+            .with_help(format!("a `-` in a tool's name is written `_`: `{name}(…)`"))
+            .with_fix(Fix::machine(format!("write `{name}`"), written, name.clone())),
+        );
+        Some(self.tool_call(e, callable.tool, args))
     }
 
     /// `x or "fallback"`, Python's default: one diagnostic whose fix is the null test Runlet
