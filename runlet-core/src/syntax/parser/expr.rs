@@ -158,6 +158,10 @@ impl Parser<'_> {
         if ops.len() < 2 || operands.iter().any(|o| matches!(o.kind, ExprKind::Error)) {
             return;
         }
+        if let Some(diagnostic) = self.compared_with_boolean(expr, &operands, &ops) {
+            self.push(diagnostic);
+            return;
+        }
         let middle = &operands[1..operands.len() - 1];
         let mut edits = Vec::new();
         for operand in middle {
@@ -185,6 +189,40 @@ impl Parser<'_> {
                 )
                 .with_fix(Fix::new(format!("write `{rewritten}`"), applicability, edits)),
         );
+    }
+
+    /// A chain whose last comparison is with `true` or `false` (`"a" in tags == true`): what is
+    /// meant is the comparison before it, not Python's chain (`"a" in tags and tags == true`,
+    /// which compares a list with a Boolean). The fix keeps that comparison (spelled out when it
+    /// is a chain itself), negated for `== false` and `!= true`.
+    fn compared_with_boolean(&self, expr: &Expr, operands: &[&Expr], ops: &[BinaryOp]) -> Option<Diagnostic> {
+        let (Some(&last_op), Some(last)) = (ops.last(), operands.last()) else { return None };
+        let ExprKind::Bool(value) = last.kind else { return None };
+        let negated = match last_op {
+            BinaryOp::Eq => !value,
+            BinaryOp::NotEq => value,
+            _ => return None,
+        };
+        let kept = ops.len() - 1;
+        let pairs: Vec<String> = (0..kept)
+            .map(|i| {
+                format!(
+                    "{} {} {}",
+                    self.text(operands[i].span),
+                    ops[i].as_str(),
+                    self.text(operands[i + 1].span)
+                )
+            })
+            .collect();
+        let comparison = pairs.join(" and ");
+        let rewritten = if negated { format!("not ({comparison})") } else { comparison };
+        Some(
+            Diagnostic::error(codes::COMPARISON_CHAIN, expr.span, "comparisons cannot be chained")
+                .with_help(format!(
+                    "a comparison is already a Boolean: write `{rewritten}` rather than comparing it with `{value}`"
+                ))
+                .with_fix(Fix::suggest(format!("write `{rewritten}`"), expr.span, rewritten)),
+        )
     }
 
     /// `unary = ( "not" | "-" )* , postfix`, iteratively (each operator counts as one level).
