@@ -10,7 +10,7 @@ use crate::syntax::quote_string;
 use super::super::foreign::Absent;
 use super::super::hir::ExprId;
 use super::super::types::Ty;
-use super::Lowerer;
+use super::{Lowerer, is_path};
 
 /// What the operands of a foreign call are, as far as choosing the Runlet form needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,7 +133,25 @@ impl Lowerer<'_> {
                 ),
                 _ => return None,
             },
-            (Format, [_, rest @ ..]) => (format_concatenation(operands[0].0, rest)?, true, machine),
+            (Format, [_, rest @ ..]) => {
+                // `+` takes no null: a value that may be null is given "" for it, which Python
+                // would have written as `None`, so the fix is offered for review.
+                let mut guarded = false;
+                let mut parts = Vec::with_capacity(rest.len());
+                for (text, &(_, value)) in rest.iter().zip(&operands[1..]) {
+                    let nullable = matches!(self.ty(value), Ty::Schema(schema) if self.types.admits_null(schema));
+                    match (nullable, is_path(text)) {
+                        (false, _) => parts.push(text.clone()),
+                        (true, true) => {
+                            guarded = true;
+                            parts.push(format!("({text} if {text} != null else \"\")"));
+                        }
+                        (true, false) => return None,
+                    }
+                }
+                let applicability = if guarded { Applicability::MaybeIncorrect } else { machine };
+                (format_concatenation(operands[0].0, &parts)?, true, applicability)
+            }
             _ => return None,
         })
     }
