@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use runlet::observe::{RunObserver, ViewPolicy};
+use runlet::observe::{GraphEvent, RunObserver, ViewPolicy};
 
 use crate::failure::Failure;
 use crate::output::unwritable;
@@ -23,6 +23,17 @@ impl EventsFile {
     pub fn create(path: &Path) -> Result<EventsFile, Failure> {
         let file = File::create(path).map_err(|error| unwritable(path, &error))?;
         Ok(EventsFile { path: path.to_owned(), file })
+    }
+
+    /// Writes `events`, the whole journal of a run this command does not drive on (one that
+    /// has ended, or that waits for a decision).
+    pub fn write_all(mut self, events: &[GraphEvent]) -> Result<(), Failure> {
+        for event in events {
+            let mut line = serde_json::to_vec(event).map_err(|e| unwritable(&self.path, &e))?;
+            line.push(b'\n');
+            self.file.write_all(&line).map_err(|e| unwritable(&self.path, &e))?;
+        }
+        Ok(())
     }
 
     /// Follows `observer` from the run's first event to its last, writing each as it comes.

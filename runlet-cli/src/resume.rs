@@ -20,6 +20,7 @@ use std::sync::Arc;
 use runlet::diag::{Code, codes};
 use runlet::engine::{Outcome, ToolExecutor};
 use runlet::journal::RunId;
+use runlet::observe::ViewPolicy;
 use runlet::runtime::{NEEDS_DECISION, Recovered, RunStatus, UncertainOperation, list_runs};
 use runlet::schema::ExecutionClass;
 use serde_json::json;
@@ -90,14 +91,25 @@ fn resume_with(args: &Args, servers: Option<&runlet_mcp::McpClient>) -> Result<E
     journal.not_running_elsewhere(&run)?;
     let stored = journal.stored(&run, executor, args.snapshot_every)?;
     let recovery = stored.recovery()?;
-    if let Some(outcome) = recovery.outcome() {
-        errln!("run {run} has already ended");
-        return Ok(report_outcome(&run, outcome, None, args.format));
-    }
     let uncertain: Vec<_> =
         recovery.uncertain_operations().into_iter().filter(UncertainOperation::needs_decision).collect();
-    if !uncertain.is_empty() {
-        return Ok(report_unresolved(&run, &uncertain, args.format));
+    if recovery.outcome().is_some() || !uncertain.is_empty() {
+        // Nothing goes on: the events file gets what the journal holds.
+        if let Some(events) = events {
+            let view = ViewPolicy::default();
+            let journaled = stored
+                .runtime
+                .journal_events(&stored.program, &run, &view)
+                .map_err(|error| Failure::new(error.code(), error.to_string()))?;
+            events.write_all(&journaled)?;
+        }
+        return Ok(match recovery.outcome() {
+            Some(outcome) => {
+                errln!("run {run} has already ended");
+                report_outcome(&run, outcome, None, args.format)
+            }
+            None => report_unresolved(&run, &uncertain, args.format),
+        });
     }
     let Followed { outcome, .. } = follow(recovery.resume(), events, true)?;
     Ok(report_outcome(&run, &outcome, None, args.format))

@@ -184,6 +184,8 @@ fn a_killed_run_with_an_uncertain_mail_is_resolved_and_resumed_without_repeating
     assert_eq!(report["error"]["uncertain"], true);
     assert_eq!(report["uncertain"][0]["operation_id"], operation.as_str());
     assert_eq!(setup.journal_events(&run).len(), before, "a refused resume journals nothing");
+    let written = std::fs::read_to_string(setup.scratch.path("refused.jsonl")).expect("its events file");
+    assert_eq!(written.lines().count(), before, "its events file holds the run's journal");
     // In text, each operation is listed with the decisions its class takes.
     let answers = setup.scratch.file("answers.json", tools(20, 0));
     let text = stderr(&setup.manage(&["resume", &run, "--tools", &answers]));

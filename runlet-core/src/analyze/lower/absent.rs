@@ -139,7 +139,8 @@ impl Lowerer<'_> {
                 let mut guarded = false;
                 let mut parts = Vec::with_capacity(rest.len());
                 for (text, &(_, value)) in rest.iter().zip(&operands[1..]) {
-                    let nullable = matches!(self.ty(value), Ty::Schema(schema) if self.types.admits_null(schema));
+                    let nullable =
+                        matches!(self.ty(value), Ty::Schema(schema) if self.types.admits_null(schema));
                     match (nullable, is_path(text)) {
                         (false, _) => parts.push(text.clone()),
                         (true, true) => {
