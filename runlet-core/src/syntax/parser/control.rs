@@ -151,10 +151,15 @@ impl Parser<'_> {
         if self.at(TokenKind::Eq) {
             self.keep_on_line();
         }
-        if self.eat(TokenKind::Eq).is_none() {
+        let missing = self.eat(TokenKind::Eq).is_none();
+        if missing {
             self.expected("`=` and the accumulator's initial value");
         }
-        let init = Box::new(self.expression());
+        // `fold acc for …` lacks only the initial value: the rest is the fold's, not a value's.
+        let init = match missing && self.at_keyword(Keyword::For) {
+            true => Box::new(self.error_expr(Span::at(self.prev_end()))),
+            false => Box::new(self.expression()),
+        };
         if self.at_keyword(Keyword::For) {
             self.keep_on_line();
         }
