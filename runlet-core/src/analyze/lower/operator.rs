@@ -420,7 +420,9 @@ impl Lowerer<'_> {
     /// `ns.get-sum(…)`, a tool an MCP server names with `-`, written as that name: it parses
     /// as `ns.get - sum(…)`. When the tool is registered as `ns.get_sum` (Runlet's name for it)
     /// and nothing stands between the words and the `-`, one diagnostic whose fix writes that
-    /// name, and the call is checked as the tool's.
+    /// name, and the call is checked as the tool's. Out of line: [`Lowerer::binary`] recurses
+    /// once per nesting level, and its frame is kept small.
+    #[inline(never)]
     fn hyphenated_tool_call(&mut self, e: &ast::Expr, left: &ast::Expr, right: &ast::Expr) -> Option<ExprId> {
         let ast::ExprKind::Call { callee, args } = &right.kind else { return None };
         let ast::ExprKind::Ident(last) = &callee.kind else { return None };

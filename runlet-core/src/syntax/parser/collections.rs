@@ -212,6 +212,12 @@ impl Parser<'_> {
             if self.at_eof() || self.group_ends_here(&mut group) {
                 return self.report_unclosed(open, close_text);
             }
+            // `{k: v for x in xs}`: a comma would not make it an object.
+            if close == TokenKind::RBrace && self.at_keyword(Keyword::For) && !self.recovering {
+                self.report_dict_comprehension();
+                self.skip_to_item_end(&mut group);
+                continue;
+            }
             if self.can_start_item() && !self.recovering && self.pos > before {
                 let at = Span::at(self.prev_end());
                 self.push(
@@ -227,6 +233,20 @@ impl Parser<'_> {
             self.expected(&format!("`,` or `{close_text}`"));
             self.skip_to_item_end(&mut group);
         }
+    }
+
+    /// `RL1040` for a dict comprehension's `for`. Out of line: the item loop it is called from
+    /// recurses once per nesting level, and its frame is kept small.
+    #[inline(never)]
+    fn report_dict_comprehension(&mut self) {
+        self.push(
+            Diagnostic::error(
+                codes::LIST_COMPREHENSION,
+                self.peek().span,
+                "Runlet has no dict comprehensions: an object's keys are written out",
+            )
+            .with_help("a `for` expression builds a list: `for x in xs { return { key: x, value: 1 } }`"),
+        );
     }
 
     /// True when the group was never closed: a closing token of another kind starts the line,
