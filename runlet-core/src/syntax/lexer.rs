@@ -239,8 +239,18 @@ fn unexpected_character(span: Span, text: &str) -> Diagnostic {
         '\'' => diagnostic.with_help("Runlet strings use double quotes: \"text\""),
         '&' | '|' => diagnostic.with_help("Runlet spells boolean operators `and`, `or`, `not`"),
         '@' | '$' => diagnostic.with_help("names are plain identifiers such as `user_id`"),
+        // Pasted text carries invisible characters that split a name in two.
+        _ if text.chars().all(is_invisible) => diagnostic
+            .with_help(format!("U+{:04X} is invisible: it splits what reads as one word", c as u32))
+            .with_fix(Fix::machine("remove the invisible character", span, "")),
         _ => diagnostic,
     }
+}
+
+/// Characters that display as nothing: zero-width spaces and joiners, the word joiner, a byte
+/// order mark past the start, the soft hyphen.
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}' | '\u{00AD}')
 }
 
 fn malformed_number(span: Span, text: &str) -> Diagnostic {

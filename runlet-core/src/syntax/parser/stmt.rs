@@ -187,7 +187,10 @@ impl Parser<'_> {
                 let expr = self.expression();
                 let inner = self.missing_returns.drain(mark..).collect::<Vec<_>>();
                 let span = start.to(expr.span);
-                let unbound = if self.recovering {
+                // A character the lexer refused (already reported) cut the line here: what comes
+                // before it is not a statement of its own.
+                let cut = self.at(TokenKind::Unknown) && !self.peek().line_break_before;
+                let unbound = if self.recovering || cut {
                     self.report_missing_returns(inner);
                     None
                 } else {
