@@ -87,7 +87,7 @@ impl Lowerer<'_> {
 }
 
 /// The empty value of one kind shared by all of `kinds`: `""`, `0`, `0.0` or `[]`.
-fn empty_value(kinds: &[&SchemaKind]) -> Option<&'static str> {
+pub(super) fn empty_value(kinds: &[&SchemaKind]) -> Option<&'static str> {
     let all = |test: fn(&SchemaKind) -> bool| !kinds.is_empty() && kinds.iter().all(|k| test(k));
     if all(|k| matches!(k, SchemaKind::String(_))) {
         Some("\"\"")

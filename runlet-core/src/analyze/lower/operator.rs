@@ -9,6 +9,7 @@ use crate::value::{self, BinaryOp, UnaryOp};
 use super::super::hir::{ExprId, ExprKind, LogicalOp, Origin};
 use super::super::types::Ty;
 use super::names::dotted_from_root;
+use super::operand_fix::empty_value;
 use super::{At, Context, Expect, Lowerer, is_path};
 
 /// Pairs of operand variants beyond which an operator is typed as producing any value.
@@ -468,9 +469,10 @@ impl Lowerer<'_> {
         let value = self.expr(left, Expect::Nothing);
         self.expr(right, Expect::Nothing);
         let (l, r) = (self.text(left.span), self.text(right.span));
-        let never_null = matches!(self.ty(value), Ty::Schema(schema) if !self.types.admits_null(schema));
-        if never_null {
-            return self.needless_default(e, l, r, at);
+        if let Ty::Schema(schema) = self.ty(value)
+            && !self.types.admits_null(schema)
+        {
+            return self.needless_default(e, schema, l, r, at);
         }
         let rewritten = format!("{l} if {l} != null else {r}");
         let applicability =
@@ -491,18 +493,26 @@ impl Lowerer<'_> {
         self.poison(at)
     }
 
-    /// `x or default` where `x` is never null: there is nothing to fall back from. An empty
-    /// default (`0`, `""`, `[]`) is what Python's `or` would give for an empty `x`, which `x`
-    /// then is already, so dropping it keeps the meaning; another default is not a slip this
-    /// can repair.
-    fn needless_default(&mut self, e: &ast::Expr, l: &str, r: &str, at: &At) -> ExprId {
+    /// `x or default` where `x`, of `schema`, is never null: there is nothing to fall back from.
+    /// A default that is the empty value of `x`'s kind (`0` for a number, `""` for text, `[]`
+    /// for a list) is what Python's `or` would give for an empty `x`, which `x` then is already,
+    /// so dropping it keeps the meaning; another default is not a slip this can repair.
+    fn needless_default(&mut self, e: &ast::Expr, schema: SchemaId, l: &str, r: &str, at: &At) -> ExprId {
         let (l, r) = (l.to_owned(), r.to_owned());
         let mut diagnostic = Diagnostic::error(
             codes::OPERAND_TYPES,
             e.span,
             format!("`or` takes two Booleans; `{l}` is never null, so `{r}` is no default for it"),
         );
-        if matches!(r.as_str(), "0" | "0.0" | "\"\"" | "''" | "[]") {
+        let kinds: Vec<&SchemaKind> =
+            self.types.variants(schema).into_iter().map(|variant| self.types.kind(variant)).collect();
+        let empty = match empty_value(&kinds) {
+            Some("0" | "0.0") => matches!(r.as_str(), "0" | "0.0"),
+            Some("\"\"") => matches!(r.as_str(), "\"\"" | "''"),
+            Some(value) => r == value,
+            None => false,
+        };
+        if empty {
             diagnostic = diagnostic.with_fix(Fix::machine(format!("drop `or {r}`"), e.span, l));
         } else {
             diagnostic = diagnostic.with_help(format!(

@@ -173,14 +173,7 @@ impl Parser<'_> {
         let has_call = middle.iter().any(|o| self.text(o.span).contains('('));
         let applicability =
             if has_call { Applicability::MaybeIncorrect } else { Applicability::MachineApplicable };
-        let pairs: Vec<String> = ops
-            .iter()
-            .enumerate()
-            .map(|(i, op)| {
-                format!("{} {} {}", self.text(operands[i].span), op.as_str(), self.text(operands[i + 1].span))
-            })
-            .collect();
-        let rewritten = pairs.join(" and ");
+        let rewritten = self.spelled_out(&operands, &ops);
         self.push(
             Diagnostic::error(codes::COMPARISON_CHAIN, expr.span, "comparisons cannot be chained")
                 .with_help(format!("write `{rewritten}`"))
@@ -203,18 +196,7 @@ impl Parser<'_> {
             BinaryOp::NotEq => value,
             _ => return None,
         };
-        let kept = ops.len() - 1;
-        let pairs: Vec<String> = (0..kept)
-            .map(|i| {
-                format!(
-                    "{} {} {}",
-                    self.text(operands[i].span),
-                    ops[i].as_str(),
-                    self.text(operands[i + 1].span)
-                )
-            })
-            .collect();
-        let comparison = pairs.join(" and ");
+        let comparison = self.spelled_out(operands, &ops[..ops.len() - 1]);
         let rewritten = if negated { format!("not ({comparison})") } else { comparison };
         Some(
             Diagnostic::error(codes::COMPARISON_CHAIN, expr.span, "comparisons cannot be chained")
@@ -223,6 +205,19 @@ impl Parser<'_> {
                 ))
                 .with_fix(Fix::suggest(format!("write `{rewritten}`"), expr.span, rewritten)),
         )
+    }
+
+    /// The comparisons `ops` make between neighbouring `operands`, each written out and joined
+    /// with `and`: `a < b and b < c`.
+    fn spelled_out(&self, operands: &[&Expr], ops: &[BinaryOp]) -> String {
+        let pairs: Vec<String> = ops
+            .iter()
+            .enumerate()
+            .map(|(i, op)| {
+                format!("{} {} {}", self.text(operands[i].span), op.as_str(), self.text(operands[i + 1].span))
+            })
+            .collect();
+        pairs.join(" and ")
     }
 
     /// `unary = ( "not" | "-" )* , postfix`, iteratively (each operator counts as one level).

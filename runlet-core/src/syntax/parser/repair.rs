@@ -277,6 +277,10 @@ impl Parser<'_> {
         let ExprKind::If(if_expr) = &guard.expr.kind else { return None };
         let [Stmt::Return(early)] = if_expr.then_block.stmts.as_slice() else { return None };
         let (None, [Stmt::Return(last)]) = (&if_expr.else_branch, &stmts[index + 1..]) else { return None };
+        // A `return` before the guard is reported (and repaired) as an early return of its own.
+        if stmts[..index].iter().any(|stmt| matches!(stmt, Stmt::Return(_))) {
+            return None;
+        }
         // The operands of a conditional bind tighter than it, but for another conditional.
         let operand = |e: &Expr| match e.kind {
             ExprKind::Conditional { .. } => format!("({})", self.text(e.span)),
@@ -288,11 +292,26 @@ impl Parser<'_> {
             operand(&if_expr.condition),
             operand(&last.value)
         );
+        // The rewrite keeps the three expressions' text only: comments around them would go.
+        let replaced = guard.span.to(last.span);
+        let comments = |span: Span| {
+            let text = self.text(span);
+            text.matches('#').count() + text.matches("//").count() + text.matches("/*").count()
+        };
+        let kept = comments(early.value.span) + comments(if_expr.condition.span) + comments(last.value.span);
+        let applicability = match comments(replaced) > kept {
+            true => Applicability::MaybeIncorrect,
+            false => Applicability::MachineApplicable,
+        };
         Some(
             Diagnostic::error(codes::EARLY_RETURN, early.span, "Runlet has no early return")
                 .with_label(last.span, "the block returns here")
                 .with_help(format!("choose the value with a conditional: `{rewritten}`"))
-                .with_fix(Fix::machine("return a conditional value", guard.span.to(last.span), rewritten)),
+                .with_fix(Fix::new(
+                    "return a conditional value",
+                    applicability,
+                    vec![Edit { span: replaced, replacement: rewritten }],
+                )),
         )
     }
 
