@@ -265,17 +265,23 @@ impl Lowerer<'_> {
         let fits = |r: &Ranked| r.candidate.fits != Some(false);
         let closest_here =
             ranked.iter().filter(|r| r.close && fits(r) && in_namespace(r)).map(|r| r.distance).min();
-        ranked.retain(|r| fits(r) && (in_namespace(r) || closest_here.is_none_or(|here| r.distance < here)));
+        let competes =
+            |r: &Ranked| fits(r) && (in_namespace(r) || closest_here.is_none_or(|here| r.distance < here));
+        // The closest tool left out for the arguments it takes: one at least as close as the
+        // winner may be the one meant, called with an argument too few or too many.
+        let closest_left_out = ranked.iter().filter(|r| r.close && !fits(r)).map(|r| r.distance).min();
+        ranked.retain(competes);
         if let Some(best) = clear_winner(&ranked) {
             let name = best.candidate.name.clone();
             let message = format!("replace `{wanted}` with `{name}`");
             // A tool of another namespace is offered for review when the written namespace exists;
             // when it does not (`shops.orders`, a bare `customer(…)`), the path itself is the slip.
             let root = wanted.split('.').next().unwrap_or_default();
-            let applicability = if best.candidate.label.is_none() || !self.registry.is_root(root) {
-                Applicability::MachineApplicable
-            } else {
-                Applicability::MaybeIncorrect
+            let sure = best.candidate.label.is_none() || !self.registry.is_root(root);
+            let applicability = match sure && closest_left_out.is_none_or(|left_out| left_out > best.distance)
+            {
+                true => Applicability::MachineApplicable,
+                false => Applicability::MaybeIncorrect,
             };
             diagnostic = diagnostic.with_help(message.clone()).with_fix(Fix::new(
                 message,
