@@ -9,8 +9,7 @@
 //! replayed again under the claim when another process journaled more of it meanwhile.
 
 use super::{
-    Executable, Recovery, RetainedProgram, RunDamage, RunHandle, RunOptions, RunStatus, Runtime,
-    UncertainOperation,
+    Recovery, RetainedProgram, RunDamage, RunHandle, RunOptions, RunStatus, Runtime, UncertainOperation,
 };
 use crate::diag::{Code, codes};
 use crate::journal::{JournalError, JournalErrorKind, RunId};
@@ -98,69 +97,59 @@ impl Runtime {
         })?;
         let refused = |e: super::RecoveryError| (e.code(), e.to_string());
         let unread = |e: JournalError| (e.code(), e.to_string());
+        let options = RunOptions { limits: retained.limits.clone(), ..RunOptions::default() };
+        let replay = || self.recovery(&program, run, options.clone()).map_err(refused);
         if self.never_started(run).map_err(unread)? {
             let prepared = self.prepare_retained(&program, &header, &retained).map_err(refused)?;
             self.claim(run)?;
             return match self.never_started(run) {
                 Ok(true) => Ok(Recovered::Resumed(self.begin(&program, prepared, None))),
                 // Another process started it since.
-                Ok(false) => self.replay_and_resume(&program, run, &retained, max_resumes),
-                Err(e) => Err(self.let_go(run, unread(e))),
-            };
+                Ok(false) => replay().and_then(|recovery| self.go_on(run, recovery, max_resumes)),
+                Err(e) => Err(unread(e)),
+            }
+            .map_err(|reason| self.let_go(run, reason));
         }
-        let options = RunOptions { limits: retained.limits.clone(), ..RunOptions::default() };
-        let mut recovery = self.recovery(&program, run, options).map_err(refused)?;
-        if let Some(settled) = self.settle(run, &mut recovery, max_resumes)? {
-            return Ok(settled);
+        let recovery = replay()?;
+        // Neither resumed nor parked: an operator decides about the calls first.
+        if awaits_decision(&recovery) {
+            return Err((codes::RUN_NEEDS_RESOLUTION, NEEDS_DECISION.to_owned()));
         }
         self.claim(run)?;
         // Another process may have driven the run on between its replay and this claim (and let
         // it go): what it journaled is replayed too, now that no other process can write.
-        match self.journaled_after(run, recovery.journaled()) {
-            Ok(false) => Ok(Recovered::Resumed(recovery.resume())),
-            Ok(true) => self.replay_and_resume(&program, run, &retained, max_resumes),
-            Err(e) => Err(self.let_go(run, unread(e))),
-        }
+        let moved = self.journaled_after(run, recovery.journaled()).map_err(unread);
+        let recovery = match moved {
+            Ok(false) => Ok(recovery),
+            Ok(true) => replay(),
+            Err(reason) => Err(reason),
+        };
+        recovery
+            .and_then(|recovery| self.go_on(run, recovery, max_resumes))
+            .map_err(|reason| self.let_go(run, reason))
     }
 
-    /// Replays run `run`, which this runtime has claimed, and resumes it; or settles it otherwise
-    /// ([`Runtime::settle`]) and lets it go.
-    fn replay_and_resume(
+    /// Goes on with run `run`, which this runtime has claimed and `recovery` replayed: resumes
+    /// it (a run that has ended stays ended), or parks it once resumed `max_resumes` times;
+    /// leaves it (let go) when its calls await a host's decision.
+    fn go_on(
         &self,
-        program: &Executable,
         run: &RunId,
-        retained: &RetainedProgram,
+        mut recovery: Recovery<'_>,
         max_resumes: u32,
     ) -> Result<Recovered, (Code, String)> {
-        let options = RunOptions { limits: retained.limits.clone(), ..RunOptions::default() };
-        let replayed = self.recovery(program, run, options).map_err(|e| (e.code(), e.to_string()));
-        let settled =
-            replayed.and_then(|mut recovery| Ok((self.settle(run, &mut recovery, max_resumes)?, recovery)));
-        match settled {
-            Ok((None, recovery)) => Ok(Recovered::Resumed(recovery.resume())),
-            Ok((Some(settled), _)) => self.let_go(run, Ok(settled)),
-            Err(reason) => self.let_go(run, Err(reason)),
+        if recovery.outcome().is_none() {
+            if awaits_decision(&recovery) {
+                return Err((codes::RUN_NEEDS_RESOLUTION, NEEDS_DECISION.to_owned()));
+            }
+            let resumes = recovery.resumes();
+            if resumes >= max_resumes {
+                recovery.park().map_err(|e| (e.code(), e.to_string()))?;
+                let _ = self.pool.block_on(self.journal.end(run, &self.owner));
+                return Ok(Recovered::Parked { run: run.clone(), resumes });
+            }
         }
-    }
-
-    /// What becomes of a replayed run instead of resuming it, if anything: left when its calls
-    /// await a host's decision, parked once resumed `max_resumes` times.
-    fn settle(
-        &self,
-        run: &RunId,
-        recovery: &mut Recovery<'_>,
-        max_resumes: u32,
-    ) -> Result<Option<Recovered>, (Code, String)> {
-        // Neither resumed nor parked: an operator decides about the calls first.
-        if recovery.uncertain_operations().iter().any(UncertainOperation::needs_decision) {
-            return Err((codes::RUN_NEEDS_RESOLUTION, NEEDS_DECISION.to_owned()));
-        }
-        let resumes = recovery.resumes();
-        if resumes >= max_resumes {
-            recovery.park().map_err(|e| (e.code(), e.to_string()))?;
-            return Ok(Some(Recovered::Parked { run: run.clone(), resumes }));
-        }
-        Ok(None)
+        Ok(Recovered::Resumed(recovery.resume()))
     }
 
     /// Whether run `run`'s journal holds records after `seq`.
@@ -169,8 +158,8 @@ impl Runtime {
     }
 
     /// Lets go of this runtime's claim on run `run`, which it does not go on with, so that
-    /// other processes may, and gives back `reason`, what it made of the run. Best effort: a
-    /// claim that cannot be let go lapses when this process ends.
+    /// other processes may, and gives back `reason`, why. Best effort: a claim that cannot be
+    /// let go lapses when this process ends.
     fn let_go<T>(&self, run: &RunId, reason: T) -> T {
         let _ = self.pool.block_on(self.journal.release(run, &self.owner));
         reason
@@ -198,4 +187,9 @@ impl Runtime {
                 && self.journal.load_snapshot(run).await?.is_none())
         })
     }
+}
+
+/// Whether calls the run left dispatching await a host's decision (`RL8405`).
+fn awaits_decision(recovery: &Recovery<'_>) -> bool {
+    recovery.uncertain_operations().iter().any(UncertainOperation::needs_decision)
 }
