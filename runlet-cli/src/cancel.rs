@@ -47,7 +47,7 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
 
 /// Journals the cancellation of `run`, which no live process drives.
 fn cancel_here(journal: &OpenJournal, run: &RunId) -> Result<RunStatus, Failure> {
-    let stored = journal.inspected(run)?;
+    let stored = journal.decided(run)?;
     let mut recovery = stored.recovery()?;
     recovery.cancel().map_err(|error| Failure::new(error.code(), error.to_string()))?;
     Ok(RunStatus::Cancelled)

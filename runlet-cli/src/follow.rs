@@ -46,11 +46,14 @@ pub fn follow(run: RunHandle, events: Option<EventsFile>, announce: bool) -> Res
             Outcome::Failed(_) => "failed",
             Outcome::Cancelled => "was cancelled",
         };
+        // Announced runs are those of a durable journal, which holds their events.
+        let again = match announce {
+            true => format!("; `runlet runs show {id} --events` reads them from the journal"),
+            false => String::new(),
+        };
         return Err(Failure::new(
             code,
-            format!(
-                "run `{id}` {ended}, and its events were not all written: {message}; `runlet runs show {id} --events` reads them from a durable journal"
-            ),
+            format!("run `{id}` {ended}, and its events were not all written: {message}{again}"),
         ));
     }
     Ok(Followed { outcome, observer })

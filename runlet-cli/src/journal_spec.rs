@@ -47,13 +47,16 @@ impl JournalSpec {
         }
         match text.strip_prefix("sqlite:") {
             // `sqlite://j.db` reads like a URL, and would be the file `/j.db`; `sqlite:file:j.db`
-            // is an SQLite URI, whose file is not the path the journal's key file is named after.
-            Some(path) if path.starts_with("//") || path.starts_with("file:") => Err(Failure::new(
-                codes::INVALID_ARGUMENT,
-                format!(
-                    "`--journal {text}`: `sqlite:` takes a path, not a URL or an SQLite URI: `sqlite:j.db`, `sqlite:/var/lib/runs.db`"
-                ),
-            )),
+            // is an SQLite URI, whose file is not the path the journal's key file is named after;
+            // `sqlite::memory:` keeps nothing (`--journal memory` says so).
+            Some(path) if path.starts_with("//") || path.starts_with("file:") || path == ":memory:" => {
+                Err(Failure::new(
+                    codes::INVALID_ARGUMENT,
+                    format!(
+                        "`--journal {text}`: `sqlite:` takes a path, not a URL or an SQLite URI: `sqlite:j.db`, `sqlite:/var/lib/runs.db`"
+                    ),
+                ))
+            }
             Some(path) if !path.is_empty() => Ok(JournalSpec::Sqlite(PathBuf::from(path))),
             _ => Err(Failure::new(
                 codes::INVALID_ARGUMENT,

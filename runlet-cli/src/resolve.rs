@@ -54,7 +54,7 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
     let journal = OpenJournal::open(&args.journal)?;
     let run = RunId::new(args.run_id.as_str());
     journal.not_running_elsewhere(&run)?;
-    let stored = journal.inspected(&run)?;
+    let stored = journal.decided(&run)?;
     let mut recovery = stored.recovery()?;
     let refused = |error: runlet::runtime::RecoveryError| Failure::new(error.code(), error.to_string());
     let (name, fresh) = match decision {

@@ -91,16 +91,37 @@ impl OpenJournal {
         self.block_on(self.journal.header(run)).map_err(|error| Failure::new(error.code(), error.to_string()))
     }
 
-    /// Rebuilds run `run` with `executor` answering the calls a resume makes, writing snapshots
-    /// `snapshot_every` events apart (the runtime's default when `None`).
+    /// Rebuilds run `run` to resume it, with `executor` answering the calls it makes, writing
+    /// snapshots `snapshot_every` events apart (the runtime's default when `None`).
     pub fn stored(
         &self,
         run: &RunId,
         executor: Arc<dyn ToolExecutor>,
         snapshot_every: Option<u64>,
     ) -> Result<StoredRun, Failure> {
+        let stored = self.rebuilt(run, executor, snapshot_every)?;
+        self.refuse_looser_durability(&stored.header)?;
+        Ok(stored)
+    }
+
+    /// Rebuilds run `run` for a look: nothing it holds calls a tool.
+    pub fn inspected(&self, run: &RunId) -> Result<StoredRun, Failure> {
+        self.rebuilt(run, Arc::new(NoTools), None)
+    }
+
+    /// Rebuilds run `run` for a decision journaled about it (a cancellation, a resolution).
+    pub fn decided(&self, run: &RunId) -> Result<StoredRun, Failure> {
+        self.stored(run, Arc::new(NoTools), None)
+    }
+
+    /// Rebuilds run `run` from its header alone.
+    fn rebuilt(
+        &self,
+        run: &RunId,
+        executor: Arc<dyn ToolExecutor>,
+        snapshot_every: Option<u64>,
+    ) -> Result<StoredRun, Failure> {
         let header = self.header(run)?;
-        self.refuse_looser_durability(&header)?;
         let retained = RetainedProgram::from_header(&header, &RegistryOptions::default())
             .map_err(|error| Failure::new(error.code(), error.to_string()))?;
         let Some(registry) = retained.registry else {
@@ -153,11 +174,6 @@ impl OpenJournal {
             )),
             _ => Ok(()),
         }
-    }
-
-    /// Rebuilds run `run` for a decision or a look: nothing it holds calls a tool.
-    pub fn inspected(&self, run: &RunId) -> Result<StoredRun, Failure> {
-        self.stored(run, Arc::new(NoTools), None)
     }
 }
 

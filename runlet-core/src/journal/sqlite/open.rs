@@ -21,6 +21,10 @@ pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The tables of the current layout.
 const TABLES: [&str; 6] = ["runs", "batches", "snapshots", "owners", "blobs", "blob_refs"];
 
+/// The tables of earlier layouts that the current one no longer has (a row per record and the
+/// last append's time, before layout 4).
+const FORMER_TABLES: [&str; 2] = ["records", "appends"];
+
 /// The table version 2 adds: which process owns each run (with a cancellation requested of it),
 /// for run listings and `runlet cancel`.
 const CREATE_OWNERS: &str = "
@@ -107,13 +111,9 @@ fn check_integrity(connection: &Connection) -> Result<(), JournalError> {
     }
 }
 
-/// Refuses an SQLite database of another program: one of no layout version with a table a
-/// journal does not have.
+/// Refuses an SQLite database of another program: one with a table no journal layout has
+/// (whatever its `user_version`, which other programs set too).
 fn refuse_foreign(connection: &Connection) -> Result<(), JournalError> {
-    let version: i64 = connection.pragma_query_value(None, "user_version", |row| row.get(0)).map_err(sql)?;
-    if version != 0 {
-        return Ok(());
-    }
     let mut tables = connection
         .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
         .map_err(sql)?;
@@ -121,7 +121,9 @@ fn refuse_foreign(connection: &Connection) -> Result<(), JournalError> {
         .query_map([], |row| row.get::<_, String>(0))
         .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
         .map_err(sql)?;
-    match names.into_iter().find(|name| !TABLES.contains(&name.as_str())) {
+    let known =
+        |name: &str| TABLES.contains(&name) || FORMER_TABLES.contains(&name) || name.starts_with("sqlite_");
+    match names.into_iter().find(|name| !known(name)) {
         Some(table) => Err(JournalError::new(
             JournalErrorKind::Storage,
             format!("the file is an SQLite database but not a Runlet journal (it has a table `{table}`)"),

@@ -515,6 +515,13 @@ fn refuses_a_database_that_is_not_a_journal() {
     assert_eq!((err.kind, err.code().to_string()), (JournalErrorKind::Storage, "RL7005".to_owned()));
     assert!(err.message.contains("not a Runlet journal (it has a table `users`)"), "{}", err.message);
     assert!(err.message.contains("app.db"), "names the file: {}", err.message);
+    // Nor when the program keeps a version in `user_version` as a journal does; and its file
+    // is left in its journal mode.
+    Connection::open(&path).expect("open").execute_batch("PRAGMA user_version = 2;").expect("a version");
+    let before = std::fs::read(&path).expect("its bytes");
+    let err = SqliteJournal::open(&path, Durability::Full).expect_err("not a journal");
+    assert!(err.message.contains("it has a table `users`"), "{}", err.message);
+    assert_eq!(std::fs::read(&path).expect("its bytes"), before, "left as it was");
 }
 
 #[test]
