@@ -66,6 +66,15 @@ impl Setup {
             .expect("start runlet run")
     }
 
+    /// Runs `runlet run` with `tools` and `extra` flags to its end.
+    fn run_to_end(&self, tools: &str, extra: &[&str]) -> std::process::Output {
+        let tools = self.scratch.file("tools-run.json", tools);
+        let mut args = vec!["run", &self.program, "--registry", &self.registry, "--tools", &tools];
+        args.extend(["--journal", &self.journal]);
+        args.extend(extra);
+        runlet(&args)
+    }
+
     /// Waits until the events file `events` has a line that `seen` accepts.
     fn wait_for(&self, events: &str, seen: impl Fn(&Json) -> bool) {
         self.wait_until(events, |written| written.iter().any(&seen));
@@ -435,21 +444,7 @@ fn killed_at_many_points_a_fan_out_resumes_without_repeating_finished_calls() {
 #[test]
 fn an_events_file_that_fails_meanwhile_names_the_run_and_how_it_ended() {
     let setup = Setup::new("events-full");
-    let tools = setup.scratch.file("tools.json", tools(0, 0));
-    let output = runlet(&[
-        "run",
-        &setup.program,
-        "--registry",
-        &setup.registry,
-        "--tools",
-        &tools,
-        "--journal",
-        &setup.journal,
-        "--events",
-        "/dev/full",
-        "--format",
-        "json",
-    ]);
+    let output = setup.run_to_end(&tools(0, 0), &["--events", "/dev/full", "--format", "json"]);
     assert_eq!(failure_code(&output), "RL8506");
     let run = setup.only_run();
     assert_eq!(run["status"], "succeeded");
@@ -461,23 +456,9 @@ fn an_events_file_that_fails_meanwhile_names_the_run_and_how_it_ended() {
 #[test]
 fn output_paths_are_checked_before_anything_runs() {
     let setup = Setup::new("paths");
-    let tools = setup.scratch.file("tools.json", tools(0, 0));
     let missing = setup.scratch.path("no/such/dir/events.jsonl");
     for flag in ["--events", "--record"] {
-        let output = runlet(&[
-            "run",
-            &setup.program,
-            "--registry",
-            &setup.registry,
-            "--tools",
-            &tools,
-            "--journal",
-            &setup.journal,
-            flag,
-            &missing,
-            "--format",
-            "json",
-        ]);
+        let output = setup.run_to_end(&tools(0, 0), &[flag, &missing, "--format", "json"]);
         assert_eq!(output.status.code(), Some(2), "{flag}: {}", stdout(&output));
         assert_eq!(json(&output)["status"], "usage_error");
         assert_eq!(json(&output)["diagnostics"][0]["code"], "RL8506");
