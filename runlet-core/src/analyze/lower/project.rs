@@ -279,10 +279,21 @@ impl Lowerer<'_> {
             return match value::index(&target_value, &key_value) {
                 Ok(result) => self.constant_at(result, &at),
                 Err(error) => {
-                    self.report(
-                        Diagnostic::error(error.code(), e.span, error.message().to_owned())
-                            .with_note("both sides are literals, so this would fail every run"),
-                    );
+                    let mut diagnostic = Diagnostic::error(error.code(), e.span, error.message().to_owned())
+                        .with_note("both sides are literals, so this would fail every run");
+                    // A misspelt literal key of a literal object: the one key it is closest to.
+                    if let (Value::Object(object), Some(wanted), ast::ExprKind::String(_)) =
+                        (&target_value, key_value.as_str(), &index.kind)
+                        && let [only] = value::closest_keys(wanted, object.keys()).as_slice()
+                    {
+                        let replacement = crate::syntax::quote_string(only);
+                        diagnostic = diagnostic.with_fix(Fix::machine(
+                            format!("write `{replacement}`"),
+                            index.span,
+                            replacement,
+                        ));
+                    }
+                    self.report(diagnostic);
                     self.poison(&at)
                 }
             };
