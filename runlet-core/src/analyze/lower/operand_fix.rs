@@ -2,7 +2,7 @@
 //! an operand that may be null, a number for a numeric string compared with a number, `+` joins
 //! for Python's `"…%s…" % value` formatting, and a `fold` seed of the kind the body adds to it.
 
-use crate::diag::{Fix, Span};
+use crate::diag::{Applicability, Edit, Fix, Span};
 use crate::schema::{SchemaId, SchemaKind};
 use crate::syntax::ast;
 use crate::syntax::quote_string;
@@ -21,19 +21,17 @@ impl Lowerer<'_> {
         (right, rs, rv): (&ast::Expr, SchemaId, SchemaId),
     ) -> Option<Fix> {
         let (lk, rk) = (self.types.kind(lv), self.types.kind(rv));
+        // Python's `%` formatting, whatever the values' variants: its repair is the join.
+        if op == BinaryOp::Rem
+            && let ast::ExprKind::String(format) = &left.kind
+        {
+            return self.percent_repair(format, left, right, rs);
+        }
         if matches!(lk, SchemaKind::Null) {
             return self.null_fallback(left, ls);
         }
         if matches!(rk, SchemaKind::Null) {
             return self.null_fallback(right, rs);
-        }
-        if op == BinaryOp::Rem
-            && let ast::ExprKind::String(format) = &left.kind
-        {
-            let span = left.span.to(right.span);
-            let joined = percent_format(format, right, |span| self.text(span))?;
-            let joined = if self.stands_alone(span) { joined } else { format!("({joined})") };
-            return Some(Fix::machine(format!("write `{joined}`"), span, joined));
         }
         if matches!(op, BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge) {
             let numeric = |k: &SchemaKind| matches!(k, SchemaKind::Integer(_) | SchemaKind::Number(_));
@@ -52,6 +50,34 @@ impl Lowerer<'_> {
             return self.seed_of_kind(left, rk).or_else(|| self.seed_of_kind(right, lk));
         }
         None
+    }
+
+    /// `"…%s…" % values` (of schema `values_schema`) as the join it means. `+` takes no null: a
+    /// single value that may be null is given "" for it (Python would write `None`), offered
+    /// for review; a list whose items may be null gets no repair.
+    fn percent_repair(
+        &self,
+        format: &str,
+        left: &ast::Expr,
+        right: &ast::Expr,
+        values_schema: SchemaId,
+    ) -> Option<Fix> {
+        let span = left.span.to(right.span);
+        let (listed, nullable) = match (&right.kind, self.types.kind(self.types.resolve(values_schema))) {
+            (ast::ExprKind::List(_), SchemaKind::List(list)) => (true, self.types.admits_null(list.items)),
+            _ => (false, self.types.admits_null(values_schema)),
+        };
+        let value = self.text(right.span);
+        if nullable && (listed || !is_path(value)) {
+            return None;
+        }
+        let guarded = format!("({value} if {value} != null else \"\")");
+        let text = |at: Span| if nullable && at == right.span { guarded.as_str() } else { self.text(at) };
+        let joined = percent_format(format, right, text)?;
+        let joined = if self.stands_alone(span) { joined } else { format!("({joined})") };
+        let applicability =
+            if nullable { Applicability::MaybeIncorrect } else { Applicability::MachineApplicable };
+        Some(Fix::new(format!("write `{joined}`"), applicability, vec![Edit { span, replacement: joined }]))
     }
 
     /// `(x if x != null else fallback)` for a path `x` whose other variants are all text, all
