@@ -165,11 +165,11 @@ impl Runtime {
         reason
     }
 
-    /// Claims run `run` for this runtime once nothing is left that could refuse it, just before
-    /// it goes on, so that a run another process took since it was listed is left with the
-    /// journal's refusal (`RL7010`) rather than reported resumed and then failed. Any other
-    /// failure of the claim is the run's: its task claims it again under the same name and
-    /// reports what the journal says through its handle.
+    /// Claims run `run` for this runtime before it writes to it (a resume, a park), so that a
+    /// run another process took since it was listed is left with the journal's refusal
+    /// (`RL7010`) rather than reported resumed and then failed. Any other failure of the claim
+    /// is the run's: its task claims it again under the same name and reports what the journal
+    /// says through its handle.
     fn claim(&self, run: &RunId) -> Result<(), (Code, String)> {
         match self.pool.block_on(self.journal.claim(run, &self.owner)) {
             Err(refused) if refused.kind == JournalErrorKind::OwnedElsewhere => {
