@@ -6,7 +6,7 @@ use super::spread::Piece;
 use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
 use crate::syntax::ast::{Expr, ExprKind, Ident, ObjectItem, ObjectKey, Text};
 use crate::syntax::escape::string_value;
-use crate::syntax::token::{Keyword, TokenKind};
+use crate::syntax::token::{ForeignToken, Keyword, TokenKind};
 
 impl Parser<'_> {
     pub(super) fn list(&mut self) -> Expr {
@@ -90,8 +90,13 @@ impl Parser<'_> {
                 let value = self.expression();
                 Some(ObjectItem::Computed { span: token.span.to(value.span), key, value })
             }
-            TokenKind::String | TokenKind::Ident | TokenKind::Keyword(_) => {
-                let quoted = token.kind == TokenKind::String;
+            // A key in other quotes (`'a'`, already reported by the lexer) is read as the key.
+            TokenKind::String
+            | TokenKind::Ident
+            | TokenKind::Keyword(_)
+            | TokenKind::Foreign(ForeignToken::SingleQuotedString | ForeignToken::CurlyQuotedString) => {
+                let foreign = matches!(token.kind, TokenKind::Foreign(_));
+                let quoted = token.kind == TokenKind::String || foreign;
                 if token.kind == TokenKind::Ident && matches!(next, TokenKind::Comma | TokenKind::RBrace) {
                     self.bump();
                     return Some(ObjectItem::Shorthand(Ident {
@@ -105,7 +110,11 @@ impl Parser<'_> {
                     return self.reserved_shorthand(keyword);
                 }
                 self.bump();
-                let name = if quoted { string_value(self.text(token.span)) } else { self.name(token.span) };
+                let name = match (foreign, quoted) {
+                    (true, _) => Text::from(between_quotes(self.text(token.span))),
+                    (false, true) => string_value(self.text(token.span)),
+                    (false, false) => self.name(token.span),
+                };
                 let key = ObjectKey { name, quoted, span: token.span };
                 self.object_colon()?;
                 let value = self.expression();
@@ -358,4 +367,12 @@ impl Parser<'_> {
 struct Group {
     close: TokenKind,
     closed_at: Option<usize>,
+}
+
+/// `text` without its first and last characters: a string's body between its quotes.
+fn between_quotes(text: &str) -> &str {
+    let mut chars = text.chars();
+    chars.next();
+    chars.next_back();
+    chars.as_str()
 }

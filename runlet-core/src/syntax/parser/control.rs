@@ -455,6 +455,16 @@ impl Parser<'_> {
                 span: start.to(end),
             };
         }
+        // `limit -1`: a negative count, read whole so the block after it still parses.
+        if token.kind == TokenKind::Minus
+            && self.nth(1).kind == TokenKind::Integer
+            && !token.line_break_before
+        {
+            self.bump();
+            let count = self.bump().span;
+            self.push(diagnostic.with_help(format!("`{word}` counts up from 1: write `{word} 1` or more")));
+            return IntegerClause { digits: Text::default(), value_span: count, span: start.to(count) };
+        }
         let simple_operand =
             matches!(token.kind, TokenKind::Ident | TokenKind::Number) && !token.line_break_before;
         if simple_operand {
