@@ -28,29 +28,29 @@ impl EventsFile {
     /// Writes `events`, the whole journal of a run this command does not drive on (one that
     /// has ended, or that waits for a decision).
     pub fn write_all(mut self, events: &[GraphEvent]) -> Result<(), Failure> {
-        for event in events {
-            let mut line = serde_json::to_vec(event).map_err(|e| unwritable(&self.path, &e))?;
-            line.push(b'\n');
-            self.file.write_all(&line).map_err(|e| unwritable(&self.path, &e))?;
-        }
-        Ok(())
+        events.iter().try_for_each(|event| self.write(event))
+    }
+
+    /// Writes `event` as one line.
+    fn write(&mut self, event: &GraphEvent) -> Result<(), Failure> {
+        let mut line = serde_json::to_vec(event).map_err(|e| unwritable(&self.path, &e))?;
+        line.push(b'\n');
+        self.file.write_all(&line).map_err(|e| unwritable(&self.path, &e))
     }
 
     /// Follows `observer` from the run's first event to its last, writing each as it comes.
     pub fn follow(mut self, observer: &RunObserver) -> Result<(), Failure> {
-        let path = self.path.clone();
-        let cannot = |error: &dyn std::fmt::Display| unwritable(&path, error);
-        let reactor =
-            tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| cannot(&e))?;
+        let reactor = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| unwritable(&self.path, &e))?;
         let mut subscription = observer.subscribe(0, ViewPolicy::default());
         reactor.block_on(async {
             while let Some(event) = subscription.next().await {
                 let event = event.map_err(|e| {
                     Failure::new(e.code(), format!("the run's events could not be read: {e}"))
                 })?;
-                let mut line = serde_json::to_vec(&event).map_err(|e| cannot(&e))?;
-                line.push(b'\n');
-                self.file.write_all(&line).map_err(|e| cannot(&e))?;
+                self.write(&event)?;
             }
             Ok::<(), Failure>(())
         })

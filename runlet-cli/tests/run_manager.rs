@@ -66,6 +66,20 @@ impl Setup {
             .expect("start runlet run")
     }
 
+    /// Starts a run whose steps take ten minutes, and waits until its first step is sent.
+    fn in_its_first_step(&self) -> Child {
+        let child = self.start(&tools(600_000, 0), "events.jsonl");
+        self.wait_for("events.jsonl", |event| is(event, "CallDispatchPrepared", "work.step"));
+        child
+    }
+
+    /// A run killed (SIGKILL) while its first step was in flight: its id.
+    fn killed_in_its_first_step(&self) -> String {
+        let mut child = self.in_its_first_step();
+        child.kill().expect("SIGKILL");
+        run_id(child)
+    }
+
     /// Runs `runlet run` with `tools` and `extra` flags to its end.
     fn run_to_end(&self, tools: &str, extra: &[&str]) -> std::process::Output {
         let tools = self.scratch.file("tools-run.json", tools);
@@ -243,8 +257,7 @@ fn a_killed_run_with_an_uncertain_mail_is_resolved_and_resumed_without_repeating
 #[test]
 fn sigterm_journals_a_cancellation() {
     let setup = Setup::new("sigterm");
-    let child = setup.start(&tools(600_000, 0), "events.jsonl");
-    setup.wait_for("events.jsonl", |event| is(event, "CallDispatchPrepared", "work.step"));
+    let child = setup.in_its_first_step();
     // SAFETY: signalling the child this test started and still owns.
     let signalled = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
     assert_eq!(signalled, 0);
@@ -267,8 +280,7 @@ fn sigterm_journals_a_cancellation() {
 #[test]
 fn a_running_run_is_listed_as_running_and_cancelled_by_its_owner_on_request() {
     let setup = Setup::new("running");
-    let child = setup.start(&tools(600_000, 0), "events.jsonl");
-    setup.wait_for("events.jsonl", |event| is(event, "CallDispatchPrepared", "work.step"));
+    let child = setup.in_its_first_step();
     let listed = setup.only_run();
     assert_eq!(listed["status"], "running", "{listed}");
     let run = listed["run_id"].as_str().expect("a run id").to_owned();
@@ -321,14 +333,11 @@ fn a_call_in_flight_in_a_live_process_is_not_uncertain() {
 #[test]
 fn a_cancel_waiting_for_a_process_that_dies_cancels_the_run_itself() {
     let setup = Setup::new("cancel-dies");
-    let mut child = setup.start(&tools(600_000, 0), "events.jsonl");
-    setup.wait_for("events.jsonl", |event| is(event, "CallDispatchPrepared", "work.step"));
+    let mut child = setup.in_its_first_step();
     let run = setup.only_run()["run_id"].as_str().expect("a run id").to_owned();
-    let signal = |name: &str| {
-        let sent = Command::new("kill").args([name, &child.id().to_string()]).status().expect("kill");
-        assert!(sent.success(), "kill {name}");
-    };
-    signal("-STOP");
+    // SAFETY: signalling the child this test started and still owns.
+    let stopped = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGSTOP) };
+    assert_eq!(stopped, 0);
     let cancel = Command::new(env!("CARGO_BIN_EXE_runlet"))
         .args(["cancel", &run, "--journal", &setup.journal, "--format", "json"])
         .stdout(Stdio::piped())
@@ -348,10 +357,7 @@ fn a_cancel_waiting_for_a_process_that_dies_cancels_the_run_itself() {
 #[test]
 fn an_interrupted_run_is_cancelled_from_another_process_and_stays_cancelled() {
     let setup = Setup::new("cancel");
-    let mut child = setup.start(&tools(600_000, 0), "events.jsonl");
-    setup.wait_for("events.jsonl", |event| is(event, "CallDispatchPrepared", "work.step"));
-    child.kill().expect("SIGKILL");
-    let run = run_id(child);
+    let run = setup.killed_in_its_first_step();
     assert_eq!(setup.only_run()["status"], "interrupted");
     let cancelled = setup.manage(&["cancel", &run, "--format", "json"]);
     assert_eq!(cancelled.status.code(), Some(0), "{}", stderr(&cancelled));
@@ -369,10 +375,7 @@ fn an_interrupted_run_is_cancelled_from_another_process_and_stays_cancelled() {
 #[test]
 fn a_flag_may_not_loosen_the_durability_a_run_was_journaled_with() {
     let setup = Setup::new("durability");
-    let mut child = setup.start(&tools(600_000, 0), "events.jsonl");
-    setup.wait_for("events.jsonl", |event| is(event, "CallDispatchPrepared", "work.step"));
-    child.kill().expect("SIGKILL");
-    let run = run_id(child);
+    let run = setup.killed_in_its_first_step();
     let answers = setup.scratch.file("answers.json", tools(0, 0));
     for args in [
         vec!["resume", &run, "--tools", &answers],

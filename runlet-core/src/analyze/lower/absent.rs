@@ -10,6 +10,7 @@ use crate::syntax::quote_string;
 use super::super::foreign::Absent;
 use super::super::hir::ExprId;
 use super::super::types::Ty;
+use super::operand_fix::null_guarded;
 use super::{Lowerer, is_path};
 
 /// What the operands of a foreign call are, as far as choosing the Runlet form needs.
@@ -145,7 +146,7 @@ impl Lowerer<'_> {
                         (false, _) => parts.push(text.clone()),
                         (true, true) => {
                             guarded = true;
-                            parts.push(format!("({text} if {text} != null else \"\")"));
+                            parts.push(null_guarded(text, "\"\""));
                         }
                         (true, false) => return None,
                     }

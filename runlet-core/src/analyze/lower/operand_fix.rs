@@ -71,7 +71,7 @@ impl Lowerer<'_> {
         if nullable && (listed || !is_path(value)) {
             return None;
         }
-        let guarded = format!("({value} if {value} != null else \"\")");
+        let guarded = null_guarded(value, "\"\"");
         let text = |at: Span| if nullable && at == right.span { guarded.as_str() } else { self.text(at) };
         let joined = percent_format(format, right, text)?;
         let joined = if self.stands_alone(span) { joined } else { format!("({joined})") };
@@ -95,7 +95,7 @@ impl Lowerer<'_> {
             .filter(|k| !matches!(k, SchemaKind::Null))
             .collect();
         let fallback = empty_value(&kinds)?;
-        let replacement = format!("({text} if {text} != null else {fallback})");
+        let replacement = null_guarded(text, fallback);
         Some(Fix::suggest(format!("use {fallback} when `{text}` is null"), operand.span, replacement))
     }
 
@@ -110,6 +110,11 @@ impl Lowerer<'_> {
         let fallback = empty_value(&[other])?;
         Some(Fix::machine(format!("start `{}` at {fallback}", ident.name), seed, fallback))
     }
+}
+
+/// `(path if path != null else fallback)`: the value of `path`, or `fallback` where it is null.
+pub(super) fn null_guarded(path: &str, fallback: &str) -> String {
+    format!("({path} if {path} != null else {fallback})")
 }
 
 /// The empty value of one kind shared by all of `kinds`: `""`, `0`, `0.0` or `[]`.
