@@ -6,6 +6,7 @@ use super::spread::Piece;
 use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
 use crate::syntax::ast::{Expr, ExprKind, Ident, ObjectItem, ObjectKey, Text};
 use crate::syntax::escape::string_value;
+use crate::syntax::foreign_string;
 use crate::syntax::token::{ForeignToken, Keyword, TokenKind};
 
 impl Parser<'_> {
@@ -95,8 +96,11 @@ impl Parser<'_> {
             | TokenKind::Ident
             | TokenKind::Keyword(_)
             | TokenKind::Foreign(ForeignToken::SingleQuotedString | ForeignToken::CurlyQuotedString) => {
-                let foreign = matches!(token.kind, TokenKind::Foreign(_));
-                let quoted = token.kind == TokenKind::String || foreign;
+                let foreign = match token.kind {
+                    TokenKind::Foreign(kind) => Some(kind),
+                    _ => None,
+                };
+                let quoted = token.kind == TokenKind::String || foreign.is_some();
                 if token.kind == TokenKind::Ident && matches!(next, TokenKind::Comma | TokenKind::RBrace) {
                     self.bump();
                     return Some(ObjectItem::Shorthand(Ident {
@@ -111,9 +115,11 @@ impl Parser<'_> {
                 }
                 self.bump();
                 let name = match (foreign, quoted) {
-                    (true, _) => Text::from(between_quotes(self.text(token.span))),
-                    (false, true) => string_value(self.text(token.span)),
-                    (false, false) => self.name(token.span),
+                    (Some(kind), _) => {
+                        Text::from(foreign_string::value(kind, self.text(token.span)).as_str())
+                    }
+                    (None, true) => string_value(self.text(token.span)),
+                    (None, false) => self.name(token.span),
                 };
                 let key = ObjectKey { name, quoted, span: token.span };
                 self.object_colon()?;
@@ -367,12 +373,4 @@ impl Parser<'_> {
 struct Group {
     close: TokenKind,
     closed_at: Option<usize>,
-}
-
-/// `text` without its first and last characters: a string's body between its quotes.
-fn between_quotes(text: &str) -> &str {
-    let mut chars = text.chars();
-    chars.next();
-    chars.next_back();
-    chars.as_str()
 }
