@@ -1,9 +1,10 @@
 //! The runs a server shows: live runs this process drives (their observers) and the runs of a
 //! journal, opened for watching, with the view policy every response is redacted by. What it
 //! holds is bounded, however long a server runs and however many runs it is shown: a run that
-//! has finished stays live only among the latest [`FINISHED_LIVE_KEPT`], and only the
-//! [`OPENED_KEPT`] journal runs watched most recently stay opened. Either kind, once dropped, is
-//! opened from the journal again when asked for.
+//! has finished stays live only among the latest [`FINISHED_LIVE_KEPT`] (checked as runs are
+//! added, each time the runs held have doubled, so adding one stays cheap however many are
+//! live), and only the [`OPENED_KEPT`] journal runs watched most recently stay opened. Either
+//! kind, once dropped, is opened from the journal again when asked for.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -67,12 +68,25 @@ pub struct Catalog {
 struct LiveRuns {
     runs: BTreeMap<RunId, (u64, RunObserver, Arc<str>)>,
     added: u64,
+    /// How many runs held make the next [`LiveRuns::add`] let finished runs go.
+    prune_at: usize,
 }
 
 impl LiveRuns {
+    /// Fewest runs held before finished ones are let go.
+    const PRUNE_FLOOR: usize = 2 * FINISHED_LIVE_KEPT;
+
     fn add(&mut self, observer: RunObserver, source: Arc<str>) {
         self.added += 1;
         self.runs.insert(observer.run_id().clone(), (self.added, observer, source));
+        if self.runs.len() >= self.prune_at.max(Self::PRUNE_FLOOR) {
+            self.let_go_finished();
+            self.prune_at = self.runs.len() * 2;
+        }
+    }
+
+    /// Lets go every finished run but the latest [`FINISHED_LIVE_KEPT`] added.
+    fn let_go_finished(&mut self) {
         let mut finished: Vec<(u64, RunId)> = self
             .runs
             .iter()
@@ -111,9 +125,15 @@ impl Catalog {
         self.live.lock().add(observer, Arc::from(source));
     }
 
-    /// How many runs are held live and how many are held opened from the journal.
+    /// How many runs are held live and how many are held opened from the journal, once
+    /// finished runs beyond the latest [`FINISHED_LIVE_KEPT`] are let go.
     pub fn held(&self) -> (usize, usize) {
-        (self.live.lock().runs.len(), self.opened.lock().len())
+        let live = {
+            let mut live = self.live.lock();
+            live.let_go_finished();
+            live.runs.len()
+        };
+        (live, self.opened.lock().len())
     }
 
     pub(crate) fn view(&self) -> &ViewPolicy {

@@ -102,6 +102,16 @@ pub struct Expr {
     pub span: Span,
 }
 
+impl Expr {
+    /// The expression inside any parentheses around it.
+    pub fn unparenthesized(&self) -> &Expr {
+        match &self.kind {
+            ExprKind::Paren(inner) => inner.unparenthesized(),
+            _ => self,
+        }
+    }
+}
+
 /// The block-bodied constructs are boxed so that an `Expr` stays small (it is moved a lot).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExprKind {

@@ -7,7 +7,7 @@ use super::error::ValueError;
 use super::format::scalar_text;
 use super::model::{List, Object, Value};
 use super::sensitivity::Segment;
-use crate::diag::codes;
+use crate::diag::{codes, nearest};
 
 /// `target[index]`: a List element, a one-scalar String, a byte as an Integer in `0..=255`, or
 /// the value under an Object/Map key. A negative position counts from the end.
@@ -91,27 +91,25 @@ fn normalize(index: i64, length: usize) -> Result<usize, ValueError> {
     })
 }
 
-/// Keys longer than this (in scalars) are never suggested: the edit distance costs the product
-/// of the two lengths, and runtime data can hold many long keys.
-const MAX_SUGGESTED_KEY_LEN: usize = 64;
-
 /// Up to three keys nearest to `wanted` by Damerau-Levenshtein distance over scalars, closest
 /// first and ties broken by key order; a key qualifies when at most a third of the longer
-/// spelling (and at least one edit) differs. Spellings longer than 64 scalars get no suggestions.
+/// spelling (and at least one edit) differs. Spellings longer than
+/// [`nearest::LONGEST_COMPARED`] scalars get no suggestions.
 pub fn closest_keys<'a>(wanted: &str, keys: impl Iterator<Item = &'a str>) -> Vec<Arc<str>> {
-    let wanted_len = wanted.chars().count();
-    if wanted_len > MAX_SUGGESTED_KEY_LEN {
+    let compared_len = |text: &str| text.chars().take(nearest::LONGEST_COMPARED + 1).count();
+    let wanted_len = compared_len(wanted);
+    if wanted_len > nearest::LONGEST_COMPARED {
         return Vec::new();
     }
     let mut scored: Vec<(usize, &str)> = keys
         .filter_map(|key| {
-            let key_len = key.chars().count();
+            let key_len = compared_len(key);
             let allowed = (wanted_len.max(key_len) / 3).max(1);
             // The distance is at least the difference in length.
-            if key_len > MAX_SUGGESTED_KEY_LEN || key_len.abs_diff(wanted_len) > allowed {
+            if key_len.abs_diff(wanted_len) > allowed {
                 return None;
             }
-            let distance = strsim::damerau_levenshtein(wanted, key);
+            let distance = nearest::distance(wanted, key)?;
             (distance <= allowed).then_some((distance, key))
         })
         .collect();

@@ -144,18 +144,8 @@ impl Lowerer<'_> {
         let descriptor = self.registry.tool(tool);
         let name = descriptor.name.to_string();
         let positional = descriptor.input.positional.clone();
-        let object = descriptor.input.object;
         let arity = descriptor.input.positional_arity();
-        let object_fits_none = object.is_some_and(|o| accepts_empty_object(self.registry.schemas(), o));
-        let shape = match (args, positional.is_some(), object) {
-            ([], _, _) if arity.is_some_and(|(required, _)| required == 0) => Shape::Positional,
-            ([], false, None) => Shape::Positional,
-            ([], _, Some(_)) if object_fits_none => Shape::Omitted,
-            ([arg], _, Some(schema)) if is_object_literal(arg) => Shape::Object(schema),
-            ([_], has_positional, Some(schema)) => Shape::ByValue { object: schema, has_positional },
-            (_, true, _) => Shape::Positional,
-            _ => Shape::Unaccepted,
-        };
+        let shape = self.call_shape(tool, args.len(), matches!(args, [arg] if is_object_literal(arg)));
         let converted: Vec<ExprId> = match shape {
             Shape::Omitted => Vec::new(),
             Shape::Object(schema) => {
@@ -325,16 +315,33 @@ impl Lowerer<'_> {
         )
     }
 
+    /// The call shape a call of `tool` with `given` arguments selects; `object_literal` when
+    /// its one argument is an object literal.
+    fn call_shape(&self, tool: ToolId, given: usize, object_literal: bool) -> Shape {
+        let input = &self.registry.tool(tool).input;
+        let no_required = input.positional_arity().is_some_and(|(required, _)| required == 0);
+        match (given, input.positional.is_some(), input.object) {
+            (0, _, _) if no_required => Shape::Positional,
+            (0, false, None) => Shape::Positional,
+            (0, _, Some(object)) if accepts_empty_object(self.registry.schemas(), object) => Shape::Omitted,
+            (1, _, Some(schema)) if object_literal => Shape::Object(schema),
+            (1, has_positional, Some(schema)) => Shape::ByValue { object: schema, has_positional },
+            (_, true, _) => Shape::Positional,
+            _ => Shape::Unaccepted,
+        }
+    }
+
     /// Whether a call of `tool` with `given` arguments has a shape: that many positional
     /// arguments, or one object (none, when the object may be empty).
     pub(super) fn takes_argument_count(&self, tool: ToolId, given: usize) -> bool {
-        let input = &self.registry.tool(tool).input;
-        let positional =
-            input.positional_arity().is_some_and(|(required, most)| (required..=most).contains(&given));
-        let object = input.object.is_some_and(|object| {
-            given == 1 || (given == 0 && accepts_empty_object(self.registry.schemas(), object))
-        });
-        positional || object || (input.positional.is_none() && input.object.is_none() && given == 0)
+        match self.call_shape(tool, given, false) {
+            Shape::Positional => {
+                let (required, most) = self.registry.tool(tool).input.positional_arity().unwrap_or((0, 0));
+                (required..=most).contains(&given)
+            }
+            Shape::Unaccepted => false,
+            Shape::Object(_) | Shape::ByValue { .. } | Shape::Omitted => true,
+        }
     }
 
     /// `RL2201`: no call shape takes this many arguments.

@@ -8,7 +8,7 @@ use crate::value::{Rank, Value};
 
 use super::super::hir::{BindingKind, ExprId, ExprKind, Origin, RegionId, RegionKind, Step};
 use super::super::types::Ty;
-use super::{At, Context, Expect, Lowerer, is_path};
+use super::{At, Context, Expect, Lowerer, NullGuard, is_path};
 
 impl Lowerer<'_> {
     /// A condition: Boolean, checked at run time (`ExpectBoolean`) when its schema is `Any`, an
@@ -75,7 +75,10 @@ impl Lowerer<'_> {
         expect: Expect<'_>,
     ) -> ExprId {
         let at = self.at(e);
+        let guard = self.null_guard(e, then, condition, otherwise);
+        let outer = std::mem::replace(&mut self.null_guard, guard);
         let cond = self.condition(condition, "the condition");
+        self.null_guard = outer;
         let facts = self.facts(condition);
         let mark = self.scopes.narrow(&facts.when_true);
         let then_region = self.arm(then.span, |lowerer| lowerer.expr(then, expect));
@@ -87,6 +90,27 @@ impl Lowerer<'_> {
         };
         self.scopes.forget(mark);
         self.conditional(cond, then_region, else_region, &at)
+    }
+
+    /// The conditional `e` as a [`NullGuard`], when its condition compares a value with `null`.
+    fn null_guard(
+        &self,
+        e: &ast::Expr,
+        then: &ast::Expr,
+        condition: &ast::Expr,
+        otherwise: Option<&ast::Expr>,
+    ) -> Option<NullGuard> {
+        let comparison = condition.unparenthesized();
+        let ast::ExprKind::Binary(op, left, right) = &comparison.kind else { return None };
+        if ![left, right].iter().any(|side| matches!(side.unparenthesized().kind, ast::ExprKind::Null)) {
+            return None;
+        }
+        let reads_as = match op {
+            ast::BinaryOp::NotEq => self.text(then.span),
+            ast::BinaryOp::Eq => otherwise.map_or("null", |otherwise| self.text(otherwise.span)),
+            _ => return None,
+        };
+        Some(NullGuard { comparison: comparison.span, conditional: e.span, reads_as: reads_as.to_owned() })
     }
 
     /// The implicit `else null` of a conditional without `else`.

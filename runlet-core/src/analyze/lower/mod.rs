@@ -121,6 +121,22 @@ pub(super) struct Lowerer<'a> {
     accumulator_seeds: Vec<(BindingId, Span)>,
     /// Each `for` item's name with the span of its collection, for a read after the loop.
     loop_items: Vec<(String, Span)>,
+    /// The conditional whose condition is being lowered, when that condition compares a value
+    /// with `null`: what the conditional reads as should the comparison be constant.
+    null_guard: Option<NullGuard>,
+}
+
+/// `then if x != null else otherwise` (or `x == null`) while its condition is lowered: when `x`
+/// is never null the comparison is an error (`RL2301`), whose fix writes the conditional as
+/// the one arm it always takes.
+#[derive(Debug, Clone)]
+pub(super) struct NullGuard {
+    /// The comparison with `null`.
+    pub comparison: Span,
+    /// The whole conditional.
+    pub conditional: Span,
+    /// Its arm when the comparison is constant: `then` for `!=`, `otherwise` (or `null`) for `==`.
+    pub reads_as: String,
 }
 
 /// The sensitivity a reading expression takes from what it reads.
@@ -186,6 +202,7 @@ impl<'a> Lowerer<'a> {
             entry_loops: Vec::new(),
             accumulator_seeds: Vec::new(),
             loop_items: Vec::new(),
+            null_guard: None,
             suggested: Vec::new(),
             read_early: Vec::new(),
         }

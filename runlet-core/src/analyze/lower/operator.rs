@@ -3,11 +3,11 @@
 
 use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
 use crate::schema::{Property, SchemaId, SchemaKind};
-use crate::syntax::ast;
+use crate::syntax::{ast, quote_string};
 use crate::value::{self, BinaryOp, UnaryOp};
 
-use super::super::hir::{ExprId, ExprKind, LogicalOp, Origin};
-use super::super::types::Ty;
+use super::super::hir::{ExprId, ExprKind, LogicalOp, Origin, ProjectKey};
+use super::super::types::{PropertyLookup, Ty};
 use super::names::dotted_from_root;
 use super::operand_fix::empty_value;
 use super::{At, Context, Expect, Lowerer, is_path};
@@ -203,9 +203,16 @@ impl Lowerer<'_> {
                 ),
             );
             diagnostic = match null_side {
-                Some(other) => diagnostic.with_help(format!(
-                    "{other} is never null; reading an absent optional property fails instead, so test presence with `\"name\" in object`"
-                )),
+                Some(other) => {
+                    let diagnostic = diagnostic.with_help(format!(
+                        "{other} is never null; reading an absent optional property fails instead, so test presence with `\"name\" in object`"
+                    ));
+                    let operand = if matches!(self.types.kind(ls), SchemaKind::Null) { (right, r) } else { (left, l) };
+                    match self.never_null_fix(e, op, operand) {
+                        Some(fix) => diagnostic.with_fix(fix),
+                        None => diagnostic,
+                    }
+                }
                 None => diagnostic.with_help("values of different kinds are never equal; compare values of one kind"),
             };
             self.report(diagnostic);
@@ -213,6 +220,34 @@ impl Lowerer<'_> {
         }
         let boolean = self.types.boolean;
         self.push(ExprKind::Binary { op, left: l, right: r }, Ty::Schema(boolean), Origin::Derived, at)
+    }
+
+    /// The fix of `x != null` (or `x == null`), `e`, for an `x` that is never null: a read of an
+    /// optional property, `o.p`, is tested for presence (`"p" in o`), since reading it when
+    /// absent fails; a conditional this comparison guards is written as the arm it always
+    /// takes.
+    fn never_null_fix(&self, e: &ast::Expr, op: BinaryOp, (operand, id): (&ast::Expr, ExprId)) -> Option<Fix> {
+        if let ast::ExprKind::Member { object, name } = &operand.unparenthesized().kind
+            && self.reads_optional_property(id)
+        {
+            let present = format!("{} in {}", quote_string(&name.name), self.text(object.span));
+            let test = if op == BinaryOp::Ne { present } else { format!("not ({present})") };
+            return Some(Fix::suggest(format!("test presence: write `{test}`"), e.span, test));
+        }
+        let guard = self.null_guard.as_ref().filter(|guard| guard.comparison == e.span)?;
+        Some(Fix::machine(format!("drop the guard: write `{}`", guard.reads_as), guard.conditional, guard.reads_as.clone()))
+    }
+
+    /// Whether `id` reads a property some object variant of its target declares optional.
+    fn reads_optional_property(&self, id: ExprId) -> bool {
+        let ExprKind::Project { target, key: ProjectKey::Field(name) } = &self.expr_ref(id).kind else {
+            return false;
+        };
+        let Ty::Schema(schema) = self.ty(*target) else { return false };
+        self.types.variants(schema).into_iter().any(|variant| {
+            matches!(self.types.kind(variant), SchemaKind::Object(_))
+                && matches!(self.types.property(variant, name), PropertyLookup::Found { required: false, .. })
+        })
     }
 
     /// The row of the operator table for one pair of (non-union) operand schemas.
