@@ -204,6 +204,17 @@ typedef struct runlet_page_server runlet_page_server;
 typedef struct runlet_program runlet_program;
 
 /**
+ * Where runs given it (`runlet_run_set_ready_queue`) put their token when something changed
+ * for them: an event was queued for `runlet_run_next_event`, or the run ended. A run's token
+ * is queued at most once until `runlet_ready_queue_next` takes it, so the queue holds at most
+ * one entry per run; after taking a token, drain what changed (`runlet_run_next_event` and
+ * `runlet_run_wait` with timeout 0) until nothing is left: a later change queues it again.
+ * One thread can so wait for any number of runs, where `runlet_run_wait` and
+ * `runlet_run_next_event` with a timeout hold a thread per run.
+ */
+typedef struct runlet_ready_queue runlet_ready_queue;
+
+/**
  * A started run. Control functions (`cancel`, `status`, `wait`, `next_event`) are safe from any
  * thread concurrently; `runlet_run_free` must not race them.
  */
@@ -392,7 +403,8 @@ typedef struct runlet_event {
  * `on_event(user_data, event)` runs on the runtime's one dispatcher thread, never twice at once;
  * per run, events arrive in `seq` order. Kinds whose bit (`1 << kind`) is clear in `kind_mask`
  * are skipped. A slow listener never blocks a run: past the runtime's `event_queue_capacity`
- * events are dropped and an `RUNLET_EVENT_EVENTS_DROPPED` marker is delivered in their place.
+ * events are dropped and an `RUNLET_EVENT_EVENTS_DROPPED` marker is delivered in their place;
+ * a run's last event (`RunSucceeded`, `RunFailed` or `RunCancelled`) never is.
  * `drop(user_data)` (optional) is called exactly once after the last `on_event`, also when
  * registration fails. Set `struct_size` with `RUNLET_EVENT_LISTENER_INIT`.
  */
@@ -549,7 +561,8 @@ typedef struct runlet_runtime_options {
  *   `runlet_runtime_options.limits_json`); a run's own `concurrency` caps its calls in flight
  *   under the runtime-wide cap. Empty for none.
  * - `pull_events`: queue the run's events for `runlet_run_next_event` (bounded by the
- *   runtime's `event_queue_capacity`, with `RUNLET_EVENT_EVENTS_DROPPED` markers).
+ *   runtime's `event_queue_capacity`, with `RUNLET_EVENT_EVENTS_DROPPED` markers; the run's
+ *   last event is never dropped).
  * - `traceparent`, `tracestate`: the W3C trace context of the host's span a new run's trace
  *   continues (docs/tracing.md); empty for none. An invalid `traceparent` fails the start
  *   with `RUNLET_ERR_INVALID_ARGUMENT` (RL8107). A resume ignores them: a run's sessions join
@@ -1138,6 +1151,18 @@ struct runlet_error *runlet_run_next_event(const struct runlet_run *run,
 struct runlet_error *runlet_run_snapshot_json(const struct runlet_run *run, struct runlet_buf *out);
 
 /**
+ * Makes the run put `token` in `queue` whenever something changes for it: an event is queued
+ * for `runlet_run_next_event`, or it ends (`runlet_ready_queue_next` tells the rest). The
+ * token is queued once at once, for what happened before the call. One queue per run, set
+ * once: a second call gives `RUNLET_ERR_INVALID_ARGUMENT`. The run keeps the queue alive.
+ *
+ * Thread-safety: any thread, concurrently; also from callbacks.
+ */
+struct runlet_error *runlet_run_set_ready_queue(const struct runlet_run *run,
+                                                const struct runlet_ready_queue *queue,
+                                                uint64_t token);
+
+/**
  * Frees the run's handle. NULL is a no-op; free at most once, not concurrently with other calls
  * on it. An unfinished run is cancelled and detached: its tool calls' cancellation callbacks
  * and the listener may still see it until it ends.
@@ -1328,6 +1353,39 @@ const struct runlet_event *runlet_event_owned_get(const struct runlet_event_owne
  * Frees an event from `runlet_run_next_event`. NULL is a no-op; free each at most once.
  */
 void runlet_event_owned_free(struct runlet_event_owned *owned);
+
+/**
+ * Makes a ready queue and stores it in `*out` (NULL on failure); give it to runs with
+ * `runlet_run_set_ready_queue`, each with a token of the host's choosing.
+ */
+struct runlet_error *runlet_ready_queue_new(struct runlet_ready_queue **out);
+
+/**
+ * Takes the token of the next run that changed into `*token_out`, waiting up to `timeout_ms`
+ * milliseconds (negative: no limit; 0: just check). `RUNLET_ERR_TIMEOUT` when none did in
+ * time; `RUNLET_ERR_CANCELLED` once the queue is closed and its tokens are taken. A waiting
+ * call from inside a Runlet callback is refused with `RUNLET_ERR_INVALID_ARGUMENT`.
+ *
+ * Thread-safety: any thread, concurrently (each token goes to one caller).
+ */
+struct runlet_error *runlet_ready_queue_next(const struct runlet_ready_queue *queue,
+                                             int64_t timeout_ms,
+                                             uint64_t *token_out);
+
+/**
+ * Closes the queue: callers waiting in `runlet_ready_queue_next` take the tokens still queued,
+ * then get `RUNLET_ERR_CANCELLED`, as every later call does; runs stop queuing their tokens.
+ * Idempotent, never blocks.
+ *
+ * Thread-safety: any thread, concurrently.
+ */
+struct runlet_error *runlet_ready_queue_close(const struct runlet_ready_queue *queue);
+
+/**
+ * Frees the queue. NULL is a no-op; free at most once, not concurrently with other calls on
+ * it (close it and let waiting callers return first). Runs started with it are unaffected.
+ */
+void runlet_ready_queue_free(struct runlet_ready_queue *queue);
 
 /**
  * Starts serving the graph page of `runtime`'s runs at `addr` (`HOST:PORT`; port 0 picks a free

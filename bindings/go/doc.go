@@ -35,7 +35,9 @@
 // during the call, and user data crosses as runtime/cgo handles deleted when Runlet drops them.
 //
 // A run's events come from librunlet's pull API on one goroutine per run, which also notices the
-// run's end; while a run is live that goroutine waits in C on a thread of its own.
+// run's end. That goroutine never waits in C: one goroutine per Runtime waits on librunlet's
+// ready queue and wakes the run whose events or end are there, so a Runtime holds one OS
+// thread in C however many runs are live (Go stops a process at 10,000 threads).
 //
 // # Linking
 //

@@ -77,18 +77,57 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if e.Message == "" {
-		return fmt.Sprintf("runlet: error code %d", e.Code)
+		return "runlet: " + e.Code.String()
 	}
 	return "runlet: " + e.Message
+}
+
+// codeNames are the codes' names, as a sentinel's Error shows them.
+var codeNames = map[Code]string{
+	CodeInvalidArgument:         "invalid argument",
+	CodeNullArgument:            "null argument",
+	CodeInvalidUTF8:             "invalid UTF-8",
+	CodeInvalidJSON:             "invalid JSON",
+	CodeCompile:                 "the program does not compile",
+	CodeScript:                  "the program failed",
+	CodeToolFailed:              "a tool call failed",
+	CodeJournal:                 "the journal failed",
+	CodeCancelled:               "cancelled",
+	CodeTimeout:                 "timed out",
+	CodeAlreadyCompleted:        "already completed",
+	CodeVersionMismatch:         "version mismatch",
+	CodePanic:                   "panicked",
+	CodeInternal:                "internal error",
+	CodeNotFinished:             "not finished",
+	CodeUnsupported:             "unsupported",
+	CodeRegistry:                "invalid registry",
+	CodeJournalRunExists:        "the run exists already",
+	CodeJournalUnknownRun:       "unknown run",
+	CodeJournalSequenceConflict: "sequence conflict",
+	CodeJournalInvalidRecord:    "invalid journal record",
+	CodeLimit:                   "limit crossed",
+	CodeMCP:                     "MCP server failed",
+}
+
+// String names the code: "already completed", "error code 99" for one this binding does not know.
+func (c Code) String() string {
+	if name, ok := codeNames[c]; ok {
+		return name
+	}
+	return fmt.Sprintf("error code %d", uint32(c))
 }
 
 // Unwrap returns the handler's error that failed the run, if one did.
 func (e *Error) Unwrap() error { return e.cause }
 
-// Is reports whether target is the sentinel of e's code.
+// Is reports whether target is the sentinel of e's code; a null argument (a nil Program, say)
+// matches ErrInvalidArgument too.
 func (e *Error) Is(target error) bool {
 	sentinel, ok := target.(*Error)
-	return ok && sentinel.Message == "" && sentinel.Details == nil && sentinel.Code == e.Code
+	if !ok || sentinel.Message != "" || sentinel.Details != nil {
+		return false
+	}
+	return sentinel.Code == e.Code || (sentinel.Code == CodeInvalidArgument && e.Code == CodeNullArgument)
 }
 
 // errorOf copies a runlet_error Runlet returned and frees it; nil for NULL.

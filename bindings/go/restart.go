@@ -42,27 +42,31 @@ type RestartedRun struct {
 // RecoverInterrupted resumes every interrupted run of the runtime's journal that this runtime
 // can run, in the order the runs were created, parking as failed those already resumed
 // maxResumes times: what a host calls once after NewRuntime, so the runs its last process left
-// go on. When ctx is done the resumed runs are cancelled. Fails only when the journal cannot
+// go on. When ctx is done the resumed runs are cancelled (when it is done already, nothing is
+// resumed and its error returned). Fails only when the journal cannot
 // list its runs. Blocks while it replays each run.
 func (rt *Runtime) RecoverInterrupted(ctx context.Context, maxResumes int) ([]RestartedRun, error) {
 	if maxResumes < 0 {
 		return nil, invalid("maxResumes is %d: give how many resumes a run may have", maxResumes)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var resumed []*C.runlet_run
 	var report []byte
 	handle := newHandle(&resumed)
 	defer deleteHandle(handle)
+	runs := map[string]*Run{}
 	err := rt.with(nil, func(r *C.runlet_runtime, _ *C.runlet_program) error {
 		var buf C.runlet_buf
 		err := errorOf(C.runlet_go_recover_interrupted(r, C.uint32_t(maxResumes), pullEvents, C.uintptr_t(handle), &buf))
 		report = takeBuf(buf)
+		for _, ptr := range resumed {
+			run := launch(ctx, rt, ptr)
+			runs[run.ID()] = run
+		}
 		return err
 	})
-	runs := make(map[string]*Run, len(resumed))
-	for _, ptr := range resumed {
-		run := launch(ctx, rt, ptr)
-		runs[run.ID()] = run
-	}
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,9 @@
-// The Run: one goroutine per run pulls its events from C (runlet_run_next_event) into the Events
-// channel, waiting for a slow reader (librunlet's bounded queue then drops events behind it, with
-// a marker, so the run is never blocked); another waits in C for the run's end and records the
-// outcome Wait returns; a watcher cancels the run when Start's context is done.
+// The Run: its state moves on in a goroutine of its own that never blocks in C. The runtime's
+// ready queue (ready.go) wakes it when librunlet has events of the run queued or the run ended;
+// it then pulls the events into the Events channel, without waiting (an event the reader has
+// no room for waits in hand while librunlet's bounded queue drops what comes behind it, with a
+// marker, so the run is never blocked), and records the outcome Wait returns. A watcher cancels
+// the run when Start's context is done.
 
 package runlet
 
@@ -11,23 +13,34 @@ import "C"
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // Run is a started run. Its methods are safe for concurrent use. Close it when done.
 type Run struct {
-	rt      *Runtime
 	id      string
 	mu      sync.Mutex // guards ptr against Close
 	ptr     *C.runlet_run
+	core    *runCore
 	cleanup runtime.Cleanup
-	events  chan Event
-	done    chan struct{} // the outcome is recorded
-	closed  chan struct{} // Close was called: the pump stops delivering
-	pumped  chan struct{} // the pump no longer uses ptr
-	result  *Result
-	err     error
+}
+
+// runCore is what the run's goroutine uses; it never refers to the Run, so that a cleanup
+// frees a Run nobody holds, whatever its goroutine waits for.
+type runCore struct {
+	ptr    *C.runlet_run
+	events chan Event
+	wake   chan struct{} // the ready queue's signal, at most one pending
+	done   chan struct{} // the outcome is recorded
+	closed chan struct{} // Close was called: the goroutine stops delivering
+	driven chan struct{} // the goroutine no longer uses ptr
+	// cause is why Start's context was done when it cancelled the run, if it did.
+	cause  atomic.Pointer[error]
+	result *Result
+	err    error
 }
 
 // Result is what a run that succeeded returned: its value as canonical JSON.
@@ -50,54 +63,106 @@ type Event struct {
 }
 
 func launch(ctx context.Context, rt *Runtime, ptr *C.runlet_run) *Run {
-	r := &Run{
-		rt:     rt,
-		id:     goString(C.runlet_run_id(ptr)),
+	core := &runCore{
 		ptr:    ptr,
 		events: make(chan Event, rt.events),
+		wake:   make(chan struct{}, 1),
 		done:   make(chan struct{}),
 		closed: make(chan struct{}),
-		pumped: make(chan struct{}),
+		driven: make(chan struct{}),
 	}
-	r.cleanup = runtime.AddCleanup(r, func(p *C.runlet_run) { C.runlet_run_free(p) }, ptr)
-	go r.pump(ptr)
-	go r.await(ptr)
+	r := &Run{id: goString(C.runlet_run_id(ptr)), ptr: ptr, core: core}
+	token := rt.ready.add(core.wake)
+	// Fails only for NULL handles, which these are not; the token is queued at once.
+	_ = errorOf(C.runlet_run_set_ready_queue(ptr, rt.ready.queue, C.uint64_t(token)))
+	go core.drive(rt.tools, r.id, func() { rt.ready.remove(token) })
+	r.cleanup = runtime.AddCleanup(r, (*runCore).free, core)
 	go func() {
 		select {
 		case <-ctx.Done():
+			cause := context.Cause(ctx)
+			core.cause.Store(&cause)
 			r.Cancel()
-		case <-r.done:
+		case <-core.done:
 		}
 	}()
 	return r
 }
 
-// await records how the run ended once it has.
-func (r *Run) await(ptr *C.runlet_run) {
-	r.result, r.err = outcome(ptr)
-	r.err = r.rt.tools.explain(r.id, r.err)
-	close(r.done)
-}
-
-// pump forwards the run's events to r.events, after its last closes the channel; it stops early
-// when the Run is closed. A reader that falls behind holds the pump up, and librunlet's queue
-// drops what it cannot hold; an event is made into JSON only when the pump takes it.
-func (r *Run) pump(ptr *C.runlet_run) {
-	defer close(r.pumped)
-	defer close(r.events)
+// drive moves the run on each time the ready queue wakes it: it pulls the events librunlet
+// queued into the Events channel, closes that after the last, and records the outcome; it
+// returns once both are done, or when the Run is closed.
+func (c *runCore) drive(tools *executor, runID string, forget func()) {
+	defer forget()
+	defer close(c.driven)
+	var held *Event // pulled, waiting for room in the channel
+	pulling := true
+	ended := false
 	for {
-		var owned *C.runlet_event_owned
-		if errorOf(C.runlet_run_next_event(ptr, -1, &owned)) != nil || owned == nil {
+		for pulling && held == nil {
+			var owned *C.runlet_event_owned
+			err := errorOf(C.runlet_run_next_event(c.ptr, 0, &owned))
+			if errors.Is(err, ErrTimeout) {
+				break
+			}
+			if err != nil || owned == nil {
+				pulling = false
+				close(c.events)
+				break
+			}
+			event := eventOf(C.runlet_event_owned_get(owned))
+			C.runlet_event_owned_free(owned)
+			select {
+			case c.events <- event:
+			default:
+				held = &event
+			}
+		}
+		if !ended && C.runlet_run_status(c.ptr) != C.RUNLET_RUN_RUNNING {
+			ended = true
+			c.result, c.err = outcome(c.ptr)
+			c.err = tools.explain(runID, cancelledBy(c.err, c.cause.Load()))
+			close(c.done)
+		}
+		if ended && !pulling {
 			return
 		}
-		event := eventOf(C.runlet_event_owned_get(owned))
-		C.runlet_event_owned_free(owned)
+		var deliver chan<- Event
+		var event Event
+		if held != nil {
+			deliver, event = c.events, *held
+		}
 		select {
-		case r.events <- event:
-		case <-r.closed:
+		case deliver <- event:
+			held = nil
+		case <-c.wake:
+		case <-c.closed:
+			if pulling {
+				close(c.events)
+			}
 			return
 		}
 	}
+}
+
+// free is the cleanup of a Run nobody holds: its goroutine stops and the C run is freed (and
+// cancelled if it has not ended).
+func (c *runCore) free() {
+	close(c.closed)
+	<-c.driven
+	C.runlet_run_free(c.ptr)
+}
+
+// cancelledBy is err, the error of a run that ended cancelled, also matching cause: why
+// Start's context ended it (context.Canceled, context.DeadlineExceeded or the context's cause).
+func cancelledBy(err error, cause *error) error {
+	var e *Error
+	if cause == nil || !errors.As(err, &e) || e.Code != CodeCancelled {
+		return err
+	}
+	e.cause = *cause
+	e.Message += ": " + e.cause.Error()
+	return err
 }
 
 // eventOf copies an event Runlet lends.
@@ -116,7 +181,7 @@ func eventOf(e *C.runlet_event) Event {
 
 // outcome reads how the ended run ended.
 func outcome(ptr *C.runlet_run) (*Result, error) {
-	if err := errorOf(C.runlet_run_wait(ptr, -1)); err != nil {
+	if err := errorOf(C.runlet_run_wait(ptr, 0)); err != nil {
 		return nil, err
 	}
 	var buf C.runlet_buf
@@ -136,17 +201,18 @@ func (r *Run) ID() string { return r.id }
 // matching ErrPanic.
 func (r *Run) Wait(ctx context.Context) (*Result, error) {
 	select {
-	case <-r.done:
-		return r.result, r.err
+	case <-r.core.done:
+		return r.core.result, r.core.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
 // Events delivers every event of the run from sequence 1, in order, and is closed after the
-// last. A reader that falls behind by more than about twice the runtime's EventBuffer gets an
+// last, which is always the run's end (RunSucceeded, RunFailed or RunCancelled) when the run
+// ended. A reader that falls behind by more than about twice the runtime's EventBuffer gets an
 // "EventsDropped" marker in place of what it missed; the run is never blocked.
-func (r *Run) Events() <-chan Event { return r.events }
+func (r *Run) Events() <-chan Event { return r.core.events }
 
 // Cancel requests the run's cancellation. Idempotent, never blocks.
 func (r *Run) Cancel() {
@@ -180,14 +246,12 @@ func (r *Run) Snapshot() (json.RawMessage, error) {
 // Events channel is closed, undelivered events dropped.
 func (r *Run) Close() error {
 	r.Cancel()
-	<-r.done
+	<-r.core.done
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ptr != nil {
-		close(r.closed)
-		<-r.pumped
 		r.cleanup.Stop()
-		C.runlet_run_free(r.ptr)
+		r.core.free()
 		r.ptr = nil
 	}
 	return nil

@@ -118,12 +118,19 @@ type DigestKey struct {
 type Runtime struct {
 	mu      sync.RWMutex
 	ptr     *C.runlet_runtime
+	ready   *readyQueue
 	cleanup runtime.Cleanup
 	tools   *executor
 	events  int
 }
 
 const defaultEventBuffer = 1024
+
+// maxEventBuffer is the largest EventBuffer taken: each run's channel is made that large.
+const maxEventBuffer = 1 << 20
+
+// maxWorkerThreads is the largest WorkerThreads taken.
+const maxWorkerThreads = 1 << 16
 
 // NewRuntime builds a runtime from opts.
 func NewRuntime(opts Options) (*Runtime, error) {
@@ -135,8 +142,13 @@ func NewRuntime(opts Options) (*Runtime, error) {
 		}
 		limits = string(encoded)
 	}
-	if opts.EventBuffer < 0 || opts.WorkerThreads < 0 {
-		return nil, invalid("EventBuffer and WorkerThreads must not be negative")
+	if opts.EventBuffer < 0 || opts.EventBuffer > maxEventBuffer {
+		return nil, invalid("EventBuffer is %d: give 0 for the default (%d) or at most %d events", opts.EventBuffer,
+			defaultEventBuffer, maxEventBuffer)
+	}
+	if opts.WorkerThreads < 0 || opts.WorkerThreads > maxWorkerThreads {
+		return nil, invalid("WorkerThreads is %d: give 0 for one per core or at most %d", opts.WorkerThreads,
+			maxWorkerThreads)
 	}
 	if opts.SnapshotEvery < -1 {
 		return nil, invalid("SnapshotEvery is %d: give a count of events, 0 for the default or -1 for none", opts.SnapshotEvery)
@@ -235,9 +247,26 @@ func NewRuntime(opts Options) (*Runtime, error) {
 	if err := errorOf(C.runlet_runtime_new(c, &ptr)); err != nil {
 		return nil, err
 	}
-	rt := &Runtime{ptr: ptr, tools: tools, events: events}
-	rt.cleanup = runtime.AddCleanup(rt, func(p *C.runlet_runtime) { C.runlet_runtime_free(p) }, ptr)
+	ready, err := newReadyQueue()
+	if err != nil {
+		C.runlet_runtime_free(ptr)
+		return nil, err
+	}
+	rt := &Runtime{ptr: ptr, ready: ready, tools: tools, events: events}
+	rt.cleanup = runtime.AddCleanup(rt, freeRuntime, runtimeParts{ptr, ready})
 	return rt, nil
+}
+
+// runtimeParts is what freeing a Runtime frees.
+type runtimeParts struct {
+	ptr   *C.runlet_runtime
+	ready *readyQueue
+}
+
+// freeRuntime frees the C runtime (its runs end), then its ready queue.
+func freeRuntime(parts runtimeParts) {
+	C.runlet_runtime_free(parts.ptr)
+	parts.ready.stop()
 }
 
 // with runs call with the C runtime and, when prog is not nil, the C program, both kept from
@@ -268,7 +297,7 @@ func (rt *Runtime) Close() error {
 		return nil
 	}
 	rt.cleanup.Stop()
-	C.runlet_runtime_free(rt.ptr)
+	freeRuntime(runtimeParts{rt.ptr, rt.ready})
 	rt.ptr = nil
 	return nil
 }
@@ -324,38 +353,52 @@ func inputsJSON(inputs map[string]any) (string, error) {
 }
 
 // Start starts a run of prog with inputs (host input values by name, or nil). It never blocks:
-// the run goes on on the runtime's threads. When ctx is done the run is cancelled. A trace
-// context ctx carries (WithTraceContext) is the parent of the run's trace.
+// the run goes on on the runtime's threads. When ctx is done the run is cancelled, and Wait's
+// error then matches both ErrCancelled and ctx's error (context.Canceled,
+// context.DeadlineExceeded or its cause); when ctx is done already, Start returns its error and
+// starts nothing. A trace context ctx carries (WithTraceContext) is the parent of the run's
+// trace.
 func (rt *Runtime) Start(ctx context.Context, prog *Program, inputs map[string]any) (*Run, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	input, err := inputsJSON(inputs)
 	if err != nil {
 		return nil, err
 	}
-	var ptr *C.runlet_run
+	var run *Run
 	err = rt.with(prog, func(r *C.runlet_runtime, p *C.runlet_program) error {
 		return runOptions(ctx, func(options *C.runlet_run_options) error {
-			return errorOf(C.runlet_run_start(r, p, view(input), options, &ptr))
+			var ptr *C.runlet_run
+			if err := errorOf(C.runlet_run_start(r, p, view(input), options, &ptr)); err != nil {
+				return err
+			}
+			run = launch(ctx, rt, ptr)
+			return nil
 		})
 	})
-	if err != nil {
-		return nil, err
-	}
-	return launch(ctx, rt, ptr), nil
+	return run, err
 }
 
 // Resume continues the interrupted run runID of prog from the runtime's journal: finished calls
 // are not dispatched again. The journal's header must pin this program and configuration
 // (ErrVersionMismatch otherwise); an unknown run is ErrUnknownRun. When ctx is done the run is
-// cancelled. Blocks while the journal is read.
+// cancelled, as for Start (and when it is done already, nothing is resumed). Blocks while the
+// journal is read.
 func (rt *Runtime) Resume(ctx context.Context, prog *Program, runID string) (*Run, error) {
-	var ptr *C.runlet_run
-	err := rt.with(prog, func(r *C.runlet_runtime, p *C.runlet_program) error {
-		return errorOf(C.runlet_run_resume(r, p, view(runID), pullEvents, &ptr))
-	})
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return launch(ctx, rt, ptr), nil
+	var run *Run
+	err := rt.with(prog, func(r *C.runlet_runtime, p *C.runlet_program) error {
+		var ptr *C.runlet_run
+		if err := errorOf(C.runlet_run_resume(r, p, view(runID), pullEvents, &ptr)); err != nil {
+			return err
+		}
+		run = launch(ctx, rt, ptr)
+		return nil
+	})
+	return run, err
 }
 
 // pullEvents is the run options of every run: events queued for Run.Events. C memory, read by

@@ -141,12 +141,12 @@ func (ex *executor) start(token *C.runlet_tool_call, answer func(context.Context
 func (ex *executor) dispatch(ctx context.Context, call *Call) {
 	handler, ok := ex.tools[call.Tool]
 	if !ok {
-		call.fail(ex.failure(call, fmt.Errorf("no Go handler is registered for tool `%s`", call.Tool)))
+		ex.fail(call, fmt.Errorf("no Go handler is registered for tool `%s`", call.Tool))
 		return
 	}
 	value, err := handler(ctx, call)
 	if err != nil {
-		call.fail(ex.failure(call, err))
+		ex.fail(call, err)
 		return
 	}
 	call.complete(value)
@@ -158,7 +158,7 @@ func (ex *executor) recovery(ctx context.Context, call *Call) {
 	if recover, ok := ex.recover[call.Tool]; ok {
 		var err error
 		if found, err = recover(ctx, call); err != nil {
-			call.fail(ex.failure(call, err))
+			ex.fail(call, err)
 			return
 		}
 	}
@@ -172,12 +172,27 @@ func (ex *executor) recovery(ctx context.Context, call *Call) {
 	}
 }
 
+// fail fails call with err, a handler's error. An error kept for explain is forgotten again
+// when Runlet does not take the answer: the call was answered already (acknowledged as
+// cancelled, say, and its run may have ended), so no run end would ever take it.
+func (ex *executor) fail(call *Call, err error) {
+	failure, id := ex.failure(call, err)
+	if call.fail(failure) != nil && id != 0 {
+		ex.mu.Lock()
+		delete(ex.causes[call.RunID], id)
+		if len(ex.causes[call.RunID]) == 0 {
+			delete(ex.causes, call.RunID)
+		}
+		ex.mu.Unlock()
+	}
+}
+
 // failure is the runlet_error a handler's err fails its call with; an error that is not a
-// *ToolError is kept under an id in the error's details, for explain.
-func (ex *executor) failure(call *Call, err error) *C.runlet_error {
+// *ToolError is kept under an id (returned, 0 for none) in the error's details, for explain.
+func (ex *executor) failure(call *Call, err error) (*C.runlet_error, uint64) {
 	var coded *ToolError
 	if errors.As(err, &coded) {
-		return coded.cError()
+		return coded.cError(), 0
 	}
 	ex.mu.Lock()
 	ex.nextID++
@@ -187,7 +202,7 @@ func (ex *executor) failure(call *Call, err error) *C.runlet_error {
 	}
 	ex.causes[call.RunID][id] = err
 	ex.mu.Unlock()
-	return hostError(err, fmt.Sprintf(`{"go_error":%d}`, id))
+	return hostError(err, fmt.Sprintf(`{"go_error":%d}`, id)), id
 }
 
 // explain puts the handler's own error inside err, the error run runID ended with, when one

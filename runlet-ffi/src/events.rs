@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
+use runlet::engine::event::Event;
 use runlet::observe::GraphEvent;
 
 use crate::error::{Error, RUNLET_ERR_NULL_ARGUMENT};
@@ -49,7 +50,8 @@ pub struct runlet_event {
 /// `on_event(user_data, event)` runs on the runtime's one dispatcher thread, never twice at once;
 /// per run, events arrive in `seq` order. Kinds whose bit (`1 << kind`) is clear in `kind_mask`
 /// are skipped. A slow listener never blocks a run: past the runtime's `event_queue_capacity`
-/// events are dropped and an `RUNLET_EVENT_EVENTS_DROPPED` marker is delivered in their place.
+/// events are dropped and an `RUNLET_EVENT_EVENTS_DROPPED` marker is delivered in their place;
+/// a run's last event (`RunSucceeded`, `RunFailed` or `RunCancelled`) never is.
 /// `drop(user_data)` (optional) is called exactly once after the last `on_event`, also when
 /// registration fails. Set `struct_size` with `RUNLET_EVENT_LISTENER_INIT`.
 #[repr(C)]
@@ -165,7 +167,8 @@ pub(crate) enum Popped {
 
 /// A bounded queue of events from any number of runs. A push never blocks: when the queue is
 /// full the event is counted as missed for its run, and the run's next accepted event (or its
-/// end) is preceded by one `EVENTS_DROPPED` marker, so each run's events stay in order.
+/// end) is preceded by one `EVENTS_DROPPED` marker, so each run's events stay in order. The
+/// event that ends a run is always accepted, so a consumer always learns how each run ended.
 #[derive(Debug)]
 pub(crate) struct EventQueue {
     capacity: usize,
@@ -185,7 +188,9 @@ impl EventQueue {
     pub(crate) fn push(&self, event: Arc<OwnedEvent>) {
         let mut state = self.state.lock();
         let pending = state.missed.get(&event.run_id).copied();
-        let room = self.capacity.saturating_sub(state.items.len());
+        // A run's end is never dropped: at most one per run goes past the capacity.
+        let ends_run = u16::try_from(event.kind).is_ok_and(Event::ends_run);
+        let room = if ends_run { usize::MAX } else { self.capacity.saturating_sub(state.items.len()) };
         match pending {
             Some(missed) if room >= 2 => {
                 state.missed.remove(&event.run_id);
@@ -440,6 +445,24 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_run_s_end_goes_past_the_capacity_after_its_marker() {
+        let queue = EventQueue::new(2);
+        let run: Arc<str> = Arc::from("r");
+        for seq in 1..=4 {
+            queue.push(event(&run, seq));
+        }
+        let end = OwnedEvent {
+            kind: u32::from(Event::RunSucceeded.kind_number()),
+            kind_name: "RunSucceeded",
+            payload_json: OnceLock::from(r#"{"seq":5,"kind":"RunSucceeded"}"#.to_owned()),
+            ..Arc::into_inner(event(&run, 5)).expect("one owner")
+        };
+        queue.push(Arc::new(end));
+        let kinds: Vec<(u32, u64)> = drain(&queue).into_iter().map(|(kind, seq, _)| (kind, seq)).collect();
+        assert_eq!(kinds, [(2, 1), (2, 2), (RUNLET_EVENT_EVENTS_DROPPED, 3), (13, 5)]);
     }
 
     #[test]

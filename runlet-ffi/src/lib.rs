@@ -39,6 +39,8 @@ mod journal;
 
 mod events;
 
+mod ready;
+
 mod page;
 
 // Internal helpers without C items.
@@ -53,6 +55,7 @@ pub use executor::*;
 pub use journal::*;
 pub use page::*;
 pub use program::*;
+pub use ready::*;
 pub use recovery::*;
 pub use run::*;
 pub use runtime::*;

@@ -3,7 +3,7 @@
 //! result JSON.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
@@ -24,6 +24,7 @@ use crate::error::{
 use crate::events::{EventQueue, ListenerSink, OwnedEvent, Popped, runlet_event_owned};
 use crate::handle::{Handle, borrow, into_raw, out_param, take};
 use crate::program::runlet_program;
+use crate::ready::{Readiness, runlet_ready_queue};
 use crate::recovery::{buffer_out, recovery_error};
 use crate::reentrancy::refuse_blocking;
 use crate::runtime::runlet_runtime;
@@ -51,7 +52,8 @@ pub const RUNLET_RUN_CANCELLED: runlet_run_state = 4;
 ///   `runlet_runtime_options.limits_json`); a run's own `concurrency` caps its calls in flight
 ///   under the runtime-wide cap. Empty for none.
 /// - `pull_events`: queue the run's events for `runlet_run_next_event` (bounded by the
-///   runtime's `event_queue_capacity`, with `RUNLET_EVENT_EVENTS_DROPPED` markers).
+///   runtime's `event_queue_capacity`, with `RUNLET_EVENT_EVENTS_DROPPED` markers; the run's
+///   last event is never dropped).
 /// - `traceparent`, `tracestate`: the W3C trace context of the host's span a new run's trace
 ///   continues (docs/tracing.md); empty for none. An invalid `traceparent` fails the start
 ///   with `RUNLET_ERR_INVALID_ARGUMENT` (RL8107). A resume ignores them: a run's sessions join
@@ -139,12 +141,22 @@ pub(crate) struct RunState {
     observer: RunObserver,
     view: Arc<ViewPolicy>,
     poison: Arc<Poison>,
+    /// The ready queue the host hears from this run through (`runlet_run_set_ready_queue`).
+    ready: OnceLock<Readiness>,
 }
 
 impl RunState {
     fn finish(&self, finished: Finished) {
         *self.finished.lock() = Some(finished);
         self.done.notify_all();
+        self.changed();
+    }
+
+    /// Tells the run's ready queue, if it has one, that the run changed.
+    fn changed(&self) {
+        if let Some(ready) = self.ready.get() {
+            ready.notify();
+        }
     }
 }
 
@@ -189,6 +201,7 @@ async fn forward(handle: RunHandle, state: Arc<RunState>, consumers: Consumers) 
             }
             if let Some(pull) = &state.pull {
                 pull.push(owned);
+                state.changed();
             }
         }
     }
@@ -257,6 +270,7 @@ pub(crate) fn launched(
         observer: handle.observer(),
         view: Arc::clone(instance.view()),
         poison: Arc::default(),
+        ready: OnceLock::new(),
     });
     let consumers = Consumers { listener: instance.listener().cloned(), view: Arc::clone(instance.view()) };
     instance.engine().spawn_attached(forward(handle, Arc::clone(&state), consumers));
@@ -491,6 +505,29 @@ pub unsafe extern "C" fn runlet_run_snapshot_json(
 pub(crate) fn graph_json(snapshot: &runlet::observe::GraphSnapshot) -> Result<Vec<u8>, Error> {
     serde_json::to_vec(snapshot).map_err(|error| {
         Error::new(crate::error::RUNLET_ERR_INTERNAL, format!("the graph does not serialize: {error}"))
+    })
+}
+
+/// Makes the run put `token` in `queue` whenever something changes for it: an event is queued
+/// for `runlet_run_next_event`, or it ends (`runlet_ready_queue_next` tells the rest). The
+/// token is queued once at once, for what happened before the call. One queue per run, set
+/// once: a second call gives `RUNLET_ERR_INVALID_ARGUMENT`. The run keeps the queue alive.
+///
+/// Thread-safety: any thread, concurrently; also from callbacks.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_run_set_ready_queue(
+    run: *const runlet_run,
+    queue: *const runlet_ready_queue,
+    token: u64,
+) -> *mut runlet_error {
+    ffi_boundary!(Result<(), Error>, {
+        // SAFETY: the caller passes NULL or live handles.
+        let (run, queue) = unsafe { (borrow(run)?, borrow(queue)?) };
+        run.state.ready.set(queue.readiness(token)).map_err(|_| {
+            Error::new(RUNLET_ERR_INVALID_ARGUMENT, "the run already has a ready queue")
+        })?;
+        run.state.changed();
+        Ok(())
     })
 }
 

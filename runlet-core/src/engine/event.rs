@@ -51,6 +51,12 @@ macro_rules! declare_events {
                 }
             }
 
+            /// Whether an event of the kind numbered `number` ends its run: `RunSucceeded`,
+            /// `RunFailed` or `RunCancelled`, the last record a finished run journals.
+            pub fn ends_run(number: u16) -> bool {
+                matches!(Event::kind_named(number), Some("RunSucceeded" | "RunFailed" | "RunCancelled"))
+            }
+
             /// The name of the kind numbered `number`, if there is one.
             pub fn kind_named(number: u16) -> Option<&'static str> {
                 match number {
@@ -731,6 +737,13 @@ mod tests {
         assert_eq!(numbers.len(), Event::KINDS.len());
         assert_eq!(Event::kind_named(0), None);
         assert_eq!(Event::kind_named(Event::KINDS.len() as u16 + 1), None);
+    }
+
+    #[test]
+    fn only_a_run_s_three_ends_end_it() {
+        let ends: Vec<u16> = Event::KINDS.iter().map(|(n, _)| *n).filter(|n| Event::ends_run(*n)).collect();
+        assert_eq!(ends, [Event::RunSucceeded.kind_number(), 14, Event::RunCancelled.kind_number()]);
+        assert_eq!(Event::kind_named(14), Some("RunFailed"));
     }
 
     #[test]

@@ -207,13 +207,15 @@ impl Lowerer<'_> {
                     let diagnostic = diagnostic.with_help(format!(
                         "{other} is never null; reading an absent optional property fails instead, so test presence with `\"name\" in object`"
                     ));
-                    let operand = if matches!(self.types.kind(ls), SchemaKind::Null) { (right, r) } else { (left, l) };
+                    let operand =
+                        if matches!(self.types.kind(ls), SchemaKind::Null) { (right, r) } else { (left, l) };
                     match self.never_null_fix(e, op, operand) {
                         Some(fix) => diagnostic.with_fix(fix),
                         None => diagnostic,
                     }
                 }
-                None => diagnostic.with_help("values of different kinds are never equal; compare values of one kind"),
+                None => diagnostic
+                    .with_help("values of different kinds are never equal; compare values of one kind"),
             };
             self.report(diagnostic);
             return self.poison(at);
@@ -226,7 +228,12 @@ impl Lowerer<'_> {
     /// optional property, `o.p`, is tested for presence (`"p" in o`), since reading it when
     /// absent fails; a conditional this comparison guards is written as the arm it always
     /// takes.
-    fn never_null_fix(&self, e: &ast::Expr, op: BinaryOp, (operand, id): (&ast::Expr, ExprId)) -> Option<Fix> {
+    fn never_null_fix(
+        &self,
+        e: &ast::Expr,
+        op: BinaryOp,
+        (operand, id): (&ast::Expr, ExprId),
+    ) -> Option<Fix> {
         if let ast::ExprKind::Member { object, name } = &operand.unparenthesized().kind
             && self.reads_optional_property(id)
         {
@@ -235,7 +242,11 @@ impl Lowerer<'_> {
             return Some(Fix::suggest(format!("test presence: write `{test}`"), e.span, test));
         }
         let guard = self.null_guard.as_ref().filter(|guard| guard.comparison == e.span)?;
-        Some(Fix::machine(format!("drop the guard: write `{}`", guard.reads_as), guard.conditional, guard.reads_as.clone()))
+        Some(Fix::machine(
+            format!("drop the guard: write `{}`", guard.reads_as),
+            guard.conditional,
+            guard.reads_as.clone(),
+        ))
     }
 
     /// Whether `id` reads a property some object variant of its target declares optional.
