@@ -325,7 +325,9 @@ typedef struct runlet_journal_record {
  *
  * - `create_run`: registers a run with its header (a JSON object); a second call for the same
  *   id fails with `RUNLET_ERR_JOURNAL_RUN_EXISTS`.
- * - `header`: pushes the stored header JSON once (seq 0).
+ * - `header`: pushes the stored header JSON once (seq 0). A run whose header cannot be read
+ *   (`RUNLET_ERR_JOURNAL_INVALID_RECORD`, nothing pushed, or bytes that are not a run header)
+ *   is damaged: listings show it as such and go on with the other runs.
  * - `append`: atomically stores `records` (sequence numbers `expected_seq + 1`, … without gaps)
  *   when `expected_seq` is the last stored sequence number, and sets `*last_seq_out` to the new
  *   last one; on `RUNLET_ERR_JOURNAL_SEQUENCE_CONFLICT` it sets it to the actual last one.
@@ -873,7 +875,9 @@ void runlet_runtime_free(struct runlet_runtime *runtime);
  * Journals a run of `program` with `input_json` (a JSON object of host input values, or empty)
  * and `options` for a worker to run, and stores its id (`r-…`, UTF-8) in `*run_id_out`. Nothing
  * runs here. Needs a runtime with `postgres_journal_url` (or any durable journal whose runs
- * another process recovers). Blocks while the journal stores the run; refused from a callback.
+ * another process recovers): with the in-memory journal only this runtime's
+ * `runlet_runtime_recover_interrupted` would ever run it. Blocks while the journal stores the
+ * run; refused from a callback.
  *
  * Thread-safety: any thread, concurrently.
  */
@@ -1078,7 +1082,8 @@ struct runlet_error *runlet_run_start(const struct runlet_runtime *runtime,
  * `RUNLET_ERR_JOURNAL_UNKNOWN_RUN`. The run must not be running elsewhere: a SQLite journal
  * refuses the run's claim while another live process of this machine owns it, a PostgreSQL
  * journal while another process's lease on it holds, and the resumed run then ends with a
- * journal error whose code is `RL7010`. Blocks while the journal is read;
+ * journal error whose code is `RL7010`. A run this runtime is driving is refused at once
+ * (`RUNLET_ERR_JOURNAL`, `RL7010`) until it ends. Blocks while the journal is read;
  * refused from a callback.
  *
  * Thread-safety: any thread but a callback's, concurrently.
@@ -1259,8 +1264,9 @@ int64_t runlet_tool_call_deadline_unix_ms(const struct runlet_tool_call *call);
 
 /**
  * Registers `callback(user_data)` to run once if the call is cancelled (a dropped branch, a
- * retried boundary, a cancelled or finished run). It runs on a Runlet thread — immediately if
- * the call is already cancelled — and never after the token's completion returned; a
+ * retried boundary, a cancelled or finished run). It runs on a Runlet thread — or at once on
+ * the calling thread if the call is already cancelled (so also after the runtime was freed) —
+ * and never after the token's completion returned; a
  * completion from another thread waits for a running callback. `callback` may complete the
  * call itself. One registration per token. Does not consume the token.
  */

@@ -53,7 +53,9 @@ pub struct runlet_journal_sink {
 ///
 /// - `create_run`: registers a run with its header (a JSON object); a second call for the same
 ///   id fails with `RUNLET_ERR_JOURNAL_RUN_EXISTS`.
-/// - `header`: pushes the stored header JSON once (seq 0).
+/// - `header`: pushes the stored header JSON once (seq 0). A run whose header cannot be read
+///   (`RUNLET_ERR_JOURNAL_INVALID_RECORD`, nothing pushed, or bytes that are not a run header)
+///   is damaged: listings show it as such and go on with the other runs.
 /// - `append`: atomically stores `records` (sequence numbers `expected_seq + 1`, … without gaps)
 ///   when `expected_seq` is the last stored sequence number, and sets `*last_seq_out` to the new
 ///   last one; on `RUNLET_ERR_JOURNAL_SEQUENCE_CONFLICT` it sets it to the actual last one.
@@ -317,11 +319,12 @@ impl Journal for HostJournal {
                 filled(1, |sink| unsafe { header(vtable.user_data, runlet_str::of(id.as_str()), sink) })
             })
             .await?;
+        let damaged = |message: String| JournalError::new(JournalErrorKind::Corrupt, message);
         let Some((_, bytes)) = pushed.into_iter().next() else {
-            return Err(storage(format!("the journal pushed no header for run `{run}`")));
+            return Err(damaged(format!("the journal pushed no header for run `{run}`")));
         };
         serde_json::from_slice(&bytes)
-            .map_err(|e| storage(format!("the header of run `{run}` is not a run header: {e}")))
+            .map_err(|e| damaged(format!("the header of run `{run}` is not a run header: {e}")))
     }
 
     async fn append(&self, run: &RunId, expected_seq: u64, records: &[Record]) -> Result<u64, JournalError> {

@@ -19,6 +19,7 @@ use crate::error::inputs_error;
 use crate::error::{Error, RUNLET_ERR_INVALID_ARGUMENT};
 use crate::handle::{Handle, borrow, into_raw, out_param, take};
 use crate::program::runlet_program;
+use crate::recovery::buffer_out;
 use crate::reentrancy::{call_host, refuse_blocking};
 use crate::run::read_run_options;
 use crate::runtime::runlet_runtime;
@@ -69,7 +70,9 @@ fn connect(_url: &str, _lease_ms: u32) -> Result<Shared, Error> {
 /// Journals a run of `program` with `input_json` (a JSON object of host input values, or empty)
 /// and `options` for a worker to run, and stores its id (`r-…`, UTF-8) in `*run_id_out`. Nothing
 /// runs here. Needs a runtime with `postgres_journal_url` (or any durable journal whose runs
-/// another process recovers). Blocks while the journal stores the run; refused from a callback.
+/// another process recovers): with the in-memory journal only this runtime's
+/// `runlet_runtime_recover_interrupted` would ever run it. Blocks while the journal stores the
+/// run; refused from a callback.
 ///
 /// Thread-safety: any thread, concurrently.
 #[unsafe(no_mangle)]
@@ -81,20 +84,18 @@ pub unsafe extern "C" fn runlet_runtime_submit(
     run_id_out: *mut runlet_buf,
 ) -> *mut crate::error::runlet_error {
     ffi_boundary!(Result<(), Error>, {
-        refuse_blocking("runlet_runtime_submit")?;
-        // SAFETY: the caller passes live handles, valid views and a writable out-pointer.
-        let (runtime, program, input_text, (run_options, _), out) = unsafe {
+        // SAFETY: the caller passes a writable out-pointer (emptied first, so it is empty on
+        // every failure), live handles and valid views.
+        let (out, runtime, program, input_text, (run_options, _)) = unsafe {
             (
+                buffer_out(run_id_out)?,
                 borrow(runtime)?,
                 borrow(program)?,
                 input_json.to_str("input_json")?,
                 read_run_options(options)?,
-                run_id_out.as_mut().ok_or_else(|| {
-                    Error::new(crate::error::RUNLET_ERR_NULL_ARGUMENT, "`run_id_out` is NULL")
-                })?,
             )
         };
-        *out = runlet_buf::empty();
+        refuse_blocking("runlet_runtime_submit")?;
         let engine = runtime.instance().engine();
         let inputs: Inputs = Inputs::from_json(input_text, engine.registry())
             .map_err(|error| inputs_error("input_json", error))?;

@@ -325,7 +325,8 @@ pub unsafe extern "C" fn runlet_run_start(
 /// `RUNLET_ERR_JOURNAL_UNKNOWN_RUN`. The run must not be running elsewhere: a SQLite journal
 /// refuses the run's claim while another live process of this machine owns it, a PostgreSQL
 /// journal while another process's lease on it holds, and the resumed run then ends with a
-/// journal error whose code is `RL7010`. Blocks while the journal is read;
+/// journal error whose code is `RL7010`. A run this runtime is driving is refused at once
+/// (`RUNLET_ERR_JOURNAL`, `RL7010`) until it ends. Blocks while the journal is read;
 /// refused from a callback.
 ///
 /// Thread-safety: any thread but a callback's, concurrently.

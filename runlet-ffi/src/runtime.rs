@@ -517,7 +517,12 @@ pub unsafe extern "C" fn runlet_runtime_new(
     out: *mut *mut runlet_runtime,
 ) -> *mut runlet_error {
     ffi_boundary!(Result<(), Error>, {
-        // SAFETY: the caller passes NULL or a readable options struct and out-pointer.
+        // SAFETY: the caller passes NULL or a writable out-pointer: NULL on every failure, also
+        // for options that cannot be read.
+        if let Some(slot) = unsafe { out.as_mut() } {
+            *slot = std::ptr::null_mut();
+        }
+        // SAFETY: the caller passes NULL or a readable options struct.
         let options = unsafe { copy_in(options) }?;
         // SAFETY: as above; each adopted struct's drop then runs exactly once.
         let adopted = unsafe { adopt_all(&options) };

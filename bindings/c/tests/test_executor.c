@@ -172,6 +172,14 @@ static void holding_invoke(void *user_data, runlet_tool_call *call) {
   pthread_mutex_unlock(&held_lock);
 }
 
+/* Keeps the token without registering for its cancellation. */
+static void keeping_invoke(void *user_data, runlet_tool_call *call) {
+  (void)user_data;
+  pthread_mutex_lock(&held_lock);
+  held = call;
+  pthread_mutex_unlock(&held_lock);
+}
+
 static void count_executor_drop(void *user_data) {
   (void)user_data;
   atomic_fetch_add(&executor_drops, 1);
@@ -226,6 +234,19 @@ static void late_completion_is_a_safe_no_op(void) {
   CHECK(atomic_load(&executor_drops) == 1);
   runlet_tool_call_fail(call, runlet_error_new(RUNLET_ERR_TIMEOUT, RUNLET_STR("too late")));
   CHECK(atomic_load(&executor_drops) == 1);
+
+  /* Registering for the cancellation of a call whose runtime is gone runs the callback at once. */
+  executor.invoke = keeping_invoke;
+  runtime = runtime_with(&executor, NULL, NULL);
+  program = compile(runtime, "return echo.slow(1)\n");
+  run = start(runtime, program, "", 0);
+  call = wait_for_held_call();
+  runlet_run_free(run);
+  runlet_program_free(program);
+  runlet_runtime_free(runtime);
+  CHECK_OK(runlet_tool_call_on_cancel(call, on_cancel, &cancel_notices));
+  CHECK(atomic_load(&cancel_notices) == 3);
+  CHECK_OK(runlet_tool_call_complete(call, RUNLET_STR("1"))); /* ignored */
 }
 
 int main(void) {

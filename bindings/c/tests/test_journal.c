@@ -259,6 +259,22 @@ static void runs_are_journaled_through_the_vtable(void) {
   free(text), free(id);
   runlet_run_free(run);
 
+  /* A run whose header the journal holds damaged is listed as damaged; the others as before. */
+  run = start(runtime, program, "", 0);
+  free(result_of(run));
+  pthread_mutex_lock(&journal.lock);
+  log = find(&journal, runlet_run_id(run));
+  free(log->header);
+  log->header = str_dup(str_of("{\"garbage\": 1}"));
+  pthread_mutex_unlock(&journal.lock);
+  CHECK_OK(runlet_runtime_runs_json(runtime, &listed));
+  text = str_dup((runlet_str){(const char *)listed.ptr, listed.len});
+  runlet_buf_free(listed);
+  CHECK(strstr(text, "\"status\":\"succeeded\"") != NULL && strstr(text, "\"status\":\"damaged\"") != NULL);
+  CHECK(strstr(text, "is not a run header") != NULL);
+  free(text);
+  runlet_run_free(run);
+
   journal.fail_appends = 1;
   run = start(runtime, program, "", 0);
   CHECK_OK(runlet_run_wait(run, -1));

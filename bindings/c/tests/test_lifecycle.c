@@ -44,6 +44,12 @@ static void frees_accept_null(void) {
 static void null_arguments_are_errors_and_outs_are_nulled(void) {
   runlet_runtime *runtime = (runlet_runtime *)&drops; /* garbage the call must overwrite */
   CHECK_ERR(runlet_runtime_new(NULL, &runtime), RUNLET_ERR_NULL_ARGUMENT);
+  CHECK(runtime == NULL);
+  runlet_runtime_options too_small = RUNLET_RUNTIME_OPTIONS_INIT;
+  too_small.struct_size = 7;
+  runtime = (runlet_runtime *)&drops;
+  CHECK_ERR(runlet_runtime_new(&too_small, &runtime), RUNLET_ERR_VERSION_MISMATCH);
+  CHECK(runtime == NULL);
   runlet_program *program = (runlet_program *)&drops;
   CHECK_ERR(runlet_program_compile(NULL, RUNLET_STR("return 1"), RUNLET_STR(""), &program), RUNLET_ERR_NULL_ARGUMENT);
   CHECK(program == NULL);

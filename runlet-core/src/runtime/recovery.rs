@@ -13,7 +13,7 @@ use crate::engine::{DispatchId, OperationId};
 use crate::engine::{Ledger, ReplayError, Resumed, RunCore, replay_after};
 use crate::engine::{LimitKey, Limits};
 use crate::engine::{operation_of, records_after, resume};
-use crate::journal::{JournalError, RunHeader, RunId};
+use crate::journal::{JournalError, JournalErrorKind, RunHeader, RunId};
 use crate::schema::{ExecutionClass, validate};
 
 /// Why a run could not be recovered, or a host decision about it was refused.
@@ -165,6 +165,14 @@ impl Runtime {
     ) -> Result<Recovery<'_>, RecoveryError> {
         if !self.compiled(program) {
             return Err(RecoveryError::ForeignProgram);
+        }
+        if self.observers.get(run_id).is_some_and(|observer| !observer.is_finished()) {
+            return Err(RecoveryError::Journal(JournalError::new(
+                JournalErrorKind::OwnedElsewhere,
+                format!(
+                    "run `{run_id}` is running in this runtime: wait for its end, or cancel it, before resuming or resolving it"
+                ),
+            )));
         }
         let limits = self.limits.overridden_by(&options.limits);
         let (header, resumed, snapshot) = self.pool.block_on(async {

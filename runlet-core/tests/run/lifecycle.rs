@@ -1,6 +1,7 @@
 //! A runtime's own bookkeeping of its runs: programs run only where they were compiled, a
-//! handle's events come from the run's observer whenever it asks, and `shutdown` cancels what is
-//! still running and waits for it, attached tasks included.
+//! handle's events come from the run's observer whenever it asks, a run it drives is not
+//! resumed or resolved beside itself, and `shutdown` cancels what is still running and waits
+//! for it, attached tasks included.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,7 +13,7 @@ use runlet::diag::codes;
 use runlet::engine::event::Event;
 use runlet::engine::{Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
 use runlet::registry::{Registry, RegistryOptions};
-use runlet::runtime::{Runtime, StartError};
+use runlet::runtime::{RunOptions, Runtime, StartError};
 
 const REGISTRY: &str = r#"{"tools": [{"name": "t.wait", "params": [{"name": "n", "schema": {"type": "integer"}}],
     "outputSchema": {"type": "integer"}, "execution": "idempotent"}]}"#;
@@ -71,6 +72,25 @@ fn a_handle_asking_for_events_after_the_run_ended_still_gets_every_one() {
     assert_eq!(seen.first().map(|(_, kind)| *kind), Some("RunCreated"));
     assert_eq!(seen.last().map(|(_, kind)| *kind), Some("RunSucceeded"));
     assert_eq!(seen.iter().filter(|(_, kind)| *kind == "CallDispatchPrepared").count(), 2);
+}
+
+#[test]
+fn a_run_this_runtime_drives_is_not_resumed_beside_itself() {
+    let runtime = runtime();
+    let program = runtime.compile("return t.wait(60000)\n", &Inputs::new()).expect("compiles");
+    let run = runtime.start(&program, &Inputs::new()).expect("starts");
+    let error = match runtime.recovery(&program, run.run_id(), RunOptions::default()) {
+        Ok(_) => panic!("a live run was opened for recovery"),
+        Err(error) => error,
+    };
+    assert_eq!(error.code(), codes::RUN_OWNED_ELSEWHERE, "{error}");
+    assert!(error.to_string().contains("running in this runtime"), "{error}");
+    let run_id = run.run_id().clone();
+    run.canceller().cancel();
+    assert!(matches!(run.wait(), Ok(Outcome::Cancelled)));
+    // Ended, it may be opened: a cancelled run resumes to its recorded end.
+    let recovery = runtime.recovery(&program, &run_id, RunOptions::default()).expect("opens");
+    assert!(matches!(recovery.resume().wait(), Ok(Outcome::Cancelled)));
 }
 
 #[test]
