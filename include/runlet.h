@@ -457,7 +457,9 @@ typedef struct runlet_view_policy {
  * - `registry_json`: the tools and host input schemas (INTERFACES.md §2). Required.
  * - `executor`: runs tool calls. Required unless MCP servers answer every tool.
  * - `journal`: where runs are journaled through host callbacks; NULL for the built-in SQLite
- *   journal when `sqlite_journal_path` is set, else an in-memory journal.
+ *   journal when `sqlite_journal_path` is set, else an in-memory journal, which keeps every
+ *   run that has not ended and the latest 1,024 that have (older ones are forgotten, so memory
+ *   stays flat however many runs a long-lived host runs).
  * - `listener`: receives run events; NULL for none.
  * - `worker_threads`: threads of the runtime's pool; 0 for one per core.
  * - `default_loop_limit`: concurrency of a `for` without `limit`; 0 for 16.

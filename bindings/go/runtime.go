@@ -26,7 +26,8 @@ type Options struct {
 	// Recover maps names of recoverable tools to the functions that tell whether an operation
 	// left uncertain by a crash took effect (spec §5.4); a tool without one stays uncertain.
 	Recover map[string]RecoverFunc
-	// Journal is where runs are journaled: nil for memory, SQLite(path) for the built-in SQLite
+	// Journal is where runs are journaled: nil for memory (which keeps every run that has not
+	// ended and the latest 1,024 that have, forgetting older ones), SQLite(path) for the built-in SQLite
 	// journal, Postgres(url) for a PostgreSQL journal shared by many processes (Submit, Work),
 	// or any Journal of the host's.
 	Journal any

@@ -1,9 +1,12 @@
 //! An in-memory journal: the default store for runs that need no durability, and the reference
 //! implementation the shared journal suite is checked against first. One that keeps only each
 //! run's latest records ([`MemoryJournal::keeping_last`]) holds a long run in flat memory, for
-//! hosts that never read a run back (a one-shot command line run).
+//! hosts that never read a run back (a one-shot command line run); one that keeps only the
+//! latest ended runs ([`MemoryJournal::keeping_ended_runs`]) holds a long-lived host's runs in
+//! flat memory however many it runs.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
@@ -23,6 +26,8 @@ struct RunLog {
     owner: Option<(String, bool)>,
     records: KeptRecords,
     snapshot: Option<Snapshot>,
+    /// It ended ([`Journal::end`]); counted among the ended runs kept.
+    ended: bool,
 }
 
 impl RunLog {
@@ -122,6 +127,12 @@ pub struct MemoryJournal {
     runs: Mutex<BTreeMap<RunId, RunLog>>,
     /// At most this many records are kept per run; `None` keeps them all.
     keep: Option<usize>,
+    /// At most this many ended runs are kept, the latest to end; `None` keeps them all.
+    keep_ended: Option<usize>,
+    /// The kept runs that ended, in the order they did.
+    ended: Mutex<VecDeque<RunId>>,
+    /// How many runs were created: the next one's place in their order.
+    created: AtomicU64,
 }
 
 impl MemoryJournal {
@@ -134,7 +145,14 @@ impl MemoryJournal {
     /// and a subscriber that falls further behind than that ends with the error. Memory stays
     /// flat however long a run is.
     pub fn keeping_last(records: usize) -> Self {
-        MemoryJournal { runs: Mutex::default(), keep: Some(records.max(1)) }
+        MemoryJournal { keep: Some(records.max(1)), ..MemoryJournal::default() }
+    }
+
+    /// This journal, keeping only the latest `runs` runs to end (at least one): when one more
+    /// ends ([`Journal::end`]), the run that ended longest ago is forgotten whole, as if it had
+    /// never been journaled. Runs that have not ended are all kept.
+    pub fn keeping_ended_runs(self, runs: usize) -> Self {
+        MemoryJournal { keep_ended: Some(runs.max(1)), ..self }
     }
 }
 
@@ -165,7 +183,7 @@ impl Journal for MemoryJournal {
                 format!("run `{}` already exists in this journal", header.run_id),
             ));
         }
-        let created = runs.len() as u64;
+        let created = self.created.fetch_add(1, Ordering::Relaxed);
         let log = RunLog {
             created,
             header: header.clone(),
@@ -173,6 +191,7 @@ impl Journal for MemoryJournal {
             owner: None,
             records: KeptRecords::default(),
             snapshot: None,
+            ended: false,
         };
         runs.insert(header.run_id.clone(), log);
         Ok(())
@@ -273,6 +292,24 @@ impl Journal for MemoryJournal {
         Ok(())
     }
 
+    async fn end(&self, run: &RunId, owner: &str) -> Result<(), JournalError> {
+        self.release(run, owner).await?;
+        let Some(kept) = self.keep_ended else { return Ok(()) };
+        let mut runs = self.runs.lock();
+        let Some(log) = runs.get_mut(run) else { return Ok(()) };
+        if std::mem::replace(&mut log.ended, true) {
+            return Ok(());
+        }
+        let mut ended = self.ended.lock();
+        ended.push_back(run.clone());
+        while ended.len() > kept {
+            if let Some(oldest) = ended.pop_front() {
+                runs.remove(&oldest);
+            }
+        }
+        Ok(())
+    }
+
     async fn request_cancel(&self, run: &RunId) -> Result<(), JournalError> {
         let mut runs = self.runs.lock();
         match runs.get_mut(run).ok_or_else(|| unknown(run))?.owner.as_mut() {
@@ -306,6 +343,27 @@ mod tests {
         super::super::suite::check(&MemoryJournal::keeping_last(64)).await;
     }
 
+    #[tokio::test]
+    async fn only_the_latest_ended_runs_are_kept() {
+        let journal = MemoryJournal::new().keeping_ended_runs(2);
+        let mut runs = Vec::new();
+        for name in ["a", "b", "c", "d"] {
+            let header = super::super::suite::fresh_run(name);
+            journal.create_run(&header).await.expect("create");
+            runs.push(header.run_id);
+        }
+        for run in [&runs[1], &runs[0], &runs[1], &runs[3]] {
+            journal.end(run, "me").await.expect("end");
+        }
+        // b ended first and was forgotten as d ended; a second end of b did not count; c runs.
+        let listed: Vec<RunId> = journal.runs().await.expect("runs").into_iter().map(|e| e.run_id).collect();
+        assert_eq!(listed, [runs[0].clone(), runs[2].clone(), runs[3].clone()]);
+        let fresh = super::super::suite::fresh_run("e");
+        journal.create_run(&fresh).await.expect("create");
+        let last = journal.runs().await.expect("runs").pop().expect("a run").run_id;
+        assert_eq!(last, fresh.run_id, "a run created after others were forgotten is listed last");
+    }
+
     /// Record `seq` of the tests' runs.
     fn record(seq: u64) -> Record {
         Record { seq, bytes: Bytes::from(format!("r{seq}")) }
@@ -325,7 +383,7 @@ mod tests {
     #[tokio::test]
     async fn reads_from_any_point_cross_the_batches_records_were_appended_in() {
         for keep in [None, Some(7)] {
-            let journal = MemoryJournal { runs: Mutex::default(), keep };
+            let journal = MemoryJournal { keep, ..MemoryJournal::default() };
             let header = super::super::suite::fresh_run("batches");
             journal.create_run(&header).await.expect("create");
             let run = &header.run_id;

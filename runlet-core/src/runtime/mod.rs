@@ -121,6 +121,10 @@ use retain::retain;
 pub use retain::{RetainError, RetainedProgram};
 pub use runs::{RunDamage, RunListing, RunStatus, list_runs, run_listing};
 
+/// How many ended runs the in-memory journal of a runtime built without one keeps: the latest
+/// to end. Older ones are forgotten (listings no longer show them).
+pub const ENDED_RUNS_KEPT_IN_MEMORY: usize = 1024;
+
 /// Tells runtimes apart, so a program runs only on the runtime that compiled it.
 static NEXT_RUNTIME: AtomicU64 = AtomicU64::new(1);
 
@@ -233,7 +237,9 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Where runs are journaled; an in-memory journal when not set.
+    /// Where runs are journaled; when not set, an in-memory journal that keeps the latest
+    /// [`ENDED_RUNS_KEPT_IN_MEMORY`] runs to end (and every run that has not), so a long-lived
+    /// host's memory stays flat however many runs it has run.
     pub fn journal(mut self, journal: Arc<dyn Journal>) -> Self {
         self.journal = Some(journal);
         self
@@ -401,7 +407,9 @@ impl RuntimeBuilder {
             pool.worker_threads(threads);
         }
         let pool = pool.build()?;
-        let journal = self.journal.unwrap_or_else(|| Arc::new(MemoryJournal::new()));
+        let journal = self
+            .journal
+            .unwrap_or_else(|| Arc::new(MemoryJournal::new().keeping_ended_runs(ENDED_RUNS_KEPT_IN_MEMORY)));
         let journal: Arc<dyn Journal> = match self
             .group_commit
             .unwrap_or_else(|| journal.commits_batches_together() && !journal.groups_appends())

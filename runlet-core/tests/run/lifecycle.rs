@@ -13,7 +13,7 @@ use runlet::diag::codes;
 use runlet::engine::event::Event;
 use runlet::engine::{Outcome, ToolCall, ToolError, ToolExecutor, ToolOutput};
 use runlet::registry::{Registry, RegistryOptions};
-use runlet::runtime::{RunOptions, Runtime, StartError};
+use runlet::runtime::{ENDED_RUNS_KEPT_IN_MEMORY, RunOptions, Runtime, StartError};
 
 const REGISTRY: &str = r#"{"tools": [{"name": "t.wait", "params": [{"name": "n", "schema": {"type": "integer"}}],
     "outputSchema": {"type": "integer"}, "execution": "idempotent"}]}"#;
@@ -91,6 +91,23 @@ fn a_run_this_runtime_drives_is_not_resumed_beside_itself() {
     // Ended, it may be opened: a cancelled run resumes to its recorded end.
     let recovery = runtime.recovery(&program, &run_id, RunOptions::default()).expect("opens");
     assert!(matches!(recovery.resume().wait(), Ok(Outcome::Cancelled)));
+}
+
+#[test]
+fn a_runtime_without_a_journal_keeps_the_latest_ended_runs() {
+    let runtime = runtime();
+    let program = runtime.compile("return t.wait(0)\n", &Inputs::new()).expect("compiles");
+    let mut ids = Vec::new();
+    for _ in 0..ENDED_RUNS_KEPT_IN_MEMORY + 10 {
+        let run = runtime.start(&program, &Inputs::new()).expect("starts");
+        ids.push(run.run_id().clone());
+        assert!(matches!(run.wait(), Ok(Outcome::Succeeded(_))));
+    }
+    while runtime.running() > 0 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let listed: Vec<_> = runtime.runs().expect("lists").into_iter().map(|run| run.run_id).collect();
+    assert_eq!(listed, ids[10..], "the latest to end, in the order they were created");
 }
 
 #[test]
