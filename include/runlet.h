@@ -819,7 +819,8 @@ void runlet_error_free(struct runlet_error *err);
  * it to `runlet_tool_call_fail`) or frees it.
  *
  * Failing a tool call with it gives the tool error the code's name (`RUNLET_ERR_TIMEOUT` gives
- * `"TIMEOUT"`); `RUNLET_ERR_CANCELLED` acknowledges a cancelled call.
+ * `"TIMEOUT"`); `RUNLET_ERR_CANCELLED` acknowledges a cancelled call. `RUNLET_OK` is no
+ * error's code: asked for it, the result is a `RUNLET_ERR_INVALID_ARGUMENT` error saying so.
  *
  * Thread-safety: any thread.
  */

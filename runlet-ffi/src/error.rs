@@ -256,14 +256,25 @@ pub unsafe extern "C" fn runlet_error_free(err: *mut runlet_error) {
 /// it to `runlet_tool_call_fail`) or frees it.
 ///
 /// Failing a tool call with it gives the tool error the code's name (`RUNLET_ERR_TIMEOUT` gives
-/// `"TIMEOUT"`); `RUNLET_ERR_CANCELLED` acknowledges a cancelled call.
+/// `"TIMEOUT"`); `RUNLET_ERR_CANCELLED` acknowledges a cancelled call. `RUNLET_OK` is no
+/// error's code: asked for it, the result is a `RUNLET_ERR_INVALID_ARGUMENT` error saying so.
 ///
 /// Thread-safety: any thread.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn runlet_error_new(code: runlet_code, message: runlet_str) -> *mut runlet_error {
     ffi_boundary!(*mut runlet_error, {
         // SAFETY: the caller passes a valid view.
-        Error::new(code, unsafe { lossy(message) }).into_raw()
+        let message = unsafe { lossy(message) };
+        if code == RUNLET_OK {
+            return Error::new(
+                RUNLET_ERR_INVALID_ARGUMENT,
+                format!(
+                    "runlet_error_new was given RUNLET_OK, which is no error's code (message: {message})"
+                ),
+            )
+            .into_raw();
+        }
+        Error::new(code, message).into_raw()
     })
 }
 

@@ -6,6 +6,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use parking_lot::Mutex;
 use runlet::journal::{
     Bytes, Journal, JournalError, JournalErrorKind, Record, RunEntry, RunHeader, RunId, Snapshot, suite,
 };
@@ -435,18 +436,24 @@ pub unsafe extern "C" fn runlet_journal_conformance_check(
         refuse_blocking("runlet_journal_conformance_check")?;
         // The suite runs on a thread of its own (which also releases the journal), so the host's
         // thread is left as it was.
+        let current = Arc::new(Mutex::new(""));
+        let starting = Arc::clone(&current);
         let checked = std::thread::spawn(move || {
             let pool = tokio::runtime::Builder::new_current_thread()
                 .build()
                 .map_err(|e| Error::new(RUNLET_ERR_JOURNAL, format!("the suite's runtime did not start: {e}")))?;
-            pool.block_on(suite::check(&journal));
+            pool.block_on(suite::check_telling(&journal, |check| *starting.lock() = check));
             Ok(())
         })
         .join();
         checked.unwrap_or_else(|payload| {
             Err(Error::new(
                 RUNLET_ERR_JOURNAL,
-                format!("the journal fails the conformance suite: {}", panic_message(payload.as_ref())),
+                format!(
+                    "the journal fails the conformance suite's check `{}`: {}",
+                    current.lock().replace('_', " "),
+                    panic_message(payload.as_ref())
+                ),
             ))
         })
     })

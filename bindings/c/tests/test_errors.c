@@ -9,6 +9,11 @@ static void host_errors_keep_what_they_were_given(void) {
   CHECK(runlet_error_details_json(plain).len == 0);
   runlet_error_free(plain);
 
+  runlet_error *ok = runlet_error_new(RUNLET_OK, RUNLET_STR("fine"));
+  CHECK(runlet_error_code(ok) == RUNLET_ERR_INVALID_ARGUMENT);
+  CHECK(str_contains(runlet_error_message(ok), "RUNLET_OK"));
+  runlet_error_free(ok);
+
   runlet_error *tool = runlet_error_new_tool(RUNLET_STR("RATE_LIMITED"), RUNLET_STR("slow down"), true, 250,
                                              RUNLET_STR("{\"bucket\":\"orders\"}"));
   CHECK(runlet_error_code(tool) == RUNLET_ERR_TOOL_FAILED);

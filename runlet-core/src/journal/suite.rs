@@ -10,20 +10,36 @@ use super::{
 
 /// Runs every check against `journal`, each on run ids that no other check uses.
 pub async fn check(journal: &dyn Journal) {
-    headers_round_trip_and_are_unique(journal).await;
-    unknown_runs_are_reported(journal).await;
-    appends_continue_and_reads_page(journal).await;
-    conflicting_and_gapped_appends_write_nothing(journal).await;
-    record_bytes_are_kept_exactly(journal).await;
-    snapshots_cover_only_existing_records(journal).await;
-    runs_are_independent(journal).await;
-    racing_writers_win_one_sequence_number_each(journal).await;
-    batches_appended_together_fail_alone(journal).await;
-    retained_headers_round_trip(journal).await;
-    runs_are_listed_in_creation_order(journal).await;
-    owners_are_claimed_released_and_asked_to_cancel(journal).await;
-    blobs_are_kept_with_their_records_and_collected_with_their_runs(journal).await;
-    append_times_name_consecutive_appends(journal).await;
+    check_telling(journal, |_| {}).await;
+}
+
+/// [`check`], telling `starting` the name of each check (`"runs_are_independent"`) before it
+/// runs, so that whoever catches a failure can say which check failed.
+pub async fn check_telling(journal: &dyn Journal, mut starting: impl FnMut(&'static str)) {
+    macro_rules! in_order {
+        ($($check:ident),* $(,)?) => {
+            $(
+                starting(stringify!($check));
+                $check(journal).await;
+            )*
+        };
+    }
+    in_order!(
+        headers_round_trip_and_are_unique,
+        unknown_runs_are_reported,
+        appends_continue_and_reads_page,
+        conflicting_and_gapped_appends_write_nothing,
+        record_bytes_are_kept_exactly,
+        snapshots_cover_only_existing_records,
+        runs_are_independent,
+        racing_writers_win_one_sequence_number_each,
+        batches_appended_together_fail_alone,
+        retained_headers_round_trip,
+        runs_are_listed_in_creation_order,
+        owners_are_claimed_released_and_asked_to_cancel,
+        blobs_are_kept_with_their_records_and_collected_with_their_runs,
+        append_times_name_consecutive_appends,
+    );
 }
 
 static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
