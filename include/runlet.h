@@ -571,6 +571,10 @@ typedef struct runlet_runtime_options {
  *   continues (docs/tracing.md); empty for none. An invalid `traceparent` fails the start
  *   with `RUNLET_ERR_INVALID_ARGUMENT` (RL8107). A resume ignores them: a run's sessions join
  *   the trace it was started in.
+ * - `host_tag`: a number of the host's that every tool call of the run carries
+ *   (`runlet_tool_call_run_tag`), from the first on — the key of a request's context, say,
+ *   which a map by run id would not have yet for calls dispatched before the start returned.
+ *   0 for none; never journaled, so a resume gives it again.
  */
 typedef struct runlet_run_options {
   size_t struct_size;
@@ -578,6 +582,7 @@ typedef struct runlet_run_options {
   bool pull_events;
   struct runlet_str traceparent;
   struct runlet_str tracestate;
+  uint64_t host_tag;
 } runlet_run_options;
 
 /**
@@ -1258,6 +1263,12 @@ struct runlet_str runlet_tool_call_tracestate(const struct runlet_tool_call *cal
  * for NULL).
  */
 uint32_t runlet_tool_call_attempt(const struct runlet_tool_call *call);
+
+/**
+ * The `host_tag` of the run options the call's run was started or resumed with; 0 when they
+ * gave none (and for NULL).
+ */
+uint64_t runlet_tool_call_run_tag(const struct runlet_tool_call *call);
 
 /**
  * When Runlet gives up on the call, in milliseconds since the Unix epoch; -1 when the call has

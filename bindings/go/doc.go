@@ -4,7 +4,8 @@
 //
 // A Runtime is built once from a registry file and Go handlers (Tools); it compiles programs
 // and runs them. Each tool call runs its Handler on a goroutine of its own, with a context that
-// is cancelled when Runlet cancels the call; a handler's result is JSON-encoded, a *ToolError
+// carries the values of the one its run was started with and is cancelled when Runlet cancels
+// the call (as it does when the run's context is done); a handler's result is JSON-encoded, a *ToolError
 // fails the call with the tool's own code, any other error fails it with HOST_ERROR and comes
 // back wrapped in the error Run.Wait returns, and a panic fails just that call.
 //

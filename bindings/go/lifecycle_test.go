@@ -1,6 +1,7 @@
 // A service's life with many runs: live runs hold no OS thread each, a context done before or
-// during a run is honoured and named, handler errors of cancelled runs are not kept, forgotten
-// runs are freed, and a slow reader still learns how its run ended.
+// during a run is honoured and named, handlers see the values of their run's context, handler
+// errors of cancelled runs are not kept, forgotten runs are freed, and a slow reader still
+// learns how its run ended.
 
 package runlet
 
@@ -238,4 +239,36 @@ func TestOptionsOutOfRangeAreRefused(t *testing.T) {
 		t.Fatalf("a nil program: %v", err)
 	}
 	runtime.KeepAlive(rt)
+}
+
+type requestKey struct{}
+
+func TestHandlersSeeTheValuesOfTheirRunsContext(t *testing.T) {
+	seen := make(chan any, 4)
+	rt := newTestRuntime(t, Tools{"echo.slow": func(ctx context.Context, call *Call) (any, error) {
+		seen <- ctx.Value(requestKey{})
+		return 1, nil
+	}}, Options{})
+	prog := compile(t, rt, "a = echo.slow(1)\nreturn echo.slow(a)\n")
+	ctx := context.WithValue(context.Background(), requestKey{}, "request-42")
+	run, err := rt.Start(ctx, prog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	run.Close()
+	for range 2 {
+		if value := <-seen; value != "request-42" {
+			t.Fatalf("a handler saw %v", value)
+		}
+	}
+	// Ended, the run's context is let go.
+	rt.tools.runs.mu.Lock()
+	held := len(rt.tools.runs.held)
+	rt.tools.runs.mu.Unlock()
+	if held != 0 {
+		t.Fatalf("%d run contexts are held after every run ended", held)
+	}
 }

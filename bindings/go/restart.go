@@ -57,15 +57,19 @@ func (rt *Runtime) RecoverInterrupted(ctx context.Context, maxResumes int) ([]Re
 	handle := newHandle(&resumed)
 	defer deleteHandle(handle)
 	runs := map[string]*Run{}
+	tag := rt.tools.runs.hold(ctx)
+	defer rt.tools.runs.release(tag)
 	err := rt.with(nil, func(r *C.runlet_runtime, _ *C.runlet_program) error {
-		var buf C.runlet_buf
-		err := errorOf(C.runlet_go_recover_interrupted(r, C.uint32_t(maxResumes), pullEvents, C.uintptr_t(handle), &buf))
-		report = takeBuf(buf)
-		for _, ptr := range resumed {
-			run := launch(ctx, rt, ptr)
-			runs[run.ID()] = run
-		}
-		return err
+		return runOptions(ctx, tag, func(options *C.runlet_run_options) error {
+			var buf C.runlet_buf
+			err := errorOf(C.runlet_go_recover_interrupted(r, C.uint32_t(maxResumes), options, C.uintptr_t(handle), &buf))
+			report = takeBuf(buf)
+			for _, ptr := range resumed {
+				run := launch(ctx, rt, ptr, tag)
+				runs[run.ID()] = run
+			}
+			return err
+		})
 	})
 	if err != nil {
 		return nil, err

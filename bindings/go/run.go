@@ -62,7 +62,8 @@ type Event struct {
 	Payload   json.RawMessage
 }
 
-func launch(ctx context.Context, rt *Runtime, ptr *C.runlet_run) *Run {
+// launch follows the run ptr, started or resumed under ctx, whose calls carry tag.
+func launch(ctx context.Context, rt *Runtime, ptr *C.runlet_run, tag uint64) *Run {
 	core := &runCore{
 		ptr:    ptr,
 		events: make(chan Event, rt.events),
@@ -75,7 +76,11 @@ func launch(ctx context.Context, rt *Runtime, ptr *C.runlet_run) *Run {
 	token := rt.ready.add(core.wake)
 	// Fails only for NULL handles, which these are not; the token is queued at once.
 	_ = errorOf(C.runlet_run_set_ready_queue(ptr, rt.ready.queue, C.uint64_t(token)))
-	go core.drive(rt.tools, r.id, func() { rt.ready.remove(token) })
+	rt.tools.runs.holdAgain(tag)
+	go core.drive(rt.tools, r.id, func() {
+		rt.ready.remove(token)
+		rt.tools.runs.release(tag)
+	})
 	r.cleanup = runtime.AddCleanup(r, (*runCore).free, core)
 	go func() {
 		select {

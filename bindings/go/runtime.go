@@ -358,7 +358,7 @@ func inputsJSON(inputs map[string]any) (string, error) {
 // error then matches both ErrCancelled and ctx's error (context.Canceled,
 // context.DeadlineExceeded or its cause); when ctx is done already, Start returns its error and
 // starts nothing. A trace context ctx carries (WithTraceContext) is the parent of the run's
-// trace.
+// trace. The contexts of the run's handlers carry ctx's values.
 func (rt *Runtime) Start(ctx context.Context, prog *Program, inputs map[string]any) (*Run, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -368,13 +368,15 @@ func (rt *Runtime) Start(ctx context.Context, prog *Program, inputs map[string]a
 		return nil, err
 	}
 	var run *Run
+	tag := rt.tools.runs.hold(ctx)
+	defer rt.tools.runs.release(tag)
 	err = rt.with(prog, func(r *C.runlet_runtime, p *C.runlet_program) error {
-		return runOptions(ctx, func(options *C.runlet_run_options) error {
+		return runOptions(ctx, tag, func(options *C.runlet_run_options) error {
 			var ptr *C.runlet_run
 			if err := errorOf(C.runlet_run_start(r, p, view(input), options, &ptr)); err != nil {
 				return err
 			}
-			run = launch(ctx, rt, ptr)
+			run = launch(ctx, rt, ptr, tag)
 			return nil
 		})
 	})
@@ -391,25 +393,20 @@ func (rt *Runtime) Resume(ctx context.Context, prog *Program, runID string) (*Ru
 		return nil, err
 	}
 	var run *Run
+	tag := rt.tools.runs.hold(ctx)
+	defer rt.tools.runs.release(tag)
 	err := rt.with(prog, func(r *C.runlet_runtime, p *C.runlet_program) error {
-		var ptr *C.runlet_run
-		if err := errorOf(C.runlet_run_resume(r, p, view(runID), pullEvents, &ptr)); err != nil {
-			return err
-		}
-		run = launch(ctx, rt, ptr)
-		return nil
+		return runOptions(ctx, tag, func(options *C.runlet_run_options) error {
+			var ptr *C.runlet_run
+			if err := errorOf(C.runlet_run_resume(r, p, view(runID), options, &ptr)); err != nil {
+				return err
+			}
+			run = launch(ctx, rt, ptr, tag)
+			return nil
+		})
 	})
 	return run, err
 }
-
-// pullEvents is the run options of every run: events queued for Run.Events. C memory, read by
-// Runlet during the call only.
-var pullEvents = func() *C.runlet_run_options {
-	options := (*C.runlet_run_options)(C.calloc(1, C.sizeof_runlet_run_options))
-	options.struct_size = C.sizeof_runlet_run_options
-	options.pull_events = true
-	return options
-}()
 
 // millis is d in whole milliseconds, at least one: a timeout of the C options.
 func millis(d time.Duration) C.uint64_t {

@@ -81,6 +81,9 @@ type executor struct {
 	base    context.Context
 	stop    context.CancelFunc
 
+	// runs are the contexts of the runs started or resumed, for their handlers' contexts.
+	runs runContexts
+
 	mu     sync.Mutex
 	nextID uint64
 	causes map[string]map[uint64]error // run id → handler errors by id
@@ -111,15 +114,11 @@ func callOf(token *C.runlet_tool_call) *Call {
 	return call
 }
 
-// start runs answer for the call of token on a goroutine, under a context Runlet's cancellation
-// cancels; a panic in it fails the call.
+// start runs answer for the call of token on a goroutine, under a context derived from its
+// run's (callContext) that Runlet's cancellation cancels; a panic in it fails the call.
 func (ex *executor) start(token *C.runlet_tool_call, answer func(context.Context, *Call)) {
 	call := callOf(token)
-	ctx, cancel := context.WithCancel(ex.base)
-	if !call.Deadline.IsZero() {
-		cancel()
-		ctx, cancel = context.WithDeadline(ex.base, call.Deadline)
-	}
+	ctx, cancel := ex.runs.callContext(ex.base, uint64(C.runlet_tool_call_run_tag(token)), call.Deadline)
 	call.cancel = cancel
 	call.watch = newHandle(call)
 	if err := errorOf(C.runlet_go_on_cancel(token, C.uintptr_t(call.watch))); err != nil {

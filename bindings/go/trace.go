@@ -41,20 +41,20 @@ func TraceContextFrom(ctx context.Context) (TraceContext, bool) {
 	return tc, ok
 }
 
-// runOptions calls use with the C run options of a run started under ctx: its events queued
-// for Run.Events, and its trace context when ctx carries one.
-func runOptions(ctx context.Context, use func(*C.runlet_run_options) error) error {
-	tc, ok := TraceContextFrom(ctx)
-	if !ok {
-		return use(pullEvents)
-	}
+// runOptions calls use with the C run options of a run started or resumed under ctx: its
+// events queued for Run.Events, the tag of its context for its calls (tag), and its trace
+// context when ctx carries one (which a resume ignores).
+func runOptions(ctx context.Context, tag uint64, use func(*C.runlet_run_options) error) error {
 	options := (*C.runlet_run_options)(C.calloc(1, C.sizeof_runlet_run_options))
 	defer cFree(unsafe.Pointer(options))
 	options.struct_size = C.sizeof_runlet_run_options
 	options.pull_events = true
-	options.traceparent = cCopy(tc.TraceParent)
-	defer cFree(unsafe.Pointer(options.traceparent.ptr))
-	options.tracestate = cCopy(tc.TraceState)
-	defer cFree(unsafe.Pointer(options.tracestate.ptr))
+	options.host_tag = C.uint64_t(tag)
+	if tc, ok := TraceContextFrom(ctx); ok {
+		options.traceparent = cCopy(tc.TraceParent)
+		defer cFree(unsafe.Pointer(options.traceparent.ptr))
+		options.tracestate = cCopy(tc.TraceState)
+		defer cFree(unsafe.Pointer(options.tracestate.ptr))
+	}
 	return use(options)
 }

@@ -83,7 +83,11 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
         }
     };
     let run = runtime
-        .submit(&program, &inputs, RunOptions { limits, trace: crate::telemetry::parent_from_env() })
+        .submit(
+            &program,
+            &inputs,
+            RunOptions { limits, trace: crate::telemetry::parent_from_env(), host_data: None },
+        )
         .map_err(|error| Failure::new(error.code(), error.to_string()))?;
     outln!("{run}");
     Ok(ExitCode::SUCCESS)

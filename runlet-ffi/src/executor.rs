@@ -21,6 +21,7 @@ use crate::error::{
     Error, RUNLET_ERR_INVALID_ARGUMENT, RUNLET_ERR_NULL_ARGUMENT, invalid_json, runlet_error,
 };
 use crate::reentrancy::call_host;
+use crate::run::RunTag;
 use crate::strings::runlet_str;
 use crate::versioned::{Versioned, copy_in};
 
@@ -172,6 +173,11 @@ impl HostExecutor {
             deadline_unix_ms: context
                 .deadline_unix_ms()
                 .map_or(-1, |ms| i64::try_from(ms).unwrap_or(i64::MAX)),
+            run_tag: context
+                .host_data
+                .as_ref()
+                .and_then(|data| data.downcast_ref::<RunTag>())
+                .map_or(0, |tag| tag.0),
             purpose,
             heartbeat: context.heartbeat.clone(),
             sender,
@@ -230,6 +236,7 @@ pub struct runlet_tool_call {
     tracestate: String,
     attempt: u32,
     deadline_unix_ms: i64,
+    run_tag: u64,
     purpose: Purpose,
     heartbeat: Heartbeat,
     sender: oneshot::Sender<Answer>,
@@ -359,6 +366,14 @@ pub unsafe extern "C" fn runlet_tool_call_tracestate(call: *const runlet_tool_ca
 pub unsafe extern "C" fn runlet_tool_call_attempt(call: *const runlet_tool_call) -> u32 {
     // SAFETY: the caller passes NULL or a live token.
     ffi_boundary!(u32, { unsafe { call.as_ref() }.map_or(0, |c| c.attempt) })
+}
+
+/// The `host_tag` of the run options the call's run was started or resumed with; 0 when they
+/// gave none (and for NULL).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn runlet_tool_call_run_tag(call: *const runlet_tool_call) -> u64 {
+    // SAFETY: the caller passes NULL or a live token.
+    ffi_boundary!(u64, { unsafe { call.as_ref() }.map_or(0, |c| c.run_tag) })
 }
 
 /// When Runlet gives up on the call, in milliseconds since the Unix epoch; -1 when the call has

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 use runlet::analyze::Inputs;
-use runlet::engine::{FailureClass, Limits, Outcome, w3c};
+use runlet::engine::{FailureClass, HostData, Limits, Outcome, w3c};
 use runlet::journal::{JournalError, JournalErrorKind, RunId};
 use runlet::observe::RunObserver;
 use runlet::observe::ViewPolicy;
@@ -58,6 +58,10 @@ pub const RUNLET_RUN_CANCELLED: runlet_run_state = 4;
 ///   continues (docs/tracing.md); empty for none. An invalid `traceparent` fails the start
 ///   with `RUNLET_ERR_INVALID_ARGUMENT` (RL8107). A resume ignores them: a run's sessions join
 ///   the trace it was started in.
+/// - `host_tag`: a number of the host's that every tool call of the run carries
+///   (`runlet_tool_call_run_tag`), from the first on — the key of a request's context, say,
+///   which a map by run id would not have yet for calls dispatched before the start returned.
+///   0 for none; never journaled, so a resume gives it again.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct runlet_run_options {
@@ -66,14 +70,22 @@ pub struct runlet_run_options {
     pub pull_events: bool,
     pub traceparent: runlet_str,
     pub tracestate: runlet_str,
+    pub host_tag: u64,
 }
 
-// SAFETY: `struct_size` first; views and a bool are valid zeroed.
+// SAFETY: `struct_size` first; views, a bool and an integer are valid zeroed.
 unsafe impl Versioned for runlet_run_options {
     const NAME: &'static str = "runlet_run_options";
-    const KNOWN_SIZES: &'static [usize] =
-        &[std::mem::offset_of!(runlet_run_options, traceparent), std::mem::size_of::<runlet_run_options>()];
+    const KNOWN_SIZES: &'static [usize] = &[
+        std::mem::offset_of!(runlet_run_options, traceparent),
+        std::mem::offset_of!(runlet_run_options, host_tag),
+        std::mem::size_of::<runlet_run_options>(),
+    ];
 }
+
+/// The host's tag of a run, as its calls carry it in their host data.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunTag(pub(crate) u64);
 
 /// How a run ended: its status and its result JSON or error.
 #[derive(Debug)]
@@ -245,7 +257,8 @@ pub(crate) unsafe fn read_run_options(
             trace.insert(key.to_owned(), value.to_owned());
         }
     }
-    Ok((RunOptions { limits, trace }, options.pull_events))
+    let host_data = (options.host_tag != 0).then(|| Arc::new(RunTag(options.host_tag)) as HostData);
+    Ok((RunOptions { limits, trace, host_data }, options.pull_events))
 }
 
 /// Wraps a started or resumed run: its events are forwarded to the listener (and the pull

@@ -1,6 +1,7 @@
 /* The tool executor: the call token's accessors, progress reports, completion inline, from another thread, from
  * many threads at once, late after the run was cancelled, and after the runtime was freed. */
 #include <math.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -11,6 +12,7 @@
 static char *seen_name, *seen_args, *seen_run, *seen_node, *seen_operation, *seen_dispatch;
 static uint32_t seen_attempt;
 static int64_t seen_deadline;
+static uint64_t seen_tag;
 
 static void recording_invoke(void *user_data, runlet_tool_call *call) {
   (void)user_data;
@@ -22,6 +24,7 @@ static void recording_invoke(void *user_data, runlet_tool_call *call) {
   seen_dispatch = str_dup(runlet_tool_call_dispatch_id(call));
   seen_attempt = runlet_tool_call_attempt(call);
   seen_deadline = runlet_tool_call_deadline_unix_ms(call);
+  seen_tag = runlet_tool_call_run_tag(call);
   CHECK_OK(runlet_tool_call_complete(call, RUNLET_STR("{\"ok\": true}")));
 }
 
@@ -40,7 +43,25 @@ static void the_token_describes_the_call(void) {
   CHECK(strcmp(seen_operation, seen_dispatch) != 0);
   CHECK(seen_attempt == 0); /* no boundary around the call */
   CHECK(seen_deadline == -1);
+  CHECK(seen_tag == 0);
+  CHECK(runlet_tool_call_run_tag(NULL) == 0);
   free(result);
+  free(seen_name), free(seen_args), free(seen_run), free(seen_node), free(seen_operation), free(seen_dispatch);
+  runlet_run_free(run);
+
+  /* The run's host tag reaches its first call. */
+  runlet_run_options options = RUNLET_RUN_OPTIONS_INIT;
+  options.host_tag = 0xfeedbeef;
+  CHECK_OK(runlet_run_start(runtime, program, RUNLET_STR(""), &options, &run));
+  free(result_of(run));
+  CHECK(seen_tag == 0xfeedbeef);
+  free(seen_name), free(seen_args), free(seen_run), free(seen_node), free(seen_operation), free(seen_dispatch);
+  runlet_run_free(run);
+  /* Options of the layout before host_tag are taken, without a tag. */
+  options.struct_size = offsetof(runlet_run_options, host_tag);
+  CHECK_OK(runlet_run_start(runtime, program, RUNLET_STR(""), &options, &run));
+  free(result_of(run));
+  CHECK(seen_tag == 0);
   free(seen_name), free(seen_args), free(seen_run), free(seen_node), free(seen_operation), free(seen_dispatch);
   runlet_run_free(run);
   runlet_program_free(program);

@@ -76,6 +76,10 @@ pub struct ToolCall {
     pub context: CallContext,
 }
 
+/// Data a host gives a run for its calls (a request's context, say); the executor finds it in
+/// each call's [`CallContext::host_data`] and downcasts it to what it gave.
+pub type HostData = Arc<dyn std::any::Any + Send + Sync>;
+
 /// What a tool knows about the call it is running (spec §7.2).
 #[derive(Debug, Clone)]
 pub struct CallContext {
@@ -97,6 +101,10 @@ pub struct CallContext {
     pub schema_version: Arc<str>,
     /// W3C trace context entries (`traceparent`, `tracestate`) for the tool attempt's span.
     pub trace: BTreeMap<String, String>,
+    /// What the host gave the run's start or resume for its calls
+    /// ([`RunOptions::host_data`](crate::runtime::RunOptions::host_data)): a request's context,
+    /// say, known to the executor from a run's first call on. Never journaled.
+    pub host_data: Option<HostData>,
     /// The call's logical call site (its syntax path, spec §4.2); empty when not set.
     pub call_site: Arc<str>,
     /// The loop iterations and arms the call is inside; empty for a static call.
@@ -144,7 +152,14 @@ impl CallContext {
             dynamic_key: empty(),
             digest_key: None,
             heartbeat: Heartbeat::default(),
+            host_data: None,
         }
+    }
+
+    /// Gives the call the host's data of its run.
+    pub fn with_host_data(mut self, data: Option<HostData>) -> CallContext {
+        self.host_data = data;
+        self
     }
 
     /// Names the digest key the call's operation identity was keyed under, if any.

@@ -96,8 +96,8 @@ pub use core::{
 pub use error::{FailureClass, RunError};
 pub use event::{Amount, MAX_PROGRESS_MESSAGE, Progress};
 pub use executor::{
-    CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolCapabilities, ToolError, ToolExecutor,
-    ToolOutput,
+    CallContext, HostData, RecoveryOutcome, RecoveryRequest, ToolCall, ToolCapabilities, ToolError,
+    ToolExecutor, ToolOutput,
 };
 pub use identity::{DispatchId, IdParseError, OperationComponents, OperationId, OperationPrefix, Workflow};
 pub use limits::{Breach, LimitKey, LimitParseError, Limits};

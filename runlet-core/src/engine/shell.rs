@@ -22,7 +22,7 @@ use super::core::{
 };
 use super::event::{Event, unix_ms};
 use super::executor::{
-    CallContext, RecoveryOutcome, RecoveryRequest, ToolCall, ToolError, ToolExecutor, ToolOutput,
+    CallContext, HostData, RecoveryOutcome, RecoveryRequest, ToolCall, ToolError, ToolExecutor, ToolOutput,
 };
 use super::identity::{OperationComponents, OperationId};
 use super::metrics::Metrics;
@@ -74,6 +74,8 @@ pub struct RunEnvironment {
     pub span: tracing::Span,
     /// The runtime's metrics instruments.
     pub metrics: Arc<Metrics>,
+    /// The host's data for the run's calls ([`CallContext::host_data`]).
+    pub host_data: Option<HostData>,
 }
 
 impl std::fmt::Debug for RunEnvironment {
@@ -797,7 +799,8 @@ fn call_of(
     )
     .with_call_site(request.call_site, request.dynamic_key)
     .with_digest_key(request.digest_key.clone())
-    .with_heartbeat(heartbeat);
+    .with_heartbeat(heartbeat)
+    .with_host_data(env.host_data.clone());
     if let Some(deadline) = request.timeout.and_then(|t| tokio::time::Instant::now().checked_add(t)) {
         context = context.with_deadline(deadline);
     }
@@ -1006,6 +1009,7 @@ mod tests {
             blobs_above: None,
             span: tracing::Span::none(),
             metrics: Arc::new(Metrics::global()),
+            host_data: None,
         };
         (core, env, journal)
     }

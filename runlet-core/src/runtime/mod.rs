@@ -89,9 +89,9 @@ use crate::engine::event::{Event, unix_ms};
 use crate::engine::metrics::Metrics;
 use crate::engine::snapshot::SnapshotPolicy;
 use crate::engine::{
-    Backoff, CommittedBatch, LimitKey, Limits, Outcome, PermitWaits, Permits, ResourceKey, RetryClassifier,
-    RunCore, RunEnvironment, RunPermits, RunSettings, Sampler, SharedCaps, SharedPermits, SystemSampler,
-    ToolError, ToolExecutor, ToolTable, Workflow, drive, tool_keys,
+    Backoff, CommittedBatch, HostData, LimitKey, Limits, Outcome, PermitWaits, Permits, ResourceKey,
+    RetryClassifier, RunCore, RunEnvironment, RunPermits, RunSettings, Sampler, SharedCaps, SharedPermits,
+    SystemSampler, ToolError, ToolExecutor, ToolTable, Workflow, drive, tool_keys,
 };
 use crate::engine::{panic_message, trace, w3c};
 use crate::plan::Plan;
@@ -222,8 +222,15 @@ struct PreparedRun {
     header: Arc<RunHeader>,
     core: RunCore,
     inputs: Vec<Labelled>,
+    driving: Driving,
+}
+
+/// How this process drives a run, beside its program and header: its limits, its own cap on
+/// calls in flight, and the host's data for its calls.
+struct Driving {
     limits: Limits,
     own_concurrency: Option<u64>,
+    host_data: Option<HostData>,
 }
 
 impl RuntimeBuilder {
@@ -801,18 +808,22 @@ impl Runtime {
             event_encoding_version: 1,
             retained: Some(retained),
         };
-        let own_concurrency = options.limits.get(LimitKey::Concurrency);
-        Ok(PreparedRun { header: Arc::new(header), core, inputs, limits, own_concurrency })
+        let driving = Driving {
+            limits,
+            own_concurrency: options.limits.get(LimitKey::Concurrency),
+            host_data: options.host_data.clone(),
+        };
+        Ok(PreparedRun { header: Arc::new(header), core, inputs, driving })
     }
 
     /// Starts the prepared run on the pool: its header goes to the journal first when it has
     /// its `anchor` span (a new run), which ends once the header is stored; else the header is
     /// there already (a submitted run). Then this runtime claims the run and drives it.
     fn begin(&self, program: &Executable, prepared: PreparedRun, anchor: Option<tracing::Span>) -> RunHandle {
-        let PreparedRun { header, core, inputs, limits, own_concurrency } = prepared;
+        let PreparedRun { header, core, inputs, driving } = prepared;
         let owner = Arc::clone(&self.owner);
         let pinned = Arc::clone(&header);
-        self.launch(program, &pinned, &limits, own_concurrency, 0, move |env| async move {
+        self.launch(program, &pinned, driving, 0, move |env| async move {
             if let Some(anchor) = anchor {
                 env.journal.create_run(&header).await?;
                 drop(anchor);
@@ -884,8 +895,7 @@ impl Runtime {
         &self,
         program: &Executable,
         header: &Arc<RunHeader>,
-        limits: &Limits,
-        own_concurrency: Option<u64>,
+        driving: Driving,
         journaled: u64,
         run: F,
     ) -> RunHandle
@@ -893,6 +903,7 @@ impl Runtime {
         F: FnOnce(RunEnvironment) -> R + Send + 'static,
         R: std::future::Future<Output = Result<Outcome, JournalError>> + Send + 'static,
     {
+        let Driving { limits, own_concurrency, host_data } = driving;
         let run_id = header.run_id.clone();
         if let Some(cap) = own_concurrency {
             self.permits.start_run(&run_id, cap);
@@ -945,6 +956,7 @@ impl Runtime {
             blobs_above: self.blobs_above,
             span: session.clone(),
             metrics: Arc::clone(&self.metrics),
+            host_data,
         };
         let (done, outcome) = oneshot::channel();
         let shared_permits = Arc::clone(&self.permits);
@@ -1043,6 +1055,11 @@ pub struct RunOptions {
     /// span the run's trace continues. Empty: the run's anchor span is a child of the current
     /// `tracing` span.
     pub trace: BTreeMap<String, String>,
+    /// The host's data for the run's calls, which its executor finds in each call's
+    /// [`CallContext::host_data`](crate::engine::CallContext::host_data): a request's context,
+    /// say, there from the run's first call on (a map by run id would miss the calls
+    /// dispatched before the start returned). Given to a start or a resume; never journaled.
+    pub host_data: Option<HostData>,
 }
 
 /// What a run's journal header pins about its configuration: the default loop limit, and the

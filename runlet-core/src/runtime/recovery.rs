@@ -1,7 +1,7 @@
 //! The host recovery API (spec §4.4, §5.3, §5.4): bringing an interrupted run back from the
 //! runtime's journal, journaling host decisions about its uncertain operations, and resuming it.
 
-use super::{Executable, RunHandle, RunOptions, Runtime, config_digest};
+use super::{Driving, Executable, RunHandle, RunOptions, Runtime, config_digest};
 use crate::analyze::WorkflowIdentity;
 use crate::diag::{Code, codes};
 use std::sync::Arc;
@@ -128,8 +128,7 @@ pub struct Recovery<'r> {
     runtime: &'r Runtime,
     program: Executable,
     header: Arc<RunHeader>,
-    limits: Limits,
-    own_concurrency: Option<u64>,
+    driving: Driving,
     workflow: WorkflowIdentity,
     resumed: Resumed,
     snapshot: SnapshotUse,
@@ -194,8 +193,11 @@ impl Runtime {
             runtime: self,
             program: program.clone(),
             header: Arc::new(header),
-            own_concurrency: options.limits.get(LimitKey::Concurrency),
-            limits,
+            driving: Driving {
+                own_concurrency: options.limits.get(LimitKey::Concurrency),
+                limits,
+                host_data: options.host_data,
+            },
             workflow: program.compiled.identity().clone(),
             resumed,
             snapshot,
@@ -451,10 +453,10 @@ impl Recovery<'_> {
 
     /// Continues the run on the runtime's pool (see [`Runtime::resume`]).
     pub fn resume(self) -> RunHandle {
-        let Recovery { runtime, program, header, limits, own_concurrency, resumed, .. } = self;
+        let Recovery { runtime, program, header, driving, resumed, .. } = self;
         let owner = Arc::clone(&runtime.owner);
         let journaled = resumed.last_seq;
-        runtime.launch(&program, &header, &limits, own_concurrency, journaled, move |env| async move {
+        runtime.launch(&program, &header, driving, journaled, move |env| async move {
             env.journal.claim(&env.run_id, &owner).await?;
             resume(resumed, env).await
         })

@@ -59,7 +59,7 @@ impl Runtime {
                 run: header.run_id.to_string(),
                 reason: error.to_string(),
             })?;
-        self.check_pins(program, header, &prepared.limits)?;
+        self.check_pins(program, header, &prepared.driving.limits)?;
         if prepared.header.inputs_digest != header.inputs_digest {
             return Err(super::RecoveryError::PinMismatch {
                 run: header.run_id.to_string(),

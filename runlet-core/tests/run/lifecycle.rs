@@ -110,6 +110,37 @@ fn a_runtime_without_a_journal_keeps_the_latest_ended_runs() {
     assert_eq!(listed, ids[10..], "the latest to end, in the order they were created");
 }
 
+/// Answers every call with the number its run's host data holds (-1 for none).
+#[derive(Debug)]
+struct HostNumber;
+
+#[async_trait]
+impl ToolExecutor for HostNumber {
+    async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, ToolError> {
+        let number = call.context.host_data.as_ref().and_then(|data| data.downcast_ref::<i64>()).copied();
+        Ok(ToolOutput::new(runlet::value::Value::Int(number.unwrap_or(-1))))
+    }
+}
+
+#[test]
+fn every_call_of_a_run_carries_the_host_data_it_was_started_with() {
+    let registry = Registry::from_json_str(REGISTRY, &RegistryOptions::default()).expect("registry").registry;
+    let runtime =
+        Runtime::builder().registry(registry).executor(Arc::new(HostNumber)).build().expect("runtime");
+    let program =
+        runtime.compile("a = t.wait(1)\nreturn [a, t.wait(a)]\n", &Inputs::new()).expect("compiles");
+    let tagged = RunOptions { host_data: Some(Arc::new(42_i64)), ..RunOptions::default() };
+    let answered =
+        |options| match runtime.start_with(&program, &Inputs::new(), options).expect("starts").wait() {
+            Ok(Outcome::Succeeded(value)) => {
+                runlet::value::to_presentation_json(value.value()).expect("json")
+            }
+            other => panic!("{other:?}"),
+        };
+    assert_eq!(answered(tagged), "[42,42]");
+    assert_eq!(answered(RunOptions::default()), "[-1,-1]");
+}
+
 #[test]
 fn shutdown_cancels_running_runs_and_waits_for_them_and_their_attached_tasks() {
     let runtime = runtime();
