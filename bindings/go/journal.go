@@ -10,6 +10,7 @@ import "C"
 
 import (
 	"errors"
+	"strings"
 	"unsafe"
 )
 
@@ -113,7 +114,8 @@ func journalError(err error, lastSeq *C.uint64_t) *C.runlet_error {
 	case errors.Is(err, ErrInvalidRecord):
 		code = C.RUNLET_ERR_JOURNAL_INVALID_RECORD
 	}
-	return C.runlet_error_new(code, view(err.Error()))
+	// Runlet names the journal's failure itself: the binding's own prefix would stand twice.
+	return C.runlet_error_new(code, view(strings.TrimPrefix(err.Error(), "runlet: ")))
 }
 
 // CheckJournal runs Runlet's shared journal conformance suite (the checks its own in-memory and

@@ -195,9 +195,9 @@ impl BuildError {
 pub enum StartError {
     #[error("RL8104: the program was compiled by another runtime: compile it with the runtime that runs it")]
     ForeignProgram,
-    #[error("host input `{name}` is missing")]
+    #[error("RL8018: host input `{name}` is missing")]
     MissingInput { name: String },
-    #[error("host input `{name}` does not match its schema: {reason}")]
+    #[error("RL8018: host input `{name}` does not match its schema: {reason}")]
     InvalidInput { name: String, reason: String },
     #[error("RL8107: the run's trace context is invalid: {reason}")]
     InvalidTraceContext { reason: String },
