@@ -1,7 +1,6 @@
 // A service's life with many runs: live runs hold no OS thread each, a context done before or
 // during a run is honoured and named, handlers see the values of their run's context, handler
-// errors of cancelled runs are not kept, forgotten runs are freed, and a slow reader still
-// learns how its run ended.
+// errors of cancelled runs are not kept, and forgotten runs are freed.
 
 package runlet
 
@@ -197,27 +196,6 @@ func TestAForgottenRunWithUnreadEventsIsFreed(t *testing.T) {
 	// Each forgotten run's cleanup stops its goroutine, though its events were never read.
 	if after := settled(); after > goroutines {
 		t.Fatalf("%d goroutines before, %d after 20 forgotten runs", goroutines, after)
-	}
-}
-
-func TestASlowReaderStillGetsTheRunsEnd(t *testing.T) {
-	rt := newTestRuntime(t, nil, Options{EventBuffer: 2})
-	prog := compile(t, rt, "xs = for i in items limit 4 {\n    return echo.value(i)\n}\nreturn xs\n")
-	items := make([]int, 40)
-	run, err := rt.Start(context.Background(), prog, map[string]any{"items": items})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	if _, err := run.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	var last Event
-	for event := range run.Events() {
-		last = event
-	}
-	if last.Kind != "RunSucceeded" {
-		t.Fatalf("the last event is %s: %s", last.Kind, last.Payload)
 	}
 }
 

@@ -416,7 +416,9 @@ func TestASlowReaderGetsTheDroppedEventsMarker(t *testing.T) {
 	}
 	var dropped bool
 	var next uint64 = 1
+	var last Event
 	for event := range run.Events() {
+		last = event
 		if event.Kind == "EventsDropped" {
 			var marker struct {
 				FirstSeq uint64 `json:"first_seq"`
@@ -436,6 +438,10 @@ func TestASlowReaderGetsTheDroppedEventsMarker(t *testing.T) {
 	}
 	if !dropped {
 		t.Fatal("no EventsDropped marker")
+	}
+	// However slow the reader, the run's end is never dropped.
+	if last.Kind != "RunSucceeded" {
+		t.Fatalf("the last event is %s: %s", last.Kind, last.Payload)
 	}
 }
 

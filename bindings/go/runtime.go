@@ -360,27 +360,13 @@ func inputsJSON(inputs map[string]any) (string, error) {
 // starts nothing. A trace context ctx carries (WithTraceContext) is the parent of the run's
 // trace. The contexts of the run's handlers carry ctx's values.
 func (rt *Runtime) Start(ctx context.Context, prog *Program, inputs map[string]any) (*Run, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	input, err := inputsJSON(inputs)
 	if err != nil {
 		return nil, err
 	}
-	var run *Run
-	tag := rt.tools.runs.hold(ctx)
-	defer rt.tools.runs.release(tag)
-	err = rt.with(prog, func(r *C.runlet_runtime, p *C.runlet_program) error {
-		return runOptions(ctx, tag, func(options *C.runlet_run_options) error {
-			var ptr *C.runlet_run
-			if err := errorOf(C.runlet_run_start(r, p, view(input), options, &ptr)); err != nil {
-				return err
-			}
-			run = launch(ctx, rt, ptr, tag)
-			return nil
-		})
+	return rt.follow(ctx, prog, func(r *C.runlet_runtime, p *C.runlet_program, o *C.runlet_run_options, out **C.runlet_run) *C.runlet_error {
+		return C.runlet_run_start(r, p, view(input), o, out)
 	})
-	return run, err
 }
 
 // Resume continues the interrupted run runID of prog from the runtime's journal: finished calls
@@ -389,6 +375,16 @@ func (rt *Runtime) Start(ctx context.Context, prog *Program, inputs map[string]a
 // cancelled, as for Start (and when it is done already, nothing is resumed). Blocks while the
 // journal is read.
 func (rt *Runtime) Resume(ctx context.Context, prog *Program, runID string) (*Run, error) {
+	return rt.follow(ctx, prog, func(r *C.runlet_runtime, p *C.runlet_program, o *C.runlet_run_options, out **C.runlet_run) *C.runlet_error {
+		return C.runlet_run_resume(r, p, view(runID), o, out)
+	})
+}
+
+// follow starts or resumes a run of prog under ctx with begin (unless ctx is done already),
+// giving it the run options of ctx, and follows it.
+func (rt *Runtime) follow(ctx context.Context, prog *Program,
+	begin func(*C.runlet_runtime, *C.runlet_program, *C.runlet_run_options, **C.runlet_run) *C.runlet_error,
+) (*Run, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -398,7 +394,7 @@ func (rt *Runtime) Resume(ctx context.Context, prog *Program, runID string) (*Ru
 	err := rt.with(prog, func(r *C.runlet_runtime, p *C.runlet_program) error {
 		return runOptions(ctx, tag, func(options *C.runlet_run_options) error {
 			var ptr *C.runlet_run
-			if err := errorOf(C.runlet_run_resume(r, p, view(runID), options, &ptr)); err != nil {
+			if err := errorOf(begin(r, p, options, &ptr)); err != nil {
 				return err
 			}
 			run = launch(ctx, rt, ptr, tag)
