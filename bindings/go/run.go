@@ -21,6 +21,8 @@ import (
 
 // Run is a started run. Its methods are safe for concurrent use. Close it when done.
 type Run struct {
+	// rt keeps the Runtime from its cleanup (which would cancel the run) while the Run is held.
+	rt      *Runtime
 	id      string
 	mu      sync.Mutex // guards ptr against Close
 	ptr     *C.runlet_run
@@ -72,14 +74,17 @@ func launch(ctx context.Context, rt *Runtime, ptr *C.runlet_run, tag uint64) *Ru
 		closed: make(chan struct{}),
 		driven: make(chan struct{}),
 	}
-	r := &Run{id: goString(C.runlet_run_id(ptr)), ptr: ptr, core: core}
-	token := rt.ready.add(core.wake)
+	r := &Run{rt: rt, id: goString(C.runlet_run_id(ptr)), ptr: ptr, core: core}
+	// The run's goroutine keeps these, not the Runtime, which a cleanup may free once neither
+	// it nor a Run of it is held.
+	ready, tools := rt.ready, rt.tools
+	token := ready.add(core.wake)
 	// Fails only for NULL handles, which these are not; the token is queued at once.
-	_ = errorOf(C.runlet_run_set_ready_queue(ptr, rt.ready.queue, C.uint64_t(token)))
-	rt.tools.runs.holdAgain(tag)
-	go core.drive(rt.tools, r.id, func() {
-		rt.ready.remove(token)
-		rt.tools.runs.release(tag)
+	_ = errorOf(C.runlet_run_set_ready_queue(ptr, ready.queue, C.uint64_t(token)))
+	tools.runs.holdAgain(tag)
+	go core.drive(tools, r.id, func() {
+		ready.remove(token)
+		tools.runs.release(tag)
 	})
 	r.cleanup = runtime.AddCleanup(r, (*runCore).free, core)
 	go func() {
