@@ -185,8 +185,11 @@ impl EventQueue {
         }
     }
 
-    pub(crate) fn push(&self, event: Arc<OwnedEvent>) {
+    /// Queues `event`, or counts it as missed; whether the queue held nothing before and now
+    /// does (a consumer that drains it empty needs telling only then).
+    pub(crate) fn push(&self, event: Arc<OwnedEvent>) -> bool {
         let mut state = self.state.lock();
+        let was_empty = state.items.is_empty();
         let pending = state.missed.get(&event.run_id).copied();
         // A run's end is never dropped: at most one per run goes past the capacity.
         let ends_run = u16::try_from(event.kind).is_ok_and(Event::ends_run);
@@ -201,7 +204,7 @@ impl EventQueue {
                 if let Some(missed) = state.missed.get_mut(&event.run_id) {
                     missed.count += 1;
                 }
-                return;
+                return false;
             }
             None if room >= 1 => state.items.push_back(event),
             None => {
@@ -209,10 +212,11 @@ impl EventQueue {
                     Arc::clone(&event.run_id),
                     Missed { first_seq: event.seq, first_unix_ms: event.unix_ms, count: 1 },
                 );
-                return;
+                return false;
             }
         }
         self.ready.notify_all();
+        was_empty
     }
 
     /// The run has no more events: its pending marker is queued even past the capacity.
@@ -445,6 +449,17 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_push_says_when_the_queue_stops_being_empty() {
+        let queue = EventQueue::new(2);
+        let run: Arc<str> = Arc::from("r");
+        assert!(queue.push(event(&run, 1)), "the first event");
+        assert!(!queue.push(event(&run, 2)), "the queue held one already");
+        assert!(!queue.push(event(&run, 3)), "dropped");
+        drain(&queue);
+        assert!(queue.push(event(&run, 4)), "after the queue was drained: a marker and the event");
     }
 
     #[test]

@@ -27,10 +27,13 @@ struct Shared {
 }
 
 /// Where runs given it (`runlet_run_set_ready_queue`) put their token when something changed
-/// for them: an event was queued for `runlet_run_next_event`, or the run ended. A run's token
-/// is queued at most once until `runlet_ready_queue_next` takes it, so the queue holds at most
-/// one entry per run; after taking a token, drain what changed (`runlet_run_next_event` and
-/// `runlet_run_wait` with timeout 0) until nothing is left: a later change queues it again.
+/// for them: an event was queued for `runlet_run_next_event` while none was, or the run ended.
+/// A run's token is queued at most once until `runlet_ready_queue_next` takes it, so the queue
+/// holds at most one entry per run. After taking a token, pull the run's events
+/// (`runlet_run_next_event` with timeout 0) until none is left, and check its end
+/// (`runlet_run_wait` with timeout 0): the token comes again only once the run's queue, drained
+/// empty, gets an event, or the run ends. A host that stops pulling before the queue is empty
+/// (its own buffer is full) must pull again when it has room, without waiting for the token.
 /// One thread can so wait for any number of runs, where `runlet_run_wait` and
 /// `runlet_run_next_event` with a timeout hold a thread per run.
 #[derive(Debug)]

@@ -211,8 +211,9 @@ async fn forward(handle: RunHandle, state: Arc<RunState>, consumers: Consumers) 
             if let Some(listener) = listener.as_ref().filter(|l| l.wants(kind)) {
                 listener.queue().push(Arc::clone(&owned));
             }
-            if let Some(pull) = &state.pull {
-                pull.push(owned);
+            if let Some(pull) = &state.pull
+                && pull.push(owned)
+            {
                 state.changed();
             }
         }
