@@ -1167,10 +1167,12 @@ struct runlet_error *runlet_run_next_event(const struct runlet_run *run,
 struct runlet_error *runlet_run_snapshot_json(const struct runlet_run *run, struct runlet_buf *out);
 
 /**
- * Makes the run put `token` in `queue` whenever something changes for it: an event is queued
- * for `runlet_run_next_event`, or it ends (`runlet_ready_queue_next` tells the rest). The
- * token is queued once at once, for what happened before the call. One queue per run, set
+ * Makes the run put `token` in `queue` when something changes for it: an event is queued for
+ * `runlet_run_next_event` while none was, or it ends (`runlet_ready_queue` tells the rest).
+ * The token is queued once at once, for what happened before the call. One queue per run, set
  * once: a second call gives `RUNLET_ERR_INVALID_ARGUMENT`. The run keeps the queue alive.
+ * Once `runlet_run_free(run)` returns, its token is never given out again (one taken before
+ * may still be in the host's hands), so a token may name the run's handle.
  *
  * Thread-safety: any thread, concurrently; also from callbacks.
  */
@@ -1282,8 +1284,9 @@ int64_t runlet_tool_call_deadline_unix_ms(const struct runlet_tool_call *call);
 /**
  * Registers `callback(user_data)` to run once if the call is cancelled (a dropped branch, a
  * retried boundary, a cancelled or finished run). It runs on a Runlet thread — or at once on
- * the calling thread if the call is already cancelled (so also after the runtime was freed) —
- * and never after the token's completion returned; a
+ * the calling thread if the call is already cancelled (so also after the runtime was freed;
+ * hold no lock the callback takes while registering) — and never after the token's completion
+ * returned; a
  * completion from another thread waits for a running callback. `callback` may complete the
  * call itself. One registration per token. Does not consume the token.
  */

@@ -164,14 +164,18 @@ func TestHandlerErrorsOfCancelledRunsAreNotKept(t *testing.T) {
 		}
 		run.Close()
 	}
-	for inside.Load() != 0 {
+	// The last handler's error is handed to Runlet just after it leaves: wait for that.
+	kept := func() int {
+		rt.tools.mu.Lock()
+		defer rt.tools.mu.Unlock()
+		return len(rt.tools.causes)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for (inside.Load() != 0 || kept() != 0) && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	rt.tools.mu.Lock()
-	kept := len(rt.tools.causes)
-	rt.tools.mu.Unlock()
-	if kept != 0 {
-		t.Fatalf("handler errors of %d ended runs are kept", kept)
+	if n := kept(); n != 0 {
+		t.Fatalf("handler errors of %d ended runs are kept", n)
 	}
 }
 

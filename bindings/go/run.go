@@ -103,8 +103,9 @@ func launch(ctx context.Context, rt *Runtime, ptr *C.runlet_run, tag uint64) *Ru
 // queued into the Events channel, closes that after the last, and records the outcome; it
 // returns once both are done, or when the Run is closed.
 func (c *runCore) drive(tools *executor, runID string, forget func()) {
-	defer forget()
+	// Forgotten before driven closes: whoever waits for the goroutine finds the run let go.
 	defer close(c.driven)
+	defer forget()
 	var held *Event // pulled, waiting for room in the channel
 	pulling := true
 	ended := false

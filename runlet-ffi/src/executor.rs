@@ -386,8 +386,9 @@ pub unsafe extern "C" fn runlet_tool_call_deadline_unix_ms(call: *const runlet_t
 
 /// Registers `callback(user_data)` to run once if the call is cancelled (a dropped branch, a
 /// retried boundary, a cancelled or finished run). It runs on a Runlet thread — or at once on
-/// the calling thread if the call is already cancelled (so also after the runtime was freed) —
-/// and never after the token's completion returned; a
+/// the calling thread if the call is already cancelled (so also after the runtime was freed;
+/// hold no lock the callback takes while registering) — and never after the token's completion
+/// returned; a
 /// completion from another thread waits for a running callback. `callback` may complete the
 /// call itself. One registration per token. Does not consume the token.
 #[unsafe(no_mangle)]
@@ -409,12 +410,14 @@ pub unsafe extern "C" fn runlet_tool_call_on_cancel(
             }
             *slot = Some(CancelCallback { callback, user_data: UserData(user_data) });
         }
-        if call.shared.cancellation.is_cancelled() {
+        let shared = Arc::clone(&call.shared);
+        if shared.cancellation.is_cancelled() {
             // At once, on this thread: the runtime's threads may be gone already (it was freed).
-            call.shared.fire_cancel();
+            // The callback may complete the call, which frees the token: only `shared`, held
+            // here, is used from now on.
+            shared.fire_cancel();
             return Ok(());
         }
-        let shared = Arc::clone(&call.shared);
         call.shared.pool.spawn(async move {
             tokio::select! {
                 _ = shared.cancellation.cancelled() => shared.fire_cancel(),

@@ -52,7 +52,12 @@ impl Handle for runlet_ready_queue {
 impl runlet_ready_queue {
     /// How a run started with this queue and `token` tells it it changed.
     pub(crate) fn readiness(&self, token: u64) -> Readiness {
-        Readiness { shared: Arc::clone(&self.shared), token, queued: Arc::default() }
+        Readiness {
+            shared: Arc::clone(&self.shared),
+            token,
+            queued: Arc::default(),
+            armed: AtomicBool::new(true),
+        }
     }
 }
 
@@ -62,21 +67,31 @@ pub(crate) struct Readiness {
     shared: Arc<Shared>,
     token: u64,
     queued: Arc<AtomicBool>,
+    /// Cleared (under the tokens' lock) when the host frees the run: its token is given no more.
+    armed: AtomicBool,
 }
 
 impl Readiness {
-    /// Queues the run's token unless it is queued already (or the queue is closed).
+    /// Queues the run's token unless it is queued already (or the queue is closed, or the run
+    /// was freed).
     pub(crate) fn notify(&self) {
         if self.queued.swap(true, Ordering::AcqRel) {
             return;
         }
         let mut tokens = self.shared.tokens.lock();
-        if tokens.closed {
+        if tokens.closed || !self.armed.load(Ordering::Acquire) {
             return;
         }
         tokens.ready.push_back((self.token, Arc::clone(&self.queued)));
         drop(tokens);
         self.shared.wake.notify_one();
+    }
+
+    /// The host freed the run: its token leaves the queue and is never queued again.
+    pub(crate) fn disarm(&self) {
+        let mut tokens = self.shared.tokens.lock();
+        self.armed.store(false, Ordering::Release);
+        tokens.ready.retain(|(_, queued)| !Arc::ptr_eq(queued, &self.queued));
     }
 }
 
@@ -204,6 +219,18 @@ mod tests {
         assert_eq!(next(&queue, 0), Ok(9));
         assert_eq!(next(&queue, 0), Ok(7), "queued again once taken");
         assert_eq!(next(&queue, 5), Err(RUNLET_ERR_TIMEOUT));
+    }
+
+    #[test]
+    fn a_freed_run_s_token_is_given_no_more() {
+        let queue = runlet_ready_queue { shared: Arc::default(), poison: Arc::default() };
+        let (a, b) = (queue.readiness(7), queue.readiness(9));
+        a.notify();
+        b.notify();
+        a.disarm();
+        assert_eq!(next(&queue, 0), Ok(9), "the queued token left with the run");
+        a.notify();
+        assert_eq!(next(&queue, 0), Err(RUNLET_ERR_TIMEOUT));
     }
 
     #[test]

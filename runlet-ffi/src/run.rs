@@ -523,10 +523,12 @@ pub(crate) fn graph_json(snapshot: &runlet::observe::GraphSnapshot) -> Result<Ve
     })
 }
 
-/// Makes the run put `token` in `queue` whenever something changes for it: an event is queued
-/// for `runlet_run_next_event`, or it ends (`runlet_ready_queue_next` tells the rest). The
-/// token is queued once at once, for what happened before the call. One queue per run, set
+/// Makes the run put `token` in `queue` when something changes for it: an event is queued for
+/// `runlet_run_next_event` while none was, or it ends (`runlet_ready_queue` tells the rest).
+/// The token is queued once at once, for what happened before the call. One queue per run, set
 /// once: a second call gives `RUNLET_ERR_INVALID_ARGUMENT`. The run keeps the queue alive.
+/// Once `runlet_run_free(run)` returns, its token is never given out again (one taken before
+/// may still be in the host's hands), so a token may name the run's handle.
 ///
 /// Thread-safety: any thread, concurrently; also from callbacks.
 #[unsafe(no_mangle)]
@@ -554,6 +556,9 @@ pub unsafe extern "C" fn runlet_run_free(run: *mut runlet_run) {
     ffi_boundary!((), {
         // SAFETY: the caller passes NULL or a live handle, freed once.
         if let Some(run) = unsafe { take(run) } {
+            if let Some(ready) = run.state.ready.get() {
+                ready.disarm();
+            }
             run.state.cancel.cancel();
         }
     })

@@ -224,29 +224,44 @@ impl Lowerer<'_> {
         self.push(ExprKind::Binary { op, left: l, right: r }, Ty::Schema(boolean), Origin::Derived, at)
     }
 
-    /// The fix of `x != null` (or `x == null`), `e`, for an `x` that is never null: a read of an
-    /// optional property, `o.p`, is tested for presence (`"p" in o`), since reading it when
-    /// absent fails; a conditional this comparison guards is written as the arm it always
-    /// takes.
+    /// The fix of `x != null` (or `x == null`), `e`, for an `x` that is never null. When `x`
+    /// reads an optional property (`o.p`, or deeper: `o.p.q`), reading it fails when the
+    /// property is absent: the property nearest the root is tested for presence (`"p" in o`),
+    /// for review. Otherwise a conditional the comparison guards is written as the arm it always
+    /// takes: machine-applicable when `x` is a path (dropping it drops nothing that runs), for
+    /// review when it calls something.
     fn never_null_fix(
         &self,
         e: &ast::Expr,
         op: BinaryOp,
         (operand, id): (&ast::Expr, ExprId),
     ) -> Option<Fix> {
-        if let ast::ExprKind::Member { object, name } = &operand.unparenthesized().kind
-            && self.reads_optional_property(id)
-        {
-            let present = format!("{} in {}", quote_string(&name.name), self.text(object.span));
+        if let Some((object, name)) = self.first_optional_read(operand.unparenthesized(), id) {
+            let present = format!("{} in {}", quote_string(name), self.text(object.span));
             let test = if op == BinaryOp::Ne { present } else { format!("not ({present})") };
             return Some(Fix::suggest(format!("test presence: write `{test}`"), e.span, test));
         }
         let guard = self.null_guard.as_ref().filter(|guard| guard.comparison == e.span)?;
-        Some(Fix::machine(
-            format!("drop the guard: write `{}`", guard.reads_as),
-            guard.conditional,
-            guard.reads_as.clone(),
-        ))
+        let message = format!("drop the guard: write `{}`", guard.reads_as);
+        Some(match is_path(self.text(operand.span)) {
+            true => Fix::machine(message, guard.conditional, guard.reads_as.clone()),
+            false => Fix::suggest(message, guard.conditional, guard.reads_as.clone()),
+        })
+    }
+
+    /// In the member chain `operand` (lowered as `id`), the read nearest the root of a property
+    /// some object variant of its target declares optional: the target and the property.
+    fn first_optional_read<'e>(
+        &self,
+        operand: &'e ast::Expr,
+        id: ExprId,
+    ) -> Option<(&'e ast::Expr, &'e str)> {
+        let ast::ExprKind::Member { object, name } = &operand.kind else { return None };
+        let ExprKind::Project { target, key: ProjectKey::Field(_) } = &self.expr_ref(id).kind else {
+            return None;
+        };
+        self.first_optional_read(object.unparenthesized(), *target)
+            .or_else(|| self.reads_optional_property(id).then_some((object.as_ref(), name.name.as_str())))
     }
 
     /// Whether `id` reads a property some object variant of its target declares optional.
