@@ -409,7 +409,8 @@ typedef struct runlet_event {
  * per run, events arrive in `seq` order. Kinds whose bit (`1 << kind`) is clear in `kind_mask`
  * are skipped. A slow listener never blocks a run: past the runtime's `event_queue_capacity`
  * events are dropped and an `RUNLET_EVENT_EVENTS_DROPPED` marker is delivered in their place;
- * a run's last event (`RunSucceeded`, `RunFailed` or `RunCancelled`) never is.
+ * a run's end (`RunSucceeded`, `RunFailed` or `RunCancelled`) never is (a run stopped by a
+ * journal failure or a panic journals no end).
  * `drop(user_data)` (optional) is called exactly once after the last `on_event`, also when
  * registration fails. Set `struct_size` with `RUNLET_EVENT_LISTENER_INIT`.
  */
@@ -569,7 +570,7 @@ typedef struct runlet_runtime_options {
  *   under the runtime-wide cap. Empty for none.
  * - `pull_events`: queue the run's events for `runlet_run_next_event` (bounded by the
  *   runtime's `event_queue_capacity`, with `RUNLET_EVENT_EVENTS_DROPPED` markers; the run's
- *   last event is never dropped).
+ *   journaled end is never dropped).
  * - `traceparent`, `tracestate`: the W3C trace context of the host's span a new run's trace
  *   continues (docs/tracing.md); empty for none. An invalid `traceparent` fails the start
  *   with `RUNLET_ERR_INVALID_ARGUMENT` (RL8107). A resume ignores them: a run's sessions join

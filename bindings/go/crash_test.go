@@ -306,8 +306,13 @@ func TestRecoveryAtStartResumesParksAndLeavesRuns(t *testing.T) {
 	path, idempotent := crashedIn(t, "pay.idempotent")
 	once := crashedAt(t, path, "pay.once")
 	var seen seenOps
-	rt := durable(t, path, timesTen(&seen), nil)
-	recovered, err := rt.RecoverInterrupted(context.Background(), 3)
+	sawRequest := make(chan any, 8)
+	rt := durable(t, path, func(ctx context.Context, call *Call) (any, error) {
+		sawRequest <- ctx.Value(requestKey{})
+		return timesTen(&seen)(ctx, call)
+	}, nil)
+	ctx := context.WithValue(context.Background(), requestKey{}, "recovery")
+	recovered, err := rt.RecoverInterrupted(ctx, 3)
 	if err != nil || len(recovered) != 2 {
 		t.Fatalf("recovered %+v, %v", recovered, err)
 	}
@@ -318,6 +323,10 @@ func TestRecoveryAtStartResumesParksAndLeavesRuns(t *testing.T) {
 	defer first.Run.Close()
 	if res, err := first.Run.Wait(context.Background()); err != nil || string(res.Value) != "[1,10]" {
 		t.Fatalf("the resumed run: %v %v", res, err)
+	}
+	// The resumed run's handler ran with the values of RecoverInterrupted's context.
+	if value := <-sawRequest; value != "recovery" {
+		t.Fatalf("a recovered run's handler saw %v", value)
 	}
 	if second.RunID != once || second.Action != RecoveryLeft || second.Code != "RL8405" || second.Run != nil {
 		t.Fatalf("the at-most-once run waits for a decision: %+v", second)

@@ -24,7 +24,8 @@ type UncertainOperation struct {
 }
 
 // Uncertain lists the operations run runID of prog left uncertain, in node order; none once the
-// journal records the run's end. Blocks while the journal is read.
+// journal records the run's end. A run this runtime is driving is refused (RL7010) until it
+// ends. Blocks while the journal is read.
 func (rt *Runtime) Uncertain(prog *Program, runID string) ([]UncertainOperation, error) {
 	var listed []UncertainOperation
 	err := rt.with(prog, func(r *C.runlet_runtime, p *C.runlet_program) error {

@@ -221,7 +221,7 @@ func (r *Run) Wait(ctx context.Context) (*Result, error) {
 
 // Events delivers every event of the run from sequence 1, in order, and is closed after the
 // last, which is always the run's end (RunSucceeded, RunFailed or RunCancelled) when the run
-// ended. A reader that falls behind by more than about twice the runtime's EventBuffer gets an
+// journaled one (a journal failure or a panic stops a run without). A reader that falls behind by more than about twice the runtime's EventBuffer gets an
 // "EventsDropped" marker in place of what it missed; the run is never blocked.
 func (r *Run) Events() <-chan Event { return r.core.events }
 

@@ -372,8 +372,8 @@ func (rt *Runtime) Start(ctx context.Context, prog *Program, inputs map[string]a
 // Resume continues the interrupted run runID of prog from the runtime's journal: finished calls
 // are not dispatched again. The journal's header must pin this program and configuration
 // (ErrVersionMismatch otherwise); an unknown run is ErrUnknownRun. When ctx is done the run is
-// cancelled, as for Start (and when it is done already, nothing is resumed). Blocks while the
-// journal is read.
+// cancelled, as for Start (and when it is done already, nothing is resumed). A run this runtime
+// is driving is refused (RL7010) until it ends. Blocks while the journal is read.
 func (rt *Runtime) Resume(ctx context.Context, prog *Program, runID string) (*Run, error) {
 	return rt.follow(ctx, prog, func(r *C.runlet_runtime, p *C.runlet_program, o *C.runlet_run_options, out **C.runlet_run) *C.runlet_error {
 		return C.runlet_run_resume(r, p, view(runID), o, out)

@@ -51,7 +51,8 @@ pub struct runlet_event {
 /// per run, events arrive in `seq` order. Kinds whose bit (`1 << kind`) is clear in `kind_mask`
 /// are skipped. A slow listener never blocks a run: past the runtime's `event_queue_capacity`
 /// events are dropped and an `RUNLET_EVENT_EVENTS_DROPPED` marker is delivered in their place;
-/// a run's last event (`RunSucceeded`, `RunFailed` or `RunCancelled`) never is.
+/// a run's end (`RunSucceeded`, `RunFailed` or `RunCancelled`) never is (a run stopped by a
+/// journal failure or a panic journals no end).
 /// `drop(user_data)` (optional) is called exactly once after the last `on_event`, also when
 /// registration fails. Set `struct_size` with `RUNLET_EVENT_LISTENER_INIT`.
 #[repr(C)]

@@ -12,6 +12,7 @@ use crate::boundary::Poison;
 use crate::error::{Error, RUNLET_ERR_CANCELLED, RUNLET_ERR_TIMEOUT};
 use crate::handle::{Handle, borrow, into_raw, out_param, take};
 use crate::reentrancy::refuse_blocking;
+use crate::run::timeout;
 
 #[derive(Debug, Default)]
 struct Tokens {
@@ -135,8 +136,7 @@ pub unsafe extern "C" fn runlet_ready_queue_next(
         if timeout_ms != 0 {
             refuse_blocking("runlet_ready_queue_next")?;
         }
-        let deadline =
-            u64::try_from(timeout_ms).ok().map(|ms| std::time::Instant::now() + std::time::Duration::from_millis(ms));
+        let deadline = timeout(timeout_ms).map(|wait| std::time::Instant::now() + wait);
         let shared = &queue.shared;
         let mut tokens = shared.tokens.lock();
         loop {

@@ -63,7 +63,7 @@ pub unsafe extern "C" fn runlet_runtime_recover_interrupted(
         let recovered = runtime
             .instance()
             .engine()
-            .recover_interrupted(max_resumes)
+            .recover_interrupted_with(max_resumes, run_options.host_data)
             .map_err(|error| read_error(error.code(), &error))?;
         let mut entries = Vec::with_capacity(recovered.len());
         for outcome in recovered {

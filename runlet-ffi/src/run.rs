@@ -10,8 +10,8 @@ use parking_lot::{Condvar, Mutex};
 use runlet::analyze::Inputs;
 use runlet::engine::{FailureClass, HostData, Limits, Outcome, w3c};
 use runlet::journal::{JournalError, JournalErrorKind, RunId};
-use runlet::observe::RunObserver;
 use runlet::observe::ViewPolicy;
+use runlet::observe::{RunObserver, Subscription};
 use runlet::runtime::{RunCanceller, RunHandle, RunOptions};
 use runlet::value::to_presentation_json;
 
@@ -53,7 +53,7 @@ pub const RUNLET_RUN_CANCELLED: runlet_run_state = 4;
 ///   under the runtime-wide cap. Empty for none.
 /// - `pull_events`: queue the run's events for `runlet_run_next_event` (bounded by the
 ///   runtime's `event_queue_capacity`, with `RUNLET_EVENT_EVENTS_DROPPED` markers; the run's
-///   last event is never dropped).
+///   journaled end is never dropped).
 /// - `traceparent`, `tracestate`: the W3C trace context of the host's span a new run's trace
 ///   continues (docs/tracing.md); empty for none. An invalid `traceparent` fails the start
 ///   with `RUNLET_ERR_INVALID_ARGUMENT` (RL8107). A resume ignores them: a run's sessions join
@@ -186,23 +186,33 @@ impl Handle for runlet_run {
     }
 }
 
-/// Who receives a run's events, and the view policy they are redacted under.
+/// Who receives a run's events: the listener, and the subscription that feeds it and the pull
+/// queue (none when neither takes events).
 struct Consumers {
     listener: Option<ListenerSink>,
-    view: Arc<ViewPolicy>,
+    events: Option<Subscription>,
+}
+
+impl Consumers {
+    /// The consumers of the run `handle` follows. Subscribed here, as the run is wrapped, so
+    /// its live events reach them from the run's start: catching up from the journal later
+    /// would find nothing of a run an in-memory journal had forgotten meanwhile.
+    fn of(handle: &RunHandle, listener: Option<ListenerSink>, pulled: bool, view: &ViewPolicy) -> Consumers {
+        let events = (listener.is_some() || pulled).then(|| {
+            let wants = listener.clone();
+            let wanted = move |kind: u16| pulled || wants.as_ref().is_some_and(|l| l.wants(u32::from(kind)));
+            handle.observer().subscribe(0, view.clone()).only_kinds(wanted)
+        });
+        Consumers { listener, events }
+    }
 }
 
 /// Forwards the run's published events (its observer's subscription: the stream `runlet run
 /// --events` writes, on the observer's clock) to the listener and the pull queue, then records
 /// the outcome. Attached to the run, so freeing the runtime waits for it.
 async fn forward(handle: RunHandle, state: Arc<RunState>, consumers: Consumers) {
-    let Consumers { listener, view } = consumers;
-    if listener.is_some() || state.pull.is_some() {
-        let wanted = {
-            let (listener, pulled) = (listener.clone(), state.pull.is_some());
-            move |kind: u16| pulled || listener.as_ref().is_some_and(|l| l.wants(u32::from(kind)))
-        };
-        let mut events = handle.observer().subscribe(0, ViewPolicy::clone(&view)).only_kinds(wanted);
+    let Consumers { listener, events } = consumers;
+    if let Some(mut events) = events {
         // A failure to read the journal back while catching up ends the stream early; the run's
         // outcome still comes.
         while let Some(Ok(public)) = events.next().await {
@@ -286,7 +296,7 @@ pub(crate) fn launched(
         poison: Arc::default(),
         ready: OnceLock::new(),
     });
-    let consumers = Consumers { listener: instance.listener().cloned(), view: Arc::clone(instance.view()) };
+    let consumers = Consumers::of(&handle, instance.listener().cloned(), pull_events, instance.view());
     instance.engine().spawn_attached(forward(handle, Arc::clone(&state), consumers));
     runlet_run { state }
 }
@@ -400,7 +410,8 @@ pub unsafe extern "C" fn runlet_run_status(run: *const runlet_run) -> runlet_run
     })
 }
 
-fn timeout(timeout_ms: i64) -> Option<Duration> {
+/// A call's `timeout_ms` as a wait: `None` (no limit) for a negative one.
+pub(crate) fn timeout(timeout_ms: i64) -> Option<Duration> {
     u64::try_from(timeout_ms).ok().map(Duration::from_millis)
 }
 

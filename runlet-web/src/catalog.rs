@@ -120,7 +120,8 @@ impl Catalog {
     }
 
     /// Shows the run `observer` follows, whose program is `source`, live: until it has finished
-    /// and [`FINISHED_LIVE_KEPT`] runs added after it have too.
+    /// and [`FINISHED_LIVE_KEPT`] runs added after it have too, as the catalog finds when the
+    /// runs it holds have doubled (or [`Catalog::held`] is asked).
     pub fn add_live(&self, observer: RunObserver, source: &str) {
         self.live.lock().add(observer, Arc::from(source));
     }

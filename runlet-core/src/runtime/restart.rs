@@ -12,6 +12,7 @@ use super::{
     Recovery, RetainedProgram, RunDamage, RunHandle, RunOptions, RunStatus, Runtime, UncertainOperation,
 };
 use crate::diag::{Code, codes};
+use crate::engine::HostData;
 use crate::journal::{JournalError, JournalErrorKind, RunId};
 use crate::registry::RegistryOptions;
 
@@ -49,12 +50,22 @@ impl Runtime {
     /// whose header or last record is damaged is left, with the journal's error, and the others
     /// go on. Blocks while it replays each run; fails only when the journal cannot list its runs.
     pub fn recover_interrupted(&self, max_resumes: u32) -> Result<Vec<Recovered>, JournalError> {
+        self.recover_interrupted_with(max_resumes, None)
+    }
+
+    /// [`Runtime::recover_interrupted`], giving the calls of the runs it resumes `host_data`
+    /// ([`RunOptions::host_data`]).
+    pub fn recover_interrupted_with(
+        &self,
+        max_resumes: u32,
+        host_data: Option<HostData>,
+    ) -> Result<Vec<Recovered>, JournalError> {
         let mut recovered = Vec::new();
         for listing in self.runs()? {
             let run = listing.run_id;
             let (code, message) = match (listing.status, listing.damage) {
                 (RunStatus::Interrupted, _) => {
-                    recovered.push(self.recover_run(&run, max_resumes));
+                    recovered.push(self.recover_run_with(&run, max_resumes, host_data.clone()));
                     continue;
                 }
                 (RunStatus::NeedsResolution, _) => (codes::RUN_NEEDS_RESOLUTION, NEEDS_DECISION.to_owned()),
@@ -70,14 +81,24 @@ impl Runtime {
     /// it was resumed `max_resumes` times, or says why it cannot: the step
     /// [`Runtime::recover_interrupted`] takes for each interrupted run. Blocks while it replays.
     pub fn recover_run(&self, run: &RunId, max_resumes: u32) -> Recovered {
-        self.restart(run, max_resumes).unwrap_or_else(|(code, message)| Recovered::Left {
+        self.recover_run_with(run, max_resumes, None)
+    }
+
+    /// [`Runtime::recover_run`], giving the run's calls `host_data` ([`RunOptions::host_data`]).
+    pub fn recover_run_with(&self, run: &RunId, max_resumes: u32, host_data: Option<HostData>) -> Recovered {
+        self.restart(run, max_resumes, host_data).unwrap_or_else(|(code, message)| Recovered::Left {
             run: run.clone(),
             code,
             message,
         })
     }
 
-    fn restart(&self, run: &RunId, max_resumes: u32) -> Result<Recovered, (Code, String)> {
+    fn restart(
+        &self,
+        run: &RunId,
+        max_resumes: u32,
+        host_data: Option<HostData>,
+    ) -> Result<Recovered, (Code, String)> {
         let header = self.run_header(run).map_err(|e| (e.code(), e.to_string()))?;
         let retained = RetainedProgram::from_header(&header, &RegistryOptions::default())
             .map_err(|e| (e.code(), e.to_string()))?;
@@ -97,10 +118,11 @@ impl Runtime {
         })?;
         let refused = |e: super::RecoveryError| (e.code(), e.to_string());
         let unread = |e: JournalError| (e.code(), e.to_string());
-        let options = RunOptions { limits: retained.limits.clone(), ..RunOptions::default() };
+        let options = RunOptions { limits: retained.limits.clone(), host_data, ..RunOptions::default() };
         let replay = || self.recovery(&program, run, options.clone()).map_err(refused);
         if self.never_started(run).map_err(unread)? {
-            let prepared = self.prepare_retained(&program, &header, &retained).map_err(refused)?;
+            let mut prepared = self.prepare_retained(&program, &header, &retained).map_err(refused)?;
+            prepared.driving.host_data = options.host_data.clone();
             self.claim(run)?;
             return match self.never_started(run) {
                 Ok(true) => Ok(Recovered::Resumed(self.begin(&program, prepared, None))),

@@ -91,10 +91,15 @@ fn normalize(index: i64, length: usize) -> Result<usize, ValueError> {
     })
 }
 
+/// How many keys of a plausible length [`closest_keys`] compares letter by letter at most: the
+/// first ones, in the object's key order. An object can hold a million keys.
+const KEYS_COMPARED: usize = 4096;
+
 /// Up to three keys nearest to `wanted` by Damerau-Levenshtein distance over scalars, closest
 /// first and ties broken by key order; a key qualifies when at most a third of the longer
 /// spelling (and at least one edit) differs. Spellings longer than
-/// [`nearest::LONGEST_COMPARED`] scalars get no suggestions.
+/// [`nearest::LONGEST_COMPARED`] scalars get no suggestions, and at most [`KEYS_COMPARED`]
+/// keys are compared.
 pub fn closest_keys<'a>(wanted: &str, keys: impl Iterator<Item = &'a str>) -> Vec<Arc<str>> {
     let compared_len = |text: &str| text.chars().take(nearest::LONGEST_COMPARED + 1).count();
     let wanted_len = compared_len(wanted);
@@ -106,9 +111,10 @@ pub fn closest_keys<'a>(wanted: &str, keys: impl Iterator<Item = &'a str>) -> Ve
             let key_len = compared_len(key);
             let allowed = (wanted_len.max(key_len) / 3).max(1);
             // The distance is at least the difference in length.
-            if key_len.abs_diff(wanted_len) > allowed {
-                return None;
-            }
+            (key_len.abs_diff(wanted_len) <= allowed).then_some((key, allowed))
+        })
+        .take(KEYS_COMPARED)
+        .filter_map(|(key, allowed)| {
             let distance = nearest::distance(wanted, key)?;
             (distance <= allowed).then_some((distance, key))
         })
