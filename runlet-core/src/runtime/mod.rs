@@ -75,7 +75,7 @@
 //! assert_eq!(runtime.running(), 0);
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -455,6 +455,7 @@ impl RuntimeBuilder {
             observer_buffer: self.observer_buffer.unwrap_or(DEFAULT_OBSERVER_BUFFER),
             live_graph: self.live_graph.unwrap_or(true),
             observers: ObserverIndex::default(),
+            recovering: parking_lot::Mutex::default(),
             config_digest: own_config,
             limits: self.limits,
             permits,
@@ -555,6 +556,8 @@ pub struct Runtime {
     live_graph: bool,
     /// The observers of runs still referenced somewhere, for [`Runtime::observer`].
     observers: ObserverIndex,
+    /// Runs opened for recovery ([`Runtime::recovery`]) and not yet resumed or let go.
+    recovering: parking_lot::Mutex<BTreeSet<RunId>>,
     limits: Limits,
     /// The configuration digest of a run under this runtime's own limits (most runs), computed
     /// once.

@@ -132,6 +132,20 @@ pub struct Recovery<'r> {
     workflow: WorkflowIdentity,
     resumed: Resumed,
     snapshot: SnapshotUse,
+    opened: Opened<'r>,
+}
+
+/// A run opened for recovery in its runtime: no other recovery of it opens there until this
+/// one is dropped, or resumed (the run is live then, which keeps them out).
+struct Opened<'r> {
+    runtime: &'r Runtime,
+    run: RunId,
+}
+
+impl Drop for Opened<'_> {
+    fn drop(&mut self) {
+        self.runtime.recovering.lock().remove(&self.run);
+    }
 }
 
 /// Whether a recovery started from a snapshot (spec §5.3).
@@ -165,14 +179,7 @@ impl Runtime {
         if !self.compiled(program) {
             return Err(RecoveryError::ForeignProgram);
         }
-        if self.observers.get(run_id).is_some_and(|observer| !observer.is_finished()) {
-            return Err(RecoveryError::Journal(JournalError::new(
-                JournalErrorKind::OwnedElsewhere,
-                format!(
-                    "run `{run_id}` is running in this runtime: wait for its end, or cancel it, before resuming or resolving it"
-                ),
-            )));
-        }
+        let opened = self.open_for_recovery(run_id)?;
         let limits = self.limits.overridden_by(&options.limits);
         let (header, resumed, snapshot) = self.pool.block_on(async {
             let header = self.journal.header(run_id).await?;
@@ -201,7 +208,24 @@ impl Runtime {
             workflow: program.compiled.identity().clone(),
             resumed,
             snapshot,
+            opened,
         })
+    }
+
+    /// Marks `run` opened for recovery, unless this runtime is driving it or recovering it
+    /// already (`RL7010`): two writers of one run in one process would fail each other.
+    fn open_for_recovery(&self, run: &RunId) -> Result<Opened<'_>, RecoveryError> {
+        let mut recovering = self.recovering.lock();
+        let live = self.observers.get(run).is_some_and(|observer| !observer.is_finished());
+        if live || !recovering.insert(run.clone()) {
+            return Err(RecoveryError::Journal(JournalError::new(
+                JournalErrorKind::OwnedElsewhere,
+                format!(
+                    "run `{run}` is running or being recovered in this runtime: wait until that ends, or cancel it, before resuming or resolving it"
+                ),
+            )));
+        }
+        Ok(Opened { runtime: self, run: run.clone() })
     }
 
     /// The state replay starts from: the run's latest snapshot when it verifies (spec §5.3),
@@ -453,13 +477,16 @@ impl Recovery<'_> {
 
     /// Continues the run on the runtime's pool (see [`Runtime::resume`]).
     pub fn resume(self) -> RunHandle {
-        let Recovery { runtime, program, header, driving, resumed, .. } = self;
+        let Recovery { runtime, program, header, driving, resumed, opened, .. } = self;
         let owner = Arc::clone(&runtime.owner);
         let journaled = resumed.last_seq;
-        runtime.launch(&program, &header, driving, journaled, move |env| async move {
+        let handle = runtime.launch(&program, &header, driving, journaled, move |env| async move {
             env.journal.claim(&env.run_id, &owner).await?;
             resume(resumed, env).await
-        })
+        });
+        // Only now that the run is live, which keeps other recoveries of it out.
+        drop(opened);
+        handle
     }
 
     /// The calls left dispatching that await a host decision.

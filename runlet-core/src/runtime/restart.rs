@@ -143,7 +143,11 @@ impl Runtime {
         let moved = self.journaled_after(run, recovery.journaled()).map_err(unread);
         let recovery = match moved {
             Ok(false) => Ok(recovery),
-            Ok(true) => replay(),
+            Ok(true) => {
+                // Let go of the stale replay first: a run is opened for recovery once at a time.
+                drop(recovery);
+                replay()
+            }
             Err(reason) => Err(reason),
         };
         recovery

@@ -75,7 +75,7 @@ fn a_handle_asking_for_events_after_the_run_ended_still_gets_every_one() {
 }
 
 #[test]
-fn a_run_this_runtime_drives_is_not_resumed_beside_itself() {
+fn a_run_this_runtime_drives_or_recovers_is_not_resumed_beside_itself() {
     let runtime = runtime();
     let program = runtime.compile("return t.wait(60000)\n", &Inputs::new()).expect("compiles");
     let run = runtime.start(&program, &Inputs::new()).expect("starts");
@@ -84,13 +84,21 @@ fn a_run_this_runtime_drives_is_not_resumed_beside_itself() {
         Err(error) => error,
     };
     assert_eq!(error.code(), codes::RUN_OWNED_ELSEWHERE, "{error}");
-    assert!(error.to_string().contains("running in this runtime"), "{error}");
+    assert!(error.to_string().contains("running or being recovered in this runtime"), "{error}");
     let run_id = run.run_id().clone();
     run.canceller().cancel();
     assert!(matches!(run.wait(), Ok(Outcome::Cancelled)));
-    // Ended, it may be opened: a cancelled run resumes to its recorded end.
+    // Ended, it may be opened, once at a time: a cancelled run resumes to its recorded end.
     let recovery = runtime.recovery(&program, &run_id, RunOptions::default()).expect("opens");
+    let Err(refused) = runtime.recovery(&program, &run_id, RunOptions::default()) else {
+        panic!("a run opened for recovery was opened again")
+    };
+    assert_eq!(refused.code(), codes::RUN_OWNED_ELSEWHERE, "{refused}");
+    drop(recovery);
+    let recovery =
+        runtime.recovery(&program, &run_id, RunOptions::default()).expect("let go, it opens again");
     assert!(matches!(recovery.resume().wait(), Ok(Outcome::Cancelled)));
+    assert!(runtime.recovery(&program, &run_id, RunOptions::default()).is_ok(), "ended again");
 }
 
 #[test]
