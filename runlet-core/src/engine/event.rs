@@ -51,10 +51,11 @@ macro_rules! declare_events {
                 }
             }
 
-            /// Whether an event of the kind numbered `number` ends its run: `RunSucceeded`,
-            /// `RunFailed` or `RunCancelled`, the last record a finished run journals.
+            /// Whether an event of the kind numbered `number` ends its run: `RunSucceeded` (13),
+            /// `RunFailed` (14) or `RunCancelled` (15), the last record a finished run journals.
+            /// Asked of every event a host's queue takes, so by number.
             pub fn ends_run(number: u16) -> bool {
-                matches!(Event::kind_named(number), Some("RunSucceeded" | "RunFailed" | "RunCancelled"))
+                matches!(number, 13..=15)
             }
 
             /// The name of the kind numbered `number`, if there is one.
