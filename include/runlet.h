@@ -468,7 +468,8 @@ typedef struct runlet_view_policy {
  * - `worker_threads`: threads of the runtime's pool; 0 for one per core.
  * - `default_loop_limit`: concurrency of a `for` without `limit`; 0 for 16.
  * - `retry`: backoff between boundary retries and the tool-call deadline; zeroed for none.
- * - `event_queue_capacity`: events queued per consumer before dropping; 0 for 1024.
+ * - `event_queue_capacity`: events queued per consumer before dropping; 0 for 1024, and at
+ *   least 2 (a dropped-events marker and the event after it).
  * - `limits_json`: the execution limits of every run (spec §10) as a JSON object of caps, such
  *   as `{"tool_calls": 100, "wall_clock_ms": 30000}`; keys are `tool_calls`,
  *   `node_evaluations`, `depth`, `concurrency`, `wall_clock_ms`, `loop_iterations`,

@@ -169,7 +169,8 @@ pub(crate) enum Popped {
 /// A bounded queue of events from any number of runs. A push never blocks: when the queue is
 /// full the event is counted as missed for its run, and the run's next accepted event (or its
 /// end) is preceded by one `EVENTS_DROPPED` marker, so each run's events stay in order. The
-/// event that ends a run is always accepted, so a consumer always learns how each run ended.
+/// event that ends a run is always accepted, so a consumer always learns how each run ended. It
+/// holds at least two: a marker needs room beside the event it precedes.
 #[derive(Debug)]
 pub(crate) struct EventQueue {
     capacity: usize,
@@ -180,7 +181,7 @@ pub(crate) struct EventQueue {
 impl EventQueue {
     pub(crate) fn new(capacity: usize) -> EventQueue {
         EventQueue {
-            capacity: capacity.max(1),
+            capacity: capacity.max(2),
             state: Mutex::new(QueueState::default()),
             ready: Condvar::new(),
         }
@@ -479,6 +480,20 @@ mod tests {
         queue.push(Arc::new(end));
         let kinds: Vec<(u32, u64)> = drain(&queue).into_iter().map(|(kind, seq, _)| (kind, seq)).collect();
         assert_eq!(kinds, [(2, 1), (2, 2), (RUNLET_EVENT_EVENTS_DROPPED, 3), (13, 5)]);
+    }
+
+    #[test]
+    fn a_queue_of_one_still_delivers_after_a_miss() {
+        let queue = EventQueue::new(1);
+        let run: Arc<str> = Arc::from("r");
+        for seq in 1..=3 {
+            queue.push(event(&run, seq));
+        }
+        assert_eq!(drain(&queue).iter().map(|e| e.1).collect::<Vec<_>>(), [1, 2]);
+        queue.push(event(&run, 4));
+        queue.push(event(&run, 5));
+        let kinds: Vec<(u32, u64)> = drain(&queue).into_iter().map(|(kind, seq, _)| (kind, seq)).collect();
+        assert_eq!(kinds, [(RUNLET_EVENT_EVENTS_DROPPED, 3), (2, 4)]);
     }
 
     #[test]
