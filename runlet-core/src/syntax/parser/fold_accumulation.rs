@@ -1,15 +1,50 @@
-//! An accumulator updated in a loop (`total = 0`, then `total += x` ending the body of a `for`
-//! statement): the loop rewritten as `total = fold acc = 0 for … { return acc + x }`.
+//! An accumulator updated in a loop (`total = 0`, then `total += x` or `total = total + x`
+//! ending the body of a `for` statement): the loop rewritten as `total = fold acc = 0 for … {
+//! return acc + x }`. Rebinding `total` in the loop's body would bind a new name there and
+//! leave the outer `total` as it was.
 
 use super::Parser;
 use crate::diag::{Applicability, Edit, Fix, Span};
+use crate::syntax::ast::{BinaryOp, Expr, ExprKind};
 use crate::syntax::token::{Keyword, TokenKind};
 
 impl Parser<'_> {
-    /// The fold for the compound assignment whose name is token `at` and whose value was just
-    /// parsed (`operand` combined with `operator`), with the offset of the `for` it replaces;
-    /// `None` unless it is the last statement of an unbound `for` after `name = initial`.
-    pub(super) fn fold_accumulation(&self, at: usize, operator: &str, operand: &str) -> Option<(Fix, u32)> {
+    /// Keeps the fold for `name = name op operand` (the binding whose name is token `at`, its
+    /// value just parsed) when it ends the body of an unbound `for` after `name = initial`: that
+    /// loop's unbound-statement diagnostic offers it.
+    pub(super) fn note_accumulation(&mut self, at: usize, value: &Expr) {
+        let ExprKind::Binary(op, left, right) = &value.kind else { return };
+        let operator = match op {
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => op.as_str(),
+            _ => return,
+        };
+        let name = self.text(self.tokens[at].span);
+        let reads_itself = self.tokens.get(at + 1).is_some_and(|t| t.kind == TokenKind::Eq)
+            && self.tokens.get(at + 2).is_some_and(|t| t.span == left.span)
+            && matches!(&left.kind, ExprKind::Ident(ident) if ident.name == name);
+        if !reads_itself {
+            return;
+        }
+        let operand = match right.kind {
+            ExprKind::Binary(..) | ExprKind::Conditional { .. } => format!("({})", self.text(right.span)),
+            _ => self.text(right.span).to_owned(),
+        };
+        if let Some(folded) = self.fold_accumulation(at, at + 4, operator, &operand) {
+            self.accumulated_loops.push(folded);
+        }
+    }
+
+    /// The fold for the update of an accumulator whose name is token `at` and whose value was
+    /// just parsed (`operand`, from token `operand_from` on, combined with `operator`), with the
+    /// offset of the `for` it replaces; `None` unless it is the last statement of an unbound
+    /// `for` after `name = initial`.
+    pub(super) fn fold_accumulation(
+        &self,
+        at: usize,
+        operand_from: usize,
+        operator: &str,
+        operand: &str,
+    ) -> Option<(Fix, u32)> {
         let name = self.text(self.tokens[at].span);
         if !self.at(TokenKind::RBrace) {
             return None;
@@ -25,7 +60,7 @@ impl Parser<'_> {
             self.text(self.tokens[i].span) == name && (i == 0 || self.tokens[i - 1].kind != TokenKind::Dot)
         };
         let spelled = |from: usize, to: usize| (from..to).any(reads);
-        if !starts_line || spelled(keyword, at) || spelled(at + 2, self.pos) {
+        if !starts_line || spelled(keyword, at) || spelled(operand_from, self.pos) {
             return None;
         }
         let init = self.initial_binding(keyword, name)?;

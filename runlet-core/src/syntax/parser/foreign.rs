@@ -252,14 +252,15 @@ impl Parser<'_> {
             Diagnostic::error(codes::COMPOUND_ASSIGNMENT, span, format!("names cannot be reassigned (`{}`)", op.as_str()))
                 .with_help(format!("bind a new name such as `next_{name_text} = {name_text} …`; to accumulate over a list use `fold acc = 0 for x in xs {{ return acc + x }}`"));
         let operand = self.compound_operand(value.as_ref());
-        let fix =
-            compound_operator(op).map(|operator| match self.fold_accumulation(at, operator, &operand) {
+        let fix = compound_operator(op).map(|operator| {
+            match self.fold_accumulation(at, at + 2, operator, &operand) {
                 Some((fix, for_start)) => {
                     self.folded_loops.push(for_start);
                     fix
                 }
                 None => self.compound_rebinding(operator, name_text, &operand, span),
-            });
+            }
+        });
         if let Some(fix) = fix {
             diagnostic = diagnostic.with_fix(fix);
         }

@@ -30,7 +30,7 @@ use super::ast::{Program, Text};
 use super::token::{Keyword, Token, TokenKind};
 use super::unicode::nfc;
 use crate::diag::sink::Sink;
-use crate::diag::{Diagnostic, Span, codes};
+use crate::diag::{Diagnostic, Fix, Span, codes};
 
 pub(super) use repair::MissingReturn;
 
@@ -73,6 +73,9 @@ pub(super) struct Parser<'s> {
     /// Where the unbound `for` statements start whose accumulator's diagnostic rewrites them as
     /// a `fold` (so they are not also reported for being unbound).
     folded_loops: Vec<u32>,
+    /// Unbound `for` statements (by where they start) whose body ends rebinding an accumulator
+    /// bound before them (`total = total + x`), with the `fold` their diagnostic offers.
+    accumulated_loops: Vec<(Fix, u32)>,
 }
 
 impl<'s> Parser<'s> {
@@ -101,6 +104,7 @@ impl<'s> Parser<'s> {
             statement_start: 0,
             open_conditional: false,
             folded_loops: Vec::new(),
+            accumulated_loops: Vec::new(),
         }
     }
 

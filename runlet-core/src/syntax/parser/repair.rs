@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::Parser;
 use super::stmt::BlockKind;
 use crate::diag::{Applicability, Code, Diagnostic, Edit, Fix, Span, codes};
-use crate::syntax::ast::{Block, Expr, ExprKind, Stmt};
+use crate::syntax::ast::{Block, ElseBranch, Expr, ExprKind, Stmt};
 use crate::syntax::token::Keyword;
 
 /// A block (or the program) that has no `return`, with the insertion edits that would add one.
@@ -152,7 +152,11 @@ impl Parser<'_> {
                 true => self.loop_exit_as_skip(kind, &expr_stmt.expr),
                 false => self.guard_as_conditional(stmts, index),
             };
-            if let Some(diagnostic) = rewritten.or_else(|| self.print_statement(expr_stmt)) {
+            let rewritten = self
+                .accumulated_loop(&expr_stmt.expr)
+                .or(rewritten)
+                .or_else(|| self.print_statement(expr_stmt));
+            if let Some(diagnostic) = rewritten {
                 self.push(diagnostic);
                 continue;
             }
@@ -163,7 +167,15 @@ impl Parser<'_> {
                     _ => None,
                 }))
             });
-            let diagnostic = needs_binding.into_diagnostic(&expr_stmt.expr, taken, followed_by_more);
+            let bound_before: BTreeSet<&str> = stmts[..index]
+                .iter()
+                .filter_map(|s| match s {
+                    Stmt::Let(l) => Some(l.name.name.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let updated = updated_outer_name(&expr_stmt.expr, &bound_before);
+            let diagnostic = needs_binding.into_diagnostic(&expr_stmt.expr, taken, followed_by_more, updated);
             self.push(diagnostic);
         }
         self.pending_final_unbound = final_unbound;
@@ -217,6 +229,25 @@ impl Parser<'_> {
                 self.push(diagnostic);
             }
         }
+    }
+
+    /// An unbound `for` whose body ends rebinding an accumulator bound before it (`total =
+    /// total + x`): one diagnostic whose fix is the `fold` the accumulator means.
+    fn accumulated_loop(&mut self, expr: &Expr) -> Option<Diagnostic> {
+        let index = self.accumulated_loops.iter().position(|(_, start)| *start == expr.span.start)?;
+        let (fix, _) = self.accumulated_loops.swap_remove(index);
+        Some(
+            Diagnostic::error(
+                codes::STATEMENT_FORM_CONTROL,
+                expr.span,
+                "`for` is an expression: bind or return its value",
+            )
+            .with_help(
+                "a name bound in a loop's body is a new name of that body, and the one bound before \
+                 the loop keeps its value: accumulate with `fold`",
+            )
+            .with_fix(fix),
+        )
     }
 
     /// `continue`, `break`, `continue if c` or `if c { continue }` (or `{ return null }`) in a
@@ -498,9 +529,64 @@ impl MissingReturn {
     }
 }
 
+/// A name of `outer` that a block of the construct `expr` binds again or calls a method of
+/// (`total = …`, `ids.append(…)`): an update the author meant to reach past the construct, which
+/// binding the construct's value does not make.
+fn updated_outer_name(expr: &Expr, outer: &BTreeSet<&str>) -> Option<String> {
+    let blocks: Vec<&Block> = match &expr.kind {
+        ExprKind::If(if_expr) => {
+            let mut blocks = vec![&if_expr.then_block];
+            let mut branch = if_expr.else_branch.as_deref();
+            while let Some(else_branch) = branch {
+                match else_branch {
+                    ElseBranch::Block(block) => {
+                        blocks.push(block);
+                        branch = None;
+                    }
+                    ElseBranch::If { if_expr, .. } => {
+                        blocks.push(&if_expr.then_block);
+                        branch = if_expr.else_branch.as_deref();
+                    }
+                }
+            }
+            blocks
+        }
+        ExprKind::For(for_expr) => vec![&for_expr.body],
+        ExprKind::Fold(fold) => vec![&fold.body],
+        ExprKind::Boundary(boundary) => vec![&boundary.body, &boundary.catch.body],
+        _ => return None,
+    };
+    blocks.into_iter().flat_map(|block| &block.stmts).find_map(|stmt| match stmt {
+        Stmt::Let(binding) if outer.contains(binding.name.name.as_str()) => {
+            Some(binding.name.name.to_string())
+        }
+        Stmt::Expr(statement) => match &statement.expr.kind {
+            ExprKind::Call { callee, .. } => match &callee.kind {
+                ExprKind::Member { object, .. } => match &object.kind {
+                    ExprKind::Ident(ident) if outer.contains(ident.name.as_str()) => {
+                        Some(ident.name.to_string())
+                    }
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => updated_outer_name(&statement.expr, outer),
+        },
+        _ => None,
+    })
+}
+
 /// Used by `report_unbound`: the binding fix for an expression statement.
 impl Unbound {
-    fn into_diagnostic(self, expr: &Expr, taken: &mut FreshNames, followed_by_more: bool) -> Diagnostic {
+    /// `updated` is a name bound before the statement that it binds again or updates inside:
+    /// binding the statement's value does not carry that update out, so the fix needs review.
+    fn into_diagnostic(
+        self,
+        expr: &Expr,
+        taken: &mut FreshNames,
+        followed_by_more: bool,
+        updated: Option<String>,
+    ) -> Diagnostic {
         let name = taken.fresh(&self.construct.binding_base(expr));
         let mut edits = vec![Edit { span: Span::at(expr.span.start), replacement: format!("{name} = ") }];
         let mut applicability = match self.construct {
@@ -513,7 +599,7 @@ impl Unbound {
         for inner in self.inner {
             edits.extend(inner.edits);
         }
-        if !inner_returns || looks_like_early_exit {
+        if !inner_returns || looks_like_early_exit || updated.is_some() {
             applicability = Applicability::MaybeIncorrect;
         }
         let (code, message, help) = match self.construct {
@@ -543,6 +629,13 @@ impl Unbound {
         if looks_like_early_exit {
             diagnostic = diagnostic
                 .with_note("Runlet has no early return: put the rest of the block in the `else` branch");
+        }
+        if let (Some(name), Construct::Control(keyword)) = (updated, self.construct) {
+            diagnostic = diagnostic.with_note(format!(
+                "names and values are never updated: what the `{keyword}` does to `{name}` stays inside \
+                 it, and the `{name}` bound before keeps its value; bind the value the `{keyword}` \
+                 returns to the name read after it (over a list, accumulate with `fold`)"
+            ));
         }
         diagnostic
     }

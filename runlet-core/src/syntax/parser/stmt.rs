@@ -204,6 +204,7 @@ impl Parser<'_> {
     /// `name = value` (the name may be a reserved word, or followed by a type annotation, both
     /// already reported by the caller: everything up to the `=` is skipped).
     pub(super) fn let_stmt(&mut self) -> LetStmt {
+        let at = self.pos;
         let name_token = self.bump();
         let name = Ident { name: self.name(name_token.span), span: name_token.span };
         while !self.at(TokenKind::Eq) && !self.at_eof() && !self.at_line_start() {
@@ -218,6 +219,7 @@ impl Parser<'_> {
             return LetStmt { span: name.span, name, value };
         }
         let value = self.reported_expression();
+        self.note_accumulation(at, &value);
         let span = name.span.to(value.span);
         LetStmt { name, value, span }
     }
