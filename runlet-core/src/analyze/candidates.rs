@@ -82,13 +82,11 @@ pub(crate) fn sort(ranked: &mut [Ranked]) {
 /// The misspelling, prepared once for scoring many candidates.
 struct Wanted {
     lower: String,
-    chars: usize,
 }
 
 impl Wanted {
     fn new(text: &str) -> Wanted {
-        let lower = text.to_lowercase();
-        Wanted { chars: lower.chars().count(), lower }
+        Wanted { lower: text.to_lowercase() }
     }
 }
 
@@ -106,28 +104,33 @@ pub(crate) fn clear_winner(ranked: &[Ranked]) -> Option<&Ranked> {
 
 fn score(wanted: &Wanted, candidate: Candidate, listed: bool) -> Ranked {
     let name_lower = candidate.key.to_lowercase();
-    let name_chars = name_lower.chars().count();
-    let longer = wanted.chars.max(name_chars);
     let via_alias = candidate.aliases.iter().any(|a| a.to_lowercase() == wanted.lower);
-    let contains = wanted.chars >= 3
+    // Two paths of one namespace (`mail.draft`, `mail.send`) are told apart by what follows
+    // it: the namespace they share counts toward neither their common prefix nor their length.
+    let shared = shared_namespace(&wanted.lower, &name_lower);
+    let (wanted_leaf, name_leaf) = (&wanted.lower[shared..], &name_lower[shared..]);
+    let wanted_chars = wanted_leaf.chars().count();
+    let name_chars = name_leaf.chars().count();
+    let longer = wanted_chars.max(name_chars);
+    let contains = wanted_chars >= 3
         && name_chars >= 3
-        && (name_lower.contains(wanted.lower.as_str()) || wanted.lower.contains(name_lower.as_str()));
+        && (name_leaf.contains(wanted_leaf) || wanted_leaf.contains(name_leaf));
     // The distance is at least the difference in length: past half the longer word, no rule
     // below can call the candidate close, so in a pool too large to list, it is not needed.
     // Spellings too long to compare letter by letter are as far apart as can be, unless they
     // differ only in case.
-    let length_gap = wanted.chars.abs_diff(name_chars);
-    let uncompared = if name_lower == wanted.lower { 0 } else { longer };
+    let length_gap = wanted_chars.abs_diff(name_chars);
+    let uncompared = if name_leaf == wanted_leaf { 0 } else { longer };
     let distance = if !listed && length_gap > longer / 2 && !via_alias && !contains {
         length_gap
     } else {
-        nearest::distance(&wanted.lower, &name_lower).unwrap_or(uncompared)
+        nearest::distance(wanted_leaf, name_leaf).unwrap_or(uncompared)
     };
     let case_only = distance == 0;
-    let prefix = wanted.lower.chars().zip(name_lower.chars()).take_while(|(a, b)| a == b).count();
+    let prefix = wanted_leaf.chars().zip(name_leaf.chars()).take_while(|(a, b)| a == b).count();
     // A misspelling of one or two letters is an edit or two from every short name: it does not
     // tell which was meant, so no name is close to it unless only its case differs.
-    let guess = wanted.chars < 3;
+    let guess = wanted_chars < 3;
     let close = via_alias
         || case_only
         || (!guess
@@ -152,6 +155,13 @@ fn score(wanted: &Wanted, candidate: Candidate, listed: bool) -> Ranked {
         score = 10_000 - (1000.0 * resemblance) as i64 + distance as i64;
     }
     Ranked { candidate, score, close, via_alias, distance }
+}
+
+/// The length in bytes of the namespace two dotted paths share, up to and including its last
+/// dot (`mail.` of `mail.draft` and `mail.send`); 0 when they share none.
+fn shared_namespace(a: &str, b: &str) -> usize {
+    let common = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    a[..common].rfind('.').map_or(0, |dot| dot + 1)
 }
 
 /// Positions where two equally long words differ by a key next to the intended one.
@@ -228,6 +238,17 @@ mod tests {
         assert!(names("e", &["value"]).is_empty());
         assert_eq!(names("A", &["a", "b"]), ["a"]);
         assert_eq!(names("ordr", &["order", "id"]), ["order"]);
+    }
+
+    #[test]
+    fn paths_of_one_namespace_are_told_apart_by_their_last_segments() {
+        // `mail.` alone made `mail.send` look close to `mail.draft`.
+        assert!(names("mail.draft", &["mail.send"]).is_empty());
+        assert!(names("crm.delete", &["crm.update", "crm.customer"]).is_empty());
+        assert_eq!(names("crm.custmer", &["crm.customer", "crm.update"]), ["crm.customer"]);
+        assert_eq!(names("shop.ordrs", &["shop.orders"]), ["shop.orders"]);
+        assert_eq!(shared_namespace("a.b.cd", "a.b.ce"), 4);
+        assert_eq!(shared_namespace("ab.c", "ac.c"), 0);
     }
 
     #[test]
