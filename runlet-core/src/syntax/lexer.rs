@@ -216,15 +216,45 @@ fn report_bidi_controls(text: &str, span: Span, diagnostics: &mut Sink) {
 
 /// The fix closes the string where its line ends: before the `\r` of a CRLF line ending (which
 /// would otherwise be a raw control character inside it), and after a lone trailing backslash
-/// (which would otherwise escape the closing quote) by doubling that backslash.
+/// (which would otherwise escape the closing quote) by doubling that backslash. When the rest of
+/// the line reads as code, the quote was more likely forgotten earlier, so the fix, which would
+/// turn that code into text, is for review.
 fn unterminated_string(span: Span, text: &str) -> Diagnostic {
     let content = text.trim_end_matches('\r');
     let end = span.start + content.len() as u32;
     let trailing_backslashes = content.len() - content.trim_end_matches('\\').len();
     let close = if trailing_backslashes % 2 == 1 { "\\\"" } else { "\"" };
+    let applicability = match reads_as_code(&content[1..]) {
+        true => Applicability::MaybeIncorrect,
+        false => Applicability::MachineApplicable,
+    };
     Diagnostic::error(codes::UNTERMINATED_STRING, span, "this string is never closed")
         .with_help("a string must end with `\"` on the line where it starts; write a line break as `\\n`")
-        .with_fix(Fix::machine("close the string", Span::at(end), close))
+        .with_fix(Fix::new(
+            "close the string",
+            applicability,
+            vec![Edit { span: Span::at(end), replacement: close.into() }],
+        ))
+}
+
+/// Whether the text after an unclosed quote holds code rather than prose: a `+` joining
+/// operands, or a bracket closed that the text never opened (`f("abc)`).
+fn reads_as_code(text: &str) -> bool {
+    if text.contains(" + ") || text.trim_end().ends_with(" +") {
+        return true;
+    }
+    let mut depth = 0i32;
+    for c in text.chars() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            _ => {}
+        }
+        if depth < 0 {
+            return true;
+        }
+    }
+    false
 }
 
 fn unexpected_character(span: Span, text: &str) -> Diagnostic {
@@ -369,6 +399,20 @@ mod tests {
             let fixed = crate::diag::apply_fixes(source, &lexed.diagnostics[0].fixes);
             assert_eq!(fixed.as_deref(), Some(closed), "{source:?}");
             assert_eq!(lex(closed).diagnostics, [], "{closed:?}");
+        }
+    }
+
+    #[test]
+    fn closing_before_code_is_for_review() {
+        for (source, machine) in [
+            ("x = \"abc def, ghi (jkl)\n", true),
+            ("msg = \"Hi \" + c.name + \", total: + c.tier\n", false),
+            ("return \"Hello + c.name\n", false),
+            ("r = slack.post(\"#c, msg)\n", false),
+        ] {
+            let lexed = lex(source);
+            let fix = &lexed.diagnostics[0].fixes[0];
+            assert_eq!(fix.applicability == Applicability::MachineApplicable, machine, "{source:?}");
         }
     }
 
