@@ -12,26 +12,26 @@ use super::super::hir::BindingKind;
 use super::{Lowerer, is_path};
 
 impl Lowerer<'_> {
-    /// The repair for `left op right` whose variants `lv` and `rv` no row of `op` takes, where
-    /// one follows from the operands alone.
-    pub(super) fn operand_repair(
+    /// The repairs for `left op right` whose variants `lv` and `rv` no row of `op` takes, where
+    /// they follow from the operands alone; most likely first.
+    pub(super) fn operand_repairs(
         &self,
         op: BinaryOp,
         (left, ls, lv): (&ast::Expr, SchemaId, SchemaId),
         (right, rs, rv): (&ast::Expr, SchemaId, SchemaId),
-    ) -> Option<Fix> {
+    ) -> Vec<Fix> {
         let (lk, rk) = (self.types.kind(lv), self.types.kind(rv));
         // Python's `%` formatting, whatever the values' variants: its repair is the join.
         if op == BinaryOp::Rem
             && let ast::ExprKind::String(format) = &left.kind
         {
-            return self.percent_repair(format, left, right, rs);
+            return self.percent_repair(format, left, right, rs).into_iter().collect();
         }
         if matches!(lk, SchemaKind::Null) {
-            return self.null_fallback(left, ls);
+            return self.null_fallback(left, ls).into_iter().collect();
         }
         if matches!(rk, SchemaKind::Null) {
-            return self.null_fallback(right, rs);
+            return self.null_fallback(right, rs).into_iter().collect();
         }
         if matches!(op, BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge) {
             let numeric = |k: &SchemaKind| matches!(k, SchemaKind::Integer(_) | SchemaKind::Number(_));
@@ -40,16 +40,20 @@ impl Lowerer<'_> {
                 (_, ast::ExprKind::String(digits)) if numeric(lk) => Some((right.span, digits)),
                 _ => None,
             };
-            let (span, digits) = literal?;
+            let Some((span, digits)) = literal else { return Vec::new() };
             let digits = digits.trim();
-            return digits.parse::<f64>().is_ok_and(f64::is_finite).then(|| {
-                Fix::machine(format!("compare with the number `{digits}`"), span, digits.to_owned())
-            });
+            return digits
+                .parse::<f64>()
+                .is_ok_and(f64::is_finite)
+                .then(|| Fix::machine(format!("compare with the number `{digits}`"), span, digits.to_owned()))
+                .into_iter()
+                .collect();
         }
         if op == BinaryOp::Add {
-            return self.seed_of_kind(left, rk).or_else(|| self.seed_of_kind(right, lk));
+            let repairs = self.seed_of_kind((left, lk), (right, rk));
+            return if repairs.is_empty() { self.seed_of_kind((right, rk), (left, lk)) } else { repairs };
         }
-        None
+        Vec::new()
     }
 
     /// `"…%s…" % values` (of schema `values_schema`) as the join it means. `+` takes no null: a
@@ -99,16 +103,39 @@ impl Lowerer<'_> {
         Some(Fix::suggest(format!("use {fallback} when `{text}` is null"), operand.span, replacement))
     }
 
-    /// For `acc + x` in a `fold` whose seed is of another kind than `x`: the seed of `x`'s kind.
-    fn seed_of_kind(&self, accumulator: &ast::Expr, other: &SchemaKind) -> Option<Fix> {
-        let ast::ExprKind::Ident(ident) = &accumulator.kind else { return None };
-        let binding = self.scopes.lookup(&ident.name)?;
+    /// For `acc + x` in a `fold` whose seed is of another kind than `x`: the seed of `x`'s
+    /// kind. Where one of the two is a list, which was meant is a guess, so the seed is for
+    /// review, beside `acc + [x]` for a list seed: `total = fold acc = [] … acc + o.total`
+    /// sums, `ids = fold acc = [] … acc + o.id` gathers, and `0` then `acc + o.items` may count
+    /// items or gather them.
+    fn seed_of_kind(
+        &self,
+        (accumulator, kind): (&ast::Expr, &SchemaKind),
+        (other, other_kind): (&ast::Expr, &SchemaKind),
+    ) -> Vec<Fix> {
+        let ast::ExprKind::Ident(ident) = &accumulator.kind else { return Vec::new() };
+        let Some(binding) = self.scopes.lookup(&ident.name) else { return Vec::new() };
         if !matches!(self.bindings[binding.index()].kind, BindingKind::FoldAccumulator) {
-            return None;
+            return Vec::new();
         }
-        let seed = self.accumulator_seeds.iter().find(|(b, _)| *b == binding)?.1;
-        let fallback = empty_value(&[other])?;
-        Some(Fix::machine(format!("start `{}` at {fallback}", ident.name), seed, fallback))
+        let list_seed = matches!(kind, SchemaKind::List(_));
+        let guess = list_seed != matches!(other_kind, SchemaKind::List(_));
+        let applicability =
+            if guess { Applicability::MaybeIncorrect } else { Applicability::MachineApplicable };
+        let seed = self.accumulator_seeds.iter().find(|(b, _)| *b == binding).map(|&(_, seed)| seed);
+        let mut repairs: Vec<Fix> = seed
+            .zip(empty_value(&[other_kind]))
+            .map(|(seed, fallback)| {
+                let edit = Edit { span: seed, replacement: fallback.to_owned() };
+                Fix::new(format!("start `{}` at {fallback}", ident.name), applicability, vec![edit])
+            })
+            .into_iter()
+            .collect();
+        if list_seed && guess {
+            let element = format!("[{}]", self.text(other.span));
+            repairs.push(Fix::suggest(format!("add it as an element: `{element}`"), other.span, element));
+        }
+        repairs
     }
 }
 

@@ -445,7 +445,7 @@ impl Lowerer<'_> {
             _ => format!("`{op}` takes {}", accepted_operands(op)),
         };
         let mut diagnostic = Diagnostic::error(codes::OPERAND_TYPES, e.span, message).with_help(help);
-        if let Some(fix) = self.operand_repair(op, (left, ls, lv), (right, rs, rv)) {
+        for fix in self.operand_repairs(op, (left, ls, lv), (right, rs, rv)) {
             diagnostic = diagnostic.with_fix(fix);
         }
         if lv != ls || rv != rs {
