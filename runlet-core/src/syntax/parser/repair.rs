@@ -23,6 +23,8 @@ pub(crate) struct MissingReturn {
     pub edits: Vec<Edit>,
     pub applicability: Applicability,
     pub help: Option<String>,
+    /// What the fix says it does.
+    pub fix_message: &'static str,
 }
 
 impl MissingReturn {
@@ -38,7 +40,7 @@ impl MissingReturn {
             diagnostic = diagnostic.with_help(help);
         }
         if !self.edits.is_empty() {
-            diagnostic = diagnostic.with_fix(Fix::new("add `return`", self.applicability, self.edits));
+            diagnostic = diagnostic.with_fix(Fix::new(self.fix_message, self.applicability, self.edits));
         }
         diagnostic
     }
@@ -401,6 +403,30 @@ impl Parser<'_> {
         ))
     }
 
+    /// `if c { return v }` (no `else`) ending a `for` body: the filter it means, `skip if not
+    /// (c)` then `return v`, with its help. Returning the `if` would make `null` the value of
+    /// every element that fails `c`.
+    fn filter_guard(&self, kind: BlockKind, stmt: &crate::syntax::ast::ExprStmt) -> Option<(Edit, String)> {
+        let ExprKind::If(if_expr) = &stmt.expr.kind else { return None };
+        let (BlockKind::ForBody, None, [Stmt::Return(kept)]) =
+            (kind, &if_expr.else_branch, if_expr.then_block.stmts.as_slice())
+        else {
+            return None;
+        };
+        let condition = self.text(if_expr.condition.span);
+        let kept = self.text(kept.value.span);
+        let before = &self.source[..stmt.span.start as usize];
+        let indent = &before[before.rfind('\n').map_or(0, |i| i + 1)..];
+        let replacement = match indent.trim().is_empty() {
+            true => format!("skip if not ({condition})\n{indent}return {kept}"),
+            false => format!("skip if not ({condition}); return {kept}"),
+        };
+        let help = format!(
+            "keep only the elements for which `{condition}` holds: `skip if not ({condition})`, then `return`"
+        );
+        Some((Edit { span: stmt.span, replacement }, help))
+    }
+
     fn report_early_return(&mut self, block: &Block, index: usize) {
         let ret = block.stmts[index].span();
         let next = block.stmts[index + 1].span();
@@ -478,8 +504,14 @@ impl MissingReturn {
             edits: Vec::new(),
             applicability: Applicability::MachineApplicable,
             help: None,
+            fix_message: "add `return`",
         };
         match (last, final_unbound) {
+            (Some(Stmt::Expr(stmt)), Some(_)) if let Some((edit, help)) = parser.filter_guard(kind, stmt) => {
+                missing.edits.push(edit);
+                missing.help = Some(help);
+                missing.fix_message = "keep the elements that pass: `skip if not`, then `return`";
+            }
             (Some(Stmt::Expr(stmt)), Some(unbound)) => {
                 missing.edits.push(Edit { span: Span::at(stmt.span.start), replacement: "return ".into() });
                 missing.edits.extend(unbound.inner.into_iter().flat_map(|m| m.edits));
