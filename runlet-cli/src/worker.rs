@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use runlet::diag::codes;
 use runlet::runtime::Runtime;
-use runlet_postgres::{PostgresOptions, Worker, WorkerOptions};
+use runlet_postgres::{LONGEST_LEASE, PostgresOptions, Worker, WorkerOptions};
 use tokio_util::sync::CancellationToken;
 
 use crate::failure::{Failure, Shape};
@@ -73,10 +73,13 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
             "`runlet worker` shares the runs of a PostgreSQL journal: `--journal postgres://…`",
         ));
     };
-    if args.lease_ms < 100 || args.concurrency == 0 {
+    let longest = LONGEST_LEASE.as_millis();
+    if !(100..=longest).contains(&u128::from(args.lease_ms)) || args.concurrency == 0 {
         return Err(Failure::new(
             codes::INVALID_ARGUMENT,
-            "`--lease-ms` is at least 100 and `--concurrency` at least 1",
+            format!(
+                "`--lease-ms` is at least 100 and at most {longest} (a day), and `--concurrency` at least 1"
+            ),
         ));
     }
     if args.registry.is_none() && args.mcp.is_empty() {

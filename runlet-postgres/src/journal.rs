@@ -33,7 +33,7 @@ use runlet::journal::{
 #[derive(Debug, Clone)]
 pub struct PostgresOptions {
     /// How long a claim holds without a renewed heartbeat before another process may take the
-    /// run over (10 s unless set). Renewed every quarter of it.
+    /// run over (10 s unless set; at most [`LONGEST_LEASE`]). Renewed every quarter of it.
     pub lease: Duration,
     /// Connections in the pool (16 unless set).
     pub pool_size: usize,
@@ -45,6 +45,10 @@ pub struct PostgresOptions {
     /// Refused unless set.
     pub accept_unflushed_commits: bool,
 }
+
+/// The longest lease a [`PostgresJournal`] takes: a day. A run whose worker died waits that
+/// long at most before another takes it over.
+pub const LONGEST_LEASE: Duration = Duration::from_secs(24 * 60 * 60);
 
 impl Default for PostgresOptions {
     fn default() -> Self {
@@ -113,6 +117,16 @@ impl PostgresJournal {
                 format!("`{}` is not a PostgreSQL URL: {err}", redact(url)),
             )
         })?;
+        if options.lease.is_zero() || options.lease > LONGEST_LEASE {
+            return Err(JournalError::new(
+                JournalErrorKind::Storage,
+                format!(
+                    "a lease of {} ms is out of range: give at least 1 ms and at most {} ms (a day)",
+                    options.lease.as_millis(),
+                    LONGEST_LEASE.as_millis()
+                ),
+            ));
+        }
         let location = location_of(&config);
         let in_location = |error: JournalError| JournalError {
             message: format!("postgres journal `{location}`: {}", error.message),

@@ -14,17 +14,22 @@ use parking_lot::Mutex;
 use crate::error::sql;
 use runlet::journal::JournalError;
 
+use crate::journal::LONGEST_LEASE;
+
 /// Renews the heartbeat rows of `owners` (inserting the missing) with the database's clock.
 pub const RENEW: &str = "
     INSERT INTO runlet.workers (owner, heartbeat_at, lease_ms)
     SELECT owner, now(), $2 FROM unnest($1::text[]) AS owner
     ON CONFLICT (owner) DO UPDATE SET heartbeat_at = now(), lease_ms = excluded.lease_ms";
 
-/// The SQL condition that owner `{owner}`'s lease holds, on the database clock.
+/// The SQL condition that owner `{owner}`'s lease holds, on the database clock. A lease is
+/// read as at most [`LONGEST_LEASE`], so a row written with a longer one (by a process that did
+/// not check it) cannot overflow the interval and fail every query that asks.
 pub fn holds(owner: &str) -> String {
     format!(
         "EXISTS (SELECT 1 FROM runlet.workers w WHERE w.owner = {owner}
-                 AND w.heartbeat_at > now() - w.lease_ms * interval '1 millisecond')"
+                 AND w.heartbeat_at > now() - LEAST(w.lease_ms, {longest}) * interval '1 millisecond')",
+        longest = LONGEST_LEASE.as_millis()
     )
 }
 

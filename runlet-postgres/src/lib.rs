@@ -31,6 +31,6 @@ mod schema;
 mod wake;
 mod worker;
 
-pub use journal::{PostgresJournal, PostgresOptions};
+pub use journal::{LONGEST_LEASE, PostgresJournal, PostgresOptions};
 pub use permits::PostgresPermits;
 pub use worker::{Handled, Worker, WorkerOptions};

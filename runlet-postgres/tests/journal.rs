@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use runlet::journal::{Bytes, Journal, JournalErrorKind, Record, RunId, suite};
-use runlet_postgres::{PostgresJournal, PostgresOptions};
+use runlet_postgres::{LONGEST_LEASE, PostgresJournal, PostgresOptions};
 
 fn block_on<F: std::future::Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio").block_on(future)
@@ -257,6 +257,27 @@ fn a_lease_that_is_not_renewed_lapses() {
         assert_eq!(listed[0].owner, None, "a lapsed lease names no owner");
         assert_eq!(other.append(&run, 0, &[record(1)]).await.expect("nobody live holds it"), 1);
     });
+}
+
+/// A lease longer than a day is refused at connect, naming the range; a worker's row that holds
+/// a longer one all the same (written by an older or unchecked process) is read as a day, so
+/// listing runs does not fail on an interval out of range.
+#[test]
+fn leases_are_at_most_a_day_and_a_longer_row_breaks_no_query() {
+    let Some(db) = support::database("longlease") else { return };
+    let long =
+        PostgresOptions { lease: LONGEST_LEASE + Duration::from_millis(1), ..PostgresOptions::default() };
+    let refused = PostgresJournal::connect(&db.url, long).expect_err("longer than a day");
+    assert!(refused.message.contains("at most 86400000 ms"), "{refused}");
+    let journal = PostgresJournal::connect(&db.url, PostgresOptions::default()).expect("connects");
+    let run = RunId::new("longlease");
+    block_on(async {
+        journal.create_run(&support::header("longlease")).await.expect("create");
+        journal.claim(&run, "eternal-worker").await.expect("claim");
+    });
+    support::execute(&db.url, "UPDATE runlet.workers SET lease_ms = 9223372036854775807");
+    let listed = block_on(journal.runs()).expect("lists the runs");
+    assert_eq!(listed[0].owner.as_deref(), Some("eternal-worker"), "the lease holds");
 }
 
 /// A takeover that comes while the owner's append waits for the run's row: the database orders
