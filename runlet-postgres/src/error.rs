@@ -16,6 +16,17 @@ pub fn sql(err: tokio_postgres::Error) -> JournalError {
     JournalError::new(JournalErrorKind::Storage, message)
 }
 
+/// A journal error for a connection the pool could not give: the server's own reason (an
+/// unknown database or role, a refused option) where it gave one, rather than the pool's
+/// wrapper, which says only "db error".
+pub fn unreachable(err: deadpool_postgres::PoolError) -> JournalError {
+    let reason = match err {
+        deadpool_postgres::PoolError::Backend(err) => sql(err).message,
+        other => other.to_string(),
+    };
+    storage(format!("cannot connect: {reason}"))
+}
+
 /// Whether `err` may hide a committed effect or a server that went away: the connection failed
 /// or closed (no SQLSTATE), or the server said it is shutting down or not yet accepting
 /// connections (class 57P, and class 08, connection exceptions). Worth trying again.

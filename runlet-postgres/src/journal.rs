@@ -21,7 +21,7 @@ use parking_lot::Mutex;
 use tokio_postgres::NoTls;
 
 use crate::append::{self, Fence};
-use crate::error::{Context, is_transient, sql, storage, unknown};
+use crate::error::{Context, is_transient, sql, storage, unknown, unreachable};
 use crate::lease::{self, Leases};
 use crate::schema;
 use runlet::journal::{
@@ -230,7 +230,7 @@ impl Shared {
                     tokio::time::sleep(pause).await;
                     pause = (pause * 2).min(Duration::from_secs(1));
                 }
-                Err(err) => return Err(storage(format!("cannot connect: {err}"))),
+                Err(err) => return Err(unreachable(err)),
             }
         }
     }
@@ -238,7 +238,7 @@ impl Shared {
 
 /// Opens the pool's first connection: the tables, and what commits survive.
 async fn open(pool: &Pool, accept_unflushed: bool) -> Result<String, JournalError> {
-    let mut client = pool.get().await.map_err(|err| storage(format!("cannot connect: {err}")))?;
+    let mut client = pool.get().await.map_err(unreachable)?;
     schema::migrate(&mut client).await?;
     let setting = |name: &'static str| {
         let client = &client;
@@ -275,7 +275,7 @@ async fn renew_leases(shared: std::sync::Weak<Shared>) {
         }
         let renewed = match shared.pool.get().await {
             Ok(client) => shared.leases.renew(&client, &[]).await,
-            Err(err) => Err(storage(format!("cannot connect: {err}"))),
+            Err(err) => Err(unreachable(err)),
         };
         if let Err(error) = renewed {
             tracing::warn!(error = %error, "runlet: a lease renewal failed");

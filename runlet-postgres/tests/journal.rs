@@ -259,6 +259,17 @@ fn a_lease_that_is_not_renewed_lapses() {
     });
 }
 
+/// A database that does not exist is named by the server's own reason, not the pool's "db
+/// error".
+#[test]
+fn an_unknown_database_is_refused_with_the_server_s_reason() {
+    let Some(db) = support::database("nosuch") else { return };
+    let url = format!("{}_absent", db.url);
+    let options = PostgresOptions { retry_for: Duration::from_millis(200), ..PostgresOptions::default() };
+    let refused = PostgresJournal::connect(&url, options).expect_err("no such database");
+    assert!(refused.message.contains("does not exist (3D000)"), "{refused}");
+}
+
 /// A lease longer than a day is refused at connect, naming the range; a worker's row that holds
 /// a longer one all the same (written by an older or unchecked process) is read as a day, so
 /// listing runs does not fail on an interval out of range.
