@@ -22,7 +22,7 @@ use runlet::engine::{ToolCall, ToolError, ToolOutput};
 use runlet::value::{Object, Value, parse_json, to_serde_json};
 
 use crate::error::{clipped, service_failure};
-use crate::session::Session;
+use crate::session::{Link, Session};
 
 /// The `_meta` keys Runlet sets on every `tools/call`.
 pub const META_OPERATION: &str = "runlet.dev/operation_id";
@@ -37,19 +37,23 @@ pub(crate) async fn call_tool(
     runtime: &tokio::runtime::Handle,
 ) -> Result<ToolOutput, ToolError> {
     let server = &session.spec.name;
+    let link = match session.link().await {
+        Ok(link) => link,
+        Err(why) => return Err(unavailable(server, original, &why, false)),
+    };
     let mut params = CallToolRequestParams::new(original.to_owned());
     if let Some(arguments) = arguments(call)? {
         params = params.with_arguments(arguments);
     }
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let options = PeerRequestOptions::no_options().with_meta(meta(call).into());
-    let handle = match session.peer.send_cancellable_request(request, options).await {
+    let handle = match link.peer.send_cancellable_request(request, options).await {
         Ok(handle) => handle,
-        Err(error) => return Err(failure(session, original, error, false).await),
+        Err(error) => return Err(failure(server, &link, original, error, false).await),
     };
-    let route = session.routes.register(&handle.progress_token, call.context.heartbeat.clone());
+    let route = link.routes.register(&handle.progress_token, call.context.heartbeat.clone());
     let mut pending =
-        Pending { peer: session.peer.clone(), id: Some(handle.id.clone()), runtime: runtime.clone() };
+        Pending { peer: link.peer.clone(), id: Some(handle.id.clone()), runtime: runtime.clone() };
     let answer = tokio::select! {
         // An answer that comes as the silence timeout passes is the answer.
         biased;
@@ -74,7 +78,7 @@ pub(crate) async fn call_tool(
                 clipped(format!("{other:?}"))
             ),
         )),
-        Err(error) => Err(failure(session, original, error, true).await),
+        Err(error) => Err(failure(server, &link, original, error, true).await),
     }
 }
 
@@ -210,8 +214,7 @@ fn silent(server: &str, original: &str, silence: u128) -> ToolError {
 
 /// A request that got no result: a JSON-RPC error, or a server that is gone (`sent`: the request
 /// may have reached it).
-async fn failure(session: &Session, original: &str, error: ServiceError, sent: bool) -> ToolError {
-    let server = &session.spec.name;
+async fn failure(server: &str, link: &Link, original: &str, error: ServiceError, sent: bool) -> ToolError {
     match error {
         ServiceError::McpError(error) => ToolError::new(
             codes::MCP_PROTOCOL_ERROR.to_string(),
@@ -222,13 +225,19 @@ async fn failure(session: &Session, original: &str, error: ServiceError, sent: b
         )
         .with_details(details(server, original)),
         other => {
-            let why = session.gone().await.unwrap_or_else(|| service_failure(&other));
-            ToolError::retryable(
-                codes::MCP_SERVER_UNAVAILABLE.to_string(),
-                format!("the MCP server `{server}` is unavailable for `{original}`: {why}"),
-            )
-            .with_uncertain(sent)
-            .with_details(details(server, original))
+            let why = link.gone().await.unwrap_or_else(|| service_failure(&other));
+            unavailable(server, original, &why, sent)
         }
     }
+}
+
+/// `RL6111`: the server is gone (`why`), retryable — the next attempt starts it again — and
+/// uncertain when the request was `sent`.
+fn unavailable(server: &str, original: &str, why: &str, sent: bool) -> ToolError {
+    ToolError::retryable(
+        codes::MCP_SERVER_UNAVAILABLE.to_string(),
+        format!("the MCP server `{server}` is unavailable for `{original}`: {why}"),
+    )
+    .with_uncertain(sent)
+    .with_details(details(server, original))
 }

@@ -1,10 +1,13 @@
-//! One live MCP session: connecting over stdio (its output read through [`crate::guard`]) or
+//! One MCP session: connecting over stdio (its output read through [`crate::guard`]) or
 //! Streamable HTTP, the handshake (whose negotiated protocol version and server identity are
 //! kept), the paged `tools/list`, bounded in pages, tools and time, and the bounded shutdown of
-//! the server.
+//! the server. A server that went away (its process exited, its stream or connection closed) is
+//! started or reached again by the next call, which goes on only when the server is the one the
+//! handshake identified: a long-lived host outlives a crash of one of its tools' servers.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -32,20 +35,37 @@ pub struct ServerIdentity {
     pub implementation: Option<(String, String)>,
 }
 
+impl std::fmt::Display for ServerIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.implementation {
+            Some((name, version)) => write!(f, "{name} {version}, protocol {}", self.protocol_version),
+            None => write!(f, "a server without serverInfo, protocol {}", self.protocol_version),
+        }
+    }
+}
+
 /// The most pages of `tools/list` read from one server.
 pub const MOST_TOOL_PAGES: usize = 100;
 
 /// The most tools one server may list.
 pub const MOST_TOOLS: usize = 10_000;
 
-/// A connected server.
+/// A server the client attached: its first handshake's identity, and the link calls go over.
 pub(crate) struct Session {
     pub spec: ServerSpec,
     pub identity: ServerIdentity,
-    pub peer: Peer<RoleClient>,
-    pub routes: ProgressRoutes,
     /// How long a call waits with neither its answer nor progress before it fails.
     pub silence: Option<Duration>,
+    options: McpOptions,
+    /// The current link; replaced, under this lock, when the server went away.
+    link: AsyncMutex<Arc<Link>>,
+    shut_down: AtomicBool,
+}
+
+/// One connection to the server: one started process over stdio, or one HTTP session.
+pub(crate) struct Link {
+    pub peer: Peer<RoleClient>,
+    pub routes: ProgressRoutes,
     /// Why the guard ended a stdio server's stream, once it did.
     violation: Violation,
     service: Mutex<Option<RunningService<RoleClient, Handler>>>,
@@ -62,6 +82,60 @@ impl Session {
     /// Starts or reaches the server of `spec` and completes the handshake within the options'
     /// start-up timeout.
     pub(crate) async fn connect(spec: &ServerSpec, options: &McpOptions) -> Result<Session, McpError> {
+        let (link, identity) = Link::connect(spec, options).await?;
+        Ok(Session {
+            spec: spec.clone(),
+            identity,
+            silence: options.silence_timeout,
+            options: options.clone(),
+            link: AsyncMutex::new(Arc::new(link)),
+            shut_down: AtomicBool::new(false),
+        })
+    }
+
+    /// The link for a call: the current one while the server is there; else the server started
+    /// or reached again, when it is still the one the first handshake identified. The error
+    /// says why there is none.
+    pub(crate) async fn link(&self) -> Result<Arc<Link>, String> {
+        let mut current = self.link.lock().await;
+        if self.shut_down.load(Ordering::Acquire) {
+            return Err("the MCP client was shut down".to_owned());
+        }
+        let Some(why) = current.gone().await else { return Ok(Arc::clone(&current)) };
+        current.shutdown(self.options.shutdown_grace).await;
+        let (link, identity) = Link::connect(&self.spec, &self.options)
+            .await
+            .map_err(|error| format!("{why}, and starting it again failed: {}", error.message))?;
+        if identity != self.identity {
+            link.shutdown(self.options.shutdown_grace).await;
+            return Err(format!(
+                "{why}; started again, it is {identity} where it was {}, whose tools the registry holds",
+                self.identity
+            ));
+        }
+        tracing::info!(server = %self.spec.name, reason = %why, "runlet: an MCP server went away and was started again");
+        *current = Arc::new(link);
+        Ok(Arc::clone(&current))
+    }
+
+    /// Every tool the server lists (see [`Link::list_tools`]).
+    pub(crate) async fn list_tools(&self, within: Duration) -> Result<Vec<serde_json::Value>, McpError> {
+        let link = Arc::clone(&*self.link.lock().await);
+        link.list_tools(&self.spec.name, within).await
+    }
+
+    /// Ends the session for good (see [`Link::shutdown`]): no call starts the server again.
+    pub(crate) async fn shutdown(&self, grace: Duration) -> Option<Stopped> {
+        let link = self.link.lock().await;
+        self.shut_down.store(true, Ordering::Release);
+        link.shutdown(grace).await
+    }
+}
+
+impl Link {
+    /// Starts or reaches the server of `spec` and completes the handshake within the options'
+    /// start-up timeout; what the server said of itself beside.
+    async fn connect(spec: &ServerSpec, options: &McpOptions) -> Result<(Link, ServerIdentity), McpError> {
         let startup = options.startup_timeout;
         let routes = ProgressRoutes::default();
         let handler = Handler { progress: routes.clone() };
@@ -115,24 +189,21 @@ impl Session {
                 .and_then(|info| info.server_info.as_ref())
                 .map(|server| (server.name.clone(), server.version.clone())),
         };
-        Ok(Session {
-            spec: spec.clone(),
-            identity,
+        let link = Link {
             peer: service.peer().clone(),
             routes,
-            silence: options.silence_timeout,
             violation,
             service: Mutex::new(Some(service)),
             process: AsyncMutex::new(process),
-        })
+        };
+        Ok((link, identity))
     }
 
-    /// Every tool the server lists, following `nextCursor` to the last page, as the JSON of
-    /// MCP's `Tool` objects: within `within`, [`MOST_TOOL_PAGES`] pages and [`MOST_TOOLS`]
+    /// Every tool the server `name` lists, following `nextCursor` to the last page, as the JSON
+    /// of MCP's `Tool` objects: within `within`, [`MOST_TOOL_PAGES`] pages and [`MOST_TOOLS`]
     /// tools, and without a cursor given twice. A server past any of them is refused
     /// (`RL8603`) rather than followed for ever.
-    pub(crate) async fn list_tools(&self, within: Duration) -> Result<Vec<serde_json::Value>, McpError> {
-        let name = &self.spec.name;
+    async fn list_tools(&self, name: &str, within: Duration) -> Result<Vec<serde_json::Value>, McpError> {
         // What the guard refused, when it ended the stream, says more than the closed transport.
         let refused = |why: String| McpError::tools_list(name, self.violation.lock().clone().unwrap_or(why));
         let listing = async {
@@ -161,18 +232,22 @@ impl Session {
         tokio::time::timeout(within, listing).await.unwrap_or_else(|_| Err(late()))
     }
 
-    /// Why the server cannot be reached any more: how its process ended (waiting a moment for
-    /// it to) and the last lines of its standard error, for stdio servers; `None` while it
-    /// looks alive.
+    /// Why the server cannot be reached over this link any more: how its process ended
+    /// (waiting a moment for it to, once its stream closed) and the last lines of its standard
+    /// error, for stdio servers; `None` while it looks alive.
     pub(crate) async fn gone(&self) -> Option<String> {
         if let Some(why) = self.violation.lock().clone() {
             return Some(format!("{why}, which Runlet cannot read, and its stream was closed"));
         }
+        let closed = self.peer.is_transport_closed();
         let mut process = self.process.lock().await;
         let Some(process) = process.as_mut() else {
-            return self.peer.is_transport_closed().then(|| "its connection closed".to_owned());
+            return closed.then(|| "its connection closed".to_owned());
         };
-        let status = process.ended(Duration::from_millis(500)).await?;
+        let wait = if closed { Duration::from_millis(500) } else { Duration::ZERO };
+        let Some(status) = process.ended(wait).await else {
+            return closed.then(|| "its standard output closed".to_owned());
+        };
         let tail = process.stderr_tail();
         Some(if tail.is_empty() {
             format!("its process exited ({status})")
@@ -181,9 +256,9 @@ impl Session {
         })
     }
 
-    /// Ends the session: the transport closes (for stdio, the server's standard input), then
+    /// Ends the link: the transport closes (for stdio, the server's standard input), then
     /// the process gets `grace` to exit before `SIGTERM` and, after as long again, `SIGKILL`.
-    pub(crate) async fn shutdown(&self, grace: Duration) -> Option<Stopped> {
+    async fn shutdown(&self, grace: Duration) -> Option<Stopped> {
         let service = self.service.lock().take();
         if let Some(service) = service {
             let _ = service.cancel().await;

@@ -212,6 +212,36 @@ fn an_http_answer_that_cannot_be_read_fails_the_call_instead_of_hanging_it() {
 /// A call whose answer never comes — here the server garbles it, and the transport drops what it
 /// cannot read — fails with `RL6102` once the silence timeout passes, where it waited for ever;
 /// a call whose server keeps reporting progress for longer than that is not cut short.
+/// A stdio server that exits in the middle of a call fails that call (`RL6111`, retryable and
+/// uncertain) and is started again by the next call, which it answers; one that comes back as
+/// another version than the handshake recorded is refused, since the registry holds the tools
+/// of the first.
+#[test]
+fn a_server_that_exited_is_started_again_by_the_next_call() {
+    let s = servers();
+    let dir = scratch("restart");
+    for (mode, restarts) in [("crash-once", true), ("crash-upgraded", false)] {
+        let marker = dir.join(mode);
+        let flag = format!("rogue={} {}", s.rogue(mode), marker.display());
+        let client = McpClient::connect(&[spec(&flag)], &McpOptions::default()).expect("attaches");
+        let (code, message) = run(&client, "return rogue.echo({})\n", None).expect_err("it exited");
+        assert_eq!(code, "RL6111", "{mode}: {message}");
+        assert!(message.contains("its process exited (exit status: 3)"), "{mode}: {message}");
+        let again = run(&client, "return rogue.echo({})\n", None);
+        if restarts {
+            assert_eq!(again, Ok(r#""ok""#.to_owned()), "{mode}");
+        } else {
+            let (code, message) = again.expect_err("another version");
+            assert_eq!(code, "RL6111", "{mode}: {message}");
+            assert!(message.contains("it is rogue 2, protocol"), "{mode}: {message}");
+            assert!(message.contains("where it was rogue 1, protocol"), "{mode}: {message}");
+        }
+        // The server started again is stopped at shutdown; the other version was at once.
+        let stopped = client.shutdown();
+        assert_eq!(stopped.len(), usize::from(restarts), "{mode}: {stopped:?}");
+    }
+}
+
 #[test]
 fn a_call_the_server_goes_silent_on_fails_at_the_silence_timeout() {
     let s = servers();

@@ -12,6 +12,9 @@ standard library, for the tests of what Runlet does with a server it cannot trus
     rogue_server.py progress N          `tools/call` reports progress N times, 0.2 s apart, then
                                         answers
     rogue_server.py slow-start N        answers nothing for N seconds after it starts
+    rogue_server.py crash-once FILE     exits (status 3) at its first `tools/call` when FILE does
+                                        not exist, creating it; answers when it does
+    rogue_server.py crash-upgraded FILE as crash-once, and says it is version 2 once FILE exists
 
 over standard input and output, or over Streamable HTTP (each answer a JSON response to its POST,
 no event stream, so `progress` sends no notifications and `garbled-result` fails at once) at
@@ -30,7 +33,8 @@ import time
 HTTP = sys.argv[1] == "http"
 ARGS = sys.argv[3:] if HTTP else sys.argv[1:]
 MODE = ARGS[0]
-N = int(ARGS[1]) if len(ARGS) > 1 else 0
+N = int(ARGS[1]) if len(ARGS) > 1 and ARGS[1].isdigit() else 0
+MARKER = ARGS[1] if MODE in ("crash-once", "crash-upgraded") else None
 ECHO = {"name": "echo", "inputSchema": {"type": "object"}}
 
 
@@ -53,7 +57,17 @@ def tools_page(request_id, params):
     return answer(request_id, {"tools": [ECHO]})
 
 
+def crashed_before():
+    try:
+        with open(MARKER, "x"):
+            return False
+    except FileExistsError:
+        return True
+
+
 def call(request_id, params):
+    if MARKER is not None and not crashed_before():
+        sys.exit(3)
     if MODE == "garbled-result":
         return '{"jsonrpc": "2.0", "id": %s, "result": {"content": [' % json.dumps(request_id)
     if MODE == "progress":
@@ -72,6 +86,14 @@ def call(request_id, params):
     return answer(request_id, {"content": [{"type": "text", "text": "ok"}]})
 
 
+def version():
+    import os
+    return "2" if MODE == "crash-upgraded" and os.path.exists(MARKER) else "1"
+
+
+VERSION = version()
+
+
 def handle(message):
     """The answer to one JSON-RPC message, or None for a notification."""
     method, request_id = message.get("method"), message.get("id")
@@ -79,7 +101,7 @@ def handle(message):
         return answer(request_id, {
             "protocolVersion": message["params"]["protocolVersion"],
             "capabilities": {"tools": {}},
-            "serverInfo": {"name": "rogue", "version": "1"},
+            "serverInfo": {"name": "rogue", "version": VERSION},
         })
     if method == "tools/list":
         return tools_page(request_id, message.get("params"))
