@@ -167,6 +167,25 @@ impl JournalSpec {
         }
     }
 
+    /// The files of an SQLite journal, named for messages: the database, its write-ahead log
+    /// and shared memory, its rollback journal and its digest key; none for other journals.
+    pub fn files(&self) -> Vec<(&'static str, PathBuf)> {
+        let JournalSpec::Sqlite(path) = self else { return Vec::new() };
+        let beside = |suffix: &str| {
+            let mut name = path.clone().into_os_string();
+            name.push(suffix);
+            PathBuf::from(name)
+        };
+        let mut files = vec![
+            ("the journal", path.clone()),
+            ("the journal's write-ahead log", beside("-wal")),
+            ("the journal's shared memory", beside("-shm")),
+            ("the journal's rollback journal", beside("-journal")),
+        ];
+        files.extend(self.key_file().map(|key| ("the journal's digest key", key)));
+        files
+    }
+
     /// `PATH.digest-key` beside an SQLite journal at `PATH`.
     fn key_file(&self) -> Option<PathBuf> {
         match self {

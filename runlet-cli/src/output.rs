@@ -18,6 +18,30 @@ pub fn write_file(path: &Path, contents: impl AsRef<[u8]>) -> Result<(), Failure
     std::fs::write(path, contents).map_err(|error| unwritable(path, &error))
 }
 
+/// Refuses to write `output` (the file of option `flag`) when it is one of the files the
+/// command reads or keeps (`kept`: a program, a registry, a journal and its companions, the other
+/// output): writing would first empty it. Compared as files, not names, so a second path to the
+/// same file is caught too. Checked before anything is written.
+pub fn refuse_clobbering(flag: &str, output: &Path, kept: &[(&str, &Path)]) -> Result<(), Failure> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(written) = std::fs::metadata(output) else { return Ok(()) };
+    for (what, path) in kept {
+        let same =
+            std::fs::metadata(path).is_ok_and(|m| m.dev() == written.dev() && m.ino() == written.ino());
+        if same {
+            return Err(Failure::new(
+                codes::FILE_UNWRITABLE,
+                format!(
+                    "`{flag} {}` would overwrite {what} `{}`: give {flag} a file of its own",
+                    output.display(),
+                    path.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The failure of writing `path`.
 pub fn unwritable(path: &Path, error: &dyn std::fmt::Display) -> Failure {
     Failure::new(codes::FILE_UNWRITABLE, format!("cannot write `{}`: {error}", path.display()))

@@ -12,7 +12,7 @@
 //! (`{"runs": [...]}` in JSON); exit 0 when every run resumed succeeded or goes on in another
 //! process, 1 when one failed, was cancelled, parked or left for an operator.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use std::sync::Arc;
@@ -28,7 +28,9 @@ use serde_json::json;
 use crate::events::EventsFile;
 use crate::failure::{Failure, Shape};
 use crate::follow::{Followed, follow};
+use crate::journal_spec::JournalSpec;
 use crate::mcp::McpArgs;
+use crate::output::refuse_clobbering;
 use crate::report::Format;
 use crate::run::{report_outcome, tools_of};
 use crate::runs::uncertain_json;
@@ -81,6 +83,14 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
 
 /// Resumes the run with the fixtures and servers of `args`; the registry is the run header's.
 fn resume_with(args: &Args, servers: Option<&runlet_mcp::McpClient>) -> Result<ExitCode, Failure> {
+    if let Some(events) = &args.events {
+        let journal_files = JournalSpec::parse(&args.journal.journal)?.files();
+        let mut kept: Vec<(&str, &Path)> =
+            journal_files.iter().map(|(what, path)| (*what, path.as_path())).collect();
+        kept.extend(args.tools.as_deref().map(|path| ("the tool fixture file", path)));
+        kept.extend(args.journal.digest_key_file.as_deref().map(|path| ("the digest key file", path)));
+        refuse_clobbering("--events", events, &kept)?;
+    }
     let executor = tools_of(args.tools.as_deref(), servers, "resume")?;
     let journal = OpenJournal::open(&args.journal)?;
     let Some(run_id) = &args.run_id else {

@@ -30,7 +30,7 @@ use crate::follow::{Followed, follow};
 use crate::journal_spec::{DurabilityArg, JournalSpec};
 use crate::limits::parse_limits;
 use crate::mcp::{McpArgs, no_tools};
-use crate::output::{unwritable, write_file};
+use crate::output::{refuse_clobbering, unwritable, write_file};
 use crate::registry::{RegistryWarnings, load_inputs, load_registry_reporting, load_registry_with};
 use crate::report::{Format, print_diagnostics, print_run_diagnostics, registry_member};
 use crate::serve::LiveServer;
@@ -128,6 +128,7 @@ pub fn run(args: &Args) -> ExitCode {
 /// when asked; `None` when it did not compile (reported, exit status 1). The servers are shut
 /// down when the run has ended. `graph`: the caller shows the run's graph when it ends.
 pub fn execute(args: &Args, graph: bool) -> Result<Option<Finished>, Failure> {
+    refuse_clobbering_outputs(args)?;
     if let Some(path) = &args.record {
         check_writable(path)?;
     }
@@ -311,6 +312,28 @@ pub fn compile_and_run(
     let Followed { outcome, observer } = follow(run, events, journal != JournalSpec::Memory)?;
     let digest_key = runtime.digest_key().id().to_owned();
     Ok(Some(Finished { run_id, outcome, workflow, observer, digest_key, warnings, serving }))
+}
+
+/// Refuses `--events` and `--record` paths that are files the run reads or keeps, or each other.
+fn refuse_clobbering_outputs(args: &Args) -> Result<(), Failure> {
+    let program = &args.program;
+    let journal_files = JournalSpec::parse(&program.journal)?.files();
+    let mut kept: Vec<(&str, &Path)> = vec![("the program", program.file.as_path())];
+    kept.extend(program.registry.as_deref().map(|path| ("the registry", path)));
+    kept.extend(program.inputs.as_deref().map(|path| ("the inputs file", path)));
+    kept.extend(args.tools.as_deref().map(|path| ("the tool fixture file", path)));
+    kept.extend(program.digest_key_file.as_deref().map(|path| ("the digest key file", path)));
+    kept.extend(journal_files.iter().map(|(what, path)| (*what, path.as_path())));
+    if let Some(events) = &program.events {
+        let mut kept = kept.clone();
+        kept.extend(args.record.as_deref().map(|path| ("the transcript", path)));
+        refuse_clobbering("--events", events, &kept)?;
+    }
+    if let Some(record) = &args.record {
+        kept.extend(program.events.as_deref().map(|path| ("the events file", path)));
+        refuse_clobbering("--record", record, &kept)?;
+    }
+    Ok(())
 }
 
 /// Refuses an output path that cannot be written before anything runs. The file is created

@@ -190,3 +190,54 @@ fn standard_output_that_cannot_be_written_is_reported() {
         );
     }
 }
+
+/// An output path that names a file the command reads or keeps — the journal, its digest key,
+/// the program, another path to one of them — is refused (`RL8506`) before anything is written:
+/// it would have been emptied first.
+#[test]
+fn an_output_path_that_is_an_input_or_the_journal_is_refused_untouched() {
+    let scratch = Scratch::new("contract-clobber");
+    let program = scratch.file("main.run", PROGRAM);
+    let registry = scratch.file("registry.json", REGISTRY);
+    let tools = scratch.file("tools.json", TOOLS);
+    let inputs = scratch.file("inputs.json", INPUTS);
+    let db = scratch.path("runs.db");
+    let journal = format!("sqlite:{db}");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            &program,
+            "--registry",
+            &registry,
+            "--tools",
+            &tools,
+            "--inputs",
+            &inputs,
+            "--journal",
+            &journal,
+        ];
+        args.extend_from_slice(extra);
+        runlet(&args)
+    };
+    assert_eq!(run(&[]).status.code(), Some(0), "a first run is journaled");
+    let key = format!("{db}.digest-key");
+    let other_path_to_db = format!("{}/./runs.db", scratch.path(""));
+    let before: Vec<Vec<u8>> =
+        [&db, &key, &program].iter().map(|p| std::fs::read(p).expect("exists")).collect();
+    for (flag, path, named) in [
+        ("--events", &db, "the journal"),
+        ("--events", &key, "the journal's digest key"),
+        ("--events", &program, "the program"),
+        ("--record", &other_path_to_db, "the journal"),
+    ] {
+        let output = run(&[flag, path, "--format", "json"]);
+        assert_eq!(failure_code(&output), "RL8506", "{flag} {path}");
+        let message = json(&output)["diagnostics"][0]["message"].to_string();
+        assert!(message.contains(&format!("would overwrite {named}")), "{message}");
+    }
+    let after: Vec<Vec<u8>> =
+        [&db, &key, &program].iter().map(|p| std::fs::read(p).expect("exists")).collect();
+    assert!(before == after, "nothing was written");
+    let listed = runlet(&["runs", "--journal", &journal]);
+    assert_eq!(stdout(&listed).lines().count(), 1, "the first run is still listed: {}", stdout(&listed));
+}
