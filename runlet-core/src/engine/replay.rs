@@ -147,6 +147,9 @@ impl Ledger {
                 self.settled(node, true)
             }
             Event::CallFailed { node, .. } | Event::NodeFailed { node, .. } => self.settled(node, false),
+            // The host decided what became of the operation: whatever the run does next, its
+            // outcome is no longer unknown (a `NotApplied` one is dispatched again, anew).
+            Event::OperationResolved { node, .. } => self.settled(node, true),
             Event::IntrinsicSampled { node, .. } => {
                 self.samples.remove(node);
             }

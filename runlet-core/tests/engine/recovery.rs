@@ -360,3 +360,59 @@ fn a_run_whose_worker_stopped_before_its_first_commit_is_refused_rather_than_res
     assert_eq!(error.code(), codes::RUN_NOT_STARTED, "{error}");
     assert!(tools.seen().is_empty(), "nothing was dispatched: {:?}", tools.seen());
 }
+
+/// Three `at_most_once` calls of one loop left dispatching: the first resolved as failed, the
+/// other two as applied. The resume journals both answers before the failure cancels their
+/// siblings, and once the run has ended none of the three is reported abandoned (its outcome
+/// unknown): the host decided each. Before, the failure came first, the answers were never
+/// applied, and both were reported abandoned.
+#[test]
+fn answers_resolved_beside_a_failed_operation_are_applied_before_it_spreads() {
+    const FAN_OUT: &str = "xs = for i in [1, 2, 3] limit 3 { return t.second(i) }\nreturn xs\n";
+    let class = "at_most_once";
+    let journal = Arc::new(MemoryJournal::new());
+    let compiled = |tools: &Arc<Tools>| {
+        let (runtime, _) = runtime(class, &journal, tools);
+        let program = runtime.compile(FAN_OUT, &Inputs::new()).expect("compiles");
+        (runtime, program)
+    };
+    let hanging = Tools::new(Some("t.second"));
+    let (runtime, program) = compiled(&hanging);
+    let run = runtime.start(&program, &Inputs::new()).expect("starts");
+    let run_id = run.run_id().clone();
+    while hanging.seen().len() < 3 {
+        std::thread::yield_now();
+    }
+    drop(run);
+    drop(runtime);
+    let (runtime, program) = compiled(&Tools::new(None));
+    let mut operations =
+        runtime.recovery(&program, &run_id, RunOptions::default()).expect("recovers").uncertain_operations();
+    operations.sort_by_key(|operation| operation.prepared_seq);
+    assert_eq!(operations.len(), 3, "{operations:?}");
+    let declined = ToolError::new("DECLINED", "the provider declined it");
+    runtime
+        .resolve_operation(&program, &run_id, &operations[0].operation_id, Resolution::Failed(declined))
+        .expect("resolves");
+    for (operation, output) in operations[1..].iter().zip([70, 80]) {
+        runtime
+            .resolve_operation(
+                &program,
+                &run_id,
+                &operation.operation_id,
+                Resolution::Applied(Value::Int(output)),
+            )
+            .expect("resolves");
+    }
+    let tools = Tools::new(None);
+    let (runtime, program) = compiled(&tools);
+    let outcome = runtime.resume(&program, &run_id).expect("resumes").wait().expect("journal works");
+    assert!(matches!(&outcome, Outcome::Failed(error) if error.code == "DECLINED"), "{outcome:?}");
+    assert!(tools.seen().is_empty(), "nothing is dispatched: {:?}", tools.seen());
+    let completed =
+        events(&journal, &run_id).iter().filter(|e| matches!(e, Event::CallCompleted { .. })).count();
+    assert_eq!(completed, 2, "both answers are journaled");
+    let recovery = runtime.recovery(&program, &run_id, RunOptions::default()).expect("recovers");
+    assert!(recovery.outcome().is_some(), "the run ended");
+    assert_eq!(recovery.abandoned_operations(), Vec::new(), "the host decided every operation");
+}
