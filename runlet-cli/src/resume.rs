@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use runlet::diag::{Code, codes};
 use runlet::engine::{Outcome, ToolExecutor};
@@ -135,25 +136,53 @@ fn resume_interrupted(
     let listed = journal
         .block_on(list_runs(journal.journal.as_ref()))
         .map_err(|error| Failure::new(error.code(), error.to_string()))?;
+    // The first SIGINT or SIGTERM also ends the sweep: the run being resumed is cancelled (its
+    // own watch), and no other is started.
+    let stopping = Arc::new(AtomicBool::new(false));
+    let _sweep_watch = {
+        let stopping = Arc::clone(&stopping);
+        crate::signals::on_first_signal("stopping the sweep", move || stopping.store(true, Ordering::SeqCst))
+    };
     let mut lines = Vec::new();
+    let mut not_reached = 0;
     for listing in listed {
         let run = listing.run_id;
+        if stopping.load(Ordering::SeqCst) {
+            not_reached += usize::from(listing.status == RunStatus::Interrupted);
+            continue;
+        }
+        let left = |code: Code, message: &str| {
+            // Another process took it first (at its claim, or by writing to it meanwhile):
+            // it runs there, and the other runs still go on.
+            let status = match code {
+                codes::RUN_OWNED_ELSEWHERE => RunStatus::Running,
+                codes::RUN_NEEDS_RESOLUTION => RunStatus::NeedsResolution,
+                _ => RunStatus::Interrupted,
+            }
+            .as_str();
+            json!({
+                "run_id": run.as_str(), "action": "left", "status": status,
+                "code": code.to_string(), "message": message,
+            })
+        };
         let line = match listing.status {
             RunStatus::Interrupted => {
-                let stored = journal.stored(&run, Arc::clone(&executor), args.snapshot_every)?;
-                let left = |code: Code, message: &str| {
-                    // Another process took it first (at its claim, or by writing to it meanwhile):
-                    // it runs there, and the other runs still go on.
-                    let status = match code {
-                        codes::RUN_OWNED_ELSEWHERE => RunStatus::Running,
-                        codes::RUN_NEEDS_RESOLUTION => RunStatus::NeedsResolution,
-                        _ => RunStatus::Interrupted,
+                // A run that cannot be rebuilt (its retained program no longer compiles, say) is
+                // left with its reason; the others still go on. A flag the command refuses ends it.
+                let stored = match journal.stored(&run, Arc::clone(&executor), args.snapshot_every) {
+                    Ok(stored) => stored,
+                    Err(failure)
+                        if failure.first().is_some_and(|(code, _)| code == codes::INVALID_ARGUMENT) =>
+                    {
+                        return Err(failure);
                     }
-                    .as_str();
-                    json!({
-                        "run_id": run.as_str(), "action": "left", "status": status,
-                        "code": code.to_string(), "message": message,
-                    })
+                    Err(failure) => {
+                        let (code, message) = failure
+                            .first()
+                            .unwrap_or((codes::RUN_RETAINED_UNREADABLE, "it cannot be rebuilt"));
+                        lines.push(left(code, message));
+                        continue;
+                    }
                 };
                 match stored.runtime.recover_run(&run, args.max_resumes) {
                     Recovered::Resumed(handle) => match follow(handle, None, false) {
@@ -189,8 +218,12 @@ fn resume_interrupted(
         };
         lines.push(line);
     }
+    if not_reached > 0 {
+        errln!("the sweep stopped at a signal: {not_reached} more interrupted runs were not resumed");
+    }
     // Done when every run resumed succeeded or goes on in another process.
-    let done = lines.iter().all(|line| matches!(line["status"].as_str(), Some("succeeded" | "running")));
+    let done = not_reached == 0
+        && lines.iter().all(|line| matches!(line["status"].as_str(), Some("succeeded" | "running")));
     match args.format {
         Format::Json => outln!("{}", json!({"runs": lines})),
         Format::Text => {

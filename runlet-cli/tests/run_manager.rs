@@ -612,6 +612,81 @@ fn resume_interrupted_resumes_every_interrupted_run_and_parks_those_resumed_too_
     assert_eq!(json(&again)["runs"], serde_json::json!([]), "nothing is left to resume");
 }
 
+/// A run whose retained program no longer compiles is left by the recovery sweep with its
+/// reason, and the sweep goes on to the next run.
+#[test]
+fn resume_interrupted_leaves_a_run_it_cannot_rebuild_and_goes_on() {
+    let setup = Setup::new("unbuildable");
+    let killed = |events: &str| {
+        let mut child = setup.start(&tools(150, 0), events);
+        setup.wait_for(events, |event| is(event, "NodeSucceeded", "work.step"));
+        child.kill().expect("SIGKILL");
+        run_id(child)
+    };
+    let (broken, healthy) = (killed("a.jsonl"), killed("b.jsonl"));
+    {
+        let store = rusqlite::Connection::open(setup.scratch.path("runs.db")).expect("the journal file");
+        let edit =
+            "UPDATE runs SET header = replace(header, 'work.step(n)', 'work.step(n') WHERE run_id = ?1";
+        assert_eq!(store.execute(edit, [&broken]).expect("a program broken"), 1);
+    }
+    let tools = setup.scratch.file("tools-resume.json", tools(0, 0));
+    let resumed = setup.manage(&["resume", "--interrupted", "--tools", &tools, "--format", "json"]);
+    assert_eq!(resumed.status.code(), Some(1), "a run was left: {}", stderr(&resumed));
+    let lines = json(&resumed)["runs"].as_array().expect("a list").clone();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(
+        (lines[0]["run_id"].as_str(), lines[0]["action"].as_str()),
+        (Some(broken.as_str()), Some("left"))
+    );
+    assert!(lines[0]["code"].as_str().is_some_and(|code| code.starts_with("RL")), "{}", lines[0]);
+    assert_eq!(lines[1], serde_json::json!({"run_id": healthy, "action": "resumed", "status": "succeeded"}));
+}
+
+/// SIGINT during the recovery sweep cancels the run being resumed, as it does for `resume ID`,
+/// and starts no other: the next interrupted run stays interrupted.
+#[test]
+fn a_signal_stops_the_recovery_sweep() {
+    let setup = Setup::new("sweep-signal");
+    let killed = |events: &str| {
+        let mut child = setup.start(&tools(150, 0), events);
+        setup.wait_for(events, |event| is(event, "NodeSucceeded", "work.step"));
+        child.kill().expect("SIGKILL");
+        run_id(child)
+    };
+    let (first, second) = (killed("a.jsonl"), killed("b.jsonl"));
+    let slow = setup.scratch.file("tools-slow.json", tools(2_000, 0));
+    let sweep = Command::new(env!("CARGO_BIN_EXE_runlet"))
+        .args(["resume", "--interrupted", "--tools", &slow, "--journal", &setup.journal, "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the sweep");
+    let status_of = |run: &str| {
+        let listed = json(&setup.manage(&["runs", "--format", "json"]));
+        let runs = listed["runs"].as_array().expect("a list").clone();
+        runs.into_iter().find(|r| r["run_id"] == run).map(|r| r["status"].as_str().unwrap_or("").to_owned())
+    };
+    while status_of(&first).as_deref() != Some("running") {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: signals a child of this test.
+    let signalled = unsafe { libc::kill(sweep.id() as libc::pid_t, libc::SIGINT) };
+    assert_eq!(signalled, 0);
+    let output = sweep.wait_with_output().expect("the sweep ends");
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let lines = json(&output)["runs"].as_array().expect("a list").clone();
+    assert_eq!(lines.len(), 1, "only the first run was resumed: {lines:?}");
+    assert_eq!(
+        (lines[0]["run_id"].as_str(), lines[0]["action"].as_str()),
+        (Some(first.as_str()), Some("resumed"))
+    );
+    // Cancelled, unless the signal came between its claim and its own watch.
+    assert!(matches!(lines[0]["status"].as_str(), Some("cancelled" | "succeeded")), "{}", lines[0]);
+    assert!(stderr(&output).contains("1 more interrupted runs were not resumed"), "{}", stderr(&output));
+    assert_eq!(status_of(&second).as_deref(), Some("interrupted"));
+}
+
 #[test]
 fn a_damaged_run_is_listed_as_damaged_and_hides_no_other_run() {
     let setup = Setup::new("damaged");
