@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::error::McpError;
@@ -16,13 +16,67 @@ use crate::error::McpError;
 /// How many lines of a server's standard error are kept for messages.
 const STDERR_LINES: usize = 20;
 
+/// How many bytes of each kept line: a server may write megabytes without a line break (a
+/// progress bar redrawn with `\r`, a dump), and a message quotes only the start of each line.
+const STDERR_LINE_BYTES: usize = 400;
+
+/// The last lines of a server's standard error, each cut to [`STDERR_LINE_BYTES`]: bounded
+/// however much the server writes. `\r` ends a line as `\n` does.
+#[derive(Debug, Default)]
+struct StderrTail {
+    lines: VecDeque<String>,
+    current: Vec<u8>,
+    /// Bytes of the current line past the cut.
+    cut: bool,
+}
+
+impl StderrTail {
+    fn push(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            match byte {
+                b'\n' | b'\r' => self.end_line(),
+                _ if self.current.len() < STDERR_LINE_BYTES => self.current.push(byte),
+                _ => self.cut = true,
+            }
+        }
+    }
+
+    fn end_line(&mut self) {
+        if self.current.is_empty() && !self.cut {
+            return;
+        }
+        let mut line = String::from_utf8_lossy(&self.current).into_owned();
+        if std::mem::take(&mut self.cut) {
+            line.push('…');
+        }
+        self.current.clear();
+        if self.lines.len() == STDERR_LINES {
+            self.lines.pop_front();
+        }
+        self.lines.push_back(line);
+    }
+
+    /// The kept lines and the one being written, joined.
+    fn text(&self) -> String {
+        let mut lines: Vec<String> = self.lines.iter().cloned().collect();
+        if !self.current.is_empty() {
+            let mut line = String::from_utf8_lossy(&self.current).into_owned();
+            if self.cut {
+                line.push('…');
+            }
+            lines.push(line);
+        }
+        lines.join("\n")
+    }
+}
+
 /// A running stdio server process.
 #[derive(Debug)]
 pub(crate) struct ServerProcess {
     child: Child,
     /// The process group the server and its children are in (the child's own pid).
     group: Option<i32>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
+    stderr: Arc<Mutex<StderrTail>>,
     /// The task reading standard error; it ends when the stream does.
     reader: Option<tokio::task::JoinHandle<()>>,
 }
@@ -63,16 +117,13 @@ impl ServerProcess {
         else {
             unreachable!("all three streams were asked to be piped")
         };
-        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let tail = Arc::new(Mutex::new(StderrTail::default()));
         let kept = tail.clone();
         let reader = tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                let mut kept = kept.lock();
-                if kept.len() == STDERR_LINES {
-                    kept.pop_front();
-                }
-                kept.push_back(line);
+            let mut stderr = stderr;
+            let mut chunk = [0u8; 8192];
+            while let Ok(read @ 1..) = stderr.read(&mut chunk).await {
+                kept.lock().push(&chunk[..read]);
             }
         });
         Ok((ServerProcess { child, group, stderr: tail, reader: Some(reader) }, stdout, stdin))
@@ -80,7 +131,7 @@ impl ServerProcess {
 
     /// The last lines the server wrote to its standard error, joined.
     pub(crate) fn stderr_tail(&self) -> String {
-        self.stderr.lock().iter().cloned().collect::<Vec<_>>().join("\n")
+        self.stderr.lock().text()
     }
 
     /// How the process ended, if it has.
@@ -99,18 +150,24 @@ impl ServerProcess {
     }
 
     /// Stops the process whose standard input the caller has closed: waits `grace` for it to
-    /// exit, then signals its group with `SIGTERM`, waits `grace` again, then `SIGKILL`.
+    /// exit, then signals its group with `SIGTERM`, waits `grace` again, then `SIGKILL`. What
+    /// the server left of its group once it exited (a child it started and did not stop) is
+    /// killed too.
     pub(crate) async fn shutdown(mut self, grace: Duration) -> Stopped {
-        if self.wait(grace).await {
-            return Stopped::Exited;
-        }
-        self.signal(libc::SIGTERM);
-        if self.wait(grace).await {
-            return Stopped::Terminated;
-        }
+        let stopped = if self.wait(grace).await {
+            Stopped::Exited
+        } else {
+            self.signal(libc::SIGTERM);
+            if self.wait(grace).await {
+                Stopped::Terminated
+            } else {
+                self.signal(libc::SIGKILL);
+                let _ = self.child.wait().await;
+                Stopped::Killed
+            }
+        };
         self.signal(libc::SIGKILL);
-        let _ = self.child.wait().await;
-        Stopped::Killed
+        stopped
     }
 
     async fn wait(&mut self, grace: Duration) -> bool {
@@ -128,11 +185,10 @@ impl ServerProcess {
 }
 
 impl Drop for ServerProcess {
-    /// A process not shut down (the client dropped without `shutdown`) is killed with its group.
+    /// A process not shut down (the client dropped without `shutdown`) is killed with its group,
+    /// and so is what is left of the group of one that exited.
     fn drop(&mut self) {
-        if self.exited().is_none() {
-            self.signal(libc::SIGKILL);
-        }
+        self.signal(libc::SIGKILL);
     }
 }
 
@@ -148,5 +204,31 @@ pub(crate) fn block_sigpipe() {
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, libc::SIGPIPE);
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stderr_tail_is_bounded_whatever_the_server_writes() {
+        let mut tail = StderrTail::default();
+        for _ in 0..1_000 {
+            tail.push(&[b'E'; 8192]);
+        }
+        tail.push(b"\rdone\r\n");
+        for n in 0..30 {
+            tail.push(format!("line {n}\n").as_bytes());
+        }
+        tail.push(b"last, unfinished");
+        let text = tail.text();
+        assert!(text.len() < STDERR_LINES * (STDERR_LINE_BYTES + 4), "{} bytes", text.len());
+        assert!(text.starts_with("line 10\n"), "{text}");
+        assert!(text.ends_with("line 29\nlast, unfinished"), "{text}");
+        let mut cut = StderrTail::default();
+        cut.push(&[b'x'; 1000]);
+        cut.push(b"\n");
+        assert_eq!(cut.text(), format!("{}…", "x".repeat(STDERR_LINE_BYTES)));
     }
 }

@@ -242,6 +242,30 @@ fn a_server_that_exited_is_started_again_by_the_next_call() {
     }
 }
 
+/// A server that exits at the end of its input, leaving a child it started in its process
+/// group, is stopped with that child.
+#[test]
+fn a_child_the_server_leaves_behind_is_stopped_with_it() {
+    let s = servers();
+    let pid_file = scratch("left-child").join("child.pid");
+    let flag = format!("rogue={} {}", s.rogue("leaves-child"), pid_file.display());
+    let client = McpClient::connect(&[spec(&flag)], &McpOptions::default()).expect("attaches");
+    let pid: i32 =
+        std::fs::read_to_string(&pid_file).expect("the child's pid").trim().parse().expect("a pid");
+    let alive = || {
+        // A zombie waiting for init to reap it has ended too.
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+    };
+    assert!(alive(), "the child runs while the server does");
+    assert_eq!(client.shutdown(), vec![("rogue".to_owned(), Stopped::Exited)]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while alive() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive(), "the child was stopped with the server");
+}
+
 #[test]
 fn a_call_the_server_goes_silent_on_fails_at_the_silence_timeout() {
     let s = servers();

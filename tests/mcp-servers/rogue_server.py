@@ -15,6 +15,8 @@ standard library, for the tests of what Runlet does with a server it cannot trus
     rogue_server.py crash-once FILE     exits (status 3) at its first `tools/call` when FILE does
                                         not exist, creating it; answers when it does
     rogue_server.py crash-upgraded FILE as crash-once, and says it is version 2 once FILE exists
+    rogue_server.py leaves-child FILE   starts `sleep 600` in its process group, writes its pid to
+                                        FILE, and exits at the end of its input without stopping it
 
 over standard input and output, or over Streamable HTTP (each answer a JSON response to its POST,
 no event stream, so `progress` sends no notifications and `garbled-result` fails at once) at
@@ -146,6 +148,12 @@ def write(text):
 
 if MODE == "slow-start":
     time.sleep(N)
+
+if MODE == "leaves-child":
+    import subprocess
+    child = subprocess.Popen(["sleep", "600"])
+    with open(ARGS[1], "w") as pid_file:
+        pid_file.write(str(child.pid))
 
 if HTTP:
     http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), Endpoint).serve_forever()
