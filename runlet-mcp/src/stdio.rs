@@ -134,11 +134,6 @@ impl ServerProcess {
         self.stderr.lock().text()
     }
 
-    /// How the process ended, if it has.
-    fn exited(&mut self) -> Option<String> {
-        self.child.try_wait().ok().flatten().map(|status| status.to_string())
-    }
-
     /// How the process ended, waiting up to `wait` for it to (a server whose pipe closed is
     /// usually exiting) and as long again for the rest of its standard error.
     pub(crate) async fn ended(&mut self, wait: Duration) -> Option<String> {
