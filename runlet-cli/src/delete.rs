@@ -1,15 +1,15 @@
 //! `runlet runs delete RUN_ID --journal J [--format json]`: removes an ended run from a durable
 //! journal — its header, records, snapshot and owner — and then collects the journal's blobs
 //! that no run names any more. A run that has not ended is refused (`RL8406`): cancel it first,
-//! or resume it. A damaged run (its header or last record unreadable, so that nothing can resume
-//! it) is deleted too, unless a live process owns it (`RL7010`). Exit 0 once deleted, 2 when
-//! refused or on I/O.
+//! or resume it. A run interrupted before its first event (nothing ran) and a damaged run (its
+//! header or last record unreadable, so that nothing can resume it) are deleted too, unless a
+//! live process owns them (`RL7010`). Exit 0 once deleted, 2 when refused or on I/O.
 
 use std::process::ExitCode;
 
 use runlet::diag::codes;
 use runlet::journal::{RunId, owner};
-use runlet::runtime::{RunDamage, run_listing};
+use runlet::runtime::{RunDamage, RunStatus, run_listing};
 use serde_json::json;
 
 use crate::failure::{Failure, Shape};
@@ -28,6 +28,11 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
     let failed = |error: runlet::journal::JournalError| Failure::new(error.code(), error.to_string());
     match journal.block_on(run_listing(journal.journal.as_ref(), &run)) {
         Ok(listing) if listing.status.has_ended() => {}
+        // Interrupted before its first event: nothing ran, so there is nothing to cancel.
+        Ok(listing) if listing.status == RunStatus::Interrupted && listing.last_seq == 0 => {
+            let entry = journal.block_on(journal.journal.run_entry(&run)).map_err(failed)?;
+            refuse_owned_elsewhere(&run, entry.owner, "never started")?;
+        }
         Ok(listing) => {
             let status = listing.status;
             return Err(Failure::new(
@@ -39,7 +44,7 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
         }
         Err(error) if RunDamage::of(&error).is_some() => {
             let entry = journal.block_on(journal.journal.run_entry(&run)).map_err(failed)?;
-            refuse_owned_elsewhere(&run, entry.owner)?;
+            refuse_owned_elsewhere(&run, entry.owner, "damaged")?;
         }
         Err(error) => return Err(failed(error)),
     }
@@ -54,14 +59,14 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Refuses to delete damaged run `run` while `current`, its owner, is another living process: it
-/// may still be writing.
-fn refuse_owned_elsewhere(run: &RunId, current: Option<String>) -> Result<(), Failure> {
+/// Refuses to delete run `run` (`state`: damaged, never started) while `current`, its owner, is
+/// another living process: it may still be writing.
+fn refuse_owned_elsewhere(run: &RunId, current: Option<String>, state: &str) -> Result<(), Failure> {
     match current {
         Some(current) if owner::is_another_living_process(&current) => Err(Failure::new(
             codes::RUN_OWNED_ELSEWHERE,
             format!(
-                "run `{run}` is damaged, and a live process ({current}) owns it: wait for it to let go of it"
+                "run `{run}` is {state}, and a live process ({current}) owns it: wait for it to let go of it"
             ),
         )),
         _ => Ok(()),

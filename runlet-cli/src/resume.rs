@@ -101,7 +101,24 @@ fn resume_with(args: &Args, servers: Option<&runlet_mcp::McpClient>) -> Result<E
     let run = RunId::new(run_id.as_str());
     journal.not_running_elsewhere(&run)?;
     let stored = journal.stored(&run, executor, args.snapshot_every)?;
-    let recovery = stored.recovery()?;
+    let recovery = match stored.recovery() {
+        Ok(recovery) => recovery,
+        // Nothing ran: the run starts from the inputs its header retains, as recovery does.
+        Err(failure) if failure.first().is_some_and(|(code, _)| code == codes::RUN_NOT_STARTED) => {
+            return match stored.runtime.recover_run(&run, u32::MAX) {
+                Recovered::Resumed(handle) => {
+                    let Followed { outcome, .. } = follow(handle, events, true)?;
+                    Ok(report_outcome(&run, &outcome, None, args.format))
+                }
+                Recovered::Parked { resumes, .. } => Err(Failure::new(
+                    codes::RECOVERY_EXHAUSTED,
+                    format!("run `{run}` was parked as failed after {resumes} resumes"),
+                )),
+                Recovered::Left { code, message, .. } => Err(Failure::new(code, message)),
+            };
+        }
+        Err(failure) => return Err(failure),
+    };
     let uncertain: Vec<_> =
         recovery.uncertain_operations().into_iter().filter(UncertainOperation::needs_decision).collect();
     if recovery.outcome().is_some() || !uncertain.is_empty() {

@@ -132,7 +132,14 @@ fn execute_show(args: &ShowArgs) -> Result<ExitCode, Failure> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let recovery = stored.recovery()?;
+    let recovery = match stored.recovery() {
+        Ok(recovery) => recovery,
+        Err(failure) if failure.first().is_some_and(|(code, _)| code == codes::RUN_NOT_STARTED) => {
+            print_never_started(&summary, &stored.header, args.format);
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(failure) => return Err(failure),
+    };
     // The calls of a run a live process drives are in flight there, not uncertain.
     let uncertain =
         if summary.status == RunStatus::Running { Vec::new() } else { recovery.uncertain_operations() };
@@ -205,6 +212,32 @@ fn show_json(
 /// Presentation JSON text as a JSON value.
 fn parsed(text: &str) -> Json {
     serde_json::from_str(text).unwrap_or_else(|_| Json::String(text.to_owned()))
+}
+
+/// A run whose journal holds its header alone: nothing ran, and nothing is uncertain.
+fn print_never_started(summary: &RunListing, header: &RunHeader, format: Format) {
+    let run = &summary.run_id;
+    let what = format!(
+        "it never started: nothing ran; `runlet resume {run}` starts it from the inputs its header retains, `runlet runs delete {run}` removes it"
+    );
+    match format {
+        Format::Json => {
+            let mut shown = summary_json(summary);
+            shown["header"] = header_json(header);
+            shown["never_started"] = Json::Bool(true);
+            shown["note"] = Json::String(what);
+            for list in ["uncertain", "in_flight", "abandoned"] {
+                shown[list] = Json::Array(Vec::new());
+            }
+            outln!("{shown}");
+        }
+        Format::Text => {
+            outln!("run {run}: {}", summary.status);
+            outln!("  program: {}", header.source_digest);
+            outln!("  registry: {}", header.registry_digest);
+            outln!("  {what}");
+        }
+    }
 }
 
 fn print_show(

@@ -612,6 +612,47 @@ fn resume_interrupted_resumes_every_interrupted_run_and_parks_those_resumed_too_
     assert_eq!(json(&again)["runs"], serde_json::json!([]), "nothing is left to resume");
 }
 
+/// A run killed between its header and its first event (nothing ran) is shown as such, a
+/// resume of it starts it from the inputs its header retains, and it can be deleted without
+/// being cancelled first. Before, every command but the recovery sweep refused it (`RL7305`),
+/// and deleting it asked to cancel it, which was refused too.
+#[test]
+fn a_run_that_never_started_is_shown_resumed_or_deleted() {
+    let setup = Setup::new("never-started");
+    let killed = |events: &str| {
+        let mut child = setup.start(&tools(150, 0), events);
+        setup.wait_for(events, |event| is(event, "NodeSucceeded", "work.step"));
+        child.kill().expect("SIGKILL");
+        run_id(child)
+    };
+    let (resumed, deleted) = (killed("a.jsonl"), killed("b.jsonl"));
+    {
+        // What a process killed right after storing the header leaves.
+        let store = rusqlite::Connection::open(setup.scratch.path("runs.db")).expect("the journal file");
+        for table in ["batches", "snapshots", "owners"] {
+            store.execute(&format!("DELETE FROM {table}"), []).expect("rows removed");
+        }
+    }
+    let shown = setup.manage(&["runs", "show", &resumed, "--format", "json"]);
+    assert_eq!(shown.status.code(), Some(0), "{}", stdout(&shown));
+    assert_eq!(json(&shown)["never_started"], true);
+    assert_eq!(json(&shown)["status"], "interrupted");
+    let tools = tools(0, 0);
+    let output = setup.resume(&resumed, &tools, "resumed.jsonl");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(json(&output)["status"], "succeeded");
+    let removed = setup.manage(&["runs", "delete", &deleted, "--format", "json"]);
+    assert_eq!(removed.status.code(), Some(0), "{}", stdout(&removed));
+    let listed = json(&setup.manage(&["runs", "--format", "json"]));
+    let ids: Vec<&str> = listed["runs"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(ids, [resumed.as_str()]);
+}
+
 /// A run whose retained program no longer compiles is left by the recovery sweep with its
 /// reason, and the sweep goes on to the next run.
 #[test]

@@ -34,7 +34,7 @@ pub enum RecoveryError {
     )]
     PinMismatch { run: String, field: &'static str, journal: String, runtime: String },
     #[error(
-        "RL7305: run `{run}` never started: its journal holds the header but no event, so its worker stopped before the start was committed and nothing ran; start the run again with its inputs"
+        "RL7305: run `{run}` never started: its journal holds the header but no event, so its worker stopped before the start was committed and nothing ran; start it from the inputs its header retains (`Runtime::recover_run`, `runlet resume {run}`), or delete it"
     )]
     NotStarted { run: String },
     #[error(
