@@ -1,9 +1,10 @@
 //! `runlet runs delete RUN_ID --journal J [--format json]`: removes an ended run from a durable
 //! journal — its header, records, snapshot and owner — and then collects the journal's blobs
 //! that no run names any more. A run that has not ended is refused (`RL8406`): cancel it first,
-//! or resume it. A run interrupted before its first event (nothing ran) and a damaged run (its
-//! header or last record unreadable, so that nothing can resume it) are deleted too, unless a
-//! live process owns them (`RL7010`). Exit 0 once deleted, 2 when refused or on I/O.
+//! or resume it. A run interrupted before its first event (nothing ran), one whose retained
+//! program no longer compiles (`RL7303`: nothing can resume or cancel it) and a damaged run (its
+//! header or last record unreadable) are deleted too, unless a live process owns them
+//! (`RL7010`). Exit 0 once deleted, 2 when refused or on I/O.
 
 use std::process::ExitCode;
 
@@ -32,6 +33,16 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
         Ok(listing) if listing.status == RunStatus::Interrupted && listing.last_seq == 0 => {
             let entry = journal.block_on(journal.journal.run_entry(&run)).map_err(failed)?;
             refuse_owned_elsewhere(&run, entry.owner, "never started")?;
+        }
+        // Its program no longer compiles here: nothing can resume or cancel it.
+        Ok(listing)
+            if listing.status == RunStatus::Interrupted
+                && journal.inspected(&run).err().is_some_and(|failure| {
+                    failure.first().is_some_and(|(code, _)| code == codes::RUN_RETAINED_UNREADABLE)
+                }) =>
+        {
+            let entry = journal.block_on(journal.journal.run_entry(&run)).map_err(failed)?;
+            refuse_owned_elsewhere(&run, entry.owner, "not to be rebuilt")?;
         }
         Ok(listing) => {
             let status = listing.status;

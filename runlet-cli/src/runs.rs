@@ -8,7 +8,7 @@
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
-use runlet::diag::codes;
+use runlet::diag::{Code, codes};
 use runlet::engine::Outcome;
 use runlet::journal::{RunHeader, RunId};
 use runlet::observe::ViewPolicy;
@@ -121,7 +121,19 @@ fn execute_show(args: &ShowArgs) -> Result<ExitCode, Failure> {
     let run = RunId::new(args.run_id.as_str());
     let mut summary =
         journal.block_on(run_listing(journal.journal.as_ref(), &run)).map_err(journal_failure)?;
-    let stored = journal.inspected(&run)?;
+    let stored = match journal.inspected(&run) {
+        Ok(stored) => stored,
+        // Listed all the same, with why nothing can resume it.
+        Err(failure)
+            if !args.events
+                && failure.first().is_some_and(|(code, _)| code == codes::RUN_RETAINED_UNREADABLE) =>
+        {
+            let (code, message) = failure.first().unwrap_or((codes::RUN_RETAINED_UNREADABLE, ""));
+            print_unbuildable(&summary, code, message, args.format);
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(failure) => return Err(failure),
+    };
     if args.events {
         let events = stored
             .runtime
@@ -212,6 +224,21 @@ fn show_json(
 /// Presentation JSON text as a JSON value.
 fn parsed(text: &str) -> Json {
     serde_json::from_str(text).unwrap_or_else(|_| Json::String(text.to_owned()))
+}
+
+/// A run whose retained program this runtime cannot rebuild: its listing, and why.
+fn print_unbuildable(summary: &RunListing, code: Code, message: &str, format: Format) {
+    match format {
+        Format::Json => {
+            let mut shown = summary_json(summary);
+            shown["unbuildable"] = json!({"code": code.to_string(), "message": message});
+            outln!("{shown}");
+        }
+        Format::Text => {
+            outln!("run {}: {}", summary.run_id, summary.status);
+            outln!("  cannot be rebuilt: {code}: {message}");
+        }
+    }
 }
 
 /// A run whose journal holds its header alone: nothing ran, and nothing is uncertain.

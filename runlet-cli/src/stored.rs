@@ -153,7 +153,9 @@ impl OpenJournal {
                 .map_or_else(String::new, |d| format!(": {} {}", d.code, d.message));
             Failure::new(
                 codes::RUN_RETAINED_UNREADABLE,
-                format!("the program run `{run}` retains does not compile with this runtime{first}"),
+                format!(
+                    "the program run `{run}` retains does not compile with this runtime{first}; nothing this runtime does can resume or cancel it, and `runlet runs delete {run}` removes it"
+                ),
             )
         })?;
         Ok(StoredRun { run_id: run.clone(), header, runtime, program })

@@ -682,6 +682,15 @@ fn resume_interrupted_leaves_a_run_it_cannot_rebuild_and_goes_on() {
     );
     assert!(lines[0]["code"].as_str().is_some_and(|code| code.starts_with("RL")), "{}", lines[0]);
     assert_eq!(lines[1], serde_json::json!({"run_id": healthy, "action": "resumed", "status": "succeeded"}));
+    // Shown with why, and deleted: nothing this runtime does can resume or cancel it.
+    let shown = setup.manage(&["runs", "show", &broken, "--format", "json"]);
+    assert_eq!(shown.status.code(), Some(0), "{}", stdout(&shown));
+    assert_eq!(json(&shown)["unbuildable"]["code"], "RL7303", "{}", stdout(&shown));
+    let cancelled = setup.manage(&["cancel", &broken, "--format", "json"]);
+    assert_eq!(failure_code(&cancelled), "RL7303");
+    assert!(stdout(&cancelled).contains("runlet runs delete"), "{}", stdout(&cancelled));
+    let deleted = setup.manage(&["runs", "delete", &broken, "--format", "json"]);
+    assert_eq!(deleted.status.code(), Some(0), "{}", stdout(&deleted));
 }
 
 /// SIGINT during the recovery sweep cancels the run being resumed, as it does for `resume ID`,
