@@ -42,8 +42,8 @@ impl McpError {
 /// Rust types, and [`clipped`].
 pub(crate) fn service_failure(error: &ServiceError) -> String {
     clipped(match error {
-        ServiceError::TransportSend(sending) => sending.error.to_string(),
-        other => other.to_string(),
+        ServiceError::TransportSend(sending) => without_url_secrets(&sending.error.to_string()),
+        other => without_url_secrets(&other.to_string()),
     })
 }
 
@@ -52,5 +52,57 @@ pub(crate) fn clipped(text: String) -> String {
     match text.char_indices().nth(MOST_QUOTED_CHARS) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text,
+    }
+}
+
+/// `text` with the query and the user part of each `http://` or `https://` URL in it left out:
+/// a server's URL may carry a token there, and a transport's error quotes the URL it failed on.
+pub(crate) fn without_url_secrets(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = [rest.find("http://"), rest.find("https://")].into_iter().flatten().min() {
+        out.push_str(&rest[..at]);
+        let url = &rest[at..];
+        let end = url
+            .find(|c: char| c.is_whitespace() || matches!(c, ')' | '"' | '\'' | '>' | ','))
+            .unwrap_or(url.len());
+        let (url, after) = url.split_at(end);
+        let scheme_end = url.find("://").map_or(0, |i| i + 3);
+        let (scheme, rest_of_url) = url.split_at(scheme_end);
+        let authority_end = rest_of_url.find(['/', '?', '#']).unwrap_or(rest_of_url.len());
+        let (authority, path) = rest_of_url.split_at(authority_end);
+        let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+        out.push_str(scheme);
+        out.push_str(host);
+        match path.split_once('?') {
+            Some((path, _)) => {
+                out.push_str(path);
+                out.push_str("?…");
+            }
+            None => out.push_str(path),
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_url_secrets;
+
+    #[test]
+    fn urls_in_messages_lose_their_queries_and_users() {
+        assert_eq!(
+            without_url_secrets(
+                "error sending request for url (http://user:pw@127.0.0.1:1/mcp?token=SECRET)"
+            ),
+            "error sending request for url (http://127.0.0.1:1/mcp?…)"
+        );
+        assert_eq!(
+            without_url_secrets("https://a.example/x and http://b/y?k=v#f, done"),
+            "https://a.example/x and http://b/y?…, done"
+        );
+        assert_eq!(without_url_secrets("no url here"), "no url here");
     }
 }

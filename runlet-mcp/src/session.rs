@@ -12,14 +12,16 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use rmcp::model::{PaginatedRequestParams, ProtocolVersion};
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService,
+};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::sync::Mutex as AsyncMutex;
 
 use crate::client::McpOptions;
 use crate::config::{ServerSpec, TransportSpec};
-use crate::error::{McpError, clipped, service_failure};
+use crate::error::{McpError, clipped, service_failure, without_url_secrets};
 use crate::guard::{Guarded, Violation};
 use crate::handler::{Handler, ProgressRoutes};
 use crate::stdio::{ServerProcess, Stopped};
@@ -271,19 +273,28 @@ impl Link {
     }
 }
 
-async fn handshake<F, E>(
+async fn handshake<F>(
     name: &str,
     startup: Duration,
     start: F,
 ) -> Result<RunningService<RoleClient, Handler>, McpError>
 where
-    F: Future<Output = Result<RunningService<RoleClient, Handler>, E>>,
-    E: std::fmt::Display,
+    F: Future<Output = Result<RunningService<RoleClient, Handler>, ClientInitializeError>>,
 {
     match tokio::time::timeout(startup, start).await {
         Ok(Ok(service)) => Ok(service),
         Ok(Err(error)) => {
-            Err(McpError::start(name, format!("the handshake failed: {}", clipped(error.to_string()))))
+            let why = match &error {
+                // The transport's own words, without the names of its Rust types.
+                ClientInitializeError::TransportError { error, context } => {
+                    format!("{} ({context})", error.error)
+                }
+                other => other.to_string(),
+            };
+            Err(McpError::start(
+                name,
+                format!("the handshake failed: {}", clipped(without_url_secrets(&why))),
+            ))
         }
         Err(_) => Err(McpError::start(name, format!("no handshake within {} ms", startup.as_millis()))),
     }
