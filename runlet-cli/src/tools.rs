@@ -47,7 +47,19 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
         Format::Json => outln!("{}", file.text),
         Format::Text => {
             for (_, tool) in registry.tools() {
-                let summary = tool.description.lines().next().unwrap_or_default();
+                // A server's words reach the terminal: its control characters are shown escaped,
+                // so none of them can clear the screen or rewrite the line.
+                let summary: String = tool
+                    .description
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .chars()
+                    .flat_map(|c| match c.is_control() {
+                        true => c.escape_default().collect::<Vec<_>>(),
+                        false => vec![c],
+                    })
+                    .collect();
                 outln!("{}  [{}]  {summary}", tool.name, tool.execution.as_str());
             }
             outln!("digest {}", registry.digest());

@@ -795,3 +795,18 @@ fn replay_gives_sampled_intrinsics_their_recorded_values() {
         runlet(&["replay", program_path, "--registry", registry_path, "--transcript", without.path()]);
     assert_eq!(refused.status.code(), Some(2), "an unknown field is refused");
 }
+
+/// `runlet tools` shows a description's control characters escaped: a registry's (or an MCP
+/// server's) text cannot clear the terminal or rewrite the line it is on.
+#[test]
+fn tools_shows_control_characters_of_descriptions_escaped() {
+    let registry = Scratch::new(
+        "escapes.json",
+        r#"{"tools": [{"name": "t.echo", "description": "\u001b[2J\rFAKE [pure]\u0007", "outputSchema": {"type": "string"}, "execution": "unsafe"}]}"#,
+    );
+    let output = runlet(&["tools", "--registry", registry.path()]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = stdout(&output);
+    assert!(text.starts_with("t.echo  [unsafe]  \\u{1b}[2J\\rFAKE [pure]\\u{7}\n"), "{text:?}");
+    assert!(!text.contains('\u{1b}') && !text.contains('\r'), "{text:?}");
+}
