@@ -104,6 +104,13 @@ impl McpClient {
         if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
             return Err(McpError::spec(format!("two MCP servers are named `{}`", pair[0])));
         }
+        // A misspelt trusted name would silently believe no server's annotations.
+        if let Some(unknown) = options.classes.trusted.iter().find(|name| !names.contains(&name.as_str())) {
+            return Err(McpError::spec(format!(
+                "the trusted MCP server `{unknown}` is not one of the servers attached ({})",
+                names.join(", ")
+            )));
+        }
         if options.silence_timeout.is_some_and(|silence| silence.is_zero()) {
             let why = "a silence timeout of zero would fail every call at once: give a positive one, or none";
             return Err(McpError::spec(why.to_owned()));

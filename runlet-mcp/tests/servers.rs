@@ -266,6 +266,24 @@ fn a_child_the_server_leaves_behind_is_stopped_with_it() {
     assert!(!alive(), "the child was stopped with the server");
 }
 
+/// A trusted server name that names no attached server is refused, before any server starts:
+/// misspelt, it would silently believe no server's annotations.
+#[test]
+fn a_trusted_name_that_is_not_attached_is_refused() {
+    let s = servers();
+    let options = McpOptions {
+        classes: runlet_mcp::ClassPolicy {
+            trusted: vec!["Rogue".to_owned()],
+            ..runlet_mcp::ClassPolicy::default()
+        },
+        ..McpOptions::default()
+    };
+    let error =
+        McpClient::connect(&[spec(&format!("rogue={}", s.rogue("echo")))], &options).expect_err("refused");
+    assert_eq!(error.code.to_string(), "RL8601", "{error}");
+    assert!(error.message.contains("`Rogue` is not one of the servers attached (rogue)"), "{error}");
+}
+
 #[test]
 fn a_call_the_server_goes_silent_on_fails_at_the_silence_timeout() {
     let s = servers();
