@@ -204,11 +204,19 @@ impl Lowerer<'_> {
             );
             diagnostic = match null_side {
                 Some(other) => {
-                    let diagnostic = diagnostic.with_help(format!(
-                        "{other} is never null; reading an absent optional property fails instead, so test presence with `\"name\" in object`"
-                    ));
                     let operand =
                         if matches!(self.types.kind(ls), SchemaKind::Null) { (right, r) } else { (left, l) };
+                    let help = match self.first_optional_read(operand.0.unparenthesized(), operand.1) {
+                        Some((object, name)) => format!(
+                            "{other} is never null; reading it fails when the optional property `{name}` is absent, so test presence with `{} in {}`",
+                            quote_string(name),
+                            self.text(object.span)
+                        ),
+                        None => {
+                            format!("{other} is never null, so the comparison always gives the same answer")
+                        }
+                    };
+                    let diagnostic = diagnostic.with_help(help);
                     match self.never_null_fix(e, op, operand) {
                         Some(fix) => diagnostic.with_fix(fix),
                         None => diagnostic,
