@@ -409,6 +409,32 @@ impl Lowerer<'_> {
         key: SchemaId,
     ) {
         let what = self.describe(object.span);
+        // A key the closed object does not declare: the misspelt property it likely is.
+        if let (SchemaKind::Object(declared), ast::ExprKind::String(key)) =
+            (self.types.kind(target), &index.kind)
+        {
+            let ranked = rank(key, declared.properties.iter().map(|p| Candidate::named(p.name.as_ref())));
+            let mut diagnostic = Diagnostic::error(
+                codes::UNKNOWN_PROPERTY,
+                index.span,
+                format!("property `{key}` does not exist on {what}"),
+            );
+            if let Some(best) = clear_winner(&ranked) {
+                let message = format!("replace `{key}` with `{}`", best.candidate.name);
+                let replacement = crate::syntax::quote_string(&best.candidate.name);
+                diagnostic = diagnostic.with_help(message.clone()).with_fix(Fix::machine(
+                    message,
+                    index.span,
+                    replacement,
+                ));
+            }
+            let closest: Vec<String> = ranked.iter().take(3).map(|r| r.candidate.name.clone()).collect();
+            if !closest.is_empty() {
+                diagnostic = diagnostic.with_note(format!("closest properties: {}", closest.join(", ")));
+            }
+            self.report(diagnostic);
+            return;
+        }
         let help = match self.types.kind(target) {
             SchemaKind::List(_) | SchemaKind::String(_) | SchemaKind::Bytes => {
                 "index lists, strings and bytes with an Integer position"
