@@ -362,12 +362,13 @@ fn a_run_whose_worker_stopped_before_its_first_commit_is_refused_rather_than_res
 }
 
 /// Three `at_most_once` calls of one loop left dispatching: the first resolved as failed, the
-/// other two as applied. The resume journals both answers before the failure cancels their
-/// siblings, and once the run has ended none of the three is reported abandoned (its outcome
-/// unknown): the host decided each. Before, the failure came first, the answers were never
-/// applied, and both were reported abandoned.
+/// other two as applied. The resume fails the run with the host's error, and once the run has
+/// ended none of the three is reported abandoned (its outcome unknown): the host decided each.
+/// Before, the two answered ones were reported abandoned. (The failure is applied first, in
+/// node order, and cancels the other two before their answers are journaled: applying answers
+/// first would make journals of earlier versions that hold such a resume replay differently.)
 #[test]
-fn answers_resolved_beside_a_failed_operation_are_applied_before_it_spreads() {
+fn operations_the_host_resolved_are_never_reported_abandoned() {
     const FAN_OUT: &str = "xs = for i in [1, 2, 3] limit 3 { return t.second(i) }\nreturn xs\n";
     let class = "at_most_once";
     let journal = Arc::new(MemoryJournal::new());
@@ -380,7 +381,9 @@ fn answers_resolved_beside_a_failed_operation_are_applied_before_it_spreads() {
     let (runtime, program) = compiled(&hanging);
     let run = runtime.start(&program, &Inputs::new()).expect("starts");
     let run_id = run.run_id().clone();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while hanging.seen().len() < 3 {
+        assert!(std::time::Instant::now() < deadline, "three calls dispatched: {:?}", hanging.seen());
         std::thread::yield_now();
     }
     drop(run);
@@ -409,9 +412,6 @@ fn answers_resolved_beside_a_failed_operation_are_applied_before_it_spreads() {
     let outcome = runtime.resume(&program, &run_id).expect("resumes").wait().expect("journal works");
     assert!(matches!(&outcome, Outcome::Failed(error) if error.code == "DECLINED"), "{outcome:?}");
     assert!(tools.seen().is_empty(), "nothing is dispatched: {:?}", tools.seen());
-    let completed =
-        events(&journal, &run_id).iter().filter(|e| matches!(e, Event::CallCompleted { .. })).count();
-    assert_eq!(completed, 2, "both answers are journaled");
     let recovery = runtime.recovery(&program, &run_id, RunOptions::default()).expect("recovers");
     assert!(recovery.outcome().is_some(), "the run ended");
     assert_eq!(recovery.abandoned_operations(), Vec::new(), "the host decided every operation");

@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use super::recovery::{HostDecision, Resolution};
 use super::state::{NodeIx, NodeState, Owner, ScopeIx};
 use super::{CallHandle, CallRequest, Effect, RunCore};
 use crate::analyze::hir::ExprKind;
@@ -279,13 +278,6 @@ impl RunCore {
                 _ => {}
             }
         }
-        // The host's answers first, then its failures, then the calls left to dispatch again:
-        // a failure cancels its siblings, and a sibling's answer must be journaled before that.
-        dispatching.sort_by_key(|node| match self.operations.host_decisions.get(node) {
-            Some(HostDecision::Resolved(Resolution::Applied(_))) => 0,
-            Some(HostDecision::Resolved(Resolution::Failed(_))) => 1,
-            _ => 2,
-        });
         for node in dispatching {
             if self.finished || self.arena.nodes[node].state != NodeState::Running {
                 continue;
