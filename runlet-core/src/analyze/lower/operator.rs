@@ -1,11 +1,14 @@
 //! Operators typed by the table of spec §2.4.1 over every pair of operand variants; literal-only
 //! operations folded with `value::unary`/`value::binary`, so compile time and run time agree.
 
+use std::sync::Arc;
+
 use crate::diag::{Applicability, Diagnostic, Edit, Fix, Span, codes};
 use crate::schema::{Property, SchemaId, SchemaKind};
 use crate::syntax::{ast, quote_string};
 use crate::value::{self, BinaryOp, UnaryOp};
 
+use super::super::candidates::{Candidate, clear_winner, rank};
 use super::super::hir::{ExprId, ExprKind, LogicalOp, Origin, ProjectKey};
 use super::super::types::{PropertyLookup, Ty};
 use super::names::dotted_from_root;
@@ -187,7 +190,8 @@ impl Lowerer<'_> {
         (right, r, rs): (&ast::Expr, ExprId, SchemaId),
         at: &At,
     ) -> ExprId {
-        if !self.may_be_equal(ls, rs) {
+        let not_allowed = self.value_not_allowed((left, ls), (right, rs));
+        if !self.may_be_equal(ls, rs) || not_allowed.is_some() {
             let (lw, rw) = (self.describe(left.span), self.describe(right.span));
             let null_side = [(ls, &rw, rs), (rs, &lw, ls)]
                 .into_iter()
@@ -222,14 +226,62 @@ impl Lowerer<'_> {
                         None => diagnostic,
                     }
                 }
-                None => diagnostic
-                    .with_help("values of different kinds are never equal; compare values of one kind"),
+                None => match not_allowed {
+                    Some((help, fix)) => {
+                        let diagnostic = diagnostic.with_help(help);
+                        match fix {
+                            Some(fix) => diagnostic.with_fix(fix),
+                            None => diagnostic,
+                        }
+                    }
+                    None => diagnostic
+                        .with_help("values of different kinds are never equal; compare values of one kind"),
+                },
             };
             self.report(diagnostic);
             return self.poison(at);
         }
         let boolean = self.types.boolean;
         self.push(ExprKind::Binary { op, left: l, right: r }, Ty::Schema(boolean), Origin::Derived, at)
+    }
+
+    /// For a string literal compared with a value its schema limits to other strings (an enum,
+    /// a discriminant), which is never equal to it: the help listing the allowed values, and the
+    /// closest of them as the fix when one is clearly meant (`"sucess"` → `"succeeded"`).
+    fn value_not_allowed(
+        &self,
+        (left, ls): (&ast::Expr, SchemaId),
+        (right, rs): (&ast::Expr, SchemaId),
+    ) -> Option<(String, Option<Fix>)> {
+        let allowed = |schema: SchemaId| -> Option<Vec<Arc<str>>> {
+            let mut values = Vec::new();
+            for variant in self.types.variants(schema) {
+                match self.types.kind(variant) {
+                    SchemaKind::String(string) => values.extend(string.values.as_deref()?.iter().cloned()),
+                    _ => return None,
+                }
+            }
+            Some(values)
+        };
+        let (literal, text, other, other_schema) = match (&left.kind, &right.kind) {
+            (ast::ExprKind::String(text), _) => (left, text, right, rs),
+            (_, ast::ExprKind::String(text)) => (right, text, left, ls),
+            _ => return None,
+        };
+        let text: &str = text;
+        let values = allowed(other_schema)?;
+        if values.iter().any(|value| **value == *text) {
+            return None;
+        }
+        let listed: Vec<String> = values.iter().take(12).map(|v| quote_string(v)).collect();
+        let more = if values.len() > listed.len() { ", …" } else { "" };
+        let help = format!("{} is one of {}{more}", self.describe(other.span), listed.join(", "));
+        let ranked = rank(text, values.iter().map(|v| Candidate::named(v.as_ref())));
+        let fix = clear_winner(&ranked).map(|best| {
+            let replacement = quote_string(&best.candidate.name);
+            Fix::machine(format!("compare with {replacement}"), literal.span, replacement)
+        });
+        Some((help, fix))
     }
 
     /// The fix of `x != null` (or `x == null`), `e`, for an `x` that is never null. When `x`
@@ -638,6 +690,12 @@ fn scalar(kind: &SchemaKind) -> bool {
 /// Whether `==` can ever be true between values of these kinds.
 fn comparable(a: &SchemaKind, b: &SchemaKind) -> bool {
     use SchemaKind as K;
+    // Strings each limited to some values (an enum, a literal) are equal only where they share one.
+    if let (K::String(a), K::String(b)) = (a, b)
+        && let (Some(a), Some(b)) = (&a.values, &b.values)
+    {
+        return a.iter().any(|value| b.contains(value));
+    }
     matches!(
         (a, b),
         (K::Any, _)
