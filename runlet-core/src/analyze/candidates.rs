@@ -161,7 +161,8 @@ fn score(wanted: &Wanted, candidate: Candidate, listed: bool) -> Ranked {
 /// dot (`mail.` of `mail.draft` and `mail.send`); 0 when they share none.
 fn shared_namespace(a: &str, b: &str) -> usize {
     let common = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
-    a[..common].rfind('.').map_or(0, |dot| dot + 1)
+    // Bytes, not characters: the common run may end inside one, but a dot is a byte of its own.
+    a.as_bytes()[..common].iter().rposition(|&byte| byte == b'.').map_or(0, |dot| dot + 1)
 }
 
 /// Positions where two equally long words differ by a key next to the intended one.
@@ -249,6 +250,10 @@ mod tests {
         assert_eq!(names("shop.ordrs", &["shop.orders"]), ["shop.orders"]);
         assert_eq!(shared_namespace("a.b.cd", "a.b.ce"), 4);
         assert_eq!(shared_namespace("ab.c", "ac.c"), 0);
+        // `é` and `è` share their first byte: no slice may end inside them.
+        assert_eq!(shared_namespace("café", "cafè"), 0);
+        assert_eq!(shared_namespace("a.café", "a.cafè"), 2);
+        assert!(names("名前", &["名字"]).len() <= 1);
     }
 
     #[test]

@@ -238,9 +238,14 @@ fn unterminated_string(span: Span, text: &str) -> Diagnostic {
 }
 
 /// Whether the text after an unclosed quote holds code rather than prose: a `+` joining
-/// operands, or a bracket closed that the text never opened (`f("abc)`).
+/// operands (`+ name`, `+name`, `", " +`), or a bracket closed that the text never opened
+/// (`f("abc)`).
 fn reads_as_code(text: &str) -> bool {
-    if text.contains(" + ") || text.trim_end().ends_with(" +") {
+    let joins = text.match_indices('+').any(|(at, _)| {
+        let after = text[at + 1..].trim_start();
+        after.is_empty() || after.starts_with(|c: char| c.is_alphabetic() || c == '_' || c == '"')
+    });
+    if joins {
         return true;
     }
     let mut depth = 0i32;
@@ -409,6 +414,8 @@ mod tests {
             ("msg = \"Hi \" + c.name + \", total: + c.tier\n", false),
             ("return \"Hello + c.name\n", false),
             ("r = slack.post(\"#c, msg)\n", false),
+            ("msg = \"Hi +name\n", false),
+            ("x = \"1+1 makes 2\n", true),
         ] {
             let lexed = lex(source);
             let fix = &lexed.diagnostics[0].fixes[0];

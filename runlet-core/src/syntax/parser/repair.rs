@@ -403,8 +403,8 @@ impl Parser<'_> {
         ))
     }
 
-    /// `if c { return v }` (no `else`) ending a `for` body: the filter it means, `skip if not
-    /// (c)` then `return v`, with its help. Returning the `if` would make `null` the value of
+    /// `if c { return v }` (no `else`) ending a `for` body: the filter it likely means, `skip if
+    /// not (c)` then `return v`, with its help. Returning the `if` would make `null` the value of
     /// every element that fails `c`.
     fn filter_guard(&self, kind: BlockKind, stmt: &crate::syntax::ast::ExprStmt) -> Option<(Edit, String)> {
         let ExprKind::If(if_expr) = &stmt.expr.kind else { return None };
@@ -511,6 +511,8 @@ impl MissingReturn {
                 missing.edits.push(edit);
                 missing.help = Some(help);
                 missing.fix_message = "keep the elements that pass: `skip if not`, then `return`";
+                // Meant as a filter, or as an early exit finding the first that passes: review.
+                missing.applicability = Applicability::MaybeIncorrect;
             }
             (Some(Stmt::Expr(stmt)), Some(unbound)) => {
                 missing.edits.push(Edit { span: Span::at(stmt.span.start), replacement: "return ".into() });
