@@ -37,9 +37,15 @@ pub(crate) async fn call_tool(
     runtime: &tokio::runtime::Handle,
 ) -> Result<ToolOutput, ToolError> {
     let server = &session.spec.name;
-    let link = match session.link().await {
-        Ok(link) => link,
-        Err(why) => return Err(unavailable(server, original, &why, false)),
+    // A server started again may take its start-up time: the call's cancellation is heard
+    // meanwhile, and nothing is sent after it.
+    let link = tokio::select! {
+        biased;
+        () = call.context.cancellation.cancelled() => return Err(ToolError::cancelled(&call.tool)),
+        link = session.link(runtime) => match link {
+            Ok(link) => link,
+            Err(why) => return Err(unavailable(server, original, &why, false)),
+        },
     };
     let mut params = CallToolRequestParams::new(original.to_owned());
     if let Some(arguments) = arguments(call)? {

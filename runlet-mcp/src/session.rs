@@ -97,24 +97,38 @@ impl Session {
 
     /// The link for a call: the current one while the server is there; else the server started
     /// or reached again, when it is still the one the first handshake identified. The error
-    /// says why there is none.
-    pub(crate) async fn link(&self) -> Result<Arc<Link>, String> {
+    /// says why there is none. A new link is made on `client`, the MCP client's runtime, whose
+    /// threads write to servers' pipes with `SIGPIPE` blocked and outlive any one run.
+    pub(crate) async fn link(&self, client: &tokio::runtime::Handle) -> Result<Arc<Link>, String> {
         let mut current = self.link.lock().await;
         if self.shut_down.load(Ordering::Acquire) {
             return Err("the MCP client was shut down".to_owned());
         }
         let Some(why) = current.gone().await else { return Ok(Arc::clone(&current)) };
-        current.shutdown(self.options.shutdown_grace).await;
-        let (link, identity) = Link::connect(&self.spec, &self.options)
-            .await
-            .map_err(|error| format!("{why}, and starting it again failed: {}", error.message))?;
-        if identity != self.identity {
-            link.shutdown(self.options.shutdown_grace).await;
-            return Err(format!(
-                "{why}; started again, it is {identity} where it was {}, whose tools the registry holds",
-                self.identity
-            ));
-        }
+        let (old, spec, options, identity) =
+            (Arc::clone(&current), self.spec.clone(), self.options.clone(), self.identity.clone());
+        let reconnect = client.spawn(async move {
+            old.shutdown(options.shutdown_grace).await;
+            let (link, found) = Link::connect(&spec, &options)
+                .await
+                .map_err(|error| format!("starting it again failed: {}", error.message))?;
+            if found != identity {
+                link.shutdown(options.shutdown_grace).await;
+                return Err(format!(
+                    "started again, it is {found} where it was {identity}, whose tools the registry holds"
+                ));
+            }
+            Ok(link)
+        });
+        let link = match reconnect.await {
+            Ok(Ok(link)) if self.shut_down.load(Ordering::Acquire) => {
+                link.shutdown(self.options.shutdown_grace).await;
+                return Err("the MCP client was shut down".to_owned());
+            }
+            Ok(Ok(link)) => link,
+            Ok(Err(failed)) => return Err(format!("{why}; {failed}")),
+            Err(error) => return Err(format!("{why}; starting it again panicked: {error}")),
+        };
         tracing::info!(server = %self.spec.name, reason = %why, "runlet: an MCP server went away and was started again");
         *current = Arc::new(link);
         Ok(Arc::clone(&current))
@@ -128,8 +142,9 @@ impl Session {
 
     /// Ends the session for good (see [`Link::shutdown`]): no call starts the server again.
     pub(crate) async fn shutdown(&self, grace: Duration) -> Option<Stopped> {
-        let link = self.link.lock().await;
+        // Said first: a call starting the server again meanwhile gives up once it holds the link.
         self.shut_down.store(true, Ordering::Release);
+        let link = self.link.lock().await;
         link.shutdown(grace).await
     }
 }

@@ -138,6 +138,7 @@ impl ServerProcess {
     /// usually exiting) and as long again for the rest of its standard error.
     pub(crate) async fn ended(&mut self, wait: Duration) -> Option<String> {
         let status = tokio::time::timeout(wait, self.child.wait()).await.ok()?.ok()?;
+        self.stop_group();
         if let Some(reader) = self.reader.take() {
             let _ = tokio::time::timeout(wait, reader).await;
         }
@@ -161,8 +162,15 @@ impl ServerProcess {
                 Stopped::Killed
             }
         };
-        self.signal(libc::SIGKILL);
+        self.stop_group();
         stopped
+    }
+
+    /// Kills what is left of the group of a server that has exited, once, right as its exit is
+    /// seen: its id is then forgotten, since a later process may lead a group of that id.
+    fn stop_group(&mut self) {
+        self.signal(libc::SIGKILL);
+        self.group = None;
     }
 
     async fn wait(&mut self, grace: Duration) -> bool {
@@ -181,7 +189,7 @@ impl ServerProcess {
 
 impl Drop for ServerProcess {
     /// A process not shut down (the client dropped without `shutdown`) is killed with its group,
-    /// and so is what is left of the group of one that exited.
+    /// and so is what is left of the group of one that exited unseen.
     fn drop(&mut self) {
         self.signal(libc::SIGKILL);
     }

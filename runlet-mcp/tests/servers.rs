@@ -209,9 +209,6 @@ fn an_http_answer_that_cannot_be_read_fails_the_call_instead_of_hanging_it() {
     client.shutdown();
 }
 
-/// A call whose answer never comes — here the server garbles it, and the transport drops what it
-/// cannot read — fails with `RL6102` once the silence timeout passes, where it waited for ever;
-/// a call whose server keeps reporting progress for longer than that is not cut short.
 /// A stdio server that exits in the middle of a call fails that call (`RL6111`, retryable and
 /// uncertain) and is started again by the next call, which it answers; one that comes back as
 /// another version than the handshake recorded is refused, since the registry holds the tools
@@ -284,6 +281,9 @@ fn a_trusted_name_that_is_not_attached_is_refused() {
     assert!(error.message.contains("`Rogue` is not one of the servers attached (rogue)"), "{error}");
 }
 
+/// A call whose answer never comes — here the server garbles it, and the transport drops what it
+/// cannot read — fails with `RL6102` once the silence timeout passes, where it waited for ever;
+/// a call whose server keeps reporting progress for longer than that is not cut short.
 #[test]
 fn a_call_the_server_goes_silent_on_fails_at_the_silence_timeout() {
     let s = servers();
