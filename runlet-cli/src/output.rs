@@ -20,26 +20,42 @@ pub fn write_file(path: &Path, contents: impl AsRef<[u8]>) -> Result<(), Failure
 
 /// Refuses to write `output` (the file of option `flag`) when it is one of the files the
 /// command reads or keeps (`kept`: a program, a registry, a journal and its companions, the other
-/// output): writing would first empty it. Compared as files, not names, so a second path to the
-/// same file is caught too. Checked before anything is written.
+/// output): writing would first empty it. Compared as files where both exist (so a second path
+/// to the same file is caught too), and by their directory and name where one does not yet (a
+/// journal the run is about to create). Devices such as `/dev/null` are never refused. Checked
+/// before anything is written.
 pub fn refuse_clobbering(flag: &str, output: &Path, kept: &[(&str, &Path)]) -> Result<(), Failure> {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(written) = std::fs::metadata(output) else { return Ok(()) };
-    for (what, path) in kept {
-        let same =
-            std::fs::metadata(path).is_ok_and(|m| m.dev() == written.dev() && m.ino() == written.ino());
-        if same {
-            return Err(Failure::new(
-                codes::FILE_UNWRITABLE,
-                format!(
-                    "`{flag} {}` would overwrite {what} `{}`: give {flag} a file of its own",
-                    output.display(),
-                    path.display()
-                ),
-            ));
-        }
+    if std::fs::metadata(output).is_ok_and(|m| !m.is_file()) {
+        return Ok(());
     }
-    Ok(())
+    match kept.iter().find(|(_, path)| same_file(output, path)) {
+        Some((what, path)) => Err(Failure::new(
+            codes::FILE_UNWRITABLE,
+            format!(
+                "`{flag} {}` would overwrite {what} `{}`: give {flag} a file of its own",
+                output.display(),
+                path.display()
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Whether `a` and `b` name one file: the same file where both exist, else the same name in
+/// the same directory.
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        (Err(_), Err(_)) => {
+            let place = |path: &Path| {
+                let directory = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                Some((directory.canonicalize().ok()?, path.file_name()?.to_owned()))
+            };
+            place(a).is_some_and(|a| Some(a) == place(b))
+        }
+        _ => false,
+    }
 }
 
 /// The failure of writing `path`.

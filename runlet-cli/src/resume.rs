@@ -184,22 +184,20 @@ fn resume_interrupted(
         };
         let line = match listing.status {
             RunStatus::Interrupted => {
-                // A run that cannot be rebuilt (its retained program no longer compiles, say) is
-                // left with its reason; the others still go on. A flag the command refuses ends it.
+                // A run this command cannot rebuild (its retained program no longer compiles, or
+                // its header retains none) is left with its reason, and the others still go on;
+                // any other failure (the journal's, a flag's, the digest key's) ends the command.
                 let stored = match journal.stored(&run, Arc::clone(&executor), args.snapshot_every) {
                     Ok(stored) => stored,
-                    Err(failure)
-                        if failure.first().is_some_and(|(code, _)| code == codes::INVALID_ARGUMENT) =>
-                    {
-                        return Err(failure);
-                    }
-                    Err(failure) => {
-                        let (code, message) = failure
-                            .first()
-                            .unwrap_or((codes::RUN_RETAINED_UNREADABLE, "it cannot be rebuilt"));
-                        lines.push(left(code, message));
-                        continue;
-                    }
+                    Err(failure) => match failure.first() {
+                        Some((code, message))
+                            if code == codes::RUN_RETAINED_UNREADABLE || code == codes::RUN_NOT_RETAINED =>
+                        {
+                            lines.push(left(code, message));
+                            continue;
+                        }
+                        _ => return Err(failure),
+                    },
                 };
                 match stored.runtime.recover_run(&run, args.max_resumes) {
                     Recovered::Resumed(handle) => match follow(handle, None, false) {

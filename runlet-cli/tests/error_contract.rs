@@ -240,4 +240,30 @@ fn an_output_path_that_is_an_input_or_the_journal_is_refused_untouched() {
     assert!(before == after, "nothing was written");
     let listed = runlet(&["runs", "--journal", &journal]);
     assert_eq!(stdout(&listed).lines().count(), 1, "the first run is still listed: {}", stdout(&listed));
+    // Paths that do not exist yet: a journal the run would create, and the two outputs.
+    let fresh = scratch.path("fresh.db");
+    let fresh_journal = format!("sqlite:{fresh}");
+    let output = runlet(&[
+        "run",
+        &program,
+        "--registry",
+        &registry,
+        "--tools",
+        &tools,
+        "--inputs",
+        &inputs,
+        "--journal",
+        &fresh_journal,
+        "--events",
+        &fresh,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(failure_code(&output), "RL8506");
+    let both = scratch.path("both.out");
+    let output = run(&["--events", &both, "--record", &both, "--format", "json"]);
+    assert_eq!(failure_code(&output), "RL8506");
+    // A device is no file of the run's.
+    let output = run(&["--events", "/dev/null", "--record", "/dev/null"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 }

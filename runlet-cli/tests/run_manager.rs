@@ -706,7 +706,7 @@ fn a_signal_stops_the_recovery_sweep() {
     };
     let (first, second) = (killed("a.jsonl"), killed("b.jsonl"));
     let slow = setup.scratch.file("tools-slow.json", tools(2_000, 0));
-    let sweep = Command::new(env!("CARGO_BIN_EXE_runlet"))
+    let mut sweep = Command::new(env!("CARGO_BIN_EXE_runlet"))
         .args(["resume", "--interrupted", "--tools", &slow, "--journal", &setup.journal, "--format", "json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -717,7 +717,13 @@ fn a_signal_stops_the_recovery_sweep() {
         let runs = listed["runs"].as_array().expect("a list").clone();
         runs.into_iter().find(|r| r["run_id"] == run).map(|r| r["status"].as_str().unwrap_or("").to_owned())
     };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while status_of(&first).as_deref() != Some("running") {
+        assert!(std::time::Instant::now() < deadline, "the sweep took the first run");
+        assert!(
+            sweep.try_wait().expect("a status").is_none(),
+            "the sweep ended before it took the first run"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     // SAFETY: signals a child of this test.

@@ -117,7 +117,7 @@ impl PostgresJournal {
                 format!("`{}` is not a PostgreSQL URL: {err}", redact(url)),
             )
         })?;
-        if options.lease.is_zero() || options.lease > LONGEST_LEASE {
+        if options.lease < Duration::from_millis(1) || options.lease > LONGEST_LEASE {
             return Err(JournalError::new(
                 JournalErrorKind::Storage,
                 format!(
