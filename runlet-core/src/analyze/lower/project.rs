@@ -102,20 +102,48 @@ impl Lowerer<'_> {
                 span,
                 format!("{what} is {kind}, which has no property `{name}`"),
             );
-            let length = match (foreign::property(name), self.types.kind(schema)) {
-                (Some(_), SchemaKind::List(_)) => self.prelude_function("list.length"),
-                (Some(_), SchemaKind::String(_)) => self.prelude_function("text.length"),
-                _ => None,
+            // What a length is taken of, ignoring null: text, a list, or neither.
+            let variants = self.types.variants(schema);
+            let nullable = variants.iter().any(|&v| matches!(self.types.kind(v), SchemaKind::Null));
+            let kinds: Vec<&SchemaKind> = variants
+                .iter()
+                .map(|&v| self.types.kind(v))
+                .filter(|k| !matches!(k, SchemaKind::Null))
+                .collect();
+            let all = |test: fn(&SchemaKind) -> bool| !kinds.is_empty() && kinds.iter().all(|k| test(k));
+            let measured = match () {
+                () if all(|k| matches!(k, SchemaKind::String(_))) => Some("text.length"),
+                () if all(|k| matches!(k, SchemaKind::List(_))) => Some("list.length"),
+                () => None,
             };
+            let length = foreign::property(name).and(measured).and_then(|f| self.prelude_function(f));
             diagnostic = match (length, foreign::property(name), self.types.kind(schema)) {
                 (Some(function), _, _) => {
-                    let call = format!("{function}({})", self.text(object.span));
-                    diagnostic.with_help(format!("call `{call}`")).with_fix(Fix::machine(
-                        format!("call `{function}`"),
-                        Span::new(object.span.start, span.end),
-                        call,
-                    ))
+                    let text = self.text(object.span);
+                    let read = Span::new(object.span.start, span.end);
+                    match (nullable, is_path(text)) {
+                        // `text.length` takes no null: the length of a value that may be null,
+                        // with 0 for null, for review.
+                        (true, true) => {
+                            let call = format!("({function}({text}) if {text} != null else 0)");
+                            diagnostic
+                                .with_help(format!("{what} may be null: `{call}`"))
+                                .with_fix(Fix::suggest(format!("call `{function}` where it is not null"), read, call))
+                        }
+                        (true, false) => diagnostic.with_help(format!(
+                            "{what} may be null: bind it, then call `{function}` where it is not null"
+                        )),
+                        (false, _) => {
+                            let call = format!("{function}({text})");
+                            diagnostic
+                                .with_help(format!("call `{call}`"))
+                                .with_fix(Fix::machine(format!("call `{function}`"), read, call))
+                        }
+                    }
                 }
+                (None, Some(_), _) if measured == Some("text.length") => diagnostic.with_help(
+                    "strings have no length property: call a length intrinsic the host registers (the prelude's `text.length`)",
+                ),
                 (None, Some(help), _) => diagnostic.with_help(help),
                 (None, None, SchemaKind::List(list)) => {
                     let element = list.items;
