@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use rmcp::model::{PaginatedRequestParams, ProtocolVersion};
+use rmcp::model::{
+    ClientRequest, CustomResult, ListToolsRequest, PaginatedRequestParams, ProtocolVersion, ServerResult,
+};
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService,
 };
@@ -227,15 +229,12 @@ impl Link {
             let (mut tools, mut cursor, mut cursors) = (Vec::new(), None, BTreeSet::new());
             for page in 1..=MOST_TOOL_PAGES {
                 let params = PaginatedRequestParams::default().with_cursor(cursor.take());
-                let listed =
-                    self.peer.list_tools(Some(params)).await.map_err(|e| refused(service_failure(&e)))?;
-                for tool in &listed.tools {
-                    tools.push(serde_json::to_value(tool).map_err(|e| refused(e.to_string()))?);
-                }
+                let (listed, next_cursor) = self.tools_page(params).await.map_err(refused)?;
+                tools.extend(listed);
                 if tools.len() > MOST_TOOLS {
                     return Err(refused(format!("it lists more than {MOST_TOOLS} tools")));
                 }
-                match listed.next_cursor {
+                match next_cursor {
                     None => return Ok(tools),
                     Some(next) if !cursors.insert(next.clone()) => {
                         return Err(refused(format!("its page {page} repeats the cursor of an earlier one")));
@@ -247,6 +246,39 @@ impl Link {
         };
         let late = || refused(format!("the list was not complete within {} ms", within.as_millis()));
         tokio::time::timeout(within, listing).await.unwrap_or_else(|_| Err(late()))
+    }
+
+    /// One page of `tools/list`: its tools as the server sent them, and its `nextCursor`. Read
+    /// as plain JSON where the page is not a valid `ListToolsResult` as a whole, so one tool
+    /// the server describes wrongly (an annotation of the wrong type, say) is left out by the
+    /// import, naming it, instead of refusing every tool of the server.
+    async fn tools_page(
+        &self,
+        params: PaginatedRequestParams,
+    ) -> Result<(Vec<serde_json::Value>, Option<String>), String> {
+        let request = ClientRequest::ListToolsRequest(ListToolsRequest {
+            method: Default::default(),
+            params: Some(params),
+            extensions: Default::default(),
+        });
+        match self.peer.send_request(request).await.map_err(|e| service_failure(&e))? {
+            ServerResult::ListToolsResult(listed) => {
+                let tools = listed.tools.iter().map(serde_json::to_value).collect::<Result<_, _>>();
+                Ok((tools.map_err(|e| e.to_string())?, listed.next_cursor))
+            }
+            ServerResult::CustomResult(CustomResult(page)) => {
+                let Some(tools) = page.get("tools").and_then(serde_json::Value::as_array) else {
+                    return Err("its answer to `tools/list` has no list of tools".to_owned());
+                };
+                let next_cursor = match page.get("nextCursor") {
+                    None | Some(serde_json::Value::Null) => None,
+                    Some(serde_json::Value::String(cursor)) => Some(cursor.clone()),
+                    Some(_) => return Err("its `nextCursor` is not a string".to_owned()),
+                };
+                Ok((tools.clone(), next_cursor))
+            }
+            _ => Err("it answered `tools/list` with something else than a list of tools".to_owned()),
+        }
     }
 
     /// Why the server cannot be reached over this link any more: how its process ended

@@ -263,6 +263,27 @@ fn a_child_the_server_leaves_behind_is_stopped_with_it() {
     assert!(!alive(), "the child was stopped with the server");
 }
 
+/// A tool the server describes wrongly (an annotation of the wrong type) makes its page of
+/// `tools/list` no valid result as a whole: the page is read as plain JSON, and the other tools
+/// are imported and called all the same.
+#[test]
+fn a_tool_described_wrongly_leaves_the_other_tools_of_its_server() {
+    let s = servers();
+    let client =
+        McpClient::connect(&[spec(&format!("rogue={}", s.rogue("bad-annotation")))], &McpOptions::default())
+            .expect("attaches");
+    let registry = client.registry(None).expect("the servers' registry loads").registry;
+    let names: Vec<String> = registry.tools().map(|(_, tool)| tool.name.to_string()).collect();
+    assert!(names.contains(&"rogue.echo".to_owned()), "{names:?}");
+    let warnings: Vec<String> = client.warnings().iter().map(|w| w.message.clone()).collect();
+    assert!(
+        names.contains(&"rogue.shady".to_owned()) || warnings.iter().any(|w| w.contains("shady")),
+        "shady is imported or left out naming it: {names:?} {warnings:?}"
+    );
+    assert_eq!(run(&client, "return rogue.echo({})\n", None), Ok(r#""ok""#.to_owned()));
+    client.shutdown();
+}
+
 /// A trusted server name that names no attached server is refused, before any server starts:
 /// misspelt, it would silently believe no server's annotations.
 #[test]

@@ -15,6 +15,8 @@ standard library, for the tests of what Runlet does with a server it cannot trus
     rogue_server.py crash-once FILE     exits (status 3) at its first `tools/call` when FILE does
                                         not exist, creating it; answers when it does
     rogue_server.py crash-upgraded FILE as crash-once, and says it is version 2 once FILE exists
+    rogue_server.py bad-annotation      lists beside `echo` a tool `shady` whose `readOnlyHint` is the
+                                        string "true", which makes the page no valid `ListToolsResult`
     rogue_server.py leaves-child FILE   starts `sleep 600` in its process group, writes its pid to
                                         FILE, and exits at the end of its input without stopping it
 
@@ -53,6 +55,9 @@ def tools_page(request_id, params):
     if MODE == "deep-tools":
         deep = "[" * 200 + "]" * 200
         return '{"jsonrpc": "2.0", "id": %s, "result": {"tools": %s}}' % (json.dumps(request_id), deep)
+    if MODE == "bad-annotation":
+        shady = {"name": "shady", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": "true"}}
+        return answer(request_id, {"tools": [ECHO, shady]})
     if MODE == "too-many-tools":
         tools = [ECHO] + [{"name": f"t{n}", "inputSchema": {"type": "object"}} for n in range(10_000)]
         return answer(request_id, {"tools": tools})
