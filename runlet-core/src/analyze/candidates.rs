@@ -90,13 +90,15 @@ impl Wanted {
     }
 }
 
-/// The one candidate that is clearly meant: close, and strictly closer than the next close one.
+/// The one candidate that is clearly meant: close, and strictly closer than the next close one
+/// — unless that one does not fit where the first does (the context rules it out).
 pub(crate) fn clear_winner(ranked: &[Ranked]) -> Option<&Ranked> {
     let first = ranked.first().filter(|r| r.close)?;
     if first.via_alias {
         return Some(first);
     }
-    match ranked.get(1) {
+    let ruled_out = |r: &Ranked| r.candidate.fits == Some(false) && first.candidate.fits == Some(true);
+    match ranked.iter().skip(1).find(|r| !ruled_out(r)) {
         Some(second) if second.close && second.distance <= first.distance => None,
         _ => Some(first),
     }
@@ -254,6 +256,18 @@ mod tests {
         assert_eq!(shared_namespace("café", "cafè"), 0);
         assert_eq!(shared_namespace("a.café", "a.cafè"), 2);
         assert!(names("名前", &["名字"]).len() <= 1);
+    }
+
+    #[test]
+    fn a_closer_name_that_does_not_fit_leaves_the_one_that_does() {
+        let fitting = Candidate { fits: Some(true), ..Candidate::named("cust") };
+        let misfit = Candidate { fits: Some(false), ..Candidate::named("customer_id") };
+        let ranked = rank("customer", [misfit.clone(), fitting.clone()]);
+        assert_eq!(clear_winner(&ranked).map(|r| r.candidate.name.as_str()), Some("cust"));
+        let unknown = Candidate { fits: None, ..misfit };
+        let ranked = rank("customer", [unknown, fitting]);
+        let winner = clear_winner(&ranked).map(|r| r.candidate.name.as_str());
+        assert_eq!(winner, Some("customer_id"), "without the context, the closer one wins");
     }
 
     #[test]

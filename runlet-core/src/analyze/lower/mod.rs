@@ -111,6 +111,9 @@ pub(super) struct Lowerer<'a> {
     errors: usize,
     /// Bindings a diagnostic suggested using: not reported as unused.
     suggested: Vec<BindingId>,
+    /// The property read of the name being lowered (`name` of `customer.name`): a misspelt
+    /// name's candidates that have it fit.
+    reading: Option<Arc<str>>,
     /// Statements whose binding was read before its declaration: not reported as unused.
     read_early: Vec<Span>,
     /// Loop items over an object whose one list property was probably meant (`for i in page`
@@ -204,6 +207,7 @@ impl<'a> Lowerer<'a> {
             loop_items: Vec::new(),
             null_guard: None,
             suggested: Vec::new(),
+            reading: None,
             read_early: Vec::new(),
         }
     }

@@ -2,13 +2,13 @@
 //! unknown names with ranked candidates and targeted fixes for names from other languages.
 
 use crate::diag::{Applicability, CandidateRecord, Diagnostic, Edit, Fix, Span, codes};
-use crate::schema::accepts_empty_object;
+use crate::schema::{SchemaId, SchemaKind, accepts_empty_object};
 use crate::syntax::ast::{self, Ident};
 
 use super::super::candidates::{Candidate, Ranked, clear_winner, rank, scored, sort};
 use super::super::foreign;
 use super::super::hir::{BindingId, ExprId, ExprKind, Input, InputId, Origin};
-use super::super::types::Ty;
+use super::super::types::{PropertyLookup, Ty};
 use super::scope::Narrowable;
 use super::{At, Expect, Inherited, Lowerer, is_path};
 
@@ -404,6 +404,7 @@ impl Lowerer<'_> {
     }
 
     /// The values a misspelt name may have meant: bindings in scope and host inputs.
+    /// Those whose schema takes the expected one, or has the property read of the name, fit.
     fn value_candidates(&mut self, expect: Expect<'_>) -> Vec<Candidate> {
         let mut candidates = Vec::new();
         for (name, binding) in self.scopes.visible() {
@@ -411,6 +412,7 @@ impl Lowerer<'_> {
                 (Expect::Schema(target, _), Ty::Schema(schema)) => {
                     Some(self.fitter.fit(&self.types, schema, target).is_ok())
                 }
+                (Expect::Nothing, Ty::Schema(schema)) => self.has_read_property(schema),
                 _ => None,
             };
             candidates.push(Candidate { fits, ..Candidate::named(name) });
@@ -419,8 +421,23 @@ impl Lowerer<'_> {
         inputs.extend(self.inputs.names().filter(|n| !self.registry.is_root(n)).map(str::to_owned));
         inputs.sort();
         inputs.dedup();
-        candidates.extend(inputs.into_iter().map(|n| Candidate::labelled(n, INPUT_LABEL)));
+        for name in inputs {
+            let fits = match self.input(&name) {
+                Some(input) => self.has_read_property(self.host_inputs[input.index()].schema),
+                None => None,
+            };
+            candidates.push(Candidate { fits, ..Candidate::labelled(name, INPUT_LABEL) });
+        }
         candidates
+    }
+
+    /// Whether a value of `schema` has the property read of the name being lowered, when one
+    /// is: every variant but null declares it.
+    fn has_read_property(&self, schema: SchemaId) -> Option<bool> {
+        let read = self.reading.as_deref()?;
+        let variants = self.types.variants(schema);
+        let declared = |&v: &SchemaId| matches!(self.types.property(v, read), PropertyLookup::Found { .. });
+        Some(variants.iter().filter(|&&v| !matches!(self.types.kind(v), SchemaKind::Null)).all(declared))
     }
 
     /// Tools, matched by their last segment, for a bare name that may mean a tool's result.

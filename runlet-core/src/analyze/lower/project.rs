@@ -30,7 +30,10 @@ impl Lowerer<'_> {
         if let Some(path) = self.registry_path(e) {
             return self.registry_value(e, &path);
         }
+        let read = matches!(object.kind, ast::ExprKind::Ident(_)).then(|| Arc::from(name.name.as_str()));
+        let outer = std::mem::replace(&mut self.reading, read);
         let target = self.expr(object, Expect::Nothing);
+        self.reading = outer;
         let at = self.at(e);
         let ty = match self.ty(target) {
             Ty::Never => Ty::Never,
