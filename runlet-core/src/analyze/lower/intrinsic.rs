@@ -1,9 +1,9 @@
 //! Calls of prelude intrinsics (docs/STDLIB.md), after the call machinery has checked and
 //! converted their arguments like a tool's: the result schema and the literal-pattern check.
 
-use crate::diag::{Diagnostic, Span};
+use crate::diag::{Diagnostic, Span, codes};
 use crate::schema::{SchemaId, SchemaKind};
-use crate::stdlib::{self, Intrinsic, OutputRule};
+use crate::stdlib::{self, Intrinsic, OutputRule, PureFunction};
 use crate::value::Value;
 
 use super::super::hir::{ExprId, ExprKind, Origin};
@@ -22,6 +22,11 @@ impl Lowerer<'_> {
         let signature = function.signature();
         if let Some(&pattern) = signature.pattern.and_then(|index| args.get(index)) {
             self.check_literal_pattern(pattern);
+        }
+        if function == Intrinsic::Pure(PureFunction::ListSort)
+            && let Some(&items) = args.first()
+        {
+            self.check_sortable(items);
         }
         let ty = if args.iter().any(|&a| self.ty(a) == Ty::Never) {
             Ty::Never
@@ -54,6 +59,32 @@ impl Lowerer<'_> {
             }
         };
         Some(self.types.list_of(elements))
+    }
+
+    /// `RL5407` for `list.sort` of a list whose elements are known to be neither all numbers
+    /// nor all strings: every run that sorts a non-empty one fails the same way.
+    fn check_sortable(&mut self, items: ExprId) {
+        let Ty::Schema(list) = self.ty(items) else { return };
+        let SchemaKind::List(list) = self.types.kind(self.types.resolve(list)) else { return };
+        let variants = self.types.variants(list.items);
+        let kinds: Vec<&SchemaKind> = variants.iter().map(|&v| self.types.kind(v)).collect();
+        let numbers = kinds.iter().all(|k| matches!(k, SchemaKind::Integer(_) | SchemaKind::Number(_)));
+        let texts = kinds.iter().all(|k| matches!(k, SchemaKind::String(_)));
+        let unknown = kinds.iter().any(|k| matches!(k, SchemaKind::Any));
+        if numbers || texts || unknown || kinds.is_empty() {
+            return;
+        }
+        let mut held: Vec<&str> = variants.iter().map(|&v| self.types.kind_name(v)).collect();
+        held.dedup();
+        let held = held.join(" or ");
+        self.report(
+            Diagnostic::error(
+                codes::NOT_SORTABLE,
+                self.exprs[items.index()].span,
+                format!("`list.sort` sorts numbers or strings, and each element of this list is {held}"),
+            )
+            .with_help("sort a list of numbers or of strings: take the values to sort by with `for x in xs { return x.key }`"),
+        );
     }
 
     /// `RL5401` for a literal pattern that does not compile: every run would fail the same way.
