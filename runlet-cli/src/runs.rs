@@ -13,6 +13,7 @@ use runlet::engine::Outcome;
 use runlet::journal::{RunHeader, RunId};
 use runlet::observe::ViewPolicy;
 use runlet::runtime::{Recovery, RunListing, RunStatus, UncertainOperation, list_runs, run_listing};
+use runlet::schema::ExecutionClass;
 use serde_json::{Value as Json, json};
 
 use crate::failure::{Failure, Shape};
@@ -285,8 +286,15 @@ fn print_show(
         Some(Outcome::Cancelled) | None => {}
     }
     for operation in uncertain.iter().filter(|operation| !operation.needs_decision()) {
+        let resume = match operation.class {
+            // Its executor is asked first; one that cannot tell fails it as uncertain (RL6109).
+            ExecutionClass::Recoverable => {
+                "a resume asks its executor whether it took effect, and sends it again if it did not"
+            }
+            _ => "a resume sends it again",
+        };
         outln!(
-            "  in flight: {} ({} `{}`, node {}): a resume sends it again",
+            "  in flight: {} ({} `{}`, node {}): {resume}",
             operation.operation_id,
             operation.class.as_str(),
             operation.tool,
