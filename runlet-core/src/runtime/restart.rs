@@ -99,9 +99,9 @@ impl Runtime {
         max_resumes: u32,
         host_data: Option<HostData>,
     ) -> Result<Recovered, (Code, String)> {
-        let header = self.run_header(run).map_err(|e| (e.code(), e.to_string()))?;
+        let header = self.run_header(run).map_err(|e| reason(e.code(), &e))?;
         let retained = RetainedProgram::from_header(&header, &RegistryOptions::default())
-            .map_err(|e| (e.code(), e.to_string()))?;
+            .map_err(|e| reason(e.code(), &e))?;
         let registry = self.registry.digest().to_string();
         if header.registry_digest != registry {
             let message = format!(
@@ -116,8 +116,8 @@ impl Runtime {
                 first.map_or_else(|| "its program does not compile".to_owned(), |d| d.message.clone());
             (first.map_or(codes::RUN_RETAINED_UNREADABLE, |d| d.code), message)
         })?;
-        let refused = |e: super::RecoveryError| (e.code(), e.to_string());
-        let unread = |e: JournalError| (e.code(), e.to_string());
+        let refused = |e: super::RecoveryError| reason(e.code(), &e);
+        let unread = |e: JournalError| reason(e.code(), &e);
         let options = RunOptions { limits: retained.limits.clone(), host_data, ..RunOptions::default() };
         let replay = || self.recovery(&program, run, options.clone()).map_err(refused);
         if self.never_started(run).map_err(unread)? {
@@ -170,7 +170,7 @@ impl Runtime {
             }
             let resumes = recovery.resumes();
             if resumes >= max_resumes {
-                recovery.park().map_err(|e| (e.code(), e.to_string()))?;
+                recovery.park().map_err(|e| reason(e.code(), &e))?;
                 let _ = self.pool.block_on(self.journal.end(run, &self.owner));
                 return Ok(Recovered::Parked { run: run.clone(), resumes });
             }
@@ -199,7 +199,7 @@ impl Runtime {
     fn claim(&self, run: &RunId) -> Result<(), (Code, String)> {
         match self.pool.block_on(self.journal.claim(run, &self.owner)) {
             Err(refused) if refused.kind == JournalErrorKind::OwnedElsewhere => {
-                Err((refused.code(), refused.to_string()))
+                Err(reason(refused.code(), &refused))
             }
             _ => Ok(()),
         }
@@ -213,6 +213,14 @@ impl Runtime {
                 && self.journal.load_snapshot(run).await?.is_none())
         })
     }
+}
+
+/// Why a run is left: `code`, and `error`'s message without that code before it (some errors
+/// name their code in their text, which the listing gives beside it).
+fn reason(code: Code, error: &dyn std::fmt::Display) -> (Code, String) {
+    let text = error.to_string();
+    let message = text.strip_prefix(&format!("{code}: ")).map_or_else(|| text.clone(), str::to_owned);
+    (code, message)
 }
 
 /// Whether calls the run left dispatching await a host's decision (`RL8405`).
