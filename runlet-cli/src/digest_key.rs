@@ -65,8 +65,17 @@ fn create_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
 fn read_key(path: &Path) -> Result<HostKey, Failure> {
     let bytes = read_bytes(path, FileKind::DigestKey)?;
     let secret = without_line_end(&bytes).to_vec();
+    if secret.is_empty() {
+        return Err(Failure::new(
+            codes::INVALID_DIGEST_KEY,
+            format!("the digest key file `{}` is empty: write the key's bytes into it", path.display()),
+        ));
+    }
     let key = DigestKey::fingerprinted(&secret).map_err(|err| {
-        Failure::new(err.code(), format!("the digest key file `{}`: {err}", path.display()))
+        let code = err.code();
+        let text = err.to_string();
+        let why = text.strip_prefix(&format!("{code}: ")).unwrap_or(&text);
+        Failure::new(code, format!("the digest key file `{}`: {why}", path.display()))
     })?;
     Ok(HostKey { id: key.id().to_owned(), secret })
 }
