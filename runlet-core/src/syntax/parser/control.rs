@@ -163,7 +163,19 @@ impl Parser<'_> {
         if self.at_keyword(Keyword::For) {
             self.keep_on_line();
         }
-        if self.eat(TokenKind::Keyword(Keyword::For)).is_none() {
+        // `fold acc = 0, o in orders`: a comma where `for` goes, before the item and `in`.
+        let comma_for_for = self.at(TokenKind::Comma)
+            && self.nth(1).kind == TokenKind::Ident
+            && self.nth(2).kind == TokenKind::Keyword(Keyword::In);
+        if comma_for_for {
+            let comma = self.bump().span;
+            let gap = Span::new(self.tokens[self.pos - 2].span.end, self.peek().span.start);
+            self.push(
+                Diagnostic::error(codes::UNEXPECTED_TOKEN, comma, "`fold` names its item after `for`, not a comma")
+                    .with_help("write `fold acc = initial for item in list { … }`")
+                    .with_fix(Fix::machine("write `for`", gap, " for ")),
+            );
+        } else if self.eat(TokenKind::Keyword(Keyword::For)).is_none() {
             self.expected("`for` after the initial value");
         }
         let item = self.binding_name();
