@@ -171,9 +171,13 @@ impl Parser<'_> {
             let comma = self.bump().span;
             let gap = Span::new(self.tokens[self.pos - 2].span.end, self.peek().span.start);
             self.push(
-                Diagnostic::error(codes::UNEXPECTED_TOKEN, comma, "`fold` names its item after `for`, not a comma")
-                    .with_help("write `fold acc = initial for item in list { … }`")
-                    .with_fix(Fix::machine("write `for`", gap, " for ")),
+                Diagnostic::error(
+                    codes::UNEXPECTED_TOKEN,
+                    comma,
+                    "`fold` names its item after `for`, not a comma",
+                )
+                .with_help("write `fold acc = initial for item in list { … }`")
+                .with_fix(Fix::machine("write `for`", gap, " for ")),
             );
         } else if self.eat(TokenKind::Keyword(Keyword::For)).is_none() {
             self.expected("`for` after the initial value");
