@@ -133,6 +133,7 @@ fn serve_lists_a_journals_runs_and_refuses_an_address_in_use() {
     assert!(stream.contains("event: end"), "{stream}");
     let page = get(&url, &format!("/api/runs/{run}"));
     assert!(page.contains(r#""live":false"#) && page.contains("crm.customer(customer_id)"), "{page}");
+    assert!(!page.contains(r#""halted""#), "an ended run did not halt: {page}");
     let addr = url.trim_start_matches("http://").trim_end_matches("/runs");
     let taken = Command::new(env!("CARGO_BIN_EXE_runlet"))
         .args(["serve", "--journal", &journal, "--addr", addr])
@@ -141,6 +142,28 @@ fn serve_lists_a_journals_runs_and_refuses_an_address_in_use() {
     assert_eq!(taken.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&taken.stderr);
     assert!(stderr.contains("address is in use") && stderr.contains(addr), "{stderr}");
+    assert_eq!(interrupt(&mut child), 0);
+}
+
+/// A journaled run that no process drives and that has not ended (its process was killed; here
+/// its last batch, with its end, is taken out of the journal) is served with how it halted, so
+/// the page's badge does not read its snapshot's `running`.
+#[test]
+fn a_run_whose_process_stopped_is_served_as_halted() {
+    let journal = journal("halted");
+    run_appendix_a(&journal);
+    let path = journal.strip_prefix("sqlite:").expect("an SQLite journal");
+    let store = rusqlite::Connection::open(path).expect("the journal file");
+    let last_batch = "DELETE FROM batches WHERE last_seq = (SELECT max(last_seq) FROM batches)";
+    assert_eq!(store.execute(last_batch, []).expect("the last batch removed"), 1);
+    drop(store);
+    let (mut child, url, _) = serving(&["serve", "--journal", &journal]);
+    let runs = get(&url, "/api/runs");
+    assert!(runs.contains(r#""status":"interrupted""#), "{runs}");
+    let run = runs.split(r#""run_id":""#).nth(1).and_then(|rest| rest.split('"').next()).expect("a run id");
+    let page = get(&url, &format!("/api/runs/{run}"));
+    assert!(page.contains(r#""halted":"interrupted""#), "{page}");
+    assert!(page.contains(r#""run":{"state":"running""#), "the snapshot alone reads as running: {page}");
     assert_eq!(interrupt(&mut child), 0);
 }
 

@@ -157,7 +157,9 @@
     page.snapshot = snapshot;
     page.failures = failures;
     page.redraws += 1;
-    const runState = snake(snapshot.run.state);
+    // A run no process drives reads as running in its snapshot: its listing says how it stopped.
+    const drawnState = snake(snapshot.run.state);
+    const runState = page.halted && drawnState === "running" ? page.halted : drawnState;
     const runBadge = document.getElementById("run-state");
     runBadge.dataset.runState = runState;
     runBadge.textContent = runState + (snapshot.run.code ? " " + snapshot.run.code : "");
@@ -404,6 +406,8 @@
     } else {
       if (seq !== page.lastSeq + 1) page.gaps += 1;
       page.lastSeq = seq;
+      // The journal moved on: a process drives the run again.
+      page.halted = null;
       page.records += 1;
       const data = JSON.parse(event.data);
       const line = el("li", { value: String(seq), "data-seq": String(seq), "data-event": data.kind }, data.kind + (data.node ? " " + data.node : "") + (data.tool ? " (" + data.tool + ")" : ""));
@@ -457,6 +461,7 @@
       return;
     }
     page.source = data.source;
+    page.halted = data.halted || null;
     draw(data.snapshot, data.failures);
     // The snapshot holds every record up to its seq: the stream continues from there, so a
     // long run's history is never sent again, and the log lists what came after.

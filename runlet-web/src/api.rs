@@ -10,7 +10,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use runlet::journal::RunId;
 use runlet::observe::{GraphSnapshot, SnapshotOptions, snapshot_from_journal};
-use runlet::runtime::RunListing;
+use runlet::runtime::{RunListing, RunStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -66,6 +66,11 @@ pub(crate) struct RunView {
     #[serde(skip_serializing_if = "Option::is_none")]
     listing: Option<RunListing>,
     live: bool,
+    /// How a run that no process drives stopped before it ended (`interrupted`,
+    /// `needs_resolution`): its snapshot's state still reads as running, which the page's
+    /// badge must not show until the journal moves on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    halted: Option<&'static str>,
     source: String,
     snapshot: GraphSnapshot,
     failures: Vec<FailureView>,
@@ -112,7 +117,12 @@ pub(crate) async fn run(
     let snapshot = snapshot_of(&catalog, &watched, &id, &options).await?;
     let failures = failure_views(&snapshot);
     let live = matches!(watched, Watched::Live { .. });
-    Ok(Json(RunView { listing, live, source: watched.source().to_owned(), snapshot, failures }))
+    let halted = listing
+        .as_ref()
+        .map(|listing| listing.status)
+        .filter(|status| !live && matches!(status, RunStatus::Interrupted | RunStatus::NeedsResolution))
+        .map(RunStatus::as_str);
+    Ok(Json(RunView { listing, live, halted, source: watched.source().to_owned(), snapshot, failures }))
 }
 
 /// The run's graph now, redacted by the catalog's view.
