@@ -137,7 +137,7 @@ impl ScopeSpans {
                 }
                 ScopeChange::Close { scope, error } => {
                     if let (Some(span), Some(code)) = (self.open.remove(&scope), error) {
-                        span.record("error.type", code.as_str());
+                        failed(&span, &code);
                     }
                 }
             }
@@ -159,6 +159,7 @@ fn scope_span(parent: &Span, node: &str, kind: TracedScope) -> Span {
             runlet.node.id = node,
             runlet.attempt = attempt,
             error.type = Empty,
+            otel.status_code = Empty,
         ),
         TracedScope::Loop { items } => tracing::info_span!(
             parent: parent,
@@ -166,6 +167,7 @@ fn scope_span(parent: &Span, node: &str, kind: TracedScope) -> Span {
             runlet.node.id = node,
             runlet.loop.items = items,
             error.type = Empty,
+            otel.status_code = Empty,
         ),
     }
 }
@@ -184,6 +186,7 @@ pub(crate) fn call_span(parent: &Span, call: &ToolCall) -> Span {
         runlet.node.id = %context.node_id,
         runlet.attempt = context.attempt,
         error.type = Empty,
+            otel.status_code = Empty,
         runlet.uncertain = Empty,
     )
 }
@@ -198,6 +201,7 @@ pub(crate) fn dispatch_span(call: &mut ToolCall, recovery: bool) -> Span {
         runlet.attempt = call.context.attempt,
         runlet.recovery = recovery,
         error.type = Empty,
+            otel.status_code = Empty,
         runlet.uncertain = Empty,
     );
     call.context.trace = w3c::of_span(&span);
@@ -206,8 +210,15 @@ pub(crate) fn dispatch_span(call: &mut ToolCall, recovery: bool) -> Span {
 
 /// Records on `span` how an invocation ended, when it failed.
 pub(crate) fn record_error(span: &Span, error: &ToolError) {
-    span.record("error.type", error.code.as_str());
+    failed(span, &error.code);
     span.record("runlet.uncertain", error.uncertain);
+}
+
+/// Marks `span` failed with `code`: its `error.type`, and the error status OpenTelemetry
+/// backends show a failure by.
+fn failed(span: &Span, code: &str) {
+    span.record("error.type", code);
+    span.record("otel.status_code", "ERROR");
 }
 
 /// Records on the call's `span` the answer the core is told.

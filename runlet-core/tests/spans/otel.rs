@@ -126,6 +126,7 @@ fn a_run_is_one_trace_from_its_anchor_with_a_call_span_per_attempt() {
     for order in &orders {
         assert_eq!(by_id(&spans, order.parent_span_id).name, "runlet.boundary.attempt");
         assert_eq!(attribute(order, "error.type").as_deref(), Some("UNAVAILABLE"));
+        assert!(matches!(order.status, opentelemetry::trace::Status::Error { .. }), "{:?}", order.status);
     }
     let operation = attribute(orders[0], "gen_ai.tool.call.id").expect("an operation id");
     assert!(orders.iter().all(|o| attribute(o, "gen_ai.tool.call.id").as_ref() == Some(&operation)));
