@@ -10,7 +10,8 @@
 //!   `OTEL_EXPORTER_OTLP_TIMEOUT` and the rest of the OTLP exporter's variables, as the
 //!   OpenTelemetry SDK reads them.
 //!
-//! Spans go through a batch processor and metrics through a periodic reader, each on its own
+//! Spans go through a batch processor (whose queue holds 65,536 ended spans unless
+//! `OTEL_BSP_MAX_QUEUE_SIZE` says otherwise) and metrics through a periodic reader, each on its own
 //! thread; [`Telemetry::flush`] sends what is pending, and dropping the [`Telemetry`] flushes and
 //! shuts both down.
 
@@ -18,7 +19,7 @@ use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
-use opentelemetry_sdk::trace::SdkTracerProvider;
+use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider};
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt;
 
@@ -26,6 +27,10 @@ const ENDPOINT: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
 const TRACES_ENDPOINT: &str = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT";
 const PROTOCOL: &str = "OTEL_EXPORTER_OTLP_PROTOCOL";
 const SERVICE_NAME: &str = "OTEL_SERVICE_NAME";
+const QUEUE_SIZE: &str = "OTEL_BSP_MAX_QUEUE_SIZE";
+
+/// How many ended spans wait for export before the batch processor drops more.
+const SPAN_QUEUE: usize = 1 << 16;
 
 /// Why export could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -74,8 +79,17 @@ impl Telemetry {
                 .with_protocol(protocol)
                 .build()
                 .map_err(|error| TelemetryError::Exporter { signal: "trace", reason: error.to_string() })?;
-        let traces =
-            SdkTracerProvider::builder().with_resource(resource.clone()).with_batch_exporter(spans).build();
+        // The SDK's queue of 2,048 ended spans drops, silently, most of a long loop's (two spans
+        // a call); this one holds a burst of 32,768 calls' unless the variable says otherwise.
+        let mut batch = BatchConfigBuilder::default();
+        if !set(QUEUE_SIZE) {
+            batch = batch.with_max_queue_size(SPAN_QUEUE);
+        }
+        let processor = BatchSpanProcessor::builder(spans).with_batch_config(batch.build()).build();
+        let traces = SdkTracerProvider::builder()
+            .with_resource(resource.clone())
+            .with_span_processor(processor)
+            .build();
         let points = opentelemetry_otlp::MetricExporter::builder()
             .with_http()
             .with_protocol(protocol)
