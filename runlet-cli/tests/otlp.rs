@@ -102,3 +102,44 @@ fn an_unsupported_protocol_and_a_bad_traceparent_are_refused() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("RL8107"), "{stderr}");
 }
+
+/// A loop of 3,000 calls ends 6,000 call and dispatch spans within a moment: every one is
+/// exported, where the SDK's default queue of 2,048 dropped most of them.
+#[test]
+fn a_long_loop_s_spans_are_all_exported() {
+    let scratch = std::env::temp_dir().join(format!("runlet-otlp-loop-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("scratch dir");
+    let file = |name: &str, text: &str| {
+        let path = scratch.join(name);
+        std::fs::write(&path, text).expect("writes");
+        path.to_str().expect("UTF-8 path").to_owned()
+    };
+    let program = file(
+        "loop.run",
+        "xs = list.range(0, 3000)\nys = for x in xs limit 64 { return t.echo(x) }\nreturn list.length(ys)\n",
+    );
+    let registry = file(
+        "registry.json",
+        r#"{"prelude": "standard", "tools": [{"name": "t.echo", "params": [{"name": "x", "schema": {"type": "integer"}}], "outputSchema": {"type": "integer"}, "execution": "pure"}]}"#,
+    );
+    let tools = file("tools.json", r#"{"t.echo": [{"result": 1, "times": 3000}]}"#);
+    let receiver = Receiver::start();
+    let output = Command::new(env!("CARGO_BIN_EXE_runlet"))
+        .args(["run", &program, "--registry", &registry, "--tools", &tools])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .env_remove("OTEL_BSP_MAX_QUEUE_SIZE")
+        .output()
+        .expect("run the runlet binary");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let spans = receiver.exported().spans;
+    let count = |name: &str| spans.iter().filter(|s| s.name == name).count();
+    let names: std::collections::BTreeSet<&str> = spans.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        (count("execute_tool t.echo"), count("runlet.dispatch")),
+        (3000, 3000),
+        "{names:?} {}",
+        spans.len()
+    );
+}
