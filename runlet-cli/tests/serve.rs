@@ -131,6 +131,9 @@ fn serve_lists_a_journals_runs_and_refuses_an_address_in_use() {
     let ids: Vec<u64> = stream.lines().filter_map(|line| line.strip_prefix("id: ")?.parse().ok()).collect();
     assert_eq!(ids, vec![last - 2, last - 1, last], "{stream}");
     assert!(stream.contains("event: end"), "{stream}");
+    // A viewer that has every record of the ended run is told so at once.
+    let caught_up = get(&url, &format!("/api/runs/{run}/events?after={last}"));
+    assert!(caught_up.contains("event: end") && !caught_up.contains("id: "), "{caught_up}");
     let page = get(&url, &format!("/api/runs/{run}"));
     assert!(page.contains(r#""live":false"#) && page.contains("crm.customer(customer_id)"), "{page}");
     assert!(!page.contains(r#""halted""#), "an ended run did not halt: {page}");

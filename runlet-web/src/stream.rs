@@ -190,6 +190,10 @@ impl Feed {
             if listed.newest <= fold.last_seq() && !listed.ended {
                 return journal.appended(&run, listed.newest, POLL_EVERY).await;
             }
+            // An ended run whose every record the viewer has: nothing to read, let alone fold.
+            if listed.ended && *last >= listed.newest {
+                return self.out.push_end();
+            }
         }
         let events = match fold.read_on(journal.as_ref(), &run, self.catalog.view(), JOURNAL_PAGE).await {
             Ok(events) => events,
