@@ -137,6 +137,9 @@ fn serve_lists_a_journals_runs_and_refuses_an_address_in_use() {
     let page = get(&url, &format!("/api/runs/{run}"));
     assert!(page.contains(r#""live":false"#) && page.contains("crm.customer(customer_id)"), "{page}");
     assert!(!page.contains(r#""halted""#), "an ended run did not halt: {page}");
+    // Folded once, then kept: the same snapshot again.
+    let body = |response: String| response.split_once("\r\n\r\n").map(|(_, body)| body.to_owned());
+    assert_eq!(body(get(&url, &format!("/api/runs/{run}"))), body(page.clone()));
     let addr = url.trim_start_matches("http://").trim_end_matches("/runs");
     let taken = Command::new(env!("CARGO_BIN_EXE_runlet"))
         .args(["serve", "--journal", &journal, "--addr", addr])

@@ -114,7 +114,19 @@ pub(crate) async fn run(
     let options = Detail::options(detail.detail.as_deref())?;
     let watched = catalog.watched(&id).await?;
     let listing = catalog.listing(&RunId::new(id.as_str())).await?;
-    let snapshot = snapshot_of(&catalog, &watched, &id, &options).await?;
+    let ended = listing.as_ref().filter(|listing| listing.status.has_ended()).map(|listing| listing.last_seq);
+    let snapshot = match (&watched, ended) {
+        // An ended run's journal no longer changes: its snapshot is folded once for every viewer.
+        (Watched::Journaled { .. }, Some(last)) => {
+            let run = RunId::new(id.as_str());
+            catalog
+                .ended_snapshot(&run, last, options.iteration_detail_limit, || {
+                    snapshot_of(&catalog, &watched, &id, &options)
+                })
+                .await?
+        }
+        _ => snapshot_of(&catalog, &watched, &id, &options).await?,
+    };
     let failures = failure_views(&snapshot);
     let live = matches!(watched, Watched::Live { .. });
     let halted = listing

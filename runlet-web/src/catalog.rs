@@ -12,7 +12,7 @@ use std::sync::Arc;
 use hashlink::LruCache;
 use parking_lot::Mutex;
 use runlet::journal::{Journal, JournalErrorKind, RunId};
-use runlet::observe::{GraphContext, RunObserver, ViewPolicy};
+use runlet::observe::{GraphContext, GraphSnapshot, RunObserver, ViewPolicy};
 use runlet::runtime::{RunListing, list_runs, run_listing};
 
 use crate::journal_run::open_graph_context;
@@ -55,13 +55,23 @@ pub const FINISHED_LIVE_KEPT: usize = 64;
 /// program); the one watched least recently is dropped first.
 pub const OPENED_KEPT: usize = 32;
 
+/// How many snapshots of ended journaled runs a catalog keeps, the least recently added dropped
+/// first: each is a run's whole graph, so only a few.
+const ENDED_SNAPSHOTS_KEPT: usize = 8;
+
 /// The runs a server shows, and what its viewers may see of them.
 pub struct Catalog {
     journal: Option<Arc<dyn Journal>>,
     view: ViewPolicy,
     live: Mutex<LiveRuns>,
     opened: Mutex<LruCache<RunId, Watched>>,
+    /// Snapshots of ended journaled runs, by run, last record and detail: folded once however
+    /// many viewers ask at once (an ended run's journal no longer changes).
+    ended: Mutex<LruCache<(RunId, u64, usize), EndedSnapshot>>,
 }
+
+/// One ended run's snapshot, folded by the first request that needs it while the others wait.
+type EndedSnapshot = Arc<tokio::sync::OnceCell<GraphSnapshot>>;
 
 /// The live runs, each with the order it was added in, so the oldest finished go first.
 #[derive(Default)]
@@ -116,7 +126,13 @@ impl std::fmt::Debug for Catalog {
 impl Catalog {
     /// A catalog of `journal`'s runs (none without one), redacted for `view`.
     pub fn new(journal: Option<Arc<dyn Journal>>, view: ViewPolicy) -> Catalog {
-        Catalog { journal, view, live: Mutex::default(), opened: Mutex::new(LruCache::new(OPENED_KEPT)) }
+        Catalog {
+            journal,
+            view,
+            live: Mutex::default(),
+            opened: Mutex::new(LruCache::new(OPENED_KEPT)),
+            ended: Mutex::new(LruCache::new(ENDED_SNAPSHOTS_KEPT)),
+        }
     }
 
     /// Shows the run `observer` follows, whose program is `source`, live: until it has finished
@@ -135,6 +151,33 @@ impl Catalog {
             live.runs.len()
         };
         (live, self.opened.lock().len())
+    }
+
+    /// The snapshot of ended run `run` as of record `last` at `detail`, folded by `fold` only
+    /// when no request has folded it yet (concurrent requests wait for the one folding).
+    pub(crate) async fn ended_snapshot<F, E>(
+        &self,
+        run: &RunId,
+        last: u64,
+        detail: usize,
+        fold: impl FnOnce() -> F,
+    ) -> Result<GraphSnapshot, E>
+    where
+        F: std::future::Future<Output = Result<GraphSnapshot, E>>,
+    {
+        let cell = {
+            let mut ended = self.ended.lock();
+            let key = (run.clone(), last, detail);
+            match ended.get(&key) {
+                Some(cell) => Arc::clone(cell),
+                None => {
+                    let cell = EndedSnapshot::default();
+                    ended.insert(key, Arc::clone(&cell));
+                    cell
+                }
+            }
+        };
+        cell.get_or_try_init(fold).await.cloned()
     }
 
     pub(crate) fn view(&self) -> &ViewPolicy {
