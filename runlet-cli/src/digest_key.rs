@@ -46,7 +46,15 @@ pub fn load_or_create(path: &Path) -> Result<HostKey, Failure> {
         let secret = hex::encode(bits);
         match create_private(path, secret.as_bytes()) {
             Ok(()) => {}
-            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+            // Another process made it first and may still be writing it: wait a moment for it.
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                for _ in 0..100 {
+                    if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+            }
             Err(error) => return Err(unwritable(path, &error)),
         }
     }

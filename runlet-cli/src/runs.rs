@@ -289,7 +289,7 @@ fn print_show(
         let resume = match operation.class {
             // Its executor is asked first; one that cannot tell fails it as uncertain (RL6109).
             ExecutionClass::Recoverable => {
-                "a resume asks its executor whether it took effect, and sends it again if it did not"
+                "a resume asks its executor whether it took effect and sends it again if it did not; an executor that cannot tell fails it as uncertain (RL6109)"
             }
             _ => "a resume sends it again",
         };

@@ -13,6 +13,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use rmcp::model::{
     ClientRequest, CustomResult, ListToolsRequest, PaginatedRequestParams, ProtocolVersion, ServerResult,
+    Tool,
 };
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService,
@@ -275,7 +276,16 @@ impl Link {
                     Some(serde_json::Value::String(cursor)) => Some(cursor.clone()),
                     Some(_) => return Err("its `nextCursor` is not a string".to_owned()),
                 };
-                Ok((tools.clone(), next_cursor))
+                // Each tool as the typed path would give it (MCP's `Tool`, fields it does not
+                // know left out), and as sent only where it is no `Tool`: the import says why.
+                let tools = tools
+                    .iter()
+                    .map(|tool| match serde_json::from_value::<Tool>(tool.clone()) {
+                        Ok(typed) => serde_json::to_value(typed).unwrap_or_else(|_| tool.clone()),
+                        Err(_) => tool.clone(),
+                    })
+                    .collect();
+                Ok((tools, next_cursor))
             }
             _ => Err("it answered `tools/list` with something else than a list of tools".to_owned()),
         }

@@ -274,11 +274,15 @@ fn a_tool_described_wrongly_leaves_the_other_tools_of_its_server() {
             .expect("attaches");
     let registry = client.registry(None).expect("the servers' registry loads").registry;
     let names: Vec<String> = registry.tools().map(|(_, tool)| tool.name.to_string()).collect();
-    assert!(names.contains(&"rogue.echo".to_owned()), "{names:?}");
-    let warnings: Vec<String> = client.warnings().iter().map(|w| w.message.clone()).collect();
     assert!(
-        names.contains(&"rogue.shady".to_owned()) || warnings.iter().any(|w| w.contains("shady")),
-        "shady is imported or left out naming it: {names:?} {warnings:?}"
+        names.contains(&"rogue.echo".to_owned()) && names.contains(&"rogue.vendor".to_owned()),
+        "{names:?}"
+    );
+    let warnings: Vec<String> = client.warnings().iter().map(|w| w.message.clone()).collect();
+    assert!(!names.contains(&"rogue.shady".to_owned()), "{names:?}");
+    assert!(
+        warnings.iter().any(|w| w.contains("`shady` was left out") && w.contains("readOnlyHint")),
+        "left out, naming it and why: {warnings:?}"
     );
     assert_eq!(run(&client, "return rogue.echo({})\n", None), Ok(r#""ok""#.to_owned()));
     client.shutdown();

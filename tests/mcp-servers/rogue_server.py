@@ -16,7 +16,8 @@ standard library, for the tests of what Runlet does with a server it cannot trus
                                         not exist, creating it; answers when it does
     rogue_server.py crash-upgraded FILE as crash-once, and says it is version 2 once FILE exists
     rogue_server.py bad-annotation      lists beside `echo` a tool `shady` whose `readOnlyHint` is the
-                                        string "true", which makes the page no valid `ListToolsResult`
+                                        string "true", which makes the page no valid `ListToolsResult`,
+                                        and a tool `vendor` with a field MCP does not define
     rogue_server.py leaves-child FILE   starts `sleep 600` in its process group, writes its pid to
                                         FILE, and exits at the end of its input without stopping it
 
@@ -57,7 +58,8 @@ def tools_page(request_id, params):
         return '{"jsonrpc": "2.0", "id": %s, "result": {"tools": %s}}' % (json.dumps(request_id), deep)
     if MODE == "bad-annotation":
         shady = {"name": "shady", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": "true"}}
-        return answer(request_id, {"tools": [ECHO, shady]})
+        vendor = {"name": "vendor", "inputSchema": {"type": "object"}, "x-acme": {}, "title": None}
+        return answer(request_id, {"tools": [ECHO, shady, vendor]})
     if MODE == "too-many-tools":
         tools = [ECHO] + [{"name": f"t{n}", "inputSchema": {"type": "object"}} for n in range(10_000)]
         return answer(request_id, {"tools": tools})

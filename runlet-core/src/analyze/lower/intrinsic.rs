@@ -61,20 +61,28 @@ impl Lowerer<'_> {
         Some(self.types.list_of(elements))
     }
 
-    /// `RL5407` for `list.sort` of a list whose elements are known to be neither all numbers
-    /// nor all strings: every run that sorts a non-empty one fails the same way.
+    /// `RL5407` for `list.sort` of a list whose elements can be neither numbers nor strings (a
+    /// tool's list of objects): every run that sorts a non-empty one fails the same way. A list
+    /// whose elements may be either, or null, is left to the run, where it may well sort.
     fn check_sortable(&mut self, items: ExprId) {
         let Ty::Schema(list) = self.ty(items) else { return };
         let SchemaKind::List(list) = self.types.kind(self.types.resolve(list)) else { return };
         let variants = self.types.variants(list.items);
-        let kinds: Vec<&SchemaKind> = variants.iter().map(|&v| self.types.kind(v)).collect();
-        let numbers = kinds.iter().all(|k| matches!(k, SchemaKind::Integer(_) | SchemaKind::Number(_)));
-        let texts = kinds.iter().all(|k| matches!(k, SchemaKind::String(_)));
-        let unknown = kinds.iter().any(|k| matches!(k, SchemaKind::Any));
-        if numbers || texts || unknown || kinds.is_empty() {
+        let sortable = |kind: &SchemaKind| {
+            matches!(
+                kind,
+                SchemaKind::Integer(_)
+                    | SchemaKind::Number(_)
+                    | SchemaKind::String(_)
+                    | SchemaKind::Any
+                    | SchemaKind::Null
+            )
+        };
+        if variants.is_empty() || variants.iter().any(|&v| sortable(self.types.kind(v))) {
             return;
         }
         let mut held: Vec<&str> = variants.iter().map(|&v| self.types.kind_name(v)).collect();
+        held.sort_unstable();
         held.dedup();
         let held = held.join(" or ");
         self.report(

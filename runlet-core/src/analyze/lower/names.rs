@@ -435,9 +435,19 @@ impl Lowerer<'_> {
     /// is: every variant but null declares it.
     fn has_read_property(&self, schema: SchemaId) -> Option<bool> {
         let read = self.reading.as_deref()?;
-        let variants = self.types.variants(schema);
+        let variants: Vec<SchemaId> = self
+            .types
+            .variants(schema)
+            .into_iter()
+            .filter(|&v| !matches!(self.types.kind(v), SchemaKind::Null))
+            .collect();
+        // Any value, a map, or null alone: whether it has the property is not known.
+        let unknown = |&v: &SchemaId| matches!(self.types.kind(v), SchemaKind::Any | SchemaKind::Map(_));
+        if variants.is_empty() || variants.iter().any(unknown) {
+            return None;
+        }
         let declared = |&v: &SchemaId| matches!(self.types.property(v, read), PropertyLookup::Found { .. });
-        Some(variants.iter().filter(|&&v| !matches!(self.types.kind(v), SchemaKind::Null)).all(declared))
+        Some(variants.iter().all(declared))
     }
 
     /// Tools, matched by their last segment, for a bare name that may mean a tool's result.

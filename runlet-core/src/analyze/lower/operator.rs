@@ -9,7 +9,7 @@ use crate::syntax::{ast, quote_string};
 use crate::value::{self, BinaryOp, UnaryOp};
 
 use super::super::candidates::{Candidate, clear_winner, rank};
-use super::super::hir::{ExprId, ExprKind, LogicalOp, Origin, ProjectKey};
+use super::super::hir::{BindingKind, ExprId, ExprKind, LogicalOp, Origin, ProjectKey};
 use super::super::types::{PropertyLookup, Ty};
 use super::names::dotted_from_root;
 use super::operand_fix::empty_value;
@@ -253,21 +253,32 @@ impl Lowerer<'_> {
         (left, ls): (&ast::Expr, SchemaId),
         (right, rs): (&ast::Expr, SchemaId),
     ) -> Option<(String, Option<Fix>)> {
+        // The strings a value may be, when its schema names them all (null aside).
         let allowed = |schema: SchemaId| -> Option<Vec<Arc<str>>> {
             let mut values = Vec::new();
             for variant in self.types.variants(schema) {
                 match self.types.kind(variant) {
                     SchemaKind::String(string) => values.extend(string.values.as_deref()?.iter().cloned()),
+                    SchemaKind::Null => {}
                     _ => return None,
                 }
             }
-            Some(values)
+            (!values.is_empty()).then_some(values)
         };
         let (literal, text, other, other_schema) = match (&left.kind, &right.kind) {
             (ast::ExprKind::String(text), _) => (left, text, right, rs),
             (_, ast::ExprKind::String(text)) => (right, text, left, ls),
             _ => return None,
         };
+        // A fold's accumulator is typed by its seed until its body is lowered: it may take
+        // other values from the second step on.
+        if let ast::ExprKind::Ident(ident) = &other.unparenthesized().kind
+            && self.scopes.lookup(&ident.name).is_some_and(|binding| {
+                matches!(self.bindings[binding.index()].kind, BindingKind::FoldAccumulator)
+            })
+        {
+            return None;
+        }
         let text: &str = text;
         let values = allowed(other_schema)?;
         if values.iter().any(|value| **value == *text) {
@@ -277,9 +288,10 @@ impl Lowerer<'_> {
         let more = if values.len() > listed.len() { ", …" } else { "" };
         let help = format!("{} is one of {}{more}", self.describe(other.span), listed.join(", "));
         let ranked = rank(text, values.iter().map(|v| Candidate::named(v.as_ref())));
+        // For review: the closest value may be the opposite one (`"unpaid"` and `"paid"`).
         let fix = clear_winner(&ranked).map(|best| {
             let replacement = quote_string(&best.candidate.name);
-            Fix::machine(format!("compare with {replacement}"), literal.span, replacement)
+            Fix::suggest(format!("compare with {replacement}"), literal.span, replacement)
         });
         Some((help, fix))
     }
@@ -690,12 +702,6 @@ fn scalar(kind: &SchemaKind) -> bool {
 /// Whether `==` can ever be true between values of these kinds.
 fn comparable(a: &SchemaKind, b: &SchemaKind) -> bool {
     use SchemaKind as K;
-    // Strings each limited to some values (an enum, a literal) are equal only where they share one.
-    if let (K::String(a), K::String(b)) = (a, b)
-        && let (Some(a), Some(b)) = (&a.values, &b.values)
-    {
-        return a.iter().any(|value| b.contains(value));
-    }
     matches!(
         (a, b),
         (K::Any, _)

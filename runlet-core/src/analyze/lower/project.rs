@@ -124,7 +124,9 @@ impl Lowerer<'_> {
                 (Some(function), _, _) => {
                     let text = self.text(object.span);
                     let read = Span::new(object.span.start, span.end);
-                    match (nullable, is_path(text)) {
+                    // The guard narrows a name or one property of it, no deeper path.
+                    let guardable = is_path(text) && text.matches('.').count() <= 1;
+                    match (nullable, guardable) {
                         // `text.length` takes no null: the length of a value that may be null,
                         // with 0 for null, for review.
                         (true, true) => {

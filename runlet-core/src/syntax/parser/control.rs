@@ -164,7 +164,9 @@ impl Parser<'_> {
             self.keep_on_line();
         }
         // `fold acc = 0, o in orders`: a comma where `for` goes, before the item and `in`.
-        let comma_for_for = self.at(TokenKind::Comma)
+        let comma_for_for = !missing
+            && !matches!(init.kind, ExprKind::Error)
+            && self.at(TokenKind::Comma)
             && self.nth(1).kind == TokenKind::Ident
             && self.nth(2).kind == TokenKind::Keyword(Keyword::In);
         if comma_for_for {
