@@ -203,7 +203,7 @@ fn an_output_path_that_is_an_input_or_the_journal_is_refused_untouched() {
     let inputs = scratch.file("inputs.json", INPUTS);
     let db = scratch.path("runs.db");
     let journal = format!("sqlite:{db}");
-    let run = |extra: &[&str]| {
+    let run_on = |journal: &str, extra: &[&str]| {
         let mut args = vec![
             "run",
             &program,
@@ -214,11 +214,12 @@ fn an_output_path_that_is_an_input_or_the_journal_is_refused_untouched() {
             "--inputs",
             &inputs,
             "--journal",
-            &journal,
+            journal,
         ];
         args.extend_from_slice(extra);
         runlet(&args)
     };
+    let run = |extra: &[&str]| run_on(&journal, extra);
     assert_eq!(run(&[]).status.code(), Some(0), "a first run is journaled");
     let key = format!("{db}.digest-key");
     let other_path_to_db = format!("{}/./runs.db", scratch.path(""));
@@ -243,22 +244,7 @@ fn an_output_path_that_is_an_input_or_the_journal_is_refused_untouched() {
     // Paths that do not exist yet: a journal the run would create, and the two outputs.
     let fresh = scratch.path("fresh.db");
     let fresh_journal = format!("sqlite:{fresh}");
-    let output = runlet(&[
-        "run",
-        &program,
-        "--registry",
-        &registry,
-        "--tools",
-        &tools,
-        "--inputs",
-        &inputs,
-        "--journal",
-        &fresh_journal,
-        "--events",
-        &fresh,
-        "--format",
-        "json",
-    ]);
+    let output = run_on(&fresh_journal, &["--events", &fresh, "--format", "json"]);
     assert_eq!(failure_code(&output), "RL8506");
     let both = scratch.path("both.out");
     let output = run(&["--events", &both, "--record", &both, "--format", "json"]);

@@ -80,6 +80,14 @@ impl Setup {
         run_id(child)
     }
 
+    /// A run killed (SIGKILL) once a step has succeeded, its events in `events`: its id.
+    fn killed_after_a_step(&self, events: &str) -> String {
+        let mut child = self.start(&tools(150, 0), events);
+        self.wait_for(events, |event| is(event, "NodeSucceeded", "work.step"));
+        child.kill().expect("SIGKILL");
+        run_id(child)
+    }
+
     /// Runs `runlet run` with `tools` and `extra` flags to its end.
     fn run_to_end(&self, tools: &str, extra: &[&str]) -> std::process::Output {
         let tools = self.scratch.file("tools-run.json", tools);
@@ -556,10 +564,7 @@ fn reading_a_journal_makes_no_journal_and_no_key() {
 #[test]
 fn only_an_ended_run_is_deleted() {
     let setup = Setup::new("delete");
-    let mut child = setup.start(&tools(150, 0), "first.jsonl");
-    setup.wait_for("first.jsonl", |event| is(event, "NodeSucceeded", "work.step"));
-    child.kill().expect("SIGKILL");
-    let run = run_id(child);
+    let run = setup.killed_after_a_step("first.jsonl");
     let refused = setup.manage(&["runs", "delete", &run, "--format", "json"]);
     assert_eq!(failure_code(&refused), "RL8406", "an interrupted run is not deleted");
     let cancelled = setup.manage(&["cancel", &run, "--format", "json"]);
@@ -575,14 +580,8 @@ fn only_an_ended_run_is_deleted() {
 #[test]
 fn resume_interrupted_resumes_every_interrupted_run_and_parks_those_resumed_too_often() {
     let setup = Setup::new("interrupted");
-    let killed = |events: &str| {
-        let mut child = setup.start(&tools(150, 0), events);
-        setup.wait_for(events, |event| is(event, "NodeSucceeded", "work.step"));
-        child.kill().expect("SIGKILL");
-        run_id(child)
-    };
     let tools = setup.scratch.file("tools-resume.json", tools(0, 0));
-    let first = killed("first.jsonl");
+    let first = setup.killed_after_a_step("first.jsonl");
     let parked = setup.manage(&[
         "resume",
         "--interrupted",
@@ -600,7 +599,7 @@ fn resume_interrupted_resumes_every_interrupted_run_and_parks_those_resumed_too_
     );
     assert_eq!(setup.only_run()["status"], "failed");
 
-    let second = killed("second.jsonl");
+    let second = setup.killed_after_a_step("second.jsonl");
     let resumed = setup.manage(&["resume", "--interrupted", "--tools", &tools, "--format", "json"]);
     assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
     assert_eq!(
@@ -619,13 +618,7 @@ fn resume_interrupted_resumes_every_interrupted_run_and_parks_those_resumed_too_
 #[test]
 fn a_run_that_never_started_is_shown_resumed_or_deleted() {
     let setup = Setup::new("never-started");
-    let killed = |events: &str| {
-        let mut child = setup.start(&tools(150, 0), events);
-        setup.wait_for(events, |event| is(event, "NodeSucceeded", "work.step"));
-        child.kill().expect("SIGKILL");
-        run_id(child)
-    };
-    let (resumed, deleted) = (killed("a.jsonl"), killed("b.jsonl"));
+    let (resumed, deleted) = (setup.killed_after_a_step("a.jsonl"), setup.killed_after_a_step("b.jsonl"));
     {
         // What a process killed right after storing the header leaves.
         let store = rusqlite::Connection::open(setup.scratch.path("runs.db")).expect("the journal file");
@@ -658,13 +651,7 @@ fn a_run_that_never_started_is_shown_resumed_or_deleted() {
 #[test]
 fn resume_interrupted_leaves_a_run_it_cannot_rebuild_and_goes_on() {
     let setup = Setup::new("unbuildable");
-    let killed = |events: &str| {
-        let mut child = setup.start(&tools(150, 0), events);
-        setup.wait_for(events, |event| is(event, "NodeSucceeded", "work.step"));
-        child.kill().expect("SIGKILL");
-        run_id(child)
-    };
-    let (broken, healthy) = (killed("a.jsonl"), killed("b.jsonl"));
+    let (broken, healthy) = (setup.killed_after_a_step("a.jsonl"), setup.killed_after_a_step("b.jsonl"));
     {
         let store = rusqlite::Connection::open(setup.scratch.path("runs.db")).expect("the journal file");
         let edit =
@@ -698,13 +685,7 @@ fn resume_interrupted_leaves_a_run_it_cannot_rebuild_and_goes_on() {
 #[test]
 fn a_signal_stops_the_recovery_sweep() {
     let setup = Setup::new("sweep-signal");
-    let killed = |events: &str| {
-        let mut child = setup.start(&tools(150, 0), events);
-        setup.wait_for(events, |event| is(event, "NodeSucceeded", "work.step"));
-        child.kill().expect("SIGKILL");
-        run_id(child)
-    };
-    let (first, second) = (killed("a.jsonl"), killed("b.jsonl"));
+    let (first, second) = (setup.killed_after_a_step("a.jsonl"), setup.killed_after_a_step("b.jsonl"));
     let slow = setup.scratch.file("tools-slow.json", tools(2_000, 0));
     let mut sweep = Command::new(env!("CARGO_BIN_EXE_runlet"))
         .args(["resume", "--interrupted", "--tools", &slow, "--journal", &setup.journal, "--format", "json"])
@@ -752,10 +733,7 @@ fn a_damaged_run_is_listed_as_damaged_and_hides_no_other_run() {
         json(&output)["run_id"].as_str().expect("a run id").to_owned()
     };
     let (no_header, no_end, whole) = (ended("a.jsonl"), ended("b.jsonl"), ended("c.jsonl"));
-    let mut child = setup.start(&tools(150, 0), "d.jsonl");
-    setup.wait_for("d.jsonl", |event| is(event, "NodeSucceeded", "work.step"));
-    child.kill().expect("SIGKILL");
-    let interrupted = run_id(child);
+    let interrupted = setup.killed_after_a_step("d.jsonl");
     {
         let store = rusqlite::Connection::open(setup.scratch.path("runs.db")).expect("the journal file");
         store
@@ -830,10 +808,7 @@ fn a_damaged_run_is_listed_as_damaged_and_hides_no_other_run() {
 #[test]
 fn of_two_resumes_at_once_one_drives_the_run_and_the_other_says_so() {
     let setup = Setup::new("two-resumes");
-    let mut child = setup.start(&tools(150, 0), "first.jsonl");
-    setup.wait_for("first.jsonl", |event| is(event, "NodeSucceeded", "work.step"));
-    child.kill().expect("SIGKILL");
-    let run = run_id(child);
+    let run = setup.killed_after_a_step("first.jsonl");
     let first = setup.journal_events(&run);
     let tools = setup.scratch.file("tools-resume.json", tools(150, 0));
     let resume = || {
