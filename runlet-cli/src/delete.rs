@@ -27,22 +27,23 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
     let journal = OpenJournal::open(&args.journal)?;
     let run = RunId::new(args.run_id.as_str());
     let failed = |error: runlet::journal::JournalError| Failure::new(error.code(), error.to_string());
-    match journal.block_on(run_listing(journal.journal.as_ref(), &run)) {
-        Ok(listing) if listing.status.has_ended() => {}
+    // A run that has not ended is deleted only when nothing can go on with it; then only once
+    // no live process owns it, which may still be writing.
+    let stuck = match journal.block_on(run_listing(journal.journal.as_ref(), &run)) {
+        Ok(listing) if listing.status.has_ended() => None,
         // Interrupted before its first event: nothing ran, so there is nothing to cancel.
         Ok(listing) if listing.status == RunStatus::Interrupted && listing.last_seq == 0 => {
-            let entry = journal.block_on(journal.journal.run_entry(&run)).map_err(failed)?;
-            refuse_owned_elsewhere(&run, entry.owner, "never started")?;
+            Some("never started")
         }
         // Its program no longer compiles here: nothing can resume or cancel it.
         Ok(listing)
             if listing.status == RunStatus::Interrupted
-                && journal.inspected(&run).err().is_some_and(|failure| {
-                    failure.first().is_some_and(|(code, _)| code == codes::RUN_RETAINED_UNREADABLE)
-                }) =>
+                && journal
+                    .inspected(&run)
+                    .err()
+                    .is_some_and(|failure| failure.is(codes::RUN_RETAINED_UNREADABLE)) =>
         {
-            let entry = journal.block_on(journal.journal.run_entry(&run)).map_err(failed)?;
-            refuse_owned_elsewhere(&run, entry.owner, "not to be rebuilt")?;
+            Some("not to be rebuilt")
         }
         Ok(listing) => {
             let status = listing.status;
@@ -53,11 +54,12 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
                 ),
             ));
         }
-        Err(error) if RunDamage::of(&error).is_some() => {
-            let entry = journal.block_on(journal.journal.run_entry(&run)).map_err(failed)?;
-            refuse_owned_elsewhere(&run, entry.owner, "damaged")?;
-        }
+        Err(error) if RunDamage::of(&error).is_some() => Some("damaged"),
         Err(error) => return Err(failed(error)),
+    };
+    if let Some(state) = stuck {
+        let entry = journal.block_on(journal.journal.run_entry(&run)).map_err(failed)?;
+        refuse_owned_elsewhere(&run, entry.owner, state)?;
     }
     journal.block_on(journal.journal.delete_run(&run)).map_err(failed)?;
     let collected = journal.block_on(journal.journal.collect_blobs()).map_err(failed)?;
@@ -70,7 +72,7 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Refuses to delete run `run` (`state`: damaged, never started) while `current`, its owner, is
+/// Refuses to delete run `run` (`state`: how it is stuck) while `current`, its owner, is
 /// another living process: it may still be writing.
 fn refuse_owned_elsewhere(run: &RunId, current: Option<String>, state: &str) -> Result<(), Failure> {
     match current {

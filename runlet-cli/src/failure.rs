@@ -52,6 +52,11 @@ impl Failure {
         self.diagnostics.first().map(|diagnostic| (diagnostic.code, diagnostic.message.as_str()))
     }
 
+    /// Whether its first diagnostic has `code`: a failure a command treats apart.
+    pub fn is(&self, code: Code) -> bool {
+        self.first().is_some_and(|(first, _)| first == code)
+    }
+
     /// The diagnostics of `what` (such as "the registry"), whose text is `file`.
     pub fn in_file(what: &'static str, file: SourceFile, diagnostics: Vec<Diagnostic>) -> Failure {
         Failure { file: Some((what, file)), diagnostics }

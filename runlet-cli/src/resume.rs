@@ -104,7 +104,7 @@ fn resume_with(args: &Args, servers: Option<&runlet_mcp::McpClient>) -> Result<E
     let recovery = match stored.recovery() {
         Ok(recovery) => recovery,
         // Nothing ran: the run starts from the inputs its header retains, as recovery does.
-        Err(failure) if failure.first().is_some_and(|(code, _)| code == codes::RUN_NOT_STARTED) => {
+        Err(failure) if failure.is(codes::RUN_NOT_STARTED) => {
             return match stored.runtime.recover_run(&run, u32::MAX) {
                 Recovered::Resumed(handle) => {
                     let Followed { outcome, .. } = follow(handle, events, true)?;

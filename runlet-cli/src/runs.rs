@@ -125,10 +125,7 @@ fn execute_show(args: &ShowArgs) -> Result<ExitCode, Failure> {
     let stored = match journal.inspected(&run) {
         Ok(stored) => stored,
         // Listed all the same, with why nothing can resume it.
-        Err(failure)
-            if !args.events
-                && failure.first().is_some_and(|(code, _)| code == codes::RUN_RETAINED_UNREADABLE) =>
-        {
+        Err(failure) if !args.events && failure.is(codes::RUN_RETAINED_UNREADABLE) => {
             let (code, message) = failure.first().unwrap_or((codes::RUN_RETAINED_UNREADABLE, ""));
             print_unbuildable(&summary, code, message, args.format);
             return Ok(ExitCode::SUCCESS);
@@ -147,7 +144,7 @@ fn execute_show(args: &ShowArgs) -> Result<ExitCode, Failure> {
     }
     let recovery = match stored.recovery() {
         Ok(recovery) => recovery,
-        Err(failure) if failure.first().is_some_and(|(code, _)| code == codes::RUN_NOT_STARTED) => {
+        Err(failure) if failure.is(codes::RUN_NOT_STARTED) => {
             print_never_started(&summary, &stored.header, args.format);
             return Ok(ExitCode::SUCCESS);
         }

@@ -49,17 +49,13 @@ fn execute(args: &Args) -> Result<ExitCode, Failure> {
             for (_, tool) in registry.tools() {
                 // A server's words reach the terminal: its control characters are shown escaped,
                 // so none of them can clear the screen or rewrite the line.
-                let summary: String = tool
-                    .description
-                    .lines()
-                    .next()
-                    .unwrap_or_default()
-                    .chars()
-                    .flat_map(|c| match c.is_control() {
-                        true => c.escape_default().collect::<Vec<_>>(),
-                        false => vec![c],
-                    })
-                    .collect();
+                let mut summary = String::new();
+                for c in tool.description.lines().next().unwrap_or_default().chars() {
+                    match c.is_control() {
+                        true => summary.extend(c.escape_default()),
+                        false => summary.push(c),
+                    }
+                }
                 outln!("{}  [{}]  {summary}", tool.name, tool.execution.as_str());
             }
             outln!("digest {}", registry.digest());
