@@ -9,10 +9,10 @@ use crate::schema::{Constant, SchemaId, SchemaKind, constant_text, discriminant_
 use crate::syntax::ast::{self, FieldName};
 use crate::value::{self, Value};
 
-use super::super::candidates::{Candidate, clear_winner, rank};
+use super::super::candidates::{Candidate, Ranked, clear_winner, rank};
 use super::super::foreign;
 use super::super::hir::{BindingId, ExprId, ExprKind, Origin, ProjectKey};
-use super::super::types::{PropertyLookup, Ty};
+use super::super::types::{NamedProperty, PropertyLookup, Ty};
 use super::{At, Expect, Inherited, Lowerer, is_path};
 
 /// A property read `object.name`: the lowered target, its schema, the name and its span.
@@ -167,12 +167,7 @@ impl Lowerer<'_> {
             self.report(diagnostic.with_note(self.schema_origin(target, schema)));
             return;
         }
-        let pool = names.into_iter().map(|(n, aliases)| {
-            let synonyms = foreign::property_synonyms(&n).iter().map(|&s| std::sync::Arc::from(s));
-            let aliases = aliases.iter().cloned().chain(synonyms).collect();
-            Candidate { aliases, ..Candidate::named(n.as_ref()) }
-        });
-        let ranked = rank(name, pool);
+        let ranked = ranked_properties(names, name);
         let mut diagnostic = Diagnostic::error(
             codes::UNKNOWN_PROPERTY,
             span,
@@ -186,7 +181,7 @@ impl Lowerer<'_> {
                 .with_help(format!("replace `{name}` with `{replacement}`"))
                 .with_fix(Fix::machine(format!("replace `{name}` with `{replacement}`"), span, replacement));
         }
-        let closest: Vec<String> = ranked.iter().take(3).map(|r| r.candidate.name.clone()).collect();
+        let closest = closest_properties(&ranked);
         diagnostic = diagnostic.with_candidate_records(closest.iter().map(|name| {
             crate::diag::CandidateRecord { name: name.clone(), namespace: None, kind: "property" }
         }));
@@ -443,10 +438,8 @@ impl Lowerer<'_> {
     ) {
         let what = self.describe(object.span);
         // A key the closed object does not declare: the misspelt property it likely is.
-        if let (SchemaKind::Object(declared), ast::ExprKind::String(key)) =
-            (self.types.kind(target), &index.kind)
-        {
-            let ranked = rank(key, declared.properties.iter().map(|p| Candidate::named(p.name.as_ref())));
+        if let (SchemaKind::Object(_), ast::ExprKind::String(key)) = (self.types.kind(target), &index.kind) {
+            let ranked = ranked_properties(self.types.property_names(target), key);
             let mut diagnostic = Diagnostic::error(
                 codes::UNKNOWN_PROPERTY,
                 index.span,
@@ -461,7 +454,7 @@ impl Lowerer<'_> {
                     replacement,
                 ));
             }
-            let closest: Vec<String> = ranked.iter().take(3).map(|r| r.candidate.name.clone()).collect();
+            let closest = closest_properties(&ranked);
             if !closest.is_empty() {
                 diagnostic = diagnostic.with_note(format!("closest properties: {}", closest.join(", ")));
             }
@@ -580,4 +573,20 @@ pub(super) fn element_name(list: &str) -> String {
         String::new()
     };
     if singular.len() > 1 && crate::schema::is_identifier(&singular) { singular } else { "item".to_owned() }
+}
+
+/// Properties ranked against the misspelling `name`, each with its schema aliases and the names
+/// other APIs give it.
+fn ranked_properties(names: Vec<NamedProperty>, name: &str) -> Vec<Ranked> {
+    let pool = names.into_iter().map(|(n, aliases)| {
+        let synonyms = foreign::property_synonyms(&n).iter().map(|&s| Arc::from(s));
+        let aliases = aliases.iter().cloned().chain(synonyms).collect();
+        Candidate { aliases, ..Candidate::named(n.as_ref()) }
+    });
+    rank(name, pool)
+}
+
+/// The three properties closest to a misspelling, for a note.
+fn closest_properties(ranked: &[Ranked]) -> Vec<String> {
+    ranked.iter().take(3).map(|r| r.candidate.name.clone()).collect()
 }
