@@ -145,7 +145,12 @@ impl Parser<'_> {
         let mut taken: Option<FreshNames> = None;
         let last = stmts.len().saturating_sub(1);
         let final_unbound = if has_return { None } else { unbound.last_mut().and_then(Option::take) };
+        // The names bound before the statement at hand, kept as the loop goes.
+        let mut bound_before: BTreeSet<&str> = BTreeSet::new();
         for (index, (stmt, needs_binding)) in stmts.iter().zip(unbound).enumerate() {
+            if let Stmt::Let(binding) = stmt {
+                bound_before.insert(binding.name.name.as_str());
+            }
             let (Stmt::Expr(expr_stmt), Some(needs_binding)) = (stmt, needs_binding) else { continue };
             if self.folded_loops.contains(&expr_stmt.expr.span.start) {
                 continue;
@@ -169,13 +174,6 @@ impl Parser<'_> {
                     _ => None,
                 }))
             });
-            let bound_before: BTreeSet<&str> = stmts[..index]
-                .iter()
-                .filter_map(|s| match s {
-                    Stmt::Let(l) => Some(l.name.name.as_str()),
-                    _ => None,
-                })
-                .collect();
             let updated = updated_outer_name(&expr_stmt.expr, &bound_before);
             let diagnostic = needs_binding.into_diagnostic(&expr_stmt.expr, taken, followed_by_more, updated);
             self.push(diagnostic);
