@@ -113,7 +113,7 @@ pub(super) struct Lowerer<'a> {
     suggested: Vec<BindingId>,
     /// The property read of the name being lowered (`name` of `customer.name`): a misspelt
     /// name's candidates that have it fit.
-    reading: Option<Arc<str>>,
+    reading: Option<ast::Text>,
     /// Statements whose binding was read before its declaration: not reported as unused.
     read_early: Vec<Span>,
     /// Loop items over an object whose one list property was probably meant (`for i in page`

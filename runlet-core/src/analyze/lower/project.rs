@@ -30,7 +30,8 @@ impl Lowerer<'_> {
         if let Some(path) = self.registry_path(e) {
             return self.registry_value(e, &path);
         }
-        let read = matches!(object.kind, ast::ExprKind::Ident(_)).then(|| Arc::from(name.name.as_str()));
+        // Short names are held inline: no allocation per property read.
+        let read = matches!(object.kind, ast::ExprKind::Ident(_)).then(|| name.name.clone());
         let outer = std::mem::replace(&mut self.reading, read);
         let target = self.expr(object, Expect::Nothing);
         self.reading = outer;
