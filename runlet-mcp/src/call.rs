@@ -68,7 +68,7 @@ pub(crate) async fn call_tool(
             pending.cancel("the Runlet call was cancelled");
             return Err(ToolError::cancelled(&call.tool));
         }
-        silence = route.silent_for(session.silence) => {
+        silence = route.silent_for(session.silence()) => {
             let silence = silence.as_millis();
             pending.cancel(&format!("Runlet heard nothing of the call for {silence} ms"));
             return Err(silent(server, original, silence));

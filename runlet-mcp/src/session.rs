@@ -59,8 +59,6 @@ pub const MOST_TOOLS: usize = 10_000;
 pub(crate) struct Session {
     pub spec: ServerSpec,
     pub identity: ServerIdentity,
-    /// How long a call waits with neither its answer nor progress before it fails.
-    pub silence: Option<Duration>,
     options: McpOptions,
     /// The current link; replaced, under this lock, when the server went away.
     link: AsyncMutex<Arc<Link>>,
@@ -91,7 +89,6 @@ impl Session {
         Ok(Session {
             spec: spec.clone(),
             identity,
-            silence: options.silence_timeout,
             options: options.clone(),
             link: AsyncMutex::new(Arc::new(link)),
             shut_down: AtomicBool::new(false),
@@ -135,6 +132,11 @@ impl Session {
         tracing::info!(server = %self.spec.name, reason = %why, "runlet: an MCP server went away and was started again");
         *current = Arc::new(link);
         Ok(Arc::clone(&current))
+    }
+
+    /// How long a call waits with neither its answer nor progress before it fails.
+    pub(crate) fn silence(&self) -> Option<Duration> {
+        self.options.silence_timeout
     }
 
     /// Every tool the server lists (see [`Link::list_tools`]).
