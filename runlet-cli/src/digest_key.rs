@@ -80,10 +80,8 @@ fn read_key(path: &Path) -> Result<HostKey, Failure> {
         ));
     }
     let key = DigestKey::fingerprinted(&secret).map_err(|err| {
-        let code = err.code();
-        let text = err.to_string();
-        let why = text.strip_prefix(&format!("{code}: ")).unwrap_or(&text);
-        Failure::new(code, format!("the digest key file `{}`: {why}", path.display()))
+        let (code, text) = (err.code(), err.to_string());
+        Failure::new(code, format!("the digest key file `{}`: {}", path.display(), code.unprefixed(&text)))
     })?;
     Ok(HostKey { id: key.id().to_owned(), secret })
 }

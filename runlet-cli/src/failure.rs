@@ -34,8 +34,7 @@ impl Failure {
     /// which the diagnostic carries already.
     pub fn new(code: Code, message: impl Into<String>) -> Failure {
         let message = message.into();
-        let prefix = format!("{code}: ");
-        let message = message.strip_prefix(&prefix).map(str::to_owned).unwrap_or(message);
+        let message = code.unprefixed(&message).to_owned();
         Failure { file: None, diagnostics: vec![Diagnostic::error(code, Span::at(0), message)] }
     }
 

@@ -218,9 +218,7 @@ impl Runtime {
 /// Why a run is left: `code`, and `error`'s message without that code before it (some errors
 /// name their code in their text, which the listing gives beside it).
 fn reason(code: Code, error: &dyn std::fmt::Display) -> (Code, String) {
-    let text = error.to_string();
-    let message = text.strip_prefix(&format!("{code}: ")).map_or_else(|| text.clone(), str::to_owned);
-    (code, message)
+    (code, code.unprefixed(&error.to_string()).to_owned())
 }
 
 /// Whether calls the run left dispatching await a host's decision (`RL8405`).

@@ -24,6 +24,12 @@ impl Code {
         self.name
     }
 
+    /// `text` without this code before it (`RL7301: run …` → `run …`): the message of an
+    /// error whose text names its code, for a place that shows the code beside it.
+    pub fn unprefixed(self, text: &str) -> &str {
+        text.strip_prefix(&format!("{self}: ")).unwrap_or(text)
+    }
+
     /// Looks a code up by its text form (`RL1017`, case-insensitive).
     pub fn parse(text: &str) -> Option<Code> {
         let digits = text.strip_prefix("RL").or_else(|| text.strip_prefix("rl"))?;
